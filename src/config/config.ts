@@ -1,0 +1,259 @@
+/**
+ * The service's configuration, decoded from the environment by one codec. Decoding is pure; reading or
+ * creating the development JWT secret file is the only IO and lives in `resolveJwtSecret`.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import * as t from 'io-ts';
+import { isPlainObject, refine } from '../domain/codec.js';
+
+const unset = (u: unknown): boolean => u === undefined || u === '';
+
+/** Treats an absent or empty variable as `fallback`, so `PORT=` behaves like no `PORT` at all. */
+const withDefault = <C extends t.Mixed>(codec: C, fallback: t.TypeOf<C>) =>
+  new t.Type<t.TypeOf<C>, t.OutputOf<C>, unknown>(
+    codec.name,
+    codec.is,
+    (u, c) => (unset(u) ? t.success(fallback) : codec.validate(u, c)),
+    codec.encode,
+  );
+
+const optionalString = new t.Type<string | undefined, string | undefined, unknown>(
+  'string',
+  (u): u is string | undefined => u === undefined || typeof u === 'string',
+  (u, c) => (unset(u) ? t.success(undefined) : typeof u === 'string' ? t.success(u) : t.failure(u, c)),
+  (a) => a,
+);
+
+const intFromString = (min: number, max: number) =>
+  new t.Type<number, string, unknown>(
+    `an integer from ${min} to ${max}`,
+    (u): u is number => typeof u === 'number' && Number.isInteger(u) && u >= min && u <= max,
+    (u, c) => {
+      if (typeof u !== 'string' || !/^\d+$/.test(u)) return t.failure(u, c);
+      const n = Number(u);
+      return n >= min && n <= max ? t.success(n) : t.failure(u, c);
+    },
+    String,
+  );
+
+/** A comma-separated list whose items each satisfy `item`; blanks around commas are ignored. */
+const csvOf = <C extends t.Mixed>(item: C, name: string) =>
+  new t.Type<ReadonlyArray<t.TypeOf<C>>, string, unknown>(
+    name,
+    (u): u is ReadonlyArray<t.TypeOf<C>> => Array.isArray(u) && u.every(item.is),
+    (u, c) => {
+      if (typeof u !== 'string') return t.failure(u, c);
+      const parts = u
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
+      return pipe(
+        parts.map((p, i) => item.validate(p, [...c, { key: String(i), type: item, actual: p }])),
+        E.sequenceArray,
+      );
+    },
+    (a) => a.join(','),
+  );
+
+const isHttpOrigin = (s: string): boolean => {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'https:' || u.protocol === 'http:') && u.origin === s;
+  } catch {
+    return false;
+  }
+};
+
+const Origin = refine(
+  t.string,
+  isHttpOrigin,
+  'an origin such as https://app.example.org (scheme, host, optional port; no path)',
+);
+const Mailto = refine(t.string, (s) => /^mailto:[^@\s]+@[^@\s]+\.[^@\s]+$/.test(s), 'a mailto: address');
+const ModuleId = refine(
+  t.string,
+  (s) => /^[a-z][a-z0-9._-]{0,63}$/.test(s),
+  'a module id (lower case, digits, . _ -)',
+);
+const DbPrefix = refine(
+  t.string,
+  (s) => /^[a-z][a-z0-9_$()+-]{0,100}$/.test(s),
+  'a CouchDB database-name prefix (lower case letter first, then a-z 0-9 _ $ ( ) + -)',
+);
+const CouchUrl = refine(
+  t.string,
+  (s) => {
+    try {
+      const u = new URL(s);
+      return u.protocol === 'http:' || u.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  },
+  'an http(s) URL of a CouchDB server',
+);
+
+const DEFAULT_SECURITY_CONTACTS = [
+  'mailto:security@chamada.example',
+  'mailto:privacy@chamada.example',
+] as const;
+
+export const EnvCodec = t.type({
+  PORT: withDefault(intFromString(0, 65535), 8080),
+  HOST: withDefault(t.string, '127.0.0.1'),
+  DATA_DIR: withDefault(t.string, './data'),
+  COUCHDB_URL: withDefault(t.union([CouchUrl, t.undefined]), undefined),
+  DB_PREFIX: withDefault(DbPrefix, 'chamada_'),
+  NODE_ENV: withDefault(t.keyof({ development: null, test: null, production: null }), 'development'),
+  AUTH_MODE: withDefault(t.keyof({ jwt: null, dev: null }), 'jwt'),
+  JWT_SECRET: optionalString,
+  DEV_ADMIN_TOKEN: optionalString,
+  DEV_CALLER_TOKEN: optionalString,
+  DEV_REPORTS_TOKEN: optionalString,
+  DEV_CADASTRO_TOKEN: optionalString,
+  CORS_ORIGINS: withDefault(csvOf(Origin, 'a comma-separated list of origins'), []),
+  ACCESS_TOKEN_TTL_SECONDS: withDefault(intFromString(30, 86_400), 900),
+  REFRESH_TOKEN_TTL_SECONDS: withDefault(intFromString(60, 31_536_000), 604_800),
+  SESSION_TTL_SECONDS: withDefault(intFromString(60, 31_536_000), 86_400),
+  SEED_ADMIN_EMAIL: optionalString,
+  SEED_ADMIN_PASSWORD: optionalString,
+  SECURITY_CONTACTS: withDefault(
+    refine(
+      csvOf(Mailto, 'mailto: addresses'),
+      (a) => a.length === 2,
+      'exactly two comma-separated mailto: addresses',
+    ),
+    [...DEFAULT_SECURITY_CONTACTS],
+  ),
+  LICENSE_MODULES: withDefault(csvOf(ModuleId, 'a comma-separated list of module ids'), []),
+  LOG_LEVEL: withDefault(
+    t.keyof({ fatal: null, error: null, warn: null, info: null, debug: null, trace: null, silent: null }),
+    'info',
+  ),
+});
+type Env = t.TypeOf<typeof EnvCodec>;
+
+export type AuthMode = Env['AUTH_MODE'];
+export type NodeEnv = Env['NODE_ENV'];
+export type LogLevel = Env['LOG_LEVEL'];
+
+export interface DevTokens {
+  readonly admin?: string;
+  readonly caller?: string;
+  readonly reports?: string;
+  readonly cadastro?: string;
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly couchdbUrl: string | undefined;
+  readonly dbPrefix: string;
+  readonly nodeEnv: NodeEnv;
+  readonly authMode: AuthMode;
+  /** Undefined only until `resolveJwtSecret` has run (outside production). */
+  readonly jwtSecret: string | undefined;
+  readonly devTokens: DevTokens;
+  readonly corsOrigins: ReadonlyArray<string>;
+  readonly accessTokenTtlSeconds: number;
+  readonly refreshTokenTtlSeconds: number;
+  readonly sessionTtlSeconds: number;
+  readonly seedAdminEmail: string | undefined;
+  readonly seedAdminPassword: string | undefined;
+  readonly securityContacts: ReadonlyArray<string>;
+  readonly licenseModules: ReadonlyArray<string>;
+  readonly logLevel: LogLevel;
+}
+
+export const MIN_PRODUCTION_SECRET_BYTES = 32;
+const MIN_DEV_TOKEN_LENGTH = 16;
+
+const describeErrors = (errors: t.Errors): string[] =>
+  errors.map((e) => {
+    const variable = e.context[1]?.key ?? '(environment)';
+    const shown = typeof e.value === 'string' ? JSON.stringify(e.value) : String(e.value);
+    const expected = e.context[e.context.length - 1]?.type.name ?? 'a valid value';
+    return `${variable}: ${e.message ?? `expected ${expected}`}, got ${shown}`;
+  });
+
+const crossFieldProblems = (env: Env): string[] => {
+  const problems: string[] = [];
+  const production = env.NODE_ENV === 'production';
+  if (production && env.AUTH_MODE === 'dev') {
+    problems.push('AUTH_MODE: "dev" is refused when NODE_ENV=production; use "jwt"');
+  }
+  if (
+    production &&
+    (env.JWT_SECRET === undefined || Buffer.byteLength(env.JWT_SECRET) < MIN_PRODUCTION_SECRET_BYTES)
+  ) {
+    problems.push(
+      `JWT_SECRET: must be set to at least ${MIN_PRODUCTION_SECRET_BYTES} bytes when NODE_ENV=production`,
+    );
+  }
+  const devTokens = {
+    DEV_ADMIN_TOKEN: env.DEV_ADMIN_TOKEN,
+    DEV_CALLER_TOKEN: env.DEV_CALLER_TOKEN,
+    DEV_REPORTS_TOKEN: env.DEV_REPORTS_TOKEN,
+    DEV_CADASTRO_TOKEN: env.DEV_CADASTRO_TOKEN,
+  };
+  const given = Object.entries(devTokens).filter((e): e is [string, string] => e[1] !== undefined);
+  if (env.AUTH_MODE === 'dev') {
+    if (given.length === 0)
+      problems.push(
+        'AUTH_MODE: "dev" needs at least one of DEV_ADMIN_TOKEN, DEV_CALLER_TOKEN, DEV_REPORTS_TOKEN, DEV_CADASTRO_TOKEN',
+      );
+    for (const [name, value] of given) {
+      if (value.length < MIN_DEV_TOKEN_LENGTH)
+        problems.push(`${name}: must be at least ${MIN_DEV_TOKEN_LENGTH} characters`);
+    }
+    if (new Set(given.map(([, v]) => v)).size !== given.length)
+      problems.push('DEV_*_TOKEN: each development token must be different');
+  }
+  return problems;
+};
+
+/** Decodes the environment; every problem is reported at once, each naming its variable. */
+export const decodeConfig = (
+  environment: Readonly<Record<string, string | undefined>>,
+): E.Either<string[], Config> => {
+  if (!isPlainObject(environment)) return E.left(['(environment): expected an object']);
+  return pipe(
+    EnvCodec.decode(environment),
+    E.mapLeft(describeErrors),
+    E.chain((env) => {
+      const problems = crossFieldProblems(env);
+      return problems.length > 0 ? E.left(problems) : E.right(env);
+    }),
+    E.map(
+      (env): Config => ({
+        port: env.PORT,
+        host: env.HOST,
+        dataDir: env.DATA_DIR,
+        couchdbUrl: env.COUCHDB_URL,
+        dbPrefix: env.DB_PREFIX,
+        nodeEnv: env.NODE_ENV,
+        authMode: env.AUTH_MODE,
+        jwtSecret: env.JWT_SECRET,
+        devTokens: {
+          ...(env.DEV_ADMIN_TOKEN === undefined ? {} : { admin: env.DEV_ADMIN_TOKEN }),
+          ...(env.DEV_CALLER_TOKEN === undefined ? {} : { caller: env.DEV_CALLER_TOKEN }),
+          ...(env.DEV_REPORTS_TOKEN === undefined ? {} : { reports: env.DEV_REPORTS_TOKEN }),
+          ...(env.DEV_CADASTRO_TOKEN === undefined ? {} : { cadastro: env.DEV_CADASTRO_TOKEN }),
+        },
+        corsOrigins: env.CORS_ORIGINS,
+        accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
+        refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
+        sessionTtlSeconds: env.SESSION_TTL_SECONDS,
+        seedAdminEmail: env.SEED_ADMIN_EMAIL,
+        seedAdminPassword: env.SEED_ADMIN_PASSWORD,
+        securityContacts: env.SECURITY_CONTACTS,
+        licenseModules: env.LICENSE_MODULES,
+        logLevel: env.LOG_LEVEL,
+      }),
+    ),
+  );
+};
+
+export const isProduction = (config: Pick<Config, 'nodeEnv'>): boolean => config.nodeEnv === 'production';

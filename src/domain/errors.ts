@@ -1,0 +1,80 @@
+/**
+ * The one catalogue of error codes: each code with its HTTP status and default message. Handlers and
+ * middleware produce `ApiError` values; only the error handler turns them into the envelope.
+ */
+import * as t from 'io-ts';
+import { anonymousObject, object, Uuid } from './codec.js';
+
+export const errorCatalogue = {
+  VALIDATION_FAILED: { status: 400, message: 'The request is not valid.' },
+  UNAUTHORIZED: { status: 401, message: 'Authentication is missing or invalid.' },
+  SESSION_EXPIRED: { status: 401, message: 'The session has expired; sign in again.' },
+  COMPROMISED_SESSION: { status: 401, message: 'The refresh token was reused; every session was revoked.' },
+  FORBIDDEN_ROLE: { status: 403, message: 'Your role does not allow this action.' },
+  NOT_FOUND: { status: 404, message: 'The resource does not exist.' },
+  CONFLICT: { status: 409, message: 'The request conflicts with the current state.' },
+  CONFLICT_SUPERSEDED: { status: 409, message: 'A higher-precedence change superseded this one.' },
+  IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD: {
+    status: 409,
+    message: 'This Idempotency-Key was already used with a different request.',
+  },
+  ALREADY_SEEDED: { status: 409, message: 'The database already holds users.' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than allowed.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body encoding is not supported.' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests; retry later.' },
+  INTERNAL_ERROR: { status: 500, message: 'An unexpected error occurred.' },
+  STORE_UNAVAILABLE: { status: 503, message: 'The data store is unavailable.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export const ErrorCodeC = t.keyof(
+  Object.fromEntries(Object.keys(errorCatalogue).map((k) => [k, null])) as Record<ErrorCode, null>,
+);
+
+export interface ApiError {
+  readonly _tag: 'ApiError';
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly message: string;
+  readonly details?: Readonly<Record<string, unknown>>;
+  /** Extra response headers, such as `Retry-After` on 429. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export const apiError = (
+  code: ErrorCode,
+  message?: string,
+  details?: Readonly<Record<string, unknown>>,
+  headers?: Readonly<Record<string, string>>,
+): ApiError => ({
+  _tag: 'ApiError',
+  code,
+  status: errorCatalogue[code].status,
+  message: message ?? errorCatalogue[code].message,
+  ...(details === undefined ? {} : { details }),
+  ...(headers === undefined ? {} : { headers }),
+});
+
+export const isApiError = (u: unknown): u is ApiError =>
+  typeof u === 'object' && u !== null && '_tag' in u && u._tag === 'ApiError';
+
+/** Thrown only from middleware that cannot return a value; the error handler unwraps it. */
+export class ApiErrorException extends Error {
+  constructor(readonly error: ApiError) {
+    super(error.message);
+  }
+}
+
+export const ErrorEnvelope = object(
+  'ErrorEnvelope',
+  {
+    error: anonymousObject(
+      { code: ErrorCodeC, message: t.string, correlationId: Uuid },
+      { details: t.UnknownRecord },
+    ),
+  },
+  {},
+  { description: 'Every non-2xx response carries this envelope.' },
+);
+export type ErrorEnvelope = t.TypeOf<typeof ErrorEnvelope>;

@@ -1,0 +1,34 @@
+/** `makeApp` builds the Express application from its dependencies and the route registry; it never listens. */
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { apiError } from '../domain/errors.js';
+import type { AppDeps } from './deps.js';
+import { corsMiddleware } from './middleware/cors.js';
+import { errorHandler, sendError } from './middleware/errorHandler.js';
+import { requestLog } from './middleware/requestLog.js';
+import { securityHeaders } from './middleware/securityHeaders.js';
+import { routes as defaultRoutes } from './registry.js';
+import { expressPath, type Route } from './route.js';
+import { routeHandler } from './runRoute.js';
+
+export const BODY_LIMIT = '1mb';
+
+export const makeApp = (deps: AppDeps, routes: ReadonlyArray<Route> = defaultRoutes): Express => {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('query parser', 'simple');
+  app.use(requestLog(deps.logger));
+  app.use(securityHeaders);
+  app.use(corsMiddleware(deps.config.corsOrigins));
+  app.use(
+    express.json({ limit: BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] }),
+  );
+  for (const route of routes) {
+    app[route.method](expressPath(route.path), routeHandler(route, deps, routes));
+  }
+  app.use((req: Request, res: Response, _next: NextFunction) => {
+    sendError(req, res, apiError('NOT_FOUND', 'No such route.'));
+  });
+  app.use(errorHandler(deps.logger));
+  return app;
+};

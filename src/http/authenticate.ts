@@ -1,0 +1,101 @@
+/**
+ * Authenticators turn a bearer token into a principal. Development mode maps four fixed tokens to
+ * fixed users; JWT mode verifies an HS256 access token. Each returns the error to send, never throws.
+ */
+import { createSecretKey, type KeyObject } from 'node:crypto';
+import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
+import jwt from 'jsonwebtoken';
+import type { DevTokens } from '../config/config.js';
+import { equalBytes, sha256 } from '../crypto/bytes.js';
+import { type ApiError, apiError } from '../domain/errors.js';
+import type { Principal } from '../domain/principal.js';
+
+export interface Authenticator {
+  readonly mode: 'dev' | 'jwt';
+  authenticate(token: string): Promise<E.Either<ApiError, Principal>>;
+}
+
+const invalidToken = (): ApiError =>
+  apiError('UNAUTHORIZED', 'The access token is missing, invalid or expired.');
+
+export const devAuthenticator = (tokens: DevTokens): Authenticator => {
+  const table: ReadonlyArray<{ readonly digest: Uint8Array; readonly principal: Principal }> = [
+    { token: tokens.admin, userId: 'dev-admin', role: 'ADMIN' },
+    { token: tokens.caller, userId: 'dev-caller', role: 'CHAMADOR' },
+    { token: tokens.reports, userId: 'dev-reports', role: 'RELATORIOS' },
+    { token: tokens.cadastro, userId: 'dev-cadastro', role: 'CADASTRO' },
+  ].flatMap(({ token, userId, role }) =>
+    token === undefined
+      ? []
+      : [
+          {
+            digest: sha256(token),
+            principal: { userId, roles: [role], primaryRole: role, authMode: 'dev' as const },
+          },
+        ],
+  );
+  return {
+    mode: 'dev',
+    async authenticate(token) {
+      // Compare digests of equal length so timing reveals neither the token nor how much matched.
+      const presented = sha256(token);
+      let found: Principal | undefined;
+      for (const entry of table) {
+        if (equalBytes(entry.digest, presented)) found = entry.principal;
+      }
+      return found === undefined ? E.left(invalidToken()) : E.right(found);
+    },
+  };
+};
+
+const NonEmpty = t.refinement(t.string, (s) => s.length > 0, 'NonEmptyString');
+
+/** Claims of an access token; tokens minted before the multi-role change carry `role` alone. */
+export const AccessTokenClaims = t.intersection([
+  t.type({ userId: NonEmpty, sessionId: NonEmpty, csrfToken: NonEmpty, iat: t.number, exp: t.number }),
+  t.union([
+    t.intersection([t.type({ roles: t.array(NonEmpty) }), t.partial({ primaryRole: NonEmpty })]),
+    t.type({ role: NonEmpty }),
+  ]),
+]);
+export type AccessTokenClaims = t.TypeOf<typeof AccessTokenClaims>;
+
+export const principalFromClaims = (claims: AccessTokenClaims): Principal | undefined => {
+  const roles = 'roles' in claims ? claims.roles : [claims.role];
+  const primaryRole = 'roles' in claims ? (claims.primaryRole ?? roles[0]) : claims.role;
+  if (primaryRole === undefined || !roles.includes(primaryRole)) return undefined;
+  return { userId: claims.userId, roles, primaryRole, sessionId: claims.sessionId, authMode: 'jwt' };
+};
+
+export const jwtKey = (secret: string): KeyObject => createSecretKey(secret, 'utf8');
+
+export interface JwtAuthenticatorOptions {
+  readonly key: KeyObject;
+  readonly clock: () => Date;
+  /** Checks that the token's session and user are still live (revocation and deactivation). */
+  readonly checkPrincipal?: (principal: Principal) => Promise<E.Either<ApiError, Principal>>;
+}
+
+export const jwtAuthenticator = (options: JwtAuthenticatorOptions): Authenticator => ({
+  mode: 'jwt',
+  async authenticate(token) {
+    let payload: unknown;
+    try {
+      payload = jwt.verify(token, options.key, {
+        algorithms: ['HS256'],
+        clockTimestamp: Math.floor(options.clock().getTime() / 1000),
+      });
+    } catch {
+      return E.left(invalidToken());
+    }
+    const decoded = AccessTokenClaims.decode(payload);
+    if (E.isLeft(decoded)) return E.left(invalidToken());
+    const now = options.clock().getTime() / 1000;
+    // A token "issued" in the future was minted with a wrong clock or forged; refuse it.
+    if (decoded.right.iat > now + 60) return E.left(invalidToken());
+    const principal = principalFromClaims(decoded.right);
+    if (principal === undefined) return E.left(invalidToken());
+    return options.checkPrincipal === undefined ? E.right(principal) : options.checkPrincipal(principal);
+  },
+});

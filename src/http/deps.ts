@@ -1,0 +1,14 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import type { Store } from '../store/store.js';
+import type { Authenticator } from './authenticate.js';
+
+/** Everything a handler may use; `makeApp` receives it whole, so tests can swap any part. */
+export interface AppDeps {
+  readonly config: Config;
+  readonly store: Store;
+  readonly authenticator: Authenticator;
+  readonly logger: Logger;
+  /** The only source of "now" for handlers, so tests control time. */
+  readonly clock: () => Date;
+}

@@ -1,0 +1,77 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { type ApiError, ApiErrorException, apiError, isApiError } from '../../domain/errors.js';
+import { requestState } from '../requestContext.js';
+
+/** The only place that writes an error envelope. */
+export const sendError = (req: Request, res: Response, error: ApiError): void => {
+  const { correlationId } = requestState(req);
+  for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
+  res.status(error.status).json({
+    error: {
+      code: error.code,
+      message: error.message,
+      correlationId,
+      ...(error.details === undefined ? {} : { details: error.details }),
+    },
+  });
+};
+
+interface HttpishError {
+  readonly status: number;
+  readonly type?: string;
+}
+
+const isHttpishError = (e: unknown): e is HttpishError =>
+  typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number';
+
+/** body-parser and the router raise errors with a `status`; map them onto the catalogue. */
+const fromHttpishError = (e: HttpishError): ApiError | undefined => {
+  switch (e.type) {
+    case 'entity.parse.failed':
+      return apiError('VALIDATION_FAILED', 'The request body is not valid JSON.', {
+        issues: [{ path: 'body', message: 'malformed JSON' }],
+      });
+    case 'entity.too.large':
+      return apiError('PAYLOAD_TOO_LARGE', 'The request body is larger than 1 MiB.');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return apiError('UNSUPPORTED_MEDIA_TYPE');
+    default:
+      if (e.status === 413) return apiError('PAYLOAD_TOO_LARGE');
+      if (e.status >= 400 && e.status < 500) return apiError('VALIDATION_FAILED');
+      return undefined;
+  }
+};
+
+export const errorHandler =
+  (logger: Logger) =>
+  (err: unknown, req: Request, res: Response, next: NextFunction): void => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const known =
+      err instanceof ApiErrorException
+        ? err.error
+        : isApiError(err)
+          ? err
+          : isHttpishError(err)
+            ? fromHttpishError(err)
+            : undefined;
+    if (known !== undefined) {
+      sendError(req, res, known);
+      return;
+    }
+    const { correlationId } = requestState(req);
+    // Only the error's name and stack: messages of store errors may quote document content.
+    logger.error(
+      {
+        correlationId,
+        errorName: err instanceof Error ? err.name : typeof err,
+        stack: err instanceof Error ? err.stack : undefined,
+      },
+      'unhandled error',
+    );
+    sendError(req, res, apiError('INTERNAL_ERROR'));
+  };

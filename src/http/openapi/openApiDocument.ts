@@ -1,0 +1,181 @@
+/**
+ * The OpenAPI 3.1 document, derived from the route registry and its codecs; nothing here is written
+ * by hand beside a codec. A test checks that the router and this document list the same operations.
+ */
+import type * as t from 'io-ts';
+import { ObjectType } from '../../domain/codec.js';
+import { type ErrorCode, ErrorEnvelope, errorCatalogue } from '../../domain/errors.js';
+import { type AuthClass, rolesAllowed } from '../../rules/authorization.js';
+import { CORRELATION_HEADER } from '../requestContext.js';
+import type { Route } from '../route.js';
+import { type JsonSchema, SchemaRegistry } from './jsonSchema.js';
+
+export const API_VERSION = '1.0.0';
+
+const authDescription = (auth: AuthClass): string => {
+  if (auth === 'none') return 'Public.';
+  if (auth === 'bearer') return 'Any authenticated user.';
+  return `Roles: ${rolesAllowed[auth].join(', ')} (auth class \`${auth}\`).`;
+};
+
+/** Codes every route of an auth class can answer, whatever its handler does. */
+export const sharedErrorCodes = (route: Route): ErrorCode[] => {
+  // Query strings are always decoded (unknown parameters are refused), so every route can answer 400.
+  const codes: ErrorCode[] = ['VALIDATION_FAILED', 'INTERNAL_ERROR'];
+  if (route.auth !== 'none') codes.push('UNAUTHORIZED');
+  if (route.auth !== 'none' && route.auth !== 'bearer') codes.push('FORBIDDEN_ROLE');
+  if (route.body !== undefined) codes.push('PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
+  return codes;
+};
+
+const parametersOf = (route: Route, reg: SchemaRegistry): JsonSchema[] => {
+  const out: JsonSchema[] = [];
+  const fromCodec = (where: 'path' | 'query', codec: Route['params']) => {
+    if (codec === undefined) return;
+    if (!(codec instanceof ObjectType))
+      throw new Error(`${route.operationId}: ${where} codec must be an object codec`);
+    const entries: Array<[string, t.Mixed, boolean]> = [
+      ...Object.entries<t.Mixed>(codec.required).map(([k, c]): [string, t.Mixed, boolean] => [k, c, true]),
+      ...Object.entries<t.Mixed>(codec.optional).map(([k, c]): [string, t.Mixed, boolean] => [k, c, false]),
+    ];
+    for (const [name, c, required] of entries) {
+      out.push({ name, in: where, required: where === 'path' || required, schema: reg.ref(c) });
+    }
+  };
+  fromCodec('path', route.params);
+  fromCodec('query', route.query);
+  if (route.auth !== 'none') out.push({ $ref: '#/components/parameters/DeviceId' });
+  return out;
+};
+
+const errorResponses = (codes: ReadonlyArray<ErrorCode>): Record<string, JsonSchema> => {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) {
+    const status = errorCatalogue[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const out: Record<string, JsonSchema> = {};
+  for (const [status, list] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) {
+    out[String(status)] = {
+      description: `Error envelope; \`error.code\`: ${list.map((c) => `\`${c}\``).join(', ')}.`,
+      headers: {
+        [CORRELATION_HEADER]: { $ref: '#/components/headers/CorrelationId' },
+        ...(status === 429 ? { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } : {}),
+      },
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+    };
+  }
+  return out;
+};
+
+const operationOf = (route: Route, reg: SchemaRegistry): JsonSchema => {
+  const mediaType = route.response.mediaType ?? 'application/json';
+  const successHeaders: Record<string, unknown> = {
+    [CORRELATION_HEADER]: { $ref: '#/components/headers/CorrelationId' },
+  };
+  for (const [name, description] of Object.entries(route.response.headers ?? {})) {
+    successHeaders[name] = { description, schema: { type: 'string' } };
+  }
+  const parameters = parametersOf(route, reg);
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    description: [route.description, authDescription(route.auth)].filter((s) => s !== undefined).join('\n\n'),
+    tags: [...route.tags],
+    'x-auth-class': route.auth,
+    security: route.auth === 'none' ? [] : [{ bearerAuth: [] }],
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(route.body === undefined
+      ? {}
+      : {
+          requestBody: { required: true, content: { 'application/json': { schema: reg.ref(route.body) } } },
+        }),
+    responses: {
+      [String(route.response.status)]: {
+        description: route.response.description,
+        headers: successHeaders,
+        content: { [mediaType]: { schema: reg.ref(route.response.codec) } },
+      },
+      ...errorResponses([...sharedErrorCodes(route), ...route.errors]),
+    },
+  };
+};
+
+export const buildOpenApiDocument = (routes: ReadonlyArray<Route>): JsonSchema => {
+  const reg = new SchemaRegistry();
+  reg.ref(ErrorEnvelope);
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const route of routes) {
+    const item = paths[route.path] ?? {};
+    if (item[route.method] !== undefined) throw new Error(`duplicate route ${route.method} ${route.path}`);
+    item[route.method] = operationOf(route, reg);
+    paths[route.path] = item;
+  }
+  // Shared components are listed only when an operation refers to them (linters flag unused ones).
+  const referenced = JSON.stringify(paths);
+  const uses = (ref: string): boolean => referenced.includes(`"${ref}"`);
+  const tags = [...new Set(routes.flatMap((r) => r.tags))]
+    .sort()
+    .map((name) => ({ name, description: `${name} endpoints` }));
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Chamada attendance service',
+      version: API_VERSION,
+      description:
+        'Offline-first attendance and child check-in / check-out. Every non-2xx response carries the error envelope; ' +
+        'every authenticated request needs `Authorization: Bearer` and `X-Device-Id`. Student fields carry ' +
+        "`x-classification` (personal, sensitive, none) under Brazil's LGPD.",
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Chamada-Proprietary' },
+    },
+    servers: [{ url: '/', description: 'The server that serves this document' }],
+    tags,
+    paths,
+    components: {
+      schemas: reg.components,
+      ...(routes.some((r) => r.auth !== 'none')
+        ? {
+            securitySchemes: {
+              bearerAuth: {
+                type: 'http',
+                scheme: 'bearer',
+                bearerFormat: 'JWT (AUTH_MODE=jwt) or a fixed development token (AUTH_MODE=dev)',
+              },
+            },
+          }
+        : {}),
+      ...(uses('#/components/parameters/DeviceId')
+        ? {
+            parameters: {
+              DeviceId: {
+                name: 'X-Device-Id',
+                in: 'header',
+                required: true,
+                description: 'The calling device (UUID). Missing or malformed: 400 VALIDATION_FAILED.',
+                schema: { type: 'string', format: 'uuid' },
+              },
+            },
+          }
+        : {}),
+      headers: {
+        CorrelationId: {
+          description: 'The request correlation id (UUID), also in `error.correlationId`.',
+          schema: { type: 'string', format: 'uuid' },
+        },
+        ...(uses('#/components/headers/RetryAfter')
+          ? { RetryAfter: { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } }
+          : {}),
+      },
+    },
+  };
+};
+
+const cache = new WeakMap<ReadonlyArray<Route>, JsonSchema>();
+
+export const openApiDocumentFor = (routes: ReadonlyArray<Route>): JsonSchema => {
+  const cached = cache.get(routes);
+  if (cached !== undefined) return cached;
+  const doc = buildOpenApiDocument(routes);
+  cache.set(routes, doc);
+  return doc;
+};

@@ -1,0 +1,35 @@
+/**
+ * Per-request state kept beside the request object (not in `res.locals`, whose type is `any`).
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { isUuid } from '../domain/codec.js';
+import type { Principal } from '../domain/principal.js';
+
+export interface RequestState {
+  readonly correlationId: string;
+  readonly startedAt: bigint;
+  /** The route template that matched (never the raw URL, whose query may carry personal data). */
+  route?: string;
+  principal?: Principal;
+  deviceId?: string;
+}
+
+const states = new WeakMap<IncomingMessage, RequestState>();
+
+export const CORRELATION_HEADER = 'X-Correlation-Id';
+
+/**
+ * A client may send its own correlation id (a UUID) so a tablet can match its retry logs with ours;
+ * anything else is replaced by a fresh UUID.
+ */
+export const beginRequest = (req: IncomingMessage): RequestState => {
+  const incoming = req.headers['x-correlation-id'];
+  const correlationId =
+    typeof incoming === 'string' && isUuid(incoming) ? incoming.toLowerCase() : randomUUID();
+  const state: RequestState = { correlationId, startedAt: process.hrtime.bigint() };
+  states.set(req, state);
+  return state;
+};
+
+export const requestState = (req: IncomingMessage): RequestState => states.get(req) ?? beginRequest(req);

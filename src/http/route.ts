@@ -1,0 +1,153 @@
+/**
+ * A route is a declaration: method, path, auth class, codecs and a handler. The router, request
+ * validation, authorisation and the OpenAPI document are all derived from the list of routes.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import type * as t from 'io-ts';
+import { anonymousObject } from '../domain/codec.js';
+import { type ApiError, apiError, type ErrorCode } from '../domain/errors.js';
+import type { Principal } from '../domain/principal.js';
+import type { AuthClass } from '../rules/authorization.js';
+import type { AppDeps } from './deps.js';
+import { toIssues, type ValidationIssue } from './validation.js';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export const MUTATING_METHODS: ReadonlySet<HttpMethod> = new Set(['post', 'put', 'patch', 'delete']);
+
+export interface HandlerContext<P, Q, B> {
+  readonly params: P;
+  readonly query: Q;
+  readonly body: B;
+  readonly principal: Principal | null;
+  readonly deviceId: string | null;
+  readonly correlationId: string;
+  readonly deps: AppDeps;
+  /** The routes the app was built from, for the few handlers that describe the API itself. */
+  readonly routes: ReadonlyArray<Route>;
+}
+
+export interface Reply<R> {
+  readonly status?: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body: R;
+}
+
+export type MediaType = 'application/json' | 'text/plain';
+
+export interface ResponseSpec<RC extends t.Mixed> {
+  readonly status: number;
+  readonly description: string;
+  readonly codec: RC;
+  readonly mediaType?: MediaType;
+  /** Response headers the success response carries, for the OpenAPI document. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface RouteSpec<PC extends t.Mixed, QC extends t.Mixed, BC extends t.Mixed, RC extends t.Mixed> {
+  readonly operationId: string;
+  readonly method: HttpMethod;
+  /** OpenAPI form: `/api/v1/students/{studentId}`. */
+  readonly path: string;
+  readonly auth: AuthClass;
+  readonly summary: string;
+  readonly description?: string;
+  readonly tags: ReadonlyArray<string>;
+  readonly params?: PC;
+  readonly query?: QC;
+  readonly body?: BC;
+  readonly response: ResponseSpec<RC>;
+  /** Error codes this route can answer beyond the ones every route of its auth class shares. */
+  readonly errors?: ReadonlyArray<ErrorCode>;
+  readonly handler: (
+    ctx: HandlerContext<t.TypeOf<PC>, t.TypeOf<QC>, t.TypeOf<BC>>,
+  ) => Promise<E.Either<ApiError, Reply<t.TypeOf<RC>>>>;
+}
+
+export interface RawRequest {
+  readonly params: unknown;
+  readonly query: unknown;
+  readonly body: unknown;
+}
+
+export interface EncodedReply {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: unknown;
+  readonly mediaType: MediaType;
+}
+
+export type BaseContext = Omit<HandlerContext<unknown, unknown, unknown>, 'params' | 'query' | 'body'>;
+
+/** The type-erased form kept in the registry; `run` closes over the route's own types. */
+export interface Route {
+  readonly operationId: string;
+  readonly method: HttpMethod;
+  readonly path: string;
+  readonly auth: AuthClass;
+  readonly summary: string;
+  readonly description: string | undefined;
+  readonly tags: ReadonlyArray<string>;
+  readonly params: t.Mixed | undefined;
+  readonly query: t.Mixed | undefined;
+  readonly body: t.Mixed | undefined;
+  readonly response: ResponseSpec<t.Mixed>;
+  readonly errors: ReadonlyArray<ErrorCode>;
+  run(raw: RawRequest, ctx: BaseContext): Promise<E.Either<ApiError, EncodedReply>>;
+}
+
+// Absent params or query still decode, so stray query parameters are reported like stray body fields.
+const EmptyObject = anonymousObject({});
+
+export const defineRoute = <
+  PC extends t.Mixed = typeof EmptyObject,
+  QC extends t.Mixed = typeof EmptyObject,
+  BC extends t.Mixed = t.UndefinedC,
+  RC extends t.Mixed = t.Mixed,
+>(
+  spec: RouteSpec<PC, QC, BC, RC>,
+): Route => {
+  const paramsCodec: t.Mixed = spec.params ?? EmptyObject;
+  const queryCodec: t.Mixed = spec.query ?? EmptyObject;
+  return {
+    operationId: spec.operationId,
+    method: spec.method,
+    path: spec.path,
+    auth: spec.auth,
+    summary: spec.summary,
+    description: spec.description,
+    tags: spec.tags,
+    params: spec.params,
+    query: spec.query,
+    body: spec.body,
+    response: spec.response,
+    errors: spec.errors ?? [],
+    async run(raw, ctx) {
+      const issues: ValidationIssue[] = [];
+      const params = paramsCodec.decode(raw.params ?? {});
+      if (E.isLeft(params)) issues.push(...toIssues('params', params.left));
+      const query = queryCodec.decode(raw.query ?? {});
+      if (E.isLeft(query)) issues.push(...toIssues('query', query.left));
+      const body = spec.body === undefined ? E.right(undefined) : spec.body.decode(raw.body);
+      if (E.isLeft(body)) issues.push(...toIssues('body', body.left));
+      if (E.isLeft(params) || E.isLeft(query) || E.isLeft(body) || issues.length > 0) {
+        return E.left(apiError('VALIDATION_FAILED', undefined, { issues }));
+      }
+      const result = await spec.handler({
+        ...ctx,
+        params: params.right,
+        query: query.right,
+        body: body.right,
+      });
+      return E.map((reply: Reply<t.TypeOf<RC>>) => ({
+        status: reply.status ?? spec.response.status,
+        headers: reply.headers ?? {},
+        body: spec.response.codec.encode(reply.body),
+        mediaType: spec.response.mediaType ?? 'application/json',
+      }))(result);
+    },
+  };
+};
+
+/** `/api/v1/students/{studentId}` → `/api/v1/students/:studentId` for Express. */
+export const expressPath = (path: string): string => path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');

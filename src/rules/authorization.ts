@@ -1,0 +1,32 @@
+/**
+ * Route access rule. Each route names one auth class; a principal passes when any of its roles is
+ * in the class's list. `none` needs no principal; `bearer` needs any authenticated one. ADMIN is in
+ * every list because ADMIN has full access.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import type { Principal, SystemRole } from '../domain/principal.js';
+
+export const AUTH_CLASSES = ['none', 'bearer', 'admin', 'cadastro', 'chamador', 'relatorios'] as const;
+export type AuthClass = (typeof AUTH_CLASSES)[number];
+
+export const rolesAllowed: Readonly<
+  Record<Exclude<AuthClass, 'none' | 'bearer'>, ReadonlyArray<SystemRole>>
+> = {
+  admin: ['ADMIN'],
+  cadastro: ['ADMIN', 'CADASTRO'],
+  chamador: ['ADMIN', 'CHAMADOR'],
+  relatorios: ['ADMIN', 'RELATORIOS'],
+};
+
+export type AccessDenial = 'UNAUTHENTICATED' | 'FORBIDDEN_ROLE';
+
+export const authorize = (
+  authClass: AuthClass,
+  principal: Principal | null,
+): E.Either<AccessDenial, void> => {
+  if (authClass === 'none') return E.right(undefined);
+  if (principal === null) return E.left('UNAUTHENTICATED');
+  if (authClass === 'bearer') return E.right(undefined);
+  const allowed: ReadonlyArray<string> = rolesAllowed[authClass];
+  return principal.roles.some((r) => allowed.includes(r)) ? E.right(undefined) : E.left('FORBIDDEN_ROLE');
+};

@@ -1,0 +1,29 @@
+/**
+ * The pouchdb-find indexes each database needs, created at start. Creating an index that exists is a
+ * no-op in both PouchDB and CouchDB, so start-up can always call `ensureIndexes`.
+ */
+
+import type { Database } from './pouch.js';
+import type { DatabaseName } from './store.js';
+
+export interface IndexSpec {
+  readonly name: string;
+  readonly fields: ReadonlyArray<string>;
+}
+
+export const indexSpecs: Readonly<Record<DatabaseName, ReadonlyArray<IndexSpec>>> = {
+  // Every stored document carries `docType`; listing one kind of record is the common query.
+  roster: [{ name: 'by-docType', fields: ['docType'] }],
+  events: [
+    { name: 'by-docType', fields: ['docType'] },
+    { name: 'by-subject-and-time', fields: ['subjectId', 'clientTimestamp'] },
+  ],
+  private: [{ name: 'by-docType', fields: ['docType'] }],
+  audit: [{ name: 'by-created_at', fields: ['created_at'] }],
+};
+
+export const ensureIndexes = async (db: Database, specs: ReadonlyArray<IndexSpec>): Promise<void> => {
+  for (const spec of specs) {
+    await db.createIndex({ index: { name: spec.name, ddoc: `idx-${spec.name}`, fields: [...spec.fields] } });
+  }
+};

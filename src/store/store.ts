@@ -1,0 +1,85 @@
+/**
+ * The store: four databases, kept apart by what may leave the server.
+ * - roster: what tablets may replicate (minimised student records, sessions of the day);
+ * - events: the immutable event log, pushed to by tablets;
+ * - private: users, sessions, idempotency ledger, rate-limit counters, secrets (never replicated);
+ * - audit: the append-only audit log (never replicated).
+ * Embedded (leveldb under DATA_DIR) by default; on a CouchDB 3 server when a URL is given.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ensureIndexes, indexSpecs } from './indexes.js';
+import { type Database, PouchDB } from './pouch.js';
+
+export const DATABASE_NAMES = ['roster', 'events', 'private', 'audit'] as const;
+export type DatabaseName = (typeof DATABASE_NAMES)[number];
+
+export type StoreLocation =
+  | { readonly kind: 'embedded'; readonly dataDir: string; readonly prefix: string }
+  | { readonly kind: 'couchdb'; readonly url: string; readonly prefix: string };
+
+export interface Store {
+  readonly backend: StoreLocation['kind'];
+  readonly db: Readonly<Record<DatabaseName, Database>>;
+  /** True when every database answers within `timeoutMs`. Never rejects. */
+  ping(timeoutMs?: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+const databaseAddress = (location: StoreLocation, name: DatabaseName): string => {
+  const dbName = `${location.prefix}${name}`;
+  if (location.kind === 'embedded') return join(location.dataDir, dbName);
+  const base = location.url.endsWith('/') ? location.url : `${location.url}/`;
+  return new URL(encodeURIComponent(dbName), base).toString();
+};
+
+const withTimeout = <A>(p: Promise<A>, ms: number): Promise<A> =>
+  new Promise<A>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    p.then(
+      (a) => {
+        clearTimeout(timer);
+        resolve(a);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+
+export const openStore = async (location: StoreLocation): Promise<Store> => {
+  if (location.kind === 'embedded') await mkdir(location.dataDir, { recursive: true });
+  const open = (name: DatabaseName): Database => new PouchDB(databaseAddress(location, name));
+  const db: Record<DatabaseName, Database> = {
+    roster: open('roster'),
+    events: open('events'),
+    private: open('private'),
+    audit: open('audit'),
+  };
+  let closed = false;
+  try {
+    for (const name of DATABASE_NAMES) await ensureIndexes(db[name], indexSpecs[name]);
+  } catch (e) {
+    await Promise.allSettled(DATABASE_NAMES.map((n) => db[n].close()));
+    throw e;
+  }
+  return {
+    backend: location.kind,
+    db,
+    async ping(timeoutMs = 2000) {
+      if (closed) return false;
+      try {
+        await withTimeout(Promise.all(DATABASE_NAMES.map((n) => db[n].info())), timeoutMs);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all(DATABASE_NAMES.map((n) => db[n].close()));
+    },
+  };
+};

@@ -1,0 +1,138 @@
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import * as E from 'fp-ts/lib/Either.js';
+import { decodeConfig } from '../../src/config/config.js';
+import { JWT_SECRET_FILE, resolveJwtSecret } from '../../src/config/jwtSecret.js';
+import { makeTempDir, removeDir } from '../support/tempDir.js';
+
+const problemsOf = (env: Record<string, string>): string[] => {
+  const r = decodeConfig(env);
+  return E.isLeft(r) ? r.left : [];
+};
+
+const configOf = (env: Record<string, string>) => {
+  const r = decodeConfig(env);
+  if (E.isLeft(r)) throw new Error(r.left.join('; '));
+  return r.right;
+};
+
+describe('configuration', () => {
+  it('needs no variable at all: every default is the documented one', () => {
+    const c = configOf({});
+    expect(c).to.deep.include({
+      port: 8080,
+      host: '127.0.0.1',
+      dataDir: './data',
+      couchdbUrl: undefined,
+      dbPrefix: 'chamada_',
+      nodeEnv: 'development',
+      authMode: 'jwt',
+      accessTokenTtlSeconds: 900,
+      refreshTokenTtlSeconds: 604_800,
+      sessionTtlSeconds: 86_400,
+      logLevel: 'info',
+    });
+    expect(c.corsOrigins).to.deep.equal([]);
+    expect(c.licenseModules).to.deep.equal([]);
+    expect(c.securityContacts).to.have.length(2);
+  });
+
+  it('treats an empty variable like an absent one', () => {
+    expect(configOf({ PORT: '', AUTH_MODE: '' })).to.deep.include({ port: 8080, authMode: 'jwt' });
+  });
+
+  it('parses lists, trimming blanks around commas', () => {
+    const c = configOf({
+      CORS_ORIGINS: 'https://a.example.org, http://localhost:5173',
+      LICENSE_MODULES: 'kiosk, reports',
+      SECURITY_CONTACTS: 'mailto:sec@x.org,mailto:dpo@x.org',
+    });
+    expect(c.corsOrigins).to.deep.equal(['https://a.example.org', 'http://localhost:5173']);
+    expect(c.licenseModules).to.deep.equal(['kiosk', 'reports']);
+    expect(c.securityContacts).to.deep.equal(['mailto:sec@x.org', 'mailto:dpo@x.org']);
+  });
+
+  const bad: ReadonlyArray<[string, Record<string, string>, string]> = [
+    ['a port that is not a number', { PORT: 'eighty' }, 'PORT'],
+    ['a port out of range', { PORT: '70000' }, 'PORT'],
+    ['an unknown auth mode', { AUTH_MODE: 'basic' }, 'AUTH_MODE'],
+    ['an unknown NODE_ENV', { NODE_ENV: 'prod' }, 'NODE_ENV'],
+    ['an origin with a path', { CORS_ORIGINS: 'https://a.example.org/app' }, 'CORS_ORIGINS'],
+    ['the wildcard origin', { CORS_ORIGINS: '*' }, 'CORS_ORIGINS'],
+    ['the null origin', { CORS_ORIGINS: 'null' }, 'CORS_ORIGINS'],
+    ['one security contact', { SECURITY_CONTACTS: 'mailto:a@b.org' }, 'SECURITY_CONTACTS'],
+    ['a contact that is not mailto', { SECURITY_CONTACTS: 'a@b.org,mailto:c@d.org' }, 'SECURITY_CONTACTS'],
+    ['a CouchDB URL that is not http', { COUCHDB_URL: 'ftp://couch' }, 'COUCHDB_URL'],
+    ['an upper-case database prefix', { DB_PREFIX: 'Chamada_' }, 'DB_PREFIX'],
+    ['a TTL of zero', { ACCESS_TOKEN_TTL_SECONDS: '0' }, 'ACCESS_TOKEN_TTL_SECONDS'],
+    [
+      'dev mode in production',
+      {
+        NODE_ENV: 'production',
+        AUTH_MODE: 'dev',
+        DEV_ADMIN_TOKEN: 'x'.repeat(20),
+        JWT_SECRET: 'y'.repeat(40),
+      },
+      'AUTH_MODE',
+    ],
+    ['production without JWT_SECRET', { NODE_ENV: 'production' }, 'JWT_SECRET'],
+    [
+      'production with a 31-byte JWT_SECRET',
+      { NODE_ENV: 'production', JWT_SECRET: 'z'.repeat(31) },
+      'JWT_SECRET',
+    ],
+    ['dev mode without any token', { AUTH_MODE: 'dev' }, 'AUTH_MODE'],
+    ['dev mode with a short token', { AUTH_MODE: 'dev', DEV_ADMIN_TOKEN: 'short' }, 'DEV_ADMIN_TOKEN'],
+  ];
+  for (const [what, env, variable] of bad) {
+    it(`refuses ${what}, naming ${variable}`, () => {
+      const problems = problemsOf(env);
+      expect(problems, 'problems').to.have.length.greaterThan(0);
+      expect(problems.join('\n')).to.contain(variable);
+    });
+  }
+
+  it('reports every bad variable at once', () => {
+    const problems = problemsOf({ PORT: 'x', AUTH_MODE: 'y' });
+    expect(problems.join('\n')).to.contain('PORT').and.to.contain('AUTH_MODE');
+  });
+
+  it('accepts production with a 32-byte secret and JWT mode', () => {
+    expect(configOf({ NODE_ENV: 'production', JWT_SECRET: 's'.repeat(32) }).nodeEnv).to.equal('production');
+  });
+
+  describe('development JWT secret', () => {
+    let dir: string;
+    beforeEach(async () => {
+      dir = await makeTempDir('cfg');
+    });
+    afterEach(() => removeDir(dir));
+
+    it('is generated once, kept in DATA_DIR with owner-only permissions, and reused after a restart', async () => {
+      const first = await resolveJwtSecret(configOf({ DATA_DIR: dir }));
+      const second = await resolveJwtSecret(configOf({ DATA_DIR: dir }));
+      expect(first.jwtSecret).to.have.length.greaterThanOrEqual(43);
+      expect(second.jwtSecret).to.equal(first.jwtSecret);
+      const mode = (await stat(join(dir, JWT_SECRET_FILE))).mode & 0o777;
+      expect(mode).to.equal(0o600);
+    });
+
+    it('is not generated when JWT_SECRET is given', async () => {
+      const c = await resolveJwtSecret(configOf({ DATA_DIR: dir, JWT_SECRET: 'given-secret' }));
+      expect(c.jwtSecret).to.equal('given-secret');
+      const exists = await stat(join(dir, JWT_SECRET_FILE)).then(
+        () => true,
+        () => false,
+      );
+      expect(exists).to.equal(false);
+    });
+
+    it('gives concurrent first starts the same secret', async () => {
+      const results = await Promise.all(
+        Array.from({ length: 5 }, () => resolveJwtSecret(configOf({ DATA_DIR: dir }))),
+      );
+      expect(new Set(results.map((r) => r.jwtSecret)).size).to.equal(1);
+    });
+  });
+});

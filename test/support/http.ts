@@ -1,0 +1,49 @@
+import { expect } from 'chai';
+import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
+import { isUuid } from '../../src/domain/codec.js';
+import { ErrorEnvelope } from '../../src/domain/errors.js';
+
+export interface HttpResult {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  readonly json: unknown;
+}
+
+export const call = async (url: string, init: RequestInit = {}): Promise<HttpResult> => {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+};
+
+export type Envelope = ErrorEnvelope['error'];
+
+/** Asserts the contract's error envelope (decoded by the same codec the OpenAPI document shows). */
+export const expectEnvelope = (r: HttpResult, status: number, code: string): Envelope => {
+  expect(r.status, r.text).to.equal(status);
+  expect(r.headers.get('content-type')).to.match(/^application\/json/);
+  const decoded = ErrorEnvelope.decode(r.json);
+  if (E.isLeft(decoded)) throw new Error(`not an error envelope: ${r.text}`);
+  const envelope = decoded.right.error;
+  expect(envelope.code).to.equal(code);
+  expect(envelope.message).to.be.a('string').and.not.equal('');
+  expect(isUuid(envelope.correlationId)).to.equal(true);
+  expect(r.headers.get('x-correlation-id')).to.equal(envelope.correlationId);
+  return envelope;
+};
+
+const Issues = t.type({ issues: t.array(t.type({ path: t.string, message: t.string })) });
+
+/** The `path` of every validation issue in an envelope's details. */
+export const issuePaths = (envelope: Envelope): string[] => {
+  const decoded = Issues.decode(envelope.details);
+  if (E.isLeft(decoded)) throw new Error(`details without issues: ${JSON.stringify(envelope.details)}`);
+  return decoded.right.issues.map((i) => i.path);
+};

@@ -1,0 +1,73 @@
+/** Starts the real service on a loopback port with a temp data dir, for black-box HTTP tests. */
+import { Writable } from 'node:stream';
+import * as E from 'fp-ts/lib/Either.js';
+import type { Config } from '../../src/config/config.js';
+import { decodeConfig } from '../../src/config/config.js';
+import type { Route } from '../../src/http/route.js';
+import { createLogger } from '../../src/log/logger.js';
+import { type RunningService, startService } from '../../src/service.js';
+import { makeTempDir, removeDir } from './tempDir.js';
+
+export const DEV_TOKENS = {
+  DEV_ADMIN_TOKEN: 'dev-admin-token-0123456789',
+  DEV_CALLER_TOKEN: 'dev-caller-token-0123456789',
+  DEV_REPORTS_TOKEN: 'dev-reports-token-0123456789',
+  DEV_CADASTRO_TOKEN: 'dev-cadastro-token-0123456789',
+} as const;
+
+export const DEVICE_ID = '6f1c2a8e-9d3b-4c5e-8f7a-1b2c3d4e5f60';
+
+export const testConfig = (env: Record<string, string>): Config => {
+  const decoded = decodeConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env });
+  if (E.isLeft(decoded)) throw new Error(decoded.left.join('; '));
+  return decoded.right;
+};
+
+export interface TestService extends RunningService {
+  /** Every log line written so far, parsed. */
+  readonly logLines: () => ReadonlyArray<Record<string, unknown>>;
+  readonly rawLog: () => string;
+  dispose(): Promise<void>;
+}
+
+export interface TestServiceOptions {
+  readonly env?: Record<string, string>;
+  readonly routes?: ReadonlyArray<Route>;
+  readonly clock?: () => Date;
+}
+
+export const startTestService = async (options: TestServiceOptions = {}): Promise<TestService> => {
+  const dataDir = await makeTempDir('svc');
+  const chunks: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      chunks.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const config = testConfig({ DATA_DIR: dataDir, AUTH_MODE: 'dev', ...DEV_TOKENS, ...options.env });
+  const service = await startService(config, {
+    logger: createLogger('info', sink),
+    ...(options.routes === undefined ? {} : { routes: options.routes }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
+  const rawLog = () => chunks.join('');
+  return {
+    ...service,
+    rawLog,
+    logLines: () =>
+      rawLog()
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l): Record<string, unknown> => JSON.parse(l)),
+    async dispose() {
+      await service.stop(1000);
+      await removeDir(dataDir);
+    },
+  };
+};
+
+export const authHeaders = (token: string): Record<string, string> => ({
+  Authorization: `Bearer ${token}`,
+  'X-Device-Id': DEVICE_ID,
+});
