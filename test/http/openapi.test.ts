@@ -1,0 +1,72 @@
+import { expect } from 'chai';
+import { routes } from '../../src/http/registry.js';
+import { buildOpenApiDocument } from '../../src/http/openapi/openApiDocument.js';
+import { call } from '../support/http.js';
+import { probeRoutes } from '../support/probeRoutes.js';
+import { authHeaders, DEV_TOKENS, startTestService, type TestService } from '../support/testService.js';
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+const operationsOf = (doc: Record<string, unknown>): string[] => {
+  const paths = doc.paths;
+  if (typeof paths !== 'object' || paths === null) throw new Error('no paths');
+  return Object.entries(paths).flatMap(([path, item]) =>
+    METHODS.filter((m) => typeof item === 'object' && item !== null && m in item).map((m) => `${m.toUpperCase()} ${path}`),
+  );
+};
+
+const fill = (path: string) => path.replace(/\{[^}]+\}/g, '6f1c2a8e-9d3b-4c5e-8f7a-1b2c3d4e5f60');
+
+describe('OpenAPI document', () => {
+  let svc: TestService;
+  before(async () => {
+    svc = await startTestService();
+  });
+  after(() => svc.dispose());
+
+  it('is served at /api/v1/openapi.json as OpenAPI 3.1.0, info version 1.0.0', async () => {
+    const r = await call(`${svc.url}/api/v1/openapi.json`);
+    expect(r.status).to.equal(200);
+    expect(r.json).to.deep.include({ openapi: '3.1.0' });
+    expect(r.json).to.have.nested.property('info.version', '1.0.0');
+  });
+
+  it('lists exactly the operations of the registry', async () => {
+    const served = (await call(`${svc.url}/api/v1/openapi.json`)).json;
+    if (typeof served !== 'object' || served === null) throw new Error('not an object');
+    const documented = operationsOf({ ...served });
+    expect(documented).to.have.members(routes.map((r) => `${r.method.toUpperCase()} ${r.path}`));
+  });
+
+  it('every documented operation is routed by the app (none falls through to the 404 handler)', async () => {
+    const doc = buildOpenApiDocument(routes);
+    for (const op of operationsOf(doc)) {
+      const [method = '', path = ''] = op.split(' ');
+      const r = await call(`${svc.url}${fill(path)}`, { method, headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN) });
+      const notRouted = r.status === 404 && r.text.includes('No such route');
+      expect(notRouted, `${op} is documented but not routed`).to.equal(false);
+    }
+  });
+
+  it('an undocumented path is not routed', async () => {
+    const r = await call(`${svc.url}/api/v1/undocumented`);
+    expect(r.status).to.equal(404);
+  });
+
+  it('documents the error envelope, the bearer scheme and the device-id header once routes need them', () => {
+    const doc = buildOpenApiDocument(probeRoutes());
+    expect(doc).to.have.nested.property('components.schemas.ErrorEnvelope');
+    expect(doc).to.have.nested.property('components.securitySchemes.bearerAuth.scheme', 'bearer');
+    expect(doc).to.have.nested.property('components.parameters.DeviceId.in', 'header');
+    expect(doc).to.have.nested.property('paths./api/v1/_probe/admin.get.responses.403');
+    expect(doc).to.have.nested.property('paths./api/v1/_probe/echo/{itemId}.post.requestBody');
+    expect(doc).to.have.nested.property('paths./api/v1/_probe/echo/{itemId}.post.responses.201.headers.Location');
+  });
+
+  it('shows closed request bodies (additionalProperties false) with their bounds', () => {
+    const doc = buildOpenApiDocument(probeRoutes());
+    expect(doc).to.have.nested.property('components.schemas.ProbeEchoBody.additionalProperties', false);
+    expect(doc).to.have.nested.property('components.schemas.ProbeEchoBody.properties.displayName.maxLength', 80);
+    expect(doc).to.have.nested.property('components.schemas.ProbeEchoBody.properties.classId.format', 'uuid');
+  });
+});

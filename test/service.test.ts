@@ -1,0 +1,87 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { expect } from 'chai';
+import { openStore } from '../src/store/store.js';
+import { call } from './support/http.js';
+import { probeRoutes, slowRoute } from './support/probeRoutes.js';
+import { makeTempDir, removeDir } from './support/tempDir.js';
+import { startTestService } from './support/testService.js';
+
+describe('graceful stop (in process)', () => {
+  it('finishes an in-flight request, then refuses new connections and closes the store', async () => {
+    const svc = await startTestService({ routes: probeRoutes([slowRoute(400)]) });
+    try {
+      const inFlight = call(`${svc.url}/api/v1/_probe/slow`);
+      await new Promise((r) => setTimeout(r, 100));
+      const stopped = svc.stop();
+      const r = await inFlight;
+      expect(r.status).to.equal(200);
+      expect(r.json).to.deep.equal({ done: true });
+      await stopped;
+      const refused = await fetch(`${svc.url}/api/v1/health`).then(
+        () => false,
+        () => true,
+      );
+      expect(refused).to.equal(true);
+      expect(await svc.store.ping()).to.equal(false);
+    } finally {
+      await svc.dispose();
+    }
+  });
+});
+
+const startMain = (env: Record<string, string>): ChildProcess =>
+  spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+
+const collect = (stream: NodeJS.ReadableStream | null): (() => string) => {
+  let text = '';
+  stream?.on('data', (chunk: Buffer) => {
+    text += chunk.toString('utf8');
+  });
+  return () => text;
+};
+
+const waitFor = async (what: () => string | undefined, ms: number): Promise<string> => {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const found = what();
+    if (found !== undefined) return found;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('timed out waiting');
+};
+
+describe('the process (src/main.ts)', function () {
+  this.timeout(60_000);
+  let dir: string;
+  beforeEach(async () => {
+    dir = await makeTempDir('main');
+  });
+  afterEach(() => removeDir(dir));
+
+  it('starts with no configuration but a port and data dir, serves health, and exits 0 on SIGTERM', async () => {
+    const child = startMain({ PORT: '0', DATA_DIR: dir });
+    const stdout = collect(child.stdout);
+    const url = await waitFor(() => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout())?.[1], 30_000);
+    expect((await call(`${url}/api/v1/health`)).status).to.equal(200);
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    expect(code).to.equal(0);
+    expect(stdout()).to.contain('"msg":"stopped"');
+    // The leveldb lock was released: the same data dir opens again.
+    const store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
+    expect(await store.ping()).to.equal(true);
+    await store.close();
+  });
+
+  it('refuses a bad configuration with exit code 2 and a message naming the variable', async () => {
+    const child = startMain({ PORT: 'eighty', DATA_DIR: dir });
+    const stderr = collect(child.stderr);
+    const [code] = await once(child, 'exit');
+    expect(code).to.equal(2);
+    expect(stderr()).to.contain('PORT');
+  });
+});
