@@ -29,7 +29,13 @@ describe('JWT authenticator', () => {
   it('accepts a valid HS256 token and reads roles and primary role', async () => {
     const r = await auth.authenticate(sign(base));
     expect(r).to.deep.equal(
-      E.right({ userId: 'u-1', roles: ['CHAMADOR', 'RELATORIOS'], primaryRole: 'CHAMADOR', sessionId: 's-1', authMode: 'jwt' }),
+      E.right({
+        userId: 'u-1',
+        roles: ['CHAMADOR', 'RELATORIOS'],
+        primaryRole: 'CHAMADOR',
+        sessionId: 's-1',
+        authMode: 'jwt',
+      }),
     );
   });
 
@@ -43,19 +49,25 @@ describe('JWT authenticator', () => {
   const rejected: ReadonlyArray<[string, string]> = [
     ['alg none', unsigned(base)],
     ['HS512', sign(base, SECRET, 'HS512')],
-    ['an RS256 header over an HMAC signature', (() => {
-      const [, payload, sig] = sign(base).split('.');
-      return `${Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'JWT' })).toString('base64url')}.${payload}.${sig}`;
-    })()],
+    [
+      'an RS256 header over an HMAC signature',
+      (() => {
+        const [, payload, sig] = sign(base).split('.');
+        return `${Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'JWT' })).toString('base64url')}.${payload}.${sig}`;
+      })(),
+    ],
     ['a stripped signature', `${sign(base).split('.').slice(0, 2).join('.')}.`],
     ['a wrong key', sign(base, 'another-secret-of-at-least-32-bytes!')],
     ['an expired token', sign({ ...base, exp: nowSeconds - 1 })],
     ['a token without exp', sign(withoutExp)],
     ['a token issued in the future', sign({ ...base, iat: nowSeconds + 3600 })],
-    ['tampered claims', (() => {
-      const [h, , s] = sign(base).split('.');
-      return `${h}.${Buffer.from(JSON.stringify({ ...base, roles: ['ADMIN'] })).toString('base64url')}.${s}`;
-    })()],
+    [
+      'tampered claims',
+      (() => {
+        const [h, , s] = sign(base).split('.');
+        return `${h}.${Buffer.from(JSON.stringify({ ...base, roles: ['ADMIN'] })).toString('base64url')}.${s}`;
+      })(),
+    ],
     ['a primary role the token does not hold', sign({ ...base, primaryRole: 'ADMIN' })],
     ['a token without sessionId', sign({ ...base, sessionId: undefined })],
     ['garbage', 'not.a.jwt'],
@@ -71,7 +83,8 @@ describe('JWT authenticator', () => {
     const checked = jwtAuthenticator({
       key: jwtKey(SECRET),
       clock: () => NOW,
-      checkPrincipal: async () => E.left({ _tag: 'ApiError', code: 'UNAUTHORIZED', status: 401, message: 'revoked' }),
+      checkPrincipal: async () =>
+        E.left({ _tag: 'ApiError', code: 'UNAUTHORIZED', status: 401, message: 'revoked' }),
     });
     const r = await checked.authenticate(sign(base));
     expect(E.isLeft(r) && r.left.message).to.equal('revoked');
@@ -85,7 +98,10 @@ describe('development authenticator', () => {
     const admin = await auth.authenticate('admin-token-0123456789');
     const caller = await auth.authenticate('caller-token-0123456789');
     expect(E.isRight(admin) && admin.right).to.deep.include({ userId: 'dev-admin', primaryRole: 'ADMIN' });
-    expect(E.isRight(caller) && caller.right).to.deep.include({ userId: 'dev-caller', primaryRole: 'CHAMADOR' });
+    expect(E.isRight(caller) && caller.right).to.deep.include({
+      userId: 'dev-caller',
+      primaryRole: 'CHAMADOR',
+    });
   });
 
   it('rejects a token that is not configured, and a prefix of a real one', async () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { routes } from '../../src/http/registry.js';
 import { buildOpenApiDocument } from '../../src/http/openapi/openApiDocument.js';
+import { routes } from '../../src/http/registry.js';
 import { call } from '../support/http.js';
 import { probeRoutes } from '../support/probeRoutes.js';
 import { authHeaders, DEV_TOKENS, startTestService, type TestService } from '../support/testService.js';
@@ -11,7 +11,9 @@ const operationsOf = (doc: Record<string, unknown>): string[] => {
   const paths = doc.paths;
   if (typeof paths !== 'object' || paths === null) throw new Error('no paths');
   return Object.entries(paths).flatMap(([path, item]) =>
-    METHODS.filter((m) => typeof item === 'object' && item !== null && m in item).map((m) => `${m.toUpperCase()} ${path}`),
+    METHODS.filter((m) => typeof item === 'object' && item !== null && m in item).map(
+      (m) => `${m.toUpperCase()} ${path}`,
+    ),
   );
 };
 
@@ -42,7 +44,10 @@ describe('OpenAPI document', () => {
     const doc = buildOpenApiDocument(routes);
     for (const op of operationsOf(doc)) {
       const [method = '', path = ''] = op.split(' ');
-      const r = await call(`${svc.url}${fill(path)}`, { method, headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN) });
+      const r = await call(`${svc.url}${fill(path)}`, {
+        method,
+        headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+      });
       const notRouted = r.status === 404 && r.text.includes('No such route');
       expect(notRouted, `${op} is documented but not routed`).to.equal(false);
     }
@@ -60,13 +65,18 @@ describe('OpenAPI document', () => {
     expect(doc).to.have.nested.property('components.parameters.DeviceId.in', 'header');
     expect(doc).to.have.nested.property('paths./api/v1/_probe/admin.get.responses.403');
     expect(doc).to.have.nested.property('paths./api/v1/_probe/echo/{itemId}.post.requestBody');
-    expect(doc).to.have.nested.property('paths./api/v1/_probe/echo/{itemId}.post.responses.201.headers.Location');
+    expect(doc).to.have.nested.property(
+      'paths./api/v1/_probe/echo/{itemId}.post.responses.201.headers.Location',
+    );
   });
 
   it('shows closed request bodies (additionalProperties false) with their bounds', () => {
     const doc = buildOpenApiDocument(probeRoutes());
     expect(doc).to.have.nested.property('components.schemas.ProbeEchoBody.additionalProperties', false);
-    expect(doc).to.have.nested.property('components.schemas.ProbeEchoBody.properties.displayName.maxLength', 80);
+    expect(doc).to.have.nested.property(
+      'components.schemas.ProbeEchoBody.properties.displayName.maxLength',
+      80,
+    );
     expect(doc).to.have.nested.property('components.schemas.ProbeEchoBody.properties.classId.format', 'uuid');
   });
 });

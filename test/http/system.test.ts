@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { call, expectEnvelope } from '../support/http.js';
 import { type CouchServer, startCouchServer } from '../support/couchServer.js';
+import { call, expectEnvelope } from '../support/http.js';
 import { startTestService, type TestService } from '../support/testService.js';
 
 describe('public system endpoints', () => {
