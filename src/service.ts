@@ -11,9 +11,12 @@ import { resolveJwtSecret } from './config/jwtSecret.js';
 import { makeApp } from './http/app.js';
 import { type Authenticator, devAuthenticator, jwtAuthenticator, jwtKey } from './http/authenticate.js';
 import type { AppDeps } from './http/deps.js';
+import { DEFAULT_IDEMPOTENCY_SETTINGS, type IdempotencySettings } from './http/idempotency.js';
 import { routes as defaultRoutes } from './http/registry.js';
 import type { Route } from './http/route.js';
+import { idempotencyPurge$ } from './jobs/idempotencyPurge.js';
 import { createLogger } from './log/logger.js';
+import { idempotencyLedger } from './store/idempotencyLedger.js';
 import { openStore, type Store, type StoreLocation } from './store/store.js';
 
 export interface RunningService {
@@ -29,6 +32,7 @@ export interface ServiceOptions {
   readonly logger?: Logger;
   readonly clock?: () => Date;
   readonly routes?: ReadonlyArray<Route>;
+  readonly idempotency?: Partial<IdempotencySettings>;
 }
 
 export const storeLocation = (config: Config): StoreLocation =>
@@ -49,7 +53,23 @@ export const startService = async (
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? (() => new Date());
   const store = await openStore(storeLocation(config));
-  const deps: AppDeps = { config, store, authenticator: makeAuthenticator(config, clock), logger, clock };
+  const deps: AppDeps = {
+    config,
+    store,
+    authenticator: makeAuthenticator(config, clock),
+    logger,
+    clock,
+    idempotency: {
+      ledger: idempotencyLedger(store.db.private),
+      settings: { ...DEFAULT_IDEMPOTENCY_SETTINGS, ...options.idempotency },
+    },
+  };
+  const purges = idempotencyPurge$((now) => deps.idempotency.ledger.purgeExpired(now), clock).subscribe(
+    (run) => {
+      if (run.ok) logger.info({ purged: run.purged }, 'idempotency ledger purged');
+      else logger.warn({ errorName: run.error }, 'idempotency ledger purge failed');
+    },
+  );
   const app = makeApp(deps, options.routes ?? defaultRoutes);
   const server = createServer(app);
   // Slow or idle clients must not hold sockets for ever (tablets on bad Wi-Fi open many).
@@ -65,6 +85,7 @@ export const startService = async (
       });
     });
   } catch (e) {
+    purges.unsubscribe();
     await store.close();
     throw e;
   }
@@ -85,6 +106,7 @@ export const startService = async (
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         await closed;
         clearTimeout(timer);
+        purges.unsubscribe();
         await store.close();
       })();
       return stopping;

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
+import type { IdempotencyLedger } from '../store/idempotencyLedger.js';
 import type { Store } from '../store/store.js';
 import type { Authenticator } from './authenticate.js';
+import type { IdempotencySettings } from './idempotency.js';
 
 /** Everything a handler may use; `makeApp` receives it whole, so tests can swap any part. */
 export interface AppDeps {
@@ -11,4 +13,5 @@ export interface AppDeps {
   readonly logger: Logger;
   /** The only source of "now" for handlers, so tests control time. */
   readonly clock: () => Date;
+  readonly idempotency: { readonly ledger: IdempotencyLedger; readonly settings: IdempotencySettings };
 }

@@ -59,6 +59,11 @@ export interface RouteSpec<PC extends t.Mixed, QC extends t.Mixed, BC extends t.
   readonly response: ResponseSpec<RC>;
   /** Error codes this route can answer beyond the ones every route of its auth class shares. */
   readonly errors?: ReadonlyArray<ErrorCode>;
+  /**
+   * Mutations need an Idempotency-Key unless exempt. Only public routes may be exempt (they have no
+   * principal to key the ledger by); the reason is shown in the OpenAPI document.
+   */
+  readonly idempotency?: { readonly exempt: string };
   readonly handler: (
     ctx: HandlerContext<t.TypeOf<PC>, t.TypeOf<QC>, t.TypeOf<BC>>,
   ) => Promise<E.Either<ApiError, Reply<t.TypeOf<RC>>>>;
@@ -79,6 +84,9 @@ export interface EncodedReply {
 
 export type BaseContext = Omit<HandlerContext<unknown, unknown, unknown>, 'params' | 'query' | 'body'>;
 
+/** A decoded request, ready to run; the decoded values stay typed inside the closure. */
+export type PreparedCall = (ctx: BaseContext) => Promise<E.Either<ApiError, EncodedReply>>;
+
 /** The type-erased form kept in the registry; `run` closes over the route's own types. */
 export interface Route {
   readonly operationId: string;
@@ -93,8 +101,15 @@ export interface Route {
   readonly body: t.Mixed | undefined;
   readonly response: ResponseSpec<t.Mixed>;
   readonly errors: ReadonlyArray<ErrorCode>;
-  run(raw: RawRequest, ctx: BaseContext): Promise<E.Either<ApiError, EncodedReply>>;
+  /** Set when a mutating route is exempt from the Idempotency-Key requirement, with the reason. */
+  readonly idempotencyExempt: string | undefined;
+  /** Decodes params, query and body, reporting every issue at once. */
+  prepare(raw: RawRequest): E.Either<ApiError, PreparedCall>;
 }
+
+/** True when the route needs an Idempotency-Key: every mutation that is not declared exempt. */
+export const needsIdempotencyKey = (route: Route): boolean =>
+  MUTATING_METHODS.has(route.method) && route.idempotencyExempt === undefined;
 
 // Absent params or query still decode, so stray query parameters are reported like stray body fields.
 const EmptyObject = anonymousObject({});
@@ -109,6 +124,14 @@ export const defineRoute = <
 ): Route => {
   const paramsCodec: t.Mixed = spec.params ?? EmptyObject;
   const queryCodec: t.Mixed = spec.query ?? EmptyObject;
+  if (spec.idempotency !== undefined && spec.auth !== 'none') {
+    throw new Error(`${spec.operationId}: only public routes may be exempt from Idempotency-Key`);
+  }
+  if (MUTATING_METHODS.has(spec.method) && spec.auth === 'none' && spec.idempotency === undefined) {
+    throw new Error(
+      `${spec.operationId}: a public mutation has no principal to key idempotency by; declare it exempt`,
+    );
+  }
   return {
     operationId: spec.operationId,
     method: spec.method,
@@ -122,7 +145,8 @@ export const defineRoute = <
     body: spec.body,
     response: spec.response,
     errors: spec.errors ?? [],
-    async run(raw, ctx) {
+    idempotencyExempt: spec.idempotency?.exempt,
+    prepare(raw) {
       const issues: ValidationIssue[] = [];
       const params = paramsCodec.decode(raw.params ?? {});
       if (E.isLeft(params)) issues.push(...toIssues('params', params.left));
@@ -133,18 +157,18 @@ export const defineRoute = <
       if (E.isLeft(params) || E.isLeft(query) || E.isLeft(body) || issues.length > 0) {
         return E.left(apiError('VALIDATION_FAILED', undefined, { issues }));
       }
-      const result = await spec.handler({
-        ...ctx,
-        params: params.right,
-        query: query.right,
-        body: body.right,
+      const decoded = { params: params.right, query: query.right, body: body.right };
+      return E.right(async (ctx) => {
+        const result = await spec.handler({ ...ctx, ...decoded });
+        return E.map(
+          (reply: Reply<t.TypeOf<RC>>): EncodedReply => ({
+            status: reply.status ?? spec.response.status,
+            headers: reply.headers ?? {},
+            body: spec.response.codec.encode(reply.body),
+            mediaType: spec.response.mediaType ?? 'application/json',
+          }),
+        )(result);
       });
-      return E.map((reply: Reply<t.TypeOf<RC>>) => ({
-        status: reply.status ?? spec.response.status,
-        headers: reply.headers ?? {},
-        body: spec.response.codec.encode(reply.body),
-        mediaType: spec.response.mediaType ?? 'application/json',
-      }))(result);
     },
   };
 };

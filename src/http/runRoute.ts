@@ -1,9 +1,8 @@
 /**
  * The one path every request to a registered route takes:
- * authenticate → device id → authorise → decode → handle → encode. Every failure is a value turned
- * into the envelope by `sendError`; handlers never write responses themselves.
+ * authenticate → device id → authorise → Idempotency-Key → decode → (claim) → handle → encode → (record).
+ * Every failure is a value turned into the envelope; handlers never write responses themselves.
  */
-
 import type { NextFunction, Request, Response } from 'express';
 import * as E from 'fp-ts/lib/Either.js';
 import { isUuid } from '../domain/codec.js';
@@ -11,9 +10,11 @@ import { type ApiError, apiError } from '../domain/errors.js';
 import type { Principal } from '../domain/principal.js';
 import { authorize } from '../rules/authorization.js';
 import type { AppDeps } from './deps.js';
+import { executeIdempotently, idempotencyKeyOf, REPLAY_HEADER, requestFingerprint } from './idempotency.js';
 import { sendError } from './middleware/errorHandler.js';
-import { requestState } from './requestContext.js';
-import type { Route } from './route.js';
+import { type RenderedResponse, renderError, renderReply, sendRendered } from './render.js';
+import { CORRELATION_HEADER, requestState } from './requestContext.js';
+import { needsIdempotencyKey, type Route } from './route.js';
 
 const BEARER_RE = /^Bearer ([\x21-\x7e]{1,8192})$/;
 
@@ -42,11 +43,16 @@ const deviceIdOf = (req: Request): E.Either<ApiError, string> => {
   return E.right(value.toLowerCase());
 };
 
+interface Caller {
+  readonly principal: Principal | null;
+  readonly deviceId: string | null;
+}
+
 const authenticateRequest = async (
   route: Route,
   req: Request,
   deps: AppDeps,
-): Promise<E.Either<ApiError, { principal: Principal | null; deviceId: string | null }>> => {
+): Promise<E.Either<ApiError, Caller>> => {
   if (route.auth === 'none') return E.right({ principal: null, deviceId: null });
   const token = bearerToken(req);
   if (token === undefined) return E.left(apiError('UNAUTHORIZED', 'A bearer access token is required.'));
@@ -69,24 +75,61 @@ export const routeHandler =
     const state = requestState(req);
     state.route = `${route.method.toUpperCase()} ${route.path}`;
     try {
-      const auth = await authenticateRequest(route, req, deps);
-      if (E.isLeft(auth)) {
-        sendError(req, res, auth.left);
-        return;
+      const caller = await authenticateRequest(route, req, deps);
+      if (E.isLeft(caller)) return sendError(req, res, caller.left);
+      const idempotent = needsIdempotencyKey(route);
+      const key = idempotent ? idempotencyKeyOf(req) : E.right('');
+      if (E.isLeft(key)) return sendError(req, res, key.left);
+      const prepared = route.prepare({ params: req.params, query: req.query, body: req.body });
+      if (E.isLeft(prepared)) return sendError(req, res, prepared.left);
+
+      const run = async (): Promise<RenderedResponse> => {
+        const reply = await prepared.right({
+          ...caller.right,
+          correlationId: state.correlationId,
+          deps,
+          routes,
+        });
+        return E.isLeft(reply) ? renderError(reply.left, state.correlationId) : renderReply(reply.right);
+      };
+
+      if (!idempotent || caller.right.principal === null) return sendRendered(res, await run());
+
+      const fingerprint = requestFingerprint({
+        method: route.method,
+        route: route.path,
+        params: req.params,
+        query: req.query,
+        body: req.body,
+      });
+      if (E.isLeft(fingerprint)) return sendError(req, res, fingerprint.left);
+      const outcome = await executeIdempotently({
+        ledger: deps.idempotency.ledger,
+        settings: deps.idempotency.settings,
+        clock: deps.clock,
+        key: key.right,
+        principalId: caller.right.principal.userId,
+        fingerprint: fingerprint.right,
+        correlationId: state.correlationId,
+        run,
+        onStoreFailure: (what) =>
+          deps.logger.warn({ correlationId: state.correlationId, what }, 'idempotency ledger write failed'),
+      });
+      switch (outcome.kind) {
+        case 'rejected':
+          return sendError(req, res, outcome.error);
+        case 'fresh':
+          return sendRendered(res, outcome.response);
+        case 'replay':
+          deps.logger.info(
+            { correlationId: state.correlationId, replayOf: outcome.correlationId },
+            'idempotent replay',
+          );
+          // A replay is the original response: its status, headers, body and correlation id.
+          res.setHeader(CORRELATION_HEADER, outcome.correlationId);
+          res.setHeader(REPLAY_HEADER, 'true');
+          return sendRendered(res, outcome.response);
       }
-      const reply = await route.run(
-        { params: req.params, query: req.query, body: req.body },
-        { ...auth.right, correlationId: state.correlationId, deps, routes },
-      );
-      if (E.isLeft(reply)) {
-        sendError(req, res, reply.left);
-        return;
-      }
-      const { status, headers, body, mediaType } = reply.right;
-      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-      res.status(status);
-      if (mediaType === 'text/plain') res.type('text/plain; charset=utf-8').send(String(body));
-      else res.json(body);
     } catch (e) {
       next(e);
     }

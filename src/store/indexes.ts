@@ -18,7 +18,11 @@ export const indexSpecs: Readonly<Record<DatabaseName, ReadonlyArray<IndexSpec>>
     { name: 'by-docType', fields: ['docType'] },
     { name: 'by-subject-and-time', fields: ['subjectId', 'clientTimestamp'] },
   ],
-  private: [{ name: 'by-docType', fields: ['docType'] }],
+  private: [
+    { name: 'by-docType', fields: ['docType'] },
+    // The idempotency purge asks for entries whose retention has ended.
+    { name: 'by-docType-expiresAt', fields: ['docType', 'expiresAt'] },
+  ],
   audit: [{ name: 'by-created_at', fields: ['created_at'] }],
 };
 

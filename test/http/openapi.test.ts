@@ -1,8 +1,12 @@
+import { spawnSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { buildOpenApiDocument } from '../../src/http/openapi/openApiDocument.js';
 import { routes } from '../../src/http/registry.js';
 import { call } from '../support/http.js';
-import { probeRoutes } from '../support/probeRoutes.js';
+import { countingRoutes, probeRoutes } from '../support/probeRoutes.js';
+import { makeTempDir, removeDir } from '../support/tempDir.js';
 import { authHeaders, DEV_TOKENS, startTestService, type TestService } from '../support/testService.js';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
@@ -78,5 +82,55 @@ describe('OpenAPI document', () => {
       80,
     );
     expect(doc).to.have.nested.property('components.schemas.ProbeEchoBody.properties.classId.format', 'uuid');
+  });
+});
+
+describe('OpenAPI document: idempotency', () => {
+  it('requires Idempotency-Key on mutations and documents the 409 and the replay header', () => {
+    const doc = buildOpenApiDocument(probeRoutes());
+    const op = 'paths./api/v1/_probe/echo/{itemId}.post';
+    expect(doc)
+      .to.have.nested.property(`${op}.parameters`)
+      .that.deep.includes({ $ref: '#/components/parameters/IdempotencyKey' });
+    expect(doc).to.have.nested.property('components.parameters.IdempotencyKey.required', true);
+    expect(doc)
+      .to.have.nested.property(`${op}.responses.409.description`)
+      .that.contains('IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD');
+    expect(doc).to.have.nested.property(`${op}.responses.201.headers.Idempotent-Replayed`);
+  });
+
+  it('does not ask for a key on reads', () => {
+    const doc = buildOpenApiDocument(probeRoutes());
+    expect(JSON.stringify(doc.paths)).to.contain('IdempotencyKey');
+    expect(doc)
+      .to.have.nested.property('paths./api/v1/_probe/admin.get.parameters')
+      .that.does.not.deep.include({
+        $ref: '#/components/parameters/IdempotencyKey',
+      });
+  });
+});
+
+describe('OpenAPI document: lint of every shape the generator produces', function () {
+  this.timeout(60_000);
+  it('a document with every auth class, bodies, path and query parameters and mutations passes redocly recommended-strict', async () => {
+    const dir = await makeTempDir('openapi');
+    try {
+      const file = join(dir, 'openapi.json');
+      await writeFile(
+        file,
+        JSON.stringify(buildOpenApiDocument(probeRoutes(countingRoutes({ items: 0, flaky: 0, missing: 0 })))),
+      );
+      const lint = spawnSync(
+        join('node_modules', '.bin', 'redocly'),
+        ['lint', file, '--config', 'redocly.yaml', '--format=summary'],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+        },
+      );
+      expect(lint.status, `${lint.stdout}\n${lint.stderr}`).to.equal(0);
+    } finally {
+      await removeDir(dir);
+    }
   });
 });

@@ -8,6 +8,7 @@ import {
   authHeaders,
   DEV_TOKENS,
   DEVICE_ID,
+  mutationHeaders,
   startTestService,
   type TestService,
 } from '../support/testService.js';
@@ -133,7 +134,7 @@ describe('HTTP plumbing', () => {
     it('malformed JSON → 400 VALIDATION_FAILED naming the body', async () => {
       const r = await call(url(`/api/v1/_probe/echo/${DEVICE_ID}`), {
         method: 'POST',
-        headers: { ...authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN), 'Content-Type': 'application/json' },
+        headers: mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
         body: '{"displayName": ',
       });
       const e = expectEnvelope(r, 400, 'VALIDATION_FAILED');
@@ -143,7 +144,7 @@ describe('HTTP plumbing', () => {
     it('invalid fields → 400 with details naming part and path', async () => {
       const r = await call(url('/api/v1/_probe/echo/not-a-uuid?verbose=maybe&extra=1'), {
         method: 'POST',
-        headers: { ...authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN), 'Content-Type': 'application/json' },
+        headers: mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
         body: JSON.stringify({ displayName: '', status: 'DELETED' }),
       });
       const e = expectEnvelope(r, 400, 'VALIDATION_FAILED');
@@ -160,7 +161,7 @@ describe('HTTP plumbing', () => {
     it('a body over 1 MiB → 413 PAYLOAD_TOO_LARGE', async () => {
       const r = await call(url(`/api/v1/_probe/echo/${DEVICE_ID}`), {
         method: 'POST',
-        headers: { ...authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN), 'Content-Type': 'application/json' },
+        headers: mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
         body: JSON.stringify({ displayName: 'x'.repeat(1024 * 1024) }),
       });
       expectEnvelope(r, 413, 'PAYLOAD_TOO_LARGE');
@@ -170,7 +171,7 @@ describe('HTTP plumbing', () => {
       const r = await call(url(`/api/v1/_probe/echo/${DEVICE_ID}`), {
         method: 'POST',
         headers: {
-          ...authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+          ...mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
           'Content-Type': 'application/json; charset=klingon',
         },
         body: '{}',
@@ -191,7 +192,7 @@ describe('HTTP plumbing', () => {
     it('a valid body passes through and the handler sets status and headers', async () => {
       const r = await call(url(`/api/v1/_probe/echo/${DEVICE_ID}`), {
         method: 'POST',
-        headers: { ...authHeaders(DEV_TOKENS.DEV_CADASTRO_TOKEN), 'Content-Type': 'application/json' },
+        headers: mutationHeaders(DEV_TOKENS.DEV_CADASTRO_TOKEN),
         body: JSON.stringify({ displayName: 'Ana' }),
       });
       expect(r.status).to.equal(201);
@@ -288,7 +289,7 @@ describe('HTTP plumbing', () => {
     it('carry the correlation id and the route template, never the query string or body', async () => {
       const r = await call(url(`/api/v1/_probe/echo/${DEVICE_ID}?verbose=yes`), {
         method: 'POST',
-        headers: { ...authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN), 'Content-Type': 'application/json' },
+        headers: mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
         body: JSON.stringify({ displayName: 'Joãozinho Personal' }),
       });
       const id = r.headers.get('x-correlation-id');

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 /**
  * Routes that exist only in tests, to exercise the shared plumbing (auth classes, validation, error
  * handling, graceful stop) before the real endpoints that use it exist. They are appended to the real
@@ -6,6 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { boundedString, object, Uuid } from '../../src/domain/codec.js';
+import { apiError } from '../../src/domain/errors.js';
 import { routes } from '../../src/http/registry.js';
 import { defineRoute, type Route } from '../../src/http/route.js';
 import { AUTH_CLASSES } from '../../src/rules/authorization.js';
@@ -83,4 +85,68 @@ export const probeRoutes = (extra: ReadonlyArray<Route> = []): ReadonlyArray<Rou
   echoRoute,
   boomRoute,
   ...extra,
+];
+
+/** Mutating probe routes that count their side effects, for the idempotency tests. */
+export interface SideEffects {
+  items: number;
+  flaky: number;
+  missing: number;
+}
+
+const ItemBody = object('ProbeItemBody', { name: t.string });
+const Item = object('ProbeItem', { itemId: t.string, name: t.string, n: t.number });
+
+export const countingRoutes = (effects: SideEffects, delayMs = 0): ReadonlyArray<Route> => [
+  defineRoute({
+    operationId: 'probe_createItem',
+    method: 'post',
+    path: '/api/v1/_probe/items',
+    auth: 'chamador',
+    summary: 'creates an item (counts)',
+    tags: ['probe'],
+    body: ItemBody,
+    response: { status: 201, description: 'created', codec: Item, headers: { Location: 'the item' } },
+    handler: async ({ body }) => {
+      effects.items += 1;
+      const n = effects.items;
+      if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+      const itemId = randomUUID();
+      return E.right({
+        status: 201,
+        headers: { Location: `/api/v1/_probe/items/${itemId}` },
+        body: { itemId, name: body.name, n },
+      });
+    },
+  }),
+  defineRoute({
+    operationId: 'probe_flaky',
+    method: 'post',
+    path: '/api/v1/_probe/flaky',
+    auth: 'bearer',
+    summary: 'fails the first time (counts)',
+    tags: ['probe'],
+    body: ItemBody,
+    response: { status: 200, description: 'ok', codec: object('ProbeFlaky', { attempt: t.number }) },
+    handler: async () => {
+      effects.flaky += 1;
+      if (effects.flaky === 1) throw new Error('store fell over');
+      return E.right({ body: { attempt: effects.flaky } });
+    },
+  }),
+  defineRoute({
+    operationId: 'probe_missing',
+    method: 'patch',
+    path: '/api/v1/_probe/missing/{itemId}',
+    auth: 'bearer',
+    summary: 'answers 404 (counts)',
+    tags: ['probe'],
+    params: object('ProbeMissingParams', { itemId: t.string }),
+    body: ItemBody,
+    response: { status: 200, description: 'never', codec: t.null },
+    handler: async () => {
+      effects.missing += 1;
+      return E.left(apiError('NOT_FOUND', 'No such item.'));
+    },
+  }),
 ];

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 /** Starts the real service on a loopback port with a temp data dir, for black-box HTTP tests. */
 import { Writable } from 'node:stream';
 import * as E from 'fp-ts/lib/Either.js';
 import type { Config } from '../../src/config/config.js';
 import { decodeConfig } from '../../src/config/config.js';
+import type { IdempotencySettings } from '../../src/http/idempotency.js';
 import type { Route } from '../../src/http/route.js';
 import { createLogger } from '../../src/log/logger.js';
 import { type RunningService, startService } from '../../src/service.js';
@@ -34,6 +36,7 @@ export interface TestServiceOptions {
   readonly env?: Record<string, string>;
   readonly routes?: ReadonlyArray<Route>;
   readonly clock?: () => Date;
+  readonly idempotency?: Partial<IdempotencySettings>;
 }
 
 export const startTestService = async (options: TestServiceOptions = {}): Promise<TestService> => {
@@ -50,6 +53,7 @@ export const startTestService = async (options: TestServiceOptions = {}): Promis
     logger: createLogger('info', sink),
     ...(options.routes === undefined ? {} : { routes: options.routes }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.idempotency === undefined ? {} : { idempotency: options.idempotency }),
   });
   const rawLog = () => chunks.join('');
   return {
@@ -70,4 +74,11 @@ export const startTestService = async (options: TestServiceOptions = {}): Promis
 export const authHeaders = (token: string): Record<string, string> => ({
   Authorization: `Bearer ${token}`,
   'X-Device-Id': DEVICE_ID,
+});
+
+/** Headers of a mutation: authentication, device id and a fresh Idempotency-Key. */
+export const mutationHeaders = (token: string, key: string = randomUUID()): Record<string, string> => ({
+  ...authHeaders(token),
+  'Content-Type': 'application/json',
+  'Idempotency-Key': key,
 });

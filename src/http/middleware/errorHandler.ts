@@ -1,20 +1,12 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { type ApiError, ApiErrorException, apiError, isApiError } from '../../domain/errors.js';
+import { renderError, sendRendered } from '../render.js';
 import { requestState } from '../requestContext.js';
 
 /** The only place that writes an error envelope. */
 export const sendError = (req: Request, res: Response, error: ApiError): void => {
-  const { correlationId } = requestState(req);
-  for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
-  res.status(error.status).json({
-    error: {
-      code: error.code,
-      message: error.message,
-      correlationId,
-      ...(error.details === undefined ? {} : { details: error.details }),
-    },
-  });
+  sendRendered(res, renderError(error, requestState(req).correlationId));
 };
 
 interface HttpishError {

@@ -7,7 +7,7 @@ import { ObjectType } from '../../domain/codec.js';
 import { type ErrorCode, ErrorEnvelope, errorCatalogue } from '../../domain/errors.js';
 import { type AuthClass, rolesAllowed } from '../../rules/authorization.js';
 import { CORRELATION_HEADER } from '../requestContext.js';
-import type { Route } from '../route.js';
+import { needsIdempotencyKey, type Route } from '../route.js';
 import { type JsonSchema, SchemaRegistry } from './jsonSchema.js';
 
 export const API_VERSION = '1.0.0';
@@ -25,6 +25,7 @@ export const sharedErrorCodes = (route: Route): ErrorCode[] => {
   if (route.auth !== 'none') codes.push('UNAUTHORIZED');
   if (route.auth !== 'none' && route.auth !== 'bearer') codes.push('FORBIDDEN_ROLE');
   if (route.body !== undefined) codes.push('PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
+  if (needsIdempotencyKey(route)) codes.push('IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD', 'CONFLICT');
   return codes;
 };
 
@@ -45,6 +46,7 @@ const parametersOf = (route: Route, reg: SchemaRegistry): JsonSchema[] => {
   fromCodec('path', route.params);
   fromCodec('query', route.query);
   if (route.auth !== 'none') out.push({ $ref: '#/components/parameters/DeviceId' });
+  if (needsIdempotencyKey(route)) out.push({ $ref: '#/components/parameters/IdempotencyKey' });
   return out;
 };
 
@@ -76,11 +78,19 @@ const operationOf = (route: Route, reg: SchemaRegistry): JsonSchema => {
   for (const [name, description] of Object.entries(route.response.headers ?? {})) {
     successHeaders[name] = { description, schema: { type: 'string' } };
   }
+  if (needsIdempotencyKey(route))
+    successHeaders['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
   const parameters = parametersOf(route, reg);
   return {
     operationId: route.operationId,
     summary: route.summary,
-    description: [route.description, authDescription(route.auth)].filter((s) => s !== undefined).join('\n\n'),
+    description: [
+      route.description,
+      authDescription(route.auth),
+      route.idempotencyExempt === undefined ? undefined : `No Idempotency-Key: ${route.idempotencyExempt}`,
+    ]
+      .filter((s) => s !== undefined)
+      .join('\n\n'),
     tags: [...route.tags],
     'x-auth-class': route.auth,
     security: route.auth === 'none' ? [] : [{ bearerAuth: [] }],
@@ -154,6 +164,23 @@ export const buildOpenApiDocument = (routes: ReadonlyArray<Route>): JsonSchema =
                 description: 'The calling device (UUID). Missing or malformed: 400 VALIDATION_FAILED.',
                 schema: { type: 'string', format: 'uuid' },
               },
+              ...(uses('#/components/parameters/IdempotencyKey')
+                ? {
+                    IdempotencyKey: {
+                      name: 'Idempotency-Key',
+                      in: 'header',
+                      required: true,
+                      description:
+                        'A UUID v4 chosen by the client for this mutation (`X-Idempotency-Key` is accepted too). ' +
+                        'A retry with the same key, principal and payload within 24 hours gets the original ' +
+                        'response (status, headers, body, correlation id) with `Idempotent-Replayed: true` and ' +
+                        'no second effect; the same key with another payload is 409 ' +
+                        '`IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD`. Requests refused before the handler ' +
+                        '(401, 403, 400) do not use the key up; 5xx responses are not kept.',
+                      schema: { type: 'string', format: 'uuid' },
+                    },
+                  }
+                : {}),
             },
           }
         : {}),
@@ -162,6 +189,15 @@ export const buildOpenApiDocument = (routes: ReadonlyArray<Route>): JsonSchema =
           description: 'The request correlation id (UUID), also in `error.correlationId`.',
           schema: { type: 'string', format: 'uuid' },
         },
+        ...(uses('#/components/headers/IdempotentReplayed')
+          ? {
+              IdempotentReplayed: {
+                description:
+                  '`true` when this is the stored response of an earlier request with the same key.',
+                schema: { type: 'string', enum: ['true'] },
+              },
+            }
+          : {}),
         ...(uses('#/components/headers/RetryAfter')
           ? { RetryAfter: { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } }
           : {}),

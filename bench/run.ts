@@ -1,0 +1,37 @@
+/**
+ * `npm run bench [-- --quick]`: every scenario beside a baseline measured in the same run, printed as
+ * one table and written to bench-results/latest.json. Figures are never asserted by tests.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { idempotencyOverhead } from './scenarios/idempotencyOverhead.js';
+import type { ScenarioResult } from './scenarios/types.js';
+
+const quick = process.argv.includes('--quick');
+const scenarios: ReadonlyArray<(quick: boolean) => Promise<ScenarioResult>> = [idempotencyOverhead];
+
+const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '—' : n.toFixed(digits));
+
+const results: ScenarioResult[] = [];
+for (const scenario of scenarios) results.push(await scenario(quick));
+
+const rows = results.map((r) => [
+  r.scenario,
+  `${fmt(r.median)} ${r.unit} (${fmt(r.spread.min)}–${fmt(r.spread.max)})`,
+  r.p99Ms === undefined ? '—' : `${fmt(r.p99Ms)} ms`,
+  r.baseline === undefined ? '—' : `${r.baseline.name}: ${fmt(r.baseline.median)} ${r.unit}`,
+  fmt(r.ratio, 2),
+  r.target ?? '—',
+]);
+const header = ['scenario', 'median (spread)', 'p99', 'baseline (same run)', 'ratio', 'target'];
+process.stdout.write(`\n| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|\n`);
+for (const row of rows) process.stdout.write(`| ${row.join(' | ')} |\n`);
+process.stdout.write(
+  `\n${results[0]?.runs ?? 0} measured runs each${quick ? ' (quick)' : ''}; node ${process.version}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB\n`,
+);
+
+await mkdir('bench-results', { recursive: true });
+await writeFile(
+  'bench-results/latest.json',
+  `${JSON.stringify({ at: new Date().toISOString(), quick, node: process.version, results }, null, 2)}\n`,
+);

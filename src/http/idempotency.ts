@@ -1,0 +1,174 @@
+/**
+ * Idempotent execution of a mutation: claim (key, principal) in the ledger, run once, store the
+ * rendered response, and answer retries with that response. Decisions come from the pure rule in
+ * `rules/idempotency.ts`; this module does the IO around them.
+ */
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import type { Request } from 'express';
+import * as E from 'fp-ts/lib/Either.js';
+import { isUuidV4 } from '../domain/codec.js';
+import { type ApiError, apiError } from '../domain/errors.js';
+import type { IdempotencyRecord } from '../domain/idempotencyRecord.js';
+import { decideClaim, shouldStore } from '../rules/idempotency.js';
+import type { Claim, ClaimRequest, IdempotencyLedger } from '../store/idempotencyLedger.js';
+import type { RenderedResponse } from './render.js';
+
+export const IDEMPOTENCY_HEADERS = ['idempotency-key', 'x-idempotency-key'] as const;
+export const REPLAY_HEADER = 'Idempotent-Replayed';
+
+export interface IdempotencySettings {
+  /** How long a finished response is kept for replay. */
+  readonly retentionMs: number;
+  /** How long a claim may stay pending before another request may take it over (owner died). */
+  readonly leaseMs: number;
+  /** How often a waiting request looks at the ledger again. */
+  readonly pollMs: number;
+}
+
+export const DEFAULT_IDEMPOTENCY_SETTINGS: IdempotencySettings = {
+  retentionMs: 24 * 60 * 60 * 1000,
+  leaseMs: 60_000,
+  pollMs: 25,
+};
+
+const keyIssue = (message: string): ApiError =>
+  apiError('VALIDATION_FAILED', `The Idempotency-Key header ${message}.`, {
+    issues: [{ path: 'headers.idempotency-key', message }],
+  });
+
+/** Reads `Idempotency-Key` (or `X-Idempotency-Key`); both present must agree. */
+export const idempotencyKeyOf = (req: Request): E.Either<ApiError, string> => {
+  const values = IDEMPOTENCY_HEADERS.map((h) => req.headers[h]).filter((v) => v !== undefined);
+  if (values.length === 0) return E.left(keyIssue('is required on every mutation'));
+  const [first, ...rest] = values;
+  if (typeof first !== 'string' || rest.some((v) => v !== first)) {
+    return E.left(keyIssue('must be given once (Idempotency-Key and X-Idempotency-Key must agree)'));
+  }
+  if (!isUuidV4(first)) return E.left(keyIssue('must be a UUID v4'));
+  return E.right(first.toLowerCase());
+};
+
+/**
+ * SHA-256 of the canonical JSON (RFC 8785) of what makes two requests "the same": method, route,
+ * path parameters, query and body. Header order, whitespace and key order do not matter.
+ */
+export const requestFingerprint = (parts: {
+  method: string;
+  route: string;
+  params: unknown;
+  query: unknown;
+  body: unknown;
+}): E.Either<ApiError, string> => {
+  let canonical: string | undefined;
+  try {
+    canonical = canonicalize({ ...parts, body: parts.body ?? null });
+  } catch {
+    // canonicalize refuses lone surrogates: the body is not valid Unicode text.
+    return E.left(
+      apiError('VALIDATION_FAILED', 'The request body holds invalid Unicode.', {
+        issues: [{ path: 'body', message: 'invalid Unicode (lone surrogate)' }],
+      }),
+    );
+  }
+  if (canonical === undefined) return E.left(apiError('VALIDATION_FAILED'));
+  return E.right(createHash('sha256').update(canonical, 'utf8').digest('hex'));
+};
+
+export type IdempotentOutcome =
+  | { readonly kind: 'fresh'; readonly response: RenderedResponse }
+  | { readonly kind: 'replay'; readonly response: RenderedResponse; readonly correlationId: string }
+  | { readonly kind: 'rejected'; readonly error: ApiError };
+
+const replayOf = (entry: Extract<IdempotencyRecord, { state: 'complete' }>): IdempotentOutcome => ({
+  kind: 'replay',
+  correlationId: entry.response.correlationId,
+  response: {
+    status: entry.response.status,
+    headers: entry.response.headers,
+    contentType: entry.response.contentType,
+    body: entry.response.body,
+  },
+});
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export interface ExecuteArgs {
+  readonly ledger: IdempotencyLedger;
+  readonly clock: () => Date;
+  readonly settings: IdempotencySettings;
+  readonly key: string;
+  readonly principalId: string;
+  readonly fingerprint: string;
+  readonly correlationId: string;
+  /** Runs the handler; called at most once per successful claim. */
+  readonly run: () => Promise<RenderedResponse>;
+  readonly onStoreFailure?: (what: string) => void;
+}
+
+export const executeIdempotently = async (args: ExecuteArgs): Promise<IdempotentOutcome> => {
+  const { ledger, settings } = args;
+  const now = () => args.clock().getTime();
+  const startedWaiting = Date.now();
+  const request = (): ClaimRequest => ({
+    key: args.key,
+    principalId: args.principalId,
+    fingerprint: args.fingerprint,
+    now: now(),
+    leaseMs: settings.leaseMs,
+    retentionMs: settings.retentionMs,
+  });
+  // The common case is a fresh key: try the create-only claim first and read only when it is taken.
+  const first = request();
+  const claimed = await ledger.claim(first);
+  if (claimed !== undefined) return { kind: 'fresh', response: await runClaimed(args, claimed, first) };
+  for (;;) {
+    const existing = await ledger.get(args.key, args.principalId);
+    const decision = decideClaim(existing, args.fingerprint, now());
+    if (decision === 'reject-different-payload') {
+      return { kind: 'rejected', error: apiError('IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD') };
+    }
+    if (decision === 'replay' && existing?.state === 'complete') return replayOf(existing);
+    if (decision === 'wait') {
+      // The winner normally finishes in milliseconds; past two leases something is wrong with the ledger.
+      if (Date.now() - startedWaiting > 2 * settings.leaseMs) {
+        return { kind: 'rejected', error: apiError('CONFLICT', 'A request with this Idempotency-Key is still running.') };
+      }
+      await sleep(settings.pollMs);
+      continue;
+    }
+    const retry = request();
+    const claim = await ledger.claim(retry, decision === 'reclaim' ? existing : undefined);
+    // Another request claimed it between our read and our write: read again and follow it.
+    if (claim === undefined) continue;
+    return { kind: 'fresh', response: await runClaimed(args, claim, retry) };
+  }
+};
+
+const runClaimed = async (
+  args: ExecuteArgs,
+  claim: Claim,
+  request: ClaimRequest,
+): Promise<RenderedResponse> => {
+  let response: RenderedResponse;
+  try {
+    response = await args.run();
+  } catch (e) {
+    await args.ledger.release(claim).catch(() => args.onStoreFailure?.('release'));
+    throw e;
+  }
+  if (!shouldStore(response.status)) {
+    await args.ledger.release(claim).catch(() => args.onStoreFailure?.('release'));
+    return response;
+  }
+  const stored = await args.ledger
+    .complete(
+      claim,
+      request,
+      { ...response, headers: { ...response.headers }, correlationId: args.correlationId },
+      args.clock().getTime(),
+    )
+    .catch(() => false);
+  if (!stored) args.onStoreFailure?.('complete');
+  return response;
+};

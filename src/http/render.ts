@@ -1,0 +1,51 @@
+/**
+ * A response as bytes-to-be: status, headers and the exact body text. Rendering before sending lets
+ * the idempotency ledger store a response and replay it byte for byte.
+ */
+import type { Response } from 'express';
+import type { ApiError } from '../domain/errors.js';
+import type { EncodedReply } from './route.js';
+
+export interface RenderedResponse {
+  readonly status: number;
+  /** Headers the handler (or the error) set, such as `Location` or `Retry-After`. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly contentType: string;
+  readonly body: string;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export const renderReply = (reply: EncodedReply): RenderedResponse =>
+  reply.mediaType === 'text/plain'
+    ? {
+        status: reply.status,
+        headers: reply.headers,
+        contentType: 'text/plain; charset=utf-8',
+        body: String(reply.body),
+      }
+    : {
+        status: reply.status,
+        headers: reply.headers,
+        contentType: JSON_TYPE,
+        body: JSON.stringify(reply.body),
+      };
+
+export const renderError = (error: ApiError, correlationId: string): RenderedResponse => ({
+  status: error.status,
+  headers: error.headers ?? {},
+  contentType: JSON_TYPE,
+  body: JSON.stringify({
+    error: {
+      code: error.code,
+      message: error.message,
+      correlationId,
+      ...(error.details === undefined ? {} : { details: error.details }),
+    },
+  }),
+});
+
+export const sendRendered = (res: Response, rendered: RenderedResponse): void => {
+  for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
+  res.status(rendered.status).type(rendered.contentType).send(rendered.body);
+};

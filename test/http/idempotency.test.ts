@@ -1,0 +1,208 @@
+/** Black-box tests of idempotent mutations through the real app, on counting probe routes. */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { needsIdempotencyKey } from '../../src/http/route.js';
+import { call, expectEnvelope, type HttpResult, issuePaths } from '../support/http.js';
+import { countingRoutes, probeRoutes, type SideEffects } from '../support/probeRoutes.js';
+import {
+  authHeaders,
+  DEV_TOKENS,
+  mutationHeaders,
+  startTestService,
+  type TestService,
+} from '../support/testService.js';
+
+const DAY = 86_400_000;
+
+const sameResponse = (a: HttpResult, b: HttpResult) => {
+  expect(b.status).to.equal(a.status);
+  expect(b.text).to.equal(a.text);
+  for (const h of ['location', 'content-type', 'x-correlation-id'])
+    expect(b.headers.get(h), h).to.equal(a.headers.get(h));
+};
+
+describe('idempotent mutations', () => {
+  let svc: TestService;
+  let effects: SideEffects;
+  let now: number;
+  const post = (path: string, body: unknown, headers: Record<string, string>) =>
+    call(`${svc.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+
+  beforeEach(async () => {
+    effects = { items: 0, flaky: 0, missing: 0 };
+    now = Date.parse('2026-11-25T12:00:00Z');
+    svc = await startTestService({
+      routes: probeRoutes(countingRoutes(effects, 20)),
+      clock: () => new Date(now),
+      idempotency: { leaseMs: 2_000, pollMs: 5 },
+    });
+  });
+  afterEach(() => svc.dispose());
+
+  it('a replay returns the original status, headers and body, byte for byte, with no second side effect', async () => {
+    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    const first = await post('/api/v1/_probe/items', { name: 'Ana' }, headers);
+    expect(first.status).to.equal(201);
+    expect(first.headers.get('location')).to.match(/^\/api\/v1\/_probe\/items\//);
+    const again = await post('/api/v1/_probe/items', { name: 'Ana' }, headers);
+    sameResponse(first, again);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect(first.headers.get('idempotent-replayed')).to.equal(null);
+    expect(effects.items).to.equal(1);
+  });
+
+  it('the same payload with keys in another order and spacing is the same request', async () => {
+    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    const first = await call(`${svc.url}/api/v1/_probe/items`, {
+      method: 'POST',
+      headers,
+      body: '{"name":"Ana"}',
+    });
+    const again = await call(`${svc.url}/api/v1/_probe/items`, {
+      method: 'POST',
+      headers,
+      body: '{ "name" : "Ana" }',
+    });
+    sameResponse(first, again);
+    expect(effects.items).to.equal(1);
+  });
+
+  it('the same key with a different payload → 409, no side effect', async () => {
+    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    await post('/api/v1/_probe/items', { name: 'Ana' }, headers);
+    const other = await post('/api/v1/_probe/items', { name: 'Bia' }, headers);
+    expectEnvelope(other, 409, 'IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD');
+    expect(effects.items).to.equal(1);
+  });
+
+  it('the same key used by two principals makes two independent requests', async () => {
+    const key = randomUUID();
+    const a = await post(
+      '/api/v1/_probe/items',
+      { name: 'Ana' },
+      mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, key),
+    );
+    const b = await post(
+      '/api/v1/_probe/items',
+      { name: 'Ana' },
+      mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN, key),
+    );
+    expect([a.status, b.status]).to.deep.equal([201, 201]);
+    expect(a.headers.get('location')).not.to.equal(b.headers.get('location'));
+    expect(effects.items).to.equal(2);
+  });
+
+  it('50 concurrent identical requests → exactly one side effect and 50 identical responses', async () => {
+    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => post('/api/v1/_probe/items', { name: 'Ana' }, headers)),
+    );
+    expect(effects.items).to.equal(1);
+    const [first, ...rest] = results;
+    if (first === undefined) throw new Error('no response');
+    expect(first.status).to.equal(201);
+    for (const r of rest) sameResponse(first, r);
+    process.stdout.write(
+      `      50 concurrent identical requests: ${effects.items} side effect, ${new Set(results.map((r) => r.text)).size} distinct body\n`,
+    );
+  });
+
+  it('accepts X-Idempotency-Key as the same header, and refuses two that disagree', async () => {
+    const key = randomUUID();
+    const { 'Idempotency-Key': _, ...base } = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    const first = await post('/api/v1/_probe/items', { name: 'Ana' }, { ...base, 'X-Idempotency-Key': key });
+    const again = await post('/api/v1/_probe/items', { name: 'Ana' }, { ...base, 'Idempotency-Key': key });
+    sameResponse(first, again);
+    const clash = await post(
+      '/api/v1/_probe/items',
+      { name: 'Ana' },
+      { ...base, 'Idempotency-Key': key, 'X-Idempotency-Key': randomUUID() },
+    );
+    expectEnvelope(clash, 400, 'VALIDATION_FAILED');
+    expect(effects.items).to.equal(1);
+  });
+
+  it('a request refused by validation does not use up its key', async () => {
+    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    expectEnvelope(await post('/api/v1/_probe/items', { name: 7 }, headers), 400, 'VALIDATION_FAILED');
+    expect((await post('/api/v1/_probe/items', { name: 'Ana' }, headers)).status).to.equal(201);
+    expect(effects.items).to.equal(1);
+  });
+
+  it('a 4xx decided by the handler is stored and replayed without running the handler again', async () => {
+    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    const path = '/api/v1/_probe/missing/abc';
+    const first = await call(`${svc.url}${path}`, { method: 'PATCH', headers, body: '{"name":"x"}' });
+    expectEnvelope(first, 404, 'NOT_FOUND');
+    const again = await call(`${svc.url}${path}`, { method: 'PATCH', headers, body: '{"name":"x"}' });
+    sameResponse(first, again);
+    expect(effects.missing).to.equal(1);
+  });
+
+  it('a 500 is not stored: the retry with the same key runs again', async () => {
+    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    expectEnvelope(await post('/api/v1/_probe/flaky', { name: 'x' }, headers), 500, 'INTERNAL_ERROR');
+    const retry = await post('/api/v1/_probe/flaky', { name: 'x' }, headers);
+    expect(retry.status).to.equal(200);
+    expect(retry.json).to.deep.equal({ attempt: 2 });
+  });
+
+  it('a claim whose owner died is released after its lease, and the retry proceeds', async () => {
+    const key = randomUUID();
+    // A request that claimed the key and never finished (its process died).
+    await svc.deps.idempotency.ledger.claim({
+      key,
+      principalId: 'dev-caller',
+      fingerprint: 'whatever',
+      now,
+      leaseMs: 2_000,
+      retentionMs: DAY,
+    });
+    now += 2_001;
+    const r = await post(
+      '/api/v1/_probe/items',
+      { name: 'Ana' },
+      mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, key),
+    );
+    expect(r.status).to.equal(201);
+    expect(effects.items).to.equal(1);
+  });
+
+  it('entries are purged after 24 hours; the same key is then a new request', async () => {
+    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    await post('/api/v1/_probe/items', { name: 'Ana' }, headers);
+    now += DAY - 1;
+    expect(await svc.deps.idempotency.ledger.purgeExpired(now)).to.equal(0);
+    await post('/api/v1/_probe/items', { name: 'Ana' }, headers);
+    expect(effects.items).to.equal(1);
+    now += 1;
+    expect(await svc.deps.idempotency.ledger.purgeExpired(now)).to.equal(1);
+    const later = await post('/api/v1/_probe/items', { name: 'Bia' }, headers);
+    expect(later.status).to.equal(201);
+    expect(effects.items).to.equal(2);
+  });
+
+  describe('every mutating route of the registry', () => {
+    it('refuses a missing or malformed Idempotency-Key with 400, before any side effect', async () => {
+      const mutating = probeRoutes(countingRoutes(effects)).filter(needsIdempotencyKey);
+      expect(mutating.length).to.be.greaterThan(0);
+      for (const route of mutating) {
+        const path = route.path.replace(/\{[^}]+\}/g, randomUUID());
+        const method = route.method.toUpperCase();
+        for (const key of [undefined, 'not-a-uuid', '6f1c2a8e-9d3b-1c5e-8f7a-1b2c3d4e5f60']) {
+          const headers: Record<string, string> = {
+            ...authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+            'Content-Type': 'application/json',
+          };
+          if (key !== undefined) headers['Idempotency-Key'] = key;
+          const r = await call(`${svc.url}${path}`, { method, headers, body: '{}' });
+          const e = expectEnvelope(r, 400, 'VALIDATION_FAILED');
+          expect(issuePaths(e), `${method} ${route.path} with key ${String(key)}`).to.deep.equal([
+            'headers.idempotency-key',
+          ]);
+        }
+      }
+      expect(effects).to.deep.equal({ items: 0, flaky: 0, missing: 0 });
+    });
+  });
+});
