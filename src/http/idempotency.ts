@@ -132,7 +132,10 @@ export const executeIdempotently = async (args: ExecuteArgs): Promise<Idempotent
     if (decision === 'wait') {
       // The winner normally finishes in milliseconds; past two leases something is wrong with the ledger.
       if (Date.now() - startedWaiting > 2 * settings.leaseMs) {
-        return { kind: 'rejected', error: apiError('CONFLICT', 'A request with this Idempotency-Key is still running.') };
+        return {
+          kind: 'rejected',
+          error: apiError('CONFLICT', 'A request with this Idempotency-Key is still running.'),
+        };
       }
       await sleep(settings.pollMs);
       continue;
