@@ -124,3 +124,28 @@ for (const [name, setUp] of backends) {
     });
   });
 }
+
+describe('idempotency ledger shared by two app instances on one CouchDB-protocol server', () => {
+  let server: CouchServer;
+  let a: Store;
+  let b: Store;
+  before(async () => {
+    server = await startCouchServer();
+    a = await openStore({ kind: 'couchdb', url: server.url, prefix: 'chamada_' });
+    b = await openStore({ kind: 'couchdb', url: server.url, prefix: 'chamada_' });
+  });
+  after(async () => {
+    await a.close();
+    await b.close();
+    await server.dispose();
+  });
+
+  it('lets exactly one claim win when both instances race on the same key', async () => {
+    for (let round = 0; round < 10; round += 1) {
+      const r = request({ key: `10000000-0000-4000-8000-0000000000${String(round).padStart(2, '0')}` });
+      const [ledgerA, ledgerB] = [idempotencyLedger(a.db.private), idempotencyLedger(b.db.private)];
+      const claims = await Promise.all([ledgerA.claim(r), ledgerB.claim(r), ledgerA.claim(r), ledgerB.claim(r)]);
+      expect(claims.filter((c) => c !== undefined), `round ${round}`).to.have.length(1);
+    }
+  });
+});
