@@ -1,18 +1,43 @@
 import * as t from 'io-ts';
+import { refine } from './codec.js';
 
 export const SYSTEM_ROLES = ['ADMIN', 'CHAMADOR', 'RELATORIOS', 'CADASTRO'] as const;
 export type SystemRole = (typeof SYSTEM_ROLES)[number];
 
-/** Role names are open: custom roles exist beside the four system roles. */
-export const RoleName = t.string;
-export type RoleName = string;
+/** The permission names the contract uses; custom roles are granted a subset of these. */
+export const PERMISSIONS = ['attendance', 'students.search', 'students.add', 'sessions.add', 'sessions.edit', 'reports'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+export const PermissionC = t.keyof(
+  Object.fromEntries(PERMISSIONS.map((p) => [p, null])) as Record<Permission, null>,
+);
+
+/** Permissions the system roles hold (ADMIN passes every route by its role anyway). */
+export const SYSTEM_ROLE_PERMISSIONS: Readonly<Record<SystemRole, ReadonlyArray<Permission>>> = {
+  ADMIN: PERMISSIONS,
+  CHAMADOR: ['attendance', 'students.search'],
+  RELATORIOS: ['reports', 'students.search'],
+  CADASTRO: ['students.search', 'students.add', 'sessions.add', 'sessions.edit'],
+};
+
+/** Role names: upper-case letters, digits and underscores, as the system roles are spelled. */
+export const RoleName = refine(t.string, (s) => /^[A-Z][A-Z0-9_]{1,39}$/.test(s), 'a role name (A-Z, 0-9, _; 2-40 characters)', {
+  pattern: '^[A-Z][A-Z0-9_]{1,39}$',
+});
+export type RoleName = t.TypeOf<typeof RoleName>;
+
+export const isSystemRole = (name: string): name is SystemRole => (SYSTEM_ROLES as ReadonlyArray<string>).includes(name);
 
 /** Who is calling, once authentication has succeeded. */
 export interface Principal {
   readonly userId: string;
-  readonly roles: ReadonlyArray<RoleName>;
-  readonly primaryRole: RoleName;
+  readonly roles: ReadonlyArray<string>;
+  readonly primaryRole: string;
+  /** What the principal's roles grant, resolved when the request is authenticated. */
+  readonly permissions: ReadonlyArray<Permission>;
   /** Absent for development tokens, which have no server-side session. */
   readonly sessionId?: string;
+  /** The session's CSRF token, checked against `X-CSRF-Token`. */
+  readonly csrfToken?: string;
   readonly authMode: 'dev' | 'jwt';
 }

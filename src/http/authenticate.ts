@@ -9,12 +9,17 @@ import jwt from 'jsonwebtoken';
 import type { DevTokens } from '../config/config.js';
 import { equalBytes, sha256 } from '../crypto/bytes.js';
 import { type ApiError, apiError } from '../domain/errors.js';
-import type { Principal } from '../domain/principal.js';
+import { isSystemRole, type Permission, type Principal, SYSTEM_ROLE_PERMISSIONS } from '../domain/principal.js';
 
 export interface Authenticator {
   readonly mode: 'dev' | 'jwt';
   authenticate(token: string): Promise<E.Either<ApiError, Principal>>;
 }
+
+/** What the system roles among `roles` grant; custom roles are resolved by the session check. */
+export const permissionsOf = (roles: ReadonlyArray<string>): Permission[] => [
+  ...new Set(roles.flatMap((r) => (isSystemRole(r) ? SYSTEM_ROLE_PERMISSIONS[r] : []))),
+];
 
 const invalidToken = (): ApiError =>
   apiError('UNAUTHORIZED', 'The access token is missing, invalid or expired.');
@@ -31,7 +36,7 @@ export const devAuthenticator = (tokens: DevTokens): Authenticator => {
       : [
           {
             digest: sha256(token),
-            principal: { userId, roles: [role], primaryRole: role, authMode: 'dev' as const },
+            principal: { userId, roles: [role], primaryRole: role, permissions: permissionsOf([role]), authMode: 'dev' as const },
           },
         ],
   );
@@ -65,7 +70,15 @@ export const principalFromClaims = (claims: AccessTokenClaims): Principal | unde
   const roles = 'roles' in claims ? claims.roles : [claims.role];
   const primaryRole = 'roles' in claims ? (claims.primaryRole ?? roles[0]) : claims.role;
   if (primaryRole === undefined || !roles.includes(primaryRole)) return undefined;
-  return { userId: claims.userId, roles, primaryRole, sessionId: claims.sessionId, authMode: 'jwt' };
+  return {
+    userId: claims.userId,
+    roles,
+    primaryRole,
+    permissions: permissionsOf(roles),
+    sessionId: claims.sessionId,
+    csrfToken: claims.csrfToken,
+    authMode: 'jwt',
+  };
 };
 
 export const jwtKey = (secret: string): KeyObject => createSecretKey(secret, 'utf8');

@@ -1,17 +1,16 @@
 /**
- * Route access rule. Each route names one auth class; a principal passes when any of its roles is
- * in the class's list. `none` needs no principal; `bearer` needs any authenticated one. ADMIN is in
- * every list because ADMIN has full access.
+ * Route access rule. Each route names one auth class and, optionally, a permission. A principal
+ * passes when any of its roles is in the class's list, or when the route names a permission that
+ * one of its (custom) roles grants. `none` needs no principal; `bearer` needs any authenticated one.
+ * ADMIN is in every list because ADMIN has full access.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import type { Principal, SystemRole } from '../domain/principal.js';
+import type { Permission, Principal, SystemRole } from '../domain/principal.js';
 
 export const AUTH_CLASSES = ['none', 'bearer', 'admin', 'cadastro', 'chamador', 'relatorios'] as const;
 export type AuthClass = (typeof AUTH_CLASSES)[number];
 
-export const rolesAllowed: Readonly<
-  Record<Exclude<AuthClass, 'none' | 'bearer'>, ReadonlyArray<SystemRole>>
-> = {
+export const rolesAllowed: Readonly<Record<Exclude<AuthClass, 'none' | 'bearer'>, ReadonlyArray<SystemRole>>> = {
   admin: ['ADMIN'],
   cadastro: ['ADMIN', 'CADASTRO'],
   chamador: ['ADMIN', 'CHAMADOR'],
@@ -23,10 +22,16 @@ export type AccessDenial = 'UNAUTHENTICATED' | 'FORBIDDEN_ROLE';
 export const authorize = (
   authClass: AuthClass,
   principal: Principal | null,
+  permission?: Permission,
 ): E.Either<AccessDenial, void> => {
   if (authClass === 'none') return E.right(undefined);
   if (principal === null) return E.left('UNAUTHENTICATED');
   if (authClass === 'bearer') return E.right(undefined);
   const allowed: ReadonlyArray<string> = rolesAllowed[authClass];
-  return principal.roles.some((r) => allowed.includes(r)) ? E.right(undefined) : E.left('FORBIDDEN_ROLE');
+  if (principal.roles.some((r) => allowed.includes(r))) return E.right(undefined);
+  // Admin-only routes are never opened by a permission: user and role management stay with ADMIN.
+  if (authClass !== 'admin' && permission !== undefined && principal.permissions.includes(permission)) {
+    return E.right(undefined);
+  }
+  return E.left('FORBIDDEN_ROLE');
 };
