@@ -5,7 +5,14 @@ export const SYSTEM_ROLES = ['ADMIN', 'CHAMADOR', 'RELATORIOS', 'CADASTRO'] as c
 export type SystemRole = (typeof SYSTEM_ROLES)[number];
 
 /** The permission names the contract uses; custom roles are granted a subset of these. */
-export const PERMISSIONS = ['attendance', 'students.search', 'students.add', 'sessions.add', 'sessions.edit', 'reports'] as const;
+export const PERMISSIONS = [
+  'attendance',
+  'students.search',
+  'students.add',
+  'sessions.add',
+  'sessions.edit',
+  'reports',
+] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 export const PermissionC = t.keyof(
@@ -21,12 +28,18 @@ export const SYSTEM_ROLE_PERMISSIONS: Readonly<Record<SystemRole, ReadonlyArray<
 };
 
 /** Role names: upper-case letters, digits and underscores, as the system roles are spelled. */
-export const RoleName = refine(t.string, (s) => /^[A-Z][A-Z0-9_]{1,39}$/.test(s), 'a role name (A-Z, 0-9, _; 2-40 characters)', {
-  pattern: '^[A-Z][A-Z0-9_]{1,39}$',
-});
+export const RoleName = refine(
+  t.string,
+  (s) => /^[A-Z][A-Z0-9_]{1,39}$/.test(s),
+  'a role name (A-Z, 0-9, _; 2-40 characters)',
+  {
+    pattern: '^[A-Z][A-Z0-9_]{1,39}$',
+  },
+);
 export type RoleName = t.TypeOf<typeof RoleName>;
 
-export const isSystemRole = (name: string): name is SystemRole => (SYSTEM_ROLES as ReadonlyArray<string>).includes(name);
+export const isSystemRole = (name: string): name is SystemRole =>
+  (SYSTEM_ROLES as ReadonlyArray<string>).includes(name);
 
 /** Who is calling, once authentication has succeeded. */
 export interface Principal {

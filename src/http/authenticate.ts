@@ -9,7 +9,12 @@ import jwt from 'jsonwebtoken';
 import type { DevTokens } from '../config/config.js';
 import { equalBytes, sha256 } from '../crypto/bytes.js';
 import { type ApiError, apiError } from '../domain/errors.js';
-import { isSystemRole, type Permission, type Principal, SYSTEM_ROLE_PERMISSIONS } from '../domain/principal.js';
+import {
+  isSystemRole,
+  type Permission,
+  type Principal,
+  SYSTEM_ROLE_PERMISSIONS,
+} from '../domain/principal.js';
 
 export interface Authenticator {
   readonly mode: 'dev' | 'jwt';
@@ -36,7 +41,13 @@ export const devAuthenticator = (tokens: DevTokens): Authenticator => {
       : [
           {
             digest: sha256(token),
-            principal: { userId, roles: [role], primaryRole: role, permissions: permissionsOf([role]), authMode: 'dev' as const },
+            principal: {
+              userId,
+              roles: [role],
+              primaryRole: role,
+              permissions: permissionsOf([role]),
+              authMode: 'dev' as const,
+            },
           },
         ],
   );

@@ -10,7 +10,9 @@ import type { Permission, Principal, SystemRole } from '../domain/principal.js';
 export const AUTH_CLASSES = ['none', 'bearer', 'admin', 'cadastro', 'chamador', 'relatorios'] as const;
 export type AuthClass = (typeof AUTH_CLASSES)[number];
 
-export const rolesAllowed: Readonly<Record<Exclude<AuthClass, 'none' | 'bearer'>, ReadonlyArray<SystemRole>>> = {
+export const rolesAllowed: Readonly<
+  Record<Exclude<AuthClass, 'none' | 'bearer'>, ReadonlyArray<SystemRole>>
+> = {
   admin: ['ADMIN'],
   cadastro: ['ADMIN', 'CADASTRO'],
   chamador: ['ADMIN', 'CHAMADOR'],

@@ -33,7 +33,9 @@ describe('JWT authenticator', () => {
         userId: 'u-1',
         roles: ['CHAMADOR', 'RELATORIOS'],
         primaryRole: 'CHAMADOR',
+        permissions: ['attendance', 'students.search', 'reports'],
         sessionId: 's-1',
+        csrfToken: 'c-1',
         authMode: 'jwt',
       }),
     );

@@ -144,8 +144,16 @@ describe('idempotency ledger shared by two app instances on one CouchDB-protocol
     for (let round = 0; round < 10; round += 1) {
       const r = request({ key: `10000000-0000-4000-8000-0000000000${String(round).padStart(2, '0')}` });
       const [ledgerA, ledgerB] = [idempotencyLedger(a.db.private), idempotencyLedger(b.db.private)];
-      const claims = await Promise.all([ledgerA.claim(r), ledgerB.claim(r), ledgerA.claim(r), ledgerB.claim(r)]);
-      expect(claims.filter((c) => c !== undefined), `round ${round}`).to.have.length(1);
+      const claims = await Promise.all([
+        ledgerA.claim(r),
+        ledgerB.claim(r),
+        ledgerA.claim(r),
+        ledgerB.claim(r),
+      ]);
+      expect(
+        claims.filter((c) => c !== undefined),
+        `round ${round}`,
+      ).to.have.length(1);
     }
   });
 });
