@@ -2,22 +2,29 @@
  * Starting and stopping the whole service: store, app and HTTP server. `main.ts` calls it with the
  * process environment; black-box tests call it with their own configuration and a loopback port.
  */
-
+import { hkdfSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { sessionService } from './auth/sessionService.js';
+import { userService } from './auth/userService.js';
 import type { Config } from './config/config.js';
 import { resolveJwtSecret } from './config/jwtSecret.js';
 import { makeApp } from './http/app.js';
-import { type Authenticator, devAuthenticator, jwtAuthenticator, jwtKey } from './http/authenticate.js';
+import { devAuthenticator, jwtAuthenticator, jwtKey } from './http/authenticate.js';
 import type { AppDeps } from './http/deps.js';
 import { DEFAULT_IDEMPOTENCY_SETTINGS, type IdempotencySettings } from './http/idempotency.js';
 import { routes as defaultRoutes } from './http/registry.js';
 import type { Route } from './http/route.js';
 import { idempotencyPurge$ } from './jobs/idempotencyPurge.js';
 import { createLogger } from './log/logger.js';
+import { eventStore } from './store/events.js';
 import { idempotencyLedger } from './store/idempotencyLedger.js';
+import { rateLimiter } from './store/rateLimiter.js';
+import { roleStore } from './store/roles.js';
+import { sessionStore } from './store/sessions.js';
 import { openStore, type Store, type StoreLocation } from './store/store.js';
+import { userStore } from './store/users.js';
 
 export interface RunningService {
   readonly url: string;
@@ -40,11 +47,6 @@ export const storeLocation = (config: Config): StoreLocation =>
     ? { kind: 'embedded', dataDir: config.dataDir, prefix: config.dbPrefix }
     : { kind: 'couchdb', url: config.couchdbUrl, prefix: config.dbPrefix };
 
-const makeAuthenticator = (config: Config & { jwtSecret: string }, clock: () => Date): Authenticator =>
-  config.authMode === 'dev'
-    ? devAuthenticator(config.devTokens)
-    : jwtAuthenticator({ key: jwtKey(config.jwtSecret), clock });
-
 export const startService = async (
   unresolved: Config,
   options: ServiceOptions = {},
@@ -53,12 +55,53 @@ export const startService = async (
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? (() => new Date());
   const store = await openStore(storeLocation(config));
+  const key = jwtKey(config.jwtSecret);
+  const users = userStore(store.db.private);
+  const sessions = sessionStore(store.db.private);
+  const roles = roleStore(store.db.private, clock);
+  const events = eventStore(store.db.events);
+  await roles.ensureSystemRoles(clock().toISOString());
+  // Repairs the last-admin guard if a change was interrupted half-way before the last stop.
+  await users.rebuildActiveAdmins();
+  const sessionSvc = sessionService({
+    users,
+    sessions,
+    roles,
+    key,
+    clock,
+    settings: {
+      accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+      refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
+      sessionTtlSeconds: config.sessionTtlSeconds,
+    },
+  });
   const deps: AppDeps = {
     config,
     store,
-    authenticator: makeAuthenticator(config, clock),
+    authenticator:
+      config.authMode === 'dev'
+        ? devAuthenticator(config.devTokens)
+        : jwtAuthenticator({ key, clock, checkPrincipal: sessionSvc.checkPrincipal }),
     logger,
     clock,
+    rateLimiter: rateLimiter(store.db.private, {
+      clock,
+      // Derived from the JWT secret, which every instance of one deployment shares.
+      clientKeySecret: new Uint8Array(
+        hkdfSync('sha256', config.jwtSecret, 'chamada', 'rate-limit client key', 32),
+      ),
+      onStoreFailure: (e) =>
+        logger.warn(
+          { errorName: e instanceof Error ? e.name : typeof e },
+          'rate-limit store failed; allowing (fail open)',
+        ),
+    }),
+    auth: {
+      sessions: sessionSvc,
+      users: userService({ users, sessions, roles, events, clock }),
+      userStore: users,
+      roleStore: roles,
+    },
     idempotency: {
       ledger: idempotencyLedger(store.db.private),
       settings: { ...DEFAULT_IDEMPOTENCY_SETTINGS, ...options.idempotency },

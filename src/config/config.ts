@@ -94,6 +94,29 @@ const CouchUrl = refine(
   'an http(s) URL of a CouchDB server',
 );
 
+/**
+ * Which proxies may set X-Forwarded-For: none by default (the socket address is the client), a hop
+ * count, or a list of addresses, CIDR ranges and Express's names (loopback, linklocal, uniquelocal).
+ */
+export type TrustProxy = false | number | ReadonlyArray<string>;
+const TrustProxyC = new t.Type<TrustProxy, string, unknown>(
+  'false, a hop count, or a comma-separated list of proxy addresses / CIDR ranges / loopback, linklocal, uniquelocal',
+  (u): u is TrustProxy => u === false || typeof u === 'number' || Array.isArray(u),
+  (u, c) => {
+    if (typeof u !== 'string' || u === 'false') return t.success(false);
+    if (/^\d{1,2}$/.test(u)) return t.success(Number(u));
+    const parts = u
+      .split(',')
+      .map((p) => p.trim())
+      .filter((p) => p !== '');
+    const ok =
+      parts.length > 0 &&
+      parts.every((p) => /^(loopback|linklocal|uniquelocal|[0-9a-fA-F:.]+(\/\d{1,3})?)$/.test(p));
+    return ok ? t.success(parts) : t.failure(u, c);
+  },
+  (a) => (a === false ? 'false' : typeof a === 'number' ? String(a) : a.join(',')),
+);
+
 const DEFAULT_SECURITY_CONTACTS = [
   'mailto:security@chamada.example',
   'mailto:privacy@chamada.example',
@@ -127,6 +150,8 @@ export const EnvCodec = t.type({
     [...DEFAULT_SECURITY_CONTACTS],
   ),
   LICENSE_MODULES: withDefault(csvOf(ModuleId, 'a comma-separated list of module ids'), []),
+  SESSION_MODE: withDefault(t.keyof({ bearer: null, cookie: null }), 'bearer'),
+  TRUST_PROXY: withDefault(TrustProxyC, false),
   LOG_LEVEL: withDefault(
     t.keyof({ fatal: null, error: null, warn: null, info: null, debug: null, trace: null, silent: null }),
     'info',
@@ -137,6 +162,7 @@ type Env = t.TypeOf<typeof EnvCodec>;
 export type AuthMode = Env['AUTH_MODE'];
 export type NodeEnv = Env['NODE_ENV'];
 export type LogLevel = Env['LOG_LEVEL'];
+export type SessionMode = Env['SESSION_MODE'];
 
 export interface DevTokens {
   readonly admin?: string;
@@ -165,6 +191,9 @@ export interface Config {
   readonly securityContacts: ReadonlyArray<string>;
   readonly licenseModules: ReadonlyArray<string>;
   readonly logLevel: LogLevel;
+  /** bearer: the refresh token travels in bodies; cookie: in an httpOnly cookie, with X-CSRF-Token on mutations. */
+  readonly sessionMode: SessionMode;
+  readonly trustProxy: TrustProxy;
 }
 
 export const MIN_PRODUCTION_SECRET_BYTES = 32;
@@ -251,6 +280,8 @@ export const decodeConfig = (
         securityContacts: env.SECURITY_CONTACTS,
         licenseModules: env.LICENSE_MODULES,
         logLevel: env.LOG_LEVEL,
+        sessionMode: env.SESSION_MODE,
+        trustProxy: env.TRUST_PROXY,
       }),
     ),
   );

@@ -11,6 +11,10 @@ export const errorCatalogue = {
   SESSION_EXPIRED: { status: 401, message: 'The session has expired; sign in again.' },
   COMPROMISED_SESSION: { status: 401, message: 'The refresh token was reused; every session was revoked.' },
   FORBIDDEN_ROLE: { status: 403, message: 'Your role does not allow this action.' },
+  CSRF_TOKEN_INVALID: {
+    status: 403,
+    message: 'The X-CSRF-Token header is missing or does not match the session.',
+  },
   NOT_FOUND: { status: 404, message: 'The resource does not exist.' },
   CONFLICT: { status: 409, message: 'The request conflicts with the current state.' },
   CONFLICT_SUPERSEDED: { status: 409, message: 'A higher-precedence change superseded this one.' },

@@ -17,6 +17,9 @@ export const makeApp = (deps: AppDeps, routes: ReadonlyArray<Route> = defaultRou
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', 'simple');
+  // The client IP (rate limits) comes from the socket unless proxies are trusted explicitly, so a
+  // forged X-Forwarded-For cannot reset a counter.
+  app.set('trust proxy', deps.config.trustProxy === false ? false : deps.config.trustProxy);
   app.use(requestLog(deps.logger));
   app.use(securityHeaders);
   app.use(corsMiddleware(deps.config.corsOrigins));

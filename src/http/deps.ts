@@ -1,7 +1,12 @@
 import type { Logger } from 'pino';
+import type { SessionService } from '../auth/sessionService.js';
+import type { UserService } from '../auth/userService.js';
 import type { Config } from '../config/config.js';
 import type { IdempotencyLedger } from '../store/idempotencyLedger.js';
+import type { RateLimiter } from '../store/rateLimiter.js';
+import type { RoleStore } from '../store/roles.js';
 import type { Store } from '../store/store.js';
+import type { UserStore } from '../store/users.js';
 import type { Authenticator } from './authenticate.js';
 import type { IdempotencySettings } from './idempotency.js';
 
@@ -14,4 +19,11 @@ export interface AppDeps {
   /** The only source of "now" for handlers, so tests control time. */
   readonly clock: () => Date;
   readonly idempotency: { readonly ledger: IdempotencyLedger; readonly settings: IdempotencySettings };
+  readonly rateLimiter: RateLimiter;
+  readonly auth: {
+    readonly sessions: SessionService;
+    readonly users: UserService;
+    readonly userStore: UserStore;
+    readonly roleStore: RoleStore;
+  };
 }

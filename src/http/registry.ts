@@ -1,6 +1,19 @@
 /** Every route the service serves. Router, authorisation and the OpenAPI document all read this list. */
 import type { Route } from './route.js';
+import { authRoutes } from './routes/authRoutes.js';
 import { openApiRoute } from './routes/openApiRoute.js';
+import { rolesRoutes } from './routes/rolesRoutes.js';
+import { seedRoute } from './routes/seedRoute.js';
 import { healthRoute, licenseRoute, securityTxtRoute } from './routes/systemRoutes.js';
+import { usersRoutes } from './routes/usersRoutes.js';
 
-export const routes: ReadonlyArray<Route> = [healthRoute, licenseRoute, securityTxtRoute, openApiRoute];
+export const routes: ReadonlyArray<Route> = [
+  healthRoute,
+  licenseRoute,
+  securityTxtRoute,
+  openApiRoute,
+  ...authRoutes,
+  ...usersRoutes,
+  ...rolesRoutes,
+  seedRoute,
+];

@@ -2,12 +2,14 @@
  * A route is a declaration: method, path, auth class, codecs and a handler. The router, request
  * validation, authorisation and the OpenAPI document are all derived from the list of routes.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import * as E from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import { anonymousObject } from '../domain/codec.js';
 import { type ApiError, apiError, type ErrorCode } from '../domain/errors.js';
-import type { Principal } from '../domain/principal.js';
+import type { Permission, Principal } from '../domain/principal.js';
 import type { AuthClass } from '../rules/authorization.js';
+import type { RateLimitPolicy } from '../rules/rateLimit.js';
 import type { AppDeps } from './deps.js';
 import { toIssues, type ValidationIssue } from './validation.js';
 
@@ -22,6 +24,8 @@ export interface HandlerContext<P, Q, B> {
   readonly principal: Principal | null;
   readonly deviceId: string | null;
   readonly correlationId: string;
+  /** The request's headers, for the few handlers that read one (cookies, the CSRF header). */
+  readonly headers: Readonly<IncomingHttpHeaders>;
   readonly deps: AppDeps;
   /** The routes the app was built from, for the few handlers that describe the API itself. */
   readonly routes: ReadonlyArray<Route>;
@@ -56,6 +60,8 @@ export interface RouteSpec<PC extends t.Mixed, QC extends t.Mixed, BC extends t.
   readonly params?: PC;
   readonly query?: QC;
   readonly body?: BC;
+  /** An absent body decodes as `{}` (for endpoints whose every body field is optional). */
+  readonly bodyOptional?: boolean;
   readonly response: ResponseSpec<RC>;
   /** Error codes this route can answer beyond the ones every route of its auth class shares. */
   readonly errors?: ReadonlyArray<ErrorCode>;
@@ -64,6 +70,10 @@ export interface RouteSpec<PC extends t.Mixed, QC extends t.Mixed, BC extends t.
    * principal to key the ledger by); the reason is shown in the OpenAPI document.
    */
   readonly idempotency?: { readonly exempt: string };
+  /** A permission that also opens the route to custom roles granting it (never for `admin` routes). */
+  readonly permission?: Permission;
+  /** Counted per client IP before anything else, every request included. */
+  readonly rateLimit?: { readonly scope: string; readonly policy: RateLimitPolicy };
   readonly handler: (
     ctx: HandlerContext<t.TypeOf<PC>, t.TypeOf<QC>, t.TypeOf<BC>>,
   ) => Promise<E.Either<ApiError, Reply<t.TypeOf<RC>>>>;
@@ -99,10 +109,13 @@ export interface Route {
   readonly params: t.Mixed | undefined;
   readonly query: t.Mixed | undefined;
   readonly body: t.Mixed | undefined;
+  readonly bodyOptional: boolean;
   readonly response: ResponseSpec<t.Mixed>;
   readonly errors: ReadonlyArray<ErrorCode>;
   /** Set when a mutating route is exempt from the Idempotency-Key requirement, with the reason. */
   readonly idempotencyExempt: string | undefined;
+  readonly permission: Permission | undefined;
+  readonly rateLimit: { readonly scope: string; readonly policy: RateLimitPolicy } | undefined;
   /** Decodes params, query and body, reporting every issue at once. */
   prepare(raw: RawRequest): E.Either<ApiError, PreparedCall>;
 }
@@ -143,16 +156,20 @@ export const defineRoute = <
     params: spec.params,
     query: spec.query,
     body: spec.body,
+    bodyOptional: spec.bodyOptional ?? false,
     response: spec.response,
     errors: spec.errors ?? [],
     idempotencyExempt: spec.idempotency?.exempt,
+    permission: spec.permission,
+    rateLimit: spec.rateLimit,
     prepare(raw) {
       const issues: ValidationIssue[] = [];
       const params = paramsCodec.decode(raw.params ?? {});
       if (E.isLeft(params)) issues.push(...toIssues('params', params.left));
       const query = queryCodec.decode(raw.query ?? {});
       if (E.isLeft(query)) issues.push(...toIssues('query', query.left));
-      const body = spec.body === undefined ? E.right(undefined) : spec.body.decode(raw.body);
+      const rawBody = raw.body === undefined && spec.bodyOptional === true ? {} : raw.body;
+      const body = spec.body === undefined ? E.right(undefined) : spec.body.decode(rawBody);
       if (E.isLeft(body)) issues.push(...toIssues('body', body.left));
       if (E.isLeft(params) || E.isLeft(query) || E.isLeft(body) || issues.length > 0) {
         return E.left(apiError('VALIDATION_FAILED', undefined, { issues }));

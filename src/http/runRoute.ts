@@ -1,6 +1,7 @@
 /**
  * The one path every request to a registered route takes:
- * authenticate → device id → authorise → Idempotency-Key → decode → (claim) → handle → encode → (record).
+ * rate limit → authenticate → device id → authorise → CSRF → Idempotency-Key → decode → (claim) → handle
+ * → encode → (record).
  * Every failure is a value turned into the envelope; handlers never write responses themselves.
  */
 import type { NextFunction, Request, Response } from 'express';
@@ -14,7 +15,7 @@ import { executeIdempotently, idempotencyKeyOf, REPLAY_HEADER, requestFingerprin
 import { sendError } from './middleware/errorHandler.js';
 import { type RenderedResponse, renderError, renderReply, sendRendered } from './render.js';
 import { CORRELATION_HEADER, requestState } from './requestContext.js';
-import { needsIdempotencyKey, type Route } from './route.js';
+import { MUTATING_METHODS, needsIdempotencyKey, type Route } from './route.js';
 
 const BEARER_RE = /^Bearer ([\x21-\x7e]{1,8192})$/;
 
@@ -63,10 +64,51 @@ const authenticateRequest = async (
   const deviceId = deviceIdOf(req);
   if (E.isLeft(deviceId)) return deviceId;
   state.deviceId = deviceId.right;
-  const access = authorize(route.auth, principal.right);
+  const access = authorize(route.auth, principal.right, route.permission);
   if (E.isLeft(access))
     return E.left(apiError(access.left === 'FORBIDDEN_ROLE' ? 'FORBIDDEN_ROLE' : 'UNAUTHORIZED'));
+  const csrf = checkCsrf(route, req, principal.right, deps);
+  if (E.isLeft(csrf)) return csrf;
   return E.right({ principal: principal.right, deviceId: deviceId.right });
+};
+
+/**
+ * Cookie mode: every mutation carries the session's CSRF token in X-CSRF-Token. Bearer mode: the
+ * header is optional, but when sent it must match (an extra per-session check the contract allows).
+ */
+const checkCsrf = (
+  route: Route,
+  req: Request,
+  principal: Principal,
+  deps: AppDeps,
+): E.Either<ApiError, void> => {
+  if (principal.csrfToken === undefined || !MUTATING_METHODS.has(route.method)) return E.right(undefined);
+  const sent = req.headers['x-csrf-token'];
+  if (sent === undefined && deps.config.sessionMode === 'bearer') return E.right(undefined);
+  return sent === principal.csrfToken ? E.right(undefined) : E.left(apiError('CSRF_TOKEN_INVALID'));
+};
+
+/** Counted before anything else, so a flood of malformed requests is limited like any other. */
+const checkRateLimit = async (
+  route: Route,
+  req: Request,
+  deps: AppDeps,
+): Promise<E.Either<ApiError, void>> => {
+  if (route.rateLimit === undefined) return E.right(undefined);
+  const verdict = await deps.rateLimiter.check(
+    route.rateLimit.scope,
+    req.ip ?? req.socket.remoteAddress ?? 'unknown',
+    route.rateLimit.policy,
+  );
+  if (verdict.allowed) return E.right(undefined);
+  return E.left(
+    apiError(
+      'RATE_LIMITED',
+      undefined,
+      { retryAfterSeconds: verdict.retryAfterSeconds },
+      { 'Retry-After': String(verdict.retryAfterSeconds) },
+    ),
+  );
 };
 
 export const routeHandler =
@@ -75,6 +117,8 @@ export const routeHandler =
     const state = requestState(req);
     state.route = `${route.method.toUpperCase()} ${route.path}`;
     try {
+      const limited = await checkRateLimit(route, req, deps);
+      if (E.isLeft(limited)) return sendError(req, res, limited.left);
       const caller = await authenticateRequest(route, req, deps);
       if (E.isLeft(caller)) return sendError(req, res, caller.left);
       const idempotent = needsIdempotencyKey(route);
@@ -87,6 +131,7 @@ export const routeHandler =
         const reply = await prepared.right({
           ...caller.right,
           correlationId: state.correlationId,
+          headers: req.headers,
           deps,
           routes,
         });

@@ -22,6 +22,11 @@ export const indexSpecs: Readonly<Record<DatabaseName, ReadonlyArray<IndexSpec>>
     { name: 'by-docType', fields: ['docType'] },
     // The idempotency purge asks for entries whose retention has ended.
     { name: 'by-docType-expiresAt', fields: ['docType', 'expiresAt'] },
+    // The rate limiter's cleanup asks for hits older than every window.
+    { name: 'by-docType-at', fields: ['docType', 'at'] },
+    // Refresh finds its session by the token's hash; revocation finds every session of a user.
+    { name: 'by-docType-refreshTokenHash', fields: ['docType', 'refreshTokenHash'] },
+    { name: 'by-docType-userId', fields: ['docType', 'userId'] },
   ],
   audit: [{ name: 'by-created_at', fields: ['created_at'] }],
 };

@@ -150,3 +150,20 @@ export const countingRoutes = (effects: SideEffects, delayMs = 0): ReadonlyArray
     },
   }),
 ];
+
+/** A chamador route that custom roles with the `attendance` permission may also use. */
+export const attendanceProbeRoute = defineRoute({
+  operationId: 'probe_attendance',
+  method: 'get',
+  path: '/api/v1/_probe/attendance',
+  auth: 'chamador',
+  permission: 'attendance',
+  summary: 'attendance-gated probe',
+  tags: ['probe'],
+  response: {
+    status: 200,
+    description: 'who called',
+    codec: object('ProbeAttendance', { userId: t.string }),
+  },
+  handler: async ({ principal }) => E.right({ body: { userId: principal?.userId ?? '' } }),
+});

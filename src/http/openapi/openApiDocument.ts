@@ -98,7 +98,10 @@ const operationOf = (route: Route, reg: SchemaRegistry): JsonSchema => {
     ...(route.body === undefined
       ? {}
       : {
-          requestBody: { required: true, content: { 'application/json': { schema: reg.ref(route.body) } } },
+          requestBody: {
+            required: !route.bodyOptional,
+            content: { 'application/json': { schema: reg.ref(route.body) } },
+          },
         }),
     responses: {
       [String(route.response.status)]: {

@@ -1,0 +1,23 @@
+import type { KeyObject } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+
+export interface AccessClaims {
+  readonly userId: string;
+  readonly roles: ReadonlyArray<string>;
+  readonly primaryRole: string;
+  readonly sessionId: string;
+  readonly csrfToken: string;
+}
+
+/** HS256 with the prebuilt key; `iat` and `exp` come from the injected clock, not jsonwebtoken's. */
+export const signAccessToken = (
+  key: KeyObject,
+  claims: AccessClaims,
+  now: Date,
+  ttlSeconds: number,
+): { token: string; expiresAt: Date } => {
+  const iat = Math.floor(now.getTime() / 1000);
+  const exp = iat + ttlSeconds;
+  const token = jwt.sign({ ...claims, roles: [...claims.roles], iat, exp }, key, { algorithm: 'HS256' });
+  return { token, expiresAt: new Date(exp * 1000) };
+};

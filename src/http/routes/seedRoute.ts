@@ -1,0 +1,50 @@
+/** Development seed: the first ADMIN (and, with the roster, a demo roster) so a newcomer can try every flow. */
+import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
+import { isProduction } from '../../config/config.js';
+import { object, Uuid } from '../../domain/codec.js';
+import { apiError } from '../../domain/errors.js';
+import type { UserDoc } from '../../domain/user.js';
+import { defineRoute } from '../route.js';
+
+/** Documented development defaults; production never reaches them (the route answers 404 there). */
+export const DEV_SEED_ADMIN_EMAIL = 'admin@chamada.local';
+export const DEV_SEED_ADMIN_PASSWORD = 'chamada-dev-password';
+
+export const Seeded = object('Seeded', {
+  seeded: t.literal(true),
+  admin: object('SeededAdmin', { userId: Uuid, email: t.string }),
+});
+
+export const seedRoute = defineRoute({
+  operationId: 'seed',
+  method: 'post',
+  path: '/api/v1/_seed',
+  auth: 'none',
+  summary: 'Seed a development database',
+  description:
+    'Outside production only (404 there). Creates the first ADMIN from SEED_ADMIN_EMAIL / SEED_ADMIN_PASSWORD ' +
+    `(defaults ${DEV_SEED_ADMIN_EMAIL} / ${DEV_SEED_ADMIN_PASSWORD}). 409 ALREADY_SEEDED when any user exists.`,
+  tags: ['system'],
+  idempotency: {
+    exempt: 'it has no principal; a second call is 409 ALREADY_SEEDED, so a retry is harmless.',
+  },
+  response: { status: 200, description: 'Seeded.', codec: Seeded },
+  errors: ['NOT_FOUND', 'ALREADY_SEEDED'],
+  handler: async ({ deps }) => {
+    if (isProduction(deps.config)) return E.left(apiError('NOT_FOUND', 'No such route.'));
+    if ((await deps.auth.userStore.count()) > 0) return E.left(apiError('ALREADY_SEEDED'));
+    const email = deps.config.seedAdminEmail ?? DEV_SEED_ADMIN_EMAIL;
+    const created = await deps.auth.users.create(null, {
+      email,
+      displayName: 'Administrador',
+      roles: ['ADMIN'],
+      password: deps.config.seedAdminPassword ?? DEV_SEED_ADMIN_PASSWORD,
+    });
+    // Two seeds racing: the loser's email claim fails, which means the database is seeded.
+    if (E.isLeft(created))
+      return created.left.code === 'CONFLICT' ? E.left(apiError('ALREADY_SEEDED')) : created;
+    const admin: UserDoc = created.right;
+    return E.right({ body: { seeded: true as const, admin: { userId: admin.userId, email: admin.email } } });
+  },
+});

@@ -1,0 +1,56 @@
+/**
+ * Session rules, pure. A session is one link of a login's refresh chain.
+ * - Refresh: a live, unexpired session rotates; a revoked or replaced one means the token was stolen
+ *   or replayed (reuse → every session of the user is revoked); past the refresh lifetime it expired.
+ * - Access: the token's session must belong to the token's user, be unexpired, and not revoked, except
+ *   by rotation (a rotated session's access tokens live out their 15 minutes, so requests in flight
+ *   during a refresh do not fail); the user must be ACTIVE.
+ */
+import type { RevokeReason } from '../domain/session.js';
+
+export interface SessionFacts {
+  readonly userId: string;
+  readonly revokedAt: string | null;
+  readonly revokeReason: RevokeReason | null;
+  readonly replacedBy: string | null;
+  readonly expiresAt: string;
+  readonly refreshExpiresAt: string;
+}
+
+export type RefreshDecision = 'rotate' | 'reuse' | 'expired';
+
+export const decideRefresh = (session: SessionFacts, now: Date): RefreshDecision => {
+  if (session.revokedAt !== null || session.replacedBy !== null) return 'reuse';
+  if (now.getTime() >= Date.parse(session.refreshExpiresAt)) return 'expired';
+  return 'rotate';
+};
+
+export type AccessDecision = 'ok' | 'unknown-session' | 'revoked' | 'expired' | 'inactive-user';
+
+export const decideAccess = (
+  tokenUserId: string,
+  session: SessionFacts | undefined,
+  userStatus: 'ACTIVE' | 'DEACTIVATED' | undefined,
+  now: Date,
+): AccessDecision => {
+  if (session === undefined || session.userId !== tokenUserId) return 'unknown-session';
+  if (session.revokedAt !== null && session.revokeReason !== 'ROTATED') return 'revoked';
+  if (now.getTime() >= Date.parse(session.expiresAt)) return 'expired';
+  if (userStatus !== 'ACTIVE') return 'inactive-user';
+  return 'ok';
+};
+
+/**
+ * The last-active-admin safeguard: the set of active ADMINs after a change must not be empty.
+ * `remove` is the user losing ADMIN or being deactivated; `add` one gaining it.
+ */
+export const nextActiveAdmins = (
+  current: ReadonlyArray<string>,
+  change: { readonly remove?: string; readonly add?: string },
+): ReadonlyArray<string> | 'LAST_ADMIN' => {
+  const next = new Set(current);
+  if (change.remove !== undefined) next.delete(change.remove);
+  if (change.add !== undefined) next.add(change.add);
+  if (next.size === 0) return 'LAST_ADMIN';
+  return [...next].sort();
+};

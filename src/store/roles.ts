@@ -1,0 +1,116 @@
+/**
+ * The roles record in the private database: one document per role name. The four system roles are
+ * created at start and cannot be changed or deleted. Role permissions are read on every
+ * authenticated request, so they are cached briefly; this instance's own writes refresh the cache.
+ */
+
+import { type Permission, SYSTEM_ROLE_PERMISSIONS, SYSTEM_ROLES } from '../domain/principal.js';
+import { RoleDoc } from '../domain/role.js';
+import { getDoc, listDocs } from './docs.js';
+import type { Database } from './pouch.js';
+import { isConflict } from './storeErrors.js';
+
+export const roleDocId = (name: string): string => `role:${name}`;
+
+const SYSTEM_DISPLAY_NAMES: Readonly<Record<(typeof SYSTEM_ROLES)[number], string>> = {
+  ADMIN: 'Administrador',
+  CHAMADOR: 'Chamador',
+  RELATORIOS: 'Relatórios',
+  CADASTRO: 'Cadastro',
+};
+
+export type NewRole = Omit<RoleDoc, '_id' | '_rev' | 'docType'>;
+
+export interface RoleStore {
+  ensureSystemRoles(now: string): Promise<void>;
+  get(name: string): Promise<RoleDoc | undefined>;
+  list(): Promise<RoleDoc[]>;
+  create(role: NewRole): Promise<RoleDoc | 'EXISTS'>;
+  update(current: RoleDoc, next: NewRole): Promise<RoleDoc | 'CONFLICT'>;
+  remove(current: RoleDoc): Promise<'OK' | 'CONFLICT'>;
+  /** The permissions the named roles grant (unknown names grant nothing). */
+  permissionsOf(roles: ReadonlyArray<string>): Promise<Permission[]>;
+}
+
+export const CACHE_TTL_MS = 5_000;
+
+export const roleStore = (db: Database, clock: () => Date = () => new Date()): RoleStore => {
+  let cache:
+    | { readonly at: number; readonly byName: ReadonlyMap<string, ReadonlyArray<Permission>> }
+    | undefined;
+  const invalidate = () => {
+    cache = undefined;
+  };
+  const store: RoleStore = {
+    async ensureSystemRoles(now) {
+      for (const name of SYSTEM_ROLES) {
+        await db
+          .put({
+            _id: roleDocId(name),
+            docType: 'role',
+            name,
+            display_name: SYSTEM_DISPLAY_NAMES[name],
+            permissions: [...SYSTEM_ROLE_PERMISSIONS[name]],
+            is_system: 1,
+            created_at: now,
+            updated_at: now,
+          })
+          .catch((e: unknown) => {
+            if (!isConflict(e)) throw e;
+          });
+      }
+      invalidate();
+    },
+
+    get: (name) => getDoc(db, RoleDoc, roleDocId(name)),
+
+    async list() {
+      return (await listDocs(db, RoleDoc, 'role')).sort((a, b) => a.name.localeCompare(b.name));
+    },
+
+    async create(role) {
+      const doc = { _id: roleDocId(role.name), docType: 'role' as const, ...role };
+      try {
+        const r = await db.put(doc);
+        invalidate();
+        return { ...doc, _rev: r.rev };
+      } catch (e) {
+        if (isConflict(e)) return 'EXISTS';
+        throw e;
+      }
+    },
+
+    async update(current, next) {
+      try {
+        const r = await db.put({ _id: current._id, _rev: current._rev, docType: 'role', ...next });
+        invalidate();
+        return { _id: current._id, _rev: r.rev, docType: 'role', ...next };
+      } catch (e) {
+        if (isConflict(e)) return 'CONFLICT';
+        throw e;
+      }
+    },
+
+    async remove(current) {
+      try {
+        await db.remove(current._id, current._rev);
+        invalidate();
+        return 'OK';
+      } catch (e) {
+        if (isConflict(e)) return 'CONFLICT';
+        throw e;
+      }
+    },
+
+    async permissionsOf(roles) {
+      const now = clock().getTime();
+      if (cache === undefined || now - cache.at > CACHE_TTL_MS) {
+        const all = await store.list();
+        cache = { at: now, byName: new Map(all.map((r) => [r.name, r.permissions])) };
+      }
+      const { byName } = cache;
+      return [...new Set(roles.flatMap((r) => byName.get(r) ?? []))];
+    },
+  };
+  return store;
+};

@@ -1,0 +1,367 @@
+/** Authentication in JWT mode, black-box: login, tokens, refresh rotation and reuse, revoke, validate. */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import jwt from 'jsonwebtoken';
+import { hashToken } from '../../src/crypto/tokens.js';
+import { sessionStore } from '../../src/store/sessions.js';
+import {
+  ADMIN_EMAIL,
+  ADMIN_PASSWORD,
+  bearer,
+  bearerMutation,
+  createUser,
+  decodeTokens,
+  jsonPost,
+  jwtEnv,
+  login,
+  seed,
+  TEST_JWT_SECRET,
+} from '../support/auth.js';
+import { call, expectEnvelope } from '../support/http.js';
+import { DEV_TOKENS, startTestService, type TestService } from '../support/testService.js';
+
+describe('authentication (JWT mode)', function () {
+  this.timeout(60_000);
+  let svc: TestService;
+  let now: number;
+  const url = (p: string) => `${svc.url}${p}`;
+
+  beforeEach(async () => {
+    now = Date.parse('2026-11-25T12:00:00Z');
+    svc = await startTestService({
+      env: jwtEnv({ SESSION_TTL_SECONDS: '3600' }),
+      clock: () => new Date(now),
+    });
+    await seed(svc.url);
+  });
+  afterEach(() => svc.dispose());
+
+  describe('seed', () => {
+    it('a second seed → 409 ALREADY_SEEDED', async () => {
+      expectEnvelope(await call(url('/api/v1/_seed'), { method: 'POST' }), 409, 'ALREADY_SEEDED');
+    });
+  });
+
+  describe('login', () => {
+    it('returns the contract fields; the email is matched case-insensitively', async () => {
+      const r = await call(
+        url('/api/v1/auth/login'),
+        jsonPost({ email: ADMIN_EMAIL.toUpperCase(), password: ADMIN_PASSWORD }),
+      );
+      expect(r.status).to.equal(200);
+      const tokens = decodeTokens(r.json);
+      expect(r.json).to.include.keys(
+        'accessToken',
+        'refreshToken',
+        'csrfToken',
+        'expiresAt',
+        'accessTokenExpiresAt',
+        'user',
+      );
+      expect(tokens.expiresAt).to.equal(new Date(now + 900_000).toISOString());
+      expect(tokens.user).to.deep.include({ email: ADMIN_EMAIL, role: 'ADMIN' });
+      expect(tokens.refreshToken).to.match(/^[A-Za-z0-9_-]{43}$/);
+      const claims = jwt.verify(tokens.accessToken, TEST_JWT_SECRET, {
+        algorithms: ['HS256'],
+        clockTimestamp: now / 1000,
+      });
+      expect(claims).to.deep.include({
+        userId: tokens.user.userId,
+        roles: ['ADMIN'],
+        primaryRole: 'ADMIN',
+        sessionId: tokens.sessionId,
+      });
+    });
+
+    it('stores only the SHA-256 of the refresh token', async () => {
+      const tokens = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const session = await sessionStore(svc.store.db.private).get(tokens.sessionId);
+      expect(session?.refreshTokenHash).to.equal(hashToken(tokens.refreshToken));
+      const raw = JSON.stringify(await svc.store.db.private.allDocs({ include_docs: true }));
+      expect(raw).not.to.contain(tokens.refreshToken);
+    });
+
+    it('a wrong password and an unknown email get the same 401 message', async () => {
+      const t0 = process.hrtime.bigint();
+      const wrong = await call(
+        url('/api/v1/auth/login'),
+        jsonPost({ email: ADMIN_EMAIL, password: 'not the password' }),
+      );
+      const t1 = process.hrtime.bigint();
+      const unknown = await call(
+        url('/api/v1/auth/login'),
+        jsonPost({ email: 'nobody@chamada.test', password: 'whatever it is' }),
+      );
+      const t2 = process.hrtime.bigint();
+      const a = expectEnvelope(wrong, 401, 'UNAUTHORIZED');
+      const b = expectEnvelope(unknown, 401, 'UNAUTHORIZED');
+      expect(a.message).to.equal(b.message);
+      process.stdout.write(
+        `      wrong password ${Number(t1 - t0) / 1e6} ms, unknown email ${Number(t2 - t1) / 1e6} ms (both run PBKDF2)\n`,
+      );
+    });
+
+    it('a deactivated user cannot sign in', async () => {
+      const admin = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const userId = await createUser(svc.url, admin.accessToken, {
+        email: 'caller@chamada.test',
+        displayName: 'C',
+        roles: ['CHAMADOR'],
+        password: 'caller password 1',
+      });
+      const d = await call(url(`/api/v1/users/${userId}/deactivate`), {
+        method: 'POST',
+        headers: bearerMutation(admin.accessToken),
+      });
+      expect(d.status, d.text).to.equal(200);
+      expectEnvelope(
+        await call(
+          url('/api/v1/auth/login'),
+          jsonPost({ email: 'caller@chamada.test', password: 'caller password 1' }),
+        ),
+        401,
+        'UNAUTHORIZED',
+      );
+    });
+  });
+
+  describe('access tokens', () => {
+    let admin: Awaited<ReturnType<typeof login>>;
+    beforeEach(async () => {
+      admin = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+    });
+    const nowS = () => Math.floor(now / 1000);
+    const claims = () => ({
+      userId: admin.user.userId,
+      roles: ['ADMIN'],
+      primaryRole: 'ADMIN',
+      sessionId: admin.sessionId,
+      csrfToken: admin.csrfToken,
+      iat: nowS() - 5,
+      exp: nowS() + 600,
+    });
+    const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const get = (token: string) => call(url('/api/v1/users'), { headers: bearer(token) });
+
+    it('a fresh token opens an ADMIN route', async () => {
+      expect((await get(admin.accessToken)).status).to.equal(200);
+    });
+
+    const vectors: ReadonlyArray<[string, () => string]> = [
+      ['alg none', () => `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims())}.`],
+      ['HS512', () => jwt.sign(claims(), TEST_JWT_SECRET, { algorithm: 'HS512' })],
+      [
+        'an RS256 header',
+        () => {
+          const [, p, s] = jwt.sign(claims(), TEST_JWT_SECRET, { algorithm: 'HS256' }).split('.');
+          return `${b64({ alg: 'RS256', typ: 'JWT' })}.${p}.${s}`;
+        },
+      ],
+      [
+        'a stripped signature',
+        () =>
+          `${jwt.sign(claims(), TEST_JWT_SECRET, { algorithm: 'HS256' }).split('.').slice(0, 2).join('.')}.`,
+      ],
+      [
+        'a wrong key',
+        () => jwt.sign(claims(), 'another-secret-another-secret-another', { algorithm: 'HS256' }),
+      ],
+      [
+        'an expired token',
+        () => jwt.sign({ ...claims(), exp: nowS() - 1 }, TEST_JWT_SECRET, { algorithm: 'HS256' }),
+      ],
+      [
+        'a token without exp',
+        () => {
+          const { exp: _e, ...rest } = claims();
+          return jwt.sign(rest, TEST_JWT_SECRET, { algorithm: 'HS256' });
+        },
+      ],
+      [
+        'a token issued in the future',
+        () =>
+          jwt.sign({ ...claims(), iat: nowS() + 3600, exp: nowS() + 7200 }, TEST_JWT_SECRET, {
+            algorithm: 'HS256',
+          }),
+      ],
+      [
+        'tampered claims',
+        () => {
+          const [h, , s] = admin.accessToken.split('.');
+          return `${h}.${b64({ ...claims(), userId: randomUUID() })}.${s}`;
+        },
+      ],
+      [
+        'a token for a session that does not exist',
+        () => jwt.sign({ ...claims(), sessionId: randomUUID() }, TEST_JWT_SECRET, { algorithm: 'HS256' }),
+      ],
+      ['a development token in JWT mode', () => DEV_TOKENS.DEV_ADMIN_TOKEN],
+      ['garbage', () => 'x.y.z'],
+    ];
+    for (const [what, token] of vectors) {
+      it(`rejects ${what} → 401 UNAUTHORIZED`, async () => {
+        expectEnvelope(await get(token()), 401, 'UNAUTHORIZED');
+      });
+    }
+
+    it('accepts a token with the older single `role` claim', async () => {
+      const { roles: _r, primaryRole: _p, ...rest } = claims();
+      const legacy = jwt.sign({ ...rest, role: 'ADMIN' }, TEST_JWT_SECRET, { algorithm: 'HS256' });
+      expect((await get(legacy)).status).to.equal(200);
+    });
+
+    it('a revoked session → 401 on the very next request', async () => {
+      const r = await call(url('/api/v1/auth/revoke'), {
+        method: 'POST',
+        headers: bearerMutation(admin.accessToken),
+      });
+      expect(r.status, r.text).to.equal(200);
+      expect(r.json).to.deep.equal({ revoked: true, sessionId: admin.sessionId });
+      expectEnvelope(await get(admin.accessToken), 401, 'UNAUTHORIZED');
+    });
+
+    it('a deactivated user → 401 on the very next request, not after the token TTL', async () => {
+      const other = await createUser(svc.url, admin.accessToken, {
+        email: 'x@chamada.test',
+        displayName: 'X',
+        roles: ['ADMIN'],
+        password: 'x password 12',
+      });
+      const x = await login(svc.url, 'x@chamada.test', 'x password 12');
+      expect((await get(x.accessToken)).status).to.equal(200);
+      const d = await call(url(`/api/v1/users/${other}/deactivate`), {
+        method: 'POST',
+        headers: bearerMutation(admin.accessToken),
+      });
+      expect(d.status, d.text).to.equal(200);
+      expectEnvelope(await get(x.accessToken), 401, 'UNAUTHORIZED');
+    });
+
+    it('a demotion takes effect on the next request: the token still says ADMIN, the store does not', async () => {
+      const other = await createUser(svc.url, admin.accessToken, {
+        email: 'y@chamada.test',
+        displayName: 'Y',
+        roles: ['ADMIN'],
+        password: 'y password 12',
+      });
+      const y = await login(svc.url, 'y@chamada.test', 'y password 12');
+      const p = await call(url(`/api/v1/users/${other}`), {
+        method: 'PATCH',
+        headers: bearerMutation(admin.accessToken),
+        body: JSON.stringify({ roles: ['CHAMADOR'] }),
+      });
+      expect(p.status, p.text).to.equal(200);
+      expectEnvelope(await get(y.accessToken), 403, 'FORBIDDEN_ROLE');
+    });
+
+    it('in bearer mode an X-CSRF-Token that does not match the session → 403 on a mutation', async () => {
+      const r = await call(url('/api/v1/auth/revoke'), {
+        method: 'POST',
+        headers: { ...bearerMutation(admin.accessToken), 'X-CSRF-Token': randomUUID() },
+      });
+      expectEnvelope(r, 403, 'CSRF_TOKEN_INVALID');
+    });
+  });
+
+  describe('refresh', () => {
+    const refresh = (token: string) => call(url('/api/v1/auth/refresh'), jsonPost({ refreshToken: token }));
+
+    it('rotates: a new pair, the old session replaced by the new one', async () => {
+      const first = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const r = await refresh(first.refreshToken);
+      expect(r.status, r.text).to.equal(200);
+      const second = decodeTokens(r.json);
+      expect(second.refreshToken).not.to.equal(first.refreshToken);
+      expect(second.sessionId).not.to.equal(first.sessionId);
+      expect(second.csrfToken).not.to.equal(first.csrfToken);
+      const old = await sessionStore(svc.store.db.private).get(first.sessionId);
+      expect(old).to.deep.include({ replacedBy: second.sessionId, revokeReason: 'ROTATED' });
+      expect(old?.revokedAt).to.be.a('string');
+      expect((await call(url('/api/v1/users'), { headers: bearer(second.accessToken) })).status).to.equal(
+        200,
+      );
+    });
+
+    it('reuse of a replaced token → 401 COMPROMISED_SESSION and every session of the user revoked', async () => {
+      const first = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const elsewhere = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const second = decodeTokens((await refresh(first.refreshToken)).json);
+      expectEnvelope(await refresh(first.refreshToken), 401, 'COMPROMISED_SESSION');
+      for (const token of [second.accessToken, elsewhere.accessToken]) {
+        expectEnvelope(await call(url('/api/v1/users'), { headers: bearer(token) }), 401, 'UNAUTHORIZED');
+      }
+      expectEnvelope(await refresh(second.refreshToken), 401, 'COMPROMISED_SESSION');
+      const reused = await sessionStore(svc.store.db.private).get(first.sessionId);
+      expect(reused?.suspectedCompromiseAt).to.be.a('string');
+    });
+
+    it('concurrent refreshes with one token: at most one succeeds', async () => {
+      const first = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const results = await Promise.all(Array.from({ length: 10 }, () => refresh(first.refreshToken)));
+      const ok = results.filter((r) => r.status === 200).length;
+      expect(ok).to.be.at.most(1);
+      for (const r of results.filter((x) => x.status !== 200)) expect(r.status).to.equal(401);
+      process.stdout.write(`      10 concurrent refreshes: ${ok} rotation won\n`);
+    });
+
+    it('an unknown refresh token → 401 UNAUTHORIZED', async () => {
+      expectEnvelope(await refresh('A'.repeat(43)), 401, 'UNAUTHORIZED');
+    });
+
+    it('a refresh token past its lifetime → 401', async () => {
+      const first = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      now += 604_800_000;
+      expectEnvelope(await refresh(first.refreshToken), 401, 'UNAUTHORIZED');
+    });
+  });
+
+  describe('session validate', () => {
+    it('answers ACTIVE with expiry and server time, then 401 SESSION_EXPIRED past the session lifetime', async () => {
+      const tokens = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const body = { sessionId: tokens.sessionId, clientTime: new Date(now + 2_000).toISOString() };
+      const ok = await call(url('/api/v1/session/validate'), {
+        method: 'POST',
+        headers: bearerMutation(tokens.accessToken),
+        body: JSON.stringify(body),
+      });
+      expect(ok.status, ok.text).to.equal(200);
+      expect(ok.json).to.deep.equal({
+        status: 'ACTIVE',
+        expiresAt: new Date(now + 3_600_000).toISOString(),
+        serverTime: new Date(now).toISOString(),
+        clockSkewMs: 2_000,
+      });
+      // The access token (15 min) outlives a shortened session here: SESSION_TTL_SECONDS=3600, then 61 min later...
+      now += 3_600_000;
+      const late = jwt.sign(
+        {
+          userId: tokens.user.userId,
+          roles: ['ADMIN'],
+          primaryRole: 'ADMIN',
+          sessionId: tokens.sessionId,
+          csrfToken: tokens.csrfToken,
+          iat: now / 1000 - 1,
+          exp: now / 1000 + 600,
+        },
+        TEST_JWT_SECRET,
+        { algorithm: 'HS256' },
+      );
+      const expired = await call(url('/api/v1/session/validate'), {
+        method: 'POST',
+        headers: bearerMutation(late),
+        body: JSON.stringify(body),
+      });
+      expectEnvelope(expired, 401, 'SESSION_EXPIRED');
+    });
+
+    it("a session id that is not the token's → 401", async () => {
+      const tokens = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const r = await call(url('/api/v1/session/validate'), {
+        method: 'POST',
+        headers: bearerMutation(tokens.accessToken),
+        body: JSON.stringify({ sessionId: randomUUID(), clientTime: new Date(now).toISOString() }),
+      });
+      expectEnvelope(r, 401, 'UNAUTHORIZED');
+    });
+  });
+});

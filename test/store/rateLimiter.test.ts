@@ -1,0 +1,208 @@
+import { expect } from 'chai';
+import type { RateLimitDecision, RateLimitPolicy } from '../../src/rules/rateLimit.js';
+import { type RateLimiter, type RateLimiterOptions, rateLimiter } from '../../src/store/rateLimiter.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { type CouchServer, startCouchServer } from '../support/couchServer.js';
+import { makeTempDir, removeDir } from '../support/tempDir.js';
+
+const T0 = 1_700_000_000_000;
+const FIVE_A_MINUTE: RateLimitPolicy = { limit: 5, windowMs: 60_000 };
+const IP = '203.0.113.7';
+const SECRET = 'shared-by-the-instances';
+const OTHER_IP = '2001:db8::42';
+const ALLOWED: RateLimitDecision = { allowed: true };
+
+const hitIds = async (store: Store): Promise<string[]> => {
+  const all = await store.db.private.allDocs({ startkey: 'rl:', endkey: 'rl:\uffff' });
+  return all.rows.map((r) => r.id);
+};
+
+describe('rate limiter on the embedded store', () => {
+  let dir: string;
+  let store: Store;
+  let now: number;
+  let failures: unknown[];
+  const limiter = (options: Partial<RateLimiterOptions> = {}): RateLimiter =>
+    rateLimiter(store.db.private, {
+      clock: () => new Date(now),
+      clientKeySecret: SECRET,
+      onStoreFailure: (e) => failures.push(e),
+      ...options,
+    });
+  const checks = async (l: RateLimiter, n: number, key = IP): Promise<RateLimitDecision[]> => {
+    const out: RateLimitDecision[] = [];
+    for (let i = 0; i < n; i += 1) out.push(await l.check('login', key, FIVE_A_MINUTE));
+    return out;
+  };
+
+  beforeEach(async () => {
+    dir = await makeTempDir('ratelimit');
+    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
+    now = T0;
+    failures = [];
+  });
+  afterEach(async () => {
+    await store.close();
+    await removeDir(dir);
+  });
+
+  it('allows five requests a minute and refuses the sixth until the oldest leaves the window', async () => {
+    const l = limiter();
+    expect(await l.check('login', IP, FIVE_A_MINUTE)).to.deep.equal(ALLOWED);
+    now = T0 + 10_000;
+    expect(await checks(l, 4)).to.deep.equal([ALLOWED, ALLOWED, ALLOWED, ALLOWED]);
+    now = T0 + 15_000;
+    expect(await l.check('login', IP, FIVE_A_MINUTE)).to.deep.equal({
+      allowed: false,
+      retryAfterSeconds: 45,
+    });
+    expect(failures).to.deep.equal([]);
+  });
+
+  it('counts each client on its own', async () => {
+    const l = limiter();
+    await checks(l, 6);
+    expect(await l.check('login', OTHER_IP, FIVE_A_MINUTE)).to.deep.equal(ALLOWED);
+  });
+
+  it('counts each scope on its own', async () => {
+    const l = limiter();
+    await checks(l, 6);
+    expect(await l.check('refresh', IP, FIVE_A_MINUTE)).to.deep.equal(ALLOWED);
+  });
+
+  it('allows requests again once the window has passed', async () => {
+    const l = limiter();
+    expect((await checks(l, 6)).at(-1)).to.deep.equal({ allowed: false, retryAfterSeconds: 60 });
+    now = T0 + 59_999;
+    expect((await l.check('login', IP, FIVE_A_MINUTE)).allowed).to.equal(false);
+    now = T0 + 60_000 + 59_999;
+    expect(await l.check('login', IP, FIVE_A_MINUTE)).to.deep.equal(ALLOWED);
+  });
+
+  it('lets exactly five of 20 concurrent requests through', async () => {
+    const l = limiter();
+    const decisions = await Promise.all(
+      Array.from({ length: 20 }, () => l.check('login', IP, FIVE_A_MINUTE)),
+    );
+    expect(decisions.filter((d) => d.allowed)).to.have.length(5);
+  });
+
+  it('lets exactly five through when 20 requests arrive one after another within one millisecond', async () => {
+    // Their writes and reads interleave, so a later request's hit lands after an earlier one has counted.
+    const l = limiter();
+    const pending: Array<Promise<RateLimitDecision>> = [];
+    for (let i = 0; i < 20; i += 1) {
+      pending.push(l.check('login', IP, FIVE_A_MINUTE));
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    expect((await Promise.all(pending)).filter((d) => d.allowed)).to.have.length(5);
+  });
+
+  it('counts refused requests too, so a client that keeps trying never sees the window reopen', async () => {
+    const l = limiter();
+    await checks(l, 5);
+    for (let s = 10; s <= 120; s += 10) {
+      now = T0 + s * 1000;
+      const d = await l.check('login', IP, FIVE_A_MINUTE);
+      expect(d.allowed, `after ${s} s`).to.equal(false);
+    }
+    // A minute of quiet after the last attempt is what reopens it.
+    now = T0 + 180_001;
+    expect(await l.check('login', IP, FIVE_A_MINUTE)).to.deep.equal(ALLOWED);
+  });
+
+  it('lets requests through and reports the failure when the store is down (fail open)', async () => {
+    const l = limiter();
+    await store.close();
+    expect(await checks(l, 7)).to.deep.equal(Array.from({ length: 7 }, () => ALLOWED));
+    expect(failures).to.have.length(7);
+  });
+
+  it('still lets requests through when the failure reporter itself throws', async () => {
+    const l = limiter({
+      onStoreFailure: () => {
+        throw new Error('reporter down');
+      },
+    });
+    await store.close();
+    expect(await l.check('login', IP, FIVE_A_MINUTE)).to.deep.equal(ALLOWED);
+  });
+
+  it('refuses a scope that could fall into another scope’s ids, as a programming error', async () => {
+    const l = limiter();
+    let thrown: unknown;
+    await l.check('login:x', IP, FIVE_A_MINUTE).catch((e: unknown) => {
+      thrown = e;
+    });
+    expect(thrown).to.be.instanceOf(TypeError);
+  });
+
+  it('deletes hits older than every window in the background', async () => {
+    const l = limiter({ cleanupEvery: 1 });
+    await checks(l, 3);
+    await checks(l, 2, OTHER_IP);
+    now = T0 + 30_000;
+    await checks(l, 1);
+    expect(await hitIds(store)).to.have.length(6);
+    now = T0 + 60_000 + 30_000;
+    await checks(l, 1, OTHER_IP);
+    // Left: the hit at +30 s (still inside a window) and the one just made.
+    const deadline = Date.now() + 5000;
+    let left = await hitIds(store);
+    while (left.length > 2 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+      left = await hitIds(store);
+    }
+    expect(left).to.have.length(2);
+    expect(failures).to.deep.equal([]);
+  });
+
+  it('never stores the client address, in an id or in a field', async () => {
+    const l = limiter();
+    await checks(l, 6, IP);
+    await checks(l, 2, OTHER_IP);
+    const all = await store.db.private.allDocs({ include_docs: true });
+    const stored = JSON.stringify(all.rows);
+    expect(stored).to.include('rateHit');
+    for (const address of [IP, OTHER_IP]) expect(stored).not.to.include(address);
+    const hit = all.rows.find((r) => r.id.startsWith('rl:'))?.doc;
+    expect(hit).to.include({ docType: 'rateHit', scope: 'login', at: T0 });
+    expect(Object.keys(hit ?? {}).sort()).to.deep.equal(['_id', '_rev', 'at', 'docType', 'scope']);
+  });
+});
+
+describe('rate limiter shared by two app instances on one CouchDB-protocol server', () => {
+  let server: CouchServer;
+  let a: Store;
+  let b: Store;
+  before(async () => {
+    server = await startCouchServer();
+    a = await openStore({ kind: 'couchdb', url: server.url, prefix: 'chamada_' });
+    b = await openStore({ kind: 'couchdb', url: server.url, prefix: 'chamada_' });
+  });
+  after(async () => {
+    await a.close();
+    await b.close();
+    await server.dispose();
+  });
+
+  it('counts the requests of both instances against one limit', async () => {
+    let now = T0;
+    const clock = () => new Date(now);
+    const [onA, onB] = [
+      rateLimiter(a.db.private, { clock, clientKeySecret: SECRET }),
+      rateLimiter(b.db.private, { clock, clientKeySecret: SECRET }),
+    ];
+    const decisions: RateLimitDecision[] = [];
+    for (const l of [onA, onB, onA, onB, onA]) {
+      decisions.push(await l.check('login', IP, FIVE_A_MINUTE));
+      now += 1000;
+    }
+    expect(decisions.every((d) => d.allowed)).to.equal(true);
+    expect(await onB.check('login', IP, FIVE_A_MINUTE)).to.deep.equal({
+      allowed: false,
+      retryAfterSeconds: 55,
+    });
+  });
+});
