@@ -22,18 +22,10 @@ const refreshCookie = (value: string, maxAgeSeconds: number): string =>
   `${REFRESH_COOKIE}=${value}; Path=${REFRESH_COOKIE_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; SameSite=Strict`;
 
 /** Bearer mode hands the refresh token over in the body; cookie mode in an httpOnly cookie only. */
-const tokenReply = (issued: Issued, mode: SessionMode, now: Date) =>
+const tokenReply = (issued: Issued, mode: SessionMode, refreshTtlSeconds: number) =>
   mode === 'bearer'
     ? { body: { ...issued.pair, refreshToken: issued.refreshToken } }
-    : {
-        headers: {
-          'Set-Cookie': refreshCookie(
-            issued.refreshToken,
-            Math.max(0, Math.floor((issued.refreshTokenExpiresAt.getTime() - now.getTime()) / 1000)),
-          ),
-        },
-        body: issued.pair,
-      };
+    : { headers: { 'Set-Cookie': refreshCookie(issued.refreshToken, refreshTtlSeconds) }, body: issued.pair };
 
 const cookieValue = (header: string | undefined, name: string): string | undefined => {
   for (const part of (header ?? '').split(';')) {
@@ -71,7 +63,9 @@ export const loginRoute = defineRoute({
     const device = headers['x-device-id'];
     const deviceId = typeof device === 'string' && isUuid(device) ? device.toLowerCase() : null;
     const issued = await deps.auth.sessions.login(body.email, body.password, deviceId);
-    return E.map((i: Issued) => tokenReply(i, deps.config.sessionMode, deps.clock()))(issued);
+    return E.map((i: Issued) => tokenReply(i, deps.config.sessionMode, deps.config.refreshTokenTtlSeconds))(
+      issued,
+    );
   },
 });
 
@@ -116,7 +110,7 @@ export const refreshRoute = defineRoute({
       token,
       mode === 'cookie' ? { csrfToken: typeof csrf === 'string' ? csrf : '' } : undefined,
     );
-    return E.map((i: Issued) => tokenReply(i, mode, deps.clock()))(issued);
+    return E.map((i: Issued) => tokenReply(i, mode, deps.config.refreshTokenTtlSeconds))(issued);
   },
 });
 

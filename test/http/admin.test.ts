@@ -1,0 +1,462 @@
+/** Users and roles administration, rate limits, cookie mode and the seed, black-box in JWT mode. */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
+import { EventDoc } from '../../src/domain/event.js';
+import {
+  ADMIN_EMAIL,
+  ADMIN_PASSWORD,
+  bearer,
+  bearerMutation,
+  createUser,
+  decodeTokens,
+  jsonPost,
+  jwtEnv,
+  login,
+  seed,
+  type TokensWithRefresh,
+} from '../support/auth.js';
+import { call, expectEnvelope } from '../support/http.js';
+import { attendanceProbeRoute, probeRoutes } from '../support/probeRoutes.js';
+import { startTestService, type TestService } from '../support/testService.js';
+
+const UserC = t.type({
+  userId: t.string,
+  email: t.string,
+  roles: t.array(t.string),
+  primaryRole: t.string,
+  status: t.string,
+  role: t.string,
+});
+const decodeUser = (json: unknown) => {
+  const d = UserC.decode(json);
+  if (E.isLeft(d)) throw new Error(`not a user: ${JSON.stringify(json)}`);
+  return d.right;
+};
+
+describe('users and roles administration', function () {
+  this.timeout(60_000);
+  let svc: TestService;
+  let admin: TokensWithRefresh;
+  const url = (p: string) => `${svc.url}${p}`;
+  const send = (method: string, path: string, body?: unknown, token = admin.accessToken) =>
+    call(url(path), {
+      method,
+      headers: bearerMutation(token),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+
+  beforeEach(async () => {
+    svc = await startTestService({ env: jwtEnv(), routes: probeRoutes([attendanceProbeRoute]) });
+    await seed(svc.url);
+    admin = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+  });
+  afterEach(() => svc.dispose());
+
+  describe('users', () => {
+    it('creates a user (201, Location), lists it, and refuses a second user with the same email in any case', async () => {
+      const r = await send('POST', '/api/v1/users', {
+        email: 'Ana@Chamada.test',
+        displayName: 'Ana',
+        roles: ['CHAMADOR', 'RELATORIOS'],
+        password: 'ana password 12',
+      });
+      expect(r.status, r.text).to.equal(201);
+      const ana = decodeUser(r.json);
+      expect(r.headers.get('location')).to.equal(`/api/v1/users/${ana.userId}`);
+      expect(ana).to.deep.include({
+        roles: ['CHAMADOR', 'RELATORIOS'],
+        primaryRole: 'CHAMADOR',
+        role: 'CHAMADOR',
+        status: 'ACTIVE',
+      });
+      expect(r.text).not.to.contain('password');
+      const list = await call(url('/api/v1/users'), { headers: bearer(admin.accessToken) });
+      expect(JSON.stringify(list.json)).to.contain(ana.userId);
+      const dup = await send('POST', '/api/v1/users', {
+        email: 'ana@chamada.TEST',
+        displayName: 'Ana 2',
+        roles: ['CHAMADOR'],
+        password: 'ana password 12',
+      });
+      expectEnvelope(dup, 409, 'CONFLICT');
+    });
+
+    it('refuses unknown roles, a primary role outside the roles, short passwords and read-only fields', async () => {
+      const base = {
+        email: 'b@chamada.test',
+        displayName: 'B',
+        roles: ['CHAMADOR'],
+        password: 'b password 123',
+      };
+      expectEnvelope(
+        await send('POST', '/api/v1/users', { ...base, roles: ['NOPE'] }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expectEnvelope(
+        await send('POST', '/api/v1/users', { ...base, primaryRole: 'ADMIN' }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expectEnvelope(
+        await send('POST', '/api/v1/users', { ...base, password: 'short' }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expectEnvelope(
+        await send('POST', '/api/v1/users', { ...base, status: 'ACTIVE' }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      const created = await createUser(svc.url, admin.accessToken, base);
+      expectEnvelope(
+        await send('PATCH', `/api/v1/users/${created}`, { userId: randomUUID() }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expectEnvelope(
+        await send('PATCH', `/api/v1/users/${created}`, { passwordHash: 'pbkdf2:00:00' }),
+        400,
+        'VALIDATION_FAILED',
+      );
+    });
+
+    it('only an ADMIN manages users: CHAMADOR → 403', async () => {
+      await createUser(svc.url, admin.accessToken, {
+        email: 'c@chamada.test',
+        displayName: 'C',
+        roles: ['CHAMADOR'],
+        password: 'c password 123',
+      });
+      const caller = await login(svc.url, 'c@chamada.test', 'c password 123');
+      expectEnvelope(
+        await call(url('/api/v1/users'), { headers: bearer(caller.accessToken) }),
+        403,
+        'FORBIDDEN_ROLE',
+      );
+    });
+
+    it('the last active ADMIN can be neither demoted nor deactivated; with a second ADMIN both work', async () => {
+      const me = admin.user.userId;
+      const demote = await send('PATCH', `/api/v1/users/${me}`, { roles: ['CHAMADOR'] });
+      expect(expectEnvelope(demote, 409, 'CONFLICT').details).to.deep.include({
+        reason: 'LAST_ACTIVE_ADMIN',
+      });
+      expectEnvelope(await send('POST', `/api/v1/users/${me}/deactivate`), 409, 'CONFLICT');
+      const other = await createUser(svc.url, admin.accessToken, {
+        email: 'd@chamada.test',
+        displayName: 'D',
+        roles: ['ADMIN'],
+        password: 'd password 123',
+      });
+      expect((await send('PATCH', `/api/v1/users/${me}`, { roles: ['CHAMADOR'] })).status).to.equal(200);
+      const d = await login(svc.url, 'd@chamada.test', 'd password 123');
+      expectEnvelope(
+        await send('POST', `/api/v1/users/${other}/deactivate`, undefined, d.accessToken),
+        409,
+        'CONFLICT',
+      );
+    });
+
+    it('two ADMINs deactivating each other at once leave one ADMIN standing', async () => {
+      const other = await createUser(svc.url, admin.accessToken, {
+        email: 'e@chamada.test',
+        displayName: 'E',
+        roles: ['ADMIN'],
+        password: 'e password 123',
+      });
+      const e = await login(svc.url, 'e@chamada.test', 'e password 123');
+      const [a, b] = await Promise.all([
+        send('POST', `/api/v1/users/${other}/deactivate`),
+        send('POST', `/api/v1/users/${admin.user.userId}/deactivate`, undefined, e.accessToken),
+      ]);
+      expect([a.status, b.status].sort()).to.deep.equal([200, 409]);
+      const users = await svc.deps.auth.userStore.list();
+      expect(users.filter((u) => u.status === 'ACTIVE' && u.roles.includes('ADMIN'))).to.have.length(1);
+    });
+
+    it("deactivation is soft, revokes the user's sessions, and a second one → 409", async () => {
+      const id = await createUser(svc.url, admin.accessToken, {
+        email: 'f@chamada.test',
+        displayName: 'F',
+        roles: ['CHAMADOR'],
+        password: 'f password 123',
+      });
+      const f = await login(svc.url, 'f@chamada.test', 'f password 123');
+      const r = await send('POST', `/api/v1/users/${id}/deactivate`, { reason: 'left the team' });
+      expect(decodeUser(r.json).status).to.equal('DEACTIVATED');
+      expectEnvelope(
+        await call(url('/api/v1/auth/refresh'), jsonPost({ refreshToken: f.refreshToken })),
+        401,
+        'COMPROMISED_SESSION',
+      );
+      expectEnvelope(await send('POST', `/api/v1/users/${id}/deactivate`), 409, 'CONFLICT');
+      expect(await svc.deps.auth.userStore.get(id)).to.deep.include({ status: 'DEACTIVATED' });
+    });
+
+    it("reset-password sets the ADMIN's chosen password and revokes every session of the user", async () => {
+      const id = await createUser(svc.url, admin.accessToken, {
+        email: 'g@chamada.test',
+        displayName: 'G',
+        roles: ['CHAMADOR'],
+        password: 'g password 123',
+      });
+      const g = await login(svc.url, 'g@chamada.test', 'g password 123');
+      const r = await send('POST', `/api/v1/users/${id}/reset-password`, {
+        password: 'a brand new password',
+      });
+      expect(r.status, r.text).to.equal(200);
+      expect(r.json).to.deep.include({ userId: id, sessionsRevoked: 1 });
+      expectEnvelope(
+        await call(url('/api/v1/auth/revoke'), { method: 'POST', headers: bearerMutation(g.accessToken) }),
+        401,
+        'UNAUTHORIZED',
+      );
+      expectEnvelope(
+        await call(
+          url('/api/v1/auth/login'),
+          jsonPost({ email: 'g@chamada.test', password: 'g password 123' }),
+        ),
+        401,
+        'UNAUTHORIZED',
+      );
+      expect(
+        (
+          await call(
+            url('/api/v1/auth/login'),
+            jsonPost({ email: 'g@chamada.test', password: 'a brand new password' }),
+          )
+        ).status,
+      ).to.equal(200);
+    });
+
+    it('an unknown user → 404', async () => {
+      expectEnvelope(
+        await send('PATCH', `/api/v1/users/${randomUUID()}`, { displayName: 'x' }),
+        404,
+        'NOT_FOUND',
+      );
+    });
+
+    it('every change appends an immutable user event', async () => {
+      const id = await createUser(svc.url, admin.accessToken, {
+        email: 'h@chamada.test',
+        displayName: 'H',
+        roles: ['CHAMADOR'],
+        password: 'h password 123',
+      });
+      await send('PATCH', `/api/v1/users/${id}`, { displayName: 'Helena' });
+      await send('POST', `/api/v1/users/${id}/reset-password`, { password: 'another password 1' });
+      await send('POST', `/api/v1/users/${id}/deactivate`);
+      const all = await svc.store.db.events.allDocs({ include_docs: true });
+      const events = all.rows.flatMap((r) => {
+        const d = EventDoc.decode(r.doc);
+        return E.isRight(d) && d.right.subjectId === id ? [d.right] : [];
+      });
+      expect(events.map((e) => e.type).sort()).to.deep.equal([
+        'USER_CREATED',
+        'USER_DEACTIVATED',
+        'USER_PASSWORD_RESET',
+        'USER_UPDATED',
+      ]);
+      expect(events.every((e) => e.actor.userId === admin.user.userId)).to.equal(true);
+      expect(JSON.stringify(events)).not.to.contain('pbkdf2');
+    });
+  });
+
+  describe('roles', () => {
+    it('lists the four system roles, which cannot be changed or deleted', async () => {
+      const r = await call(url('/api/v1/roles'), { headers: bearer(admin.accessToken) });
+      expect(JSON.stringify(r.json)).to.contain('"name":"ADMIN"').and.contain('"name":"CADASTRO"');
+      expectEnvelope(await send('DELETE', '/api/v1/roles/ADMIN'), 409, 'CONFLICT');
+      expectEnvelope(await send('PATCH', '/api/v1/roles/CHAMADOR', { permissions: [] }), 409, 'CONFLICT');
+    });
+
+    it('a custom role with `attendance` opens attendance routes, and nothing ADMIN-only', async () => {
+      const role = await send('POST', '/api/v1/roles', {
+        name: 'PORTEIRO',
+        display_name: 'Porteiro',
+        permissions: ['attendance'],
+      });
+      expect(role.status, role.text).to.equal(201);
+      expect(role.json).to.deep.include({ name: 'PORTEIRO', permissions: ['attendance'], is_system: 0 });
+      await createUser(svc.url, admin.accessToken, {
+        email: 'p@chamada.test',
+        displayName: 'P',
+        roles: ['PORTEIRO'],
+        password: 'p password 123',
+      });
+      const p = await login(svc.url, 'p@chamada.test', 'p password 123');
+      expect(
+        (await call(url('/api/v1/_probe/attendance'), { headers: bearer(p.accessToken) })).status,
+      ).to.equal(200);
+      expectEnvelope(
+        await call(url('/api/v1/_probe/chamador'), { headers: bearer(p.accessToken) }),
+        403,
+        'FORBIDDEN_ROLE',
+      );
+      expectEnvelope(
+        await call(url('/api/v1/users'), { headers: bearer(p.accessToken) }),
+        403,
+        'FORBIDDEN_ROLE',
+      );
+    });
+
+    it('refuses a duplicate name, unknown permissions, and deleting a role someone holds', async () => {
+      expect(
+        (
+          await send('POST', '/api/v1/roles', {
+            name: 'MONITOR',
+            display_name: 'Monitor',
+            permissions: ['reports'],
+          })
+        ).status,
+      ).to.equal(201);
+      expectEnvelope(
+        await send('POST', '/api/v1/roles', { name: 'MONITOR', display_name: 'x' }),
+        409,
+        'CONFLICT',
+      );
+      expectEnvelope(
+        await send('POST', '/api/v1/roles', {
+          name: 'OTHER',
+          display_name: 'x',
+          permissions: ['everything'],
+        }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      await createUser(svc.url, admin.accessToken, {
+        email: 'm@chamada.test',
+        displayName: 'M',
+        roles: ['MONITOR'],
+        password: 'm password 123',
+      });
+      expectEnvelope(await send('DELETE', '/api/v1/roles/MONITOR'), 409, 'CONFLICT');
+      expect(
+        (await send('POST', '/api/v1/roles', { name: 'UNUSED', display_name: 'Unused' })).status,
+      ).to.equal(201);
+      const del = await send('DELETE', '/api/v1/roles/UNUSED');
+      expect(del.status, del.text).to.equal(200);
+      expectEnvelope(await send('DELETE', '/api/v1/roles/UNUSED'), 404, 'NOT_FOUND');
+    });
+  });
+});
+
+describe('login and refresh rate limits', function () {
+  this.timeout(60_000);
+  let svc: TestService;
+  beforeEach(async () => {
+    svc = await startTestService({ env: jwtEnv() });
+  });
+  afterEach(() => svc.dispose());
+
+  const attempt = (headers: Record<string, string> = {}) =>
+    call(
+      `${svc.url}/api/v1/auth/login`,
+      jsonPost({ email: 'nobody@chamada.test', password: 'wrong password' }, headers),
+    );
+
+  it('the 6th login within 60 s → 429 RATE_LIMITED with Retry-After; every request counts', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i += 1) statuses.push((await attempt()).status);
+    expect(statuses).to.deep.equal([401, 401, 401, 401, 401]);
+    const sixth = await attempt();
+    expectEnvelope(sixth, 429, 'RATE_LIMITED');
+    const retryAfter = Number(sixth.headers.get('retry-after'));
+    expect(retryAfter).to.be.within(1, 60);
+    // A malformed body counts too: the limit comes before validation.
+    const malformed = await call(`${svc.url}/api/v1/auth/login`, jsonPost({ nope: true }));
+    expectEnvelope(malformed, 429, 'RATE_LIMITED');
+  });
+
+  it('a forged X-Forwarded-For does not reset the counter (no trusted proxy configured)', async () => {
+    for (let i = 0; i < 5; i += 1) await attempt({ 'X-Forwarded-For': `198.51.100.${i}` });
+    expectEnvelope(await attempt({ 'X-Forwarded-For': '198.51.100.77' }), 429, 'RATE_LIMITED');
+  });
+
+  it('refresh allows 10 per 60 s, then 429', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i += 1) {
+      statuses.push(
+        (await call(`${svc.url}/api/v1/auth/refresh`, jsonPost({ refreshToken: 'B'.repeat(43) }))).status,
+      );
+    }
+    expect(statuses.slice(0, 10).every((s) => s === 401)).to.equal(true);
+    expect(statuses[10]).to.equal(429);
+  });
+});
+
+describe('cookie session mode', function () {
+  this.timeout(60_000);
+  let svc: TestService;
+  beforeEach(async () => {
+    svc = await startTestService({ env: jwtEnv({ SESSION_MODE: 'cookie' }) });
+    await seed(svc.url);
+  });
+  afterEach(() => svc.dispose());
+
+  const cookieOf = (setCookie: string | null): string => (setCookie ?? '').split(';')[0] ?? '';
+
+  it('login sets an httpOnly, Secure, SameSite=Strict refresh cookie and leaves the token out of the body', async () => {
+    const r = await call(
+      `${svc.url}/api/v1/auth/login`,
+      jsonPost({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
+    );
+    expect(r.status).to.equal(200);
+    const setCookie = r.headers.get('set-cookie') ?? '';
+    expect(setCookie).to.match(
+      /^chamada_refresh=[A-Za-z0-9_-]{43}; Path=\/api\/v1\/auth; Max-Age=604800; HttpOnly; Secure; SameSite=Strict$/,
+    );
+    expect(r.json).not.to.have.property('refreshToken');
+  });
+
+  it("refresh needs the cookie and the session's X-CSRF-Token; mutations need X-CSRF-Token", async () => {
+    const r = await call(
+      `${svc.url}/api/v1/auth/login`,
+      jsonPost({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
+    );
+    const cookie = cookieOf(r.headers.get('set-cookie'));
+    const { csrfToken, accessToken } = decodeTokens({ ...(r.json as object), refreshToken: 'unused' });
+    expectEnvelope(
+      await call(`${svc.url}/api/v1/auth/refresh`, jsonPost({}, { Cookie: cookie })),
+      403,
+      'CSRF_TOKEN_INVALID',
+    );
+    const ok = await call(
+      `${svc.url}/api/v1/auth/refresh`,
+      jsonPost({}, { Cookie: cookie, 'X-CSRF-Token': csrfToken }),
+    );
+    expect(ok.status, ok.text).to.equal(200);
+    expect(cookieOf(ok.headers.get('set-cookie'))).not.to.equal(cookie);
+    const { csrfToken: newCsrf, accessToken: newAccess } = decodeTokens({
+      ...(ok.json as object),
+      refreshToken: 'unused',
+    });
+    expect(accessToken).not.to.equal(newAccess);
+    expectEnvelope(
+      await call(`${svc.url}/api/v1/auth/revoke`, { method: 'POST', headers: bearerMutation(newAccess) }),
+      403,
+      'CSRF_TOKEN_INVALID',
+    );
+    const revoke = await call(`${svc.url}/api/v1/auth/revoke`, {
+      method: 'POST',
+      headers: { ...bearerMutation(newAccess), 'X-CSRF-Token': newCsrf },
+    });
+    expect(revoke.status, revoke.text).to.equal(200);
+    expect(revoke.headers.get('set-cookie')).to.match(/^chamada_refresh=; .*Max-Age=0/);
+  });
+});
+
+describe('seed in production', () => {
+  it('is unavailable: 404', async () => {
+    const svc = await startTestService({ env: jwtEnv({ NODE_ENV: 'production' }) });
+    try {
+      expectEnvelope(await call(`${svc.url}/api/v1/_seed`, { method: 'POST' }), 404, 'NOT_FOUND');
+    } finally {
+      await svc.dispose();
+    }
+  });
+});
