@@ -18,13 +18,20 @@ import { routes as defaultRoutes } from './http/registry.js';
 import type { Route } from './http/route.js';
 import { idempotencyPurge$ } from './jobs/idempotencyPurge.js';
 import { createLogger } from './log/logger.js';
+import { consentService } from './roster/consentService.js';
+import { studentService } from './roster/studentService.js';
+import { classStore } from './store/classes.js';
+import { consentStore } from './store/consents.js';
 import { eventStore } from './store/events.js';
 import { idempotencyLedger } from './store/idempotencyLedger.js';
 import { rateLimiter } from './store/rateLimiter.js';
 import { roleStore } from './store/roles.js';
 import { sessionStore } from './store/sessions.js';
 import { openStore, type Store, type StoreLocation } from './store/store.js';
+import { studentStore } from './store/students.js';
 import { userStore } from './store/users.js';
+import { followChanges$ } from './sync/changeFeed.js';
+import { studentDirectory } from './sync/studentDirectory.js';
 
 export interface RunningService {
   readonly url: string;
@@ -75,6 +82,23 @@ export const startService = async (
       sessionTtlSeconds: config.sessionTtlSeconds,
     },
   });
+  const classes = classStore(store.db.private);
+  const students = studentStore(store.db.private);
+  const consents = consentStore(store.db.private);
+  const directory = studentDirectory();
+  // Read the sequence first and follow from it after loading: a change in between is applied twice
+  // (harmlessly: the directory keeps the newest), never missed.
+  const privateSeq = (await store.db.private.info()).update_seq;
+  directory.load(await students.listAll(), await consents.listAll());
+  const feed = followChanges$(store.db.private, {
+    since: privateSeq,
+    includeDocs: true,
+    onRetry: (attempt) => logger.warn({ attempt }, 'private change feed lost; reconnecting'),
+  });
+  const following = directory.follow(feed, (id) =>
+    logger.warn({ id }, 'undecodable document in the private database; skipped by the student directory'),
+  );
+  const studentSvc = studentService({ students, directory, classes, events, clock });
   const deps: AppDeps = {
     config,
     store,
@@ -101,6 +125,16 @@ export const startService = async (
       users: userService({ users, sessions, roles, events, clock }),
       userStore: users,
       roleStore: roles,
+    },
+    classes,
+    roster: {
+      students: studentSvc,
+      studentStore: students,
+      directory,
+      consents: consentService({ consents, students, users, directory, events, clock }),
+    },
+    secrets: {
+      cursorKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'paging cursor key', 32)),
     },
     idempotency: {
       ledger: idempotencyLedger(store.db.private),
@@ -129,6 +163,7 @@ export const startService = async (
     });
   } catch (e) {
     purges.unsubscribe();
+    following.unsubscribe();
     await store.close();
     throw e;
   }
@@ -150,6 +185,7 @@ export const startService = async (
         await closed;
         clearTimeout(timer);
         purges.unsubscribe();
+        following.unsubscribe();
         await store.close();
       })();
       return stopping;

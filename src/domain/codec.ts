@@ -89,6 +89,17 @@ export const IsoInstant = refine(
   { format: 'date-time' },
 );
 
+const isCalendarDate = (s: string): boolean => {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) return false;
+  // Date rolls 2026-02-30 over to March; only a date that survives the round trip exists.
+  const d = new Date(`${s}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+};
+
+/** A calendar day YYYY-MM-DD that exists (no 2026-02-30). Each use gets its own annotated codec. */
+export const calendarDate = (meta: SchemaMeta = {}) =>
+  refine(t.string, isCalendarDate, 'a calendar date YYYY-MM-DD', { format: 'date', ...meta });
+
 export type Props = Record<string, t.Mixed>;
 
 type RequiredOf<R extends Props> = { [K in keyof R]: t.TypeOf<R[K]> };

@@ -2,11 +2,16 @@ import type { Logger } from 'pino';
 import type { SessionService } from '../auth/sessionService.js';
 import type { UserService } from '../auth/userService.js';
 import type { Config } from '../config/config.js';
+import type { ConsentService } from '../roster/consentService.js';
+import type { StudentService } from '../roster/studentService.js';
+import type { ClassStore } from '../store/classes.js';
 import type { IdempotencyLedger } from '../store/idempotencyLedger.js';
 import type { RateLimiter } from '../store/rateLimiter.js';
 import type { RoleStore } from '../store/roles.js';
 import type { Store } from '../store/store.js';
+import type { StudentStore } from '../store/students.js';
 import type { UserStore } from '../store/users.js';
+import type { StudentDirectory } from '../sync/studentDirectory.js';
 import type { Authenticator } from './authenticate.js';
 import type { IdempotencySettings } from './idempotency.js';
 
@@ -20,6 +25,17 @@ export interface AppDeps {
   readonly clock: () => Date;
   readonly idempotency: { readonly ledger: IdempotencyLedger; readonly settings: IdempotencySettings };
   readonly rateLimiter: RateLimiter;
+  readonly classes: ClassStore;
+  readonly roster: {
+    readonly students: StudentService;
+    readonly studentStore: StudentStore;
+    readonly directory: StudentDirectory;
+    readonly consents: ConsentService;
+  };
+  readonly secrets: {
+    /** Signs paging cursors; derived from JWT_SECRET so every instance accepts every other's cursors. */
+    readonly cursorKey: Uint8Array;
+  };
   readonly auth: {
     readonly sessions: SessionService;
     readonly users: UserService;

@@ -1,9 +1,12 @@
 /** Every route the service serves. Router, authorisation and the OpenAPI document all read this list. */
 import type { Route } from './route.js';
 import { authRoutes } from './routes/authRoutes.js';
+import { classesRoutes } from './routes/classesRoutes.js';
+import { consentsRoutes } from './routes/consentsRoutes.js';
 import { openApiRoute } from './routes/openApiRoute.js';
 import { rolesRoutes } from './routes/rolesRoutes.js';
 import { seedRoute } from './routes/seedRoute.js';
+import { studentsRoutes } from './routes/studentsRoutes.js';
 import { healthRoute, licenseRoute, securityTxtRoute } from './routes/systemRoutes.js';
 import { usersRoutes } from './routes/usersRoutes.js';
 
@@ -15,5 +18,8 @@ export const routes: ReadonlyArray<Route> = [
   ...authRoutes,
   ...usersRoutes,
   ...rolesRoutes,
+  ...classesRoutes,
+  ...studentsRoutes,
+  ...consentsRoutes,
   seedRoute,
 ];

@@ -35,6 +35,8 @@ export interface Reply<R> {
   readonly status?: number;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body: R;
+  /** The student, user or consent the request was about, when the path does not name it (creations). */
+  readonly auditSubjectId?: string;
 }
 
 export type MediaType = 'application/json' | 'text/plain';
@@ -74,6 +76,8 @@ export interface RouteSpec<PC extends t.Mixed, QC extends t.Mixed, BC extends t.
   readonly permission?: Permission;
   /** Counted per client IP before anything else, every request included. */
   readonly rateLimit?: { readonly scope: string; readonly policy: RateLimitPolicy };
+  /** Reads that return personal or sensitive data are audited like mutations. */
+  readonly auditReads?: boolean;
   readonly handler: (
     ctx: HandlerContext<t.TypeOf<PC>, t.TypeOf<QC>, t.TypeOf<BC>>,
   ) => Promise<E.Either<ApiError, Reply<t.TypeOf<RC>>>>;
@@ -86,6 +90,7 @@ export interface RawRequest {
 }
 
 export interface EncodedReply {
+  readonly auditSubjectId?: string;
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: unknown;
@@ -116,6 +121,7 @@ export interface Route {
   readonly idempotencyExempt: string | undefined;
   readonly permission: Permission | undefined;
   readonly rateLimit: { readonly scope: string; readonly policy: RateLimitPolicy } | undefined;
+  readonly auditReads: boolean;
   /** Decodes params, query and body, reporting every issue at once. */
   prepare(raw: RawRequest): E.Either<ApiError, PreparedCall>;
 }
@@ -162,6 +168,7 @@ export const defineRoute = <
     idempotencyExempt: spec.idempotency?.exempt,
     permission: spec.permission,
     rateLimit: spec.rateLimit,
+    auditReads: spec.auditReads ?? false,
     prepare(raw) {
       const issues: ValidationIssue[] = [];
       const params = paramsCodec.decode(raw.params ?? {});
@@ -179,6 +186,7 @@ export const defineRoute = <
         const result = await spec.handler({ ...ctx, ...decoded });
         return E.map(
           (reply: Reply<t.TypeOf<RC>>): EncodedReply => ({
+            ...(reply.auditSubjectId === undefined ? {} : { auditSubjectId: reply.auditSubjectId }),
             status: reply.status ?? spec.response.status,
             headers: reply.headers ?? {},
             body: spec.response.codec.encode(reply.body),

@@ -1,5 +1,5 @@
 /** Turns io-ts errors into the `details` of a VALIDATION_FAILED envelope (a separate step, as io-ts' own reporters). */
-import type * as t from 'io-ts';
+import * as t from 'io-ts';
 
 export type RequestPart = 'params' | 'query' | 'body' | 'headers';
 
@@ -15,19 +15,22 @@ const describeExpected = (e: t.ValidationError): string => {
   return last === undefined ? 'invalid value' : `expected ${last.type.name}`;
 };
 
+/**
+ * A union (such as `nullable(x)`) reports one error per member, under the member's index; the client
+ * needs the field's path once, with the alternatives joined: `body.birthDate: expected a calendar date
+ * YYYY-MM-DD or expected null`.
+ */
 export const toIssues = (part: RequestPart, errors: t.Errors): ValidationIssue[] => {
-  const seen = new Set<string>();
-  const issues: ValidationIssue[] = [];
+  const byPath = new Map<string, string[]>();
   for (const e of errors) {
-    const keys = e.context.map((c) => c.key).filter((k) => k !== '');
+    const keys = e.context
+      .filter((c, i) => c.key !== '' && !(e.context[i - 1]?.type instanceof t.UnionType))
+      .map((c) => c.key);
     const path = [part, ...keys].join('.');
+    const messages = byPath.get(path) ?? [];
     const message = describeExpected(e);
-    const id = `${path}\u0000${message}`;
-    // Unions report once per member; one line per place and message is enough for a client.
-    if (!seen.has(id)) {
-      seen.add(id);
-      issues.push({ path, message });
-    }
+    if (!messages.includes(message)) messages.push(message);
+    byPath.set(path, messages);
   }
-  return issues;
+  return [...byPath.entries()].map(([path, messages]) => ({ path, message: messages.join(' or ') }));
 };

@@ -27,6 +27,8 @@ export const indexSpecs: Readonly<Record<DatabaseName, ReadonlyArray<IndexSpec>>
     // Refresh finds its session by the token's hash; revocation finds every session of a user.
     { name: 'by-docType-refreshTokenHash', fields: ['docType', 'refreshTokenHash'] },
     { name: 'by-docType-userId', fields: ['docType', 'userId'] },
+    // A subject's image consents, current and history.
+    { name: 'by-docType-subject_id', fields: ['docType', 'subject_id'] },
   ],
   audit: [{ name: 'by-created_at', fields: ['created_at'] }],
 };

@@ -2,7 +2,7 @@
  * A database's change feed as a cold observable. Subscribing opens a live PouchDB feed; unsubscribing
  * cancels it, so a pipeline's teardown closes its feed with it.
  */
-import { Observable } from 'rxjs';
+import { asyncScheduler, defer, Observable, retry, type SchedulerLike, tap, timer } from 'rxjs';
 import type { Database } from '../store/pouch.js';
 
 export interface Change {
@@ -38,3 +38,35 @@ export const changes$ = (db: Database, options: ChangeFeedOptions = {}): Observa
     feed.on('complete', () => subscriber.complete());
     return () => feed.cancel();
   });
+
+export interface FollowOptions extends ChangeFeedOptions {
+  /** Longest pause between reconnection attempts. */
+  readonly maxBackoffMs?: number;
+  readonly scheduler?: SchedulerLike;
+  readonly onRetry?: (attempt: number, error: unknown) => void;
+}
+
+/**
+ * A change feed that outlives its store's outages: when the feed fails (a CouchDB restart, a network
+ * cut) it reconnects with exponential backoff from the last sequence it delivered, so nothing is
+ * missed and little is replayed. It never errors; it completes only when unsubscribed.
+ */
+export const followChanges$ = (db: Database, options: FollowOptions = {}): Observable<Change> => {
+  let since: string | number | 'now' = options.since ?? 0;
+  const maxBackoffMs = options.maxBackoffMs ?? 30_000;
+  return defer(() => changes$(db, { ...options, since })).pipe(
+    tap((change) => {
+      since = change.seq;
+    }),
+    retry({
+      resetOnSuccess: true,
+      delay: (error: unknown, attempt: number) => {
+        options.onRetry?.(attempt, error);
+        return timer(
+          Math.min(maxBackoffMs, 250 * 2 ** Math.min(attempt, 10)),
+          options.scheduler ?? asyncScheduler,
+        );
+      },
+    }),
+  );
+};

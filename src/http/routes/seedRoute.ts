@@ -1,10 +1,11 @@
-/** Development seed: the first ADMIN (and, with the roster, a demo roster) so a newcomer can try every flow. */
+/** Development seed: the first ADMIN and a demo roster, so a newcomer can try every flow. */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { isProduction } from '../../config/config.js';
 import { object, Uuid } from '../../domain/codec.js';
 import { apiError } from '../../domain/errors.js';
 import type { UserDoc } from '../../domain/user.js';
+import { seedDemoRoster } from '../../roster/demoRoster.js';
 import { defineRoute } from '../route.js';
 
 /** Documented development defaults; production never reaches them (the route answers 404 there). */
@@ -14,6 +15,12 @@ export const DEV_SEED_ADMIN_PASSWORD = 'chamada-dev-password';
 export const Seeded = object('Seeded', {
   seeded: t.literal(true),
   admin: object('SeededAdmin', { userId: Uuid, email: t.string }),
+  roster: object('SeededRoster', {
+    nucleusId: Uuid,
+    classIds: t.array(Uuid),
+    sessionIds: t.array(Uuid),
+    students: t.number,
+  }),
 });
 
 export const seedRoute = defineRoute({
@@ -24,7 +31,8 @@ export const seedRoute = defineRoute({
   summary: 'Seed a development database',
   description:
     'Outside production only (404 there). Creates the first ADMIN from SEED_ADMIN_EMAIL / SEED_ADMIN_PASSWORD ' +
-    `(defaults ${DEV_SEED_ADMIN_EMAIL} / ${DEV_SEED_ADMIN_PASSWORD}). 409 ALREADY_SEEDED when any user exists.`,
+    `(defaults ${DEV_SEED_ADMIN_EMAIL} / ${DEV_SEED_ADMIN_PASSWORD}) and a demo roster: a nucleus, two classes, ` +
+    "today's sessions and twenty students with guardians. 409 ALREADY_SEEDED when any user exists.",
   tags: ['system'],
   idempotency: {
     exempt: 'it has no principal; a second call is 409 ALREADY_SEEDED, so a retry is harmless.',
@@ -45,6 +53,24 @@ export const seedRoute = defineRoute({
     if (E.isLeft(created))
       return created.left.code === 'CONFLICT' ? E.left(apiError('ALREADY_SEEDED')) : created;
     const admin: UserDoc = created.right;
-    return E.right({ body: { seeded: true as const, admin: { userId: admin.userId, email: admin.email } } });
+    const roster = await seedDemoRoster(
+      deps.classes,
+      deps.roster.students,
+      {
+        userId: admin.userId,
+        roles: admin.roles,
+        primaryRole: admin.primaryRole,
+        permissions: [],
+        authMode: 'jwt',
+      },
+      deps.clock(),
+    );
+    return E.right({
+      body: {
+        seeded: true as const,
+        admin: { userId: admin.userId, email: admin.email },
+        roster: { ...roster, classIds: [...roster.classIds], sessionIds: [...roster.sessionIds] },
+      },
+    });
   },
 });

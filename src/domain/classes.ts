@@ -1,0 +1,200 @@
+/**
+ * Nuclei, classes and class sessions: stored records, API shapes and request bodies. A class may
+ * belong to a nucleus; a class session is one meeting of a class on a calendar date. "Session" alone
+ * already means an authentication session here, hence `ClassSession` and the `classSession` docType.
+ */
+import * as t from 'io-ts';
+import { boundedString, calendarDate, IsoInstant, isUuid, nullable, object, refine, Uuid } from './codec.js';
+
+/** The local calendar day of a meeting, without a time zone (the tablets' day, not a UTC instant). */
+export const MeetingDate = calendarDate({ examples: ['2026-03-01'] });
+
+const GroupName = boundedString(1, 120);
+const SessionTitle = boundedString(1, 120);
+
+// Separate codecs from the shared `Uuid` / `IsoInstant`, so marking them read-only in the OpenAPI
+// document does not mark every other use of those codecs.
+const ReadOnlyId = refine(t.string, isUuid, 'a UUID', { format: 'uuid', readOnly: true });
+const ReadOnlyInstant = refine(IsoInstant, () => true, 'a UTC ISO 8601 timestamp ending in Z', {
+  format: 'date-time',
+  readOnly: true,
+});
+
+// ---- stored documents (private database) ----
+
+export const NucleusDoc = t.type({
+  _id: t.string,
+  _rev: t.string,
+  docType: t.literal('nucleus'),
+  nucleusId: t.string,
+  name: t.string,
+  createdAt: t.string,
+  updatedAt: t.string,
+});
+export type NucleusDoc = t.TypeOf<typeof NucleusDoc>;
+
+export const ClassDoc = t.type({
+  _id: t.string,
+  _rev: t.string,
+  docType: t.literal('class'),
+  classId: t.string,
+  name: t.string,
+  nucleusId: t.union([t.string, t.null]),
+  createdAt: t.string,
+  updatedAt: t.string,
+});
+export type ClassDoc = t.TypeOf<typeof ClassDoc>;
+
+export const ClassSessionDoc = t.type({
+  _id: t.string,
+  _rev: t.string,
+  docType: t.literal('classSession'),
+  sessionId: t.string,
+  classId: t.string,
+  /** The class's nucleus when the session was last written (a snapshot, so reports need no join). */
+  nucleusId: t.union([t.string, t.null]),
+  date: t.string,
+  title: t.union([t.string, t.null]),
+  startsAt: t.union([t.string, t.null]),
+  endsAt: t.union([t.string, t.null]),
+  createdAt: t.string,
+  updatedAt: t.string,
+});
+export type ClassSessionDoc = t.TypeOf<typeof ClassSessionDoc>;
+
+/** A meeting's end must come after its start; either may be unknown. */
+export const timesInOrder = (startsAt: string | null, endsAt: string | null): boolean =>
+  startsAt === null || endsAt === null || Date.parse(endsAt) > Date.parse(startsAt);
+
+// ---- nuclei ----
+
+export const Nucleus = object(
+  'Nucleus',
+  { nucleusId: ReadOnlyId, name: GroupName, createdAt: ReadOnlyInstant, updatedAt: ReadOnlyInstant },
+  {},
+  {
+    description:
+      'A group of classes (a site or a ministry). `nucleusId`, `createdAt`, `updatedAt` are read-only.',
+  },
+);
+export type Nucleus = t.TypeOf<typeof Nucleus>;
+
+export const toNucleus = (doc: NucleusDoc): Nucleus => ({
+  nucleusId: doc.nucleusId,
+  name: doc.name,
+  createdAt: doc.createdAt,
+  updatedAt: doc.updatedAt,
+});
+
+export const NucleusList = object('NucleusList', { items: t.array(Nucleus) });
+export const CreateNucleusBody = object('CreateNucleusBody', { name: GroupName });
+export const PatchNucleusBody = object('PatchNucleusBody', {}, { name: GroupName });
+export const NucleusIdParams = object('NucleusIdParams', { nucleusId: t.string });
+
+// ---- classes ----
+
+export const ClassC = object(
+  'Class',
+  {
+    classId: ReadOnlyId,
+    name: GroupName,
+    nucleusId: nullable(Uuid),
+    createdAt: ReadOnlyInstant,
+    updatedAt: ReadOnlyInstant,
+  },
+  {},
+  { description: '`nucleusId` is null when the class belongs to no nucleus.' },
+);
+export type Class = t.TypeOf<typeof ClassC>;
+
+export const toClass = (doc: ClassDoc): Class => ({
+  classId: doc.classId,
+  name: doc.name,
+  nucleusId: doc.nucleusId,
+  createdAt: doc.createdAt,
+  updatedAt: doc.updatedAt,
+});
+
+export const ClassList = object('ClassList', { items: t.array(ClassC) });
+export const CreateClassBody = object(
+  'CreateClassBody',
+  { name: GroupName },
+  { nucleusId: nullable(Uuid) },
+  { description: '`nucleusId`, when given, must name an existing nucleus (400 otherwise).' },
+);
+export const PatchClassBody = object(
+  'PatchClassBody',
+  {},
+  { name: GroupName, nucleusId: nullable(Uuid) },
+  { description: 'Any subset of the fields; `nucleusId: null` detaches the class from its nucleus.' },
+);
+export const ClassIdParams = object('ClassIdParams', { classId: t.string });
+
+// ---- class sessions ----
+
+export const ClassSession = object(
+  'ClassSession',
+  {
+    sessionId: ReadOnlyId,
+    classId: Uuid,
+    nucleusId: nullable(ReadOnlyId),
+    date: MeetingDate,
+    title: nullable(SessionTitle),
+    startsAt: nullable(IsoInstant),
+    endsAt: nullable(IsoInstant),
+    createdAt: ReadOnlyInstant,
+    updatedAt: ReadOnlyInstant,
+  },
+  {},
+  {
+    description:
+      'One meeting of a class. `nucleusId` is read-only: it is copied from the class whenever the session is ' +
+      'written (null when the class has none), so moving a class to another nucleus leaves its recorded ' +
+      'sessions where they were until they are next changed.',
+  },
+);
+export type ClassSession = t.TypeOf<typeof ClassSession>;
+
+export const toClassSession = (doc: ClassSessionDoc): ClassSession => ({
+  sessionId: doc.sessionId,
+  classId: doc.classId,
+  nucleusId: doc.nucleusId,
+  date: doc.date,
+  title: doc.title,
+  startsAt: doc.startsAt,
+  endsAt: doc.endsAt,
+  createdAt: doc.createdAt,
+  updatedAt: doc.updatedAt,
+});
+
+export const ClassSessionList = object('ClassSessionList', { items: t.array(ClassSession) });
+
+const sessionTimes = { startsAt: nullable(IsoInstant), endsAt: nullable(IsoInstant) };
+
+export const CreateClassSessionBody = object(
+  'CreateClassSessionBody',
+  { classId: Uuid, date: MeetingDate },
+  { title: nullable(SessionTitle), ...sessionTimes },
+  {
+    description:
+      '`classId` must name an existing class (400 otherwise). When both `startsAt` and `endsAt` are given, ' +
+      '`endsAt` must be later (400).',
+  },
+);
+export const PatchClassSessionBody = object(
+  'PatchClassSessionBody',
+  {},
+  { classId: Uuid, date: MeetingDate, title: nullable(SessionTitle), ...sessionTimes },
+  {
+    description:
+      'Any subset of the fields; `null` clears an optional one. The times are checked together with the ' +
+      'stored ones. `nucleusId` is read-only (400).',
+  },
+);
+export const ClassSessionIdParams = object('ClassSessionIdParams', { sessionId: t.string });
+export const ClassSessionListQuery = object(
+  'ClassSessionListQuery',
+  {},
+  { date: MeetingDate, classId: Uuid },
+);
+export type ClassSessionFilter = { readonly date?: string; readonly classId?: string };

@@ -1,0 +1,121 @@
+/**
+ * Image consents: immutable records. Revocation sets the revocation fields once; re-consent inserts a
+ * new record. The term text is frozen into the record at consent time.
+ */
+import * as t from 'io-ts';
+import { boundedString, IsoInstant, nullable, object, Uuid } from './codec.js';
+
+export const VerificationMethod = t.keyof({
+  RECEPTION_GUARDIAN_PHOTO: null,
+  VERIFIED_GUARDIAN_PRESENT: null,
+  PHONE_OTP: null,
+  IN_PERSON_DOCUMENT: null,
+  ADULT_SELF: null,
+});
+export const SubjectType = t.keyof({ STUDENT: null, USER: null });
+export type SubjectType = t.TypeOf<typeof SubjectType>;
+
+export const ConsentDoc = t.type({
+  _id: t.string,
+  _rev: t.string,
+  docType: t.literal('imageConsent'),
+  consentId: t.string,
+  subject_type: SubjectType,
+  subject_id: t.string,
+  term_version: t.string,
+  purpose: t.string,
+  term_text: t.string,
+  granted_by_name: t.string,
+  granted_by_user_id: t.union([t.string, t.null]),
+  relationship: t.string,
+  verification_method: VerificationMethod,
+  verified_by_user_id: t.string,
+  granted_at: t.string,
+  revoked_at: t.union([t.string, t.null]),
+  revoked_by_user_id: t.union([t.string, t.null]),
+  revocation_reason: t.union([t.string, t.null]),
+});
+export type ConsentDoc = t.TypeOf<typeof ConsentDoc>;
+
+export const Consent = object(
+  'ImageConsent',
+  {
+    consentId: Uuid,
+    subject_type: SubjectType,
+    subject_id: t.string,
+    term_version: t.string,
+    purpose: t.string,
+    term_text: t.string,
+    granted_by_name: boundedString(1, 120, { classification: 'personal' }),
+    granted_by_user_id: nullable(t.string),
+    relationship: t.string,
+    verification_method: VerificationMethod,
+    verified_by_user_id: t.string,
+    granted_at: IsoInstant,
+    revoked_at: nullable(IsoInstant),
+    revoked_by_user_id: nullable(t.string),
+    revocation_reason: nullable(t.string),
+  },
+  {},
+  { description: 'Immutable: only the revocation fields are ever set, once.' },
+);
+export type Consent = t.TypeOf<typeof Consent>;
+
+export const toConsent = (d: ConsentDoc): Consent => ({
+  consentId: d.consentId,
+  subject_type: d.subject_type,
+  subject_id: d.subject_id,
+  term_version: d.term_version,
+  purpose: d.purpose,
+  term_text: d.term_text,
+  granted_by_name: d.granted_by_name,
+  granted_by_user_id: d.granted_by_user_id,
+  relationship: d.relationship,
+  verification_method: d.verification_method,
+  verified_by_user_id: d.verified_by_user_id,
+  granted_at: d.granted_at,
+  revoked_at: d.revoked_at,
+  revoked_by_user_id: d.revoked_by_user_id,
+  revocation_reason: d.revocation_reason,
+});
+
+export const CreateConsentBody = object(
+  'CreateConsentBody',
+  {
+    subject_type: SubjectType,
+    subject_id: Uuid,
+    term_version: boundedString(1, 40),
+    purpose: boundedString(1, 200),
+    term_text: boundedString(1, 20_000, {
+      description: 'The term as shown to the person, frozen into the record.',
+    }),
+    granted_by_name: boundedString(1, 120, { classification: 'personal' }),
+    relationship: boundedString(1, 60, {
+      description: 'Link to the minor, e.g. mãe, pai, avó; SELF for an adult.',
+    }),
+    verification_method: VerificationMethod,
+  },
+  { granted_by_user_id: Uuid },
+  { description: '`verified_by_user_id` is the caller; `granted_at` is the server time.' },
+);
+export type CreateConsentBody = t.TypeOf<typeof CreateConsentBody>;
+
+export const ConsentQuery = object('ConsentQuery', { subjectType: SubjectType, subjectId: t.string });
+
+export const ConsentHistory = object(
+  'ConsentHistory',
+  {
+    subjectType: SubjectType,
+    subjectId: t.string,
+    current: nullable(Consent),
+    history: t.array(Consent),
+  },
+  {},
+  {
+    description:
+      '`current` is the newest unrevoked consent, or null; `history` holds every record, newest first.',
+  },
+);
+
+export const RevokeConsentBody = object('RevokeConsentBody', { reason: boundedString(3, 500) });
+export const ConsentIdParams = object('ConsentIdParams', { consentId: t.string });

@@ -1,0 +1,259 @@
+/**
+ * Students: every field of the contract with its LGPD classification beside its codec. The
+ * classification drives what the OpenAPI document shows (`x-classification`), which fields each role
+ * may read, what the data-subject export holds, and (later) what a tablet's roster receives.
+ */
+import * as t from 'io-ts';
+import {
+  boundedString,
+  type Classification,
+  calendarDate,
+  IsoInstant,
+  nullable,
+  object,
+  refine,
+  Uuid,
+} from './codec.js';
+
+const BirthDate = calendarDate({ classification: 'personal' });
+
+export const Phone = object('Phone', {
+  number: boundedString(4, 30, {
+    classification: 'personal',
+    description: 'Digits, spaces, +, -, ( ) as the family gave it.',
+  }),
+  qualifier: boundedString(1, 40, {
+    classification: 'none',
+    description: 'A label such as "mãe", "pai", "trabalho".',
+  }),
+});
+
+export const Address = object(
+  'Address',
+  {},
+  {
+    street: boundedString(1, 200, { classification: 'personal' }),
+    number: boundedString(1, 20, { classification: 'personal' }),
+    complement: boundedString(1, 120, { classification: 'personal' }),
+    neighborhood: boundedString(1, 120, { classification: 'personal' }),
+    city: boundedString(1, 120, { classification: 'personal' }),
+    state: boundedString(1, 60, { classification: 'personal' }),
+    postalCode: boundedString(1, 20, { classification: 'personal' }),
+  },
+  { classification: 'personal', description: 'The seven address fields; all personal data.' },
+);
+
+export const StudentStatus = t.keyof({ ACTIVE: null, DELETED: null });
+export type StudentStatus = t.TypeOf<typeof StudentStatus>;
+
+const PhotoRef = boundedString(1, 512, {
+  classification: 'sensitive',
+  description: 'Key of a stored photo. Needs an active image consent.',
+});
+const PhotoRefs = refine(t.array(PhotoRef), (a) => a.length <= 20, 'at most 20 photo references', {
+  maxItems: 20,
+  classification: 'sensitive',
+});
+
+/** The writable fields and their codecs; the classification of each is read from its annotation. */
+export const studentWritable = {
+  displayName: boundedString(1, 120, { classification: 'personal' }),
+  photoRef: nullable(PhotoRef),
+  photo_refs: PhotoRefs,
+  guardianName: boundedString(1, 120, { classification: 'personal' }),
+  guardianNameAlt: nullable(boundedString(1, 120, { classification: 'personal' })),
+  birthDate: nullable(BirthDate),
+  phones: refine(t.array(Phone), (a) => a.length <= 10, 'at most 10 phones', {
+    maxItems: 10,
+    classification: 'personal',
+  }),
+  address: nullable(Address),
+  allergies: nullable(
+    boundedString(1, 2000, { classification: 'sensitive', description: 'Health data (LGPD art. 11).' }),
+  ),
+  specialNeeds: nullable(
+    boundedString(1, 2000, { classification: 'sensitive', description: 'Health data (LGPD art. 11).' }),
+  ),
+  classId: Uuid,
+  nucleusId: nullable(Uuid),
+  familyMembershipStatus: nullable(boundedString(1, 60, { classification: 'none' })),
+};
+
+/** The contract's classification of every student field (read-only ones included). */
+export const studentFieldClassification: Readonly<Record<keyof StudentRecord, Classification>> = {
+  studentId: 'none',
+  displayName: 'personal',
+  photoRef: 'sensitive',
+  photo_refs: 'sensitive',
+  guardianName: 'personal',
+  guardianNameAlt: 'personal',
+  birthDate: 'personal',
+  phones: 'personal',
+  address: 'personal',
+  allergies: 'sensitive',
+  specialNeeds: 'sensitive',
+  classId: 'none',
+  nucleusId: 'none',
+  familyMembershipStatus: 'none',
+  imageConsentId: 'none',
+  visitor: 'none',
+  status: 'none',
+  createdAt: 'none',
+  updatedAt: 'none',
+  deleted_justification: 'personal',
+};
+
+/** The full record as the server keeps it (private database). */
+export interface StudentRecord {
+  readonly studentId: string;
+  readonly displayName: string;
+  readonly photoRef: string | null;
+  readonly photo_refs: ReadonlyArray<string>;
+  readonly guardianName: string;
+  readonly guardianNameAlt: string | null;
+  readonly birthDate: string | null;
+  readonly phones: ReadonlyArray<{ readonly number: string; readonly qualifier: string }>;
+  readonly address: Readonly<Record<string, string>> | null;
+  readonly allergies: string | null;
+  readonly specialNeeds: string | null;
+  readonly classId: string;
+  readonly nucleusId: string | null;
+  readonly familyMembershipStatus: string | null;
+  readonly imageConsentId: string | null;
+  readonly visitor: boolean;
+  readonly status: StudentStatus;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly deleted_justification: string | null;
+}
+
+export const StudentDoc = t.type({
+  _id: t.string,
+  _rev: t.string,
+  docType: t.literal('student'),
+  studentId: t.string,
+  displayName: t.string,
+  photoRef: t.union([t.string, t.null]),
+  photo_refs: t.array(t.string),
+  guardianName: t.string,
+  guardianNameAlt: t.union([t.string, t.null]),
+  birthDate: t.union([t.string, t.null]),
+  phones: t.array(t.type({ number: t.string, qualifier: t.string })),
+  address: t.union([t.record(t.string, t.string), t.null]),
+  allergies: t.union([t.string, t.null]),
+  specialNeeds: t.union([t.string, t.null]),
+  classId: t.string,
+  nucleusId: t.union([t.string, t.null]),
+  familyMembershipStatus: t.union([t.string, t.null]),
+  imageConsentId: t.union([t.string, t.null]),
+  visitor: t.boolean,
+  status: StudentStatus,
+  createdAt: t.string,
+  updatedAt: t.string,
+  deleted_justification: t.union([t.string, t.null]),
+});
+export type StudentDoc = t.TypeOf<typeof StudentDoc>;
+
+const readOnly = {
+  studentId: Uuid,
+  imageConsentId: nullable(Uuid),
+  visitor: t.boolean,
+  status: StudentStatus,
+  createdAt: IsoInstant,
+  updatedAt: IsoInstant,
+  deleted_justification: nullable(t.string),
+};
+
+/**
+ * A student as the API returns it. Every field but `studentId`, `displayName`, `classId`, `status` and
+ * `updatedAt` is optional: a role that may not read a field does not get it (see `visibleFields`).
+ */
+export const Student = object(
+  'Student',
+  {
+    studentId: readOnly.studentId,
+    displayName: studentWritable.displayName,
+    classId: studentWritable.classId,
+    status: readOnly.status,
+    updatedAt: readOnly.updatedAt,
+  },
+  {
+    photoRef: studentWritable.photoRef,
+    photo_refs: studentWritable.photo_refs,
+    guardianName: studentWritable.guardianName,
+    guardianNameAlt: studentWritable.guardianNameAlt,
+    birthDate: studentWritable.birthDate,
+    phones: studentWritable.phones,
+    address: studentWritable.address,
+    allergies: studentWritable.allergies,
+    specialNeeds: studentWritable.specialNeeds,
+    nucleusId: studentWritable.nucleusId,
+    familyMembershipStatus: studentWritable.familyMembershipStatus,
+    imageConsentId: readOnly.imageConsentId,
+    visitor: readOnly.visitor,
+    createdAt: readOnly.createdAt,
+    deleted_justification: readOnly.deleted_justification,
+  },
+  {
+    description:
+      'Fields carry `x-classification`. Read-only: studentId, imageConsentId, visitor, status, createdAt, updatedAt, deleted_justification.',
+  },
+);
+export type Student = t.TypeOf<typeof Student>;
+
+export const CreateStudentBody = object(
+  'CreateStudentBody',
+  {
+    displayName: studentWritable.displayName,
+    guardianName: studentWritable.guardianName,
+    phones: studentWritable.phones,
+    classId: studentWritable.classId,
+  },
+  {
+    photoRef: studentWritable.photoRef,
+    photo_refs: studentWritable.photo_refs,
+    guardianNameAlt: studentWritable.guardianNameAlt,
+    birthDate: studentWritable.birthDate,
+    address: studentWritable.address,
+    allergies: studentWritable.allergies,
+    specialNeeds: studentWritable.specialNeeds,
+    nucleusId: studentWritable.nucleusId,
+    familyMembershipStatus: studentWritable.familyMembershipStatus,
+  },
+  {
+    description:
+      'Photos need an active image consent, which can only be recorded once the student exists: create the ' +
+      'student, record the consent, then PATCH photoRef / photo_refs.',
+  },
+);
+export type CreateStudentBody = t.TypeOf<typeof CreateStudentBody>;
+
+export const PatchStudentBody = object('PatchStudentBody', {}, studentWritable, {
+  description:
+    'Any subset of the writable fields; `null` clears an optional one. Read-only fields are refused (400).',
+});
+export type PatchStudentBody = t.TypeOf<typeof PatchStudentBody>;
+
+export const StudentSummary = object('StudentSummary', {
+  studentId: Uuid,
+  displayName: studentWritable.displayName,
+  photoRef: studentWritable.photoRef,
+  status: StudentStatus,
+  updatedAt: IsoInstant,
+});
+export type StudentSummary = t.TypeOf<typeof StudentSummary>;
+
+export const StudentPage = object(
+  'StudentPage',
+  { items: t.array(StudentSummary), nextCursor: nullable(t.string) },
+  {},
+  {
+    description: '`nextCursor` is opaque; null at the end.',
+  },
+);
+
+export const DeleteStudentBody = object('DeleteStudentBody', {
+  justification: boundedString(10, 500, { classification: 'personal', description: '10 to 500 characters.' }),
+});
+
+export const StudentIdParams = object('StudentIdParams', { studentId: t.string });

@@ -1,0 +1,228 @@
+/** Students: register, change, soft delete, read by role, search and page. */
+import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
+import { openCursor, signCursor } from '../../crypto/cursor.js';
+import { boundedString, object, refine } from '../../domain/codec.js';
+import { type ApiError, apiError } from '../../domain/errors.js';
+import {
+  CreateStudentBody,
+  DeleteStudentBody,
+  PatchStudentBody,
+  Student,
+  type StudentDoc,
+  StudentIdParams,
+  StudentPage,
+  StudentStatus,
+} from '../../domain/student.js';
+import type { Actor } from '../../roster/studentService.js';
+import { studentView } from '../../roster/studentService.js';
+import { foldName, photosAllowed, visibleStudentFields } from '../../rules/students.js';
+import { toRecord } from '../../store/students.js';
+import { defineRoute, type HandlerContext } from '../route.js';
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+const Limit = refine(
+  t.string,
+  (s) => /^\d{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= MAX_PAGE_SIZE,
+  `an integer from 1 to ${MAX_PAGE_SIZE}`,
+  {
+    integer: true,
+    minimum: 1,
+    maximum: MAX_PAGE_SIZE,
+    description: `Page size, default ${DEFAULT_PAGE_SIZE}.`,
+  },
+);
+
+export const StudentListQuery = object(
+  'StudentListQuery',
+  {},
+  {
+    q: boundedString(1, 100, {
+      description: 'Words that must all appear in the name; case and accents are ignored (joao finds João).',
+    }),
+    status: StudentStatus,
+    limit: Limit,
+    cursor: boundedString(1, 2048, { description: 'The `nextCursor` of the previous page, opaque.' }),
+  },
+);
+
+const CursorPayload = t.type({ k: t.string, s: StudentStatus, q: t.string });
+
+const badCursor = (): ApiError =>
+  apiError('VALIDATION_FAILED', 'The cursor is not one this server issued for this query.', {
+    issues: [{ path: 'query.cursor', message: 'invalid cursor' }],
+  });
+
+export const actorOf = (
+  ctx: Pick<HandlerContext<unknown, unknown, unknown>, 'principal' | 'deviceId'>,
+): E.Either<ApiError, Actor> =>
+  ctx.principal === null
+    ? E.left(apiError('UNAUTHORIZED'))
+    : E.right({ principal: ctx.principal, deviceId: ctx.deviceId });
+
+/** A freshly written student, shown to its writer (ADMIN, CADASTRO or a `students.add` role: every field). */
+const writerView = (ctx: HandlerContext<unknown, unknown, unknown>, doc: StudentDoc) =>
+  studentView(
+    toRecord(doc),
+    visibleStudentFields(ctx.principal?.roles ?? [], ctx.principal?.permissions ?? []),
+    photosAllowed(ctx.deps.roster.directory.activeConsents(doc.studentId)),
+  );
+
+export const listStudentsRoute = defineRoute({
+  operationId: 'listStudents',
+  method: 'get',
+  path: '/api/v1/students',
+  auth: 'bearer',
+  summary: 'Search and page students',
+  description:
+    `Ordered by name (accents and case folded), then id. Keyset paging: \`limit\` ${DEFAULT_PAGE_SIZE} by default, at most ` +
+    `${MAX_PAGE_SIZE}; \`nextCursor\` is opaque and signed (a forged or edited cursor is 400) and belongs to its \`q\` and ` +
+    '`status`. Paging never repeats or skips a student that exists throughout, even while others are added. ' +
+    '`photoRef` is null unless the student has an active image consent.',
+  tags: ['students'],
+  query: StudentListQuery,
+  response: { status: 200, description: 'One page.', codec: StudentPage },
+  auditReads: true,
+  handler: async ({ query, deps }) => {
+    const status = query.status ?? 'ACTIVE';
+    const q = foldName(query.q ?? '');
+    let afterKey: string | undefined;
+    if (query.cursor !== undefined) {
+      const decoded = CursorPayload.decode(openCursor(deps.secrets.cursorKey, query.cursor));
+      if (E.isLeft(decoded) || decoded.right.s !== status || decoded.right.q !== q)
+        return E.left(badCursor());
+      afterKey = decoded.right.k;
+    }
+    const page = deps.roster.directory.page({
+      status,
+      q,
+      afterKey,
+      limit: query.limit === undefined ? DEFAULT_PAGE_SIZE : Number(query.limit),
+    });
+    return E.right({
+      body: {
+        items: page.items.map((e) => ({
+          studentId: e.studentId,
+          displayName: e.displayName,
+          photoRef: e.photoRef,
+          status: e.status,
+          updatedAt: e.updatedAt,
+        })),
+        nextCursor:
+          page.lastKey === undefined
+            ? null
+            : signCursor(deps.secrets.cursorKey, { k: page.lastKey, s: status, q }),
+      },
+    });
+  },
+});
+
+export const createStudentRoute = defineRoute({
+  operationId: 'createStudent',
+  method: 'post',
+  path: '/api/v1/students',
+  auth: 'cadastro',
+  permission: 'students.add',
+  summary: 'Register a student',
+  description: "An unknown `classId` is 400. `nucleusId` defaults to the class's nucleus.",
+  tags: ['students'],
+  body: CreateStudentBody,
+  response: {
+    status: 201,
+    description: 'The new student.',
+    codec: Student,
+    headers: { Location: 'the student' },
+  },
+  handler: async (ctx) => {
+    const actor = actorOf(ctx);
+    if (E.isLeft(actor)) return actor;
+    const created = await ctx.deps.roster.students.create(actor.right, ctx.body);
+    return E.map((doc: StudentDoc) => ({
+      status: 201,
+      headers: { Location: `/api/v1/students/${doc.studentId}` },
+      auditSubjectId: doc.studentId,
+      body: writerView(ctx, doc),
+    }))(created);
+  },
+});
+
+export const getStudentRoute = defineRoute({
+  operationId: 'getStudent',
+  method: 'get',
+  path: '/api/v1/students/{studentId}',
+  auth: 'bearer',
+  summary: "Read a student, minimised to the caller's role",
+  description:
+    'ADMIN and CADASTRO read every field; CHAMADOR reads identification, guardians, phones, photo (with consent) and ' +
+    'health notes, not address or birth date; RELATORIOS reads name, class, nucleus, status and membership only. ' +
+    'A read that returns sensitive fields is audited.',
+  tags: ['students'],
+  params: StudentIdParams,
+  response: { status: 200, description: 'The student.', codec: Student },
+  errors: ['NOT_FOUND'],
+  auditReads: true,
+  handler: async ({ params, principal, deps }) => {
+    if (principal === null) return E.left(apiError('UNAUTHORIZED'));
+    const read = await deps.roster.students.read(principal, params.studentId);
+    return E.map((r: { view: Student }) => ({ body: r.view, auditSubjectId: params.studentId }))(read);
+  },
+});
+
+export const patchStudentRoute = defineRoute({
+  operationId: 'updateStudent',
+  method: 'patch',
+  path: '/api/v1/students/{studentId}',
+  auth: 'cadastro',
+  permission: 'students.add',
+  summary: 'Change a student',
+  description:
+    'Read-only fields in the body are 400. Photos need an active image consent (400 otherwise). A deleted student is 409.',
+  tags: ['students'],
+  params: StudentIdParams,
+  body: PatchStudentBody,
+  response: { status: 200, description: 'The updated student.', codec: Student },
+  errors: ['NOT_FOUND', 'CONFLICT'],
+  handler: async (ctx) => {
+    const actor = actorOf(ctx);
+    if (E.isLeft(actor)) return actor;
+    const updated = await ctx.deps.roster.students.patch(actor.right, ctx.params.studentId, ctx.body);
+    return E.map((doc: StudentDoc) => ({ body: writerView(ctx, doc) }))(updated);
+  },
+});
+
+export const deleteStudentRoute = defineRoute({
+  operationId: 'deleteStudent',
+  method: 'post',
+  path: '/api/v1/students/{studentId}/delete',
+  auth: 'admin',
+  summary: 'Soft-delete a student, with a justification',
+  description:
+    'Sets status DELETED and `deleted_justification`, appends an immutable SOFT_DELETE event and removes nothing. ' +
+    'The justification is 10 to 500 characters; a shorter or longer one is 400 VALIDATION_FAILED (one statement of the ' +
+    'contract says 422; every validation failure here is 400). A second delete is 409.',
+  tags: ['students'],
+  params: StudentIdParams,
+  body: DeleteStudentBody,
+  response: { status: 200, description: 'The deleted student.', codec: Student },
+  errors: ['NOT_FOUND', 'CONFLICT'],
+  handler: async (ctx) => {
+    const actor = actorOf(ctx);
+    if (E.isLeft(actor)) return actor;
+    const deleted = await ctx.deps.roster.students.softDelete(
+      actor.right,
+      ctx.params.studentId,
+      ctx.body.justification,
+    );
+    return E.map((doc: StudentDoc) => ({ body: writerView(ctx, doc) }))(deleted);
+  },
+});
+
+export const studentsRoutes = [
+  listStudentsRoute,
+  createStudentRoute,
+  getStudentRoute,
+  patchStudentRoute,
+  deleteStudentRoute,
+];

@@ -1,0 +1,219 @@
+/**
+ * Student registration: create, change, soft delete, read by role, list from the directory. Every
+ * change appends an immutable event; photos need an active image consent; deletion is soft and
+ * justified. Around the pure rules of `rules/students.ts`.
+ */
+import { randomUUID } from 'node:crypto';
+import * as E from 'fp-ts/lib/Either.js';
+import { type ApiError, apiError } from '../domain/errors.js';
+import type { Principal } from '../domain/principal.js';
+import {
+  type CreateStudentBody,
+  type PatchStudentBody,
+  Student,
+  type StudentDoc,
+  type StudentRecord,
+} from '../domain/student.js';
+import {
+  decideDelete,
+  hasPhotos,
+  photosAllowed,
+  type StudentField,
+  visibleStudentFields,
+} from '../rules/students.js';
+import type { EventStore } from '../store/events.js';
+import { type StudentStore, toRecord } from '../store/students.js';
+import type { StudentDirectory } from '../sync/studentDirectory.js';
+
+export interface ClassLookup {
+  getClass(classId: string): Promise<{ readonly nucleusId?: string | null } | undefined>;
+}
+
+export interface StudentServiceDeps {
+  readonly students: StudentStore;
+  readonly directory: StudentDirectory;
+  readonly classes: ClassLookup;
+  readonly events: EventStore;
+  readonly clock: () => Date;
+}
+
+export interface Actor {
+  readonly principal: Principal;
+  readonly deviceId: string | null;
+}
+
+const invalid = (path: string, message: string): ApiError =>
+  apiError('VALIDATION_FAILED', message, { issues: [{ path, message }] });
+const notFound = (): ApiError => apiError('NOT_FOUND', 'No such student.');
+const noConsent = (): ApiError =>
+  invalid(
+    'body.photoRef',
+    'photos need an active image consent for this student; record one first (POST /api/v1/image-consents)',
+  );
+
+/** The API view of a record for a reader: only the fields the reader's roles may see; photos only with consent. */
+export const studentView = (
+  record: StudentRecord,
+  visible: ReadonlySet<StudentField>,
+  photosVisible: boolean,
+): Student => {
+  const out: Record<string, unknown> = {};
+  for (const field of visible) out[field] = record[field];
+  if (!photosVisible) {
+    if (visible.has('photoRef')) out.photoRef = null;
+    if (visible.has('photo_refs')) out.photo_refs = [];
+  }
+  const decoded = Student.decode(out);
+  // Every record field satisfies its codec, so a failure here is a bug in the field lists.
+  if (E.isLeft(decoded)) throw new Error('a student view does not match the Student codec');
+  return decoded.right;
+};
+
+export interface StudentService {
+  create(
+    actor: Actor,
+    body: CreateStudentBody,
+    options?: { visitor?: boolean },
+  ): Promise<E.Either<ApiError, StudentDoc>>;
+  patch(actor: Actor, studentId: string, body: PatchStudentBody): Promise<E.Either<ApiError, StudentDoc>>;
+  softDelete(actor: Actor, studentId: string, justification: string): Promise<E.Either<ApiError, StudentDoc>>;
+  read(
+    principal: Principal,
+    studentId: string,
+  ): Promise<E.Either<ApiError, { view: Student; sensitive: boolean }>>;
+}
+
+export const studentService = (deps: StudentServiceDeps): StudentService => {
+  const now = () => deps.clock().toISOString();
+
+  const checkClass = async (
+    classId: string | undefined,
+  ): Promise<E.Either<ApiError, string | null | undefined>> => {
+    if (classId === undefined) return E.right(undefined);
+    const found = await deps.classes.getClass(classId);
+    return found === undefined
+      ? E.left(invalid('body.classId', 'no class with this id'))
+      : E.right(found.nucleusId ?? null);
+  };
+
+  const record = (actor: Actor, type: string, doc: StudentDoc, payload: Record<string, unknown>) =>
+    deps.events.append({
+      eventId: randomUUID(),
+      type,
+      subjectType: 'STUDENT',
+      subjectId: doc.studentId,
+      payload,
+      actor: { userId: actor.principal.userId, role: actor.principal.primaryRole },
+      deviceId: actor.deviceId,
+      clientTimestamp: now(),
+      serverTimestamp: now(),
+    });
+
+  return {
+    async create(actor, body, options = {}) {
+      const classNucleus = await checkClass(body.classId);
+      if (E.isLeft(classNucleus)) return classNucleus;
+      // No consent can exist for a student that does not exist yet.
+      if (hasPhotos(body)) return E.left(noConsent());
+      const at = now();
+      const created = await deps.students.create({
+        studentId: randomUUID(),
+        displayName: body.displayName,
+        photoRef: null,
+        photo_refs: [],
+        guardianName: body.guardianName,
+        guardianNameAlt: body.guardianNameAlt ?? null,
+        birthDate: body.birthDate ?? null,
+        phones: body.phones,
+        address: body.address ?? null,
+        allergies: body.allergies ?? null,
+        specialNeeds: body.specialNeeds ?? null,
+        classId: body.classId,
+        nucleusId: body.nucleusId ?? classNucleus.right ?? null,
+        familyMembershipStatus: body.familyMembershipStatus ?? null,
+        imageConsentId: null,
+        visitor: options.visitor ?? false,
+        status: 'ACTIVE',
+        createdAt: at,
+        updatedAt: at,
+        deleted_justification: null,
+      });
+      deps.directory.upsertStudent(created);
+      await record(actor, 'STUDENT_CREATED', created, {
+        fields: Object.keys(body).sort(),
+        visitor: created.visitor,
+      });
+      return E.right(created);
+    },
+
+    async patch(actor, studentId, body) {
+      const classNucleus = await checkClass(body.classId);
+      if (E.isLeft(classNucleus)) return classNucleus;
+      if (hasPhotos(body) && !photosAllowed(deps.directory.activeConsents(studentId)))
+        return E.left(noConsent());
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        const current = await deps.students.get(studentId);
+        if (current === undefined) return E.left(notFound());
+        if (current.status === 'DELETED')
+          return E.left(apiError('CONFLICT', 'The student is deleted.', { reason: 'STUDENT_DELETED' }));
+        const base = toRecord(current);
+        const next: StudentRecord = {
+          ...base,
+          ...body,
+          // A class change carries its nucleus unless the body names one.
+          nucleusId:
+            body.nucleusId !== undefined
+              ? body.nucleusId
+              : body.classId !== undefined
+                ? (classNucleus.right ?? null)
+                : base.nucleusId,
+          photo_refs: body.photo_refs ?? base.photo_refs,
+          phones: body.phones ?? base.phones,
+          updatedAt: now(),
+        };
+        const updated = await deps.students.update(current, next);
+        if (updated === 'CONFLICT') continue;
+        deps.directory.upsertStudent(updated);
+        await record(actor, 'STUDENT_UPDATED', updated, { fields: Object.keys(body).sort() });
+        return E.right(updated);
+      }
+      return E.left(apiError('CONFLICT', 'The student changed while this request ran; try again.'));
+    },
+
+    async softDelete(actor, studentId, justification) {
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        const current = await deps.students.get(studentId);
+        if (current === undefined) return E.left(notFound());
+        if (decideDelete(current.status) === 'already-deleted') {
+          return E.left(
+            apiError('CONFLICT', 'The student is already deleted.', { reason: 'ALREADY_DELETED' }),
+          );
+        }
+        const updated = await deps.students.update(current, {
+          ...toRecord(current),
+          status: 'DELETED',
+          deleted_justification: justification,
+          updatedAt: now(),
+        });
+        if (updated === 'CONFLICT') continue;
+        deps.directory.upsertStudent(updated);
+        await record(actor, 'SOFT_DELETE', updated, { justification });
+        return E.right(updated);
+      }
+      return E.left(apiError('CONFLICT', 'The student changed while this request ran; try again.'));
+    },
+
+    async read(principal, studentId) {
+      const doc = await deps.students.get(studentId);
+      if (doc === undefined) return E.left(notFound());
+      const visible = visibleStudentFields(principal.roles, principal.permissions);
+      const view = studentView(
+        toRecord(doc),
+        visible,
+        photosAllowed(deps.directory.activeConsents(studentId)),
+      );
+      const sensitive = visible.has('allergies') || visible.has('photoRef');
+      return E.right({ view, sensitive });
+    },
+  };
+};

@@ -1,0 +1,224 @@
+/**
+ * The audit log (`audit_logs`) in the audit database. Append-only: there is no update or delete here
+ * on purpose, and ids are fresh, so a write never conflicts.
+ *
+ * Appends go through the batching writer of `src/sync/auditWriter.ts` (a generic RxJS stream that
+ * imports nothing from the store); `append` resolves once its batch's bulk write stored the entry.
+ *
+ * Reads page newest first by keyset on the `_id`, which sorts by `created_at` and then `audit_id`: a
+ * page reads ids strictly below the previous page's last id, so an entry appended while a client pages
+ * sorts above the cursor (with a forward-moving clock) and is never listed twice, and nothing that
+ * existed when paging started is skipped. Filters other than the time range are applied in memory
+ * while scanning the range in batches: the log is small next to what a scan costs, and one code path
+ * behaves the same on leveldb and CouchDB. Entries of the same millisecond order by `audit_id`.
+ *
+ * `query` returns `Left(InvalidAuditCursor)` for a cursor that is not one this module issued, which
+ * the route turns into a 400; every other failure is a rejected promise.
+ */
+import { Buffer } from 'node:buffer';
+import { randomUUID } from 'node:crypto';
+import * as E from 'fp-ts/lib/Either.js';
+import type * as t from 'io-ts';
+import {
+  AuditDoc,
+  AuditEntry,
+  type AuditFilter,
+  type AuditPage,
+  auditDocId,
+  MAX_AUDIT_PAGE_SIZE,
+  type NewAuditEntry,
+  toAuditEntry,
+} from '../domain/audit.js';
+import { auditWriter, type BatchingOptions, type ItemResult } from '../sync/auditWriter.js';
+import { decodeDoc } from './docs.js';
+import type { Database } from './pouch.js';
+
+export interface AuditLogOptions extends BatchingOptions {
+  readonly clock: () => Date;
+}
+
+export interface InvalidAuditCursor {
+  readonly _tag: 'InvalidAuditCursor';
+}
+
+export interface AuditLog {
+  /** Resolves once the entry is stored; rejects when it is invalid or its write failed. */
+  append(entry: NewAuditEntry): Promise<void>;
+  /** Newest first; `Left` only for a cursor this log did not issue. */
+  query(filter: AuditFilter): Promise<E.Either<InvalidAuditCursor, AuditPage>>;
+  /** Resolves once every entry appended before the call is settled. */
+  flush(): Promise<void>;
+  /** Writes what is queued and stops the writer; later appends reject. */
+  close(): Promise<void>;
+}
+
+/** Names the invalid fields only: their values may be exactly the personal data the log must not hold. */
+export class InvalidAuditEntry extends Error {
+  constructor(readonly fields: ReadonlyArray<string>) {
+    super(`invalid audit entry: ${fields.join(', ')}`);
+    this.name = 'InvalidAuditEntry';
+  }
+}
+
+export class AuditEntryNotStored extends Error {
+  constructor(readonly reason: string) {
+    super(`audit entry not stored: ${reason}`);
+    this.name = 'AuditEntryNotStored';
+  }
+}
+
+type NewAuditDoc = Omit<AuditDoc, '_rev'>;
+
+const ID_PREFIX = 'audit:';
+// ':' + 1: an upper bound for every id of a prefix that stays ASCII, as CouchDB's raw id order wants.
+const AFTER_PREFIX = 'audit;';
+const AUDIT_ID_RE =
+  /^audit:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const BASE64URL_RE = /^[A-Za-z0-9_-]+$/;
+const SCAN_BATCH = 250;
+
+export const encodeAuditCursor = (id: string): string => Buffer.from(id, 'utf8').toString('base64url');
+
+/** The entry id a cursor stands for, or undefined when the cursor is not one this log issues. */
+export const decodeAuditCursor = (cursor: string): string | undefined => {
+  if (!BASE64URL_RE.test(cursor)) return undefined;
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  // Node's decoder skips what it cannot read; only a cursor that re-encodes to itself is ours.
+  return AUDIT_ID_RE.test(id) && encodeAuditCursor(id) === cursor ? id : undefined;
+};
+
+/**
+ * An instant as the millisecond key the ids carry. Ids hold milliseconds, so an inclusive lower bound
+ * with finer digits rounds up and an inclusive upper bound rounds down (which is what `Date` does).
+ */
+const msKey = (iso: string, round: 'up' | 'down'): string => {
+  const ms = Date.parse(iso);
+  const fraction = /\.\d{3}(\d+)Z$/.exec(iso)?.[1] ?? '';
+  const extra = round === 'up' && /[1-9]/.test(fraction) ? 1 : 0;
+  return new Date(ms + extra).toISOString();
+};
+
+const fieldsOf = (errors: t.Errors): string[] => [
+  ...new Set(
+    errors.map(
+      (e) =>
+        e.context
+          .map((c) => c.key)
+          .filter((k) => k !== '')
+          .join('.') || '(entry)',
+    ),
+  ),
+];
+
+const matches =
+  (f: AuditFilter) =>
+  (doc: AuditDoc): boolean =>
+    (f.actor === undefined || doc.actor_user_id === f.actor) &&
+    (f.endpoint === undefined || doc.endpoint === f.endpoint) &&
+    (f.outcome === undefined || doc.outcome === f.outcome) &&
+    (f.subjectId === undefined || doc.subject_id === f.subjectId);
+
+const describeFailure = (r: unknown): string =>
+  typeof r === 'object' && r !== null && 'name' in r && typeof r.name === 'string' ? r.name : 'unknown';
+
+/** Throws `InvalidAuditEntry`; the time is read at the call, not when the batch is written. */
+const newAuditDoc = (entry: NewAuditEntry, at: Date, auditId: string): NewAuditDoc => {
+  const createdAt = at.toISOString();
+  // Closed decode: a field the codec does not name (personal data passed by mistake) is refused.
+  const decoded = AuditEntry.decode({ ...entry, audit_id: auditId, created_at: createdAt });
+  if (E.isLeft(decoded)) throw new InvalidAuditEntry(fieldsOf(decoded.left));
+  const fields: AuditEntry = decoded.right;
+  return {
+    _id: auditDocId(createdAt, auditId),
+    docType: 'audit',
+    ...fields,
+    // The write happens up to a window later; a caller changing its object meanwhile must not change the entry.
+    details: structuredClone(fields.details),
+  };
+};
+
+export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
+  const write = async (docs: ReadonlyArray<NewAuditDoc>): Promise<ItemResult[]> => {
+    const results = await db.bulkDocs([...docs]);
+    return docs.map((_, i): ItemResult => {
+      const r = results[i];
+      return r !== undefined && 'ok' in r && r.ok === true
+        ? { ok: true }
+        : { ok: false, error: new AuditEntryNotStored(describeFailure(r)) };
+    });
+  };
+  const writer = auditWriter(write, options);
+
+  const page = async (f: AuditFilter, cursorId: string | undefined): Promise<AuditPage> => {
+    const lower = f.from === undefined ? ID_PREFIX : `${ID_PREFIX}${msKey(f.from, 'up')}`;
+    const toUpper = f.to === undefined ? AFTER_PREFIX : `${ID_PREFIX}${msKey(f.to, 'down')};`;
+    // Rows at or above `exclusiveAbove` were listed already (the cursor's own entry included).
+    let exclusiveAbove = cursorId !== undefined && cursorId < toUpper ? cursorId : undefined;
+    let upper = exclusiveAbove ?? toUpper;
+    // CouchDB refuses a reversed range (400) where PouchDB answers empty; both mean no entries.
+    if (upper < lower) return { items: [], nextCursor: null };
+    const wanted = matches(f);
+    const inMemory =
+      f.actor !== undefined ||
+      f.endpoint !== undefined ||
+      f.outcome !== undefined ||
+      f.subjectId !== undefined;
+    // Unfiltered, one read of limit + 1 rows answers the page; filtered, rows are scanned in batches.
+    const batchSize = inMemory ? SCAN_BATCH : f.limit + 1;
+    // One match more than asked for tells whether a next page exists, so the last page says null.
+    const found: AuditDoc[] = [];
+    for (;;) {
+      const res = await db.allDocs({
+        descending: true,
+        startkey: upper,
+        endkey: lower,
+        inclusive_end: true,
+        include_docs: true,
+        limit: batchSize + 1,
+      });
+      for (const row of res.rows) {
+        if (exclusiveAbove !== undefined && row.id >= exclusiveAbove) continue;
+        const doc = decodeDoc(AuditDoc, row.id, row.doc);
+        if (wanted(doc)) found.push(doc);
+        if (found.length > f.limit) break;
+      }
+      const last = res.rows[res.rows.length - 1];
+      if (found.length > f.limit || res.rows.length <= batchSize || last === undefined) break;
+      upper = last.id;
+      exclusiveAbove = last.id;
+    }
+    const items = found.slice(0, f.limit);
+    const lastItem = items[items.length - 1];
+    return {
+      items: items.map(toAuditEntry),
+      nextCursor: found.length > f.limit && lastItem !== undefined ? encodeAuditCursor(lastItem._id) : null,
+    };
+  };
+
+  return {
+    append(entry) {
+      let doc: NewAuditDoc;
+      try {
+        doc = newAuditDoc(entry, options.clock(), randomUUID());
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      // The writer's own promise, not one chained on it: it settles before `flush` resolves, so after
+      // `await flush()` every earlier append's callbacks have run.
+      return writer.submit(doc);
+    },
+
+    async query(f) {
+      if (!Number.isInteger(f.limit) || f.limit < 1 || f.limit > MAX_AUDIT_PAGE_SIZE) {
+        throw new RangeError(`audit page size must be 1 to ${MAX_AUDIT_PAGE_SIZE}`);
+      }
+      if (f.cursor === undefined) return E.right(await page(f, undefined));
+      const cursorId = decodeAuditCursor(f.cursor);
+      if (cursorId === undefined) return E.left({ _tag: 'InvalidAuditCursor' });
+      return E.right(await page(f, cursorId));
+    },
+
+    flush: () => writer.flush(),
+    close: () => writer.close(),
+  };
+};

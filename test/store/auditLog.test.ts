@@ -1,0 +1,401 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import fc from 'fast-check';
+import * as E from 'fp-ts/lib/Either.js';
+import {
+  type AuditEntry,
+  type AuditFilter,
+  type AuditPage,
+  auditDocId,
+  type NewAuditEntry,
+} from '../../src/domain/audit.js';
+import { isUuidV4 } from '../../src/domain/codec.js';
+import {
+  type AuditLog,
+  type AuditLogOptions,
+  auditLog,
+  encodeAuditCursor,
+  InvalidAuditEntry,
+} from '../../src/store/auditLog.js';
+import { openStore, type Store, type StoreLocation } from '../../src/store/store.js';
+import { WriterClosed } from '../../src/sync/auditWriter.js';
+import { type CouchServer, startCouchServer } from '../support/couchServer.js';
+import { makeTempDir, removeDir } from '../support/tempDir.js';
+
+const BASE = Date.parse('2026-03-01T12:00:00.000Z');
+const SECOND = 1000;
+
+const entry = (overrides: Partial<NewAuditEntry> = {}): NewAuditEntry => ({
+  correlation_id: randomUUID(),
+  actor_user_id: 'user-1',
+  actor_role: 'ADMIN',
+  endpoint: 'POST /api/v1/students',
+  outcome: 'SUCCESS',
+  details: { status: 201, studentId: 'student-1' },
+  subject_id: 'student-1',
+  action: 'MUTATION',
+  ...overrides,
+});
+
+/** One store host per backend for the whole suite; each test gets databases of its own by prefix. */
+interface Host {
+  location(prefix: string): StoreLocation;
+  readonly server?: CouchServer;
+  dispose(): Promise<void>;
+}
+
+const backends: ReadonlyArray<[string, () => Promise<Host>, number]> = [
+  [
+    'embedded leveldb',
+    async () => {
+      const dir = await makeTempDir('audit');
+      return {
+        location: (prefix) => ({ kind: 'embedded', dataDir: dir, prefix }),
+        dispose: () => removeDir(dir),
+      };
+    },
+    40,
+  ],
+  [
+    'CouchDB protocol (express-pouchdb)',
+    async () => {
+      const server = await startCouchServer();
+      return {
+        location: (prefix) => ({ kind: 'couchdb', url: server.url, prefix }),
+        server,
+        dispose: () => server.dispose(),
+      };
+    },
+    20,
+  ],
+];
+
+const pageOf = async (log: AuditLog, filter: AuditFilter): Promise<AuditPage> => {
+  const r = await log.query(filter);
+  if (E.isLeft(r)) throw new Error('unexpected invalid cursor');
+  return r.right;
+};
+
+/** Every page of a query, following `nextCursor` to the end. */
+const allPages = async (log: AuditLog, filter: AuditFilter): Promise<AuditPage[]> => {
+  const pages: AuditPage[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await pageOf(log, { ...filter, ...(cursor === undefined ? {} : { cursor }) });
+    pages.push(page);
+    if (page.nextCursor === null) return pages;
+    cursor = page.nextCursor;
+  }
+};
+
+const idOf = (e: AuditEntry): string => auditDocId(e.created_at, e.audit_id);
+
+for (const [name, setUp, propertyRuns] of backends) {
+  describe(`audit log on ${name}`, function () {
+    this.timeout(120_000);
+    let host: Host;
+    let store: Store;
+    let tests = 0;
+    let now: number;
+    const logs: AuditLog[] = [];
+    const open = (options: Partial<AuditLogOptions> = {}): AuditLog => {
+      const log = auditLog(store.db.audit, { clock: () => new Date(now), windowMs: 5, ...options });
+      logs.push(log);
+      return log;
+    };
+    /** Appends one entry per time offset, one after the other. */
+    const appendAt = async (
+      log: AuditLog,
+      offsets: ReadonlyArray<number>,
+      e: Partial<NewAuditEntry> = {},
+    ) => {
+      for (const offset of offsets) {
+        now = BASE + offset;
+        await log.append(entry(e));
+      }
+    };
+
+    before(async () => {
+      host = await setUp();
+    });
+    after(async () => {
+      await host.dispose();
+    });
+    beforeEach(async () => {
+      now = BASE;
+      tests += 1;
+      store = await openStore(host.location(`chamada_t${tests}_`));
+    });
+    afterEach(async () => {
+      await Promise.all(logs.splice(0).map((l) => l.close()));
+      await store.close();
+    });
+
+    it('stores an appended entry with every field, under an id that sorts by time', async () => {
+      const log = open();
+      const e = entry({ details: { status: 201, nested: { ids: ['a', 'b'] }, ok: true, none: null } });
+      await log.append(e);
+      const page = await pageOf(log, { limit: 10 });
+      expect(page.nextCursor).to.equal(null);
+      expect(page.items).to.have.length(1);
+      const [stored] = page.items;
+      if (stored === undefined) throw new Error('no entry');
+      expect(isUuidV4(stored.audit_id)).to.equal(true);
+      expect(stored).to.deep.equal({
+        ...e,
+        audit_id: stored.audit_id,
+        created_at: '2026-03-01T12:00:00.000Z',
+      });
+      const raw = await store.db.audit.get(`audit:2026-03-01T12:00:00.000Z:${stored.audit_id}`);
+      expect(raw).to.deep.include({ docType: 'audit', subject_id: 'student-1', action: 'MUTATION' });
+    });
+
+    it('has no way to change or remove an entry', () => {
+      expect(Object.keys(open()).sort()).to.deep.equal(['append', 'close', 'flush', 'query']);
+    });
+
+    it('lists entries newest first', async () => {
+      const log = open();
+      await appendAt(log, [0, 2 * SECOND, SECOND], {});
+      const page = await pageOf(log, { limit: 10 });
+      expect(page.items.map((i) => i.created_at)).to.deep.equal([
+        '2026-03-01T12:00:02.000Z',
+        '2026-03-01T12:00:01.000Z',
+        '2026-03-01T12:00:00.000Z',
+      ]);
+    });
+
+    it('filters by actor, endpoint, outcome and subject, alone and together', async () => {
+      const log = open();
+      await appendAt(log, [0], { actor_user_id: 'ana', subject_id: 's-1' });
+      await appendAt(log, [1], { actor_user_id: 'bia', subject_id: 's-1', outcome: 'FAILURE' });
+      await appendAt(log, [2], { actor_user_id: 'ana', endpoint: 'PATCH /api/v1/students/{studentId}' });
+      await appendAt(log, [3], {
+        actor_user_id: null,
+        actor_role: null,
+        subject_id: null,
+        outcome: 'FAILURE',
+      });
+      const times = async (filter: Omit<AuditFilter, 'limit'>) =>
+        (await pageOf(log, { ...filter, limit: 50 })).items.map((i) => Date.parse(i.created_at) - BASE);
+      expect(await times({ actor: 'ana' })).to.deep.equal([2, 0]);
+      expect(await times({ endpoint: 'PATCH /api/v1/students/{studentId}' })).to.deep.equal([2]);
+      expect(await times({ outcome: 'FAILURE' })).to.deep.equal([3, 1]);
+      expect(await times({ subjectId: 's-1' })).to.deep.equal([1, 0]);
+      expect(await times({ subjectId: 's-1', outcome: 'SUCCESS' })).to.deep.equal([0]);
+      expect(await times({ actor: 'nobody' })).to.deep.equal([]);
+    });
+
+    it('filters by an inclusive time range, to the millisecond', async () => {
+      const log = open();
+      await appendAt(log, [0, SECOND, 2 * SECOND, 3 * SECOND]);
+      const times = async (from: string | undefined, to: string | undefined) =>
+        (
+          await pageOf(log, {
+            limit: 50,
+            ...(from === undefined ? {} : { from }),
+            ...(to === undefined ? {} : { to }),
+          })
+        ).items.map((i) => (Date.parse(i.created_at) - BASE) / SECOND);
+      expect(await times('2026-03-01T12:00:01Z', '2026-03-01T12:00:02Z')).to.deep.equal([2, 1]);
+      expect(await times('2026-03-01T12:00:01.000Z', undefined)).to.deep.equal([3, 2, 1]);
+      expect(await times(undefined, '2026-03-01T12:00:00.999Z')).to.deep.equal([0]);
+      // Finer than a millisecond: 01.0001 is after the entry at 01.000, 02.0009 is after the one at 02.000.
+      expect(await times('2026-03-01T12:00:01.0001Z', '2026-03-01T12:00:02.0009Z')).to.deep.equal([2]);
+      expect(await times('2026-03-01T12:00:03Z', '2026-03-01T12:00:01Z')).to.deep.equal([]);
+    });
+
+    it('pages 10 entries by 3, listing each exactly once and in order', async () => {
+      const log = open();
+      await appendAt(
+        log,
+        Array.from({ length: 10 }, (_, i) => i * SECOND),
+      );
+      const pages = await allPages(log, { limit: 3 });
+      expect(pages.map((p) => p.items.length)).to.deep.equal([3, 3, 3, 1]);
+      expect(
+        pages.flatMap((p) => p.items.map((i) => (Date.parse(i.created_at) - BASE) / SECOND)),
+      ).to.deep.equal([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+      expect(pages.map((p) => p.nextCursor === null)).to.deep.equal([false, false, false, true]);
+    });
+
+    it('pages a filtered query across scan batches', async () => {
+      const log = open({ maxBatch: 50 });
+      // 600 entries, every third one by ana: more than one scan batch between matches' pages.
+      now = BASE;
+      await Promise.all(
+        Array.from({ length: 600 }, (_, i) => {
+          now = BASE + i;
+          return log.append(entry({ actor_user_id: i % 3 === 0 ? 'ana' : 'bia' }));
+        }),
+      );
+      const pages = await allPages(log, { actor: 'ana', limit: 90 });
+      const listed = pages.flatMap((p) => p.items.map((i) => Date.parse(i.created_at) - BASE));
+      expect(listed).to.deep.equal(Array.from({ length: 200 }, (_, i) => 597 - 3 * i));
+      expect(pages.at(-1)?.nextCursor).to.equal(null);
+    });
+
+    it('refuses a cursor it did not issue', async () => {
+      const log = open();
+      await appendAt(log, [0, 1, 2]);
+      const first = await pageOf(log, { limit: 1 });
+      const good = first.nextCursor;
+      if (good === null) throw new Error('expected a next page');
+      const forged = [
+        'not a cursor',
+        `${good}x`,
+        `${good}==`,
+        encodeAuditCursor('idem:abc'),
+        encodeAuditCursor('audit:yesterday:someone'),
+        encodeAuditCursor(`${Buffer.from(good, 'base64url').toString('utf8')};`),
+      ];
+      for (const cursor of forged) {
+        expect(await log.query({ limit: 5, cursor }), cursor).to.deep.equal(
+          E.left({ _tag: 'InvalidAuditCursor' }),
+        );
+      }
+      expect(E.isRight(await log.query({ limit: 5, cursor: good }))).to.equal(true);
+    });
+
+    it('stores 100 concurrent appends, every one', async () => {
+      const log = open({ windowMs: 20 });
+      await Promise.all(Array.from({ length: 100 }, (_, i) => log.append(entry({ details: { n: i } }))));
+      const page = await pageOf(log, { limit: 200 });
+      expect(page.items).to.have.length(100);
+      expect(new Set(page.items.map((i) => i.details.n)).size).to.equal(100);
+      expect(new Set(page.items.map((i) => i.audit_id)).size).to.equal(100);
+    });
+
+    it('flush waits for the pending writes', async () => {
+      const log = open({ windowMs: 300 });
+      let appended = false;
+      const pending = log.append(entry()).then(() => {
+        appended = true;
+      });
+      await log.flush();
+      expect(appended).to.equal(true);
+      const rows = await store.db.audit.allDocs({ startkey: 'audit:', endkey: 'audit;' });
+      expect(rows.rows).to.have.length(1);
+      await pending;
+    });
+
+    it('close writes what is queued and then refuses appends', async () => {
+      const log = open({ windowMs: 10_000 });
+      const pending = log.append(entry());
+      await log.close();
+      await pending;
+      expect((await pageOf(log, { limit: 5 })).items).to.have.length(1);
+      let refused: unknown;
+      await log.append(entry()).catch((e: unknown) => {
+        refused = e;
+      });
+      expect(refused).to.be.instanceOf(WriterClosed);
+    });
+
+    it('refuses an entry with a raw URL, non-JSON details or a field it does not name, without echoing values', async () => {
+      const log = open();
+      const rejection = async (e: NewAuditEntry): Promise<unknown> =>
+        log.append(e).then(
+          () => undefined,
+          (x: unknown) => x,
+        );
+      const rawUrl = await rejection(entry({ endpoint: 'GET /api/v1/students?q=Maria' }));
+      expect(rawUrl).to.be.instanceOf(InvalidAuditEntry);
+      expect(await rejection(entry({ details: { at: new Date(0) } }))).to.be.instanceOf(InvalidAuditEntry);
+      const withEmail = { ...entry(), email: 'maria@example.org' };
+      const extra = await rejection(withEmail);
+      expect(extra).to.be.instanceOf(InvalidAuditEntry);
+      expect(extra instanceof InvalidAuditEntry ? extra.fields : []).to.deep.equal(['email']);
+      expect(String(extra)).not.to.include('maria');
+      expect((await pageOf(log, { limit: 5 })).items).to.deep.equal([]);
+    });
+
+    it('keeps an entry as it was at append, whatever the caller does to its object afterwards', async () => {
+      const log = open({ windowMs: 50 });
+      const details: Record<string, unknown> = { status: 200 };
+      const pending = log.append(entry({ details }));
+      details.status = 500;
+      await pending;
+      expect((await pageOf(log, { limit: 1 })).items[0]?.details).to.deep.equal({ status: 200 });
+    });
+
+    if (name.startsWith('CouchDB')) {
+      it('rejects the entries of a failed write and goes on writing later ones', async () => {
+        const server = host.server;
+        if (server === undefined) throw new Error('no server');
+        const log = open();
+        await server.stop();
+        let failed: unknown;
+        await log.append(entry()).catch((e: unknown) => {
+          failed = e;
+        });
+        expect(failed).to.be.instanceOf(Error);
+        await server.restart();
+        await log.append(entry());
+        expect((await pageOf(log, { limit: 5 })).items).to.have.length(1);
+      });
+    }
+
+    it('property: pages read while entries are appended list every earlier entry exactly once, never one twice', async () => {
+      const log = open({ windowMs: 1 });
+      const offset = fc.integer({ min: 0, max: 40 });
+      const step = fc.oneof(
+        fc.record({ kind: fc.constant('append' as const), at: offset, wait: fc.boolean() }),
+        fc.record({ kind: fc.constant('page' as const) }),
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(offset, { maxLength: 12 }),
+          fc.integer({ min: 1, max: 4 }),
+          fc.array(step, { maxLength: 16 }),
+          async (before, limit, steps) => {
+            // Each run has its own actor, so runs share the database without seeing each other's entries.
+            const actor = randomUUID();
+            const appendAtOffset = (at: number): Promise<void> => {
+              // Times repeat and go backwards: ties and late entries below the cursor are the hard cases.
+              now = BASE + at;
+              return log.append(entry({ actor_user_id: actor }));
+            };
+            await Promise.all(before.map(appendAtOffset));
+            const existing = (
+              await store.db.audit.allDocs({ startkey: 'audit:', endkey: 'audit;', include_docs: true })
+            ).rows
+              .filter((r) => r.doc !== undefined && 'actor_user_id' in r.doc && r.doc.actor_user_id === actor)
+              .map((r) => r.id);
+            expect(existing).to.have.length(before.length);
+
+            const listed: string[] = [];
+            const inFlight: Array<Promise<void>> = [];
+            let cursor: string | null | undefined;
+            const readPage = async () => {
+              const page = await pageOf(log, {
+                actor,
+                limit,
+                ...(typeof cursor === 'string' ? { cursor } : {}),
+              });
+              expect(page.items.length).to.be.at.most(limit);
+              listed.push(...page.items.map(idOf));
+              cursor = page.nextCursor;
+            };
+            for (const s of steps) {
+              if (s.kind === 'page') {
+                if (cursor !== null) await readPage();
+              } else if (s.wait) await appendAtOffset(s.at);
+              else inFlight.push(appendAtOffset(s.at));
+            }
+            while (cursor !== null) await readPage();
+            await Promise.all(inFlight);
+
+            expect(new Set(listed).size, 'listed twice').to.equal(listed.length);
+            expect(listed, 'an earlier entry missing').to.include.members(existing);
+            expect(
+              listed.every((id, i) => i === 0 || id < (listed[i - 1] ?? '')),
+              'not newest first',
+            ).to.equal(true);
+          },
+        ),
+        { numRuns: propertyRuns },
+      );
+    });
+  });
+}
