@@ -20,6 +20,7 @@ import { idempotencyPurge$ } from './jobs/idempotencyPurge.js';
 import { createLogger } from './log/logger.js';
 import { consentService } from './roster/consentService.js';
 import { studentService } from './roster/studentService.js';
+import { auditLog } from './store/auditLog.js';
 import { classStore } from './store/classes.js';
 import { consentStore } from './store/consents.js';
 import { eventStore } from './store/events.js';
@@ -98,6 +99,7 @@ export const startService = async (
   const following = directory.follow(feed, (id) =>
     logger.warn({ id }, 'undecodable document in the private database; skipped by the student directory'),
   );
+  const auditTrail = auditLog(store.db.audit, { clock });
   const studentSvc = studentService({ students, directory, classes, events, clock });
   const deps: AppDeps = {
     config,
@@ -132,7 +134,9 @@ export const startService = async (
       studentStore: students,
       directory,
       consents: consentService({ consents, students, users, directory, events, clock }),
+      consentStore: consents,
     },
+    audit: auditTrail,
     secrets: {
       cursorKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'paging cursor key', 32)),
     },
@@ -164,6 +168,7 @@ export const startService = async (
   } catch (e) {
     purges.unsubscribe();
     following.unsubscribe();
+    await auditTrail.close();
     await store.close();
     throw e;
   }
@@ -186,6 +191,8 @@ export const startService = async (
         clearTimeout(timer);
         purges.unsubscribe();
         following.unsubscribe();
+        // In-flight requests have finished: write the audit entries still buffered, then close.
+        await auditTrail.close();
         await store.close();
       })();
       return stopping;

@@ -4,7 +4,9 @@ import type { UserService } from '../auth/userService.js';
 import type { Config } from '../config/config.js';
 import type { ConsentService } from '../roster/consentService.js';
 import type { StudentService } from '../roster/studentService.js';
+import type { AuditLog } from '../store/auditLog.js';
 import type { ClassStore } from '../store/classes.js';
+import type { ConsentStore } from '../store/consents.js';
 import type { IdempotencyLedger } from '../store/idempotencyLedger.js';
 import type { RateLimiter } from '../store/rateLimiter.js';
 import type { RoleStore } from '../store/roles.js';
@@ -31,7 +33,9 @@ export interface AppDeps {
     readonly studentStore: StudentStore;
     readonly directory: StudentDirectory;
     readonly consents: ConsentService;
+    readonly consentStore: ConsentStore;
   };
+  readonly audit: AuditLog;
   readonly secrets: {
     /** Signs paging cursors; derived from JWT_SECRET so every instance accepts every other's cursors. */
     readonly cursorKey: Uint8Array;

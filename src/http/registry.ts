@@ -1,5 +1,6 @@
 /** Every route the service serves. Router, authorisation and the OpenAPI document all read this list. */
 import type { Route } from './route.js';
+import { auditRoutes } from './routes/auditRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
 import { classesRoutes } from './routes/classesRoutes.js';
 import { consentsRoutes } from './routes/consentsRoutes.js';
@@ -21,5 +22,6 @@ export const routes: ReadonlyArray<Route> = [
   ...classesRoutes,
   ...studentsRoutes,
   ...consentsRoutes,
+  ...auditRoutes,
   seedRoute,
 ];

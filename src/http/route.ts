@@ -76,8 +76,8 @@ export interface RouteSpec<PC extends t.Mixed, QC extends t.Mixed, BC extends t.
   readonly permission?: Permission;
   /** Counted per client IP before anything else, every request included. */
   readonly rateLimit?: { readonly scope: string; readonly policy: RateLimitPolicy };
-  /** Reads that return personal or sensitive data are audited like mutations. */
-  readonly auditReads?: boolean;
+  /** Reads that return personal or sensitive data are audited like mutations, under this action. */
+  readonly auditRead?: 'READ_SENSITIVE' | 'EXPORT';
   readonly handler: (
     ctx: HandlerContext<t.TypeOf<PC>, t.TypeOf<QC>, t.TypeOf<BC>>,
   ) => Promise<E.Either<ApiError, Reply<t.TypeOf<RC>>>>;
@@ -121,7 +121,7 @@ export interface Route {
   readonly idempotencyExempt: string | undefined;
   readonly permission: Permission | undefined;
   readonly rateLimit: { readonly scope: string; readonly policy: RateLimitPolicy } | undefined;
-  readonly auditReads: boolean;
+  readonly auditRead: 'READ_SENSITIVE' | 'EXPORT' | undefined;
   /** Decodes params, query and body, reporting every issue at once. */
   prepare(raw: RawRequest): E.Either<ApiError, PreparedCall>;
 }
@@ -168,7 +168,7 @@ export const defineRoute = <
     idempotencyExempt: spec.idempotency?.exempt,
     permission: spec.permission,
     rateLimit: spec.rateLimit,
-    auditReads: spec.auditReads ?? false,
+    auditRead: spec.auditRead,
     prepare(raw) {
       const issues: ValidationIssue[] = [];
       const params = paramsCodec.decode(raw.params ?? {});

@@ -12,7 +12,6 @@ import type { Principal } from '../domain/principal.js';
 import { authorize } from '../rules/authorization.js';
 import type { AppDeps } from './deps.js';
 import { executeIdempotently, idempotencyKeyOf, REPLAY_HEADER, requestFingerprint } from './idempotency.js';
-import { sendError } from './middleware/errorHandler.js';
 import { type RenderedResponse, renderError, renderReply, sendRendered } from './render.js';
 import { CORRELATION_HEADER, requestState } from './requestContext.js';
 import { MUTATING_METHODS, needsIdempotencyKey, type Route } from './route.js';
@@ -111,70 +110,156 @@ const checkRateLimit = async (
   );
 };
 
+interface Outcome {
+  readonly rendered: RenderedResponse;
+  /** Set when this is the stored response of an earlier request with the same key. */
+  readonly replayOf?: string;
+}
+
+/** Everything up to the response, as a value: the caller audits and sends it. */
+const respond = async (
+  route: Route,
+  req: Request,
+  deps: AppDeps,
+  routes: ReadonlyArray<Route>,
+  seen: { principal: Principal | null; subjectId?: string },
+): Promise<Outcome> => {
+  const state = requestState(req);
+  const fail = (error: ApiError): Outcome => ({ rendered: renderError(error, state.correlationId) });
+  const limited = await checkRateLimit(route, req, deps);
+  if (E.isLeft(limited)) return fail(limited.left);
+  const caller = await authenticateRequest(route, req, deps);
+  if (E.isLeft(caller)) return fail(caller.left);
+  seen.principal = caller.right.principal;
+  const idempotent = needsIdempotencyKey(route);
+  const key = idempotent ? idempotencyKeyOf(req) : E.right('');
+  if (E.isLeft(key)) return fail(key.left);
+  const prepared = route.prepare({ params: req.params, query: req.query, body: req.body });
+  if (E.isLeft(prepared)) return fail(prepared.left);
+
+  const run = async (): Promise<RenderedResponse> => {
+    const reply = await prepared.right({
+      ...caller.right,
+      correlationId: state.correlationId,
+      headers: req.headers,
+      deps,
+      routes,
+    });
+    if (E.isLeft(reply)) return renderError(reply.left, state.correlationId);
+    if (reply.right.auditSubjectId !== undefined) seen.subjectId = reply.right.auditSubjectId;
+    return renderReply(reply.right);
+  };
+
+  if (!idempotent || caller.right.principal === null) return { rendered: await run() };
+
+  const fingerprint = requestFingerprint({
+    method: route.method,
+    route: route.path,
+    params: req.params,
+    query: req.query,
+    body: req.body,
+  });
+  if (E.isLeft(fingerprint)) return fail(fingerprint.left);
+  const outcome = await executeIdempotently({
+    ledger: deps.idempotency.ledger,
+    settings: deps.idempotency.settings,
+    clock: deps.clock,
+    key: key.right,
+    principalId: caller.right.principal.userId,
+    fingerprint: fingerprint.right,
+    correlationId: state.correlationId,
+    run,
+    onStoreFailure: (what) =>
+      deps.logger.warn({ correlationId: state.correlationId, what }, 'idempotency ledger write failed'),
+  });
+  switch (outcome.kind) {
+    case 'rejected':
+      return fail(outcome.error);
+    case 'fresh':
+      return { rendered: outcome.response };
+    case 'replay':
+      return { rendered: outcome.response, replayOf: outcome.correlationId };
+  }
+};
+
+const ID_PARAMS = ['studentId', 'userId', 'consentId', 'classId', 'nucleusId', 'sessionId', 'name'] as const;
+
+/** The subject an audit entry is about: what the handler named, else the id in the path. */
+const subjectOf = (req: Request, seen: { subjectId?: string }): string | null => {
+  if (seen.subjectId !== undefined) return seen.subjectId;
+  for (const p of ID_PARAMS) {
+    const v = req.params[p];
+    if (typeof v === 'string' && v.length <= 200) return v;
+  }
+  return null;
+};
+
+/** The error code of a rendered envelope, for the audit details (never the message or the body). */
+const errorCodeOf = (rendered: RenderedResponse): string | undefined => {
+  if (rendered.status < 400) return undefined;
+  const match = /^\{"error":\{"code":"([A-Z_]+)"/.exec(rendered.body);
+  return match?.[1];
+};
+
+/**
+ * Mutations are audited whatever their outcome (awaited: the record of a change is part of the
+ * change); successful reads of personal or sensitive data are audited in the background.
+ */
+const audit = async (
+  route: Route,
+  req: Request,
+  deps: AppDeps,
+  outcome: Outcome,
+  seen: { principal: Principal | null; subjectId?: string },
+) => {
+  const mutation = MUTATING_METHODS.has(route.method);
+  const sensitiveRead = route.auditRead !== undefined && outcome.rendered.status < 300;
+  if (!mutation && !sensitiveRead) return;
+  const state = requestState(req);
+  const code = errorCodeOf(outcome.rendered);
+  const written = deps.audit.append({
+    correlation_id: state.correlationId,
+    actor_user_id: seen.principal?.userId ?? null,
+    actor_role: seen.principal?.primaryRole ?? null,
+    endpoint: `${route.method.toUpperCase()} ${route.path}`,
+    outcome: outcome.rendered.status < 400 ? 'SUCCESS' : 'FAILURE',
+    details: {
+      status: outcome.rendered.status,
+      ...(code === undefined ? {} : { errorCode: code }),
+      ...(outcome.replayOf === undefined ? {} : { replayOf: outcome.replayOf }),
+      ...(state.deviceId === undefined ? {} : { deviceId: state.deviceId }),
+    },
+    subject_id: subjectOf(req, seen),
+    action: mutation ? 'MUTATION' : (route.auditRead ?? 'READ_SENSITIVE'),
+  });
+  const report = (e: unknown) =>
+    deps.logger.error(
+      { correlationId: state.correlationId, errorName: e instanceof Error ? e.name : typeof e },
+      'audit write failed',
+    );
+  if (mutation) await written.catch(report);
+  else written.catch(report);
+};
+
 export const routeHandler =
   (route: Route, deps: AppDeps, routes: ReadonlyArray<Route>) =>
   async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const state = requestState(req);
     state.route = `${route.method.toUpperCase()} ${route.path}`;
     try {
-      const limited = await checkRateLimit(route, req, deps);
-      if (E.isLeft(limited)) return sendError(req, res, limited.left);
-      const caller = await authenticateRequest(route, req, deps);
-      if (E.isLeft(caller)) return sendError(req, res, caller.left);
-      const idempotent = needsIdempotencyKey(route);
-      const key = idempotent ? idempotencyKeyOf(req) : E.right('');
-      if (E.isLeft(key)) return sendError(req, res, key.left);
-      const prepared = route.prepare({ params: req.params, query: req.query, body: req.body });
-      if (E.isLeft(prepared)) return sendError(req, res, prepared.left);
-
-      const run = async (): Promise<RenderedResponse> => {
-        const reply = await prepared.right({
-          ...caller.right,
-          correlationId: state.correlationId,
-          headers: req.headers,
-          deps,
-          routes,
-        });
-        return E.isLeft(reply) ? renderError(reply.left, state.correlationId) : renderReply(reply.right);
-      };
-
-      if (!idempotent || caller.right.principal === null) return sendRendered(res, await run());
-
-      const fingerprint = requestFingerprint({
-        method: route.method,
-        route: route.path,
-        params: req.params,
-        query: req.query,
-        body: req.body,
-      });
-      if (E.isLeft(fingerprint)) return sendError(req, res, fingerprint.left);
-      const outcome = await executeIdempotently({
-        ledger: deps.idempotency.ledger,
-        settings: deps.idempotency.settings,
-        clock: deps.clock,
-        key: key.right,
-        principalId: caller.right.principal.userId,
-        fingerprint: fingerprint.right,
-        correlationId: state.correlationId,
-        run,
-        onStoreFailure: (what) =>
-          deps.logger.warn({ correlationId: state.correlationId, what }, 'idempotency ledger write failed'),
-      });
-      switch (outcome.kind) {
-        case 'rejected':
-          return sendError(req, res, outcome.error);
-        case 'fresh':
-          return sendRendered(res, outcome.response);
-        case 'replay':
-          deps.logger.info(
-            { correlationId: state.correlationId, replayOf: outcome.correlationId },
-            'idempotent replay',
-          );
-          // A replay is the original response: its status, headers, body and correlation id.
-          res.setHeader(CORRELATION_HEADER, outcome.correlationId);
-          res.setHeader(REPLAY_HEADER, 'true');
-          return sendRendered(res, outcome.response);
+      const seen: { principal: Principal | null; subjectId?: string } = { principal: null };
+      const outcome = await respond(route, req, deps, routes, seen);
+      await audit(route, req, deps, outcome, seen);
+      if (outcome.replayOf !== undefined) {
+        deps.logger.info(
+          { correlationId: state.correlationId, replayOf: outcome.replayOf },
+          'idempotent replay',
+        );
+        // A replay is the original response: its status, headers, body and correlation id.
+        res.setHeader(CORRELATION_HEADER, outcome.replayOf);
+        res.setHeader(REPLAY_HEADER, 'true');
       }
+      sendRendered(res, outcome.rendered);
     } catch (e) {
       next(e);
     }

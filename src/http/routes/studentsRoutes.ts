@@ -14,6 +14,7 @@ import {
   StudentPage,
   StudentStatus,
 } from '../../domain/student.js';
+import { exportStudent, StudentExport } from '../../roster/studentExport.js';
 import type { Actor } from '../../roster/studentService.js';
 import { studentView } from '../../roster/studentService.js';
 import { foldName, photosAllowed, visibleStudentFields } from '../../rules/students.js';
@@ -84,7 +85,7 @@ export const listStudentsRoute = defineRoute({
   tags: ['students'],
   query: StudentListQuery,
   response: { status: 200, description: 'One page.', codec: StudentPage },
-  auditReads: true,
+  auditRead: 'READ_SENSITIVE',
   handler: async ({ query, deps }) => {
     const status = query.status ?? 'ACTIVE';
     const q = foldName(query.q ?? '');
@@ -162,7 +163,7 @@ export const getStudentRoute = defineRoute({
   params: StudentIdParams,
   response: { status: 200, description: 'The student.', codec: Student },
   errors: ['NOT_FOUND'],
-  auditReads: true,
+  auditRead: 'READ_SENSITIVE',
   handler: async ({ params, principal, deps }) => {
     if (principal === null) return E.left(apiError('UNAUTHORIZED'));
     const read = await deps.roster.students.read(principal, params.studentId);
@@ -219,10 +220,40 @@ export const deleteStudentRoute = defineRoute({
   },
 });
 
+export const exportStudentRoute = defineRoute({
+  operationId: 'exportStudent',
+  method: 'get',
+  path: '/api/v1/students/{studentId}/export',
+  auth: 'admin',
+  summary: 'Everything held about a student (LGPD art. 18)',
+  description:
+    'The full record, image consents with history, events and audit entries naming the student, in one document.',
+  tags: ['students'],
+  params: StudentIdParams,
+  response: { status: 200, description: 'The export.', codec: StudentExport },
+  errors: ['NOT_FOUND'],
+  auditRead: 'EXPORT',
+  handler: async ({ params, deps }) => {
+    const exported = await exportStudent(
+      {
+        students: deps.roster.studentStore,
+        consents: deps.roster.consentStore,
+        directory: deps.roster.directory,
+        eventsDb: deps.store.db.events,
+        audit: deps.audit,
+        clock: deps.clock,
+      },
+      params.studentId,
+    );
+    return E.map((body: StudentExport) => ({ body, auditSubjectId: params.studentId }))(exported);
+  },
+});
+
 export const studentsRoutes = [
   listStudentsRoute,
   createStudentRoute,
   getStudentRoute,
   patchStudentRoute,
   deleteStudentRoute,
+  exportStudentRoute,
 ];

@@ -1,0 +1,94 @@
+/**
+ * The data-subject access export (LGPD art. 18): everything held about a student in one document: the
+ * full record, image consents with history, events and audit entries naming the student. Check-ins and
+ * pickup entries join it when those records exist.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
+import { AuditEntry } from '../domain/audit.js';
+import { IsoInstant, object } from '../domain/codec.js';
+import { Consent, toConsent } from '../domain/consent.js';
+import { type ApiError, apiError } from '../domain/errors.js';
+import { EventDoc } from '../domain/event.js';
+import { Student } from '../domain/student.js';
+import { photosAllowed, visibleStudentFields } from '../rules/students.js';
+import type { AuditLog } from '../store/auditLog.js';
+import type { ConsentStore } from '../store/consents.js';
+import { decodeDoc } from '../store/docs.js';
+import type { Database } from '../store/pouch.js';
+import { type StudentStore, toRecord } from '../store/students.js';
+import type { StudentDirectory } from '../sync/studentDirectory.js';
+import { studentView } from './studentService.js';
+
+export const EventRecord = object('EventRecord', {
+  eventId: t.string,
+  type: t.string,
+  subjectType: t.string,
+  subjectId: t.string,
+  payload: t.UnknownRecord,
+  actor: object('EventActor', { userId: t.string, role: t.string }),
+  deviceId: t.union([t.string, t.null]),
+  clientTimestamp: t.string,
+  serverTimestamp: t.string,
+});
+
+export const StudentExport = object(
+  'StudentExport',
+  {
+    exportedAt: IsoInstant,
+    student: Student,
+    imageConsents: t.array(Consent),
+    events: t.array(EventRecord),
+    auditEntries: t.array(AuditEntry),
+  },
+  {},
+  { description: 'Everything held about the student. Itself audited (action EXPORT).' },
+);
+export type StudentExport = t.TypeOf<typeof StudentExport>;
+
+export interface StudentExportDeps {
+  readonly students: StudentStore;
+  readonly consents: ConsentStore;
+  readonly directory: StudentDirectory;
+  readonly eventsDb: Database;
+  readonly audit: AuditLog;
+  readonly clock: () => Date;
+}
+
+export const exportStudent = async (
+  deps: StudentExportDeps,
+  studentId: string,
+): Promise<E.Either<ApiError, StudentExport>> => {
+  const doc = await deps.students.get(studentId);
+  if (doc === undefined) return E.left(apiError('NOT_FOUND', 'No such student.'));
+  const everything = visibleStudentFields(['ADMIN'], []);
+  const found = await deps.eventsDb.find({
+    selector: { subjectId: studentId },
+    limit: 100_000,
+    use_index: 'idx-by-subject-and-time',
+  });
+  const events = found.docs
+    .map((d) => decodeDoc(EventDoc, d._id, d))
+    .map(({ _id: _i, docType: _d, ...event }) => event)
+    .sort((a, b) => a.serverTimestamp.localeCompare(b.serverTimestamp));
+  const auditEntries = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await deps.audit.query({
+      subjectId: studentId,
+      limit: 200,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    if (E.isLeft(page)) break;
+    auditEntries.push(...page.right.items);
+    if (page.right.nextCursor === null) break;
+    cursor = page.right.nextCursor;
+  }
+  return E.right({
+    exportedAt: deps.clock().toISOString(),
+    student: studentView(toRecord(doc), everything, photosAllowed(deps.directory.activeConsents(studentId))),
+    imageConsents: (await deps.consents.listForSubject('STUDENT', studentId)).map(toConsent),
+    events,
+    auditEntries,
+  });
+};
