@@ -37,6 +37,18 @@ describe('authentication (JWT mode)', function () {
   afterEach(() => svc.dispose());
 
   describe('seed', () => {
+    it("seeds a demo roster a newcomer can use at once: 20 students, two classes, today's sessions", async () => {
+      const admin = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const students = await call(url('/api/v1/students?limit=50'), { headers: bearer(admin.accessToken) });
+      expect(students.status, students.text).to.equal(200);
+      expect(JSON.stringify(students.json).match(/"studentId"/g)).to.have.length(20);
+      const today = new Date(now).toISOString().slice(0, 10);
+      const sessions = await call(url(`/api/v1/sessions?date=${today}`), {
+        headers: bearer(admin.accessToken),
+      });
+      expect(JSON.stringify(sessions.json).match(/"sessionId"/g)).to.have.length(2);
+    });
+
     it('a second seed → 409 ALREADY_SEEDED', async () => {
       expectEnvelope(await call(url('/api/v1/_seed'), { method: 'POST' }), 409, 'ALREADY_SEEDED');
     });

@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { Subject } from 'rxjs';
+import type { ConsentDoc } from '../../src/domain/consent.js';
+import type { StudentDoc } from '../../src/domain/student.js';
+import type { Change } from '../../src/sync/changeFeed.js';
+import { studentDirectory } from '../../src/sync/studentDirectory.js';
+
+let tick = 0;
+const student = (displayName: string, over: Partial<StudentDoc> = {}): StudentDoc => {
+  const studentId = over.studentId ?? randomUUID();
+  tick += 1;
+  return {
+    _id: `student:${studentId}`,
+    _rev: '1-a',
+    docType: 'student',
+    studentId,
+    displayName,
+    photoRef: 'p.jpg',
+    photo_refs: [],
+    guardianName: 'G',
+    guardianNameAlt: null,
+    birthDate: null,
+    phones: [],
+    address: null,
+    allergies: null,
+    specialNeeds: null,
+    classId: randomUUID(),
+    nucleusId: null,
+    familyMembershipStatus: null,
+    imageConsentId: null,
+    visitor: false,
+    status: 'ACTIVE',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: new Date(Date.UTC(2026, 0, 1) + tick).toISOString(),
+    deleted_justification: null,
+    ...over,
+  };
+};
+
+const consent = (subjectId: string, revoked: boolean, consentId = randomUUID()): ConsentDoc => ({
+  _id: `imageConsent:${consentId}`,
+  _rev: '1-a',
+  docType: 'imageConsent',
+  consentId,
+  subject_type: 'STUDENT',
+  subject_id: subjectId,
+  term_version: '1',
+  purpose: 'p',
+  term_text: 't',
+  granted_by_name: 'g',
+  granted_by_user_id: null,
+  relationship: 'mãe',
+  verification_method: 'ADULT_SELF',
+  verified_by_user_id: 'u',
+  granted_at: '2026-01-01T00:00:00.000Z',
+  revoked_at: revoked ? '2026-01-02T00:00:00.000Z' : null,
+  revoked_by_user_id: null,
+  revocation_reason: null,
+});
+
+const allPages = (d: ReturnType<typeof studentDirectory>, limit: number, q = '') => {
+  const seen: string[] = [];
+  let after: string | undefined;
+  for (let i = 0; i < 10_000; i += 1) {
+    const page = d.page({ status: 'ACTIVE', q, afterKey: after, limit });
+    seen.push(...page.items.map((e) => e.displayName));
+    if (page.lastKey === undefined) return seen;
+    after = page.lastKey;
+  }
+  throw new Error('paging did not end');
+};
+
+describe('student directory (in-memory projection)', () => {
+  it('orders by folded name and pages without gaps', () => {
+    const d = studentDirectory();
+    d.load(
+      ['Érica', 'ana', 'Bia', 'Ana'].map((n) => student(n)),
+      [],
+    );
+    expect(allPages(d, 1).map((n) => n.toLowerCase())).to.deep.equal(['ana', 'ana', 'bia', 'érica']);
+  });
+
+  it('moves a student between the ACTIVE and DELETED lists when deleted', () => {
+    const d = studentDirectory();
+    const s = student('Ana');
+    d.load([s], []);
+    d.upsertStudent({ ...s, status: 'DELETED', updatedAt: '2027-01-01T00:00:00.000Z' });
+    expect(d.page({ status: 'ACTIVE', q: '', afterKey: undefined, limit: 10 }).items).to.have.length(0);
+    expect(d.page({ status: 'DELETED', q: '', afterKey: undefined, limit: 10 }).items).to.have.length(1);
+  });
+
+  it('keeps the newest version when a feed delivers an older one after our own write', () => {
+    const d = studentDirectory();
+    const s = student('Ana');
+    d.upsertStudent({ ...s, displayName: 'Ana Nova', updatedAt: '2027-01-01T00:00:00.000Z' });
+    d.upsertStudent(s);
+    expect(allPages(d, 10)).to.deep.equal(['Ana Nova']);
+  });
+
+  it('serves photo references only while an unrevoked consent exists', () => {
+    const d = studentDirectory();
+    const s = student('Ana');
+    const c = consent(s.studentId, false);
+    d.load([s], []);
+    expect(d.page({ status: 'ACTIVE', q: '', afterKey: undefined, limit: 1 }).items[0]?.photoRef).to.equal(
+      null,
+    );
+    d.upsertConsent(c);
+    expect(d.page({ status: 'ACTIVE', q: '', afterKey: undefined, limit: 1 }).items[0]?.photoRef).to.equal(
+      'p.jpg',
+    );
+    d.upsertConsent({ ...c, revoked_at: '2026-02-01T00:00:00.000Z' });
+    expect(d.activeConsents(s.studentId)).to.equal(0);
+    expect(d.page({ status: 'ACTIVE', q: '', afterKey: undefined, limit: 1 }).items[0]?.photoRef).to.equal(
+      null,
+    );
+  });
+
+  it('follows a change feed and skips (reporting) an undecodable document without stopping', () => {
+    const d = studentDirectory();
+    const feed = new Subject<Change>();
+    const bad: string[] = [];
+    const sub = d.follow(feed, (id) => bad.push(id));
+    feed.next({ id: 'student:x', seq: 1, deleted: false, doc: { docType: 'student', nonsense: true } });
+    const s = student('Ana');
+    feed.next({ id: s._id, seq: 2, deleted: false, doc: s });
+    feed.next({ id: 'user:1', seq: 3, deleted: false, doc: {} });
+    sub.unsubscribe();
+    expect(bad).to.deep.equal(['student:x']);
+    expect(allPages(d, 10)).to.deep.equal(['Ana']);
+  });
+
+  it('property: pages read while students are added list every earlier student exactly once', () => {
+    const name = fc.stringMatching(/^[A-Za-zÀ-ÿ ]{1,8}$/);
+    fc.assert(
+      fc.property(
+        fc.array(name, { minLength: 0, maxLength: 30 }),
+        fc.array(fc.array(name, { maxLength: 3 }), { maxLength: 15 }),
+        fc.integer({ min: 1, max: 7 }),
+        (initial, additions, limit) => {
+          const d = studentDirectory();
+          const before = initial.map((n) => student(n));
+          d.load(before, []);
+          const seen: string[] = [];
+          let after: string | undefined;
+          for (let round = 0; round < 1000; round += 1) {
+            const page = d.page({ status: 'ACTIVE', q: '', afterKey: after, limit });
+            seen.push(...page.items.map((e) => e.studentId));
+            for (const n of additions[round] ?? []) d.upsertStudent(student(n));
+            if (page.lastKey === undefined) break;
+            after = page.lastKey;
+          }
+          expect(new Set(seen).size, 'no student twice').to.equal(seen.length);
+          for (const s of before)
+            expect(
+              seen.filter((id) => id === s.studentId),
+              'each earlier student once',
+            ).to.have.length(1);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
