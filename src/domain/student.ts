@@ -9,6 +9,7 @@ import {
   type Classification,
   calendarDate,
   IsoInstant,
+  metaOf,
   nullable,
   object,
   refine,
@@ -79,30 +80,6 @@ export const studentWritable = {
   familyMembershipStatus: nullable(boundedString(1, 60, { classification: 'none' })),
 };
 
-/** The contract's classification of every student field (read-only ones included). */
-export const studentFieldClassification: Readonly<Record<keyof StudentRecord, Classification>> = {
-  studentId: 'none',
-  displayName: 'personal',
-  photoRef: 'sensitive',
-  photo_refs: 'sensitive',
-  guardianName: 'personal',
-  guardianNameAlt: 'personal',
-  birthDate: 'personal',
-  phones: 'personal',
-  address: 'personal',
-  allergies: 'sensitive',
-  specialNeeds: 'sensitive',
-  classId: 'none',
-  nucleusId: 'none',
-  familyMembershipStatus: 'none',
-  imageConsentId: 'none',
-  visitor: 'none',
-  status: 'none',
-  createdAt: 'none',
-  updatedAt: 'none',
-  deleted_justification: 'personal',
-};
-
 /** The full record as the server keeps it (private database). */
 export interface StudentRecord {
   readonly studentId: string;
@@ -161,7 +138,7 @@ const readOnly = {
   status: StudentStatus,
   createdAt: IsoInstant,
   updatedAt: IsoInstant,
-  deleted_justification: nullable(t.string),
+  deleted_justification: nullable(boundedString(0, 500, { classification: 'personal' })),
 };
 
 /**
@@ -257,3 +234,33 @@ export const DeleteStudentBody = object('DeleteStudentBody', {
 });
 
 export const StudentIdParams = object('StudentIdParams', { studentId: t.string });
+
+/** A codec's classification, looking through `nullable(x)` to `x`. */
+const classificationOf = (codec: t.Mixed): Classification => {
+  const own = metaOf(codec)?.classification;
+  if (own !== undefined) return own;
+  if (codec instanceof t.UnionType) {
+    const members: t.Mixed[] = codec.types;
+    for (const m of members) {
+      const inner = classificationOf(m);
+      if (inner !== 'none') return inner;
+    }
+  }
+  return 'none';
+};
+
+/**
+ * Every student field with its classification, read from the annotations on the `Student` codec, so
+ * the OpenAPI document, log redaction, the export and (later) the tablets' roster share one source.
+ */
+export const studentFieldClassification: Readonly<Record<string, Classification>> = Object.fromEntries(
+  Object.entries<t.Mixed>({ ...Student.required, ...Student.optional }).map(([field, codec]) => [
+    field,
+    classificationOf(codec),
+  ]),
+);
+
+export const personalStudentFields = (): string[] =>
+  Object.entries(studentFieldClassification)
+    .filter(([, c]) => c !== 'none')
+    .map(([field]) => field);

@@ -1,9 +1,10 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from '../config/config.js';
+import { personalStudentFields } from '../domain/student.js';
 
 /**
  * Structured JSON logs. Call sites log ids, codes and timings only; the redaction list is a second
- * line of defence for header values that must never reach a log even if a call site slips.
+ * line of defence for secrets and personal fields that must never reach a log even if a call site slips.
  */
 export const createLogger = (level: LogLevel, destination?: DestinationStream): Logger =>
   pino(
@@ -20,6 +21,8 @@ export const createLogger = (level: LogLevel, destination?: DestinationStream): 
           'refreshToken',
           'accessToken',
           '*.password',
+          // Personal and sensitive student fields, from the classification beside their codecs.
+          ...personalStudentFields().flatMap((f) => [f, `*.${f}`]),
         ],
         censor: '[redacted]',
       },
