@@ -36,7 +36,6 @@ export interface SessionServiceDeps {
 export interface Issued {
   readonly pair: Omit<TokenPair, 'refreshToken'>;
   readonly refreshToken: string;
-  readonly refreshTokenExpiresAt: Date;
 }
 
 const loginFailed = (): ApiError =>
@@ -107,12 +106,10 @@ export const sessionService = (deps: SessionServiceDeps): SessionService => {
       now,
       settings.accessTokenTtlSeconds,
     );
-    const refreshTokenExpiresAt = new Date(session.refreshExpiresAt);
     return {
       session,
       issued: {
         refreshToken,
-        refreshTokenExpiresAt,
         pair: {
           accessToken: access.token,
           csrfToken: session.csrfToken,

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
 import { hashPassword } from '../crypto/password.js';
 import { type ApiError, apiError } from '../domain/errors.js';
-import type { Principal } from '../domain/principal.js';
+import type { Actor } from '../domain/principal.js';
 import type { UserDoc } from '../domain/user.js';
 import type { EventStore } from '../store/events.js';
 import type { RoleStore } from '../store/roles.js';
@@ -20,11 +20,6 @@ export interface UserServiceDeps {
   readonly roles: RoleStore;
   readonly events: EventStore;
   readonly clock: () => Date;
-}
-
-export interface Actor {
-  readonly principal: Principal;
-  readonly deviceId: string | null;
 }
 
 export interface CreateUser {

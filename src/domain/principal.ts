@@ -54,3 +54,9 @@ export interface Principal {
   readonly csrfToken?: string;
   readonly authMode: 'dev' | 'jwt';
 }
+
+/** Who made a change, and from which device: recorded on every event. */
+export interface Actor {
+  readonly principal: Principal;
+  readonly deviceId: string | null;
+}

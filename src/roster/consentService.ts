@@ -7,12 +7,12 @@ import { randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
 import type { ConsentDoc, CreateConsentBody, SubjectType } from '../domain/consent.js';
 import { type ApiError, apiError } from '../domain/errors.js';
+import type { Actor } from '../domain/principal.js';
 import type { ConsentStore } from '../store/consents.js';
 import type { EventStore } from '../store/events.js';
 import { type StudentStore, toRecord } from '../store/students.js';
 import type { UserStore } from '../store/users.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
-import type { Actor } from './studentService.js';
 
 export interface ConsentServiceDeps {
   readonly consents: ConsentStore;

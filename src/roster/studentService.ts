@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
 import { type ApiError, apiError } from '../domain/errors.js';
-import type { Principal } from '../domain/principal.js';
+import type { Actor, Principal } from '../domain/principal.js';
 import {
   type CreateStudentBody,
   type PatchStudentBody,
@@ -35,11 +35,6 @@ export interface StudentServiceDeps {
   readonly classes: ClassLookup;
   readonly events: EventStore;
   readonly clock: () => Date;
-}
-
-export interface Actor {
-  readonly principal: Principal;
-  readonly deviceId: string | null;
 }
 
 const invalid = (path: string, message: string): ApiError =>

@@ -480,3 +480,20 @@ describe('students', function () {
     });
   });
 });
+
+describe('student export of an unknown student', () => {
+  it('→ 404', async () => {
+    const svc = await startTestService();
+    try {
+      expectEnvelope(
+        await call(`${svc.url}/api/v1/students/${randomUUID()}/export`, {
+          headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+        }),
+        404,
+        'NOT_FOUND',
+      );
+    } finally {
+      await svc.dispose();
+    }
+  });
+});

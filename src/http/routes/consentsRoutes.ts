@@ -10,8 +10,8 @@ import {
   RevokeConsentBody,
   toConsent,
 } from '../../domain/consent.js';
+import { actorOf } from '../actor.js';
 import { defineRoute } from '../route.js';
-import { actorOf } from './studentsRoutes.js';
 
 export const createConsentRoute = defineRoute({
   operationId: 'createImageConsent',

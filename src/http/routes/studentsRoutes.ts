@@ -15,10 +15,10 @@ import {
   StudentStatus,
 } from '../../domain/student.js';
 import { exportStudent, StudentExport } from '../../roster/studentExport.js';
-import type { Actor } from '../../roster/studentService.js';
 import { studentView } from '../../roster/studentService.js';
 import { foldName, photosAllowed, visibleStudentFields } from '../../rules/students.js';
 import { toRecord } from '../../store/students.js';
+import { actorOf } from '../actor.js';
 import { defineRoute, type HandlerContext } from '../route.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -55,13 +55,6 @@ const badCursor = (): ApiError =>
   apiError('VALIDATION_FAILED', 'The cursor is not one this server issued for this query.', {
     issues: [{ path: 'query.cursor', message: 'invalid cursor' }],
   });
-
-export const actorOf = (
-  ctx: Pick<HandlerContext<unknown, unknown, unknown>, 'principal' | 'deviceId'>,
-): E.Either<ApiError, Actor> =>
-  ctx.principal === null
-    ? E.left(apiError('UNAUTHORIZED'))
-    : E.right({ principal: ctx.principal, deviceId: ctx.deviceId });
 
 /** A freshly written student, shown to its writer (ADMIN, CADASTRO or a `students.add` role: every field). */
 const writerView = (ctx: HandlerContext<unknown, unknown, unknown>, doc: StudentDoc) =>

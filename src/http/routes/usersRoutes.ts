@@ -1,7 +1,5 @@
 /** User administration (ADMIN): list, create, change, reset password, deactivate. */
 import * as E from 'fp-ts/lib/Either.js';
-import type { Actor } from '../../auth/userService.js';
-import { type ApiError, apiError } from '../../domain/errors.js';
 import {
   CreateUserBody,
   DeactivateUserBody,
@@ -14,14 +12,8 @@ import {
   UserIdParams,
   UserList,
 } from '../../domain/user.js';
-import { defineRoute, type HandlerContext } from '../route.js';
-
-const actorOf = (
-  ctx: Pick<HandlerContext<unknown, unknown, unknown>, 'principal' | 'deviceId'>,
-): E.Either<ApiError, Actor> =>
-  ctx.principal === null
-    ? E.left(apiError('UNAUTHORIZED'))
-    : E.right({ principal: ctx.principal, deviceId: ctx.deviceId });
+import { actorOf } from '../actor.js';
+import { defineRoute } from '../route.js';
 
 const asUser = E.map((u: UserDoc) => ({ body: toUser(u) }));
 
