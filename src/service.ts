@@ -6,6 +6,7 @@ import { hkdfSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { checkinService } from './attendance/checkinService.js';
 import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
 import type { Config } from './config/config.js';
@@ -21,6 +22,7 @@ import { createLogger } from './log/logger.js';
 import { consentService } from './roster/consentService.js';
 import { studentService } from './roster/studentService.js';
 import { auditLog } from './store/auditLog.js';
+import { checkinStore } from './store/checkins.js';
 import { classStore } from './store/classes.js';
 import { consentStore } from './store/consents.js';
 import { eventStore } from './store/events.js';
@@ -137,6 +139,16 @@ export const startService = async (
       consentStore: consents,
     },
     audit: auditTrail,
+    attendance: {
+      checkins: checkinService({
+        checkins: checkinStore(store.db.private),
+        students,
+        studentService: studentSvc,
+        classes,
+        events,
+        clock,
+      }),
+    },
     secrets: {
       cursorKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'paging cursor key', 32)),
     },

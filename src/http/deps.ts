@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { CheckinService } from '../attendance/checkinService.js';
 import type { SessionService } from '../auth/sessionService.js';
 import type { UserService } from '../auth/userService.js';
 import type { Config } from '../config/config.js';
@@ -36,6 +37,7 @@ export interface AppDeps {
     readonly consentStore: ConsentStore;
   };
   readonly audit: AuditLog;
+  readonly attendance: { readonly checkins: CheckinService };
   readonly secrets: {
     /** Signs paging cursors; derived from JWT_SECRET so every instance accepts every other's cursors. */
     readonly cursorKey: Uint8Array;

@@ -2,6 +2,7 @@
 import type { Route } from './route.js';
 import { auditRoutes } from './routes/auditRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
+import { checkinRoutes } from './routes/checkinRoutes.js';
 import { classesRoutes } from './routes/classesRoutes.js';
 import { consentsRoutes } from './routes/consentsRoutes.js';
 import { openApiRoute } from './routes/openApiRoute.js';
@@ -23,5 +24,6 @@ export const routes: ReadonlyArray<Route> = [
   ...studentsRoutes,
   ...consentsRoutes,
   ...auditRoutes,
+  ...checkinRoutes,
   seedRoute,
 ];

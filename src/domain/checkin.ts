@@ -1,0 +1,151 @@
+/** Check-in configuration, check-in records and the check-in / check-out endpoints' shapes. */
+import * as t from 'io-ts';
+import { boundedString, IsoInstant, nullable, object, refine, Uuid } from './codec.js';
+
+/**
+ * CODE_ONLY: the label's code opens the gate. CODE_AND_ADULT: the code and an adult on the child's
+ * pickup list (a guardian named on the record; later also verified adults and temporary grants), with
+ * the phone suffix checked when the entry has a phone.
+ */
+export const PickupMode = t.keyof({ CODE_ONLY: null, CODE_AND_ADULT: null });
+export type PickupMode = t.TypeOf<typeof PickupMode>;
+
+const Attempts = refine(
+  t.number,
+  (n) => Number.isInteger(n) && n >= 1 && n <= 20,
+  'an integer from 1 to 20',
+  { integer: true, minimum: 1, maximum: 20 },
+);
+
+export const CheckinConfig = object(
+  'CheckInConfig',
+  { pickupMode: PickupMode, maxCheckoutAttempts: Attempts, emergencyCheckoutAdminOnly: t.boolean },
+  {},
+  {
+    description:
+      'Defaults: CODE_ONLY, 5 attempts, emergency check-out allowed to CHAMADOR. The check-in secret never appears.',
+  },
+);
+export type CheckinConfig = t.TypeOf<typeof CheckinConfig>;
+
+export const DEFAULT_CHECKIN_CONFIG: CheckinConfig = {
+  pickupMode: 'CODE_ONLY',
+  maxCheckoutAttempts: 5,
+  emergencyCheckoutAdminOnly: false,
+};
+
+export const CheckinConfigDoc = t.type({
+  _id: t.string,
+  _rev: t.string,
+  docType: t.literal('checkinConfig'),
+  pickupMode: PickupMode,
+  maxCheckoutAttempts: t.number,
+  emergencyCheckoutAdminOnly: t.boolean,
+  updatedAt: t.string,
+});
+
+export const CheckinSecretDoc = t.type({
+  _id: t.string,
+  _rev: t.string,
+  docType: t.literal('checkinSecret'),
+  secret: t.string,
+  createdAt: t.string,
+});
+
+export const CheckinStatus = t.keyof({ CHECKED_IN: null, CHECKED_OUT: null });
+
+export const CheckinDoc = t.type({
+  _id: t.string,
+  _rev: t.string,
+  docType: t.literal('checkin'),
+  checkInId: t.string,
+  studentId: t.string,
+  sessionId: t.string,
+  code: t.string,
+  checkedInAt: t.string,
+  checkedInBy: t.string,
+  status: CheckinStatus,
+  failedAttempts: t.number,
+  checkedOutAt: t.union([t.string, t.null]),
+  checkedOutBy: t.union([t.string, t.null]),
+  pickupPerson: t.union([t.string, t.null]),
+  emergency: t.boolean,
+  justification: t.union([t.string, t.null]),
+});
+export type CheckinDoc = t.TypeOf<typeof CheckinDoc>;
+
+export const VisitorBody = object('Visitor', {
+  displayName: boundedString(1, 120, { classification: 'personal' }),
+  guardianName: boundedString(1, 120, { classification: 'personal' }),
+  phone: boundedString(4, 30, { classification: 'personal' }),
+});
+
+export const CheckinBody = object(
+  'CheckInBody',
+  { sessionId: Uuid },
+  { studentId: Uuid, visitor: VisitorBody },
+  {
+    description:
+      'Exactly one of `studentId` (a registered child) or `visitor` (a walk-in, registered on the spot as a visitor).',
+  },
+);
+
+export const Checkin = object(
+  'CheckIn',
+  {
+    checkInId: Uuid,
+    studentId: Uuid,
+    sessionId: Uuid,
+    code: t.string,
+    checkedInAt: IsoInstant,
+    remainingAttempts: t.number,
+    status: CheckinStatus,
+  },
+  { checkedOutAt: nullable(IsoInstant), pickupPerson: nullable(t.string), emergency: t.boolean },
+  { description: "`code` is the child's 6-character daily code, for the label." },
+);
+
+export const CheckoutBody = object(
+  'CheckOutBody',
+  {
+    checkInId: Uuid,
+    code: boundedString(1, 12),
+    pickupPerson: boundedString(1, 120, { classification: 'personal' }),
+  },
+  { pickupPhoneSuffix: boundedString(4, 12) },
+);
+
+export const EmergencyCheckoutBody = object('EmergencyCheckOutBody', {
+  checkInId: Uuid,
+  justification: boundedString(10, 500),
+  pickupPerson: boundedString(1, 120, { classification: 'personal' }),
+});
+
+export const ActiveCheckinQuery = object(
+  'ActiveCheckInQuery',
+  {},
+  { checkInId: Uuid, studentId: Uuid, sessionId: Uuid },
+  {
+    description: 'Either `checkInId`, or `studentId` and `sessionId`.',
+  },
+);
+
+export const PickupAdult = object('PickupAdult', {
+  name: t.string,
+  level: t.keyof({ N1: null, N2: null, N3: null }),
+  relationship: t.string,
+  phoneSuffix: nullable(t.string),
+});
+
+export const ActiveCheckin = object('ActiveCheckIn', {
+  checkIn: Checkin,
+  child: object('ActiveCheckInChild', {
+    studentId: Uuid,
+    displayName: t.string,
+    photoRef: nullable(t.string),
+    allergies: nullable(t.string),
+    specialNeeds: nullable(t.string),
+    visitor: t.boolean,
+  }),
+  mayCollect: t.array(PickupAdult),
+});

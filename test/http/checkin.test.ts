@@ -1,0 +1,328 @@
+/** Check-in, check-out and the pickup desk, black-box through the real app. */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
+import { CODE_ALPHABET } from '../../src/rules/checkin.js';
+import { call, expectEnvelope, type HttpResult } from '../support/http.js';
+import {
+  authHeaders,
+  DEV_TOKENS,
+  mutationHeaders,
+  startTestService,
+  type TestService,
+} from '../support/testService.js';
+
+const decode = <C extends t.Mixed>(codec: C, json: unknown): t.TypeOf<C> => {
+  const d = codec.decode(json);
+  if (E.isLeft(d)) throw new Error(`unexpected body: ${JSON.stringify(json)}`);
+  return d.right;
+};
+const CheckIn = t.type({
+  checkInId: t.string,
+  studentId: t.string,
+  code: t.string,
+  remainingAttempts: t.number,
+  status: t.string,
+});
+
+describe('check-in and check-out', function () {
+  this.timeout(60_000);
+  let svc: TestService;
+  let sessionId: string;
+  let studentId: string;
+  const url = (p: string) => `${svc.url}${p}`;
+  const send = (method: string, path: string, body?: unknown, token: string = DEV_TOKENS.DEV_CALLER_TOKEN) =>
+    call(url(path), {
+      method,
+      headers: mutationHeaders(token),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const checkIn = async (sid = studentId): Promise<t.TypeOf<typeof CheckIn>> => {
+    const r = await send('POST', '/api/v1/check-in', { studentId: sid, sessionId });
+    expect(r.status, r.text).to.equal(201);
+    return decode(CheckIn, r.json);
+  };
+  const wrongCode = (code: string) => (code.startsWith('2') ? `3${code.slice(1)}` : `2${code.slice(1)}`);
+  const attemptEvents = async (checkInId: string) =>
+    (await svc.store.db.events.find({ selector: { type: 'CHECKOUT_ATTEMPT' }, limit: 1000 })).docs.filter(
+      (d) => JSON.stringify(d).includes(checkInId),
+    ).length;
+
+  beforeEach(async () => {
+    svc = await startTestService();
+    const c = await send('POST', '/api/v1/classes', { name: 'Turma A' }, DEV_TOKENS.DEV_CADASTRO_TOKEN);
+    const classId = decode(t.type({ classId: t.string }), c.json).classId;
+    const s = await send(
+      'POST',
+      '/api/v1/sessions',
+      { classId, date: '2026-11-25' },
+      DEV_TOKENS.DEV_CADASTRO_TOKEN,
+    );
+    sessionId = decode(t.type({ sessionId: t.string }), s.json).sessionId;
+    const st = await send(
+      'POST',
+      '/api/v1/students',
+      {
+        displayName: 'João',
+        guardianName: 'Cláudia Silva',
+        phones: [{ number: '+55 11 5555-0101', qualifier: 'mãe' }],
+        classId,
+        allergies: 'Amendoim',
+      },
+      DEV_TOKENS.DEV_CADASTRO_TOKEN,
+    );
+    studentId = decode(t.type({ studentId: t.string }), st.json).studentId;
+  });
+  afterEach(() => svc.dispose());
+
+  describe('configuration', () => {
+    it('answers the defaults and creates the secret on first read, never sending it', async () => {
+      const r = await call(url('/api/v1/church/check-in-config'), {
+        headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+      });
+      expect(r.json).to.deep.equal({
+        pickupMode: 'CODE_ONLY',
+        maxCheckoutAttempts: 5,
+        emergencyCheckoutAdminOnly: false,
+      });
+      const secret = await svc.store.db.private.get('checkin-secret');
+      expect(JSON.stringify(secret)).to.match(/"secret":"[A-Za-z0-9_-]{43}"/);
+      expect(r.text).not.to.contain('secret');
+    });
+
+    it('PUT (ADMIN) validates and stores; CHAMADOR → 403', async () => {
+      const body = { pickupMode: 'CODE_AND_ADULT', maxCheckoutAttempts: 3, emergencyCheckoutAdminOnly: true };
+      expect(
+        (await send('PUT', '/api/v1/church/check-in-config', body, DEV_TOKENS.DEV_ADMIN_TOKEN)).json,
+      ).to.deep.equal(body);
+      expect(
+        (
+          await call(url('/api/v1/church/check-in-config'), {
+            headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+          })
+        ).json,
+      ).to.deep.equal(body);
+      expectEnvelope(
+        await send(
+          'PUT',
+          '/api/v1/church/check-in-config',
+          { ...body, maxCheckoutAttempts: 0 },
+          DEV_TOKENS.DEV_ADMIN_TOKEN,
+        ),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expectEnvelope(await send('PUT', '/api/v1/church/check-in-config', body), 403, 'FORBIDDEN_ROLE');
+    });
+  });
+
+  describe('check-in', () => {
+    it('answers 201 with a 6-character daily code for the label; a second check-in → 409', async () => {
+      const c = await checkIn();
+      expect(c.code).to.match(new RegExp(`^[${CODE_ALPHABET}]{6}$`));
+      expect(c).to.deep.include({ status: 'CHECKED_IN', remainingAttempts: 5 });
+      expectEnvelope(await send('POST', '/api/v1/check-in', { studentId, sessionId }), 409, 'CONFLICT');
+    });
+
+    it('unknown student or session → 404; a deleted student → 409; RELATORIOS → 403', async () => {
+      expectEnvelope(
+        await send('POST', '/api/v1/check-in', { studentId: randomUUID(), sessionId }),
+        404,
+        'NOT_FOUND',
+      );
+      expectEnvelope(
+        await send('POST', '/api/v1/check-in', { studentId, sessionId: randomUUID() }),
+        404,
+        'NOT_FOUND',
+      );
+      await send(
+        'POST',
+        `/api/v1/students/${studentId}/delete`,
+        { justification: 'saiu da igreja' },
+        DEV_TOKENS.DEV_ADMIN_TOKEN,
+      );
+      expectEnvelope(await send('POST', '/api/v1/check-in', { studentId, sessionId }), 409, 'CONFLICT');
+      expectEnvelope(
+        await send('POST', '/api/v1/check-in', { studentId, sessionId }, DEV_TOKENS.DEV_REPORTS_TOKEN),
+        403,
+        'FORBIDDEN_ROLE',
+      );
+    });
+
+    it('registers a walk-in visitor and checks them in', async () => {
+      const r = await send('POST', '/api/v1/check-in', {
+        sessionId,
+        visitor: { displayName: 'Visitante Zé', guardianName: 'Tia Ana', phone: '+55 11 5555-9999' },
+      });
+      expect(r.status, r.text).to.equal(201);
+      const c = decode(CheckIn, r.json);
+      const student = await call(url(`/api/v1/students/${c.studentId}`), {
+        headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+      });
+      expect(student.json).to.deep.include({ displayName: 'Visitante Zé', visitor: true });
+      expectEnvelope(await send('POST', '/api/v1/check-in', { sessionId }), 400, 'VALIDATION_FAILED');
+    });
+
+    it('the pickup desk sees the child, health notes and who may collect, by ids or by check-in', async () => {
+      const c = await checkIn();
+      for (const q of [`checkInId=${c.checkInId}`, `studentId=${studentId}&sessionId=${sessionId}`]) {
+        const r = await call(url(`/api/v1/check-in/active?${q}`), {
+          headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+        });
+        expect(r.status, r.text).to.equal(200);
+        expect(r.json).to.have.nested.property('child.allergies', 'Amendoim');
+        expect(r.json).to.have.nested.property('child.photoRef', null);
+        expect(r.json).to.have.nested.property('mayCollect[0].name', 'Cláudia Silva');
+        expect(r.json).to.have.nested.property('mayCollect[0].phoneSuffix', '0101');
+      }
+      expectEnvelope(
+        await call(url(`/api/v1/check-in/active?checkInId=${randomUUID()}`), {
+          headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+        }),
+        404,
+        'NOT_FOUND',
+      );
+      expectEnvelope(
+        await call(url(`/api/v1/check-in/active?studentId=${studentId}`), {
+          headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+        }),
+        400,
+        'VALIDATION_FAILED',
+      );
+    });
+  });
+
+  describe('check-out', () => {
+    const out = (checkInId: string, code: string, extra: Record<string, unknown> = {}) =>
+      send('POST', '/api/v1/check-out', { checkInId, code, pickupPerson: 'Cláudia Silva', ...extra });
+
+    it('the right code checks the child out (CHECK_OUT event); a second check-out → 409', async () => {
+      const c = await checkIn();
+      const r = await out(c.checkInId, c.code.toLowerCase());
+      expect(r.status, r.text).to.equal(200);
+      expect(r.json).to.deep.include({
+        status: 'CHECKED_OUT',
+        pickupPerson: 'Cláudia Silva',
+        emergency: false,
+      });
+      expectEnvelope(await out(c.checkInId, c.code), 409, 'CONFLICT');
+      expect((await svc.store.db.events.find({ selector: { type: 'CHECK_OUT' } })).docs).to.have.length(1);
+      // Checked out, the child can be checked in again to the same session.
+      await checkIn();
+    });
+
+    it('locks at exactly N failures: 400 with remaining attempts N-1..0, then 423 for every attempt, the right code included', async () => {
+      const c = await checkIn();
+      const results: HttpResult[] = [];
+      for (let i = 0; i < 5; i += 1) results.push(await out(c.checkInId, wrongCode(c.code)));
+      expect(results.map((r) => expectEnvelope(r, 400, 'CHECKOUT_CODE_MISMATCH').details)).to.deep.equal(
+        [0, 1, 2, 3, 4].map((i) => ({ remainingAttempts: 4 - i })),
+      );
+      expectEnvelope(await out(c.checkInId, wrongCode(c.code)), 423, 'CHECKOUT_LOCKED');
+      expectEnvelope(await out(c.checkInId, c.code), 423, 'CHECKOUT_LOCKED');
+      expect(await attemptEvents(c.checkInId)).to.equal(5);
+      const e = await send('POST', '/api/v1/check-out/emergency', {
+        checkInId: c.checkInId,
+        justification: 'Mãe sem o código, identidade conferida',
+        pickupPerson: 'Cláudia Silva',
+      });
+      expect(e.status, e.text).to.equal(200);
+      expect(e.json).to.deep.include({ status: 'CHECKED_OUT', emergency: true });
+      expect(
+        (await svc.store.db.events.find({ selector: { type: 'EMERGENCY_CHECKOUT' } })).docs,
+      ).to.have.length(1);
+    });
+
+    it('50 concurrent wrong codes never allow more than the limit', async () => {
+      const c = await checkIn();
+      const results = await Promise.all(
+        Array.from({ length: 50 }, () => out(c.checkInId, wrongCode(c.code))),
+      );
+      const mismatches = results.filter((r) => r.status === 400).length;
+      const locked = results.filter((r) => r.status === 423).length;
+      expect([mismatches, locked]).to.deep.equal([5, 45]);
+      expect(await attemptEvents(c.checkInId)).to.equal(5);
+      process.stdout.write(`      50 concurrent wrong codes: ${mismatches} counted, ${locked} locked\n`);
+    });
+
+    it('two concurrent correct check-outs: one 200, one 409', async () => {
+      const c = await checkIn();
+      const statuses = (await Promise.all([out(c.checkInId, c.code), out(c.checkInId, c.code)]))
+        .map((r) => r.status)
+        .sort();
+      expect(statuses).to.deep.equal([200, 409]);
+    });
+
+    it('a retry with the same Idempotency-Key does not count a second failure', async () => {
+      const c = await checkIn();
+      const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+      const body = JSON.stringify({ checkInId: c.checkInId, code: wrongCode(c.code), pickupPerson: 'x' });
+      await call(url('/api/v1/check-out'), { method: 'POST', headers, body });
+      const again = await call(url('/api/v1/check-out'), { method: 'POST', headers, body });
+      expect(again.headers.get('idempotent-replayed')).to.equal('true');
+      expect(await attemptEvents(c.checkInId)).to.equal(1);
+    });
+
+    it('CODE_AND_ADULT: the adult must be a guardian with the phone suffix', async () => {
+      await send(
+        'PUT',
+        '/api/v1/church/check-in-config',
+        { pickupMode: 'CODE_AND_ADULT', maxCheckoutAttempts: 5, emergencyCheckoutAdminOnly: false },
+        DEV_TOKENS.DEV_ADMIN_TOKEN,
+      );
+      const c = await checkIn();
+      expectEnvelope(
+        await out(c.checkInId, c.code, { pickupPerson: 'Estranho', pickupPhoneSuffix: '0101' }),
+        403,
+        'PICKUP_NOT_AUTHORIZED',
+      );
+      expectEnvelope(
+        await out(c.checkInId, c.code, { pickupPerson: 'claudia silva', pickupPhoneSuffix: '9999' }),
+        403,
+        'PICKUP_NOT_AUTHORIZED',
+      );
+      expect(
+        (await out(c.checkInId, c.code, { pickupPerson: 'claudia silva', pickupPhoneSuffix: '0101' })).status,
+      ).to.equal(200);
+    });
+
+    it('emergency check-out follows the policy both ways', async () => {
+      const c = await checkIn();
+      const body = {
+        checkInId: c.checkInId,
+        justification: 'Criança passou mal, levada pela tia',
+        pickupPerson: 'Tia',
+      };
+      await send(
+        'PUT',
+        '/api/v1/church/check-in-config',
+        { pickupMode: 'CODE_ONLY', maxCheckoutAttempts: 5, emergencyCheckoutAdminOnly: true },
+        DEV_TOKENS.DEV_ADMIN_TOKEN,
+      );
+      expectEnvelope(await send('POST', '/api/v1/check-out/emergency', body), 403, 'FORBIDDEN_ROLE');
+      expect(
+        (await send('POST', '/api/v1/check-out/emergency', body, DEV_TOKENS.DEV_ADMIN_TOKEN)).status,
+      ).to.equal(200);
+      const d = await checkIn();
+      await send(
+        'PUT',
+        '/api/v1/church/check-in-config',
+        { pickupMode: 'CODE_ONLY', maxCheckoutAttempts: 5, emergencyCheckoutAdminOnly: false },
+        DEV_TOKENS.DEV_ADMIN_TOKEN,
+      );
+      expect(
+        (await send('POST', '/api/v1/check-out/emergency', { ...body, checkInId: d.checkInId })).status,
+      ).to.equal(200);
+      expectEnvelope(
+        await send('POST', '/api/v1/check-out/emergency', {
+          ...body,
+          checkInId: d.checkInId,
+          justification: 'short',
+        }),
+        400,
+        'VALIDATION_FAILED',
+      );
+    });
+  });
+});
