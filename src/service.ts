@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { checkinService } from './attendance/checkinService.js';
+import { pickupService } from './attendance/pickupService.js';
 import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
 import type { Config } from './config/config.js';
@@ -19,6 +20,7 @@ import { routes as defaultRoutes } from './http/registry.js';
 import type { Route } from './http/route.js';
 import { idempotencyPurge$ } from './jobs/idempotencyPurge.js';
 import { createLogger } from './log/logger.js';
+import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
 import { consentService } from './roster/consentService.js';
 import { studentService } from './roster/studentService.js';
 import { auditLog } from './store/auditLog.js';
@@ -27,6 +29,7 @@ import { classStore } from './store/classes.js';
 import { consentStore } from './store/consents.js';
 import { eventStore } from './store/events.js';
 import { idempotencyLedger } from './store/idempotencyLedger.js';
+import { pickupStore } from './store/pickups.js';
 import { rateLimiter } from './store/rateLimiter.js';
 import { roleStore } from './store/roles.js';
 import { sessionStore } from './store/sessions.js';
@@ -50,6 +53,7 @@ export interface ServiceOptions {
   readonly clock?: () => Date;
   readonly routes?: ReadonlyArray<Route>;
   readonly idempotency?: Partial<IdempotencySettings>;
+  readonly notifier?: Notifier;
 }
 
 export const storeLocation = (config: Config): StoreLocation =>
@@ -102,6 +106,17 @@ export const startService = async (
     logger.warn({ id }, 'undecodable document in the private database; skipped by the student directory'),
   );
   const auditTrail = auditLog(store.db.audit, { clock });
+  const pickups = pickupService({
+    pickups: pickupStore(store.db.private),
+    students,
+    events,
+    notifier:
+      options.notifier ??
+      (config.notifyWebhookUrl === undefined
+        ? devNotifier(logger)
+        : webhookNotifier(config.notifyWebhookUrl)),
+    clock,
+  });
   const studentSvc = studentService({ students, directory, classes, events, clock });
   const deps: AppDeps = {
     config,
@@ -145,9 +160,11 @@ export const startService = async (
         students,
         studentService: studentSvc,
         classes,
+        pickups,
         events,
         clock,
       }),
+      pickups,
     },
     secrets: {
       cursorKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'paging cursor key', 32)),

@@ -23,47 +23,33 @@ import type { CheckinStore, NewCheckin } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
 import type { EventStore } from '../store/events.js';
 import type { StudentStore } from '../store/students.js';
+import type { AllowedAdult, PickupService } from './pickupService.js';
 
 export interface CheckinServiceDeps {
   readonly checkins: CheckinStore;
   readonly students: StudentStore;
   readonly studentService: StudentService;
   readonly classes: ClassStore;
+  readonly pickups: PickupService;
   readonly events: EventStore;
   readonly clock: () => Date;
 }
 
-export interface PickupAdultView {
-  readonly name: string;
-  readonly level: 'N1' | 'N2' | 'N3';
-  readonly relationship: string;
-  readonly phoneSuffix: string | null;
-}
-
-/** N1: the guardians named on the record, with the record's phones (verified adults and grants join later). */
-export const guardiansOf = (student: StudentDoc): PickupAdultView[] => {
-  const suffix = student.phones[0]?.number.replace(/\D/g, '').slice(-4) ?? null;
-  return [student.guardianName, ...(student.guardianNameAlt === null ? [] : [student.guardianNameAlt])].map(
-    (name) => ({
-      name,
-      level: 'N1' as const,
-      relationship: 'guardian',
-      phoneSuffix: suffix,
-    }),
-  );
-};
-
-const adultAllowed = (
+/** CODE_AND_ADULT: the adult must be on the list now (N1, verified N2, or an N3 grant inside its window), and
+ * when the entry has phones the typed suffix must end one of them. */
+export const adultAllowed = (
   mode: PickupMode,
-  student: StudentDoc,
+  adults: ReadonlyArray<AllowedAdult>,
   person: string,
   phoneSuffix: string | undefined,
 ): boolean => {
   if (mode === 'CODE_ONLY') return true;
-  const named = guardiansOf(student).some((g) => foldName(g.name) === foldName(person));
-  if (!named) return false;
-  if (student.phones.length === 0) return true;
-  return phoneSuffix !== undefined && student.phones.some((p) => phoneSuffixMatches(p.number, phoneSuffix));
+  return adults.some(
+    (a) =>
+      foldName(a.name) === foldName(person) &&
+      (a.phones.length === 0 ||
+        (phoneSuffix !== undefined && a.phones.some((p) => phoneSuffixMatches(p, phoneSuffix)))),
+  );
 };
 
 const notFound = (what: string): ApiError => apiError('NOT_FOUND', `No such ${what}.`);
@@ -217,7 +203,12 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
           failedAttempts: current.failedAttempts,
           maxAttempts: maxCheckoutAttempts,
           codeMatches: normaliseCode(input.code) === current.code,
-          adultAllowed: adultAllowed(pickupMode, student, input.pickupPerson, input.pickupPhoneSuffix),
+          adultAllowed: adultAllowed(
+            pickupMode,
+            await deps.pickups.allowedAdults(student),
+            input.pickupPerson,
+            input.pickupPhoneSuffix,
+          ),
         });
         switch (decision.kind) {
           case 'ALREADY_CHECKED_OUT':

@@ -150,6 +150,7 @@ export const EnvCodec = t.type({
     [...DEFAULT_SECURITY_CONTACTS],
   ),
   LICENSE_MODULES: withDefault(csvOf(ModuleId, 'a comma-separated list of module ids'), []),
+  NOTIFY_WEBHOOK_URL: withDefault(t.union([CouchUrl, t.undefined]), undefined),
   SESSION_MODE: withDefault(t.keyof({ bearer: null, cookie: null }), 'bearer'),
   TRUST_PROXY: withDefault(TrustProxyC, false),
   LOG_LEVEL: withDefault(
@@ -193,6 +194,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** bearer: the refresh token travels in bodies; cookie: in an httpOnly cookie, with X-CSRF-Token on mutations. */
   readonly sessionMode: SessionMode;
+  /** Where one-time codes are POSTed (an SMS gateway); unset: the development notifier logs them. */
+  readonly notifyWebhookUrl: string | undefined;
   readonly trustProxy: TrustProxy;
 }
 
@@ -281,6 +284,7 @@ export const decodeConfig = (
         licenseModules: env.LICENSE_MODULES,
         logLevel: env.LOG_LEVEL,
         sessionMode: env.SESSION_MODE,
+        notifyWebhookUrl: env.NOTIFY_WEBHOOK_URL,
         trustProxy: env.TRUST_PROXY,
       }),
     ),

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { CheckinService } from '../attendance/checkinService.js';
+import type { PickupService } from '../attendance/pickupService.js';
 import type { SessionService } from '../auth/sessionService.js';
 import type { UserService } from '../auth/userService.js';
 import type { Config } from '../config/config.js';
@@ -37,7 +38,7 @@ export interface AppDeps {
     readonly consentStore: ConsentStore;
   };
   readonly audit: AuditLog;
-  readonly attendance: { readonly checkins: CheckinService };
+  readonly attendance: { readonly checkins: CheckinService; readonly pickups: PickupService };
   readonly secrets: {
     /** Signs paging cursors; derived from JWT_SECRET so every instance accepts every other's cursors. */
     readonly cursorKey: Uint8Array;

@@ -6,6 +6,7 @@ import { checkinRoutes } from './routes/checkinRoutes.js';
 import { classesRoutes } from './routes/classesRoutes.js';
 import { consentsRoutes } from './routes/consentsRoutes.js';
 import { openApiRoute } from './routes/openApiRoute.js';
+import { pickupRoutes } from './routes/pickupRoutes.js';
 import { rolesRoutes } from './routes/rolesRoutes.js';
 import { seedRoute } from './routes/seedRoute.js';
 import { studentsRoutes } from './routes/studentsRoutes.js';
@@ -25,5 +26,6 @@ export const routes: ReadonlyArray<Route> = [
   ...consentsRoutes,
   ...auditRoutes,
   ...checkinRoutes,
+  ...pickupRoutes,
   seedRoute,
 ];

@@ -29,6 +29,8 @@ export const indexSpecs: Readonly<Record<DatabaseName, ReadonlyArray<IndexSpec>>
     { name: 'by-docType-userId', fields: ['docType', 'userId'] },
     // A subject's image consents, current and history.
     { name: 'by-docType-subject_id', fields: ['docType', 'subject_id'] },
+    // A child's pickup entries and temporary grants.
+    { name: 'by-docType-studentId', fields: ['docType', 'studentId'] },
   ],
   audit: [{ name: 'by-created_at', fields: ['created_at'] }],
 };

@@ -7,6 +7,7 @@ import { decodeConfig } from '../../src/config/config.js';
 import type { IdempotencySettings } from '../../src/http/idempotency.js';
 import type { Route } from '../../src/http/route.js';
 import { createLogger } from '../../src/log/logger.js';
+import type { Notifier } from '../../src/notify/notifier.js';
 import { type RunningService, startService } from '../../src/service.js';
 import { makeTempDir, removeDir } from './tempDir.js';
 
@@ -37,6 +38,7 @@ export interface TestServiceOptions {
   readonly routes?: ReadonlyArray<Route>;
   readonly clock?: () => Date;
   readonly idempotency?: Partial<IdempotencySettings>;
+  readonly notifier?: Notifier;
 }
 
 export const startTestService = async (options: TestServiceOptions = {}): Promise<TestService> => {
@@ -54,6 +56,7 @@ export const startTestService = async (options: TestServiceOptions = {}): Promis
     ...(options.routes === undefined ? {} : { routes: options.routes }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.idempotency === undefined ? {} : { idempotency: options.idempotency }),
+    ...(options.notifier === undefined ? {} : { notifier: options.notifier }),
   });
   const rawLog = () => chunks.join('');
   return {

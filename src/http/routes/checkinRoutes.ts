@@ -1,6 +1,5 @@
 /** Check-in configuration, check-in, the pickup desk's view, check-out and emergency check-out. */
 import * as E from 'fp-ts/lib/Either.js';
-import { guardiansOf } from '../../attendance/checkinService.js';
 import {
   ActiveCheckin,
   ActiveCheckinQuery,
@@ -127,7 +126,12 @@ export const activeCheckinRoute = defineRoute({
           specialNeeds: student.specialNeeds,
           visitor: student.visitor,
         },
-        mayCollect: guardiansOf(student),
+        mayCollect: (await deps.attendance.pickups.allowedAdults(student)).map((a) => ({
+          name: a.name,
+          level: a.level,
+          relationship: a.relationship,
+          phoneSuffix: a.phones[0]?.replace(/\D/g, '').slice(-4) ?? null,
+        })),
       },
     });
   },

@@ -1,0 +1,57 @@
+/** Pickup entries (N2) and temporary grants (N3) in the private database. */
+import { GrantDoc, PickupEntryDoc } from '../domain/pickup.js';
+import { decodeDoc, getDoc } from './docs.js';
+import type { Database } from './pouch.js';
+import { isConflict } from './storeErrors.js';
+
+export const pickupDocId = (pickupId: string): string => `pickupEntry:${pickupId}`;
+export const grantDocId = (authorizationId: string): string => `pickupGrant:${authorizationId}`;
+
+export type NewPickupEntry = Omit<PickupEntryDoc, '_id' | '_rev' | 'docType'>;
+export type NewGrant = Omit<GrantDoc, '_id' | '_rev' | 'docType'>;
+
+export interface PickupStore {
+  getEntry(pickupId: string): Promise<PickupEntryDoc | undefined>;
+  entriesOf(studentId: string): Promise<PickupEntryDoc[]>;
+  createEntry(entry: NewPickupEntry): Promise<PickupEntryDoc>;
+  updateEntry(current: PickupEntryDoc, next: NewPickupEntry): Promise<PickupEntryDoc | 'CONFLICT'>;
+  getGrant(authorizationId: string): Promise<GrantDoc | undefined>;
+  grantsOf(studentId: string): Promise<GrantDoc[]>;
+  createGrant(grant: NewGrant): Promise<GrantDoc>;
+  updateGrant(current: GrantDoc, next: NewGrant): Promise<GrantDoc | 'CONFLICT'>;
+}
+
+const byStudent = async (db: Database, docType: string, studentId: string) =>
+  (await db.find({ selector: { docType, studentId }, limit: 10_000, use_index: 'idx-by-docType-studentId' }))
+    .docs;
+
+export const pickupStore = (db: Database): PickupStore => {
+  const put = async <D extends { _id: string }>(doc: D): Promise<D & { _rev: string }> => ({
+    ...doc,
+    _rev: (await db.put(doc)).rev,
+  });
+  const cas = async <D extends { _id: string; _rev: string }>(doc: D): Promise<D | 'CONFLICT'> => {
+    try {
+      return { ...doc, _rev: (await db.put(doc)).rev };
+    } catch (e) {
+      if (isConflict(e)) return 'CONFLICT';
+      throw e;
+    }
+  };
+  return {
+    getEntry: (id) => getDoc(db, PickupEntryDoc, pickupDocId(id)),
+    entriesOf: async (studentId) =>
+      (await byStudent(db, 'pickupEntry', studentId)).map((d) => decodeDoc(PickupEntryDoc, d._id, d)),
+    createEntry: (entry) =>
+      put({ _id: pickupDocId(entry.pickupId), docType: 'pickupEntry' as const, ...entry }),
+    updateEntry: (current, next) =>
+      cas({ _id: current._id, _rev: current._rev, docType: 'pickupEntry' as const, ...next }),
+    getGrant: (id) => getDoc(db, GrantDoc, grantDocId(id)),
+    grantsOf: async (studentId) =>
+      (await byStudent(db, 'pickupGrant', studentId)).map((d) => decodeDoc(GrantDoc, d._id, d)),
+    createGrant: (grant) =>
+      put({ _id: grantDocId(grant.authorizationId), docType: 'pickupGrant' as const, ...grant }),
+    updateGrant: (current, next) =>
+      cas({ _id: current._id, _rev: current._rev, docType: 'pickupGrant' as const, ...next }),
+  };
+};
