@@ -79,6 +79,8 @@ export interface CheckinService {
     input: { checkInId: string; justification: string; pickupPerson: string },
   ): Promise<E.Either<ApiError, CheckinDoc>>;
   remaining(checkin: CheckinDoc): Promise<number>;
+  /** The master secret, for deriving day keys; callers never send it out. */
+  secret(): Promise<Uint8Array>;
 }
 
 export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
@@ -289,6 +291,8 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
         apiError('CONFLICT', 'The check-in changed too often while this request ran; try again.'),
       );
     },
+
+    secret: () => deps.checkins.secret(now().toISOString()),
 
     async remaining(checkin) {
       const { maxCheckoutAttempts } = await deps.checkins.config();

@@ -1,15 +1,17 @@
 /**
  * The data-subject access export (LGPD art. 18): everything held about a student in one document: the
- * full record, image consents with history, events and audit entries naming the student. Check-ins and
- * pickup entries join it when those records exist.
+ * full record, image consents with history, check-ins, pickup entries and grants, events and audit
+ * entries naming the student.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { AuditEntry } from '../domain/audit.js';
+import { CheckinDoc } from '../domain/checkin.js';
 import { IsoInstant, object } from '../domain/codec.js';
 import { Consent, toConsent } from '../domain/consent.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import { EventDoc } from '../domain/event.js';
+import { GrantDoc, PickupEntryDoc } from '../domain/pickup.js';
 import { Student } from '../domain/student.js';
 import { photosAllowed, visibleStudentFields } from '../rules/students.js';
 import type { AuditLog } from '../store/auditLog.js';
@@ -40,6 +42,9 @@ export const StudentExport = object(
     imageConsents: t.array(Consent),
     events: t.array(EventRecord),
     auditEntries: t.array(AuditEntry),
+    checkIns: t.array(t.UnknownRecord),
+    pickupEntries: t.array(t.UnknownRecord),
+    pickupAuthorizations: t.array(t.UnknownRecord),
   },
   {},
   { description: 'Everything held about the student. Itself audited (action EXPORT).' },
@@ -51,6 +56,7 @@ export interface StudentExportDeps {
   readonly consents: ConsentStore;
   readonly directory: StudentDirectory;
   readonly eventsDb: Database;
+  readonly privateDb: Database;
   readonly audit: AuditLog;
   readonly clock: () => Date;
 }
@@ -84,8 +90,29 @@ export const exportStudent = async (
     if (page.right.nextCursor === null) break;
     cursor = page.right.nextCursor;
   }
+  // Check-ins, pickup entries (without their one-time-code hashes) and grants naming the student.
+  const ofStudent = async <C extends t.Mixed>(codec: C, docType: string) =>
+    (
+      await deps.privateDb.find({
+        selector: { docType, studentId },
+        limit: 100_000,
+        use_index: 'idx-by-docType-studentId',
+      })
+    ).docs.map((d) => {
+      const {
+        _id: _i,
+        _rev: _r,
+        docType: _d,
+        otpHash: _o,
+        ...fields
+      }: Record<string, unknown> = decodeDoc(codec, d._id, d);
+      return fields;
+    });
   return E.right({
     exportedAt: deps.clock().toISOString(),
+    checkIns: await ofStudent(CheckinDoc, 'checkin'),
+    pickupEntries: await ofStudent(PickupEntryDoc, 'pickupEntry'),
+    pickupAuthorizations: await ofStudent(GrantDoc, 'pickupGrant'),
     student: studentView(toRecord(doc), everything, photosAllowed(deps.directory.activeConsents(studentId))),
     imageConsents: (await deps.consents.listForSubject('STUDENT', studentId)).map(toConsent),
     events,

@@ -1,9 +1,10 @@
 /** Check-in, check-out and the pickup desk, black-box through the real app. */
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { CODE_ALPHABET } from '../../src/rules/checkin.js';
+import { asBytes } from '../../src/crypto/bytes.js';
+import { CODE_ALPHABET, dailyCode } from '../../src/rules/checkin.js';
 import { call, expectEnvelope, type HttpResult } from '../support/http.js';
 import {
   authHeaders,
@@ -148,6 +149,16 @@ describe('check-in and check-out', function () {
         403,
         'FORBIDDEN_ROLE',
       );
+    });
+
+    it("the data-subject export lists the child's check-ins without the pickup code hash of any entry", async () => {
+      const c = await checkIn();
+      const r = await call(url(`/api/v1/students/${studentId}/export`), {
+        headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+      });
+      expect(r.status, r.text).to.equal(200);
+      expect(r.json).to.have.nested.property('checkIns[0].checkInId', c.checkInId);
+      expect(r.text).not.to.contain('otpHash');
     });
 
     it('registers a walk-in visitor and checks them in', async () => {
@@ -324,5 +335,68 @@ describe('check-in and check-out', function () {
         'VALIDATION_FAILED',
       );
     });
+  });
+});
+
+describe('day keys for offline devices', () => {
+  it('give today and the next two UTC days; a device computes the label code the server printed', async () => {
+    const now = Date.parse('2026-11-25T23:30:00.000Z');
+    const svc = await startTestService({ clock: () => new Date(now) });
+    try {
+      const send = (
+        method: string,
+        path: string,
+        body: unknown,
+        token: string = DEV_TOKENS.DEV_CADASTRO_TOKEN,
+      ) => call(`${svc.url}${path}`, { method, headers: mutationHeaders(token), body: JSON.stringify(body) });
+      const classId = decode(
+        t.type({ classId: t.string }),
+        (await send('POST', '/api/v1/classes', { name: 'A' })).json,
+      ).classId;
+      const sessionId = decode(
+        t.type({ sessionId: t.string }),
+        (await send('POST', '/api/v1/sessions', { classId, date: '2026-11-25' })).json,
+      ).sessionId;
+      const studentId = decode(
+        t.type({ studentId: t.string }),
+        (
+          await send('POST', '/api/v1/students', {
+            displayName: 'Ana',
+            guardianName: 'G',
+            phones: [],
+            classId,
+          })
+        ).json,
+      ).studentId;
+      const r = await call(`${svc.url}/api/v1/church/check-in-day-keys`, {
+        headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+      });
+      const keys = decode(t.type({ keys: t.array(t.type({ day: t.string, key: t.string })) }), r.json).keys;
+      expect(keys.map((k) => k.day)).to.deep.equal(['2026-11-25', '2026-11-26', '2026-11-27']);
+      const secret = decode(
+        t.type({ secret: t.string }),
+        await svc.store.db.private.get('checkin-secret'),
+      ).secret;
+      expect(r.text).not.to.contain(secret);
+      const label = decode(
+        CheckIn,
+        (await send('POST', '/api/v1/check-in', { studentId, sessionId }, DEV_TOKENS.DEV_CALLER_TOKEN)).json,
+      );
+      const key = asBytes(Buffer.from(keys[0]?.key ?? '', 'base64url'));
+      const onDevice = dailyCode(
+        studentId,
+        (m) => new Uint8Array(createHmac('sha256', key).update(m).digest()),
+      );
+      expect(onDevice).to.equal(label.code);
+      expectEnvelope(
+        await call(`${svc.url}/api/v1/church/check-in-day-keys`, {
+          headers: authHeaders(DEV_TOKENS.DEV_REPORTS_TOKEN),
+        }),
+        403,
+        'FORBIDDEN_ROLE',
+      );
+    } finally {
+      await svc.dispose();
+    }
   });
 });

@@ -1,5 +1,7 @@
 /** Check-in configuration, check-in, the pickup desk's view, check-out and emergency check-out. */
 import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
+import { dayKey } from '../../crypto/dayKeys.js';
 import {
   ActiveCheckin,
   ActiveCheckinQuery,
@@ -10,7 +12,9 @@ import {
   CheckoutBody,
   EmergencyCheckoutBody,
 } from '../../domain/checkin.js';
+import { object } from '../../domain/codec.js';
 import type { StudentDoc } from '../../domain/student.js';
+import { utcDay } from '../../rules/checkin.js';
 import { photosAllowed } from '../../rules/students.js';
 import { actorOf } from '../actor.js';
 import type { AppDeps } from '../deps.js';
@@ -184,7 +188,42 @@ export const emergencyCheckOutRoute = defineRoute({
   },
 });
 
+export const DAY_KEYS_AHEAD = 2;
+
+export const DayKeys = object(
+  'DayKeys',
+  { keys: t.array(object('DayKey', { day: t.string, key: t.string })) },
+  {},
+  {
+    description:
+      `Today's and the next ${DAY_KEYS_AHEAD} UTC days' keys (base64url HMAC-SHA-256 of the check-in secret and the day), so ` +
+      'a tablet that goes offline tonight still prints correct labels for a weekend retreat. The master secret never leaves the server.',
+  },
+);
+
+export const dayKeysRoute = defineRoute({
+  operationId: 'getCheckInDayKeys',
+  method: 'get',
+  path: '/api/v1/church/check-in-day-keys',
+  auth: 'chamador',
+  permission: 'attendance',
+  summary: 'Per-day keys for offline check-in on a device',
+  tags: ['check-in'],
+  response: { status: 200, description: 'The day keys.', codec: DayKeys },
+  auditRead: 'READ_SENSITIVE',
+  handler: async ({ deps }) => {
+    const secret = await deps.attendance.checkins.secret();
+    const today = deps.clock();
+    const keys = Array.from({ length: DAY_KEYS_AHEAD + 1 }, (_, i) => {
+      const day = utcDay(new Date(today.getTime() + i * 86_400_000));
+      return { day, key: Buffer.from(dayKey(secret, day)).toString('base64url') };
+    });
+    return E.right({ body: { keys } });
+  },
+});
+
 export const checkinRoutes = [
+  dayKeysRoute,
   getCheckinConfigRoute,
   putCheckinConfigRoute,
   checkInRoute,

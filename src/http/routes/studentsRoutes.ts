@@ -233,6 +233,7 @@ export const exportStudentRoute = defineRoute({
         consents: deps.roster.consentStore,
         directory: deps.roster.directory,
         eventsDb: deps.store.db.events,
+        privateDb: deps.store.db.private,
         audit: deps.audit,
         clock: deps.clock,
       },
