@@ -257,6 +257,24 @@ describe('check-in and check-out', function () {
       process.stdout.write(`      50 concurrent wrong codes: ${mismatches} counted, ${locked} locked\n`);
     });
 
+    it('an unknown check-in → 404 on check-out and emergency; anonymous → 401', async () => {
+      expectEnvelope(await out(randomUUID(), '222222'), 404, 'NOT_FOUND');
+      expectEnvelope(
+        await send('POST', '/api/v1/check-out/emergency', {
+          checkInId: randomUUID(),
+          justification: 'long enough reason',
+          pickupPerson: 'x',
+        }),
+        404,
+        'NOT_FOUND',
+      );
+      expectEnvelope(
+        await call(url('/api/v1/check-out'), { method: 'POST', body: '{}' }),
+        401,
+        'UNAUTHORIZED',
+      );
+    });
+
     it('two concurrent correct check-outs: one 200, one 409', async () => {
       const c = await checkIn();
       const statuses = (await Promise.all([out(c.checkInId, c.code), out(c.checkInId, c.code)]))
