@@ -1,11 +1,10 @@
 /** Check-in, check-out and the pickup desk, black-box through the real app. */
 import { createHmac, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { asBytes } from '../../src/crypto/bytes.js';
 import { CODE_ALPHABET, dailyCode } from '../../src/rules/checkin.js';
-import { call, expectEnvelope, type HttpResult } from '../support/http.js';
+import { call, decodeAs, expectEnvelope, type HttpResult } from '../support/http.js';
 import {
   authHeaders,
   DEV_TOKENS,
@@ -14,11 +13,6 @@ import {
   type TestService,
 } from '../support/testService.js';
 
-const decode = <C extends t.Mixed>(codec: C, json: unknown): t.TypeOf<C> => {
-  const d = codec.decode(json);
-  if (E.isLeft(d)) throw new Error(`unexpected body: ${JSON.stringify(json)}`);
-  return d.right;
-};
 const CheckIn = t.type({
   checkInId: t.string,
   studentId: t.string,
@@ -42,7 +36,7 @@ describe('check-in and check-out', function () {
   const checkIn = async (sid = studentId): Promise<t.TypeOf<typeof CheckIn>> => {
     const r = await send('POST', '/api/v1/check-in', { studentId: sid, sessionId });
     expect(r.status, r.text).to.equal(201);
-    return decode(CheckIn, r.json);
+    return decodeAs(CheckIn, r.json);
   };
   const wrongCode = (code: string) => (code.startsWith('2') ? `3${code.slice(1)}` : `2${code.slice(1)}`);
   const attemptEvents = async (checkInId: string) =>
@@ -53,14 +47,14 @@ describe('check-in and check-out', function () {
   beforeEach(async () => {
     svc = await startTestService();
     const c = await send('POST', '/api/v1/classes', { name: 'Turma A' }, DEV_TOKENS.DEV_CADASTRO_TOKEN);
-    const classId = decode(t.type({ classId: t.string }), c.json).classId;
+    const classId = decodeAs(t.type({ classId: t.string }), c.json).classId;
     const s = await send(
       'POST',
       '/api/v1/sessions',
       { classId, date: '2026-11-25' },
       DEV_TOKENS.DEV_CADASTRO_TOKEN,
     );
-    sessionId = decode(t.type({ sessionId: t.string }), s.json).sessionId;
+    sessionId = decodeAs(t.type({ sessionId: t.string }), s.json).sessionId;
     const st = await send(
       'POST',
       '/api/v1/students',
@@ -73,7 +67,7 @@ describe('check-in and check-out', function () {
       },
       DEV_TOKENS.DEV_CADASTRO_TOKEN,
     );
-    studentId = decode(t.type({ studentId: t.string }), st.json).studentId;
+    studentId = decodeAs(t.type({ studentId: t.string }), st.json).studentId;
   });
   afterEach(() => svc.dispose());
 
@@ -167,7 +161,7 @@ describe('check-in and check-out', function () {
         visitor: { displayName: 'Visitante Zé', guardianName: 'Tia Ana', phone: '+55 11 5555-9999' },
       });
       expect(r.status, r.text).to.equal(201);
-      const c = decode(CheckIn, r.json);
+      const c = decodeAs(CheckIn, r.json);
       const student = await call(url(`/api/v1/students/${c.studentId}`), {
         headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
       });
@@ -275,6 +269,30 @@ describe('check-in and check-out', function () {
       );
     });
 
+    it('an emergency check-out of a child already out → 409; RELATORIOS cannot check out (403)', async () => {
+      const c = await checkIn();
+      expectEnvelope(
+        await send(
+          'POST',
+          '/api/v1/check-out',
+          { checkInId: c.checkInId, code: c.code, pickupPerson: 'x' },
+          DEV_TOKENS.DEV_REPORTS_TOKEN,
+        ),
+        403,
+        'FORBIDDEN_ROLE',
+      );
+      expect((await out(c.checkInId, c.code)).status).to.equal(200);
+      expectEnvelope(
+        await send('POST', '/api/v1/check-out/emergency', {
+          checkInId: c.checkInId,
+          justification: 'long enough reason',
+          pickupPerson: 'x',
+        }),
+        409,
+        'CONFLICT',
+      );
+    });
+
     it('two concurrent correct check-outs: one 200, one 409', async () => {
       const c = await checkIn();
       const statuses = (await Promise.all([out(c.checkInId, c.code), out(c.checkInId, c.code)]))
@@ -367,15 +385,15 @@ describe('day keys for offline devices', () => {
         body: unknown,
         token: string = DEV_TOKENS.DEV_CADASTRO_TOKEN,
       ) => call(`${svc.url}${path}`, { method, headers: mutationHeaders(token), body: JSON.stringify(body) });
-      const classId = decode(
+      const classId = decodeAs(
         t.type({ classId: t.string }),
         (await send('POST', '/api/v1/classes', { name: 'A' })).json,
       ).classId;
-      const sessionId = decode(
+      const sessionId = decodeAs(
         t.type({ sessionId: t.string }),
         (await send('POST', '/api/v1/sessions', { classId, date: '2026-11-25' })).json,
       ).sessionId;
-      const studentId = decode(
+      const studentId = decodeAs(
         t.type({ studentId: t.string }),
         (
           await send('POST', '/api/v1/students', {
@@ -389,14 +407,14 @@ describe('day keys for offline devices', () => {
       const r = await call(`${svc.url}/api/v1/church/check-in-day-keys`, {
         headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
       });
-      const keys = decode(t.type({ keys: t.array(t.type({ day: t.string, key: t.string })) }), r.json).keys;
+      const keys = decodeAs(t.type({ keys: t.array(t.type({ day: t.string, key: t.string })) }), r.json).keys;
       expect(keys.map((k) => k.day)).to.deep.equal(['2026-11-25', '2026-11-26', '2026-11-27']);
-      const secret = decode(
+      const secret = decodeAs(
         t.type({ secret: t.string }),
         await svc.store.db.private.get('checkin-secret'),
       ).secret;
       expect(r.text).not.to.contain(secret);
-      const label = decode(
+      const label = decodeAs(
         CheckIn,
         (await send('POST', '/api/v1/check-in', { studentId, sessionId }, DEV_TOKENS.DEV_CALLER_TOKEN)).json,
       );

@@ -1,9 +1,8 @@
 /** The pickup list (N1, N2 with a one-time code) and temporary grants (N3), used at the gate. */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { call, expectEnvelope } from '../support/http.js';
+import { call, decodeAs, expectEnvelope } from '../support/http.js';
 import {
   authHeaders,
   DEV_TOKENS,
@@ -12,11 +11,6 @@ import {
   type TestService,
 } from '../support/testService.js';
 
-const decode = <C extends t.Mixed>(codec: C, json: unknown): t.TypeOf<C> => {
-  const d = codec.decode(json);
-  if (E.isLeft(d)) throw new Error(`unexpected body: ${JSON.stringify(json)}`);
-  return d.right;
-};
 const Entry = t.type({ pickupId: t.string, level: t.string, name: t.string, status: t.string });
 
 describe('pickup list and temporary grants', function () {
@@ -39,7 +33,7 @@ describe('pickup list and temporary grants', function () {
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   const list = async () =>
-    decode(
+    decodeAs(
       t.type({ items: t.array(Entry) }),
       (
         await call(url(`/api/v1/students/${studentId}/pickup-list`), {
@@ -60,12 +54,12 @@ describe('pickup list and temporary grants', function () {
       },
     });
     const c = await send('POST', '/api/v1/classes', { name: 'Turma A' });
-    const classId = decode(t.type({ classId: t.string }), c.json).classId;
-    sessionId = decode(
+    const classId = decodeAs(t.type({ classId: t.string }), c.json).classId;
+    sessionId = decodeAs(
       t.type({ sessionId: t.string }),
       (await send('POST', '/api/v1/sessions', { classId, date: '2026-11-25' })).json,
     ).sessionId;
-    studentId = decode(
+    studentId = decodeAs(
       t.type({ studentId: t.string }),
       (
         await send('POST', '/api/v1/students', {
@@ -102,7 +96,7 @@ describe('pickup list and temporary grants', function () {
       phone: '+55 11 5555-2222',
     });
     expect(r.status, r.text).to.equal(201);
-    const entry = decode(Entry, r.json);
+    const entry = decodeAs(Entry, r.json);
     expect(entry).to.deep.include({ level: 'N2', status: 'PENDING_VERIFICATION' });
     expect(sent).to.have.length(1);
     expect(r.text).not.to.contain(sent[0]?.code ?? 'none');
@@ -129,7 +123,7 @@ describe('pickup list and temporary grants', function () {
   });
 
   it('an unverified N2 adult cannot collect; a verified one can', async () => {
-    const entry = decode(
+    const entry = decodeAs(
       Entry,
       (
         await send('POST', `/api/v1/students/${studentId}/pickup-list`, {
@@ -139,7 +133,7 @@ describe('pickup list and temporary grants', function () {
         })
       ).json,
     );
-    const c = decode(
+    const c = decodeAs(
       t.type({ checkInId: t.string, code: t.string }),
       (await send('POST', '/api/v1/check-in', { studentId, sessionId }, DEV_TOKENS.DEV_CALLER_TOKEN)).json,
     );
@@ -174,7 +168,7 @@ describe('pickup list and temporary grants', function () {
     const events = await svc.store.db.events.find({ selector: { type: 'AUTHORIZED_PICKUP' } });
     expect(events.docs).to.have.length(1);
     const checkInOut = async () => {
-      const c = decode(
+      const c = decodeAs(
         t.type({ checkInId: t.string, code: t.string }),
         (await send('POST', '/api/v1/check-in', { studentId, sessionId }, DEV_TOKENS.DEV_CALLER_TOKEN)).json,
       );
@@ -228,7 +222,7 @@ describe('pickup list and temporary grants', function () {
       400,
       'VALIDATION_FAILED',
     );
-    const g = decode(
+    const g = decodeAs(
       t.type({ authorizationId: t.string }),
       (await send('POST', path, base, DEV_TOKENS.DEV_CALLER_TOKEN)).json,
     );

@@ -1,9 +1,8 @@
 /** Students, image consents, audit and the data-subject export, black-box through the real app. */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { call, expectEnvelope, issuePaths } from '../support/http.js';
+import { call, decodeAs, expectEnvelope, issuePaths } from '../support/http.js';
 import {
   authHeaders,
   DEV_TOKENS,
@@ -19,11 +18,6 @@ const Page = t.type({
   ),
   nextCursor: t.union([t.string, t.null]),
 });
-const decode = <C extends t.Mixed>(codec: C, json: unknown): t.TypeOf<C> => {
-  const d = codec.decode(json);
-  if (E.isLeft(d)) throw new Error(`unexpected body: ${JSON.stringify(json)}`);
-  return d.right;
-};
 
 describe('students', function () {
   this.timeout(60_000);
@@ -53,14 +47,14 @@ describe('students', function () {
   const create = async (over: Record<string, unknown> = {}): Promise<string> => {
     const r = await send('POST', '/api/v1/students', newStudent(over));
     expect(r.status, r.text).to.equal(201);
-    return decode(Created, r.json).studentId;
+    return decodeAs(Created, r.json).studentId;
   };
 
   beforeEach(async () => {
     svc = await startTestService();
     const c = await send('POST', '/api/v1/classes', { name: 'Turma A' });
     expect(c.status, c.text).to.equal(201);
-    classId = decode(t.type({ classId: t.string }), c.json).classId;
+    classId = decodeAs(t.type({ classId: t.string }), c.json).classId;
   });
   afterEach(() => svc.dispose());
 
@@ -72,7 +66,7 @@ describe('students', function () {
         newStudent({ allergies: 'Amendoim', birthDate: '2019-05-04', address: { city: 'Recife' } }),
       );
       expect(r.status, r.text).to.equal(201);
-      const { studentId } = decode(Created, r.json);
+      const { studentId } = decodeAs(Created, r.json);
       expect(r.headers.get('location')).to.equal(`/api/v1/students/${studentId}`);
       expect(r.json).to.deep.include({
         displayName: 'João Pedro',
@@ -177,7 +171,7 @@ describe('students', function () {
       await create({ displayName: 'João Pedro' });
       await create({ displayName: 'Maria Luíza' });
       for (const q of ['joao', 'JOÃO', 'pedro joao', 'luiza']) {
-        const page = decode(Page, (await get(`/api/v1/students?q=${encodeURIComponent(q)}`)).json);
+        const page = decodeAs(Page, (await get(`/api/v1/students?q=${encodeURIComponent(q)}`)).json);
         expect(page.items, q).to.have.length(1);
       }
     });
@@ -186,7 +180,7 @@ describe('students', function () {
       await create({ displayName: 'Ana' });
       for (const q of ['.*', '^A', '{"$gt":""}', '$regex']) {
         expect(
-          decode(Page, (await get(`/api/v1/students?q=${encodeURIComponent(q)}`)).json).items,
+          decodeAs(Page, (await get(`/api/v1/students?q=${encodeURIComponent(q)}`)).json).items,
           q,
         ).to.have.length(0);
       }
@@ -195,11 +189,11 @@ describe('students', function () {
 
     it('pages with limit and an opaque cursor; nextCursor is null at the end', async () => {
       for (const n of ['Ana', 'Bia', 'Caio', 'Davi', 'Eva']) await create({ displayName: n });
-      const first = decode(Page, (await get('/api/v1/students?limit=2')).json);
+      const first = decodeAs(Page, (await get('/api/v1/students?limit=2')).json);
       expect(first.items.map((i) => i.displayName)).to.deep.equal(['Ana', 'Bia']);
-      const second = decode(Page, (await get(`/api/v1/students?limit=2&cursor=${first.nextCursor}`)).json);
+      const second = decodeAs(Page, (await get(`/api/v1/students?limit=2&cursor=${first.nextCursor}`)).json);
       expect(second.items.map((i) => i.displayName)).to.deep.equal(['Caio', 'Davi']);
-      const third = decode(Page, (await get(`/api/v1/students?limit=2&cursor=${second.nextCursor}`)).json);
+      const third = decodeAs(Page, (await get(`/api/v1/students?limit=2&cursor=${second.nextCursor}`)).json);
       expect(third.items.map((i) => i.displayName)).to.deep.equal(['Eva']);
       expect(third.nextCursor).to.equal(null);
     });
@@ -207,7 +201,7 @@ describe('students', function () {
     it('refuses a forged cursor, a cursor of another query, and limits outside 1..200', async () => {
       await create({ displayName: 'Ana' });
       await create({ displayName: 'Bia' });
-      const first = decode(Page, (await get('/api/v1/students?limit=1')).json);
+      const first = decodeAs(Page, (await get('/api/v1/students?limit=1')).json);
       const forged = Buffer.from(JSON.stringify({ k: '', s: 'ACTIVE', q: '' })).toString('base64url');
       for (const q of [
         `cursor=${forged}.AAAA`,
@@ -270,9 +264,9 @@ describe('students', function () {
         'CONFLICT',
       );
       expect((await get(`/api/v1/students/${id}`)).status).to.equal(200);
-      const deleted = decode(Page, (await get('/api/v1/students?status=DELETED')).json);
+      const deleted = decodeAs(Page, (await get('/api/v1/students?status=DELETED')).json);
       expect(deleted.items.map((i) => i.studentId)).to.deep.equal([id]);
-      expect(decode(Page, (await get('/api/v1/students')).json).items).to.have.length(0);
+      expect(decodeAs(Page, (await get('/api/v1/students')).json).items).to.have.length(0);
       const events = await svc.store.db.events.find({ selector: { subjectId: id, type: 'SOFT_DELETE' } });
       expect(events.docs).to.have.length(1);
     });
@@ -310,7 +304,7 @@ describe('students', function () {
       );
       const c = await send('POST', '/api/v1/image-consents', consent(id));
       expect(c.status, c.text).to.equal(201);
-      const consentId = decode(t.type({ consentId: t.string }), c.json).consentId;
+      const consentId = decodeAs(t.type({ consentId: t.string }), c.json).consentId;
       expect(
         (await send('PATCH', `/api/v1/students/${id}`, { photoRef: 'photos/joao.jpg' })).status,
       ).to.equal(200);
@@ -318,7 +312,7 @@ describe('students', function () {
         photoRef: 'photos/joao.jpg',
         imageConsentId: consentId,
       });
-      expect(decode(Page, (await get('/api/v1/students')).json).items[0]?.photoRef).to.equal(
+      expect(decodeAs(Page, (await get('/api/v1/students')).json).items[0]?.photoRef).to.equal(
         'photos/joao.jpg',
       );
       const revoked = await send(
@@ -329,7 +323,7 @@ describe('students', function () {
       );
       expect(revoked.status, revoked.text).to.equal(200);
       expect((await get(`/api/v1/students/${id}`)).json).to.deep.include({ photoRef: null });
-      expect(decode(Page, (await get('/api/v1/students')).json).items[0]?.photoRef).to.equal(null);
+      expect(decodeAs(Page, (await get('/api/v1/students')).json).items[0]?.photoRef).to.equal(null);
       expectEnvelope(
         await send('PATCH', `/api/v1/students/${id}`, { photoRef: 'photos/new.jpg' }),
         400,
@@ -339,7 +333,7 @@ describe('students', function () {
 
     it('keeps the full history; a second revoke → 409; re-consent is a new record', async () => {
       const id = await create();
-      const first = decode(
+      const first = decodeAs(
         t.type({ consentId: t.string }),
         (await send('POST', '/api/v1/image-consents', consent(id))).json,
       ).consentId;
@@ -359,12 +353,12 @@ describe('students', function () {
         409,
         'CONFLICT',
       );
-      const second = decode(
+      const second = decodeAs(
         t.type({ consentId: t.string }),
         (await send('POST', '/api/v1/image-consents', { ...consent(id), term_version: '2026-02' })).json,
       ).consentId;
       const h = await get(`/api/v1/image-consents?subjectType=STUDENT&subjectId=${id}`);
-      const history = decode(
+      const history = decodeAs(
         t.type({
           current: t.type({ consentId: t.string }),
           history: t.array(t.type({ consentId: t.string, revoked_at: t.union([t.string, t.null]) })),
@@ -379,7 +373,7 @@ describe('students', function () {
 
     it('only ADMIN revokes; a consent for an unknown subject → 400', async () => {
       const id = await create();
-      const c = decode(
+      const c = decodeAs(
         t.type({ consentId: t.string }),
         (await send('POST', '/api/v1/image-consents', consent(id))).json,
       ).consentId;
@@ -415,7 +409,7 @@ describe('students', function () {
       await send('PATCH', `/api/v1/students/${id}`, { displayName: '' });
       await get(`/api/v1/students/${id}`, DEV_TOKENS.DEV_CALLER_TOKEN);
       await svc.deps.audit.flush();
-      const page = decode(AuditPage, (await get(`/api/v1/audit-logs?subjectId=${id}`)).json);
+      const page = decodeAs(AuditPage, (await get(`/api/v1/audit-logs?subjectId=${id}`)).json);
       const seen = page.items.map((i) => `${i.action} ${i.endpoint} ${i.outcome}`);
       expect(seen).to.include.members([
         'MUTATION POST /api/v1/students SUCCESS',
@@ -429,7 +423,7 @@ describe('students', function () {
     it('filters the audit log and refuses it to non-ADMINs', async () => {
       await create();
       await svc.deps.audit.flush();
-      const page = decode(
+      const page = decodeAs(
         AuditPage,
         (await get('/api/v1/audit-logs?outcome=SUCCESS&actor=dev-cadastro')).json,
       );
@@ -456,7 +450,7 @@ describe('students', function () {
       await svc.deps.audit.flush();
       const r = await get(`/api/v1/students/${id}/export`);
       expect(r.status, r.text).to.equal(200);
-      const body = decode(
+      const body = decodeAs(
         t.type({
           student: t.type({ studentId: t.string, address: t.unknown }),
           imageConsents: t.array(t.unknown),
@@ -475,7 +469,7 @@ describe('students', function () {
         'FORBIDDEN_ROLE',
       );
       await svc.deps.audit.flush();
-      const audits = decode(AuditPage, (await get(`/api/v1/audit-logs?subjectId=${id}`)).json);
+      const audits = decodeAs(AuditPage, (await get(`/api/v1/audit-logs?subjectId=${id}`)).json);
       expect(audits.items.map((i) => i.action)).to.include('EXPORT');
     });
   });

@@ -47,3 +47,10 @@ export const issuePaths = (envelope: Envelope): string[] => {
   if (E.isLeft(decoded)) throw new Error(`details without issues: ${JSON.stringify(envelope.details)}`);
   return decoded.right.issues.map((i) => i.path);
 };
+
+/** Decodes a response body with a codec, failing the test with the body when it does not match. */
+export const decodeAs = <C extends t.Mixed>(codec: C, json: unknown): t.TypeOf<C> => {
+  const d = codec.decode(json);
+  if (E.isLeft(d)) throw new Error(`unexpected body: ${JSON.stringify(json)}`);
+  return d.right;
+};
