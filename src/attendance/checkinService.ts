@@ -174,12 +174,6 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     },
 
     async find(query) {
-      const checkin =
-        query.checkInId !== undefined
-          ? await deps.checkins.get(query.checkInId)
-          : query.studentId !== undefined && query.sessionId !== undefined
-            ? await deps.checkins.openCheckIn(query.sessionId, query.studentId)
-            : undefined;
       if (query.checkInId === undefined && (query.studentId === undefined || query.sessionId === undefined)) {
         return E.left(
           apiError('VALIDATION_FAILED', 'Give checkInId, or studentId and sessionId.', {
@@ -187,6 +181,12 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
           }),
         );
       }
+      const checkin =
+        query.checkInId !== undefined
+          ? await deps.checkins.get(query.checkInId)
+          : query.studentId !== undefined && query.sessionId !== undefined
+            ? await deps.checkins.openCheckIn(query.sessionId, query.studentId)
+            : undefined;
       if (checkin === undefined) return E.left(notFound('check-in'));
       const student = await deps.students.get(checkin.studentId);
       if (student === undefined) return E.left(notFound('student'));

@@ -81,7 +81,7 @@ const DbPrefix = refine(
   (s) => /^[a-z][a-z0-9_$()+-]{0,100}$/.test(s),
   'a CouchDB database-name prefix (lower case letter first, then a-z 0-9 _ $ ( ) + -)',
 );
-const CouchUrl = refine(
+const HttpUrl = refine(
   t.string,
   (s) => {
     try {
@@ -91,7 +91,7 @@ const CouchUrl = refine(
       return false;
     }
   },
-  'an http(s) URL of a CouchDB server',
+  'an http(s) URL',
 );
 
 /**
@@ -126,7 +126,7 @@ export const EnvCodec = t.type({
   PORT: withDefault(intFromString(0, 65535), 8080),
   HOST: withDefault(t.string, '127.0.0.1'),
   DATA_DIR: withDefault(t.string, './data'),
-  COUCHDB_URL: withDefault(t.union([CouchUrl, t.undefined]), undefined),
+  COUCHDB_URL: withDefault(t.union([HttpUrl, t.undefined]), undefined),
   DB_PREFIX: withDefault(DbPrefix, 'chamada_'),
   NODE_ENV: withDefault(t.keyof({ development: null, test: null, production: null }), 'development'),
   AUTH_MODE: withDefault(t.keyof({ jwt: null, dev: null }), 'jwt'),
@@ -150,7 +150,7 @@ export const EnvCodec = t.type({
     [...DEFAULT_SECURITY_CONTACTS],
   ),
   LICENSE_MODULES: withDefault(csvOf(ModuleId, 'a comma-separated list of module ids'), []),
-  NOTIFY_WEBHOOK_URL: withDefault(t.union([CouchUrl, t.undefined]), undefined),
+  NOTIFY_WEBHOOK_URL: withDefault(t.union([HttpUrl, t.undefined]), undefined),
   SESSION_MODE: withDefault(t.keyof({ bearer: null, cookie: null }), 'bearer'),
   TRUST_PROXY: withDefault(TrustProxyC, false),
   LOG_LEVEL: withDefault(
