@@ -6,6 +6,7 @@ import { hkdfSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { attendanceService } from './attendance/attendanceService.js';
 import { checkinService } from './attendance/checkinService.js';
 import { pickupService } from './attendance/pickupService.js';
 import { sessionService } from './auth/sessionService.js';
@@ -165,6 +166,7 @@ export const startService = async (
         clock,
       }),
       pickups,
+      marks: attendanceService({ events, students, classes, clock }),
     },
     secrets: {
       cursorKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'paging cursor key', 32)),

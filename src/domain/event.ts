@@ -1,22 +1,26 @@
 /**
- * The immutable event envelope, stored once in the events database and never changed. This issue's
- * events are user events; the sync issue brings the attendance and roster kinds and the pipeline.
+ * The immutable event envelope, stored once in the events database and never changed. Events that
+ * take part in conflict resolution name their `aspect` and the `baseVersion` their device last saw
+ * (see `rules/conflicts.ts`); record-keeping events (user administration, consents) leave them out.
  */
 import * as t from 'io-ts';
 
-export const EventDoc = t.type({
-  _id: t.string,
-  docType: t.literal('event'),
-  eventId: t.string,
-  type: t.string,
-  subjectType: t.string,
-  subjectId: t.string,
-  payload: t.UnknownRecord,
-  actor: t.type({ userId: t.string, role: t.string }),
-  deviceId: t.union([t.string, t.null]),
-  clientTimestamp: t.string,
-  serverTimestamp: t.string,
-});
+export const EventDoc = t.intersection([
+  t.type({
+    _id: t.string,
+    docType: t.literal('event'),
+    eventId: t.string,
+    type: t.string,
+    subjectType: t.string,
+    subjectId: t.string,
+    payload: t.UnknownRecord,
+    actor: t.type({ userId: t.string, role: t.string }),
+    deviceId: t.union([t.string, t.null]),
+    clientTimestamp: t.string,
+    serverTimestamp: t.string,
+  }),
+  t.partial({ aspect: t.string, baseVersion: t.union([t.string, t.null]) }),
+]);
 export type EventDoc = t.TypeOf<typeof EventDoc>;
 export type NewEvent = Omit<EventDoc, '_id' | 'docType'>;
 

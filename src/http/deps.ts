@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { AttendanceService } from '../attendance/attendanceService.js';
 import type { CheckinService } from '../attendance/checkinService.js';
 import type { PickupService } from '../attendance/pickupService.js';
 import type { SessionService } from '../auth/sessionService.js';
@@ -38,7 +39,11 @@ export interface AppDeps {
     readonly consentStore: ConsentStore;
   };
   readonly audit: AuditLog;
-  readonly attendance: { readonly checkins: CheckinService; readonly pickups: PickupService };
+  readonly attendance: {
+    readonly checkins: CheckinService;
+    readonly pickups: PickupService;
+    readonly marks: AttendanceService;
+  };
   readonly secrets: {
     /** Signs paging cursors; derived from JWT_SECRET so every instance accepts every other's cursors. */
     readonly cursorKey: Uint8Array;

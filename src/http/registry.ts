@@ -1,5 +1,6 @@
 /** Every route the service serves. Router, authorisation and the OpenAPI document all read this list. */
 import type { Route } from './route.js';
+import { attendanceRoutes } from './routes/attendanceRoutes.js';
 import { auditRoutes } from './routes/auditRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
 import { checkinRoutes } from './routes/checkinRoutes.js';
@@ -27,5 +28,6 @@ export const routes: ReadonlyArray<Route> = [
   ...auditRoutes,
   ...checkinRoutes,
   ...pickupRoutes,
+  ...attendanceRoutes,
   seedRoute,
 ];

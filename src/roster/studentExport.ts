@@ -22,17 +22,21 @@ import { type StudentStore, toRecord } from '../store/students.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
 import { studentView } from './studentService.js';
 
-export const EventRecord = object('EventRecord', {
-  eventId: t.string,
-  type: t.string,
-  subjectType: t.string,
-  subjectId: t.string,
-  payload: t.UnknownRecord,
-  actor: object('EventActor', { userId: t.string, role: t.string }),
-  deviceId: t.union([t.string, t.null]),
-  clientTimestamp: t.string,
-  serverTimestamp: t.string,
-});
+export const EventRecord = object(
+  'EventRecord',
+  {
+    eventId: t.string,
+    type: t.string,
+    subjectType: t.string,
+    subjectId: t.string,
+    payload: t.UnknownRecord,
+    actor: object('EventActor', { userId: t.string, role: t.string }),
+    deviceId: t.union([t.string, t.null]),
+    clientTimestamp: t.string,
+    serverTimestamp: t.string,
+  },
+  { aspect: t.string, baseVersion: t.union([t.string, t.null]) },
+);
 
 export const StudentExport = object(
   'StudentExport',

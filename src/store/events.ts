@@ -2,13 +2,17 @@
  * The event store's write side: events are created once and never changed or removed. There is no
  * update or delete here on purpose; appending the same event id twice stores it once.
  */
-import { type EventDoc, eventDocId, type NewEvent } from '../domain/event.js';
+import { EventDoc, eventDocId, type NewEvent } from '../domain/event.js';
+import { decodeDoc, getDoc } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
 
 export interface EventStore {
   /** `stored` the first time, `duplicate` when an event with that id already exists. */
   append(event: NewEvent): Promise<'stored' | 'duplicate'>;
+  get(eventId: string): Promise<EventDoc | undefined>;
+  /** Every event of one aspect, for conflict resolution. */
+  ofAspect(aspect: string): Promise<EventDoc[]>;
 }
 
 export const eventStore = (db: Database): EventStore => ({
@@ -21,5 +25,10 @@ export const eventStore = (db: Database): EventStore => ({
       if (isConflict(e)) return 'duplicate';
       throw e;
     }
+  },
+  get: (eventId) => getDoc(db, EventDoc, eventDocId(eventId)),
+  async ofAspect(aspect) {
+    const found = await db.find({ selector: { aspect }, limit: 100_000, use_index: 'idx-by-aspect' });
+    return found.docs.map((d) => decodeDoc(EventDoc, d._id, d));
   },
 });

@@ -17,6 +17,8 @@ export const indexSpecs: Readonly<Record<DatabaseName, ReadonlyArray<IndexSpec>>
   events: [
     { name: 'by-docType', fields: ['docType'] },
     { name: 'by-subject-and-time', fields: ['subjectId', 'clientTimestamp'] },
+    // Conflict resolution reads every event of one aspect.
+    { name: 'by-aspect', fields: ['aspect'] },
   ],
   private: [
     { name: 'by-docType', fields: ['docType'] },

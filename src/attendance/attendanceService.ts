@@ -1,0 +1,96 @@
+/**
+ * Attendance marks: each is an immutable event about one aspect (a child's mark for a session, or for
+ * a day when no session is named). Whether a mark stands is decided by the conflict rule over every
+ * event of that aspect, so the answer is the same whatever order devices deliver their marks in.
+ */
+import { randomUUID } from 'node:crypto';
+import * as E from 'fp-ts/lib/Either.js';
+import { type ApiError, apiError } from '../domain/errors.js';
+import type { Actor } from '../domain/principal.js';
+import { resolveAspect } from '../rules/conflicts.js';
+import type { ClassStore } from '../store/classes.js';
+import type { EventStore } from '../store/events.js';
+import type { StudentStore } from '../store/students.js';
+
+export interface MarkInput {
+  readonly studentId: string;
+  readonly actionType: 'MARK_PRESENT' | 'MARK_ABSENT';
+  readonly timestamp: string;
+  readonly sessionId?: string;
+  readonly eventId?: string;
+  readonly baseVersion?: string | null;
+}
+
+export interface MarkResult {
+  readonly eventId: string;
+  readonly accepted: boolean;
+  readonly serverTime: string;
+}
+
+export const attendanceAspect = (
+  studentId: string,
+  sessionId: string | undefined,
+  timestamp: string,
+): string => `attendance:${studentId}:${sessionId ?? timestamp.slice(0, 10)}`;
+
+export interface AttendanceService {
+  mark(actor: Actor, input: MarkInput): Promise<E.Either<ApiError, MarkResult>>;
+}
+
+export const attendanceService = (deps: {
+  readonly events: EventStore;
+  readonly students: StudentStore;
+  readonly classes: ClassStore;
+  readonly clock: () => Date;
+}): AttendanceService => ({
+  async mark(actor, input) {
+    const student = await deps.students.get(input.studentId);
+    if (student === undefined) return E.left(apiError('NOT_FOUND', 'No such student.'));
+    if (input.sessionId !== undefined && (await deps.classes.getSession(input.sessionId)) === undefined) {
+      return E.left(apiError('NOT_FOUND', 'No such session.'));
+    }
+    const eventId = input.eventId ?? randomUUID();
+    const aspect = attendanceAspect(input.studentId, input.sessionId, input.timestamp);
+    const existing = await deps.events.get(eventId);
+    // The same event sent again (a retry with a new key, a second batch) is stored once; another
+    // event reusing its id is refused.
+    if (
+      existing !== undefined &&
+      (existing.aspect !== aspect || existing.actor.userId !== actor.principal.userId)
+    ) {
+      return E.left(
+        apiError('CONFLICT', 'This eventId belongs to another event.', { reason: 'EVENT_ID_TAKEN' }),
+      );
+    }
+    const serverTime = deps.clock().toISOString();
+    if (existing === undefined) {
+      await deps.events.append({
+        eventId,
+        type: input.actionType,
+        subjectType: 'STUDENT',
+        subjectId: input.studentId,
+        aspect,
+        baseVersion: input.baseVersion ?? null,
+        payload: {
+          actionType: input.actionType,
+          ...(input.sessionId === undefined ? {} : { sessionId: input.sessionId }),
+        },
+        actor: { userId: actor.principal.userId, role: actor.principal.primaryRole },
+        deviceId: actor.deviceId,
+        clientTimestamp: input.timestamp,
+        serverTimestamp: serverTime,
+      });
+    }
+    const resolution = resolveAspect(
+      aspect,
+      (await deps.events.ofAspect(aspect)).map((e) => ({
+        eventId: e.eventId,
+        aspect,
+        baseVersion: e.baseVersion ?? null,
+        actorRole: e.actor.role,
+        clientTimestamp: e.clientTimestamp,
+      })),
+    );
+    return E.right({ eventId, accepted: !resolution.superseded.includes(eventId), serverTime });
+  },
+});
