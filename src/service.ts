@@ -22,6 +22,7 @@ import type { Route } from './http/route.js';
 import { idempotencyPurge$ } from './jobs/idempotencyPurge.js';
 import { createLogger } from './log/logger.js';
 import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
+import { reportService } from './reports/reportService.js';
 import { consentService } from './roster/consentService.js';
 import { studentService } from './roster/studentService.js';
 import { auditLog } from './store/auditLog.js';
@@ -31,6 +32,7 @@ import { consentStore } from './store/consents.js';
 import { eventStore } from './store/events.js';
 import { idempotencyLedger } from './store/idempotencyLedger.js';
 import { pickupStore } from './store/pickups.js';
+import { projectionStore } from './store/projections.js';
 import { rateLimiter } from './store/rateLimiter.js';
 import { roleStore } from './store/roles.js';
 import { sessionStore } from './store/sessions.js';
@@ -38,7 +40,9 @@ import { openStore, type Store, type StoreLocation } from './store/store.js';
 import { studentStore } from './store/students.js';
 import { userStore } from './store/users.js';
 import { followChanges$ } from './sync/changeFeed.js';
+import { startEventPipeline } from './sync/pipelineRuntime.js';
 import { studentDirectory } from './sync/studentDirectory.js';
+import { syncService } from './sync/syncService.js';
 
 export interface RunningService {
   readonly url: string;
@@ -107,6 +111,19 @@ export const startService = async (
     logger.warn({ id }, 'undecodable document in the private database; skipped by the student directory'),
   );
   const auditTrail = auditLog(store.db.audit, { clock });
+  const projections = projectionStore(store.db.projections);
+  const pipeline = await startEventPipeline({
+    events: store.db.events,
+    projections,
+    audit: async (entries) => {
+      await Promise.all(entries.map((e) => auditTrail.append(e)));
+    },
+    onError: (e) =>
+      logger.warn(
+        { errorName: e instanceof Error ? e.name : typeof e },
+        'event pipeline step failed; retrying',
+      ),
+  });
   const pickups = pickupService({
     pickups: pickupStore(store.db.private),
     students,
@@ -166,8 +183,10 @@ export const startService = async (
         clock,
       }),
       pickups,
-      marks: attendanceService({ events, students, classes, clock }),
+      marks: attendanceService({ events, students, classes, pipeline, clock }),
     },
+    sync: { pipeline, projections, service: syncService({ events, students, classes, pipeline, clock }) },
+    reports: reportService({ projections, students, classes }),
     secrets: {
       cursorKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'paging cursor key', 32)),
     },
@@ -199,6 +218,7 @@ export const startService = async (
   } catch (e) {
     purges.unsubscribe();
     following.unsubscribe();
+    await pipeline.stop();
     await auditTrail.close();
     await store.close();
     throw e;
@@ -222,6 +242,8 @@ export const startService = async (
         clearTimeout(timer);
         purges.unsubscribe();
         following.unsubscribe();
+        // The page in hand is projected (its audit entries queued) before the audit writer closes.
+        await pipeline.stop();
         // In-flight requests have finished: write the audit entries still buffered, then close.
         await auditTrail.close();
         await store.close();

@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { expect } from 'chai';
 import { openStore } from '../src/store/store.js';
 import { call } from './support/http.js';
+import { collect, listeningUrl, startMain } from './support/mainProcess.js';
 import { probeRoutes, slowRoute } from './support/probeRoutes.js';
 import { makeTempDir, removeDir } from './support/tempDir.js';
 import { startTestService } from './support/testService.js';
@@ -30,30 +30,6 @@ describe('graceful stop (in process)', () => {
   });
 });
 
-const startMain = (env: Record<string, string>): ChildProcess =>
-  spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-
-const collect = (stream: NodeJS.ReadableStream | null): (() => string) => {
-  let text = '';
-  stream?.on('data', (chunk: Buffer) => {
-    text += chunk.toString('utf8');
-  });
-  return () => text;
-};
-
-const waitFor = async (what: () => string | undefined, ms: number): Promise<string> => {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const found = what();
-    if (found !== undefined) return found;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('timed out waiting');
-};
-
 describe('the process (src/main.ts)', function () {
   this.timeout(60_000);
   let dir: string;
@@ -65,7 +41,7 @@ describe('the process (src/main.ts)', function () {
   it('starts with no configuration but a port and data dir, serves health, and exits 0 on SIGTERM', async () => {
     const child = startMain({ PORT: '0', DATA_DIR: dir });
     const stdout = collect(child.stdout);
-    const url = await waitFor(() => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout())?.[1], 30_000);
+    const url = await listeningUrl(stdout);
     expect((await call(`${url}/api/v1/health`)).status).to.equal(200);
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');

@@ -6,11 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
 import { type ApiError, apiError } from '../domain/errors.js';
+import { attendanceAspect } from '../domain/eventTypes.js';
 import type { Actor } from '../domain/principal.js';
 import { resolveAspect } from '../rules/conflicts.js';
+import { standingOf } from '../rules/projections.js';
 import type { ClassStore } from '../store/classes.js';
 import type { EventStore } from '../store/events.js';
 import type { StudentStore } from '../store/students.js';
+import type { EventPipeline } from '../sync/pipelineRuntime.js';
 
 export interface MarkInput {
   readonly studentId: string;
@@ -27,12 +30,6 @@ export interface MarkResult {
   readonly serverTime: string;
 }
 
-export const attendanceAspect = (
-  studentId: string,
-  sessionId: string | undefined,
-  timestamp: string,
-): string => `attendance:${studentId}:${sessionId ?? timestamp.slice(0, 10)}`;
-
 export interface AttendanceService {
   mark(actor: Actor, input: MarkInput): Promise<E.Either<ApiError, MarkResult>>;
 }
@@ -41,6 +38,7 @@ export const attendanceService = (deps: {
   readonly events: EventStore;
   readonly students: StudentStore;
   readonly classes: ClassStore;
+  readonly pipeline: Pick<EventPipeline, 'settle'>;
   readonly clock: () => Date;
 }): AttendanceService => ({
   async mark(actor, input) {
@@ -81,6 +79,11 @@ export const attendanceService = (deps: {
         serverTimestamp: serverTime,
       });
     }
+    // Read-your-writes: the answer is the pipeline's decision once it has projected the mark.
+    const projected = (await deps.pipeline.settle([{ eventId, aspect }])).get(aspect);
+    const standing = projected === undefined ? undefined : standingOf(projected, eventId);
+    if (standing !== undefined) return E.right({ eventId, accepted: standing !== 'SUPERSEDED', serverTime });
+    // The pipeline is behind (a store hiccup): decide from the events themselves, with the same rule.
     const resolution = resolveAspect(
       aspect,
       (await deps.events.ofAspect(aspect)).map((e) => ({

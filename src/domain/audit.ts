@@ -7,17 +7,37 @@
  * time order and a page cursor is simply the last id returned.
  */
 import * as t from 'io-ts';
-import { boundedString, IsoInstant, isPlainObject, nullable, object, refine, Uuid } from './codec.js';
+import {
+  boundedString,
+  IsoInstant,
+  isPlainObject,
+  nullable,
+  object,
+  pageLimit,
+  refine,
+  Uuid,
+} from './codec.js';
 
 export const AuditOutcome = t.keyof({ SUCCESS: null, FAILURE: null });
 export type AuditOutcome = t.TypeOf<typeof AuditOutcome>;
 
-/** MUTATION: a write; READ_SENSITIVE: a read that returned personal or sensitive data; EXPORT: a data-subject export. */
-export const AuditAction = t.keyof({ MUTATION: null, READ_SENSITIVE: null, EXPORT: null });
+/**
+ * MUTATION: a write; READ_SENSITIVE: a read that returned personal or sensitive data; EXPORT: a
+ * data-subject export; CONFLICT_RESOLVED: the event pipeline superseded an event (details name policy,
+ * winner and loser); QUARANTINE: the pipeline set aside an event document it could not read.
+ */
+export const AuditAction = t.keyof({
+  MUTATION: null,
+  READ_SENSITIVE: null,
+  EXPORT: null,
+  CONFLICT_RESOLVED: null,
+  QUARANTINE: null,
+});
 export type AuditAction = t.TypeOf<typeof AuditAction>;
 
 // A string, not a literal, so the OpenAPI `pattern` carries no JavaScript-only `\/` escape.
-const ENDPOINT_PATTERN = '^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) /[A-Za-z0-9._~{}/-]*$';
+// PIPELINE marks entries written by the event pipeline rather than by a request.
+const ENDPOINT_PATTERN = '^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|PIPELINE) /[A-Za-z0-9._~{}/-]*$';
 const ENDPOINT_RE = new RegExp(ENDPOINT_PATTERN);
 
 /**
@@ -114,16 +134,8 @@ export type AuditPage = t.TypeOf<typeof AuditPage>;
 export const MAX_AUDIT_PAGE_SIZE = 200;
 export const DEFAULT_AUDIT_PAGE_SIZE = 50;
 
-/**
- * Query parameters arrive as strings; the OpenAPI generator maps refinements but not custom
- * transforming types, so the limit stays a string of digits here and `toAuditFilter` converts it.
- */
-export const AuditLimit = refine(
-  t.string,
-  (s) => /^\d{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= MAX_AUDIT_PAGE_SIZE,
-  `an integer from 1 to ${MAX_AUDIT_PAGE_SIZE}`,
-  { integer: true, minimum: 1, maximum: MAX_AUDIT_PAGE_SIZE },
-);
+/** `toAuditFilter` converts it to a number. */
+export const AuditLimit = pageLimit(MAX_AUDIT_PAGE_SIZE, DEFAULT_AUDIT_PAGE_SIZE);
 
 export const AuditQuery = object(
   'AuditQuery',

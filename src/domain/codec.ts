@@ -100,6 +100,18 @@ const isCalendarDate = (s: string): boolean => {
 export const calendarDate = (meta: SchemaMeta = {}) =>
   refine(t.string, isCalendarDate, 'a calendar date YYYY-MM-DD', { format: 'date', ...meta });
 
+/**
+ * A page size in a query string: digits only (query parameters arrive as strings, and the OpenAPI
+ * generator maps refinements but not transforming codecs), from 1 to `max`. Callers convert it.
+ */
+export const pageLimit = (max: number, defaultSize: number) =>
+  refine(
+    t.string,
+    (s) => /^\d{1,4}$/.test(s) && Number(s) >= 1 && Number(s) <= max,
+    `an integer from 1 to ${max}`,
+    { integer: true, minimum: 1, maximum: max, description: `Page size, default ${defaultSize}.` },
+  );
+
 export type Props = Record<string, t.Mixed>;
 
 type RequiredOf<R extends Props> = { [K in keyof R]: t.TypeOf<R[K]> };

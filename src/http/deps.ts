@@ -5,18 +5,22 @@ import type { PickupService } from '../attendance/pickupService.js';
 import type { SessionService } from '../auth/sessionService.js';
 import type { UserService } from '../auth/userService.js';
 import type { Config } from '../config/config.js';
+import type { ReportService } from '../reports/reportService.js';
 import type { ConsentService } from '../roster/consentService.js';
 import type { StudentService } from '../roster/studentService.js';
 import type { AuditLog } from '../store/auditLog.js';
 import type { ClassStore } from '../store/classes.js';
 import type { ConsentStore } from '../store/consents.js';
 import type { IdempotencyLedger } from '../store/idempotencyLedger.js';
+import type { ProjectionStore } from '../store/projections.js';
 import type { RateLimiter } from '../store/rateLimiter.js';
 import type { RoleStore } from '../store/roles.js';
 import type { Store } from '../store/store.js';
 import type { StudentStore } from '../store/students.js';
 import type { UserStore } from '../store/users.js';
+import type { EventPipeline } from '../sync/pipelineRuntime.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
+import type { SyncService } from '../sync/syncService.js';
 import type { Authenticator } from './authenticate.js';
 import type { IdempotencySettings } from './idempotency.js';
 
@@ -44,6 +48,12 @@ export interface AppDeps {
     readonly pickups: PickupService;
     readonly marks: AttendanceService;
   };
+  readonly sync: {
+    readonly pipeline: EventPipeline;
+    readonly projections: ProjectionStore;
+    readonly service: SyncService;
+  };
+  readonly reports: ReportService;
   readonly secrets: {
     /** Signs paging cursors; derived from JWT_SECRET so every instance accepts every other's cursors. */
     readonly cursorKey: Uint8Array;

@@ -8,9 +8,11 @@ import { classesRoutes } from './routes/classesRoutes.js';
 import { consentsRoutes } from './routes/consentsRoutes.js';
 import { openApiRoute } from './routes/openApiRoute.js';
 import { pickupRoutes } from './routes/pickupRoutes.js';
+import { reportsRoutes } from './routes/reportsRoutes.js';
 import { rolesRoutes } from './routes/rolesRoutes.js';
 import { seedRoute } from './routes/seedRoute.js';
 import { studentsRoutes } from './routes/studentsRoutes.js';
+import { syncRoutes } from './routes/syncRoutes.js';
 import { healthRoute, licenseRoute, securityTxtRoute } from './routes/systemRoutes.js';
 import { usersRoutes } from './routes/usersRoutes.js';
 
@@ -29,5 +31,7 @@ export const routes: ReadonlyArray<Route> = [
   ...checkinRoutes,
   ...pickupRoutes,
   ...attendanceRoutes,
+  ...syncRoutes,
+  ...reportsRoutes,
   seedRoute,
 ];

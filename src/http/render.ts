@@ -17,11 +17,11 @@ export interface RenderedResponse {
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export const renderReply = (reply: EncodedReply): RenderedResponse =>
-  reply.mediaType === 'text/plain'
+  reply.mediaType === 'text/plain' || reply.mediaType === 'text/csv'
     ? {
         status: reply.status,
         headers: reply.headers,
-        contentType: 'text/plain; charset=utf-8',
+        contentType: `${reply.mediaType}; charset=utf-8`,
         body: String(reply.body),
       }
     : {

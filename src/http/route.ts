@@ -5,13 +5,14 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import * as E from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
+import Negotiator from 'negotiator';
 import { anonymousObject } from '../domain/codec.js';
 import { type ApiError, apiError, type ErrorCode } from '../domain/errors.js';
+import { toIssues, type ValidationIssue } from '../domain/issues.js';
 import type { Permission, Principal } from '../domain/principal.js';
 import type { AuthClass } from '../rules/authorization.js';
 import type { RateLimitPolicy } from '../rules/rateLimit.js';
 import type { AppDeps } from './deps.js';
-import { toIssues, type ValidationIssue } from './validation.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -39,7 +40,7 @@ export interface Reply<R> {
   readonly auditSubjectId?: string;
 }
 
-export type MediaType = 'application/json' | 'text/plain';
+export type MediaType = 'application/json' | 'text/plain' | 'text/csv';
 
 export interface ResponseSpec<RC extends t.Mixed> {
   readonly status: number;
@@ -48,6 +49,15 @@ export interface ResponseSpec<RC extends t.Mixed> {
   readonly mediaType?: MediaType;
   /** Response headers the success response carries, for the OpenAPI document. */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * The same response as CSV for clients whose Accept header prefers `text/csv` (JSON stays the
+   * default). `render` turns the decoded body into the CSV text.
+   */
+  readonly csv?: {
+    readonly description: string;
+    readonly filename: string;
+    readonly render: (body: t.TypeOf<RC>) => string;
+  };
 }
 
 export interface RouteSpec<PC extends t.Mixed, QC extends t.Mixed, BC extends t.Mixed, RC extends t.Mixed> {
@@ -115,7 +125,10 @@ export interface Route {
   readonly query: t.Mixed | undefined;
   readonly body: t.Mixed | undefined;
   readonly bodyOptional: boolean;
-  readonly response: ResponseSpec<t.Mixed>;
+  /** What the OpenAPI document needs of the response; the CSV renderer stays inside `prepare`. */
+  readonly response: Omit<ResponseSpec<t.Mixed>, 'csv'> & {
+    readonly csv?: { readonly description: string; readonly filename: string };
+  };
   readonly errors: ReadonlyArray<ErrorCode>;
   /** Set when a mutating route is exempt from the Idempotency-Key requirement, with the reason. */
   readonly idempotencyExempt: string | undefined;
@@ -163,7 +176,16 @@ export const defineRoute = <
     query: spec.query,
     body: spec.body,
     bodyOptional: spec.bodyOptional ?? false,
-    response: spec.response,
+    response: {
+      status: spec.response.status,
+      description: spec.response.description,
+      codec: spec.response.codec,
+      ...(spec.response.mediaType === undefined ? {} : { mediaType: spec.response.mediaType }),
+      ...(spec.response.headers === undefined ? {} : { headers: spec.response.headers }),
+      ...(spec.response.csv === undefined
+        ? {}
+        : { csv: { description: spec.response.csv.description, filename: spec.response.csv.filename } }),
+    },
     errors: spec.errors ?? [],
     idempotencyExempt: spec.idempotency?.exempt,
     permission: spec.permission,
@@ -184,19 +206,30 @@ export const defineRoute = <
       const decoded = { params: params.right, query: query.right, body: body.right };
       return E.right(async (ctx) => {
         const result = await spec.handler({ ...ctx, ...decoded });
+        const csv = spec.response.csv;
+        const asCsv = csv !== undefined && prefersCsv(ctx.headers.accept);
         return E.map(
           (reply: Reply<t.TypeOf<RC>>): EncodedReply => ({
             ...(reply.auditSubjectId === undefined ? {} : { auditSubjectId: reply.auditSubjectId }),
             status: reply.status ?? spec.response.status,
-            headers: reply.headers ?? {},
-            body: spec.response.codec.encode(reply.body),
-            mediaType: spec.response.mediaType ?? 'application/json',
+            headers: {
+              ...(reply.headers ?? {}),
+              ...(csv === undefined ? {} : { Vary: 'Accept' }),
+              ...(asCsv ? { 'Content-Disposition': `attachment; filename="${csv.filename}"` } : {}),
+            },
+            body: asCsv ? csv.render(reply.body) : spec.response.codec.encode(reply.body),
+            mediaType: asCsv ? 'text/csv' : (spec.response.mediaType ?? 'application/json'),
           }),
         )(result);
       });
     },
   };
 };
+
+/** True when the Accept header ranks `text/csv` above JSON; JSON wins ties and absent headers. */
+const prefersCsv = (accept: string | undefined): boolean =>
+  accept !== undefined &&
+  new Negotiator({ headers: { accept } }).mediaType(['application/json', 'text/csv']) === 'text/csv';
 
 /** `/api/v1/students/{studentId}` → `/api/v1/students/:studentId` for Express. */
 export const expressPath = (path: string): string => path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');

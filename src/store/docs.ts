@@ -38,3 +38,16 @@ export const listDocs = async <C extends t.Mixed>(
   const found = await db.find({ selector: { docType }, limit: 100_000, use_index: 'idx-by-docType' });
   return found.docs.map((d) => decodeDoc(codec, d._id, d));
 };
+
+/** The documents among `ids` that exist, decoded, in one read; absent and deleted ids are left out. */
+export const getDocs = async <C extends t.Mixed>(
+  db: Database,
+  codec: C,
+  ids: ReadonlyArray<string>,
+): Promise<Array<t.TypeOf<C>>> => {
+  if (ids.length === 0) return [];
+  const res = await db.allDocs({ keys: [...ids], include_docs: true });
+  return res.rows.flatMap((row) =>
+    'error' in row || row.doc === undefined || row.doc === null ? [] : [decodeDoc(codec, row.id, row.doc)],
+  );
+};

@@ -3,14 +3,18 @@
  * update or delete here on purpose; appending the same event id twice stores it once.
  */
 import { EventDoc, eventDocId, type NewEvent } from '../domain/event.js';
-import { decodeDoc, getDoc } from './docs.js';
+import { decodeDoc, getDoc, getDocs } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
 
 export interface EventStore {
   /** `stored` the first time, `duplicate` when an event with that id already exists. */
   append(event: NewEvent): Promise<'stored' | 'duplicate'>;
+  /** Appends many in one write; each id reports `stored` or `duplicate` (already there). */
+  appendMany(events: ReadonlyArray<NewEvent>): Promise<Map<string, 'stored' | 'duplicate'>>;
   get(eventId: string): Promise<EventDoc | undefined>;
+  /** The events among `eventIds` that exist, by id. */
+  getMany(eventIds: ReadonlyArray<string>): Promise<Map<string, EventDoc>>;
   /** Every event of one aspect, for conflict resolution. */
   ofAspect(aspect: string): Promise<EventDoc[]>;
 }
@@ -26,7 +30,27 @@ export const eventStore = (db: Database): EventStore => ({
       throw e;
     }
   },
+  async appendMany(events) {
+    const out = new Map<string, 'stored' | 'duplicate'>();
+    if (events.length === 0) return out;
+    const results = await db.bulkDocs(
+      events.map((event): EventDoc => ({ _id: eventDocId(event.eventId), docType: 'event', ...event })),
+    );
+    results.forEach((r, i) => {
+      const event = events[i];
+      if (event === undefined) return;
+      if ('error' in r && r.error === true) {
+        if (!isConflict(r)) throw new Error(`event write failed: ${r.name ?? 'unknown'}`);
+        out.set(event.eventId, 'duplicate');
+      } else out.set(event.eventId, 'stored');
+    });
+    return out;
+  },
   get: (eventId) => getDoc(db, EventDoc, eventDocId(eventId)),
+  async getMany(eventIds) {
+    const docs: EventDoc[] = await getDocs(db, EventDoc, eventIds.map(eventDocId));
+    return new Map(docs.map((d) => [d.eventId, d]));
+  },
   async ofAspect(aspect) {
     const found = await db.find({ selector: { aspect }, limit: 100_000, use_index: 'idx-by-aspect' });
     return found.docs.map((d) => decodeDoc(EventDoc, d._id, d));

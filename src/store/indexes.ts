@@ -35,6 +35,12 @@ export const indexSpecs: Readonly<Record<DatabaseName, ReadonlyArray<IndexSpec>>
     { name: 'by-docType-studentId', fields: ['docType', 'studentId'] },
   ],
   audit: [{ name: 'by-created_at', fields: ['created_at'] }],
+  projections: [
+    // Attendance reports read one kind of aspect by day (and filter sessions in memory).
+    { name: 'by-docType-kind-day', fields: ['docType', 'kind', 'day'] },
+    // The conflict report pages by detection time; ties break on the document id.
+    { name: 'by-docType-detectedAt', fields: ['docType', 'detectedAt'] },
+  ],
 };
 
 export const ensureIndexes = async (db: Database, specs: ReadonlyArray<IndexSpec>): Promise<void> => {

@@ -1,17 +1,20 @@
 /**
- * The store: four databases, kept apart by what may leave the server.
+ * The store: five databases, kept apart by what may leave the server.
  * - roster: what tablets may replicate (minimised student records, sessions of the day);
  * - events: the immutable event log, pushed to by tablets;
  * - private: users, sessions, idempotency ledger, rate-limit counters, secrets (never replicated);
- * - audit: the append-only audit log (never replicated).
+ * - audit: the append-only audit log (never replicated);
+ * - projections: what the event pipeline derives from the events (aspect values, conflict records,
+ *   quarantined documents, its checkpoint); disposable, rebuilt from the events at will.
  * Embedded (leveldb under DATA_DIR) by default; on a CouchDB 3 server when a URL is given.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ensureEventsGuard } from './eventsDesign.js';
 import { ensureIndexes, indexSpecs } from './indexes.js';
 import { type Database, PouchDB } from './pouch.js';
 
-export const DATABASE_NAMES = ['roster', 'events', 'private', 'audit'] as const;
+export const DATABASE_NAMES = ['roster', 'events', 'private', 'audit', 'projections'] as const;
 export type DatabaseName = (typeof DATABASE_NAMES)[number];
 
 export type StoreLocation =
@@ -56,10 +59,12 @@ export const openStore = async (location: StoreLocation): Promise<Store> => {
     events: open('events'),
     private: open('private'),
     audit: open('audit'),
+    projections: open('projections'),
   };
   let closed = false;
   try {
     for (const name of DATABASE_NAMES) await ensureIndexes(db[name], indexSpecs[name]);
+    await ensureEventsGuard(db.events);
   } catch (e) {
     await Promise.allSettled(DATABASE_NAMES.map((n) => db[n].close()));
     throw e;

@@ -1,6 +1,6 @@
 /** Full student records in the private database (never replicated as they are). */
 import { StudentDoc, type StudentRecord } from '../domain/student.js';
-import { getDoc, listDocs } from './docs.js';
+import { getDoc, getDocs, listDocs } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
 
@@ -8,6 +8,8 @@ export const studentDocId = (studentId: string): string => `student:${studentId}
 
 export interface StudentStore {
   get(studentId: string): Promise<StudentDoc | undefined>;
+  /** The students among `studentIds` that exist, by id (one read). */
+  getMany(studentIds: ReadonlyArray<string>): Promise<Map<string, StudentDoc>>;
   listAll(): Promise<StudentDoc[]>;
   create(record: StudentRecord): Promise<StudentDoc>;
   /** Compare-and-swap on `current._rev`. */
@@ -21,6 +23,10 @@ export const toRecord = (doc: StudentDoc): StudentRecord => {
 
 export const studentStore = (db: Database): StudentStore => ({
   get: (studentId) => getDoc(db, StudentDoc, studentDocId(studentId)),
+  async getMany(studentIds) {
+    const docs: StudentDoc[] = await getDocs(db, StudentDoc, studentIds.map(studentDocId));
+    return new Map(docs.map((d) => [d.studentId, d]));
+  },
   listAll: () => listDocs(db, StudentDoc, 'student'),
   async create(record) {
     const doc = {

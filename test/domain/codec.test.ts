@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { boundedString, IsoInstant, object, Uuid } from '../../src/domain/codec.js';
-import { toIssues } from '../../src/http/validation.js';
+import { toIssues } from '../../src/domain/issues.js';
 
 const Person = object(
   'PersonForTest',

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { call, decodeAs, expectEnvelope } from '../support/http.js';
+import { seedSmallRoster } from '../support/seed.js';
 import { DEV_TOKENS, mutationHeaders, startTestService, type TestService } from '../support/testService.js';
 
 const Accepted = t.type({ eventId: t.string, accepted: t.boolean, serverTime: t.string });
@@ -27,18 +28,9 @@ describe('attendance marks', function () {
 
   beforeEach(async () => {
     svc = await startTestService();
-    const classId = decodeAs(
-      t.type({ classId: t.string }),
-      (await send('/api/v1/classes', { name: 'A' })).json,
-    ).classId;
-    sessionId = decodeAs(
-      t.type({ sessionId: t.string }),
-      (await send('/api/v1/sessions', { classId, date: '2026-11-25' })).json,
-    ).sessionId;
-    studentId = decodeAs(
-      t.type({ studentId: t.string }),
-      (await send('/api/v1/students', { displayName: 'Ana', guardianName: 'G', phones: [], classId })).json,
-    ).studentId;
+    const roster = await seedSmallRoster(svc.url, ['Ana'], '2026-11-25');
+    sessionId = roster.sessionId;
+    studentId = roster.studentIds[0] ?? '';
   });
   afterEach(() => svc.dispose());
 

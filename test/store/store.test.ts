@@ -2,7 +2,10 @@
  * The store's suite runs twice: on the embedded leveldb store and on a CouchDB-protocol server
  * (express-pouchdb on loopback), so both backends keep the same behaviour.
  */
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { eventStore } from '../../src/store/events.js';
+import { EVENTS_DESIGN_ID } from '../../src/store/eventsDesign.js';
 import { indexSpecs } from '../../src/store/indexes.js';
 import { DATABASE_NAMES, openStore, type Store, type StoreLocation } from '../../src/store/store.js';
 import { type CouchServer, startCouchServer } from '../support/couchServer.js';
@@ -34,7 +37,7 @@ const couch = (): Backend => {
   return {
     name: 'CouchDB protocol (express-pouchdb)',
     async setUp() {
-      server = await startCouchServer();
+      server = await startCouchServer({ validation: true });
       return { kind: 'couchdb', url: server.url, prefix: 'chamada_' };
     },
     tearDown: async () => server?.dispose(),
@@ -57,7 +60,7 @@ for (const makeBackend of [embedded, couch]) {
       await backend.tearDown();
     });
 
-    it('opens the four databases under the configured prefix', async () => {
+    it('opens the five databases under the configured prefix', async () => {
       for (const name of DATABASE_NAMES) {
         const info = await store.db[name].info();
         expect(info.db_name.replace(/\/$/, '')).to.match(new RegExp(`chamada_${name}$`));
@@ -99,7 +102,7 @@ for (const makeBackend of [embedded, couch]) {
     });
 
     it('keeps what was written across a reopen', async () => {
-      await store.db.events.put({ _id: 'event:1', docType: 'event' });
+      await store.db.events.put({ _id: 'event:1', docType: 'event', eventId: '1' });
       await store.close();
       store = await openStore(location);
       expect((await store.db.events.get('event:1'))._id).to.equal('event:1');
@@ -112,3 +115,59 @@ for (const makeBackend of [embedded, couch]) {
     });
   });
 }
+
+describe('events guard on a CouchDB-protocol server that runs validate_doc_update', () => {
+  let server: CouchServer;
+  let store: Store;
+  beforeEach(async () => {
+    server = await startCouchServer({ validation: true });
+    store = await openStore({ kind: 'couchdb', url: server.url, prefix: 'g_' });
+  });
+  afterEach(async () => {
+    await store.close();
+    await server.dispose();
+  });
+
+  const statusOf = async (p: Promise<unknown>): Promise<number | undefined> => {
+    try {
+      await p;
+      return 200;
+    } catch (e) {
+      return typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number'
+        ? e.status
+        : undefined;
+    }
+  };
+
+  it('stores a new event, and refuses to change it, delete it, or store anything that is not an event', async () => {
+    const eventId = randomUUID();
+    const doc = {
+      _id: `event:${eventId}`,
+      docType: 'event',
+      eventId,
+      type: 'MARK_PRESENT',
+      subjectType: 'STUDENT',
+      subjectId: 's',
+      payload: { actionType: 'MARK_PRESENT' },
+      actor: { userId: 'u', role: 'CHAMADOR' },
+      deviceId: null,
+      clientTimestamp: '2026-11-26T10:00:00.000Z',
+      serverTimestamp: '2026-11-26T10:00:00.000Z',
+    };
+    expect(await eventStore(store.db.events).append(doc)).to.equal('stored');
+    const stored = await store.db.events.get(doc._id);
+    expect(await statusOf(store.db.events.put({ ...stored, type: 'MARK_ABSENT' }))).to.equal(403);
+    expect(await statusOf(store.db.events.remove(stored._id, stored._rev))).to.equal(403);
+    expect(await statusOf(store.db.events.put({ _id: 'note:1', docType: 'note' }))).to.equal(403);
+    expect(await statusOf(store.db.events.put({ ...doc, _id: `event:${randomUUID()}` }))).to.equal(403);
+    const again = await store.db.events.get(doc._id);
+    expect(again).to.deep.include({ type: 'MARK_PRESENT', _rev: stored._rev });
+  });
+
+  it('opening the store twice leaves one guard, unchanged', async () => {
+    const first = await store.db.events.get(EVENTS_DESIGN_ID);
+    const second = await openStore({ kind: 'couchdb', url: server.url, prefix: 'g_' });
+    await second.close();
+    expect((await store.db.events.get(EVENTS_DESIGN_ID))._rev).to.equal(first._rev);
+  });
+});

@@ -29,12 +29,13 @@ const listen = (server: Server, port: number): Promise<number> =>
     });
   });
 
-export const startCouchServer = async (): Promise<CouchServer> => {
+/** `validation: true` runs `validate_doc_update` functions, as CouchDB does. */
+export const startCouchServer = async (options: { validation?: boolean } = {}): Promise<CouchServer> => {
   const dir = await makeTempDir('couch');
   const Backend = PouchDB.defaults({ prefix: `${join(dir, 'db')}-` });
   const app = expressPouchDB(Backend, {
     mode: 'minimumForPouchDB',
-    overrideMode: { include: ['routes/find'] },
+    overrideMode: { include: ['routes/find', ...(options.validation === true ? ['validation'] : [])] },
     inMemoryConfig: true,
   });
   let server = createServer(app);

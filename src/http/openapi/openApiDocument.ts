@@ -107,7 +107,12 @@ const operationOf = (route: Route, reg: SchemaRegistry): JsonSchema => {
       [String(route.response.status)]: {
         description: route.response.description,
         headers: successHeaders,
-        content: { [mediaType]: { schema: reg.ref(route.response.codec) } },
+        content: {
+          [mediaType]: { schema: reg.ref(route.response.codec) },
+          ...(route.response.csv === undefined
+            ? {}
+            : { 'text/csv': { schema: { type: 'string', description: route.response.csv.description } } }),
+        },
       },
       ...errorResponses([...sharedErrorCodes(route), ...route.errors]),
     },

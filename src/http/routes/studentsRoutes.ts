@@ -2,7 +2,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { openCursor, signCursor } from '../../crypto/cursor.js';
-import { boundedString, object, refine } from '../../domain/codec.js';
+import { boundedString, object, pageLimit } from '../../domain/codec.js';
 import { type ApiError, apiError } from '../../domain/errors.js';
 import {
   CreateStudentBody,
@@ -24,17 +24,7 @@ import { defineRoute, type HandlerContext } from '../route.js';
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
-const Limit = refine(
-  t.string,
-  (s) => /^\d{1,3}$/.test(s) && Number(s) >= 1 && Number(s) <= MAX_PAGE_SIZE,
-  `an integer from 1 to ${MAX_PAGE_SIZE}`,
-  {
-    integer: true,
-    minimum: 1,
-    maximum: MAX_PAGE_SIZE,
-    description: `Page size, default ${DEFAULT_PAGE_SIZE}.`,
-  },
-);
+const Limit = pageLimit(MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE);
 
 export const StudentListQuery = object(
   'StudentListQuery',

@@ -1,0 +1,113 @@
+/**
+ * The pipeline's documents in the projections database. An aspect document keeps every event of its
+ * aspect (so the next event is resolved without reading the events database) and, for readers, the
+ * standing of each and the folded value. Conflict records are documents of their own so that the
+ * conflict report can page them by time. Nothing here carries a processing time: a rebuild writes the
+ * same documents.
+ */
+import * as t from 'io-ts';
+import { IsoInstant, nullable, object } from './codec.js';
+
+export const StoredAspectEvent = t.type({
+  eventId: t.string,
+  type: t.string,
+  baseVersion: t.union([t.string, t.null]),
+  subjectId: t.string,
+  userId: t.string,
+  role: t.string,
+  deviceId: t.union([t.string, t.null]),
+  clientTimestamp: t.string,
+  serverTimestamp: t.string,
+  payload: t.UnknownRecord,
+});
+export type StoredAspectEvent = t.TypeOf<typeof StoredAspectEvent>;
+
+export const AspectDoc = t.type({
+  _id: t.string,
+  _rev: t.string,
+  docType: t.literal('aspect'),
+  aspect: t.string,
+  kind: t.string,
+  subjectId: t.string,
+  sessionId: t.union([t.string, t.null]),
+  day: t.string,
+  events: t.array(StoredAspectEvent),
+  applied: t.array(t.string),
+  superseded: t.array(t.string),
+  waiting: t.array(t.string),
+  version: t.union([t.string, t.null]),
+  // Written for people and CouchDB views; readers recompute it from `events`.
+  state: t.unknown,
+});
+export type AspectDoc = t.TypeOf<typeof AspectDoc>;
+
+export const aspectDocId = (aspect: string): string => `aspect:${aspect}`;
+export const conflictDocId = (loserEventId: string): string => `conflict:${loserEventId}`;
+export const quarantineDocId = (docId: string): string => `quarantine:${docId}`;
+
+const ChangeSummary = object(
+  'ConflictChange',
+  { type: t.string },
+  { field: t.string, checkInId: t.string },
+  { description: 'What the event changed: its kind, and the field or check-in; never the values.' },
+);
+
+export const ConflictSide = object(
+  'ConflictSide',
+  {
+    eventId: t.string,
+    userId: t.string,
+    role: t.string,
+    deviceId: nullable(t.string),
+    clientTimestamp: IsoInstant,
+    serverTimestamp: IsoInstant,
+    change: ChangeSummary,
+  },
+  {},
+  { description: 'One side of a conflict: who (user and role), from which device, when, and what changed.' },
+);
+
+export const ConflictPolicyC = t.keyof({
+  ADMIN_PRECEDENCE: null,
+  LAST_WRITER_WINS: null,
+  BASED_ON_SUPERSEDED: null,
+});
+
+const conflictFields = {
+  aspect: t.string,
+  kind: t.keyof({ attendance: null, checkin: null, student: null }),
+  subjectId: t.string,
+  policy: ConflictPolicyC,
+  winner: ConflictSide,
+  loser: ConflictSide,
+  detectedAt: IsoInstant,
+};
+
+export const ConflictRecord = object(
+  'ConflictRecord',
+  conflictFields,
+  {},
+  {
+    description:
+      'A decided conflict: the loser is superseded (`CONFLICT_SUPERSEDED`) and kept. `detectedAt` is the later of the two ' +
+      'server timestamps.',
+  },
+);
+export type ConflictRecord = t.TypeOf<typeof ConflictRecord>;
+
+export const ConflictDoc = t.type({
+  _id: t.string,
+  _rev: t.string,
+  docType: t.literal('conflict'),
+  ...conflictFields,
+});
+export type ConflictDoc = t.TypeOf<typeof ConflictDoc>;
+
+export const QuarantineDoc = t.type({
+  _id: t.string,
+  _rev: t.string,
+  docType: t.literal('quarantine'),
+  docId: t.string,
+  reason: t.string,
+});
+export type QuarantineDoc = t.TypeOf<typeof QuarantineDoc>;

@@ -1,0 +1,142 @@
+/** Offline events from devices (`POST /api/v1/sync/events`). */
+import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
+import { annotate, boundedString, IsoInstant, nullable, object, refine } from '../../domain/codec.js';
+import { apiError } from '../../domain/errors.js';
+import { SyncEvent } from '../../domain/eventTypes.js';
+import { ConflictPolicyC } from '../../domain/projection.js';
+import { MAX_SYNC_EVENTS } from '../../sync/syncService.js';
+import { actorOf } from '../actor.js';
+import { defineRoute } from '../route.js';
+
+/**
+ * The list is checked for being a list only: each event is validated on its own by the handler, so a
+ * bad event fails alone instead of failing the batch. The schema still documents the events' shapes.
+ */
+const SyncEventList = annotate(
+  new t.ArrayType<typeof SyncEvent, unknown[], unknown[], unknown>(
+    'SyncEventList',
+    (u): u is unknown[] => Array.isArray(u),
+    (u, c) => (Array.isArray(u) ? t.success(u) : t.failure(u, c, 'expected a list of events')),
+    (a) => a,
+    SyncEvent,
+  ),
+  {
+    maxItems: MAX_SYNC_EVENTS,
+    description: `At most ${MAX_SYNC_EVENTS} events; a longer list is answered 413 PAYLOAD_TOO_LARGE.`,
+  },
+);
+
+export const SyncBatch = object(
+  'SyncBatch',
+  { events: SyncEventList },
+  {},
+  {
+    description:
+      'Events recorded offline, in any order. Each is stored once per `eventId`, whatever the Idempotency-Key.',
+  },
+);
+
+const SyncedEvent = object(
+  'SyncedEvent',
+  {
+    eventId: t.string,
+    serverTimestamp: IsoInstant,
+    status: t.keyof({ APPLIED: null, CONFLICT_SUPERSEDED: null, WAITING_FOR_BASE: null, PENDING: null }),
+    duplicate: t.boolean,
+  },
+  {},
+  {
+    description:
+      'A stored event as the pipeline then stands: APPLIED; CONFLICT_SUPERSEDED (kept, but a conflicting event won); ' +
+      'WAITING_FOR_BASE (the event it was based on has not arrived); PENDING (not projected yet; it will be). ' +
+      '`duplicate`: it was already stored (a resend).',
+  },
+);
+
+const SyncConflict = object(
+  'SyncConflict',
+  { aspect: t.string, policy: ConflictPolicyC, winnerEventId: t.string, loserEventId: t.string },
+  {},
+  { description: 'A conflict involving an event of this batch, as decided by the conflict rule.' },
+);
+
+const Issue = object('SyncIssue', { path: t.string, message: t.string });
+
+const SyncFailure = object(
+  'SyncFailure',
+  {
+    index: refine(t.number, Number.isInteger, 'an integer', { integer: true, minimum: 0 }),
+    eventId: nullable(boundedString(0, 100)),
+    reason: t.keyof({
+      VALIDATION_FAILED: null,
+      UNKNOWN_TYPE: null,
+      FORBIDDEN_ROLE: null,
+      UNKNOWN_SUBJECT: null,
+      SUBJECT_DELETED: null,
+      UNKNOWN_SESSION: null,
+      EVENT_ID_TAKEN: null,
+    }),
+    message: t.string,
+  },
+  { issues: t.array(Issue) },
+  {
+    description:
+      'An event that was not stored, with its position in the batch and a machine-readable reason.',
+  },
+);
+
+export const SyncResult = object('SyncResult', {
+  synced: t.array(SyncedEvent),
+  conflicts: t.array(SyncConflict),
+  failed: t.array(SyncFailure),
+});
+
+export const syncEventsRoute = defineRoute({
+  operationId: 'syncEvents',
+  method: 'post',
+  path: '/api/v1/sync/events',
+  auth: 'bearer',
+  summary: 'Send a batch of offline events',
+  description:
+    'Each event is validated, authorised for its kind (attendance and check-in kinds: ADMIN, CHAMADOR or `attendance`; ' +
+    'STUDENT_FIELD_SET: ADMIN, CADASTRO or `students.add`), checked against the student and session it names, and ' +
+    'stored once. One bad event never fails the batch. The actor recorded is the caller, never a field of the ' +
+    'event. Conflicts are decided by the conflict rule (ADMIN precedence, then the later clientTimestamp, then the ' +
+    'greater eventId) and reported with both event ids.',
+  tags: ['sync'],
+  body: SyncBatch,
+  response: {
+    status: 200,
+    description: 'Every event of the batch is in exactly one list.',
+    codec: SyncResult,
+  },
+  errors: ['PAYLOAD_TOO_LARGE'],
+  handler: async (ctx) => {
+    const actor = actorOf(ctx);
+    if (E.isLeft(actor)) return actor;
+    const events = ctx.body.events;
+    if (events.length > MAX_SYNC_EVENTS) {
+      return E.left(
+        apiError('PAYLOAD_TOO_LARGE', `A batch holds at most ${MAX_SYNC_EVENTS} events.`, {
+          maxEvents: MAX_SYNC_EVENTS,
+          received: events.length,
+        }),
+      );
+    }
+    const result = await ctx.deps.sync.service.sync(actor.right, events);
+    return E.right({
+      status: 200,
+      body: {
+        synced: [...result.synced],
+        conflicts: [...result.conflicts],
+        failed: result.failed.map(({ issues, ...f }) => ({
+          ...f,
+          ...(issues === undefined ? {} : { issues: [...issues] }),
+        })),
+      },
+    });
+  },
+});
+
+export const syncRoutes = [syncEventsRoute];

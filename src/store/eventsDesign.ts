@@ -1,0 +1,46 @@
+/**
+ * The events database's guard on CouchDB: a `validate_doc_update` function that refuses any change to
+ * an event that exists, any deletion, and any document that is not an event. The service's own API has
+ * no update or delete for events; this keeps a tablet's replicator, a second service instance or a
+ * hand-edit in Fauxton from rewriting history either. (CouchDB itself restricts design documents to
+ * admins, so the function lets them through.) Embedded PouchDB does not run these functions; there
+ * the store API is the guard.
+ */
+
+import * as t from 'io-ts';
+import { getDoc } from './docs.js';
+import type { Database } from './pouch.js';
+import { isConflict } from './storeErrors.js';
+
+export const EVENTS_DESIGN_ID = '_design/immutable-events';
+
+// Runs inside CouchDB's JavaScript engine: plain ES5, no closures over this module.
+export const VALIDATE_EVENTS = `function (newDoc, oldDoc, userCtx, secObj) {
+  if (newDoc._id.indexOf('_design/') === 0) return;
+  if (oldDoc || newDoc._deleted) {
+    throw({ forbidden: 'events are immutable: an event is never changed or removed' });
+  }
+  if (newDoc.docType !== 'event' || typeof newDoc.eventId !== 'string' ||
+      newDoc._id !== 'event:' + newDoc.eventId) {
+    throw({ forbidden: 'only event documents, with _id event:<eventId>, are stored here' });
+  }
+}`;
+
+const DesignDoc = t.type({ _id: t.string, _rev: t.string, validate_doc_update: t.string });
+
+/** Installs or updates the guard; concurrent starts of several instances are harmless. */
+export const ensureEventsGuard = async (db: Database): Promise<void> => {
+  const current = await getDoc(db, DesignDoc, EVENTS_DESIGN_ID).catch(() => undefined);
+  if (current?.validate_doc_update === VALIDATE_EVENTS) return;
+  try {
+    await db.put({
+      _id: EVENTS_DESIGN_ID,
+      ...(current === undefined ? {} : { _rev: current._rev }),
+      language: 'javascript',
+      validate_doc_update: VALIDATE_EVENTS,
+    });
+  } catch (e) {
+    // Another instance installed it at the same moment.
+    if (!isConflict(e)) throw e;
+  }
+};

@@ -1,0 +1,307 @@
+/**
+ * The projections database: aspect documents, conflict records and quarantined event ids written by
+ * the event pipeline, and the pipeline's checkpoint. Writes are compare-and-swap on each document's
+ * revision; a batch that meets a concurrent writer (a second instance on the same CouchDB) reports
+ * `CONFLICT` and the pipeline runs it again from fresh reads, which is safe because every document
+ * here is a function of the events alone.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
+import { decodeChange } from '../domain/eventTypes.js';
+import {
+  AspectDoc,
+  aspectDocId,
+  ConflictDoc,
+  conflictDocId,
+  QuarantineDoc,
+  quarantineDocId,
+  type StoredAspectEvent,
+} from '../domain/projection.js';
+import type { AspectEventRecord, AspectProjection, ConflictRecordFull } from '../rules/projections.js';
+import { decodeDoc, getDocs, UndecodableDocument } from './docs.js';
+import type { Database } from './pouch.js';
+import { isConflict, isNotFound } from './storeErrors.js';
+
+const CHECKPOINT_ID = '_local/event-pipeline';
+const Checkpoint = t.type({ _id: t.string, _rev: t.string, seq: t.union([t.string, t.number]) });
+
+export interface LoadedAspect {
+  readonly rev: string;
+  readonly events: ReadonlyArray<AspectEventRecord>;
+}
+
+export interface ProjectionWrite {
+  readonly aspects: ReadonlyArray<{
+    readonly projection: AspectProjection;
+    readonly rev: string | undefined;
+  }>;
+  readonly conflictsPut: ReadonlyArray<ConflictRecordFull>;
+  /** Loser event ids whose conflict record no longer holds. */
+  readonly conflictsRemoved: ReadonlyArray<string>;
+  readonly quarantined: ReadonlyArray<{ readonly docId: string; readonly reason: string }>;
+}
+
+export interface ConflictQuery {
+  readonly from?: string;
+  readonly to?: string;
+  readonly subjectId?: string;
+  /** Keyset: `[detectedAt, _id]` of the last record of the previous page. */
+  readonly after?: readonly [string, string];
+  readonly limit: number;
+}
+
+export interface ProjectionStore {
+  loadAspects(aspects: ReadonlyArray<string>): Promise<Map<string, LoadedAspect>>;
+  commit(write: ProjectionWrite): Promise<'OK' | 'CONFLICT'>;
+  checkpoint(): Promise<string | number>;
+  saveCheckpoint(seq: string | number): Promise<void>;
+  /** Aspect documents of one kind whose day lies in [fromDay, toDay]. */
+  aspectsByDay(kind: string, fromDay: string, toDay: string): Promise<AspectDoc[]>;
+  conflicts(query: ConflictQuery): Promise<ConflictDoc[]>;
+  quarantined(): Promise<QuarantineDoc[]>;
+  /** Removes every projection and the checkpoint, so the pipeline rebuilds from the first event. */
+  reset(): Promise<void>;
+}
+
+export const toStoredEvent = (e: AspectEventRecord): StoredAspectEvent => ({
+  eventId: e.eventId,
+  type: e.type,
+  baseVersion: e.baseVersion,
+  subjectId: e.subjectId,
+  userId: e.userId,
+  role: e.role,
+  deviceId: e.deviceId,
+  clientTimestamp: e.clientTimestamp,
+  serverTimestamp: e.serverTimestamp,
+  payload: { ...e.payload },
+});
+
+export const fromStoredEvent = (s: StoredAspectEvent): AspectEventRecord | undefined => {
+  const change = decodeChange(s.type, s.payload);
+  return change === undefined
+    ? undefined
+    : {
+        eventId: s.eventId,
+        baseVersion: s.baseVersion,
+        subjectId: s.subjectId,
+        userId: s.userId,
+        role: s.role,
+        deviceId: s.deviceId,
+        clientTimestamp: s.clientTimestamp,
+        serverTimestamp: s.serverTimestamp,
+        type: s.type,
+        payload: s.payload,
+        change,
+      };
+};
+
+const dayOf = (p: AspectProjection): string => {
+  const state = p.state;
+  if (state?.kind === 'attendance') return state.day;
+  // A check-in aspect and a student field sort by the day of their first event.
+  return p.events[0]?.clientTimestamp.slice(0, 10) ?? '';
+};
+
+const sessionOf = (p: AspectProjection): string | null => {
+  const state = p.state;
+  if (state?.kind === 'attendance') return state.sessionId;
+  if (state?.kind === 'checkin') return state.sessionId;
+  return null;
+};
+
+const aspectDocBody = (p: AspectProjection) => ({
+  _id: aspectDocId(p.aspect),
+  docType: 'aspect' as const,
+  aspect: p.aspect,
+  kind: p.kind,
+  subjectId: p.subjectId,
+  sessionId: sessionOf(p),
+  day: dayOf(p),
+  events: p.events.map(toStoredEvent),
+  applied: [...p.applied],
+  superseded: [...p.superseded],
+  waiting: [...p.waiting],
+  version: p.version,
+  state: p.state,
+});
+
+const conflictDocBody = (c: ConflictRecordFull) => ({
+  _id: conflictDocId(c.loser.eventId),
+  docType: 'conflict' as const,
+  aspect: c.aspect,
+  kind: c.kind,
+  subjectId: c.subjectId,
+  policy: c.policy,
+  winner: c.winner,
+  loser: c.loser,
+  detectedAt: c.detectedAt,
+});
+
+/** Current revisions of the given ids; absent and deleted ids are left out. */
+const revisions = async (db: Database, ids: ReadonlyArray<string>): Promise<Map<string, string>> => {
+  const revs = new Map<string, string>();
+  if (ids.length === 0) return revs;
+  const res = await db.allDocs({ keys: [...ids] });
+  for (const row of res.rows) {
+    if ('error' in row) continue;
+    if (row.value.deleted !== true) revs.set(row.id, row.value.rev);
+  }
+  return revs;
+};
+
+export const projectionStore = (db: Database): ProjectionStore => ({
+  async loadAspects(aspects) {
+    const found = new Map<string, LoadedAspect>();
+    const docs: AspectDoc[] = await getDocs(db, AspectDoc, aspects.map(aspectDocId));
+    for (const doc of docs) {
+      const events: AspectEventRecord[] = [];
+      for (const s of doc.events) {
+        const record = fromStoredEvent(s);
+        if (record === undefined) throw new UndecodableDocument(doc._id);
+        events.push(record);
+      }
+      found.set(doc.aspect, { rev: doc._rev, events });
+    }
+    return found;
+  },
+
+  async commit(write) {
+    const conflictIds = [
+      ...write.conflictsPut.map((c) => conflictDocId(c.loser.eventId)),
+      ...write.conflictsRemoved.map(conflictDocId),
+    ];
+    const quarantineIds = write.quarantined.map((q) => quarantineDocId(q.docId));
+    const revs = await revisions(db, [...conflictIds, ...quarantineIds]);
+    const withRev = <D extends { _id: string }>(doc: D) => {
+      const rev = revs.get(doc._id);
+      return rev === undefined ? doc : { ...doc, _rev: rev };
+    };
+    const docs = [
+      ...write.aspects.map(({ projection, rev }) => ({
+        ...aspectDocBody(projection),
+        ...(rev === undefined ? {} : { _rev: rev }),
+      })),
+      ...write.conflictsPut.map((c) => withRev(conflictDocBody(c))),
+      ...write.conflictsRemoved.flatMap((loser) => {
+        const rev = revs.get(conflictDocId(loser));
+        return rev === undefined ? [] : [{ _id: conflictDocId(loser), _rev: rev, _deleted: true }];
+      }),
+      ...write.quarantined.map((q) =>
+        withRev({ _id: quarantineDocId(q.docId), docType: 'quarantine' as const, ...q }),
+      ),
+    ];
+    if (docs.length === 0) return 'OK';
+    const results = await db.bulkDocs(docs);
+    let conflicted = false;
+    for (const r of results) {
+      if (!('error' in r) || r.error !== true) continue;
+      if (isConflict(r)) conflicted = true;
+      else throw new Error(`projection write failed: ${r.name ?? 'unknown'} ${r.message ?? ''}`);
+    }
+    return conflicted ? 'CONFLICT' : 'OK';
+  },
+
+  async checkpoint() {
+    const doc: unknown = await db.get(CHECKPOINT_ID).catch((e: unknown) => {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    });
+    if (doc === undefined) return 0;
+    const decoded = Checkpoint.decode(doc);
+    if (E.isLeft(decoded)) throw new UndecodableDocument(CHECKPOINT_ID);
+    return decoded.right.seq;
+  },
+
+  async saveCheckpoint(seq) {
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const current: unknown = await db.get(CHECKPOINT_ID).catch((e: unknown) => {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      });
+      const decoded = current === undefined ? undefined : Checkpoint.decode(current);
+      const rev = decoded !== undefined && E.isRight(decoded) ? decoded.right._rev : undefined;
+      try {
+        await db.put({ _id: CHECKPOINT_ID, ...(rev === undefined ? {} : { _rev: rev }), seq });
+        return;
+      } catch (e) {
+        if (!isConflict(e)) throw e;
+      }
+    }
+    throw new Error('the pipeline checkpoint stayed contended');
+  },
+
+  async aspectsByDay(kind, fromDay, toDay) {
+    const found = await db.find({
+      selector: { docType: 'aspect', kind, day: { $gte: fromDay, $lte: toDay } },
+      limit: 1_000_000,
+      use_index: 'idx-by-docType-kind-day',
+    });
+    return found.docs.map((d) => decodeDoc(AspectDoc, d._id, d));
+  },
+
+  async conflicts(query) {
+    const detectedAt: Record<string, string> = {};
+    const from = query.after?.[0] ?? query.from;
+    if (from !== undefined) detectedAt.$gte = from;
+    if (query.to !== undefined) detectedAt.$lt = query.to;
+    const selector = {
+      docType: 'conflict',
+      detectedAt: Object.keys(detectedAt).length === 0 ? { $gte: '' } : detectedAt,
+      ...(query.subjectId === undefined ? {} : { subjectId: query.subjectId }),
+    };
+    const out: ConflictDoc[] = [];
+    // Records of the cursor's own instant were partly on the previous page: skip up to its id.
+    let skip = 0;
+    for (;;) {
+      const found = await db.find({
+        selector,
+        sort: [{ docType: 'asc' }, { detectedAt: 'asc' }],
+        limit: 500,
+        skip,
+        use_index: 'idx-by-docType-detectedAt',
+      });
+      const docs = found.docs.map((d) => decodeDoc(ConflictDoc, d._id, d));
+      skip += docs.length;
+      for (const doc of docs) {
+        const after = query.after;
+        if (
+          after !== undefined &&
+          (doc.detectedAt < after[0] || (doc.detectedAt === after[0] && doc._id <= after[1]))
+        )
+          continue;
+        out.push(doc);
+      }
+      if (docs.length < 500 || out.length > query.limit) break;
+    }
+    // The index sorts by time only; ids break ties so that pages are stable.
+    out.sort((a, b) =>
+      a.detectedAt !== b.detectedAt
+        ? a.detectedAt < b.detectedAt
+          ? -1
+          : 1
+        : a._id < b._id
+          ? -1
+          : a._id > b._id
+            ? 1
+            : 0,
+    );
+    return out.slice(0, query.limit + 1);
+  },
+
+  async quarantined() {
+    const found = await db.find({ selector: { docType: 'quarantine' }, limit: 100_000 });
+    return found.docs.map((d) => decodeDoc(QuarantineDoc, d._id, d));
+  },
+
+  async reset() {
+    for (;;) {
+      const page = await db.allDocs({ limit: 500 });
+      const docs = page.rows.filter((r) => !r.id.startsWith('_design/'));
+      if (docs.length === 0) break;
+      await db.bulkDocs(docs.map((r) => ({ _id: r.id, _rev: r.value.rev, _deleted: true })));
+    }
+    const checkpoint: unknown = await db.get(CHECKPOINT_ID).catch(() => undefined);
+    const decoded = checkpoint === undefined ? undefined : Checkpoint.decode(checkpoint);
+    if (decoded !== undefined && E.isRight(decoded)) await db.remove(CHECKPOINT_ID, decoded.right._rev);
+  },
+});

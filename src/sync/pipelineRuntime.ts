@@ -1,0 +1,186 @@
+/**
+ * The event pipeline wired to the store: the events database's change feed wakes it, pages of changes
+ * are pulled after the persisted checkpoint (so a backlog of 200,000 events is read a page at a time,
+ * never all at once), and each page is projected by `projector.ts`.
+ *
+ * `settle` gives request handlers read-your-writes: it waits until the pipeline has projected the
+ * given events and returns their aspects as they then stand.
+ */
+import { defer, map, merge, type Observable, Subject, type Subscription, takeUntil } from 'rxjs';
+import type { NewAuditEntry } from '../domain/audit.js';
+import { type AspectProjection, kindOfAspect, projectAspect } from '../rules/projections.js';
+import type { Database } from '../store/pouch.js';
+import type { ProjectionStore } from '../store/projections.js';
+import { type Change, followChanges$ } from './changeFeed.js';
+import { type BatchOutcome, eventPipeline$, type Page, type Seq } from './eventPipeline.js';
+import { projectBatch } from './projector.js';
+
+export interface EventPipelineOptions {
+  readonly events: Database;
+  readonly projections: ProjectionStore;
+  readonly audit: (entries: ReadonlyArray<NewAuditEntry>) => Promise<void>;
+  readonly onError?: (error: unknown) => void;
+  readonly pageSize?: number;
+  readonly retryDelayMs?: number;
+}
+
+export interface SettledEvent {
+  readonly eventId: string;
+  readonly aspect: string;
+}
+
+export interface EventPipeline {
+  /** One value per projected page, after its checkpoint is saved. */
+  readonly outcomes$: Observable<BatchOutcome>;
+  wake(): void;
+  /**
+   * Waits (at most `timeoutMs`) until the pipeline has projected the events and returns each of their
+   * aspects as it then stands; an aspect whose events are not all projected in time is left out.
+   */
+  settle(events: ReadonlyArray<SettledEvent>, timeoutMs?: number): Promise<Map<string, AspectProjection>>;
+  /** Resolves once everything stored before the call has been projected. */
+  catchUp(): Promise<void>;
+  /** Finishes the page in hand and stops. */
+  stop(): Promise<void>;
+}
+
+const toPage = (res: PouchDB.Core.ChangesResponse<object>): Page => ({
+  changes: res.results.map(
+    (c): Change => ({
+      id: c.id,
+      seq: c.seq,
+      deleted: c.deleted === true,
+      ...(c.doc === undefined ? {} : { doc: c.doc }),
+    }),
+  ),
+  lastSeq: res.last_seq,
+});
+
+export const startEventPipeline = async (options: EventPipelineOptions): Promise<EventPipeline> => {
+  const since = await options.projections.checkpoint();
+  const wakes$ = new Subject<void>();
+  const stop$ = new Subject<void>();
+  const outcomes$ = new Subject<BatchOutcome>();
+  // Pulls are numbered; a drain that ends reports the number of its last (short) pull, which saw
+  // everything stored before it started.
+  const drained$ = new Subject<number>();
+  let pulls = 0;
+  let lastPull = 0;
+  let stopped = false;
+
+  const streams$ = eventPipeline$({
+    // Any change to the events database is a reason to look; `now` skips the history the checkpoint covers.
+    wake$: merge(
+      defer(async () => undefined),
+      wakes$,
+      followChanges$(options.events, { since: 'now' }).pipe(map(() => undefined)),
+    ).pipe(takeUntil(stop$)),
+    pull: (from: Seq, limit: number) =>
+      defer(async () => {
+        pulls += 1;
+        const number = pulls;
+        const page = toPage(await options.events.changes({ since: from, limit, include_docs: true }));
+        lastPull = number;
+        return page;
+      }),
+    process: (batch) =>
+      defer(() => projectBatch({ projections: options.projections, audit: options.audit }, batch)),
+    saveCheckpoint: (seq) => defer(() => options.projections.saveCheckpoint(seq)),
+    since,
+    pageSize: options.pageSize ?? 500,
+    retryDelayMs: options.retryDelayMs ?? 1000,
+    onError: (error) => options.onError?.(error),
+    onDrained: () => drained$.next(lastPull),
+  });
+
+  const done = new Promise<void>((resolve) => {
+    const subscription: Subscription = streams$.subscribe({
+      next: (outcome) => outcomes$.next(outcome),
+      complete: () => resolve(),
+      error: (e: unknown) => {
+        options.onError?.(e);
+        resolve();
+      },
+    });
+    stop$.subscribe(() => {
+      // Leave the page in hand a moment to finish; a store that stays down must not hold shutdown.
+      setTimeout(() => {
+        subscription.unsubscribe();
+        resolve();
+      }, 5000).unref();
+    });
+  });
+
+  const pipeline: EventPipeline = {
+    outcomes$: outcomes$.asObservable(),
+    wake: () => {
+      if (!stopped) wakes$.next();
+    },
+
+    async settle(events, timeoutMs = 5000) {
+      const pending = new Set(events.map((e) => e.eventId));
+      const aspects = [...new Set(events.map((e) => e.aspect))];
+      let release: () => void = () => undefined;
+      const allSeen = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      // Subscribed before reading, so an outcome that lands between the read and the wait is not missed.
+      const sub = outcomes$.subscribe((o) => {
+        for (const e of o.events) pending.delete(e.eventId);
+        if (pending.size === 0) release();
+      });
+      try {
+        pipeline.wake();
+        const known = await options.projections.loadAspects(aspects);
+        for (const a of known.values()) for (const e of a.events) pending.delete(e.eventId);
+        if (pending.size > 0) {
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([
+            allSeen,
+            new Promise<void>((resolve) => {
+              timer = setTimeout(resolve, timeoutMs);
+            }),
+          ]);
+          clearTimeout(timer);
+        }
+      } finally {
+        sub.unsubscribe();
+      }
+      const loaded = await options.projections.loadAspects(aspects);
+      const out = new Map<string, AspectProjection>();
+      for (const [aspect, a] of loaded) {
+        const kind = kindOfAspect(aspect);
+        if (kind === undefined) continue;
+        const projection = projectAspect(aspect, kind, a.events, []);
+        const wanted = events.filter((e) => e.aspect === aspect);
+        if (wanted.every((w) => projection.events.some((e) => e.eventId === w.eventId)))
+          out.set(aspect, projection);
+      }
+      return out;
+    },
+
+    catchUp() {
+      const asked = pulls;
+      return new Promise<void>((resolve) => {
+        const sub = drained$.subscribe((pull) => {
+          if (pull > asked) {
+            sub.unsubscribe();
+            resolve();
+          }
+        });
+        pipeline.wake();
+      });
+    },
+
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      stop$.next();
+      stop$.complete();
+      await done;
+      outcomes$.complete();
+      drained$.complete();
+    },
+  };
+  return pipeline;
+};

@@ -1,0 +1,124 @@
+/**
+ * One batch of the pipeline against the projections store: group the batch's events by aspect, merge
+ * them into each aspect's known events, resolve and fold (pure rules), work out which conflict records
+ * appear, change or vanish, audit the new decisions, and write it all with compare-and-swap. A batch
+ * that meets a concurrent writer is run again from fresh reads.
+ *
+ * Audit entries are written before the projections: a crash between the two repeats an entry on the
+ * replay (at least once) rather than losing it.
+ */
+import type { NewAuditEntry } from '../domain/audit.js';
+import {
+  type AspectEventRecord,
+  type ConflictRecordFull,
+  kindOfAspect,
+  projectAspect,
+} from '../rules/projections.js';
+import type { ProjectionStore } from '../store/projections.js';
+import type { DecodedChange } from './eventPipeline.js';
+
+export interface ProjectorDeps {
+  readonly projections: ProjectionStore;
+  /** Records pipeline decisions in the audit log; resolves once stored. */
+  readonly audit: (entries: ReadonlyArray<NewAuditEntry>) => Promise<void>;
+  readonly maxAttempts?: number;
+}
+
+export interface ProjectedBatch {
+  readonly aspectsWritten: number;
+  readonly conflictsChanged: ReadonlyArray<ConflictRecordFull>;
+  readonly quarantined: ReadonlyArray<string>;
+}
+
+const PIPELINE_ENDPOINT = 'PIPELINE /events/_changes';
+
+const conflictAudit = (c: ConflictRecordFull): NewAuditEntry => ({
+  // The loser's id ties the entry to the event it superseded.
+  correlation_id: c.loser.eventId,
+  actor_user_id: c.loser.userId,
+  actor_role: c.loser.role,
+  endpoint: PIPELINE_ENDPOINT,
+  outcome: 'SUCCESS',
+  details: {
+    code: 'CONFLICT_SUPERSEDED',
+    policy: c.policy,
+    aspect: c.aspect,
+    winnerEventId: c.winner.eventId,
+    loserEventId: c.loser.eventId,
+  },
+  subject_id: c.subjectId,
+  action: 'CONFLICT_RESOLVED',
+});
+
+const quarantineAudit = (docId: string, reason: string): NewAuditEntry => ({
+  correlation_id: '00000000-0000-4000-8000-000000000000',
+  actor_user_id: null,
+  actor_role: null,
+  endpoint: PIPELINE_ENDPOINT,
+  outcome: 'FAILURE',
+  details: { code: 'QUARANTINED', reason, docId: docId.slice(0, 200) },
+  subject_id: null,
+  action: 'QUARANTINE',
+});
+
+export class ProjectionContended extends Error {
+  constructor(attempts: number) {
+    super(`the projections stayed contended after ${attempts} attempts`);
+    this.name = 'ProjectionContended';
+  }
+}
+
+export const projectBatch = async (
+  deps: ProjectorDeps,
+  batch: ReadonlyArray<DecodedChange>,
+): Promise<ProjectedBatch> => {
+  const incoming = new Map<string, AspectEventRecord[]>();
+  for (const d of batch) {
+    if (d.kind !== 'aspect') continue;
+    const list = incoming.get(d.aspect) ?? [];
+    list.push(d.record);
+    incoming.set(d.aspect, list);
+  }
+  const quarantined = batch.flatMap((d) =>
+    d.kind === 'quarantine' ? [{ docId: d.docId, reason: d.reason }] : [],
+  );
+  const maxAttempts = deps.maxAttempts ?? 20;
+  for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
+    const loaded = await deps.projections.loadAspects([...incoming.keys()]);
+    const aspects: Array<{ projection: ReturnType<typeof projectAspect>; rev: string | undefined }> = [];
+    const conflictsPut: ConflictRecordFull[] = [];
+    const conflictsRemoved: string[] = [];
+    for (const [aspect, events] of incoming) {
+      const kind = kindOfAspect(aspect);
+      if (kind === undefined) continue;
+      const known = loaded.get(aspect);
+      const knownEvents = known?.events ?? [];
+      const after = projectAspect(aspect, kind, knownEvents, events);
+      // Every event already known (a replay after a crash, a resend): nothing changes.
+      if (known !== undefined && after.events.length === knownEvents.length) continue;
+      const before = projectAspect(aspect, kind, knownEvents, []);
+      const previous = new Map(before.conflicts.map((c) => [c.loser.eventId, JSON.stringify(c)]));
+      for (const c of after.conflicts) {
+        if (previous.get(c.loser.eventId) !== JSON.stringify(c)) conflictsPut.push(c);
+        previous.delete(c.loser.eventId);
+      }
+      conflictsRemoved.push(...previous.keys());
+      aspects.push({ projection: after, rev: known?.rev });
+    }
+    if (aspects.length === 0 && quarantined.length === 0)
+      return { aspectsWritten: 0, conflictsChanged: [], quarantined: [] };
+    await deps.audit([
+      ...conflictsPut.map(conflictAudit),
+      ...quarantined.map((q) => quarantineAudit(q.docId, q.reason)),
+    ]);
+    const written = await deps.projections.commit({ aspects, conflictsPut, conflictsRemoved, quarantined });
+    if (written === 'OK') {
+      return {
+        aspectsWritten: aspects.length,
+        conflictsChanged: conflictsPut,
+        quarantined: quarantined.map((q) => q.docId),
+      };
+    }
+  }
+  throw new ProjectionContended(maxAttempts);
+};

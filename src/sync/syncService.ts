@@ -1,0 +1,264 @@
+/**
+ * `POST /api/v1/sync/events`: a device's offline events, judged one by one. Each event is validated,
+ * authorised for its kind, checked against the subjects it names and stored once per `eventId`; one
+ * bad event fails alone. The answer reports each stored event as the pipeline then stands
+ * (read-your-writes): applied, superseded by a conflict, or waiting for the event it was based on.
+ *
+ * The actor (user and role) is the authenticated caller's, never a field of the event: a device
+ * cannot claim ADMIN precedence for itself.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import type { NewEvent } from '../domain/event.js';
+import { aspectOfSync, decodeSyncEvent, payloadOfSync, type SyncEvent } from '../domain/eventTypes.js';
+import type { ValidationIssue } from '../domain/issues.js';
+import { toIssues } from '../domain/issues.js';
+import type { Actor } from '../domain/principal.js';
+import { authorize } from '../rules/authorization.js';
+import { type AspectProjection, standingOf } from '../rules/projections.js';
+import type { ClassStore } from '../store/classes.js';
+import type { EventStore } from '../store/events.js';
+import type { StudentStore } from '../store/students.js';
+import type { EventPipeline } from './pipelineRuntime.js';
+
+export const MAX_SYNC_EVENTS = 1000;
+
+export type SyncFailureReason =
+  | 'VALIDATION_FAILED'
+  | 'UNKNOWN_TYPE'
+  | 'FORBIDDEN_ROLE'
+  | 'UNKNOWN_SUBJECT'
+  | 'SUBJECT_DELETED'
+  | 'UNKNOWN_SESSION'
+  | 'EVENT_ID_TAKEN';
+
+export type SyncStatus = 'APPLIED' | 'CONFLICT_SUPERSEDED' | 'WAITING_FOR_BASE' | 'PENDING';
+
+export interface SyncedEntry {
+  readonly eventId: string;
+  readonly serverTimestamp: string;
+  readonly status: SyncStatus;
+  /** True when the event was already stored (a resend). */
+  readonly duplicate: boolean;
+}
+
+export interface SyncConflictEntry {
+  readonly aspect: string;
+  readonly policy: 'ADMIN_PRECEDENCE' | 'LAST_WRITER_WINS' | 'BASED_ON_SUPERSEDED';
+  readonly winnerEventId: string;
+  readonly loserEventId: string;
+}
+
+export interface SyncFailure {
+  readonly index: number;
+  readonly eventId: string | null;
+  readonly reason: SyncFailureReason;
+  readonly message: string;
+  readonly issues?: ReadonlyArray<ValidationIssue>;
+}
+
+export interface SyncResult {
+  readonly synced: ReadonlyArray<SyncedEntry>;
+  readonly conflicts: ReadonlyArray<SyncConflictEntry>;
+  readonly failed: ReadonlyArray<SyncFailure>;
+}
+
+export interface SyncService {
+  sync(actor: Actor, events: ReadonlyArray<unknown>): Promise<SyncResult>;
+}
+
+const eventIdOf = (u: unknown): string | null =>
+  typeof u === 'object' && u !== null && 'eventId' in u && typeof u.eventId === 'string'
+    ? u.eventId.slice(0, 100)
+    : null;
+
+const failureMessages: Readonly<Record<SyncFailureReason, string>> = {
+  VALIDATION_FAILED: 'The event does not match its kind; see issues.',
+  UNKNOWN_TYPE: 'No such event type.',
+  FORBIDDEN_ROLE: "The caller's role may not record this kind of event.",
+  UNKNOWN_SUBJECT: 'No such student.',
+  SUBJECT_DELETED: 'The student is deleted.',
+  UNKNOWN_SESSION: 'No such session.',
+  EVENT_ID_TAKEN: 'This eventId belongs to another event.',
+};
+
+const fail = (
+  index: number,
+  eventId: string | null,
+  reason: SyncFailureReason,
+  issues?: ReadonlyArray<ValidationIssue>,
+): SyncFailure => ({
+  index,
+  eventId,
+  reason,
+  message: failureMessages[reason],
+  ...(issues === undefined ? {} : { issues }),
+});
+
+const needsSession = (e: SyncEvent): string | undefined => ('sessionId' in e ? e.sessionId : undefined);
+
+export const syncService = (deps: {
+  readonly events: EventStore;
+  readonly students: StudentStore;
+  readonly classes: ClassStore;
+  readonly pipeline: Pick<EventPipeline, 'settle'>;
+  readonly clock: () => Date;
+  readonly settleTimeoutMs?: number;
+}): SyncService => ({
+  async sync(actor, raw) {
+    const failed: SyncFailure[] = [];
+    const accepted: Array<{ index: number; event: SyncEvent; aspect: string }> = [];
+    const seen = new Map<string, string>();
+    raw.forEach((u, index) => {
+      const decoded = decodeSyncEvent(u);
+      if (E.isLeft(decoded)) {
+        const issues =
+          decoded.left.reason === 'VALIDATION_FAILED'
+            ? toIssues('body', decoded.left.errors).map((i) => ({
+                ...i,
+                path: i.path.replace(/^body/, `body.events.${index}`),
+              }))
+            : undefined;
+        failed.push(fail(index, eventIdOf(u), decoded.left.reason, issues));
+        return;
+      }
+      const event = decoded.right;
+      const allowed =
+        event.type === 'STUDENT_FIELD_SET'
+          ? authorize('cadastro', actor.principal, 'students.add')
+          : authorize('chamador', actor.principal, 'attendance');
+      if (E.isLeft(allowed)) {
+        failed.push(fail(index, event.eventId, 'FORBIDDEN_ROLE'));
+        return;
+      }
+      const aspect = aspectOfSync(event);
+      // The same event twice in one batch is one event; the same id for another event is refused.
+      const fingerprint = JSON.stringify(event);
+      const before = seen.get(event.eventId);
+      if (before !== undefined) {
+        if (before !== fingerprint) failed.push(fail(index, event.eventId, 'EVENT_ID_TAKEN'));
+        return;
+      }
+      seen.set(event.eventId, fingerprint);
+      accepted.push({ index, event, aspect });
+    });
+
+    const students = await deps.students.getMany([...new Set(accepted.map((a) => a.event.studentId))]);
+    const sessionIds = [...new Set(accepted.flatMap((a) => needsSession(a.event) ?? []))];
+    const sessions = new Set<string>();
+    for (const id of sessionIds) if ((await deps.classes.getSession(id)) !== undefined) sessions.add(id);
+    const existing = await deps.events.getMany(accepted.map((a) => a.event.eventId));
+
+    const serverTimestamp = deps.clock().toISOString();
+    const toStore: NewEvent[] = [];
+    const answered: Array<{ eventId: string; aspect: string; serverTimestamp: string; duplicate: boolean }> =
+      [];
+    for (const { index, event, aspect } of accepted) {
+      const stored = existing.get(event.eventId);
+      if (stored !== undefined) {
+        // A resend: the same event from the same user is answered as stored; anything else is a clash.
+        if (stored.aspect === aspect && stored.actor.userId === actor.principal.userId) {
+          answered.push({
+            eventId: event.eventId,
+            aspect,
+            serverTimestamp: stored.serverTimestamp,
+            duplicate: true,
+          });
+        } else failed.push(fail(index, event.eventId, 'EVENT_ID_TAKEN'));
+        continue;
+      }
+      const student = students.get(event.studentId);
+      if (student === undefined) {
+        failed.push(fail(index, event.eventId, 'UNKNOWN_SUBJECT'));
+        continue;
+      }
+      if (student.status === 'DELETED') {
+        failed.push(fail(index, event.eventId, 'SUBJECT_DELETED'));
+        continue;
+      }
+      const sessionId = needsSession(event);
+      if (sessionId !== undefined && !sessions.has(sessionId)) {
+        failed.push(fail(index, event.eventId, 'UNKNOWN_SESSION'));
+        continue;
+      }
+      toStore.push({
+        eventId: event.eventId,
+        type: event.type,
+        subjectType: 'STUDENT',
+        subjectId: event.studentId,
+        aspect,
+        baseVersion: event.baseVersion ?? null,
+        payload: payloadOfSync(event),
+        actor: { userId: actor.principal.userId, role: actor.principal.primaryRole },
+        deviceId: actor.deviceId,
+        clientTimestamp: event.clientTimestamp,
+        serverTimestamp,
+      });
+      answered.push({ eventId: event.eventId, aspect, serverTimestamp, duplicate: false });
+    }
+
+    const outcome = await deps.events.appendMany(toStore);
+    // Stored concurrently by another request between our read and our write: read it back.
+    const raced = [...outcome.entries()].filter(([, o]) => o === 'duplicate').map(([id]) => id);
+    if (raced.length > 0) {
+      const now = await deps.events.getMany(raced);
+      for (let i = answered.length - 1; i >= 0; i -= 1) {
+        const a = answered[i];
+        if (a === undefined || !raced.includes(a.eventId)) continue;
+        const other = now.get(a.eventId);
+        if (
+          other !== undefined &&
+          other.aspect === a.aspect &&
+          other.actor.userId === actor.principal.userId
+        ) {
+          answered[i] = { ...a, serverTimestamp: other.serverTimestamp, duplicate: true };
+        } else {
+          answered.splice(i, 1);
+          const index = accepted.find((x) => x.event.eventId === a.eventId)?.index ?? -1;
+          failed.push(fail(index, a.eventId, 'EVENT_ID_TAKEN'));
+        }
+      }
+    }
+
+    const projected = await deps.pipeline.settle(
+      answered.map((a) => ({ eventId: a.eventId, aspect: a.aspect })),
+      deps.settleTimeoutMs ?? 10_000,
+    );
+    const ids = new Set(answered.map((a) => a.eventId));
+    const conflicts: SyncConflictEntry[] = [];
+    for (const p of projected.values()) {
+      for (const c of p.conflicts) {
+        if (!ids.has(c.winner.eventId) && !ids.has(c.loser.eventId)) continue;
+        conflicts.push({
+          aspect: c.aspect,
+          policy: c.policy,
+          winnerEventId: c.winner.eventId,
+          loserEventId: c.loser.eventId,
+        });
+      }
+    }
+    return {
+      synced: answered.map((a) => ({
+        eventId: a.eventId,
+        serverTimestamp: a.serverTimestamp,
+        status: statusOf(projected.get(a.aspect), a.eventId),
+        duplicate: a.duplicate,
+      })),
+      conflicts,
+      failed: failed.sort((a, b) => a.index - b.index),
+    };
+  },
+});
+
+const statusOf = (p: AspectProjection | undefined, eventId: string): SyncStatus => {
+  const standing = p === undefined ? undefined : standingOf(p, eventId);
+  switch (standing) {
+    case 'APPLIED':
+      return 'APPLIED';
+    case 'SUPERSEDED':
+      return 'CONFLICT_SUPERSEDED';
+    case 'WAITING':
+      return 'WAITING_FOR_BASE';
+    default:
+      return 'PENDING';
+  }
+};

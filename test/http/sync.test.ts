@@ -1,0 +1,213 @@
+/** POST /api/v1/sync/events, black-box against the running service. */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import * as t from 'io-ts';
+import { call, decodeAs, expectEnvelope } from '../support/http.js';
+import { seedSmallRoster } from '../support/seed.js';
+import { DEV_TOKENS, mutationHeaders, startTestService, type TestService } from '../support/testService.js';
+
+const Result = t.type({
+  synced: t.array(
+    t.type({ eventId: t.string, serverTimestamp: t.string, status: t.string, duplicate: t.boolean }),
+  ),
+  conflicts: t.array(
+    t.type({ aspect: t.string, policy: t.string, winnerEventId: t.string, loserEventId: t.string }),
+  ),
+  failed: t.array(
+    t.intersection([
+      t.type({ index: t.number, eventId: t.union([t.string, t.null]), reason: t.string, message: t.string }),
+      t.partial({ issues: t.array(t.type({ path: t.string, message: t.string })) }),
+    ]),
+  ),
+});
+
+describe('sync of offline events', function () {
+  this.timeout(60_000);
+  let svc: TestService;
+  let studentId: string;
+  let sessionId: string;
+  const send = (path: string, body: unknown, token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) =>
+    call(`${svc.url}${path}`, {
+      method: 'POST',
+      headers: mutationHeaders(token),
+      body: JSON.stringify(body),
+    });
+  const sync = async (events: unknown[], token: string = DEV_TOKENS.DEV_CALLER_TOKEN) => {
+    const r = await send('/api/v1/sync/events', { events }, token);
+    expect(r.status, r.text).to.equal(200);
+    return decodeAs(Result, r.json);
+  };
+  const mark = (over: Record<string, unknown> = {}) => ({
+    eventId: randomUUID(),
+    type: 'MARK_PRESENT',
+    studentId,
+    sessionId,
+    clientTimestamp: '2026-11-26T10:00:00.000Z',
+    ...over,
+  });
+
+  beforeEach(async () => {
+    svc = await startTestService();
+    const roster = await seedSmallRoster(svc.url, ['Ana']);
+    sessionId = roster.sessionId;
+    studentId = roster.studentIds[0] ?? '';
+  });
+  afterEach(() => svc.dispose());
+
+  it('stores a batch and answers each event with its server timestamp and standing (read-your-writes)', async () => {
+    const checkInId = randomUUID();
+    const checkIn = {
+      eventId: randomUUID(),
+      type: 'CHECK_IN',
+      studentId,
+      sessionId,
+      checkInId,
+      clientTimestamp: '2026-11-26T09:00:00.000Z',
+    };
+    const checkOut = {
+      eventId: randomUUID(),
+      type: 'CHECK_OUT',
+      studentId,
+      sessionId,
+      checkInId,
+      pickupPerson: 'Maria',
+      baseVersion: checkIn.eventId,
+      clientTimestamp: '2026-11-26T11:00:00.000Z',
+    };
+    // The check-out arrives first in the batch: it waits for its base, and both apply.
+    const r = await sync([checkOut, checkIn, mark()]);
+    expect(r.failed).to.deep.equal([]);
+    expect(r.conflicts).to.deep.equal([]);
+    expect(r.synced.map((s) => s.status)).to.deep.equal(['APPLIED', 'APPLIED', 'APPLIED']);
+    expect(r.synced.every((s) => !s.duplicate && s.serverTimestamp.endsWith('Z'))).to.equal(true);
+    const aspect = (await svc.deps.sync.projections.loadAspects([`checkin:${sessionId}:${studentId}`])).get(
+      `checkin:${sessionId}:${studentId}`,
+    );
+    expect(aspect?.events.map((e) => e.eventId).sort()).to.deep.equal(
+      [checkIn.eventId, checkOut.eventId].sort(),
+    );
+  });
+
+  it('the same events resent in a new batch with a new key are stored once and reported as duplicates', async () => {
+    const events = [mark(), mark({ studentId, type: 'MARK_ABSENT', sessionId: undefined })];
+    const first = await sync(events);
+    const second = await sync(events);
+    expect(second.synced.map((s) => s.duplicate)).to.deep.equal([true, true]);
+    expect(second.synced.map((s) => s.serverTimestamp)).to.deep.equal(
+      first.synced.map((s) => s.serverTimestamp),
+    );
+    for (const e of events) {
+      expect((await svc.store.db.events.find({ selector: { eventId: e.eventId } })).docs).to.have.length(1);
+    }
+  });
+
+  it('reports an ADMIN-precedence conflict with both ids; the CHAMADOR event is kept but superseded', async () => {
+    const admin = mark({ type: 'MARK_ABSENT', clientTimestamp: '2026-11-26T09:00:00.000Z' });
+    const caller = mark({ clientTimestamp: '2026-11-26T10:00:00.000Z' });
+    const a = await sync([admin], DEV_TOKENS.DEV_ADMIN_TOKEN);
+    expect(a.synced[0]?.status).to.equal('APPLIED');
+    const c = await sync([caller]);
+    expect(c.synced[0]?.status).to.equal('CONFLICT_SUPERSEDED');
+    expect(c.conflicts).to.deep.equal([
+      {
+        aspect: `attendance:${studentId}:${sessionId}`,
+        policy: 'ADMIN_PRECEDENCE',
+        winnerEventId: admin.eventId,
+        loserEventId: caller.eventId,
+      },
+    ]);
+    expect((await svc.store.db.events.find({ selector: { eventId: caller.eventId } })).docs).to.have.length(
+      1,
+    );
+  });
+
+  it('one bad event fails alone, with a machine-readable reason and its position', async () => {
+    const good = mark();
+    const other = mark();
+    const r = await sync([
+      good,
+      { ...mark(), clientTimestamp: 'yesterday' },
+      { ...mark(), type: 'TELEPORT' },
+      mark({ studentId: randomUUID() }),
+      mark({ sessionId: randomUUID() }),
+      { ...other, type: 'MARK_ABSENT' },
+      other,
+      {
+        eventId: randomUUID(),
+        type: 'STUDENT_FIELD_SET',
+        studentId,
+        field: 'allergies',
+        value: 'amendoim',
+        clientTimestamp: '2026-11-26T10:00:00.000Z',
+      },
+      'not an object',
+    ]);
+    expect(r.synced.map((s) => s.eventId)).to.deep.equal([good.eventId, other.eventId]);
+    expect(r.failed.map((f) => [f.index, f.reason])).to.deep.equal([
+      [1, 'VALIDATION_FAILED'],
+      [2, 'UNKNOWN_TYPE'],
+      [3, 'UNKNOWN_SUBJECT'],
+      [4, 'UNKNOWN_SESSION'],
+      [6, 'EVENT_ID_TAKEN'],
+      [7, 'FORBIDDEN_ROLE'],
+      [8, 'UNKNOWN_TYPE'],
+    ]);
+    expect(r.failed[0]?.issues).to.deep.equal([
+      { path: 'body.events.1.clientTimestamp', message: 'expected a UTC ISO 8601 timestamp ending in Z' },
+    ]);
+  });
+
+  it('a CADASTRO may set a student field; a bad value fails with the field path', async () => {
+    const field = (value: unknown) => ({
+      eventId: randomUUID(),
+      type: 'STUDENT_FIELD_SET',
+      studentId,
+      field: 'allergies',
+      value,
+      clientTimestamp: '2026-11-26T10:00:00.000Z',
+    });
+    const r = await sync([field('amendoim'), field('')], DEV_TOKENS.DEV_CADASTRO_TOKEN);
+    expect(r.synced.map((s) => s.status)).to.deep.equal(['APPLIED']);
+    expect(r.failed.map((f) => [f.index, f.reason, f.issues?.[0]?.path])).to.deep.equal([
+      [1, 'VALIDATION_FAILED', 'body.events.1.value'],
+    ]);
+  });
+
+  it('a deleted student takes no events', async () => {
+    const del = await send(`/api/v1/students/${studentId}/delete`, { justification: 'saiu da igreja' });
+    expect(del.status, del.text).to.equal(200);
+    const r = await sync([mark()]);
+    expect(r.failed.map((f) => f.reason)).to.deep.equal(['SUBJECT_DELETED']);
+  });
+
+  it('more than 1,000 events → 413 in the envelope; 1,000 pass', async function () {
+    this.timeout(120_000);
+    const tooMany = await send('/api/v1/sync/events', { events: Array.from({ length: 1001 }, () => mark()) });
+    const envelope = expectEnvelope(tooMany, 413, 'PAYLOAD_TOO_LARGE');
+    expect(envelope.details).to.deep.include({ maxEvents: 1000, received: 1001 });
+    const ok = await sync(
+      Array.from({ length: 1000 }, (_, i) =>
+        mark({
+          clientTimestamp: `2026-11-26T10:00:${String(i % 60).padStart(2, '0')}.${String(i).padStart(3, '0')}Z`,
+        }),
+      ),
+    );
+    expect(ok.synced).to.have.length(1000);
+    expect(ok.failed).to.deep.equal([]);
+  });
+
+  it('needs authentication, an Idempotency-Key, and a list of events', async () => {
+    expectEnvelope(
+      await call(`${svc.url}/api/v1/sync/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"events":[]}',
+      }),
+      401,
+      'UNAUTHORIZED',
+    );
+    expectEnvelope(await send('/api/v1/sync/events', { events: 'many' }), 400, 'VALIDATION_FAILED');
+    const empty = await sync([]);
+    expect(empty).to.deep.equal({ synced: [], conflicts: [], failed: [] });
+  });
+});

@@ -1,0 +1,262 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import fc from 'fast-check';
+import type { NewAuditEntry } from '../../src/domain/audit.js';
+import type { NewEvent } from '../../src/domain/event.js';
+import { checkinAspect, studentFieldAspect } from '../../src/domain/eventTypes.js';
+import { standingOf } from '../../src/rules/projections.js';
+import { eventStore } from '../../src/store/events.js';
+import { projectionStore } from '../../src/store/projections.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { type EventPipeline, startEventPipeline } from '../../src/sync/pipelineRuntime.js';
+import { snapshot } from '../support/snapshot.js';
+import { makeTempDir, removeDir } from '../support/tempDir.js';
+
+const STUDENT = randomUUID();
+const SESSION = randomUUID();
+
+const fieldEvent = (
+  eventId: string,
+  role: string,
+  at: string,
+  base: string | null,
+  value: string,
+  field = 'allergies',
+): NewEvent => ({
+  eventId,
+  type: 'STUDENT_FIELD_SET',
+  subjectType: 'STUDENT',
+  subjectId: STUDENT,
+  aspect: studentFieldAspect(STUDENT, field),
+  baseVersion: base,
+  payload: { field, value },
+  actor: { userId: `${role.toLowerCase()}-user`, role },
+  deviceId: `device-${role}`,
+  clientTimestamp: at,
+  serverTimestamp: '2026-11-26T12:00:00.000Z',
+});
+
+describe('event pipeline on the store (real PouchDB)', () => {
+  let dir: string;
+  let store: Store;
+  let audit: NewAuditEntry[];
+  let pipeline: EventPipeline | undefined;
+
+  const start = async (db = store.db.projections) => {
+    pipeline = await startEventPipeline({
+      events: store.db.events,
+      projections: projectionStore(db),
+      audit: async (entries) => {
+        audit.push(...entries);
+      },
+      pageSize: 7,
+      retryDelayMs: 20,
+    });
+    return pipeline;
+  };
+
+  beforeEach(async () => {
+    dir = await makeTempDir('pipeline');
+    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 't_' });
+    audit = [];
+  });
+
+  afterEach(async () => {
+    await pipeline?.stop();
+    pipeline = undefined;
+    await store.close();
+    await removeDir(dir);
+  });
+
+  it('decides an ADMIN-precedence conflict: aspect, conflict record and audit entry', async () => {
+    const events = eventStore(store.db.events);
+    const admin = randomUUID();
+    const caller = randomUUID();
+    await events.append(fieldEvent(admin, 'ADMIN', '2026-11-26T10:02:00.000Z', null, 'amendoim'));
+    await events.append(fieldEvent(caller, 'CHAMADOR', '2026-11-26T10:05:00.000Z', null, 'nenhuma'));
+    const p = await start();
+    const aspect = studentFieldAspect(STUDENT, 'allergies');
+    const settled = (
+      await p.settle([
+        { eventId: admin, aspect },
+        { eventId: caller, aspect },
+      ])
+    ).get(aspect);
+    expect(settled).not.to.equal(undefined);
+    if (settled === undefined) return;
+    expect(standingOf(settled, admin)).to.equal('APPLIED');
+    expect(standingOf(settled, caller)).to.equal('SUPERSEDED');
+    expect(settled.state).to.deep.include({ value: 'amendoim' });
+    const conflicts = await projectionStore(store.db.projections).conflicts({ limit: 10 });
+    expect(conflicts.map((c) => [c.policy, c.winner.eventId, c.loser.eventId])).to.deep.equal([
+      ['ADMIN_PRECEDENCE', admin, caller],
+    ]);
+    expect(conflicts[0]?.winner).to.deep.include({ role: 'ADMIN', deviceId: 'device-ADMIN' });
+    expect(conflicts[0]?.loser.change).to.deep.equal({ type: 'STUDENT_FIELD_SET', field: 'allergies' });
+    expect(audit.map((a) => [a.action, a.details.loserEventId])).to.deep.equal([
+      ['CONFLICT_RESOLVED', caller],
+    ]);
+    // An event based on the winner applies: precedence never freezes the field.
+    const later = randomUUID();
+    await events.append(fieldEvent(later, 'CHAMADOR', '2026-11-26T10:30:00.000Z', admin, 'amendoim e leite'));
+    const after = (await p.settle([{ eventId: later, aspect }])).get(aspect);
+    expect(after?.version).to.equal(later);
+    expect(after?.state).to.deep.include({ value: 'amendoim e leite' });
+  });
+
+  it('quarantines a poisoned document and keeps projecting the events after it', async () => {
+    await store.db.events.put({ _id: 'event:poison', docType: 'event', eventId: 42 });
+    const good = randomUUID();
+    await eventStore(store.db.events).append(
+      fieldEvent(good, 'ADMIN', '2026-11-26T10:00:00.000Z', null, 'x'),
+    );
+    const p = await start();
+    await p.catchUp();
+    const projections = projectionStore(store.db.projections);
+    expect((await projections.quarantined()).map((q) => [q.docId, q.reason])).to.deep.equal([
+      ['event:poison', 'UNDECODABLE_EVENT'],
+    ]);
+    const aspect = studentFieldAspect(STUDENT, 'allergies');
+    expect((await projections.loadAspects([aspect])).get(aspect)?.events.map((e) => e.eventId)).to.deep.equal(
+      [good],
+    );
+    expect(audit.map((a) => a.action)).to.deep.equal(['QUARANTINE']);
+  });
+
+  it('resumes from its checkpoint after a restart: nothing missed, nothing applied twice', async () => {
+    const events = eventStore(store.db.events);
+    const ids = Array.from({ length: 20 }, () => randomUUID());
+    // A chain of check-in events for 10 children, appended in two halves around a restart.
+    const append = async (i: number) => {
+      const student = ids[i] ?? '';
+      await events.append({
+        eventId: randomUUID(),
+        type: 'CHECK_IN',
+        subjectType: 'STUDENT',
+        subjectId: student,
+        aspect: checkinAspect(SESSION, student),
+        baseVersion: null,
+        payload: { checkInId: randomUUID(), sessionId: SESSION },
+        actor: { userId: 'u', role: 'CHAMADOR' },
+        deviceId: null,
+        clientTimestamp: '2026-11-26T09:00:00.000Z',
+        serverTimestamp: '2026-11-26T09:00:01.000Z',
+      });
+    };
+    for (let i = 0; i < 10; i += 1) await append(i);
+    const first = await start();
+    await first.catchUp();
+    await first.stop();
+    const checkpoint = await projectionStore(store.db.projections).checkpoint();
+    for (let i = 10; i < 20; i += 1) await append(i);
+    const outcomes: string[] = [];
+    const second = await start();
+    second.outcomes$.subscribe((o) => outcomes.push(...o.events.map((e) => e.eventId)));
+    await second.catchUp();
+    // The restarted pipeline read only what came after its checkpoint.
+    expect(outcomes).to.have.length(10);
+    expect(Number(await projectionStore(store.db.projections).checkpoint())).to.be.greaterThan(
+      Number(checkpoint),
+    );
+    const loaded = await projectionStore(store.db.projections).loadAspects(
+      ids.map((s) => checkinAspect(SESSION, s)),
+    );
+    expect([...loaded.values()].map((a) => a.events.length)).to.deep.equal(Array(20).fill(1));
+  });
+
+  it('a rebuild from scratch writes the same projections', async () => {
+    const events = eventStore(store.db.events);
+    let base: string | null = null;
+    for (let i = 0; i < 15; i += 1) {
+      const id = randomUUID();
+      const role = i % 4 === 0 ? 'ADMIN' : 'CHAMADOR';
+      await events.append(
+        fieldEvent(id, role, `2026-11-26T10:${String(i).padStart(2, '0')}:00.000Z`, base, `v${i}`),
+      );
+      // Every third event forks from the same base as the one before it: a conflict.
+      if (i % 3 !== 1) base = id;
+    }
+    const p = await start();
+    await p.catchUp();
+    const before = await snapshot(store.db.projections);
+    expect(before.length).to.be.greaterThan(2);
+    await p.stop();
+    await projectionStore(store.db.projections).reset();
+    expect(await snapshot(store.db.projections)).to.deep.equal([]);
+    const again = await start();
+    await again.catchUp();
+    expect(await snapshot(store.db.projections)).to.deep.equal(before);
+  });
+
+  it('property: any arrival order and batching of the same events gives identical projections', async function () {
+    this.timeout(120_000);
+    const roles = fc.constantFrom('ADMIN', 'CHAMADOR', 'CADASTRO');
+    const eventArb = fc.array(
+      fc.record({
+        role: roles,
+        minute: fc.integer({ min: 0, max: 59 }),
+        field: fc.constantFrom('allergies', 'specialNeeds'),
+        baseIndex: fc.integer({ min: -1, max: 12 }),
+      }),
+      { minLength: 1, maxLength: 12 },
+    );
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(eventArb, fc.integer({ min: 1, max: 2 ** 30 }), async (specs, seed) => {
+        run += 1;
+        // Ids fixed per generated event, bases pointing at earlier events of the same field (or null).
+        const made = specs.map((s, i) => ({
+          ...s,
+          id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+        }));
+        const all = made.map((s, i) => {
+          const target = s.baseIndex >= 0 && s.baseIndex < i ? made[s.baseIndex] : undefined;
+          const base = target !== undefined && target.field === s.field ? target.id : null;
+          return fieldEvent(
+            s.id,
+            s.role,
+            `2026-11-26T10:${String(s.minute).padStart(2, '0')}:00.000Z`,
+            base,
+            `v${i}`,
+            s.field,
+          );
+        });
+        const shuffled = [...all].sort((a, b) => hash(a.eventId, seed) - hash(b.eventId, seed));
+        const results: unknown[][] = [];
+        for (const [order, pageSize] of [
+          [all, 50],
+          [shuffled, 1 + (seed % 4)],
+        ] as const) {
+          const runDir = await makeTempDir('converge');
+          const s = await openStore({ kind: 'embedded', dataDir: runDir, prefix: `c${run}_` });
+          try {
+            const p = await startEventPipeline({
+              events: s.db.events,
+              projections: projectionStore(s.db.projections),
+              audit: async () => undefined,
+              pageSize,
+              retryDelayMs: 20,
+            });
+            const ev = eventStore(s.db.events);
+            for (const e of order) await ev.append(e);
+            await p.catchUp();
+            await p.stop();
+            results.push(await snapshot(s.db.projections));
+          } finally {
+            await s.close();
+            await removeDir(runDir);
+          }
+        }
+        // Checkpoints are local documents (not in allDocs); everything else must match.
+        expect(results[1]).to.deep.equal(results[0]);
+      }),
+      { numRuns: 12 },
+    );
+  });
+});
+
+const hash = (s: string, seed: number): number => {
+  let h = seed | 0;
+  for (let i = 0; i < s.length; i += 1) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  return h;
+};
