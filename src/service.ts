@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { attendanceService } from './attendance/attendanceService.js';
+import { checkinWriteThrough } from './attendance/checkinProjection.js';
 import { checkinService } from './attendance/checkinService.js';
 import { pickupService } from './attendance/pickupService.js';
 import { sessionService } from './auth/sessionService.js';
@@ -24,6 +25,7 @@ import { createLogger } from './log/logger.js';
 import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
 import { reportService } from './reports/reportService.js';
 import { consentService } from './roster/consentService.js';
+import { studentWriteThrough } from './roster/studentProjection.js';
 import { studentService } from './roster/studentService.js';
 import { auditLog } from './store/auditLog.js';
 import { checkinStore } from './store/checkins.js';
@@ -40,7 +42,7 @@ import { openStore, type Store, type StoreLocation } from './store/store.js';
 import { studentStore } from './store/students.js';
 import { userStore } from './store/users.js';
 import { followChanges$ } from './sync/changeFeed.js';
-import { startEventPipeline } from './sync/pipelineRuntime.js';
+import { startEventPipeline, writeThroughAll } from './sync/pipelineRuntime.js';
 import { studentDirectory } from './sync/studentDirectory.js';
 import { syncService } from './sync/syncService.js';
 
@@ -112,9 +114,20 @@ export const startService = async (
   );
   const auditTrail = auditLog(store.db.audit, { clock });
   const projections = projectionStore(store.db.projections);
+  const checkins = checkinStore(store.db.private);
   const pipeline = await startEventPipeline({
     events: store.db.events,
     projections,
+    writeThrough: writeThroughAll([
+      checkinWriteThrough({ checkins, clock }),
+      studentWriteThrough({
+        students,
+        directory,
+        clock,
+        onUnfit: () =>
+          logger.warn('a student field event does not fit its field; the record keeps its value'),
+      }),
+    ]),
     audit: async (entries) => {
       await Promise.all(entries.map((e) => auditTrail.append(e)));
     },
@@ -135,7 +148,7 @@ export const startService = async (
         : webhookNotifier(config.notifyWebhookUrl)),
     clock,
   });
-  const studentSvc = studentService({ students, directory, classes, events, clock });
+  const studentSvc = studentService({ students, directory, classes, events, pipeline, clock });
   const deps: AppDeps = {
     config,
     store,
@@ -174,7 +187,8 @@ export const startService = async (
     audit: auditTrail,
     attendance: {
       checkins: checkinService({
-        checkins: checkinStore(store.db.private),
+        checkins,
+        pipeline,
         students,
         studentService: studentSvc,
         classes,

@@ -1,13 +1,17 @@
 /**
  * Check-in and check-out: the moment a child goes home. Decisions come from `rules/checkin.ts` (the
- * same rules a tablet runs offline); this module reads and writes the records around them, counting
- * attempts by compare-and-swap so concurrent attempts are never lost or double-counted.
+ * same rules a tablet runs offline). A check-in, check-out or emergency check-out is an event about the
+ * child's check-in aspect for the session, based on the version this request saw; the event pipeline
+ * decides it with the conflict rule (the same path as a tablet's offline events) and writes the
+ * check-in record, and the answer is read back once it has (read-your-writes). Two requests that race
+ * on one check-in are concurrent events: one wins, the other is told 409. Failed code attempts are
+ * counted on the record by compare-and-swap, so they are never lost or double-counted.
  */
 import { randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
-import { codeFor } from '../crypto/dayKeys.js';
 import type { CheckinConfig, CheckinDoc, PickupMode } from '../domain/checkin.js';
 import { type ApiError, apiError } from '../domain/errors.js';
+import { checkinAspect } from '../domain/eventTypes.js';
 import type { Actor } from '../domain/principal.js';
 import type { StudentDoc } from '../domain/student.js';
 import type { StudentService } from '../roster/studentService.js';
@@ -18,11 +22,14 @@ import {
   phoneSuffixMatches,
   remainingAttempts,
 } from '../rules/checkin.js';
+import { standingOf } from '../rules/projections.js';
 import { foldName } from '../rules/students.js';
-import type { CheckinStore, NewCheckin } from '../store/checkins.js';
+import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
 import type { EventStore } from '../store/events.js';
 import type { StudentStore } from '../store/students.js';
+import { keyedLock } from '../sync/keyedLock.js';
+import type { EventPipeline } from '../sync/pipelineRuntime.js';
 import type { AllowedAdult, PickupService } from './pickupService.js';
 
 export interface CheckinServiceDeps {
@@ -32,7 +39,9 @@ export interface CheckinServiceDeps {
   readonly classes: ClassStore;
   readonly pickups: PickupService;
   readonly events: EventStore;
+  readonly pipeline: Pick<EventPipeline, 'settle' | 'current'>;
   readonly clock: () => Date;
+  readonly settleTimeoutMs?: number;
 }
 
 /** CODE_AND_ADULT: the adult must be on the list now (N1, verified N2, or an N3 grant inside its window), and
@@ -83,23 +92,100 @@ export interface CheckinService {
   secret(): Promise<Uint8Array>;
 }
 
+const notApplied = (): ApiError =>
+  apiError(
+    'STORE_UNAVAILABLE',
+    'The change is recorded but not applied yet; read the check-in again shortly.',
+  );
+
 export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
   const now = () => deps.clock();
-  const event = (actor: Actor, type: string, c: CheckinDoc, payload: Record<string, unknown>) =>
+  const locks = keyedLock();
+  const actorOf = (actor: Actor) => ({ userId: actor.principal.userId, role: actor.principal.primaryRole });
+  /** A record-keeping event (no aspect): attempts are counted, not decided. */
+  const record = (actor: Actor, type: string, c: CheckinDoc, payload: Record<string, unknown>) =>
     deps.events.append({
       eventId: randomUUID(),
       type,
       subjectType: 'CHECK_IN',
       subjectId: c.studentId,
       payload: { checkInId: c.checkInId, sessionId: c.sessionId, ...payload },
-      actor: { userId: actor.principal.userId, role: actor.principal.primaryRole },
+      actor: actorOf(actor),
       deviceId: actor.deviceId,
       clientTimestamp: now().toISOString(),
       serverTimestamp: now().toISOString(),
     });
-  const rest = (doc: CheckinDoc): NewCheckin => {
-    const { _id: _i, _rev: _r, docType: _d, ...r } = doc;
-    return r;
+
+  /**
+   * Appends a state change of the child's check-in aspect based on `baseVersion` and waits for the
+   * pipeline's decision: `applied` when it took effect, `lost` when a concurrent change won (or it
+   * changed nothing), `pending` when the pipeline did not get to it in time.
+   */
+  const decide = async (
+    actor: Actor,
+    aspect: string,
+    baseVersion: string | null,
+    type: 'CHECK_IN' | 'CHECK_OUT' | 'EMERGENCY_CHECKOUT',
+    studentId: string,
+    payload: Record<string, unknown>,
+  ): Promise<'applied' | 'lost' | 'pending'> => {
+    const eventId = randomUUID();
+    const at = now().toISOString();
+    await deps.events.append({
+      eventId,
+      type,
+      subjectType: 'CHECK_IN',
+      subjectId: studentId,
+      aspect,
+      baseVersion,
+      payload,
+      actor: actorOf(actor),
+      deviceId: actor.deviceId,
+      clientTimestamp: at,
+      serverTimestamp: at,
+    });
+    const projection = (await deps.pipeline.settle([{ eventId, aspect }], deps.settleTimeoutMs)).get(aspect);
+    if (projection === undefined) return 'pending';
+    const ineffective =
+      projection.state?.kind === 'checkin' && projection.state.ineffective.includes(eventId);
+    return standingOf(projection, eventId) === 'APPLIED' && !ineffective ? 'applied' : 'lost';
+  };
+
+  /** The aspect's current version, and the check-in the projection holds for `checkInId`. */
+  const head = async (sessionId: string, studentId: string) => {
+    const aspect = checkinAspect(sessionId, studentId);
+    const current = await deps.pipeline.current(aspect);
+    const state = current?.state?.kind === 'checkin' ? current.state : undefined;
+    return { aspect, version: current?.version ?? null, checkins: state?.checkins ?? [] };
+  };
+
+  const alreadyOut = (): ApiError =>
+    apiError('CONFLICT', 'The child is already checked out.', { reason: 'ALREADY_CHECKED_OUT' });
+  const supersededCheckin = (): ApiError =>
+    apiError('CONFLICT', 'This check-in lost to a concurrent check-in of the same child.', {
+      reason: 'CHECKIN_SUPERSEDED',
+    });
+
+  /** Closes an open check-in through an event; the record is re-read once the pipeline applied it. */
+  const closeCheckin = async (
+    actor: Actor,
+    current: CheckinDoc,
+    type: 'CHECK_OUT' | 'EMERGENCY_CHECKOUT',
+    payload: Record<string, unknown>,
+  ): Promise<E.Either<ApiError, CheckinDoc>> => {
+    const outcome = await locks.run(checkinAspect(current.sessionId, current.studentId), async () => {
+      const { aspect, version, checkins } = await head(current.sessionId, current.studentId);
+      // Re-checked under the lock: a request just before this one may have closed it.
+      if (!checkins.some((c) => c.checkInId === current.checkInId && c.status === 'CHECKED_IN'))
+        return 'lost';
+      return decide(actor, aspect, version, type, current.studentId, payload);
+    });
+    if (outcome === 'pending') return E.left(notApplied());
+    const after = await deps.checkins.get(current.checkInId);
+    if (outcome === 'lost' || after === undefined) {
+      return E.left(after?.status === 'SUPERSEDED' ? supersededCheckin() : alreadyOut());
+    }
+    return E.right(after);
   };
 
   const service: CheckinService = {
@@ -145,31 +231,27 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
       if (student === undefined) return E.left(notFound('student'));
       if (student.status === 'DELETED')
         return E.left(apiError('CONFLICT', 'The student is deleted.', { reason: 'STUDENT_DELETED' }));
-      const at = now();
-      const secret = await deps.checkins.secret(at.toISOString());
-      const created = await deps.checkins.create({
-        checkInId: randomUUID(),
-        studentId: student.studentId,
-        sessionId: session.sessionId,
-        code: codeFor(secret, student.studentId, at),
-        checkedInAt: at.toISOString(),
-        checkedInBy: actor.principal.userId,
-        status: 'CHECKED_IN',
-        failedAttempts: 0,
-        checkedOutAt: null,
-        checkedOutBy: null,
-        pickupPerson: null,
-        emergency: false,
-        justification: null,
-      });
-      if (created === 'ALREADY_CHECKED_IN') {
-        return E.left(
+      const alreadyIn = () =>
+        E.left(
           apiError('CONFLICT', 'The child is already checked in to this session.', {
             reason: 'ALREADY_CHECKED_IN',
           }),
         );
-      }
-      await event(actor, 'CHECK_IN', created, { visitor: student.visitor });
+      const { sessionId } = session;
+      const { studentId, visitor } = student;
+      const checkInId = randomUUID();
+      const outcome = await locks.run(checkinAspect(sessionId, studentId), async () => {
+        const current = await head(sessionId, studentId);
+        if (current.checkins.some((c) => c.status === 'CHECKED_IN')) return 'lost';
+        return decide(actor, current.aspect, current.version, 'CHECK_IN', studentId, {
+          checkInId,
+          sessionId,
+          visitor,
+        });
+      });
+      if (outcome === 'lost') return alreadyIn();
+      const created = await deps.checkins.get(checkInId);
+      if (outcome === 'pending' || created === undefined) return E.left(notApplied());
       return E.right(created);
     },
 
@@ -214,39 +296,30 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
         });
         switch (decision.kind) {
           case 'ALREADY_CHECKED_OUT':
-            return E.left(
-              apiError('CONFLICT', 'The child is already checked out.', { reason: 'ALREADY_CHECKED_OUT' }),
-            );
+            return E.left(alreadyOut());
+          case 'SUPERSEDED':
+            return E.left(supersededCheckin());
           case 'LOCKED':
             return E.left(apiError('CHECKOUT_LOCKED', undefined, { remainingAttempts: 0 }));
           case 'ADULT_NOT_AUTHORIZED':
             return E.left(apiError('PICKUP_NOT_AUTHORIZED'));
           case 'MISMATCH': {
-            const updated = await deps.checkins.update(current, {
-              ...rest(current),
-              failedAttempts: current.failedAttempts + 1,
-            });
+            const updated = await deps.checkins.countFailure(current);
             if (updated === 'CONFLICT') continue;
-            await event(actor, 'CHECKOUT_ATTEMPT', updated, { failedAttempts: updated.failedAttempts });
+            await record(actor, 'CHECKOUT_ATTEMPT', updated, { failedAttempts: updated.failedAttempts });
             return E.left(
               apiError('CHECKOUT_CODE_MISMATCH', undefined, {
                 remainingAttempts: decision.remainingAttempts,
               }),
             );
           }
-          case 'CHECK_OUT': {
-            const at = now().toISOString();
-            const updated = await deps.checkins.update(current, {
-              ...rest(current),
-              status: 'CHECKED_OUT',
-              checkedOutAt: at,
-              checkedOutBy: actor.principal.userId,
+          case 'CHECK_OUT':
+            return closeCheckin(actor, current, 'CHECK_OUT', {
+              checkInId: current.checkInId,
+              sessionId: current.sessionId,
               pickupPerson: input.pickupPerson,
+              pickupMode,
             });
-            if (updated === 'CONFLICT') continue;
-            await event(actor, 'CHECK_OUT', updated, { pickupMode });
-            return E.right(updated);
-          }
         }
       }
       return E.left(
@@ -266,30 +339,16 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
           ),
         );
       }
-      for (let attempt = 0; attempt < 50; attempt += 1) {
-        const current = await deps.checkins.get(input.checkInId);
-        if (current === undefined) return E.left(notFound('check-in'));
-        if (current.status === 'CHECKED_OUT') {
-          return E.left(
-            apiError('CONFLICT', 'The child is already checked out.', { reason: 'ALREADY_CHECKED_OUT' }),
-          );
-        }
-        const updated = await deps.checkins.update(current, {
-          ...rest(current),
-          status: 'CHECKED_OUT',
-          checkedOutAt: now().toISOString(),
-          checkedOutBy: actor.principal.userId,
-          pickupPerson: input.pickupPerson,
-          emergency: true,
-          justification: input.justification,
-        });
-        if (updated === 'CONFLICT') continue;
-        await event(actor, 'EMERGENCY_CHECKOUT', updated, { justification: input.justification });
-        return E.right(updated);
-      }
-      return E.left(
-        apiError('CONFLICT', 'The check-in changed too often while this request ran; try again.'),
-      );
+      const current = await deps.checkins.get(input.checkInId);
+      if (current === undefined) return E.left(notFound('check-in'));
+      if (current.status === 'CHECKED_OUT') return E.left(alreadyOut());
+      if (current.status === 'SUPERSEDED') return E.left(supersededCheckin());
+      return closeCheckin(actor, current, 'EMERGENCY_CHECKOUT', {
+        checkInId: current.checkInId,
+        sessionId: current.sessionId,
+        pickupPerson: input.pickupPerson,
+        justification: input.justification,
+      });
     },
 
     secret: () => deps.checkins.secret(now().toISOString()),

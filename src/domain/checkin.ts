@@ -52,7 +52,12 @@ export const CheckinSecretDoc = t.type({
   createdAt: t.string,
 });
 
-export const CheckinStatus = t.keyof({ CHECKED_IN: null, CHECKED_OUT: null });
+/**
+ * SUPERSEDED: a check-in that lost a conflict to a concurrent check-in of the same child at the same
+ * session (decision 0017); it is kept, and cannot be checked out.
+ */
+export const CheckinStatus = t.keyof({ CHECKED_IN: null, CHECKED_OUT: null, SUPERSEDED: null });
+export type CheckinStatus = t.TypeOf<typeof CheckinStatus>;
 
 export const CheckinDoc = t.type({
   _id: t.string,

@@ -80,6 +80,10 @@ export const studentWritable = {
   familyMembershipStatus: nullable(boundedString(1, 60, { classification: 'none' })),
 };
 
+export type StudentWritableField = keyof typeof studentWritable;
+export const isStudentWritableField = (s: string): s is StudentWritableField =>
+  Object.hasOwn(studentWritable, s);
+
 /** The full record as the server keeps it (private database). */
 export interface StudentRecord {
   readonly studentId: string;

@@ -2,17 +2,26 @@
  * Student registration: create, change, soft delete, read by role, list from the directory. Every
  * change appends an immutable event; photos need an active image consent; deletion is soft and
  * justified. Around the pure rules of `rules/students.ts`.
+ *
+ * A change of fields is one STUDENT_FIELD_SET event per changed field, based on the field's current
+ * version: the event pipeline decides each with the conflict rule (the same path as a tablet's offline
+ * edits) and writes the record; the answer is the record once it has (read-your-writes). Changes to one
+ * student from this instance run one at a time, so they never race each other.
  */
 import { randomUUID } from 'node:crypto';
+import canonicalize from 'canonicalize';
 import * as E from 'fp-ts/lib/Either.js';
 import { type ApiError, apiError } from '../domain/errors.js';
+import { studentFieldAspect } from '../domain/eventTypes.js';
 import type { Actor, Principal } from '../domain/principal.js';
 import {
   type CreateStudentBody,
+  isStudentWritableField,
   type PatchStudentBody,
   Student,
   type StudentDoc,
   type StudentRecord,
+  studentWritable,
 } from '../domain/student.js';
 import {
   decideDelete,
@@ -23,6 +32,8 @@ import {
 } from '../rules/students.js';
 import type { EventStore } from '../store/events.js';
 import { type StudentStore, toRecord } from '../store/students.js';
+import { keyedLock } from '../sync/keyedLock.js';
+import type { EventPipeline } from '../sync/pipelineRuntime.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
 
 export interface ClassLookup {
@@ -34,7 +45,9 @@ export interface StudentServiceDeps {
   readonly directory: StudentDirectory;
   readonly classes: ClassLookup;
   readonly events: EventStore;
+  readonly pipeline: Pick<EventPipeline, 'settle' | 'current'>;
   readonly clock: () => Date;
+  readonly settleTimeoutMs?: number;
 }
 
 const invalid = (path: string, message: string): ApiError =>
@@ -78,8 +91,11 @@ export interface StudentService {
   ): Promise<E.Either<ApiError, { view: Student; sensitive: boolean }>>;
 }
 
+const WRITABLE_FIELDS = Object.keys(studentWritable).filter(isStudentWritableField);
+
 export const studentService = (deps: StudentServiceDeps): StudentService => {
   const now = () => deps.clock().toISOString();
+  const locks = keyedLock();
 
   const checkClass = async (
     classId: string | undefined,
@@ -146,7 +162,7 @@ export const studentService = (deps: StudentServiceDeps): StudentService => {
       if (E.isLeft(classNucleus)) return classNucleus;
       if (hasPhotos(body) && !photosAllowed(deps.directory.activeConsents(studentId)))
         return E.left(noConsent());
-      for (let attempt = 0; attempt < 3; attempt += 1) {
+      return locks.run(studentId, async (): Promise<E.Either<ApiError, StudentDoc>> => {
         const current = await deps.students.get(studentId);
         if (current === undefined) return E.left(notFound());
         if (current.status === 'DELETED')
@@ -162,17 +178,45 @@ export const studentService = (deps: StudentServiceDeps): StudentService => {
               : body.classId !== undefined
                 ? (classNucleus.right ?? null)
                 : base.nucleusId,
-          photo_refs: body.photo_refs ?? base.photo_refs,
-          phones: body.phones ?? base.phones,
-          updatedAt: now(),
         };
-        const updated = await deps.students.update(current, next);
-        if (updated === 'CONFLICT') continue;
-        deps.directory.upsertStudent(updated);
-        await record(actor, 'STUDENT_UPDATED', updated, { fields: Object.keys(body).sort() });
-        return E.right(updated);
-      }
-      return E.left(apiError('CONFLICT', 'The student changed while this request ran; try again.'));
+        const changed = WRITABLE_FIELDS.filter((f) => canonicalize(base[f]) !== canonicalize(next[f]));
+        if (changed.length === 0) return E.right(current);
+        const at = now();
+        const events = await Promise.all(
+          changed.map(async (field) => {
+            const aspect = studentFieldAspect(studentId, field);
+            const head = await deps.pipeline.current(aspect);
+            return {
+              eventId: randomUUID(),
+              type: 'STUDENT_FIELD_SET',
+              subjectType: 'STUDENT',
+              subjectId: studentId,
+              aspect,
+              baseVersion: head?.version ?? null,
+              payload: { field, value: next[field] },
+              actor: { userId: actor.principal.userId, role: actor.principal.primaryRole },
+              deviceId: actor.deviceId,
+              clientTimestamp: at,
+              serverTimestamp: at,
+            };
+          }),
+        );
+        await deps.events.appendMany(events);
+        const settled = await deps.pipeline.settle(
+          events.map((e) => ({ eventId: e.eventId, aspect: e.aspect })),
+          deps.settleTimeoutMs,
+        );
+        if (settled.size < new Set(events.map((e) => e.aspect)).size) {
+          return E.left(
+            apiError(
+              'STORE_UNAVAILABLE',
+              'The change is recorded but not applied yet; read the student again shortly.',
+            ),
+          );
+        }
+        const updated = await deps.students.get(studentId);
+        return updated === undefined ? E.left(notFound()) : E.right(updated);
+      });
     },
 
     async softDelete(actor, studentId, justification) {

@@ -70,6 +70,7 @@ export type CheckoutDecision =
   | { readonly kind: 'MISMATCH'; readonly remainingAttempts: number; readonly locksNow: boolean }
   | { readonly kind: 'LOCKED' }
   | { readonly kind: 'ALREADY_CHECKED_OUT' }
+  | { readonly kind: 'SUPERSEDED' }
   | { readonly kind: 'ADULT_NOT_AUTHORIZED' };
 
 /**
@@ -78,13 +79,14 @@ export type CheckoutDecision =
  * The code is checked before the adult, so a wrong adult with the right code does not burn an attempt.
  */
 export const decideCheckout = (input: {
-  readonly status: 'CHECKED_IN' | 'CHECKED_OUT';
+  readonly status: 'CHECKED_IN' | 'CHECKED_OUT' | 'SUPERSEDED';
   readonly failedAttempts: number;
   readonly maxAttempts: number;
   readonly codeMatches: boolean;
   readonly adultAllowed: boolean;
 }): CheckoutDecision => {
   if (input.status === 'CHECKED_OUT') return { kind: 'ALREADY_CHECKED_OUT' };
+  if (input.status === 'SUPERSEDED') return { kind: 'SUPERSEDED' };
   if (input.failedAttempts >= input.maxAttempts) return { kind: 'LOCKED' };
   if (!input.codeMatches) {
     const remainingAttempts = Math.max(0, input.maxAttempts - input.failedAttempts - 1);

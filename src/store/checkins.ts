@@ -1,7 +1,9 @@
 /**
- * Check-in configuration, the check-in secret and check-in records (private database). Attempts and
- * state change by compare-and-swap on the record's revision, so concurrent check-outs are counted
- * exactly; "one open check-in per child and session" is a create-only claim document.
+ * Check-in configuration, the check-in secret and check-in records (private database). A record's
+ * state (in, out, superseded, who and when) is written only by the event pipeline from the check-in
+ * events (`applyProjected`); failed code attempts are counted here by compare-and-swap on the record's
+ * revision, so concurrent attempts are counted exactly. The open-claim document points at the child's
+ * open check-in for a session, for lookups by child and session.
  */
 import { randomBytes } from 'node:crypto';
 import * as t from 'io-ts';
@@ -14,7 +16,7 @@ import {
 } from '../domain/checkin.js';
 import { getDoc } from './docs.js';
 import type { Database } from './pouch.js';
-import { isConflict } from './storeErrors.js';
+import { isConflict, isNotFound } from './storeErrors.js';
 
 const CONFIG_ID = 'checkin-config';
 const SECRET_ID = 'checkin-secret';
@@ -30,6 +32,20 @@ const OpenClaim = t.type({
 
 export type NewCheckin = Omit<CheckinDoc, '_id' | '_rev' | 'docType'>;
 
+/** What the projection decides about a check-in; the code is used only when the record is created. */
+export type ProjectedCheckin = Omit<NewCheckin, 'failedAttempts'>;
+
+const STATE_FIELDS = [
+  'status',
+  'checkedInAt',
+  'checkedInBy',
+  'checkedOutAt',
+  'checkedOutBy',
+  'pickupPerson',
+  'emergency',
+  'justification',
+] as const;
+
 export interface CheckinStore {
   config(): Promise<CheckinConfig & { readonly updatedAt: string | null }>;
   saveConfig(config: CheckinConfig, at: string): Promise<void>;
@@ -37,13 +53,42 @@ export interface CheckinStore {
   secret(at: string): Promise<Uint8Array>;
   get(checkInId: string): Promise<CheckinDoc | undefined>;
   openCheckIn(sessionId: string, studentId: string): Promise<CheckinDoc | undefined>;
-  /** `ALREADY_CHECKED_IN` when the child has an open check-in for the session. */
-  create(checkin: NewCheckin): Promise<CheckinDoc | 'ALREADY_CHECKED_IN'>;
-  /** Compare-and-swap; closing a check-in releases the open claim. */
-  update(current: CheckinDoc, next: NewCheckin): Promise<CheckinDoc | 'CONFLICT'>;
+  /**
+   * Makes the record match the projection: creates it, or updates its state fields (never the attempt
+   * counter or the code), and points the open claim at it while it is open. `unchanged` when it
+   * already matched.
+   */
+  applyProjected(next: ProjectedCheckin): Promise<'written' | 'unchanged'>;
+  /** Compare-and-swap of the attempt counter. */
+  countFailure(current: CheckinDoc): Promise<CheckinDoc | 'CONFLICT'>;
 }
 
 export const checkinStore = (db: Database): CheckinStore => {
+  /** The claim follows the projection: it names the open check-in, and goes when that one closes. */
+  const syncClaim = async (next: ProjectedCheckin): Promise<void> => {
+    const id = openClaimId(next.sessionId, next.studentId);
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      const claim = await getDoc(db, OpenClaim, id);
+      try {
+        if (next.status === 'CHECKED_IN') {
+          if (claim?.checkInId === next.checkInId) return;
+          await db.put({
+            _id: id,
+            ...(claim === undefined ? {} : { _rev: claim._rev }),
+            docType: 'checkinOpen',
+            checkInId: next.checkInId,
+          });
+        } else if (claim?.checkInId === next.checkInId) {
+          await db.remove(claim._id, claim._rev);
+        }
+        return;
+      } catch (e) {
+        if (!isConflict(e) && !isNotFound(e)) throw e;
+      }
+    }
+    throw new Error('the open check-in claim stayed contended');
+  };
+
   const store: CheckinStore = {
     async config() {
       const doc = await getDoc(db, CheckinConfigDoc, CONFIG_ID);
@@ -103,43 +148,38 @@ export const checkinStore = (db: Database): CheckinStore => {
       return doc?.status === 'CHECKED_IN' ? doc : undefined;
     },
 
-    async create(checkin) {
-      const claimId = openClaimId(checkin.sessionId, checkin.studentId);
-      try {
-        await db.put({ _id: claimId, docType: 'checkinOpen', checkInId: checkin.checkInId });
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-        // A claim left by a check-in that was closed without releasing it (a crash) does not block.
-        const claim = await getDoc(db, OpenClaim, claimId);
-        const holder = claim === undefined ? undefined : await store.get(claim.checkInId);
-        if (claim === undefined || holder?.status === 'CHECKED_IN') return 'ALREADY_CHECKED_IN';
-        try {
-          await db.put({ ...claim, checkInId: checkin.checkInId });
-        } catch (again) {
-          if (isConflict(again)) return 'ALREADY_CHECKED_IN';
-          throw again;
+    async applyProjected(next) {
+      for (let attempt = 0; attempt < 20; attempt += 1) {
+        const current = await store.get(next.checkInId);
+        if (current !== undefined && STATE_FIELDS.every((f) => current[f] === next[f])) {
+          await syncClaim(next);
+          return 'unchanged';
         }
+        const doc =
+          current === undefined
+            ? { _id: checkinDocId(next.checkInId), docType: 'checkin' as const, ...next, failedAttempts: 0 }
+            : { ...current, ...Object.fromEntries(STATE_FIELDS.map((f) => [f, next[f]])) };
+        try {
+          await db.put(doc);
+        } catch (e) {
+          if (isConflict(e)) continue;
+          throw e;
+        }
+        await syncClaim(next);
+        return 'written';
       }
-      const doc = { _id: checkinDocId(checkin.checkInId), docType: 'checkin' as const, ...checkin };
-      const r = await db.put(doc);
-      return { ...doc, _rev: r.rev };
+      throw new Error('the check-in record stayed contended');
     },
 
-    async update(current, next) {
-      const doc = { _id: current._id, _rev: current._rev, docType: 'checkin' as const, ...next };
-      let rev: string;
+    async countFailure(current) {
+      const doc = { ...current, failedAttempts: current.failedAttempts + 1 };
       try {
-        rev = (await db.put(doc)).rev;
+        const r = await db.put(doc);
+        return { ...doc, _rev: r.rev };
       } catch (e) {
         if (isConflict(e)) return 'CONFLICT';
         throw e;
       }
-      if (current.status === 'CHECKED_IN' && next.status === 'CHECKED_OUT') {
-        const claim = await getDoc(db, OpenClaim, openClaimId(next.sessionId, next.studentId));
-        if (claim !== undefined && claim.checkInId === next.checkInId)
-          await db.remove(claim._id, claim._rev).catch(() => undefined);
-      }
-      return { ...doc, _rev: rev };
     },
   };
   return store;

@@ -1,5 +1,12 @@
 /** Full student records in the private database (never replicated as they are). */
-import { StudentDoc, type StudentRecord } from '../domain/student.js';
+import canonicalize from 'canonicalize';
+import * as E from 'fp-ts/lib/Either.js';
+import {
+  StudentDoc,
+  type StudentRecord,
+  type StudentWritableField,
+  studentWritable,
+} from '../domain/student.js';
 import { getDoc, getDocs, listDocs } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
@@ -14,12 +21,25 @@ export interface StudentStore {
   create(record: StudentRecord): Promise<StudentDoc>;
   /** Compare-and-swap on `current._rev`. */
   update(current: StudentDoc, next: StudentRecord): Promise<StudentDoc | 'CONFLICT'>;
+  /**
+   * Sets one field to a value the event pipeline decided (validated again with the field's codec).
+   * `UNCHANGED` when it already holds it; undefined when there is no such student or the value does
+   * not fit the field.
+   */
+  applyField(
+    studentId: string,
+    field: StudentWritableField,
+    value: unknown,
+    at: string,
+  ): Promise<StudentDoc | 'UNCHANGED' | undefined>;
 }
 
 export const toRecord = (doc: StudentDoc): StudentRecord => {
   const { _id: _i, _rev: _r, docType: _d, ...record } = doc;
   return record;
 };
+
+const sameValue = (a: unknown, b: unknown): boolean => canonicalize(a) === canonicalize(b);
 
 export const studentStore = (db: Database): StudentStore => ({
   get: (studentId) => getDoc(db, StudentDoc, studentDocId(studentId)),
@@ -55,5 +75,22 @@ export const studentStore = (db: Database): StudentStore => ({
       if (isConflict(e)) return 'CONFLICT';
       throw e;
     }
+  },
+  async applyField(studentId, field, value, at) {
+    if (E.isLeft(studentWritable[field].decode(value))) return undefined;
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      const current = await getDoc(db, StudentDoc, studentDocId(studentId));
+      if (current === undefined) return undefined;
+      if (sameValue(current[field], value)) return 'UNCHANGED';
+      const candidate = StudentDoc.decode({ ...current, [field]: value, updatedAt: at });
+      if (E.isLeft(candidate)) return undefined;
+      try {
+        const r = await db.put(candidate.right);
+        return { ...candidate.right, _rev: r.rev };
+      } catch (e) {
+        if (!isConflict(e)) throw e;
+      }
+    }
+    throw new Error('the student record stayed contended');
   },
 });

@@ -19,6 +19,7 @@ export interface EventPipelineOptions {
   readonly events: Database;
   readonly projections: ProjectionStore;
   readonly audit: (entries: ReadonlyArray<NewAuditEntry>) => Promise<void>;
+  readonly writeThrough?: (projection: AspectProjection) => Promise<void>;
   readonly onError?: (error: unknown) => void;
   readonly pageSize?: number;
   readonly retryDelayMs?: number;
@@ -38,11 +39,20 @@ export interface EventPipeline {
    * aspects as it then stands; an aspect whose events are not all projected in time is left out.
    */
   settle(events: ReadonlyArray<SettledEvent>, timeoutMs?: number): Promise<Map<string, AspectProjection>>;
+  /** The aspect as projected so far (its head version and value); undefined before any event. */
+  current(aspect: string): Promise<AspectProjection | undefined>;
   /** Resolves once everything stored before the call has been projected. */
   catchUp(): Promise<void>;
   /** Finishes the page in hand and stops. */
   stop(): Promise<void>;
 }
+
+/** Runs each write-through in turn (each ignores the aspect kinds that are not its own). */
+export const writeThroughAll =
+  (all: ReadonlyArray<(p: AspectProjection) => Promise<void>>) =>
+  async (p: AspectProjection): Promise<void> => {
+    for (const w of all) await w(p);
+  };
 
 const toPage = (res: PouchDB.Core.ChangesResponse<object>): Page => ({
   changes: res.results.map(
@@ -84,7 +94,16 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
         return page;
       }),
     process: (batch) =>
-      defer(() => projectBatch({ projections: options.projections, audit: options.audit }, batch)),
+      defer(() =>
+        projectBatch(
+          {
+            projections: options.projections,
+            audit: options.audit,
+            ...(options.writeThrough === undefined ? {} : { writeThrough: options.writeThrough }),
+          },
+          batch,
+        ),
+      ),
     saveCheckpoint: (seq) => defer(() => options.projections.saveCheckpoint(seq)),
     since,
     pageSize: options.pageSize ?? 500,
@@ -157,6 +176,14 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
           out.set(aspect, projection);
       }
       return out;
+    },
+
+    async current(aspect) {
+      const kind = kindOfAspect(aspect);
+      const loaded = (await options.projections.loadAspects([aspect])).get(aspect);
+      return kind === undefined || loaded === undefined
+        ? undefined
+        : projectAspect(aspect, kind, loaded.events, []);
     },
 
     catchUp() {

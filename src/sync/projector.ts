@@ -10,6 +10,7 @@
 import type { NewAuditEntry } from '../domain/audit.js';
 import {
   type AspectEventRecord,
+  type AspectProjection,
   type ConflictRecordFull,
   kindOfAspect,
   projectAspect,
@@ -21,6 +22,12 @@ export interface ProjectorDeps {
   readonly projections: ProjectionStore;
   /** Records pipeline decisions in the audit log; resolves once stored. */
   readonly audit: (entries: ReadonlyArray<NewAuditEntry>) => Promise<void>;
+  /**
+   * Brings the operational records (check-ins, student fields) in line with an aspect's projection.
+   * Called for every aspect of a batch, replays included, before the projection is committed: a
+   * crash after it and before the commit replays the batch, and the call finds nothing to change.
+   */
+  readonly writeThrough?: (projection: AspectProjection) => Promise<void>;
   readonly maxAttempts?: number;
 }
 
@@ -85,7 +92,7 @@ export const projectBatch = async (
   const maxAttempts = deps.maxAttempts ?? 20;
   for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
     const loaded = await deps.projections.loadAspects([...incoming.keys()]);
-    const aspects: Array<{ projection: ReturnType<typeof projectAspect>; rev: string | undefined }> = [];
+    const aspects: Array<{ projection: AspectProjection; rev: string | undefined }> = [];
     const conflictsPut: ConflictRecordFull[] = [];
     const conflictsRemoved: string[] = [];
     for (const [aspect, events] of incoming) {
@@ -94,6 +101,7 @@ export const projectBatch = async (
       const known = loaded.get(aspect);
       const knownEvents = known?.events ?? [];
       const after = projectAspect(aspect, kind, knownEvents, events);
+      await deps.writeThrough?.(after);
       // Every event already known (a replay after a crash, a resend): nothing changes.
       if (known !== undefined && after.events.length === knownEvents.length) continue;
       const before = projectAspect(aspect, kind, knownEvents, []);

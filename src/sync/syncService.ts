@@ -31,7 +31,7 @@ export type SyncFailureReason =
   | 'UNKNOWN_SESSION'
   | 'EVENT_ID_TAKEN';
 
-export type SyncStatus = 'APPLIED' | 'CONFLICT_SUPERSEDED' | 'WAITING_FOR_BASE' | 'PENDING';
+export type SyncStatus = 'APPLIED' | 'NO_EFFECT' | 'CONFLICT_SUPERSEDED' | 'WAITING_FOR_BASE' | 'PENDING';
 
 export interface SyncedEntry {
   readonly eventId: string;
@@ -253,7 +253,8 @@ const statusOf = (p: AspectProjection | undefined, eventId: string): SyncStatus 
   const standing = p === undefined ? undefined : standingOf(p, eventId);
   switch (standing) {
     case 'APPLIED':
-      return 'APPLIED';
+      // In order, but it changed nothing: a check-out of a check-in that was not open, say.
+      return p?.state?.kind === 'checkin' && p.state.ineffective.includes(eventId) ? 'NO_EFFECT' : 'APPLIED';
     case 'SUPERSEDED':
       return 'CONFLICT_SUPERSEDED';
     case 'WAITING':

@@ -112,6 +112,11 @@ describe('check-out decision', () => {
       { kind: 'ALREADY_CHECKED_OUT' },
     ],
     [
+      'a check-in that lost a conflict cannot be checked out, even with the right code',
+      { status: 'SUPERSEDED' as never },
+      { kind: 'SUPERSEDED' },
+    ],
+    [
       'the right code with an adult not on the list is refused without burning an attempt',
       { adultAllowed: false },
       { kind: 'ADULT_NOT_AUTHORIZED' },

@@ -44,3 +44,34 @@ export const seedSmallRoster = async (
   }
   return { classId, sessionId, studentIds };
 };
+
+/** The answer of `POST /api/v1/sync/events`, as a test reads it. */
+export const SyncAnswer = t.type({
+  synced: t.array(
+    t.type({ eventId: t.string, serverTimestamp: t.string, status: t.string, duplicate: t.boolean }),
+  ),
+  conflicts: t.array(
+    t.type({ aspect: t.string, policy: t.string, winnerEventId: t.string, loserEventId: t.string }),
+  ),
+  failed: t.array(
+    t.intersection([
+      t.type({ index: t.number, eventId: t.union([t.string, t.null]), reason: t.string, message: t.string }),
+      t.partial({ issues: t.array(t.type({ path: t.string, message: t.string })) }),
+    ]),
+  ),
+});
+
+/** Sends a batch of offline events as `token`'s user and expects a 200. */
+export const syncEvents = async (
+  url: string,
+  events: ReadonlyArray<unknown>,
+  token: string = DEV_TOKENS.DEV_CALLER_TOKEN,
+): Promise<t.TypeOf<typeof SyncAnswer>> => {
+  const r = await call(`${url}/api/v1/sync/events`, {
+    method: 'POST',
+    headers: mutationHeaders(token),
+    body: JSON.stringify({ events }),
+  });
+  expect(r.status, r.text).to.equal(200);
+  return decodeAs(SyncAnswer, r.json);
+};

@@ -42,13 +42,20 @@ const SyncedEvent = object(
   {
     eventId: t.string,
     serverTimestamp: IsoInstant,
-    status: t.keyof({ APPLIED: null, CONFLICT_SUPERSEDED: null, WAITING_FOR_BASE: null, PENDING: null }),
+    status: t.keyof({
+      APPLIED: null,
+      NO_EFFECT: null,
+      CONFLICT_SUPERSEDED: null,
+      WAITING_FOR_BASE: null,
+      PENDING: null,
+    }),
     duplicate: t.boolean,
   },
   {},
   {
     description:
-      'A stored event as the pipeline then stands: APPLIED; CONFLICT_SUPERSEDED (kept, but a conflicting event won); ' +
+      'A stored event as the pipeline then stands: APPLIED; NO_EFFECT (applied in order but it changed nothing, such as a ' +
+      'check-out of a check-in that was not open); CONFLICT_SUPERSEDED (kept, but a conflicting event won); ' +
       'WAITING_FOR_BASE (the event it was based on has not arrived); PENDING (not projected yet; it will be). ' +
       '`duplicate`: it was already stored (a resend).',
   },
