@@ -5,10 +5,14 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { idempotencyOverhead } from './scenarios/idempotencyOverhead.js';
+import { syncThroughput } from './scenarios/syncThroughput.js';
 import type { ScenarioResult } from './scenarios/types.js';
 
 const quick = process.argv.includes('--quick');
-const scenarios: ReadonlyArray<(quick: boolean) => Promise<ScenarioResult>> = [idempotencyOverhead];
+const scenarios: ReadonlyArray<(quick: boolean) => Promise<ScenarioResult>> = [
+  idempotencyOverhead,
+  syncThroughput,
+];
 
 const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '—' : n.toFixed(digits));
 
