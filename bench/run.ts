@@ -4,6 +4,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
+import { firstPull } from './scenarios/firstPull.js';
 import { idempotencyOverhead } from './scenarios/idempotencyOverhead.js';
 import { syncThroughput } from './scenarios/syncThroughput.js';
 import type { ScenarioResult } from './scenarios/types.js';
@@ -12,6 +13,7 @@ const quick = process.argv.includes('--quick');
 const scenarios: ReadonlyArray<(quick: boolean) => Promise<ScenarioResult>> = [
   idempotencyOverhead,
   syncThroughput,
+  firstPull,
 ];
 
 const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '—' : n.toFixed(digits));

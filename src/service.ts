@@ -6,6 +6,7 @@ import { hkdfSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { interval, merge } from 'rxjs';
 import { attendanceService } from './attendance/attendanceService.js';
 import { checkinWriteThrough } from './attendance/checkinProjection.js';
 import { checkinService } from './attendance/checkinService.js';
@@ -25,6 +26,7 @@ import { createLogger } from './log/logger.js';
 import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
 import { reportService } from './reports/reportService.js';
 import { consentService } from './roster/consentService.js';
+import { rosterWanted } from './roster/rosterInput.js';
 import { studentWriteThrough } from './roster/studentProjection.js';
 import { studentService } from './roster/studentService.js';
 import { auditLog } from './store/auditLog.js';
@@ -33,16 +35,21 @@ import { classStore } from './store/classes.js';
 import { consentStore } from './store/consents.js';
 import { eventStore } from './store/events.js';
 import { idempotencyLedger } from './store/idempotencyLedger.js';
+import { replicationInstanceId } from './store/instance.js';
 import { pickupStore } from './store/pickups.js';
 import { projectionStore } from './store/projections.js';
 import { rateLimiter } from './store/rateLimiter.js';
+import { replicaSource } from './store/replicaSource.js';
+import { replicationCheckpoints } from './store/replicationCheckpoints.js';
 import { roleStore } from './store/roles.js';
+import { rosterStore } from './store/roster.js';
 import { sessionStore } from './store/sessions.js';
 import { openStore, type Store, type StoreLocation } from './store/store.js';
 import { studentStore } from './store/students.js';
 import { userStore } from './store/users.js';
 import { followChanges$ } from './sync/changeFeed.js';
 import { startEventPipeline, writeThroughAll } from './sync/pipelineRuntime.js';
+import { startRosterProjector } from './sync/rosterProjector.js';
 import { studentDirectory } from './sync/studentDirectory.js';
 import { syncService } from './sync/syncService.js';
 
@@ -149,6 +156,22 @@ export const startService = async (
     clock,
   });
   const studentSvc = studentService({ students, directory, classes, events, pipeline, clock });
+  const syncSvc = syncService({ events, students, classes, pipeline, clock });
+  const rosterProjector = startRosterProjector({
+    wanted: rosterWanted({ students, directory, pickups, classes, checkins, projections, clock }),
+    write: (docs) => rosterStore(store.db.roster).reconcile(docs),
+    triggers$: merge(
+      followChanges$(store.db.private, { since: 'now' }),
+      followChanges$(store.db.projections, { since: 'now' }),
+      // Sessions and day keys roll over with the UTC day.
+      interval(10 * 60_000),
+    ),
+    onError: (e) =>
+      logger.warn(
+        { errorName: e instanceof Error ? e.name : typeof e },
+        'roster projection failed; retrying',
+      ),
+  });
   const deps: AppDeps = {
     config,
     store,
@@ -199,7 +222,19 @@ export const startService = async (
       pickups,
       marks: attendanceService({ events, students, classes, pipeline, clock }),
     },
-    sync: { pipeline, projections, service: syncService({ events, students, classes, pipeline, clock }) },
+    sync: { pipeline, projections, service: syncSvc },
+    replication: {
+      instanceId: await replicationInstanceId(store.db.private),
+      roster: replicaSource(store.db.roster, 'roster'),
+      eventsInfo: async () => {
+        const info = await store.db.events.info();
+        return { db_name: 'events', update_seq: info.update_seq, doc_count: info.doc_count };
+      },
+      checkpoints: replicationCheckpoints(store.db.private),
+      events,
+      sync: syncSvc,
+      projector: rosterProjector,
+    },
     reports: reportService({ projections, students, classes }),
     secrets: {
       cursorKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'paging cursor key', 32)),
@@ -232,6 +267,7 @@ export const startService = async (
   } catch (e) {
     purges.unsubscribe();
     following.unsubscribe();
+    rosterProjector.stop();
     await pipeline.stop();
     await auditTrail.close();
     await store.close();
@@ -256,6 +292,7 @@ export const startService = async (
         clearTimeout(timer);
         purges.unsubscribe();
         following.unsubscribe();
+        rosterProjector.stop();
         // The page in hand is projected (its audit entries queued) before the audit writer closes.
         await pipeline.stop();
         // In-flight requests have finished: write the audit entries still buffered, then close.

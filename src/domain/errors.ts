@@ -84,7 +84,14 @@ export const ErrorEnvelope = object(
       { details: t.UnknownRecord },
     ),
   },
-  {},
-  { description: 'Every non-2xx response carries this envelope.' },
+  {
+    name: t.string,
+    reason: t.string,
+  },
+  {
+    description:
+      "Every non-2xx response carries this envelope. The replication endpoints add CouchDB's `name` (such as " +
+      "`forbidden`) and `reason` beside it, which PouchDB's replicator reads.",
+  },
 );
 export type ErrorEnvelope = t.TypeOf<typeof ErrorEnvelope>;

@@ -7,6 +7,7 @@ import { errorHandler, sendError } from './middleware/errorHandler.js';
 import { requestLog } from './middleware/requestLog.js';
 import { securityHeaders } from './middleware/securityHeaders.js';
 import { routes as defaultRoutes } from './registry.js';
+import { REPLICATION_BASE, replicationRouter } from './replication.js';
 import { expressPath, type Route } from './route.js';
 import { routeHandler } from './runRoute.js';
 
@@ -26,6 +27,8 @@ export const makeApp = (deps: AppDeps, routes: ReadonlyArray<Route> = defaultRou
   app.use(
     express.json({ limit: BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] }),
   );
+  // The CouchDB-protocol endpoints for tablets: their own router (CouchDB's shapes, not the registry's).
+  app.use(REPLICATION_BASE, replicationRouter(deps));
   for (const route of routes) {
     app[route.method](expressPath(route.path), routeHandler(route, deps, routes));
   }

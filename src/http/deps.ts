@@ -11,14 +11,18 @@ import type { StudentService } from '../roster/studentService.js';
 import type { AuditLog } from '../store/auditLog.js';
 import type { ClassStore } from '../store/classes.js';
 import type { ConsentStore } from '../store/consents.js';
+import type { EventStore } from '../store/events.js';
 import type { IdempotencyLedger } from '../store/idempotencyLedger.js';
 import type { ProjectionStore } from '../store/projections.js';
 import type { RateLimiter } from '../store/rateLimiter.js';
+import type { ReplicaSource } from '../store/replicaSource.js';
+import type { ReplicationCheckpoints } from '../store/replicationCheckpoints.js';
 import type { RoleStore } from '../store/roles.js';
 import type { Store } from '../store/store.js';
 import type { StudentStore } from '../store/students.js';
 import type { UserStore } from '../store/users.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
+import type { RosterProjector } from '../sync/rosterProjector.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
 import type { SyncService } from '../sync/syncService.js';
 import type { Authenticator } from './authenticate.js';
@@ -54,6 +58,16 @@ export interface AppDeps {
     readonly service: SyncService;
   };
   readonly reports: ReportService;
+  readonly replication: {
+    /** Stable across restarts and instances: tablets key their checkpoints by it. */
+    readonly instanceId: string;
+    readonly roster: ReplicaSource;
+    readonly eventsInfo: () => Promise<{ db_name: string; update_seq: string | number; doc_count: number }>;
+    readonly checkpoints: ReplicationCheckpoints;
+    readonly events: EventStore;
+    readonly sync: SyncService;
+    readonly projector: RosterProjector;
+  };
   readonly secrets: {
     /** Signs paging cursors; derived from JWT_SECRET so every instance accepts every other's cursors. */
     readonly cursorKey: Uint8Array;

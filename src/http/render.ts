@@ -31,7 +31,12 @@ export const renderReply = (reply: EncodedReply): RenderedResponse =>
         body: JSON.stringify(reply.body),
       };
 
-export const renderError = (error: ApiError, correlationId: string): RenderedResponse => ({
+/** `extra` adds top-level fields beside the envelope (the CouchDB `name`/`reason` of replication). */
+export const renderError = (
+  error: ApiError,
+  correlationId: string,
+  extra: Readonly<Record<string, string>> = {},
+): RenderedResponse => ({
   status: error.status,
   headers: error.headers ?? {},
   contentType: JSON_TYPE,
@@ -42,6 +47,7 @@ export const renderError = (error: ApiError, correlationId: string): RenderedRes
       correlationId,
       ...(error.details === undefined ? {} : { details: error.details }),
     },
+    ...extra,
   }),
 });
 

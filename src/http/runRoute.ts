@@ -18,13 +18,13 @@ import { MUTATING_METHODS, needsIdempotencyKey, type Route } from './route.js';
 
 const BEARER_RE = /^Bearer ([\x21-\x7e]{1,8192})$/;
 
-const bearerToken = (req: Request): string | undefined => {
+export const bearerToken = (req: Request): string | undefined => {
   const header = req.headers.authorization;
   if (header === undefined) return undefined;
   return BEARER_RE.exec(header)?.[1];
 };
 
-const deviceIdOf = (req: Request): E.Either<ApiError, string> => {
+export const deviceIdOf = (req: Request): E.Either<ApiError, string> => {
   const value = req.headers['x-device-id'];
   if (typeof value !== 'string' || value === '') {
     return E.left(

@@ -2,11 +2,11 @@
  * Reports read the pipeline's projections, never the raw events: presence by session, class or date
  * range (marks and check-ins together), and the conflict records, paged by detection time.
  */
-import type { AspectDoc, ConflictDoc } from '../domain/projection.js';
-import { type AspectKind, type CheckinState, kindOfAspect, projectAspect } from '../rules/projections.js';
+import type { ConflictDoc } from '../domain/projection.js';
+import type { AspectKind, CheckinState } from '../rules/projections.js';
 import type { ClassStore } from '../store/classes.js';
 import type { ProjectionStore } from '../store/projections.js';
-import { fromStoredEvent } from '../store/projections.js';
+import { projectionOfDoc } from '../store/projections.js';
 import type { StudentStore } from '../store/students.js';
 
 export interface AttendanceQuery {
@@ -55,16 +55,6 @@ export interface ReportService {
   }): Promise<ConflictPage>;
 }
 
-const projectionOf = (doc: AspectDoc) => {
-  const kind = kindOfAspect(doc.aspect);
-  if (kind === undefined) return undefined;
-  const events = doc.events.flatMap((s) => {
-    const r = fromStoredEvent(s);
-    return r === undefined ? [] : [r];
-  });
-  return projectAspect(doc.aspect, kind, events, []);
-};
-
 interface Cell {
   date: string;
   sessionId: string | null;
@@ -104,7 +94,7 @@ export const reportService = (deps: {
     for (const kind of kinds) {
       for (const doc of await deps.projections.aspectsByDay(kind, query.from, query.to)) {
         // Recomputed from the stored events, so a report never trusts a stale folded value.
-        const state = projectionOf(doc)?.state;
+        const state = projectionOfDoc(doc)?.state;
         if (state === null || state === undefined) continue;
         if (state.kind === 'attendance') {
           const cell = cellOf(state.studentId, state.sessionId, state.day);

@@ -1,6 +1,6 @@
 /** Pickup entries (N2) and temporary grants (N3) in the private database. */
 import { GrantDoc, PickupEntryDoc } from '../domain/pickup.js';
-import { decodeDoc, getDoc } from './docs.js';
+import { decodeDoc, getDoc, listDocs } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
 
@@ -19,6 +19,9 @@ export interface PickupStore {
   grantsOf(studentId: string): Promise<GrantDoc[]>;
   createGrant(grant: NewGrant): Promise<GrantDoc>;
   updateGrant(current: GrantDoc, next: NewGrant): Promise<GrantDoc | 'CONFLICT'>;
+  /** Every entry and grant, for projections over the whole roster (one read each). */
+  allEntries(): Promise<PickupEntryDoc[]>;
+  allGrants(): Promise<GrantDoc[]>;
 }
 
 const byStudent = async (db: Database, docType: string, studentId: string) =>
@@ -53,5 +56,7 @@ export const pickupStore = (db: Database): PickupStore => {
       put({ _id: grantDocId(grant.authorizationId), docType: 'pickupGrant' as const, ...grant }),
     updateGrant: (current, next) =>
       cas({ _id: current._id, _rev: current._rev, docType: 'pickupGrant' as const, ...next }),
+    allEntries: () => listDocs(db, PickupEntryDoc, 'pickupEntry'),
+    allGrants: () => listDocs(db, GrantDoc, 'pickupGrant'),
   };
 };

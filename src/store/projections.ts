@@ -17,7 +17,13 @@ import {
   quarantineDocId,
   type StoredAspectEvent,
 } from '../domain/projection.js';
-import type { AspectEventRecord, AspectProjection, ConflictRecordFull } from '../rules/projections.js';
+import {
+  type AspectEventRecord,
+  type AspectProjection,
+  type ConflictRecordFull,
+  kindOfAspect,
+  projectAspect,
+} from '../rules/projections.js';
 import { decodeDoc, getDocs, UndecodableDocument } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound } from './storeErrors.js';
@@ -93,6 +99,17 @@ export const fromStoredEvent = (s: StoredAspectEvent): AspectEventRecord | undef
         payload: s.payload,
         change,
       };
+};
+
+/** An aspect document's projection, recomputed from its stored events (never the stored value). */
+export const projectionOfDoc = (doc: AspectDoc): AspectProjection | undefined => {
+  const kind = kindOfAspect(doc.aspect);
+  if (kind === undefined) return undefined;
+  const events = doc.events.flatMap((s) => {
+    const r = fromStoredEvent(s);
+    return r === undefined ? [] : [r];
+  });
+  return projectAspect(doc.aspect, kind, events, []);
 };
 
 const dayOf = (p: AspectProjection): string => {

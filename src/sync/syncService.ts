@@ -63,7 +63,15 @@ export interface SyncResult {
 }
 
 export interface SyncService {
-  sync(actor: Actor, events: ReadonlyArray<unknown>): Promise<SyncResult>;
+  /**
+   * `settle: false` answers once the events are stored, without waiting for the pipeline (every
+   * stored event is then `PENDING`): the replication push, whose outcomes reach tablets by pull.
+   */
+  sync(
+    actor: Actor,
+    events: ReadonlyArray<unknown>,
+    options?: { readonly settle?: boolean },
+  ): Promise<SyncResult>;
 }
 
 const eventIdOf = (u: unknown): string | null =>
@@ -104,7 +112,7 @@ export const syncService = (deps: {
   readonly clock: () => Date;
   readonly settleTimeoutMs?: number;
 }): SyncService => ({
-  async sync(actor, raw) {
+  async sync(actor, raw, options = {}) {
     const failed: SyncFailure[] = [];
     const accepted: Array<{ index: number; event: SyncEvent; aspect: string }> = [];
     const seen = new Map<string, string>();
@@ -219,10 +227,13 @@ export const syncService = (deps: {
       }
     }
 
-    const projected = await deps.pipeline.settle(
-      answered.map((a) => ({ eventId: a.eventId, aspect: a.aspect })),
-      deps.settleTimeoutMs ?? 10_000,
-    );
+    const projected =
+      options.settle === false
+        ? new Map<string, AspectProjection>()
+        : await deps.pipeline.settle(
+            answered.map((a) => ({ eventId: a.eventId, aspect: a.aspect })),
+            deps.settleTimeoutMs ?? 10_000,
+          );
     const ids = new Set(answered.map((a) => a.eventId));
     const conflicts: SyncConflictEntry[] = [];
     for (const p of projected.values()) {

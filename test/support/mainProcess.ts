@@ -1,5 +1,7 @@
 /** The real process (`src/main.ts`) as a child, for tests that stop it the hard way. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { makeTempDir, removeDir } from './tempDir.js';
 
 export const startMain = (env: Record<string, string>): ChildProcess =>
   spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -29,3 +31,41 @@ export const waitFor = async (what: () => string | undefined, ms: number): Promi
 /** The URL the process logged once listening. */
 export const listeningUrl = (stdout: () => string): Promise<string> =>
   waitFor(() => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout())?.[1], 30_000);
+
+/**
+ * The service as a child process on one data directory, in development auth mode, that a test can
+ * kill (SIGKILL), restart and stop (SIGTERM). `dispose` kills what still runs and removes the data.
+ */
+export interface ServiceProcess {
+  readonly dataDir: string;
+  /** Starts (or restarts) the process on the same data; resolves with its URL. */
+  start(): Promise<string>;
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+export const serviceProcess = async (label: string, env: Record<string, string>): Promise<ServiceProcess> => {
+  const dataDir = await makeTempDir(label);
+  let child: ChildProcess | undefined;
+  const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
+  const end = async (signal: NodeJS.Signals) => {
+    if (child === undefined || !running()) return;
+    const exited = once(child, 'exit');
+    child.kill(signal);
+    await exited;
+  };
+  return {
+    dataDir,
+    start() {
+      child = startMain({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env });
+      return listeningUrl(collect(child.stdout));
+    },
+    kill: () => end('SIGKILL'),
+    stop: () => end('SIGTERM'),
+    async dispose() {
+      await end('SIGKILL');
+      await removeDir(dataDir);
+    },
+  };
+};

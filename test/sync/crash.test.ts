@@ -4,19 +4,16 @@
  * exactly once, the client's resend after the restart must store the rest once, and the projections
  * (resumed from the pipeline's checkpoint) must equal a rebuild from scratch.
  */
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { projectionStore } from '../../src/store/projections.js';
 import { openStore } from '../../src/store/store.js';
 import { startEventPipeline } from '../../src/sync/pipelineRuntime.js';
 import { call, decodeAs } from '../support/http.js';
-import { collect, listeningUrl, startMain } from '../support/mainProcess.js';
+import { type ServiceProcess, serviceProcess } from '../support/mainProcess.js';
 import { seedSmallRoster } from '../support/seed.js';
 import { snapshot } from '../support/snapshot.js';
-import { makeTempDir, removeDir } from '../support/tempDir.js';
 import { DEV_TOKENS, mutationHeaders } from '../support/testService.js';
 
 const SyncAnswer = t.type({
@@ -29,34 +26,15 @@ const KILL_AFTER_BATCHES = [6, 13];
 
 describe('crash during a 1,000-event sync (SIGKILL)', function () {
   this.timeout(180_000);
-  let dir: string;
-  let child: ChildProcess | undefined;
+  let svc: ServiceProcess;
 
   beforeEach(async () => {
-    dir = await makeTempDir('crash');
+    svc = await serviceProcess('crash', { AUTH_MODE: 'dev', ...DEV_TOKENS });
   });
-  afterEach(async () => {
-    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await once(child, 'exit');
-    }
-    await removeDir(dir);
-  });
-
-  const start = async (): Promise<string> => {
-    child = startMain({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: dir,
-      AUTH_MODE: 'dev',
-      LOG_LEVEL: 'info',
-      ...DEV_TOKENS,
-    });
-    return listeningUrl(collect(child.stdout));
-  };
+  afterEach(() => svc.dispose());
 
   it('loses no acknowledged event, stores none twice, and projects the same as a rebuild', async () => {
-    let url = await start();
+    let url = await svc.start();
     const post = (path: string, body: unknown, token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) =>
       call(`${url}${path}`, { method: 'POST', headers: mutationHeaders(token), body: JSON.stringify(body) });
     const { sessionId, studentIds: students } = await seedSmallRoster(
@@ -96,11 +74,10 @@ describe('crash during a 1,000-event sync (SIGKILL)', function () {
         killedAt.push(b);
         const inFlight = send(b);
         await new Promise((r) => setTimeout(r, 5 + Math.floor(Math.random() * 30)));
-        child?.kill('SIGKILL');
-        if (child !== undefined) await once(child, 'exit');
+        await svc.kill();
         const answered = await inFlight;
         const before = acknowledged.size;
-        url = await start();
+        url = await svc.start();
         console.log(
           `      killed during batch ${b}: ${before} events acknowledged so far (in-flight batch answered: ${answered})`,
         );
@@ -112,10 +89,9 @@ describe('crash during a 1,000-event sync (SIGKILL)', function () {
     }
     expect(acknowledged.size).to.equal(1000);
 
-    child?.kill('SIGTERM');
-    if (child !== undefined) await once(child, 'exit');
+    await svc.stop();
 
-    const store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
+    const store = await openStore({ kind: 'embedded', dataDir: svc.dataDir, prefix: 'chamada_' });
     try {
       const stored = await store.db.events.allDocs({ include_docs: true });
       const eventDocs = stored.rows.filter((r) => r.id.startsWith('event:'));

@@ -143,10 +143,39 @@ export const buildOpenApiDocument = (routes: ReadonlyArray<Route>): JsonSchema =
       description:
         'Offline-first attendance and child check-in / check-out. Every non-2xx response carries the error envelope; ' +
         'every authenticated request needs `Authorization: Bearer` and `X-Device-Id`. Student fields carry ' +
-        "`x-classification` (personal, sensitive, none) under Brazil's LGPD.",
+        "`x-classification` (personal, sensitive, none) under Brazil's LGPD.\n\n" +
+        'Tablets replicate with PouchDB through `/api/v1/replication/roster` (pull only) and ' +
+        '`/api/v1/replication/events` (push only): the part of the CouchDB replication protocol a PouchDB 9 ' +
+        'replicator uses, with the same bearer token and `X-Device-Id`, listed under `x-replication` (those ' +
+        "endpoints answer CouchDB's shapes, so they are not operations of this document).",
       license: { name: 'Proprietary', identifier: 'LicenseRef-Chamada-Proprietary' },
     },
     servers: [{ url: '/', description: 'The server that serves this document' }],
+    'x-replication': {
+      base: '/api/v1/replication',
+      roster: {
+        direction: 'pull',
+        calls: [
+          'GET /',
+          'GET /roster/',
+          'GET|PUT /roster/_local/{id}',
+          'GET|POST /roster/_changes (since, limit, style=all_docs, feed=normal|longpoll, filter=_doc_ids|_selector)',
+          'POST /roster/_bulk_get?revs=true&latest=true',
+          'GET /roster/{docId}?revs=true&open_revs=…&latest=true',
+        ],
+      },
+      events: {
+        direction: 'push',
+        calls: [
+          'GET /events/',
+          'GET|PUT /events/_local/{id}',
+          'POST /events/_revs_diff',
+          'POST /events/_bulk_docs',
+        ],
+      },
+      access:
+        'ADMIN, CHAMADOR or a role with `attendance`; errors in the envelope plus CouchDB `name` and `reason`.',
+    },
     tags,
     paths,
     components: {

@@ -1,0 +1,94 @@
+/**
+ * What a tablet receives (the `roster` database, pulled through `/api/v1/replication/roster`): only
+ * what offline check-in and check-out need. No full phone numbers, addresses, birth dates, users,
+ * sessions of other days, secrets or audit entries ever appear here (LGPD: minimisation, art. 6 III).
+ * Ids are stable (`student:<id>`, `class:<id>`, `session:<id>`, `checkin:<sessionId>:<studentId>`,
+ * `attendance:<studentId>:<sessionId>`, `daykeys`), so a change replaces a document and a child
+ * leaving the roster reaches the tablet as a deletion.
+ */
+import * as t from 'io-ts';
+
+const PickupAdult = t.type({
+  name: t.string,
+  level: t.keyof({ N1: null, N2: null, N3: null }),
+  relationship: t.string,
+  /** The last four digits of each phone on record: the gate asks for them, never the number. */
+  phoneSuffixes: t.array(t.string),
+});
+
+export const RosterStudent = t.type({
+  _id: t.string,
+  docType: t.literal('rosterStudent'),
+  studentId: t.string,
+  displayName: t.string,
+  classId: t.string,
+  /** Only while the child has an active image consent. */
+  photoRef: t.union([t.string, t.null]),
+  allergies: t.union([t.string, t.null]),
+  specialNeeds: t.union([t.string, t.null]),
+  visitor: t.boolean,
+  pickup: t.array(PickupAdult),
+});
+
+export const RosterClass = t.type({
+  _id: t.string,
+  docType: t.literal('rosterClass'),
+  classId: t.string,
+  name: t.string,
+});
+
+export const RosterSession = t.type({
+  _id: t.string,
+  docType: t.literal('rosterSession'),
+  sessionId: t.string,
+  classId: t.string,
+  date: t.string,
+  title: t.union([t.string, t.null]),
+  startsAt: t.union([t.string, t.null]),
+  endsAt: t.union([t.string, t.null]),
+});
+
+export const RosterDayKeys = t.type({
+  _id: t.string,
+  docType: t.literal('rosterDayKeys'),
+  /** base64url HMAC keys for today and the next days; the master secret never leaves the server. */
+  keys: t.array(t.type({ day: t.string, key: t.string })),
+});
+
+export const RosterCheckin = t.type({
+  _id: t.string,
+  docType: t.literal('rosterCheckin'),
+  sessionId: t.string,
+  studentId: t.string,
+  /** The version a tablet names as `baseVersion` when it changes this check-in. */
+  version: t.union([t.string, t.null]),
+  checkins: t.array(
+    t.type({
+      checkInId: t.string,
+      status: t.string,
+      checkedInAt: t.string,
+      checkedOutAt: t.union([t.string, t.null]),
+      emergency: t.boolean,
+    }),
+  ),
+});
+
+export const RosterMark = t.type({
+  _id: t.string,
+  docType: t.literal('rosterMark'),
+  studentId: t.string,
+  sessionId: t.string,
+  version: t.union([t.string, t.null]),
+  mark: t.keyof({ PRESENT: null, ABSENT: null }),
+});
+
+export const RosterDoc = t.union([
+  RosterStudent,
+  RosterClass,
+  RosterSession,
+  RosterDayKeys,
+  RosterCheckin,
+  RosterMark,
+]);
+export type RosterDoc = t.TypeOf<typeof RosterDoc>;
+export type RosterStudent = t.TypeOf<typeof RosterStudent>;

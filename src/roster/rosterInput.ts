@@ -1,0 +1,55 @@
+/** Gathers what `rules/roster.ts` needs from the stores: the roster as it should be right now. */
+import type { PickupService } from '../attendance/pickupService.js';
+import { dayKey } from '../crypto/dayKeys.js';
+import type { RosterDoc } from '../domain/roster.js';
+import { utcDay } from '../rules/checkin.js';
+import { rosterDocs } from '../rules/roster.js';
+import { photosAllowed } from '../rules/students.js';
+import type { CheckinStore } from '../store/checkins.js';
+import type { ClassStore } from '../store/classes.js';
+import { type ProjectionStore, projectionOfDoc } from '../store/projections.js';
+import type { StudentStore } from '../store/students.js';
+import type { StudentDirectory } from '../sync/studentDirectory.js';
+
+/** Today and the next two UTC days: the days a tablet may work offline for (as the day keys). */
+export const ROSTER_DAYS = 3;
+const DAY_MS = 86_400_000;
+
+export const rosterWanted =
+  (deps: {
+    readonly students: StudentStore;
+    readonly directory: StudentDirectory;
+    readonly pickups: PickupService;
+    readonly classes: ClassStore;
+    readonly checkins: CheckinStore;
+    readonly projections: ProjectionStore;
+    readonly clock: () => Date;
+  }) =>
+  async (): Promise<RosterDoc[]> => {
+    const now = deps.clock();
+    const days = Array.from({ length: ROSTER_DAYS }, (_, i) => utcDay(new Date(now.getTime() + i * DAY_MS)));
+    const first = days[0] ?? utcDay(now);
+    const last = days[days.length - 1] ?? first;
+    const students = await deps.students.listAll();
+    const adults = await deps.pickups.allowedAdultsOfAll(students.filter((s) => s.status === 'ACTIVE'));
+    const secret = await deps.checkins.secret(now.toISOString());
+    // Events of a session are dated by the device's clock: read a day either side of the key days.
+    const from = utcDay(new Date(Date.parse(first) - DAY_MS));
+    const to = utcDay(new Date(Date.parse(last) + DAY_MS));
+    const aspectDocs = [
+      ...(await deps.projections.aspectsByDay('checkin', from, to)),
+      ...(await deps.projections.aspectsByDay('attendance', from, to)),
+    ];
+    return rosterDocs({
+      students,
+      photosAllowed: (id) => photosAllowed(deps.directory.activeConsents(id)),
+      adults,
+      classes: await deps.classes.listClasses(),
+      sessions: (await deps.classes.listSessions()).filter((s) => days.includes(s.date)),
+      dayKeys: days.map((day) => ({ day, key: Buffer.from(dayKey(secret, day)).toString('base64url') })),
+      aspects: aspectDocs.flatMap((doc) => {
+        const p = projectionOfDoc(doc);
+        return p === undefined ? [] : [{ version: p.version, state: p.state }];
+      }),
+    });
+  };

@@ -1,0 +1,120 @@
+/**
+ * The roster a tablet receives, as a pure function of the server's records: minimised student
+ * documents (active students only; photo only with consent; phone suffixes, never numbers), classes,
+ * the sessions of the key days, the day keys, and the check-in and attendance state of those sessions
+ * with their versions. The same input gives the same documents, so reconciling is a plain diff.
+ */
+import type { RosterDoc } from '../domain/roster.js';
+import type { AspectState } from './projections.js';
+
+export interface RosterInput {
+  readonly students: ReadonlyArray<{
+    readonly studentId: string;
+    readonly displayName: string;
+    readonly classId: string;
+    readonly status: string;
+    readonly photoRef: string | null;
+    readonly allergies: string | null;
+    readonly specialNeeds: string | null;
+    readonly visitor: boolean;
+  }>;
+  readonly photosAllowed: (studentId: string) => boolean;
+  readonly adults: ReadonlyMap<
+    string,
+    ReadonlyArray<{
+      readonly name: string;
+      readonly level: 'N1' | 'N2' | 'N3';
+      readonly relationship: string;
+      readonly phones: ReadonlyArray<string>;
+    }>
+  >;
+  readonly classes: ReadonlyArray<{ readonly classId: string; readonly name: string }>;
+  readonly sessions: ReadonlyArray<{
+    readonly sessionId: string;
+    readonly classId: string;
+    readonly date: string;
+    readonly title: string | null;
+    readonly startsAt: string | null;
+    readonly endsAt: string | null;
+  }>;
+  readonly dayKeys: ReadonlyArray<{ readonly day: string; readonly key: string }>;
+  /** Check-in and attendance aspects of the roster's sessions, with their head version. */
+  readonly aspects: ReadonlyArray<{ readonly version: string | null; readonly state: AspectState | null }>;
+}
+
+export const phoneSuffix = (phone: string): string => phone.replace(/\D/g, '').slice(-4);
+
+export const rosterDocs = (input: RosterInput): RosterDoc[] => {
+  const active = input.students.filter((s) => s.status === 'ACTIVE');
+  const activeIds = new Set(active.map((s) => s.studentId));
+  const sessionIds = new Set(input.sessions.map((s) => s.sessionId));
+  const docs: RosterDoc[] = [];
+  for (const s of active) {
+    docs.push({
+      _id: `student:${s.studentId}`,
+      docType: 'rosterStudent',
+      studentId: s.studentId,
+      displayName: s.displayName,
+      classId: s.classId,
+      photoRef: input.photosAllowed(s.studentId) ? s.photoRef : null,
+      allergies: s.allergies,
+      specialNeeds: s.specialNeeds,
+      visitor: s.visitor,
+      pickup: (input.adults.get(s.studentId) ?? []).map((a) => ({
+        name: a.name,
+        level: a.level,
+        relationship: a.relationship,
+        phoneSuffixes: [...new Set(a.phones.map(phoneSuffix).filter((x) => x.length > 0))],
+      })),
+    });
+  }
+  for (const c of input.classes) {
+    docs.push({ _id: `class:${c.classId}`, docType: 'rosterClass', classId: c.classId, name: c.name });
+  }
+  for (const s of input.sessions) {
+    docs.push({
+      _id: `session:${s.sessionId}`,
+      docType: 'rosterSession',
+      sessionId: s.sessionId,
+      classId: s.classId,
+      date: s.date,
+      title: s.title,
+      startsAt: s.startsAt,
+      endsAt: s.endsAt,
+    });
+  }
+  docs.push({ _id: 'daykeys', docType: 'rosterDayKeys', keys: input.dayKeys.map((k) => ({ ...k })) });
+  for (const { version, state } of input.aspects) {
+    if (state?.kind === 'checkin' && sessionIds.has(state.sessionId) && activeIds.has(state.studentId)) {
+      docs.push({
+        _id: `checkin:${state.sessionId}:${state.studentId}`,
+        docType: 'rosterCheckin',
+        sessionId: state.sessionId,
+        studentId: state.studentId,
+        version,
+        checkins: state.checkins.map((c) => ({
+          checkInId: c.checkInId,
+          status: c.status,
+          checkedInAt: c.checkedInAt,
+          checkedOutAt: c.checkedOutAt,
+          emergency: c.emergency,
+        })),
+      });
+    } else if (
+      state?.kind === 'attendance' &&
+      state.sessionId !== null &&
+      sessionIds.has(state.sessionId) &&
+      activeIds.has(state.studentId)
+    ) {
+      docs.push({
+        _id: `attendance:${state.studentId}:${state.sessionId}`,
+        docType: 'rosterMark',
+        studentId: state.studentId,
+        sessionId: state.sessionId,
+        version,
+        mark: state.mark,
+      });
+    }
+  }
+  return docs.sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+};

@@ -1,0 +1,59 @@
+/**
+ * The roster database holds exactly the documents `rules/roster.ts` computes: reconciling writes the
+ * ones that differ, adds the new ones and deletes the ones no longer wanted (a deletion replicates to
+ * tablets as such). Design documents (indexes) are left alone.
+ */
+import canonicalize from 'canonicalize';
+import type { RosterDoc } from '../domain/roster.js';
+import type { Database } from './pouch.js';
+import { isConflict } from './storeErrors.js';
+
+export interface RosterStore {
+  reconcile(desired: ReadonlyArray<RosterDoc>): Promise<{ written: number; deleted: number }>;
+}
+
+const CHUNK = 500;
+
+const contentOf = (doc: { readonly _rev?: string }): string | undefined => {
+  const { _rev: _r, ...rest } = doc;
+  return canonicalize(rest);
+};
+
+export const rosterStore = (db: Database): RosterStore => ({
+  async reconcile(desired) {
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const all = await db.allDocs({ include_docs: true });
+      const current = new Map<string, { rev: string; content: string | undefined }>();
+      for (const row of all.rows) {
+        if (row.id.startsWith('_design/') || row.doc === undefined || row.doc === null) continue;
+        current.set(row.id, { rev: row.value.rev, content: contentOf(row.doc) });
+      }
+      const writes: Array<Record<string, unknown>> = [];
+      const wanted = new Set<string>();
+      for (const doc of desired) {
+        wanted.add(doc._id);
+        const have = current.get(doc._id);
+        if (have !== undefined && have.content === canonicalize(doc)) continue;
+        writes.push({ ...doc, ...(have === undefined ? {} : { _rev: have.rev }) });
+      }
+      let deleted = 0;
+      for (const [id, have] of current) {
+        if (wanted.has(id)) continue;
+        writes.push({ _id: id, _rev: have.rev, _deleted: true });
+        deleted += 1;
+      }
+      let conflicted = false;
+      for (let i = 0; i < writes.length; i += CHUNK) {
+        const results = await db.bulkDocs(writes.slice(i, i + CHUNK));
+        for (const r of results) {
+          if (!('error' in r) || r.error !== true) continue;
+          if (isConflict(r)) conflicted = true;
+          else throw new Error(`roster write failed: ${r.name ?? 'unknown'}`);
+        }
+      }
+      // Another instance reconciled the same documents meanwhile: read again and converge.
+      if (!conflicted) return { written: writes.length - deleted, deleted };
+    }
+    throw new Error('the roster stayed contended');
+  },
+});

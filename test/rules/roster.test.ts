@@ -1,0 +1,119 @@
+import { expect } from 'chai';
+import { phoneSuffix, type RosterInput, rosterDocs } from '../../src/rules/roster.js';
+
+const student = (id: string, over: Partial<RosterInput['students'][number]> = {}) => ({
+  studentId: id,
+  displayName: `Child ${id}`,
+  classId: 'c1',
+  status: 'ACTIVE',
+  photoRef: `photos/${id}.jpg`,
+  allergies: null,
+  specialNeeds: null,
+  visitor: false,
+  ...over,
+});
+
+const base: RosterInput = {
+  students: [],
+  photosAllowed: () => false,
+  adults: new Map(),
+  classes: [{ classId: 'c1', name: 'Turma' }],
+  sessions: [
+    { sessionId: 's1', classId: 'c1', date: '2026-11-26', title: null, startsAt: null, endsAt: null },
+  ],
+  dayKeys: [{ day: '2026-11-26', key: 'k' }],
+  aspects: [],
+};
+
+describe('roster for tablets (minimisation, table)', () => {
+  it('phone suffixes keep the last four digits only', () => {
+    const table: ReadonlyArray<readonly [string, string]> = [
+      ['+55 11 98765-4321', '4321'],
+      ['(11) 5555-0101', '0101'],
+      ['123', '123'],
+      ['no digits', ''],
+    ];
+    for (const [phone, suffix] of table) expect(phoneSuffix(phone), phone).to.equal(suffix);
+  });
+
+  it('lists active students only; a deleted one is absent (and so deleted on tablets)', () => {
+    const docs = rosterDocs({ ...base, students: [student('a'), student('b', { status: 'DELETED' })] });
+    expect(docs.filter((d) => d.docType === 'rosterStudent').map((d) => d._id)).to.deep.equal(['student:a']);
+  });
+
+  it('shows a photo reference only with consent, and adults with suffixes, never numbers', () => {
+    const docs = rosterDocs({
+      ...base,
+      students: [student('a'), student('b')],
+      photosAllowed: (id) => id === 'a',
+      adults: new Map([
+        [
+          'a',
+          [
+            {
+              name: 'Mãe',
+              level: 'N1' as const,
+              relationship: 'guardian',
+              phones: ['+55 11 98765-4321', '11 98765 4321'],
+            },
+          ],
+        ],
+      ]),
+    });
+    const byId = new Map(docs.map((d) => [d._id, d]));
+    expect(byId.get('student:a')).to.deep.include({ photoRef: 'photos/a.jpg' });
+    expect(byId.get('student:b')).to.deep.include({ photoRef: null });
+    expect(byId.get('student:a')).to.deep.include({
+      pickup: [{ name: 'Mãe', level: 'N1', relationship: 'guardian', phoneSuffixes: ['4321'] }],
+    });
+    expect(JSON.stringify(docs)).not.to.contain('98765');
+  });
+
+  it("carries check-in and mark state of the roster's sessions with their versions, and no other", () => {
+    const checkin = (sessionId: string) => ({
+      version: `v-${sessionId}`,
+      state: {
+        kind: 'checkin' as const,
+        studentId: 'a',
+        sessionId,
+        checkins: [
+          {
+            checkInId: 'ci',
+            status: 'CHECKED_IN' as const,
+            checkedInAt: '2026-11-26T09:00:00.000Z',
+            checkedInBy: 'u1',
+            checkedOutAt: null,
+            checkedOutBy: null,
+            pickupPerson: 'Avó',
+            emergency: false,
+            justification: null,
+            visitor: false,
+          },
+        ],
+        ineffective: [],
+      },
+    });
+    const docs = rosterDocs({
+      ...base,
+      students: [student('a')],
+      aspects: [checkin('s1'), checkin('other-day')],
+    });
+    const states = docs.filter((d) => d.docType === 'rosterCheckin');
+    expect(states.map((d) => d._id)).to.deep.equal(['checkin:s1:a']);
+    expect(states[0]).to.deep.include({ version: 'v-s1' });
+    // Who collected the child stays on the server.
+    expect(JSON.stringify(states)).not.to.contain('Avó');
+  });
+
+  it('is sorted and deterministic, so reconciling is a plain diff', () => {
+    const input = { ...base, students: [student('b'), student('a')] };
+    expect(rosterDocs(input)).to.deep.equal(rosterDocs({ ...input, students: [student('a'), student('b')] }));
+    expect(rosterDocs(input).map((d) => d._id)).to.deep.equal([
+      'class:c1',
+      'daykeys',
+      'session:s1',
+      'student:a',
+      'student:b',
+    ]);
+  });
+});

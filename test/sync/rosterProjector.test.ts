@@ -1,0 +1,50 @@
+import { expect } from 'chai';
+import type { Observable } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { rosterReconciles$ } from '../../src/sync/rosterProjector.js';
+
+const newScheduler = () =>
+  new TestScheduler((actual, expected) => {
+    expect(actual).to.deep.equal(expected);
+  });
+
+describe('roster projector stream (marbles)', () => {
+  it('debounces a burst into one reconcile, and runs one more after a trigger that came during one', () => {
+    newScheduler().run(({ hot, cold, expectObservable }) => {
+      let runs = 0;
+      const triggers = hot('--a--b---------|');
+      const reconcile = () => {
+        runs += 1;
+        return cold('------(r|)', { r: { written: runs, deleted: 0 } });
+      };
+      // The start and a (2) debounce into run 1 at 4..10; b (5) debounces at 7, while run 1 is busy, so
+      // run 2 follows at 10..16; the triggers' end (15) waits for it.
+      expectObservable(
+        rosterReconciles$({ triggers$: triggers, reconcile, debounceMs: 2, retryDelayMs: 5 }),
+      ).toBe('----------x-----(y|)', { x: { written: 1, deleted: 0 }, y: { written: 2, deleted: 0 } });
+    });
+  });
+
+  it('retries a failed reconcile after the delay', () => {
+    const errors: unknown[] = [];
+    newScheduler().run(({ hot, cold, expectObservable }) => {
+      let runs = 0;
+      const reconcile = (): Observable<{ written: number; deleted: number }> => {
+        runs += 1;
+        return runs === 1
+          ? cold<{ written: number; deleted: number }>('-#', undefined, new Error('store down'))
+          : cold('-(r|)', { r: { written: 1, deleted: 0 } });
+      };
+      expectObservable(
+        rosterReconciles$({
+          triggers$: hot('-------|'),
+          reconcile,
+          debounceMs: 1,
+          retryDelayMs: 3,
+          onError: (e) => errors.push(e),
+        }),
+      ).toBe('------x|', { x: { written: 1, deleted: 0 } });
+    });
+    expect(errors).to.have.length(1);
+  });
+});
