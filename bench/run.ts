@@ -6,20 +6,25 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { firstPull } from './scenarios/firstPull.js';
 import { idempotencyOverhead } from './scenarios/idempotencyOverhead.js';
+import { serviceScenarios } from './scenarios/serviceLoad.js';
 import { syncThroughput } from './scenarios/syncThroughput.js';
 import type { ScenarioResult } from './scenarios/types.js';
 
 const quick = process.argv.includes('--quick');
-const scenarios: ReadonlyArray<(quick: boolean) => Promise<ScenarioResult>> = [
-  idempotencyOverhead,
-  syncThroughput,
-  firstPull,
+const single =
+  (scenario: (quick: boolean) => Promise<ScenarioResult>) =>
+  async (q: boolean): Promise<ScenarioResult[]> => [await scenario(q)];
+const scenarios: ReadonlyArray<(quick: boolean) => Promise<ScenarioResult[]>> = [
+  serviceScenarios,
+  single(syncThroughput),
+  single(firstPull),
+  single(idempotencyOverhead),
 ];
 
 const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '—' : n.toFixed(digits));
 
 const results: ScenarioResult[] = [];
-for (const scenario of scenarios) results.push(await scenario(quick));
+for (const scenario of scenarios) results.push(...(await scenario(quick)));
 
 const rows = results.map((r) => [
   r.scenario,

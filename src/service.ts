@@ -6,7 +6,7 @@ import { hkdfSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { interval, merge } from 'rxjs';
+import { filter, interval, merge } from 'rxjs';
 import { attendanceService } from './attendance/attendanceService.js';
 import { checkinWriteThrough } from './attendance/checkinProjection.js';
 import { checkinService } from './attendance/checkinService.js';
@@ -49,7 +49,7 @@ import { studentStore } from './store/students.js';
 import { userStore } from './store/users.js';
 import { followChanges$ } from './sync/changeFeed.js';
 import { startEventPipeline, writeThroughAll } from './sync/pipelineRuntime.js';
-import { startRosterProjector } from './sync/rosterProjector.js';
+import { feedsRoster, projectionFeedsRoster, startRosterProjector } from './sync/rosterProjector.js';
 import { studentDirectory } from './sync/studentDirectory.js';
 import { syncService } from './sync/syncService.js';
 
@@ -161,8 +161,8 @@ export const startService = async (
     wanted: rosterWanted({ students, directory, pickups, classes, checkins, projections, clock }),
     write: (docs) => rosterStore(store.db.roster).reconcile(docs),
     triggers$: merge(
-      followChanges$(store.db.private, { since: 'now' }),
-      followChanges$(store.db.projections, { since: 'now' }),
+      followChanges$(store.db.private, { since: 'now' }).pipe(filter((c) => feedsRoster(c.id))),
+      followChanges$(store.db.projections, { since: 'now' }).pipe(filter((c) => projectionFeedsRoster(c.id))),
       // Sessions and day keys roll over with the UTC day.
       interval(10 * 60_000),
     ),

@@ -23,6 +23,24 @@ import {
 import type { RosterDoc } from '../domain/roster.js';
 import { exhaustMapWithTrailing } from './eventPipeline.js';
 
+/**
+ * The private-database documents the roster is made of; any other write (idempotency records, rate
+ * limits, sessions, users) is no reason to reconcile.
+ */
+const ROSTER_SOURCES = [
+  'student:',
+  'imageConsent:',
+  'pickupEntry:',
+  'pickupGrant:',
+  'class:',
+  'classSession:',
+];
+export const feedsRoster = (docId: string): boolean =>
+  docId === 'checkin-secret' || ROSTER_SOURCES.some((prefix) => docId.startsWith(prefix));
+/** The projections the roster shows: check-in and attendance aspects. */
+export const projectionFeedsRoster = (docId: string): boolean =>
+  docId.startsWith('aspect:checkin:') || docId.startsWith('aspect:attendance:');
+
 export interface RosterStreams {
   readonly triggers$: Observable<unknown>;
   /** Computes the wanted documents and writes the difference. */

@@ -29,8 +29,8 @@ export const waitFor = async (what: () => string | undefined, ms: number): Promi
 };
 
 /** The URL the process logged once listening. */
-export const listeningUrl = (stdout: () => string): Promise<string> =>
-  waitFor(() => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout())?.[1], 30_000);
+export const listeningUrl = (stdout: () => string, timeoutMs = 30_000): Promise<string> =>
+  waitFor(() => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout())?.[1], timeoutMs);
 
 /**
  * The service as a child process on one data directory, in development auth mode, that a test can
@@ -38,8 +38,10 @@ export const listeningUrl = (stdout: () => string): Promise<string> =>
  */
 export interface ServiceProcess {
   readonly dataDir: string;
+  /** The running process's pid, for resource readings. */
+  pid(): number | undefined;
   /** Starts (or restarts) the process on the same data; resolves with its URL. */
-  start(): Promise<string>;
+  start(timeoutMs?: number): Promise<string>;
   kill(): Promise<void>;
   stop(): Promise<void>;
   dispose(): Promise<void>;
@@ -57,9 +59,10 @@ export const serviceProcess = async (label: string, env: Record<string, string>)
   };
   return {
     dataDir,
-    start() {
+    pid: () => (running() ? child?.pid : undefined),
+    start(timeoutMs) {
       child = startMain({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env });
-      return listeningUrl(collect(child.stdout));
+      return listeningUrl(collect(child.stdout), timeoutMs);
     },
     kill: () => end('SIGKILL'),
     stop: () => end('SIGTERM'),

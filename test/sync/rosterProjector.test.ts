@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { rosterReconciles$ } from '../../src/sync/rosterProjector.js';
+import { feedsRoster, projectionFeedsRoster, rosterReconciles$ } from '../../src/sync/rosterProjector.js';
 
 const newScheduler = () =>
   new TestScheduler((actual, expected) => {
@@ -46,5 +46,29 @@ describe('roster projector stream (marbles)', () => {
       ).toBe('------x|', { x: { written: 1, deleted: 0 } });
     });
     expect(errors).to.have.length(1);
+  });
+});
+
+describe('roster triggers', () => {
+  it('reconciles for roster sources only, not for every private write', () => {
+    const table: ReadonlyArray<readonly [string, boolean]> = [
+      ['student:1', true],
+      ['imageConsent:1', true],
+      ['pickupEntry:1', true],
+      ['pickupGrant:1', true],
+      ['class:1', true],
+      ['classSession:1', true],
+      ['checkin-secret', true],
+      ['idem:abc', false],
+      ['ratelimit:x', false],
+      ['session:1', false],
+      ['user:1', false],
+      ['checkin:1', false],
+    ];
+    for (const [id, feeds] of table) expect(feedsRoster(id), id).to.equal(feeds);
+    expect(projectionFeedsRoster('aspect:checkin:s:st')).to.equal(true);
+    expect(projectionFeedsRoster('aspect:attendance:st:s')).to.equal(true);
+    expect(projectionFeedsRoster('aspect:student:st:displayName')).to.equal(false);
+    expect(projectionFeedsRoster('conflict:e1')).to.equal(false);
   });
 });

@@ -1,0 +1,116 @@
+/**
+ * The benchmark's data set, written straight into a data directory before the service starts: one
+ * class, a day of sessions, 10,000 students and a body of stored events (record-keeping events, so the
+ * pipeline skims them). Generated, never committed.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { PouchDB } from '../src/store/pouch.js';
+
+export interface Dataset {
+  readonly classId: string;
+  readonly sessionIds: ReadonlyArray<string>;
+  readonly studentIds: ReadonlyArray<string>;
+}
+
+const CHUNK = 2000;
+
+export const writeDataset = async (
+  dataDir: string,
+  size: { readonly students: number; readonly events: number; readonly sessions: number },
+): Promise<Dataset> => {
+  // Plain databases, without the service's indexes: an index opens its own leveldb, whose lock this
+  // process would keep, and the service builds its indexes when it starts anyway.
+  const store = {
+    db: {
+      private: new PouchDB(join(dataDir, 'chamada_private')),
+      events: new PouchDB(join(dataDir, 'chamada_events')),
+    },
+    close: async () => {
+      await store.db.private.close();
+      await store.db.events.close();
+    },
+  };
+  try {
+    const at = new Date().toISOString();
+    const today = at.slice(0, 10);
+    const classId = randomUUID();
+    await store.db.private.put({
+      _id: `class:${classId}`,
+      docType: 'class',
+      classId,
+      name: 'Turma',
+      nucleusId: null,
+      createdAt: at,
+      updatedAt: at,
+    });
+    const sessionIds = Array.from({ length: size.sessions }, () => randomUUID());
+    await store.db.private.bulkDocs(
+      sessionIds.map((sessionId, i) => ({
+        _id: `classSession:${sessionId}`,
+        docType: 'classSession',
+        sessionId,
+        classId,
+        nucleusId: null,
+        date: today,
+        title: `Sessão ${i}`,
+        startsAt: null,
+        endsAt: null,
+        createdAt: at,
+        updatedAt: at,
+      })),
+    );
+    const studentIds = Array.from({ length: size.students }, () => randomUUID());
+    for (let i = 0; i < studentIds.length; i += CHUNK) {
+      await store.db.private.bulkDocs(
+        studentIds.slice(i, i + CHUNK).map((studentId, j) => ({
+          _id: `student:${studentId}`,
+          docType: 'student',
+          studentId,
+          displayName: `Criança ${String(i + j).padStart(5, '0')} ${['Silva', 'Souza', 'Oliveira', 'Santos'][j % 4]}`,
+          photoRef: null,
+          photo_refs: [],
+          guardianName: `Responsável ${i + j}`,
+          guardianNameAlt: null,
+          birthDate: '2018-01-01',
+          phones: [{ number: `+55 11 9${String(10_000_000 + i + j)}`, qualifier: 'mãe' }],
+          address: null,
+          allergies: (i + j) % 10 === 0 ? 'Amendoim' : null,
+          specialNeeds: null,
+          classId,
+          nucleusId: null,
+          familyMembershipStatus: null,
+          imageConsentId: null,
+          visitor: false,
+          status: 'ACTIVE',
+          createdAt: at,
+          updatedAt: at,
+          deleted_justification: null,
+        })),
+      );
+    }
+    for (let i = 0; i < size.events; i += CHUNK) {
+      await store.db.events.bulkDocs(
+        Array.from({ length: Math.min(CHUNK, size.events - i) }, (_, j) => {
+          const eventId = randomUUID();
+          return {
+            _id: `event:${eventId}`,
+            docType: 'event',
+            eventId,
+            type: 'CHECKOUT_ATTEMPT',
+            subjectType: 'CHECK_IN',
+            subjectId: studentIds[(i + j) % studentIds.length] ?? '',
+            payload: { checkInId: randomUUID(), sessionId: sessionIds[0] ?? '', failedAttempts: 1 },
+            actor: { userId: 'bench', role: 'CHAMADOR' },
+            deviceId: null,
+            clientTimestamp: at,
+            serverTimestamp: at,
+          };
+        }),
+      );
+    }
+    return { classId, sessionIds, studentIds };
+  } finally {
+    await store.close();
+  }
+};

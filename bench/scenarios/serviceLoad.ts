@@ -1,0 +1,209 @@
+/**
+ * The service in its own process (embedded store, JWT mode, a generated data set of 10,000 students
+ * and a day of sessions), driven with autocannon from this process, beside a bare Express 5 JSON
+ * endpoint in its own process under the same load settings. Also: cold start to healthy with the data
+ * set and its stored events, and the service's resident memory after the runs.
+ */
+
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import autocannon from 'autocannon';
+import * as t from 'io-ts';
+import { collect, listeningUrl, serviceProcess } from '../../test/support/mainProcess.js';
+import { writeDataset } from '../dataset.js';
+import { median, spread } from '../stats.js';
+import type { ScenarioResult } from './types.js';
+
+const DEVICE_ID = '6f1c2a8e-9d3b-4c5e-8f7a-1b2c3d4e5f60';
+
+interface Load {
+  readonly rps: number;
+  readonly p99: number;
+  readonly non2xx: number;
+  readonly errors: number;
+}
+
+const drive = async (options: autocannon.Options): Promise<Load> => {
+  const r = await autocannon(options);
+  return { rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+};
+
+const rssMb = async (pid: number | undefined): Promise<number | undefined> => {
+  if (pid === undefined) return undefined;
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
+  return kb === undefined ? undefined : Number(kb) / 1024;
+};
+
+const waitHealthy = async (url: string): Promise<void> => {
+  for (;;) {
+    const ok = await fetch(`${url}/api/v1/health`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+const Token = t.type({ accessToken: t.string });
+
+export const serviceScenarios = async (quick: boolean): Promise<ScenarioResult[]> => {
+  const size = { students: 10_000, sessions: 20, events: quick ? 20_000 : 200_000 };
+  const svc = await serviceProcess('bench-svc', { AUTH_MODE: 'jwt', NODE_ENV: 'development' });
+  const bare = spawn(process.execPath, ['--import', 'tsx', 'bench/bareServer.ts'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const data = await writeDataset(svc.dataDir, size);
+    // The first start builds the indexes over the fresh data set; only later starts are measured.
+    let url = await svc.start(300_000);
+    const bareUrl = await listeningUrl(collect(bare.stdout));
+    await waitHealthy(url);
+    const seeded = await fetch(`${url}/api/v1/_seed`, { method: 'POST' });
+    if (seeded.status !== 200 && seeded.status !== 201) throw new Error(`seed answered ${seeded.status}`);
+    const login = await fetch(`${url}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'admin@chamada.local', password: 'chamada-dev-password' }),
+    });
+    const token = Token.decode(await login.json());
+    if (token._tag === 'Left') throw new Error(`login answered ${login.status}`);
+    const auth = { authorization: `Bearer ${token.right.accessToken}`, 'x-device-id': DEVICE_ID };
+    const duration = quick ? 3 : 10;
+    const runs = 3;
+
+    // GET /students: search and paging, 10 connections.
+    const list = (base: string, path: string[]) =>
+      drive({
+        url: base,
+        connections: 10,
+        duration,
+        headers: auth,
+        requests: path.map((p) => ({ method: 'GET' as const, path: p })),
+      });
+    const studentPaths = [
+      '/api/v1/students?limit=50',
+      '/api/v1/students?limit=50&q=silva',
+      '/api/v1/students?limit=50&q=crianca%2001',
+    ];
+    await list(url, studentPaths);
+    await list(bareUrl, ['/hello']);
+    const listOurs: Load[] = [];
+    const listBare: Load[] = [];
+    for (let i = 0; i < runs; i += 1) {
+      listBare.push(await list(bareUrl, ['/hello']));
+      listOurs.push(await list(url, studentPaths));
+    }
+
+    // POST /check-in with fresh keys: each request a new child-session pair, 50 connections.
+    let next = 0;
+    const pairs = data.sessionIds.flatMap((sessionId) =>
+      data.studentIds.map((studentId) => ({ studentId, sessionId })),
+    );
+    const checkIn = (base: string, path: string) =>
+      drive({
+        url: base,
+        connections: 50,
+        duration,
+        requests: [
+          {
+            method: 'POST',
+            path,
+            setupRequest: (req) => {
+              const pair = pairs[next % pairs.length];
+              next += 1;
+              return {
+                ...req,
+                headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+                body: JSON.stringify(pair),
+              };
+            },
+          },
+        ],
+      });
+    await checkIn(url, '/api/v1/check-in');
+    await checkIn(bareUrl, '/hello');
+    const inOurs: Load[] = [];
+    const inBare: Load[] = [];
+    for (let i = 0; i < runs; i += 1) {
+      inBare.push(await checkIn(bareUrl, '/hello'));
+      inOurs.push(await checkIn(url, '/api/v1/check-in'));
+    }
+    const memory = await rssMb(svc.pid());
+
+    // Cold start: stop, start, time to the first healthy answer.
+    const starts: number[] = [];
+    for (let i = 0; i < runs; i += 1) {
+      await svc.stop();
+      const t0 = process.hrtime.bigint();
+      url = await svc.start();
+      await waitHealthy(url);
+      starts.push(Number(process.hrtime.bigint() - t0) / 1e9);
+    }
+
+    const errorsOf = (loads: ReadonlyArray<Load>) => loads.reduce((n, l) => n + l.non2xx + l.errors, 0);
+    const result = (
+      scenario: string,
+      ours: ReadonlyArray<Load>,
+      base: ReadonlyArray<Load>,
+      target: string,
+    ): ScenarioResult => ({
+      scenario: `${scenario}${errorsOf(ours) > 0 ? ` — ${errorsOf(ours)} non-2xx or errors` : ''}`,
+      unit: 'req/s',
+      median: median(ours.map((l) => l.rps)),
+      spread: spread(ours.map((l) => l.rps)),
+      p99Ms: median(ours.map((l) => l.p99)),
+      baseline: {
+        name: 'bare Express 5 JSON endpoint, same load',
+        median: median(base.map((l) => l.rps)),
+        spread: spread(base.map((l) => l.rps)),
+      },
+      ratio: median(ours.map((l, i) => l.rps / (base[i]?.rps ?? 1))),
+      target,
+      runs,
+    });
+    return [
+      result(
+        'GET /api/v1/students?limit=50 (JWT; search and paging; 10 connections)',
+        listOurs,
+        listBare,
+        '≥ 0.6',
+      ),
+      result(
+        'POST /api/v1/check-in, fresh Idempotency-Keys (50 connections)',
+        inOurs,
+        inBare,
+        '≥ 0.25, p99 ≤ 50 ms',
+      ),
+      {
+        scenario: `cold start to healthy (${size.students.toLocaleString('en')} students, ${size.events.toLocaleString('en')} events)`,
+        unit: 's',
+        median: median(starts),
+        spread: spread(starts),
+        p99Ms: undefined,
+        baseline: undefined,
+        ratio: undefined,
+        target: '≤ 2 s',
+        runs,
+      },
+      {
+        scenario: 'resident memory of the service after the runs above',
+        unit: 'MB',
+        median: memory ?? Number.NaN,
+        spread: { min: memory ?? Number.NaN, max: memory ?? Number.NaN },
+        p99Ms: undefined,
+        baseline: undefined,
+        ratio: undefined,
+        target: '≤ 200 MB',
+        runs: 1,
+      },
+    ];
+  } finally {
+    bare.kill('SIGTERM');
+    if (bare.exitCode === null) await once(bare, 'exit');
+    await svc.dispose();
+  }
+};
