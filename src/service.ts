@@ -6,7 +6,7 @@ import { hkdfSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { filter, interval, merge } from 'rxjs';
+import { filter, interval, map, merge } from 'rxjs';
 import { attendanceService } from './attendance/attendanceService.js';
 import { checkinWriteThrough } from './attendance/checkinProjection.js';
 import { checkinService } from './attendance/checkinService.js';
@@ -26,7 +26,7 @@ import { createLogger } from './log/logger.js';
 import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
 import { reportService } from './reports/reportService.js';
 import { consentService } from './roster/consentService.js';
-import { rosterWanted } from './roster/rosterInput.js';
+import { rosterForAspects, rosterWanted } from './roster/rosterInput.js';
 import { studentWriteThrough } from './roster/studentProjection.js';
 import { studentService } from './roster/studentService.js';
 import { auditLog } from './store/auditLog.js';
@@ -157,14 +157,20 @@ export const startService = async (
   });
   const studentSvc = studentService({ students, directory, classes, events, pipeline, clock });
   const syncSvc = syncService({ events, students, classes, pipeline, clock });
+  const roster = rosterStore(store.db.roster);
   const rosterProjector = startRosterProjector({
     wanted: rosterWanted({ students, directory, pickups, classes, checkins, projections, clock }),
-    write: (docs) => rosterStore(store.db.roster).reconcile(docs),
-    triggers$: merge(
+    forAspects: rosterForAspects({ projections }),
+    write: (docs) => roster.reconcile(docs),
+    writeSome: (ids, docs) => roster.reconcileSome(ids, docs),
+    fullTriggers$: merge(
       followChanges$(store.db.private, { since: 'now' }).pipe(filter((c) => feedsRoster(c.id))),
-      followChanges$(store.db.projections, { since: 'now' }).pipe(filter((c) => projectionFeedsRoster(c.id))),
       // Sessions and day keys roll over with the UTC day.
       interval(10 * 60_000),
+    ),
+    aspectTriggers$: followChanges$(store.db.projections, { since: 'now' }).pipe(
+      filter((c) => projectionFeedsRoster(c.id)),
+      map((c) => c.id.slice('aspect:'.length)),
     ),
     onError: (e) =>
       logger.warn(

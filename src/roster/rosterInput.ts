@@ -3,17 +3,24 @@ import type { PickupService } from '../attendance/pickupService.js';
 import { dayKey } from '../crypto/dayKeys.js';
 import type { RosterDoc } from '../domain/roster.js';
 import { utcDay } from '../rules/checkin.js';
-import { rosterDocs } from '../rules/roster.js';
+import { kindOfAspect, projectAspect } from '../rules/projections.js';
+import { aspectRosterDoc, rosterDocs } from '../rules/roster.js';
 import { photosAllowed } from '../rules/students.js';
 import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
 import { type ProjectionStore, projectionOfDoc } from '../store/projections.js';
 import type { StudentStore } from '../store/students.js';
+import type { RosterContext } from '../sync/rosterProjector.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
 
 /** Today and the next two UTC days: the days a tablet may work offline for (as the day keys). */
 export const ROSTER_DAYS = 3;
 const DAY_MS = 86_400_000;
+
+export interface WantedRoster {
+  readonly docs: ReadonlyArray<RosterDoc>;
+  readonly context: RosterContext;
+}
 
 export const rosterWanted =
   (deps: {
@@ -25,7 +32,7 @@ export const rosterWanted =
     readonly projections: ProjectionStore;
     readonly clock: () => Date;
   }) =>
-  async (): Promise<RosterDoc[]> => {
+  async (): Promise<WantedRoster> => {
     const now = deps.clock();
     const days = Array.from({ length: ROSTER_DAYS }, (_, i) => utcDay(new Date(now.getTime() + i * DAY_MS)));
     const first = days[0] ?? utcDay(now);
@@ -40,16 +47,42 @@ export const rosterWanted =
       ...(await deps.projections.aspectsByDay('checkin', from, to)),
       ...(await deps.projections.aspectsByDay('attendance', from, to)),
     ];
-    return rosterDocs({
+    const sessions = (await deps.classes.listSessions()).filter((s) => days.includes(s.date));
+    const docs = rosterDocs({
       students,
       photosAllowed: (id) => photosAllowed(deps.directory.activeConsents(id)),
       adults,
       classes: await deps.classes.listClasses(),
-      sessions: (await deps.classes.listSessions()).filter((s) => days.includes(s.date)),
+      sessions,
       dayKeys: days.map((day) => ({ day, key: Buffer.from(dayKey(secret, day)).toString('base64url') })),
       aspects: aspectDocs.flatMap((doc) => {
         const p = projectionOfDoc(doc);
         return p === undefined ? [] : [{ version: p.version, state: p.state }];
       }),
+    });
+    return {
+      docs,
+      context: {
+        sessionIds: new Set(sessions.map((s) => s.sessionId)),
+        activeIds: new Set(students.filter((s) => s.status === 'ACTIVE').map((s) => s.studentId)),
+      },
+    };
+  };
+
+/** The roster documents of some check-in and attendance aspects (named as aspects), in `context`. */
+export const rosterForAspects =
+  (deps: { readonly projections: ProjectionStore }) =>
+  async (aspects: ReadonlyArray<string>, context: RosterContext): Promise<RosterDoc[]> => {
+    const loaded = await deps.projections.loadAspects(aspects);
+    return [...loaded.entries()].flatMap(([aspect, a]) => {
+      const kind = kindOfAspect(aspect);
+      if (kind === undefined) return [];
+      const p = projectAspect(aspect, kind, a.events, []);
+      const doc = aspectRosterDoc(
+        { version: p.version, state: p.state },
+        context.sessionIds,
+        context.activeIds,
+      );
+      return doc === undefined ? [] : [doc];
     });
   };

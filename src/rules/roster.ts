@@ -44,6 +44,49 @@ export interface RosterInput {
 
 export const phoneSuffix = (phone: string): string => phone.replace(/\D/g, '').slice(-4);
 
+/**
+ * The roster document of one check-in or attendance aspect (its id is the aspect's name), when the
+ * aspect belongs to a roster session and an active student; undefined otherwise.
+ */
+export const aspectRosterDoc = (
+  { version, state }: RosterInput['aspects'][number],
+  sessionIds: ReadonlySet<string>,
+  activeIds: ReadonlySet<string>,
+): RosterDoc | undefined => {
+  if (state?.kind === 'checkin' && sessionIds.has(state.sessionId) && activeIds.has(state.studentId)) {
+    return {
+      _id: `checkin:${state.sessionId}:${state.studentId}`,
+      docType: 'rosterCheckin',
+      sessionId: state.sessionId,
+      studentId: state.studentId,
+      version,
+      checkins: state.checkins.map((c) => ({
+        checkInId: c.checkInId,
+        status: c.status,
+        checkedInAt: c.checkedInAt,
+        checkedOutAt: c.checkedOutAt,
+        emergency: c.emergency,
+      })),
+    };
+  }
+  if (
+    state?.kind === 'attendance' &&
+    state.sessionId !== null &&
+    sessionIds.has(state.sessionId) &&
+    activeIds.has(state.studentId)
+  ) {
+    return {
+      _id: `attendance:${state.studentId}:${state.sessionId}`,
+      docType: 'rosterMark',
+      studentId: state.studentId,
+      sessionId: state.sessionId,
+      version,
+      mark: state.mark,
+    };
+  }
+  return undefined;
+};
+
 export const rosterDocs = (input: RosterInput): RosterDoc[] => {
   const active = input.students.filter((s) => s.status === 'ACTIVE');
   const activeIds = new Set(active.map((s) => s.studentId));
@@ -84,37 +127,9 @@ export const rosterDocs = (input: RosterInput): RosterDoc[] => {
     });
   }
   docs.push({ _id: 'daykeys', docType: 'rosterDayKeys', keys: input.dayKeys.map((k) => ({ ...k })) });
-  for (const { version, state } of input.aspects) {
-    if (state?.kind === 'checkin' && sessionIds.has(state.sessionId) && activeIds.has(state.studentId)) {
-      docs.push({
-        _id: `checkin:${state.sessionId}:${state.studentId}`,
-        docType: 'rosterCheckin',
-        sessionId: state.sessionId,
-        studentId: state.studentId,
-        version,
-        checkins: state.checkins.map((c) => ({
-          checkInId: c.checkInId,
-          status: c.status,
-          checkedInAt: c.checkedInAt,
-          checkedOutAt: c.checkedOutAt,
-          emergency: c.emergency,
-        })),
-      });
-    } else if (
-      state?.kind === 'attendance' &&
-      state.sessionId !== null &&
-      sessionIds.has(state.sessionId) &&
-      activeIds.has(state.studentId)
-    ) {
-      docs.push({
-        _id: `attendance:${state.studentId}:${state.sessionId}`,
-        docType: 'rosterMark',
-        studentId: state.studentId,
-        sessionId: state.sessionId,
-        version,
-        mark: state.mark,
-      });
-    }
+  for (const aspect of input.aspects) {
+    const doc = aspectRosterDoc(aspect, sessionIds, activeIds);
+    if (doc !== undefined) docs.push(doc);
   }
   return docs.sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
 };

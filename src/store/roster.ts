@@ -10,6 +10,11 @@ import { isConflict } from './storeErrors.js';
 
 export interface RosterStore {
   reconcile(desired: ReadonlyArray<RosterDoc>): Promise<{ written: number; deleted: number }>;
+  /** The same, limited to `ids`: each is written as `desired` has it, or deleted when it has none. */
+  reconcileSome(
+    ids: ReadonlyArray<string>,
+    desired: ReadonlyArray<RosterDoc>,
+  ): Promise<{ written: number; deleted: number }>;
 }
 
 const CHUNK = 500;
@@ -20,6 +25,42 @@ const contentOf = (doc: { readonly _rev?: string }): string | undefined => {
 };
 
 export const rosterStore = (db: Database): RosterStore => ({
+  async reconcileSome(ids, desired) {
+    const wanted = new Map(desired.map((d) => [d._id, d]));
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const res = await db.allDocs({ keys: [...new Set(ids)], include_docs: true });
+      const writes: Array<Record<string, unknown>> = [];
+      let deleted = 0;
+      for (const row of res.rows) {
+        const want = wanted.get(row.key);
+        const have =
+          'error' in row || row.value.deleted === true || row.doc === undefined || row.doc === null
+            ? undefined
+            : row;
+        if (want === undefined) {
+          if (have !== undefined) {
+            writes.push({ _id: have.id, _rev: have.value.rev, _deleted: true });
+            deleted += 1;
+          }
+        } else if (have === undefined) {
+          // A deleted document is recreated on top of its tombstone.
+          writes.push({ ...want, ...('error' in row ? {} : { _rev: row.value.rev }) });
+        } else if (contentOf(have.doc ?? {}) !== canonicalize(want)) {
+          writes.push({ ...want, _rev: have.value.rev });
+        }
+      }
+      if (writes.length === 0) return { written: 0, deleted: 0 };
+      const results = await db.bulkDocs(writes);
+      if (!results.some((r) => 'error' in r && r.error === true && isConflict(r))) {
+        for (const r of results) {
+          if ('error' in r && r.error === true)
+            throw new Error(`roster write failed: ${r.name ?? 'unknown'}`);
+        }
+        return { written: writes.length - deleted, deleted };
+      }
+    }
+    throw new Error('the roster stayed contended');
+  },
   async reconcile(desired) {
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const all = await db.allDocs({ include_docs: true });

@@ -68,28 +68,79 @@ export const rosterReconciles$ = (s: RosterStreams): Observable<{ written: numbe
   );
 
 export interface RosterProjector {
-  /** Resolves after a reconcile that started after the call has finished. */
+  /** Resolves after a full reconcile that started after the call has finished. */
   refresh(): Promise<void>;
   stop(): void;
 }
 
+/** What a partial reconcile needs from the last full one: which sessions and students are in. */
+export interface RosterContext {
+  readonly sessionIds: ReadonlySet<string>;
+  readonly activeIds: ReadonlySet<string>;
+}
+
+/**
+ * A change to the server's records (or the clock) reconciles the whole roster; a change to check-in
+ * or attendance aspects alone reconciles just their documents, using the sessions and students of
+ * the last full pass. A failed pass is retried as a full one, so no change is ever dropped.
+ */
 export const startRosterProjector = (options: {
-  readonly wanted: () => Promise<ReadonlyArray<RosterDoc>>;
+  readonly wanted: () => Promise<{ docs: ReadonlyArray<RosterDoc>; context: RosterContext }>;
+  readonly forAspects: (
+    aspects: ReadonlyArray<string>,
+    context: RosterContext,
+  ) => Promise<ReadonlyArray<RosterDoc>>;
   readonly write: (docs: ReadonlyArray<RosterDoc>) => Promise<{ written: number; deleted: number }>;
-  readonly triggers$: Observable<unknown>;
+  readonly writeSome: (
+    ids: ReadonlyArray<string>,
+    docs: ReadonlyArray<RosterDoc>,
+  ) => Promise<{ written: number; deleted: number }>;
+  /** Any change that may alter the whole roster. */
+  readonly fullTriggers$: Observable<unknown>;
+  /** The names of check-in and attendance aspects that changed. */
+  readonly aspectTriggers$: Observable<string>;
   readonly debounceMs?: number;
   readonly onError?: (error: unknown) => void;
 }): RosterProjector => {
   const manual$ = new Subject<void>();
   const stop$ = new Subject<void>();
-  const done$ = new Subject<number>();
+  const done$ = new Subject<{ run: number; full: boolean }>();
   let started = 0;
+  let pendingFull = true;
+  const pendingAspects = new Set<string>();
+  let context: RosterContext | undefined;
+  const pass = async (full: boolean, aspects: ReadonlyArray<string>) => {
+    if (full || context === undefined) {
+      const wanted = await options.wanted();
+      const written = await options.write(wanted.docs);
+      context = wanted.context;
+      return written;
+    }
+    if (aspects.length === 0) return { written: 0, deleted: 0 };
+    return options.writeSome(aspects, await options.forAspects(aspects, context));
+  };
   const subscription: Subscription = rosterReconciles$({
-    triggers$: merge(options.triggers$, manual$).pipe(takeUntil(stop$)),
+    triggers$: merge(
+      options.fullTriggers$.pipe(tap(() => (pendingFull = true))),
+      options.aspectTriggers$.pipe(tap((aspect) => pendingAspects.add(aspect))),
+      manual$.pipe(tap(() => (pendingFull = true))),
+    ).pipe(takeUntil(stop$)),
     reconcile: () => {
       started += 1;
       const run = started;
-      return defer(async () => options.write(await options.wanted())).pipe(tap(() => done$.next(run)));
+      const full = pendingFull;
+      const aspects = [...pendingAspects];
+      pendingFull = false;
+      pendingAspects.clear();
+      return defer(async () => {
+        try {
+          return await pass(full, aspects);
+        } catch (e) {
+          // Whatever this pass was to write is written by the next, full one.
+          pendingFull = true;
+          throw e;
+        }
+      }).pipe(tap(() => done$.next({ run, full: full || context === undefined })));
     },
     debounceMs: options.debounceMs ?? 100,
     retryDelayMs: 1000,
@@ -101,8 +152,8 @@ export const startRosterProjector = (options: {
     refresh() {
       const after = started;
       return new Promise<void>((resolve) => {
-        const sub = done$.subscribe((run) => {
-          if (run > after) {
+        const sub = done$.subscribe(({ run, full }) => {
+          if (run > after && full) {
             sub.unsubscribe();
             resolve();
           }

@@ -273,6 +273,27 @@ describe('tablet replication (PouchDB replicator)', function () {
     expectEnvelope(missing, 404, 'NOT_FOUND');
   });
 
+  it("a desk check-in reaches tablets through the roster's partial pass (no full refresh)", async () => {
+    const t = tablet();
+    await t.pull();
+    const desk = await send(
+      'POST',
+      '/api/v1/check-in',
+      { studentId: ana, sessionId },
+      DEV_TOKENS.DEV_CALLER_TOKEN,
+    );
+    expect(desk.status, desk.text).to.equal(201);
+    const deadline = Date.now() + 10_000;
+    let state: Record<string, unknown> | undefined;
+    while (Date.now() < deadline && state === undefined) {
+      await t.pull();
+      state = (await t.docs('rosterCheckin')).get(`checkin:${sessionId}:${ana}`);
+      if (state === undefined) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(state?.checkins).to.have.length(1);
+    expect(state?.version).to.be.a('string');
+  });
+
   it('checkpoints are kept per user and device', async () => {
     const first = tablet();
     await first.pull();
