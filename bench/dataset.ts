@@ -15,6 +15,32 @@ export interface Dataset {
 
 const CHUNK = 2000;
 
+/** A stored student document of the generated data set (the `n`th child). */
+export const benchStudent = (studentId: string, n: number, classId: string, at: string) => ({
+  _id: `student:${studentId}`,
+  docType: 'student',
+  studentId,
+  displayName: `Criança ${String(n).padStart(5, '0')} ${['Silva', 'Souza', 'Oliveira', 'Santos'][n % 4]}`,
+  photoRef: null,
+  photo_refs: [],
+  guardianName: `Responsável ${n}`,
+  guardianNameAlt: null,
+  birthDate: '2018-01-01',
+  phones: [{ number: `+55 11 9${String(10_000_000 + n)}`, qualifier: 'mãe' }],
+  address: null,
+  allergies: n % 10 === 0 ? 'Amendoim' : null,
+  specialNeeds: null,
+  classId,
+  nucleusId: null,
+  familyMembershipStatus: null,
+  imageConsentId: null,
+  visitor: false,
+  status: 'ACTIVE',
+  createdAt: at,
+  updatedAt: at,
+  deleted_justification: null,
+});
+
 export const writeDataset = async (
   dataDir: string,
   size: { readonly students: number; readonly events: number; readonly sessions: number },
@@ -63,30 +89,7 @@ export const writeDataset = async (
     const studentIds = Array.from({ length: size.students }, () => randomUUID());
     for (let i = 0; i < studentIds.length; i += CHUNK) {
       await store.db.private.bulkDocs(
-        studentIds.slice(i, i + CHUNK).map((studentId, j) => ({
-          _id: `student:${studentId}`,
-          docType: 'student',
-          studentId,
-          displayName: `Criança ${String(i + j).padStart(5, '0')} ${['Silva', 'Souza', 'Oliveira', 'Santos'][j % 4]}`,
-          photoRef: null,
-          photo_refs: [],
-          guardianName: `Responsável ${i + j}`,
-          guardianNameAlt: null,
-          birthDate: '2018-01-01',
-          phones: [{ number: `+55 11 9${String(10_000_000 + i + j)}`, qualifier: 'mãe' }],
-          address: null,
-          allergies: (i + j) % 10 === 0 ? 'Amendoim' : null,
-          specialNeeds: null,
-          classId,
-          nucleusId: null,
-          familyMembershipStatus: null,
-          imageConsentId: null,
-          visitor: false,
-          status: 'ACTIVE',
-          createdAt: at,
-          updatedAt: at,
-          deleted_justification: null,
-        })),
+        studentIds.slice(i, i + CHUNK).map((studentId, j) => benchStudent(studentId, i + j, classId, at)),
       );
     }
     for (let i = 0; i < size.events; i += CHUNK) {

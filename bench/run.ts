@@ -46,3 +46,10 @@ await writeFile(
   'bench-results/latest.json',
   `${JSON.stringify({ at: new Date().toISOString(), quick, node: process.version, results }, null, 2)}\n`,
 );
+
+// A row that could not be measured fails the run: the CI smoke check relies on it.
+const unfilled = results.filter((r) => !Number.isFinite(r.median));
+if (unfilled.length > 0) {
+  process.stderr.write(`unmeasured: ${unfilled.map((r) => r.scenario).join('; ')}\n`);
+  process.exitCode = 1;
+}

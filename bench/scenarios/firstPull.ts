@@ -9,11 +9,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import expressPouchDB from 'express-pouchdb';
 import { PouchDB } from '../../src/store/pouch.js';
-import { studentDocId } from '../../src/store/students.js';
 import { seedSmallRoster } from '../../test/support/seed.js';
 import { makeTablet } from '../../test/support/tablet.js';
 import { makeTempDir, removeDir } from '../../test/support/tempDir.js';
 import { DEV_TOKENS, startTestService } from '../../test/support/testService.js';
+import { benchStudent } from '../dataset.js';
 import { median, spread } from '../stats.js';
 import type { ScenarioResult } from './types.js';
 
@@ -35,33 +35,7 @@ export const firstPull = async (quick: boolean): Promise<ScenarioResult> => {
     const at = new Date().toISOString();
     // Students written straight into the store (the REST path is measured elsewhere); the roster
     // projector picks them up from the private database's feed as it would any change.
-    const docs = Array.from({ length: students }, (_, i) => {
-      const studentId = randomUUID();
-      return {
-        _id: studentDocId(studentId),
-        docType: 'student',
-        studentId,
-        displayName: `Criança ${i}`,
-        photoRef: null,
-        photo_refs: [],
-        guardianName: `Responsável ${i}`,
-        guardianNameAlt: null,
-        birthDate: '2018-01-01',
-        phones: [{ number: `+55 11 9${String(10_000_000 + i)}`, qualifier: 'mãe' }],
-        address: null,
-        allergies: i % 10 === 0 ? 'Amendoim' : null,
-        specialNeeds: null,
-        classId,
-        nucleusId: null,
-        familyMembershipStatus: null,
-        imageConsentId: null,
-        visitor: false,
-        status: 'ACTIVE',
-        createdAt: at,
-        updatedAt: at,
-        deleted_justification: null,
-      };
-    });
+    const docs = Array.from({ length: students }, (_, i) => benchStudent(randomUUID(), i, classId, at));
     for (let i = 0; i < docs.length; i += 1000) await svc.store.db.private.bulkDocs(docs.slice(i, i + 1000));
     await svc.deps.replication.projector.refresh();
     // The stock server serves a copy of exactly the roster documents.

@@ -12,17 +12,14 @@ import { boundedString, IsoInstant, isUuidV4, nullable, object, refine, Uuid } f
 import { studentWritable } from './student.js';
 
 /** The student fields a device may change through sync (no photos: they need a consent check). */
-export const SYNC_STUDENT_FIELDS = [
-  'displayName',
-  'guardianName',
-  'guardianNameAlt',
-  'allergies',
-  'specialNeeds',
-  'familyMembershipStatus',
-] as const;
-export type SyncStudentField = (typeof SYNC_STUDENT_FIELDS)[number];
-export const isSyncStudentField = (s: string): s is SyncStudentField =>
-  (SYNC_STUDENT_FIELDS as ReadonlyArray<string>).includes(s);
+const SyncStudentField = t.keyof({
+  displayName: null,
+  guardianName: null,
+  guardianNameAlt: null,
+  allergies: null,
+  specialNeeds: null,
+  familyMembershipStatus: null,
+});
 
 const EventId = refine(t.string, isUuidV4, 'a UUID v4', {
   format: 'uuid',
@@ -84,14 +81,7 @@ export const SyncStudentFieldSet = object(
   {
     ...common,
     type: t.literal('STUDENT_FIELD_SET'),
-    field: t.keyof({
-      displayName: null,
-      guardianName: null,
-      guardianNameAlt: null,
-      allergies: null,
-      specialNeeds: null,
-      familyMembershipStatus: null,
-    }),
+    field: SyncStudentField,
     value: t.unknown,
   },
   commonOptional,
