@@ -6,7 +6,7 @@ import { hkdfSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { filter, interval, map, merge } from 'rxjs';
+import { filter, interval, map, merge, share } from 'rxjs';
 import { attendanceService } from './attendance/attendanceService.js';
 import { checkinWriteThrough } from './attendance/checkinProjection.js';
 import { checkinService } from './attendance/checkinService.js';
@@ -111,11 +111,13 @@ export const startService = async (
   // (harmlessly: the directory keeps the newest), never missed.
   const privateSeq = (await store.db.private.info()).update_seq;
   directory.load(await students.listAll(), await consents.listAll());
+  // One live feed of the private database serves the directory and the roster's triggers: every feed
+  // re-reads the database after each write, and the private database is written on every mutation.
   const feed = followChanges$(store.db.private, {
     since: privateSeq,
     includeDocs: true,
     onRetry: (attempt) => logger.warn({ attempt }, 'private change feed lost; reconnecting'),
-  });
+  }).pipe(share());
   const following = directory.follow(feed, (id) =>
     logger.warn({ id }, 'undecodable document in the private database; skipped by the student directory'),
   );
@@ -164,7 +166,7 @@ export const startService = async (
     write: (docs) => roster.reconcile(docs),
     writeSome: (ids, docs) => roster.reconcileSome(ids, docs),
     fullTriggers$: merge(
-      followChanges$(store.db.private, { since: 'now' }).pipe(filter((c) => feedsRoster(c.id))),
+      feed.pipe(filter((c) => feedsRoster(c.id))),
       // Sessions and day keys roll over with the UTC day.
       interval(10 * 60_000),
     ),
