@@ -53,7 +53,13 @@ const withTimeout = <A>(p: Promise<A>, ms: number): Promise<A> =>
 
 export const openStore = async (location: StoreLocation): Promise<Store> => {
   if (location.kind === 'embedded') await mkdir(location.dataDir, { recursive: true });
-  const open = (name: DatabaseName): Database => new PouchDB(databaseAddress(location, name));
+  // leveldb keeps an 8 MiB block cache and a 4 MiB write buffer per database by default, and every
+  // index is a database of its own (about twenty in all): smaller ones keep the process lean.
+  const embedded = { adapter: 'leveldb', cacheSize: 2 * 2 ** 20, writeBufferSize: 2 ** 20 };
+  const open = (name: DatabaseName): Database =>
+    location.kind === 'embedded'
+      ? new PouchDB(databaseAddress(location, name), embedded)
+      : new PouchDB(databaseAddress(location, name));
   const db: Record<DatabaseName, Database> = {
     roster: open('roster'),
     events: open('events'),
