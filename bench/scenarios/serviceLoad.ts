@@ -72,7 +72,7 @@ export const serviceScenarios = async (quick: boolean): Promise<ScenarioResult[]
     const token = Token.decode(await login.json());
     if (token._tag === 'Left') throw new Error(`login answered ${login.status}`);
     const auth = { authorization: `Bearer ${token.right.accessToken}`, 'x-device-id': DEVICE_ID };
-    const duration = quick ? 3 : 10;
+    const duration = quick ? 2 : 10;
     const runs = 3;
 
     // GET /students: search and paging, 10 connections.

@@ -77,6 +77,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
   let pulls = 0;
   let lastPull = 0;
   let stopped = false;
+  const drainWaiters = new Set<() => void>();
 
   const streams$ = eventPipeline$({
     // Any change to the events database is a reason to look; `now` skips the history the checkpoint covers.
@@ -188,12 +189,17 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
 
     catchUp() {
       const asked = pulls;
+      // A stopped pipeline projects nothing more: there is nothing to wait for.
+      if (stopped) return Promise.resolve();
       return new Promise<void>((resolve) => {
+        const release = () => {
+          drainWaiters.delete(release);
+          sub.unsubscribe();
+          resolve();
+        };
+        drainWaiters.add(release);
         const sub = drained$.subscribe((pull) => {
-          if (pull > asked) {
-            sub.unsubscribe();
-            resolve();
-          }
+          if (pull > asked) release();
         });
         pipeline.wake();
       });
@@ -207,6 +213,8 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       await done;
       outcomes$.complete();
       drained$.complete();
+      // Callers still waiting in catchUp are released: nothing more will be drained.
+      for (const release of [...drainWaiters]) release();
     },
   };
   return pipeline;

@@ -164,6 +164,15 @@ describe('event pipeline on the store (real PouchDB)', () => {
     expect([...loaded.values()].map((a) => a.events.length)).to.deep.equal(Array(20).fill(1));
   });
 
+  it('catchUp resolves on a stopped pipeline instead of waiting for ever', async () => {
+    const p = await start();
+    const waiting = p.catchUp();
+    await p.stop();
+    await waiting;
+    await p.catchUp();
+    pipeline = undefined;
+  });
+
   it('a rebuild from scratch writes the same projections', async () => {
     const events = eventStore(store.db.events);
     let base: string | null = null;
