@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
 import { type ApiError, apiError } from '../domain/errors.js';
+import { isResendOf } from '../domain/event.js';
 import { attendanceAspect } from '../domain/eventTypes.js';
 import type { Actor } from '../domain/principal.js';
 import { resolveAspect } from '../rules/conflicts.js';
@@ -52,10 +53,7 @@ export const attendanceService = (deps: {
     const existing = await deps.events.get(eventId);
     // The same event sent again (a retry with a new key, a second batch) is stored once; another
     // event reusing its id is refused.
-    if (
-      existing !== undefined &&
-      (existing.aspect !== aspect || existing.actor.userId !== actor.principal.userId)
-    ) {
+    if (existing !== undefined && !isResendOf(existing, aspect, actor.principal.userId)) {
       return E.left(
         apiError('CONFLICT', 'This eventId belongs to another event.', { reason: 'EVENT_ID_TAKEN' }),
       );

@@ -25,3 +25,10 @@ export type EventDoc = t.TypeOf<typeof EventDoc>;
 export type NewEvent = Omit<EventDoc, '_id' | 'docType'>;
 
 export const eventDocId = (eventId: string): string => `event:${eventId}`;
+
+/**
+ * Whether a stored event is the one a client sends again (a retry, a second batch): the same aspect
+ * from the same user. Anything else under that id is another event claiming it (EVENT_ID_TAKEN).
+ */
+export const isResendOf = (stored: EventDoc, aspect: string, userId: string): boolean =>
+  stored.aspect === aspect && stored.actor.userId === userId;

@@ -3,7 +3,6 @@ import type { PickupService } from '../attendance/pickupService.js';
 import { dayKey } from '../crypto/dayKeys.js';
 import type { RosterDoc } from '../domain/roster.js';
 import { utcDay } from '../rules/checkin.js';
-import { kindOfAspect, projectAspect } from '../rules/projections.js';
 import { aspectRosterDoc, rosterDocs } from '../rules/roster.js';
 import { photosAllowed } from '../rules/students.js';
 import type { CheckinStore } from '../store/checkins.js';
@@ -73,11 +72,8 @@ export const rosterWanted =
 export const rosterForAspects =
   (deps: { readonly projections: ProjectionStore }) =>
   async (aspects: ReadonlyArray<string>, context: RosterContext): Promise<RosterDoc[]> => {
-    const loaded = await deps.projections.loadAspects(aspects);
-    return [...loaded.entries()].flatMap(([aspect, a]) => {
-      const kind = kindOfAspect(aspect);
-      if (kind === undefined) return [];
-      const p = projectAspect(aspect, kind, a.events, []);
+    const projected = await deps.projections.project(aspects);
+    return [...projected.values()].flatMap((p) => {
       const doc = aspectRosterDoc(
         { version: p.version, state: p.state },
         context.sessionIds,

@@ -58,6 +58,8 @@ export interface ConflictQuery {
 
 export interface ProjectionStore {
   loadAspects(aspects: ReadonlyArray<string>): Promise<Map<string, LoadedAspect>>;
+  /** The aspects as they stand, projected from their stored events; absent ones are left out. */
+  project(aspects: ReadonlyArray<string>): Promise<Map<string, AspectProjection>>;
   commit(write: ProjectionWrite): Promise<'OK' | 'CONFLICT'>;
   checkpoint(): Promise<string | number>;
   saveCheckpoint(seq: string | number): Promise<void>;
@@ -166,159 +168,171 @@ const revisions = async (db: Database, ids: ReadonlyArray<string>): Promise<Map<
   return revs;
 };
 
-export const projectionStore = (db: Database): ProjectionStore => ({
-  async loadAspects(aspects) {
-    const found = new Map<string, LoadedAspect>();
-    const docs: AspectDoc[] = await getDocs(db, AspectDoc, aspects.map(aspectDocId));
-    for (const doc of docs) {
-      const events: AspectEventRecord[] = [];
-      for (const s of doc.events) {
-        const record = fromStoredEvent(s);
-        if (record === undefined) throw new UndecodableDocument(doc._id);
-        events.push(record);
+export const projectionStore = (db: Database): ProjectionStore => {
+  const store: ProjectionStore = {
+    async project(aspects) {
+      const out = new Map<string, AspectProjection>();
+      for (const [aspect, a] of await store.loadAspects(aspects)) {
+        const kind = kindOfAspect(aspect);
+        if (kind !== undefined) out.set(aspect, projectAspect(aspect, kind, a.events, []));
       }
-      found.set(doc.aspect, { rev: doc._rev, events });
-    }
-    return found;
-  },
+      return out;
+    },
 
-  async commit(write) {
-    const conflictIds = [
-      ...write.conflictsPut.map((c) => conflictDocId(c.loser.eventId)),
-      ...write.conflictsRemoved.map(conflictDocId),
-    ];
-    const quarantineIds = write.quarantined.map((q) => quarantineDocId(q.docId));
-    const revs = await revisions(db, [...conflictIds, ...quarantineIds]);
-    const withRev = <D extends { _id: string }>(doc: D) => {
-      const rev = revs.get(doc._id);
-      return rev === undefined ? doc : { ...doc, _rev: rev };
-    };
-    const docs = [
-      ...write.aspects.map(({ projection, rev }) => ({
-        ...aspectDocBody(projection),
-        ...(rev === undefined ? {} : { _rev: rev }),
-      })),
-      ...write.conflictsPut.map((c) => withRev(conflictDocBody(c))),
-      ...write.conflictsRemoved.flatMap((loser) => {
-        const rev = revs.get(conflictDocId(loser));
-        return rev === undefined ? [] : [{ _id: conflictDocId(loser), _rev: rev, _deleted: true }];
-      }),
-      ...write.quarantined.map((q) =>
-        withRev({ _id: quarantineDocId(q.docId), docType: 'quarantine' as const, ...q }),
-      ),
-    ];
-    if (docs.length === 0) return 'OK';
-    const results = await db.bulkDocs(docs);
-    let conflicted = false;
-    for (const r of results) {
-      if (!('error' in r) || r.error !== true) continue;
-      if (isConflict(r)) conflicted = true;
-      else throw new Error(`projection write failed: ${r.name ?? 'unknown'} ${r.message ?? ''}`);
-    }
-    return conflicted ? 'CONFLICT' : 'OK';
-  },
+    async loadAspects(aspects) {
+      const found = new Map<string, LoadedAspect>();
+      const docs: AspectDoc[] = await getDocs(db, AspectDoc, aspects.map(aspectDocId));
+      for (const doc of docs) {
+        const events: AspectEventRecord[] = [];
+        for (const s of doc.events) {
+          const record = fromStoredEvent(s);
+          if (record === undefined) throw new UndecodableDocument(doc._id);
+          events.push(record);
+        }
+        found.set(doc.aspect, { rev: doc._rev, events });
+      }
+      return found;
+    },
 
-  async checkpoint() {
-    const doc: unknown = await db.get(CHECKPOINT_ID).catch((e: unknown) => {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    });
-    if (doc === undefined) return 0;
-    const decoded = Checkpoint.decode(doc);
-    if (E.isLeft(decoded)) throw new UndecodableDocument(CHECKPOINT_ID);
-    return decoded.right.seq;
-  },
+    async commit(write) {
+      const conflictIds = [
+        ...write.conflictsPut.map((c) => conflictDocId(c.loser.eventId)),
+        ...write.conflictsRemoved.map(conflictDocId),
+      ];
+      const quarantineIds = write.quarantined.map((q) => quarantineDocId(q.docId));
+      const revs = await revisions(db, [...conflictIds, ...quarantineIds]);
+      const withRev = <D extends { _id: string }>(doc: D) => {
+        const rev = revs.get(doc._id);
+        return rev === undefined ? doc : { ...doc, _rev: rev };
+      };
+      const docs = [
+        ...write.aspects.map(({ projection, rev }) => ({
+          ...aspectDocBody(projection),
+          ...(rev === undefined ? {} : { _rev: rev }),
+        })),
+        ...write.conflictsPut.map((c) => withRev(conflictDocBody(c))),
+        ...write.conflictsRemoved.flatMap((loser) => {
+          const rev = revs.get(conflictDocId(loser));
+          return rev === undefined ? [] : [{ _id: conflictDocId(loser), _rev: rev, _deleted: true }];
+        }),
+        ...write.quarantined.map((q) =>
+          withRev({ _id: quarantineDocId(q.docId), docType: 'quarantine' as const, ...q }),
+        ),
+      ];
+      if (docs.length === 0) return 'OK';
+      const results = await db.bulkDocs(docs);
+      let conflicted = false;
+      for (const r of results) {
+        if (!('error' in r) || r.error !== true) continue;
+        if (isConflict(r)) conflicted = true;
+        else throw new Error(`projection write failed: ${r.name ?? 'unknown'} ${r.message ?? ''}`);
+      }
+      return conflicted ? 'CONFLICT' : 'OK';
+    },
 
-  async saveCheckpoint(seq) {
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      const current: unknown = await db.get(CHECKPOINT_ID).catch((e: unknown) => {
+    async checkpoint() {
+      const doc: unknown = await db.get(CHECKPOINT_ID).catch((e: unknown) => {
         if (isNotFound(e)) return undefined;
         throw e;
       });
-      const decoded = current === undefined ? undefined : Checkpoint.decode(current);
-      const rev = decoded !== undefined && E.isRight(decoded) ? decoded.right._rev : undefined;
-      try {
-        await db.put({ _id: CHECKPOINT_ID, ...(rev === undefined ? {} : { _rev: rev }), seq });
-        return;
-      } catch (e) {
-        if (!isConflict(e)) throw e;
+      if (doc === undefined) return 0;
+      const decoded = Checkpoint.decode(doc);
+      if (E.isLeft(decoded)) throw new UndecodableDocument(CHECKPOINT_ID);
+      return decoded.right.seq;
+    },
+
+    async saveCheckpoint(seq) {
+      for (let attempt = 0; attempt < 5; attempt += 1) {
+        const current: unknown = await db.get(CHECKPOINT_ID).catch((e: unknown) => {
+          if (isNotFound(e)) return undefined;
+          throw e;
+        });
+        const decoded = current === undefined ? undefined : Checkpoint.decode(current);
+        const rev = decoded !== undefined && E.isRight(decoded) ? decoded.right._rev : undefined;
+        try {
+          await db.put({ _id: CHECKPOINT_ID, ...(rev === undefined ? {} : { _rev: rev }), seq });
+          return;
+        } catch (e) {
+          if (!isConflict(e)) throw e;
+        }
       }
-    }
-    throw new Error('the pipeline checkpoint stayed contended');
-  },
+      throw new Error('the pipeline checkpoint stayed contended');
+    },
 
-  async aspectsByDay(kind, fromDay, toDay) {
-    const found = await db.find({
-      selector: { docType: 'aspect', kind, day: { $gte: fromDay, $lte: toDay } },
-      limit: 1_000_000,
-      use_index: 'idx-by-docType-kind-day',
-    });
-    return found.docs.map((d) => decodeDoc(AspectDoc, d._id, d));
-  },
-
-  async conflicts(query) {
-    const detectedAt: Record<string, string> = {};
-    const from = query.after?.[0] ?? query.from;
-    if (from !== undefined) detectedAt.$gte = from;
-    if (query.to !== undefined) detectedAt.$lt = query.to;
-    const selector = {
-      docType: 'conflict',
-      detectedAt: Object.keys(detectedAt).length === 0 ? { $gte: '' } : detectedAt,
-      ...(query.subjectId === undefined ? {} : { subjectId: query.subjectId }),
-    };
-    const out: ConflictDoc[] = [];
-    // Records of the cursor's own instant were partly on the previous page: skip up to its id.
-    let skip = 0;
-    for (;;) {
+    async aspectsByDay(kind, fromDay, toDay) {
       const found = await db.find({
-        selector,
-        sort: [{ docType: 'asc' }, { detectedAt: 'asc' }],
-        limit: 500,
-        skip,
-        use_index: 'idx-by-docType-detectedAt',
+        selector: { docType: 'aspect', kind, day: { $gte: fromDay, $lte: toDay } },
+        limit: 1_000_000,
+        use_index: 'idx-by-docType-kind-day',
       });
-      const docs = found.docs.map((d) => decodeDoc(ConflictDoc, d._id, d));
-      skip += docs.length;
-      for (const doc of docs) {
-        const after = query.after;
-        if (
-          after !== undefined &&
-          (doc.detectedAt < after[0] || (doc.detectedAt === after[0] && doc._id <= after[1]))
-        )
-          continue;
-        out.push(doc);
+      return found.docs.map((d) => decodeDoc(AspectDoc, d._id, d));
+    },
+
+    async conflicts(query) {
+      const detectedAt: Record<string, string> = {};
+      const from = query.after?.[0] ?? query.from;
+      if (from !== undefined) detectedAt.$gte = from;
+      if (query.to !== undefined) detectedAt.$lt = query.to;
+      const selector = {
+        docType: 'conflict',
+        detectedAt: Object.keys(detectedAt).length === 0 ? { $gte: '' } : detectedAt,
+        ...(query.subjectId === undefined ? {} : { subjectId: query.subjectId }),
+      };
+      const out: ConflictDoc[] = [];
+      // Records of the cursor's own instant were partly on the previous page: skip up to its id.
+      let skip = 0;
+      for (;;) {
+        const found = await db.find({
+          selector,
+          sort: [{ docType: 'asc' }, { detectedAt: 'asc' }],
+          limit: 500,
+          skip,
+          use_index: 'idx-by-docType-detectedAt',
+        });
+        const docs = found.docs.map((d) => decodeDoc(ConflictDoc, d._id, d));
+        skip += docs.length;
+        for (const doc of docs) {
+          const after = query.after;
+          if (
+            after !== undefined &&
+            (doc.detectedAt < after[0] || (doc.detectedAt === after[0] && doc._id <= after[1]))
+          )
+            continue;
+          out.push(doc);
+        }
+        if (docs.length < 500 || out.length > query.limit) break;
       }
-      if (docs.length < 500 || out.length > query.limit) break;
-    }
-    // The index sorts by time only; ids break ties so that pages are stable.
-    out.sort((a, b) =>
-      a.detectedAt !== b.detectedAt
-        ? a.detectedAt < b.detectedAt
-          ? -1
-          : 1
-        : a._id < b._id
-          ? -1
-          : a._id > b._id
-            ? 1
-            : 0,
-    );
-    return out.slice(0, query.limit + 1);
-  },
+      // The index sorts by time only; ids break ties so that pages are stable.
+      out.sort((a, b) =>
+        a.detectedAt !== b.detectedAt
+          ? a.detectedAt < b.detectedAt
+            ? -1
+            : 1
+          : a._id < b._id
+            ? -1
+            : a._id > b._id
+              ? 1
+              : 0,
+      );
+      return out.slice(0, query.limit + 1);
+    },
 
-  async quarantined() {
-    const found = await db.find({ selector: { docType: 'quarantine' }, limit: 100_000 });
-    return found.docs.map((d) => decodeDoc(QuarantineDoc, d._id, d));
-  },
+    async quarantined() {
+      const found = await db.find({ selector: { docType: 'quarantine' }, limit: 100_000 });
+      return found.docs.map((d) => decodeDoc(QuarantineDoc, d._id, d));
+    },
 
-  async reset() {
-    for (;;) {
-      const page = await db.allDocs({ limit: 500 });
-      const docs = page.rows.filter((r) => !r.id.startsWith('_design/'));
-      if (docs.length === 0) break;
-      await db.bulkDocs(docs.map((r) => ({ _id: r.id, _rev: r.value.rev, _deleted: true })));
-    }
-    const checkpoint: unknown = await db.get(CHECKPOINT_ID).catch(() => undefined);
-    const decoded = checkpoint === undefined ? undefined : Checkpoint.decode(checkpoint);
-    if (decoded !== undefined && E.isRight(decoded)) await db.remove(CHECKPOINT_ID, decoded.right._rev);
-  },
-});
+    async reset() {
+      for (;;) {
+        const page = await db.allDocs({ limit: 500 });
+        const docs = page.rows.filter((r) => !r.id.startsWith('_design/'));
+        if (docs.length === 0) break;
+        await db.bulkDocs(docs.map((r) => ({ _id: r.id, _rev: r.value.rev, _deleted: true })));
+      }
+      const checkpoint: unknown = await db.get(CHECKPOINT_ID).catch(() => undefined);
+      const decoded = checkpoint === undefined ? undefined : Checkpoint.decode(checkpoint);
+      if (decoded !== undefined && E.isRight(decoded)) await db.remove(CHECKPOINT_ID, decoded.right._rev);
+    },
+  };
+  return store;
+};

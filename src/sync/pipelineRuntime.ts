@@ -8,7 +8,7 @@
  */
 import { defer, map, merge, type Observable, Subject, type Subscription, takeUntil } from 'rxjs';
 import type { NewAuditEntry } from '../domain/audit.js';
-import { type AspectProjection, kindOfAspect, projectAspect } from '../rules/projections.js';
+import type { AspectProjection } from '../rules/projections.js';
 import type { Database } from '../store/pouch.js';
 import type { ProjectionStore } from '../store/projections.js';
 import { type Change, followChanges$ } from './changeFeed.js';
@@ -166,12 +166,8 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       } finally {
         sub.unsubscribe();
       }
-      const loaded = await options.projections.loadAspects(aspects);
       const out = new Map<string, AspectProjection>();
-      for (const [aspect, a] of loaded) {
-        const kind = kindOfAspect(aspect);
-        if (kind === undefined) continue;
-        const projection = projectAspect(aspect, kind, a.events, []);
+      for (const [aspect, projection] of await options.projections.project(aspects)) {
         const wanted = events.filter((e) => e.aspect === aspect);
         if (wanted.every((w) => projection.events.some((e) => e.eventId === w.eventId)))
           out.set(aspect, projection);
@@ -179,13 +175,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       return out;
     },
 
-    async current(aspect) {
-      const kind = kindOfAspect(aspect);
-      const loaded = (await options.projections.loadAspects([aspect])).get(aspect);
-      return kind === undefined || loaded === undefined
-        ? undefined
-        : projectAspect(aspect, kind, loaded.events, []);
-    },
+    current: async (aspect) => (await options.projections.project([aspect])).get(aspect),
 
     catchUp() {
       const asked = pulls;

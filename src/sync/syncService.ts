@@ -8,7 +8,7 @@
  * cannot claim ADMIN precedence for itself.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import type { NewEvent } from '../domain/event.js';
+import { isResendOf, type NewEvent } from '../domain/event.js';
 import { aspectOfSync, decodeSyncEvent, payloadOfSync, type SyncEvent } from '../domain/eventTypes.js';
 import type { ValidationIssue } from '../domain/issues.js';
 import { toIssues } from '../domain/issues.js';
@@ -164,7 +164,7 @@ export const syncService = (deps: {
       const stored = existing.get(event.eventId);
       if (stored !== undefined) {
         // A resend: the same event from the same user is answered as stored; anything else is a clash.
-        if (stored.aspect === aspect && stored.actor.userId === actor.principal.userId) {
+        if (isResendOf(stored, aspect, actor.principal.userId)) {
           answered.push({
             eventId: event.eventId,
             aspect,
@@ -213,11 +213,7 @@ export const syncService = (deps: {
         const a = answered[i];
         if (a === undefined || !raced.includes(a.eventId)) continue;
         const other = now.get(a.eventId);
-        if (
-          other !== undefined &&
-          other.aspect === a.aspect &&
-          other.actor.userId === actor.principal.userId
-        ) {
+        if (other !== undefined && isResendOf(other, a.aspect, actor.principal.userId)) {
           answered[i] = { ...a, serverTimestamp: other.serverTimestamp, duplicate: true };
         } else {
           answered.splice(i, 1);
