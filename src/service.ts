@@ -15,6 +15,8 @@ import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
 import type { Config } from './config/config.js';
 import { resolveJwtSecret } from './config/jwtSecret.js';
+import type { SessionDoc } from './domain/session.js';
+import type { UserDoc } from './domain/user.js';
 import { makeApp } from './http/app.js';
 import { devAuthenticator, jwtAuthenticator, jwtKey } from './http/authenticate.js';
 import type { AppDeps } from './http/deps.js';
@@ -33,6 +35,7 @@ import { auditLog } from './store/auditLog.js';
 import { checkinStore } from './store/checkins.js';
 import { classStore } from './store/classes.js';
 import { consentStore } from './store/consents.js';
+import { docCache, noDocCache } from './store/docCache.js';
 import { eventStore } from './store/events.js';
 import { idempotencyLedger } from './store/idempotencyLedger.js';
 import { replicationInstanceId } from './store/instance.js';
@@ -84,8 +87,12 @@ export const startService = async (
   const clock = options.clock ?? (() => new Date());
   const store = await openStore(storeLocation(config));
   const key = jwtKey(config.jwtSecret);
-  const users = userStore(store.db.private);
-  const sessions = sessionStore(store.db.private);
+  // Every request reads its session and its user; cached only where this process is the one writer.
+  const exclusive = store.backend === 'embedded';
+  const userCache = exclusive ? docCache<UserDoc>() : noDocCache<UserDoc>();
+  const sessionCache = exclusive ? docCache<SessionDoc>() : noDocCache<SessionDoc>();
+  const users = userStore(store.db.private, userCache);
+  const sessions = sessionStore(store.db.private, sessionCache);
   const roles = roleStore(store.db.private, clock);
   const events = eventStore(store.db.events);
   await roles.ensureSystemRoles(clock().toISOString());
@@ -118,6 +125,11 @@ export const startService = async (
     includeDocs: true,
     onRetry: (attempt) => logger.warn({ attempt }, 'private change feed lost; reconnecting'),
   }).pipe(share());
+  // Belt and braces: a change the stores did not announce (none is expected) still reaches the caches.
+  const forgetting = feed.subscribe((c) => {
+    userCache.forget(c.id);
+    sessionCache.forget(c.id);
+  });
   const following = directory.follow(feed, (id) =>
     logger.warn({ id }, 'undecodable document in the private database; skipped by the student directory'),
   );
@@ -275,6 +287,7 @@ export const startService = async (
   } catch (e) {
     purges.unsubscribe();
     following.unsubscribe();
+    forgetting.unsubscribe();
     rosterProjector.stop();
     await pipeline.stop();
     await auditTrail.close();
@@ -300,6 +313,7 @@ export const startService = async (
         clearTimeout(timer);
         purges.unsubscribe();
         following.unsubscribe();
+        forgetting.unsubscribe();
         rosterProjector.stop();
         // The page in hand is projected (its audit entries queued) before the audit writer closes.
         await pipeline.stop();

@@ -52,7 +52,12 @@ const Token = t.type({ accessToken: t.string });
 
 export const serviceScenarios = async (quick: boolean): Promise<ScenarioResult[]> => {
   const size = { students: 10_000, sessions: 20, events: quick ? 20_000 : 200_000 };
-  const svc = await serviceProcess('bench-svc', { AUTH_MODE: 'jwt', NODE_ENV: 'development' });
+  // The built service (what the image runs), not the sources through tsx: `npm run bench` builds first.
+  const svc = await serviceProcess(
+    'bench-svc',
+    { AUTH_MODE: 'jwt', NODE_ENV: 'development' },
+    { kind: 'built', path: 'dist/main.js' },
+  );
   const bare = spawn(process.execPath, ['--import', 'tsx', 'bench/bareServer.ts'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });

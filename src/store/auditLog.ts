@@ -2,7 +2,7 @@
  * The audit log (`audit_logs`) in the audit database. Append-only: there is no update or delete here
  * on purpose, and ids are fresh, so a write never conflicts.
  *
- * Appends go through the batching writer of `src/sync/auditWriter.ts` (a generic RxJS stream that
+ * Appends go through the batching writer of `src/sync/batchWriter.ts` (a generic RxJS stream that
  * imports nothing from the store); `append` resolves once its batch's bulk write stored the entry.
  *
  * Reads page newest first by keyset on the `_id`, which sorts by `created_at` and then `audit_id`: a
@@ -29,7 +29,7 @@ import {
   type NewAuditEntry,
   toAuditEntry,
 } from '../domain/audit.js';
-import { auditWriter, type BatchingOptions, type ItemResult } from '../sync/auditWriter.js';
+import { type BatchingOptions, batchWriter, type ItemResult } from '../sync/batchWriter.js';
 import { decodeDoc } from './docs.js';
 import type { Database } from './pouch.js';
 
@@ -143,11 +143,11 @@ export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
     return docs.map((_, i): ItemResult => {
       const r = results[i];
       return r !== undefined && 'ok' in r && r.ok === true
-        ? { ok: true }
+        ? { ok: true, value: undefined }
         : { ok: false, error: new AuditEntryNotStored(describeFailure(r)) };
     });
   };
-  const writer = auditWriter(write, options);
+  const writer = batchWriter(write, options);
 
   const page = async (f: AuditFilter, cursorId: string | undefined): Promise<AuditPage> => {
     const lower = f.from === undefined ? ID_PREFIX : `${ID_PREFIX}${msKey(f.from, 'up')}`;

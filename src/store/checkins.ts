@@ -14,6 +14,7 @@ import {
   CheckinSecretDoc,
   DEFAULT_CHECKIN_CONFIG,
 } from '../domain/checkin.js';
+import { putBatched } from './batchedPut.js';
 import { getDoc } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound } from './storeErrors.js';
@@ -72,14 +73,14 @@ export const checkinStore = (db: Database): CheckinStore => {
       try {
         if (next.status === 'CHECKED_IN') {
           if (claim?.checkInId === next.checkInId) return;
-          await db.put({
+          await putBatched(db, {
             _id: id,
             ...(claim === undefined ? {} : { _rev: claim._rev }),
             docType: 'checkinOpen',
             checkInId: next.checkInId,
           });
         } else if (claim?.checkInId === next.checkInId) {
-          await db.remove(claim._id, claim._rev);
+          await putBatched(db, { _id: claim._id, _rev: claim._rev, _deleted: true });
         }
         return;
       } catch (e) {
@@ -160,7 +161,7 @@ export const checkinStore = (db: Database): CheckinStore => {
             ? { _id: checkinDocId(next.checkInId), docType: 'checkin' as const, ...next, failedAttempts: 0 }
             : { ...current, ...Object.fromEntries(STATE_FIELDS.map((f) => [f, next[f]])) };
         try {
-          await db.put(doc);
+          await putBatched(db, doc);
         } catch (e) {
           if (isConflict(e)) continue;
           throw e;
@@ -174,7 +175,7 @@ export const checkinStore = (db: Database): CheckinStore => {
     async countFailure(current) {
       const doc = { ...current, failedAttempts: current.failedAttempts + 1 };
       try {
-        const r = await db.put(doc);
+        const r = await putBatched(db, doc);
         return { ...doc, _rev: r.rev };
       } catch (e) {
         if (isConflict(e)) return 'CONFLICT';

@@ -3,6 +3,7 @@
  * update or delete here on purpose; appending the same event id twice stores it once.
  */
 import { EventDoc, eventDocId, type NewEvent } from '../domain/event.js';
+import { putBatched } from './batchedPut.js';
 import { decodeDoc, getDoc, getDocs } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
@@ -23,7 +24,7 @@ export const eventStore = (db: Database): EventStore => ({
   async append(event) {
     const doc: EventDoc = { _id: eventDocId(event.eventId), docType: 'event', ...event };
     try {
-      await db.put(doc);
+      await putBatched(db, doc);
       return 'stored';
     } catch (e) {
       if (isConflict(e)) return 'duplicate';

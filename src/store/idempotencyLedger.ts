@@ -7,6 +7,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
 import { IdempotencyRecord, type StoredResponse } from '../domain/idempotencyRecord.js';
+import { putBatched } from './batchedPut.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound } from './storeErrors.js';
 
@@ -67,7 +68,7 @@ export const idempotencyLedger = (db: Database): IdempotencyLedger => ({
       leaseUntil: request.now + request.leaseMs,
     };
     try {
-      const r = await db.put(doc);
+      const r = await putBatched(db, doc);
       return { id, rev: r.rev, claimId };
     } catch (e) {
       if (isConflict(e)) return undefined;
@@ -77,7 +78,7 @@ export const idempotencyLedger = (db: Database): IdempotencyLedger => ({
 
   async complete(claim, request, response, now) {
     try {
-      await db.put({
+      await putBatched(db, {
         _id: claim.id,
         _rev: claim.rev,
         docType: 'idempotency',

@@ -17,6 +17,7 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { decideRateLimit, type RateLimitDecision, type RateLimitPolicy } from '../rules/rateLimit.js';
+import { putBatched } from './batchedPut.js';
 import type { Database } from './pouch.js';
 
 export interface RateLimiterOptions {
@@ -117,7 +118,7 @@ export const rateLimiter = (db: Database, options: RateLimiterOptions): RateLimi
       // different instances apart.
       const id = `${prefix}${padded(now, TIME_DIGITS)}:${padded(sequence, SEQUENCE_DIGITS)}:${randomUUID()}`;
       try {
-        await db.put({ _id: id, docType: 'rateHit', scope, at: now });
+        await putBatched(db, { _id: id, docType: 'rateHit', scope, at: now });
         const inWindow = await db.allDocs({
           startkey: `${prefix}${padded(now - policy.windowMs + 1, TIME_DIGITS)}`,
           endkey: id,

@@ -4,6 +4,7 @@
  * refreshes with one token at most one wins.
  */
 import { type RevokeReason, SessionDoc } from '../domain/session.js';
+import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { decodeDoc, getDoc } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
@@ -23,9 +24,14 @@ export interface SessionStore {
   revokeAllForUser(userId: string, reason: RevokeReason, now: string): Promise<number>;
 }
 
-export const sessionStore = (db: Database): SessionStore => {
+export const sessionStore = (db: Database, cache: DocCache<SessionDoc> = noDocCache()): SessionStore => {
+  const put = (doc: SessionDoc | (Omit<SessionDoc, '_rev'> & { _rev?: string })) =>
+    writingThrough(cache, doc._id, () => db.put(doc));
   const store: SessionStore = {
-    get: (sessionId) => getDoc(db, SessionDoc, sessionDocId(sessionId)),
+    get: (sessionId) => {
+      const id = sessionDocId(sessionId);
+      return cache.read(id, () => getDoc(db, SessionDoc, id));
+    },
 
     async findByRefreshHash(hash) {
       const found = await db.find({
@@ -39,13 +45,13 @@ export const sessionStore = (db: Database): SessionStore => {
 
     async create(session) {
       const doc = { _id: sessionDocId(session.sessionId), docType: 'session' as const, ...session };
-      const r = await db.put(doc);
+      const r = await put(doc);
       return { ...doc, _rev: r.rev };
     },
 
     async rotate(current, next, now) {
       try {
-        await db.put({ ...current, revokedAt: now, revokeReason: 'ROTATED', replacedBy: next.sessionId });
+        await put({ ...current, revokedAt: now, revokeReason: 'ROTATED', replacedBy: next.sessionId });
       } catch (e) {
         if (isConflict(e)) return 'RACE';
         throw e;
@@ -60,7 +66,7 @@ export const sessionStore = (db: Database): SessionStore => {
         const final = doc.revokedAt !== null && doc.revokeReason !== 'ROTATED';
         if (final && reason !== 'COMPROMISED') return;
         try {
-          await db.put({
+          await put({
             ...doc,
             revokedAt: doc.revokedAt ?? now,
             revokeReason: final ? doc.revokeReason : reason,

@@ -7,6 +7,7 @@ import {
   type StudentWritableField,
   studentWritable,
 } from '../domain/student.js';
+import { putBatched } from './batchedPut.js';
 import { getDoc, getDocs, listDocs } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
@@ -56,7 +57,7 @@ export const studentStore = (db: Database): StudentStore => ({
       photo_refs: [...record.photo_refs],
       phones: [...record.phones],
     };
-    const r = await db.put(doc);
+    const r = await putBatched(db, doc);
     return { ...doc, _rev: r.rev };
   },
   async update(current, next) {
@@ -69,7 +70,7 @@ export const studentStore = (db: Database): StudentStore => ({
       phones: [...next.phones],
     };
     try {
-      const r = await db.put(doc);
+      const r = await putBatched(db, doc);
       return { ...doc, _rev: r.rev };
     } catch (e) {
       if (isConflict(e)) return 'CONFLICT';
@@ -85,7 +86,7 @@ export const studentStore = (db: Database): StudentStore => ({
       const candidate = StudentDoc.decode({ ...current, [field]: value, updatedAt: at });
       if (E.isLeft(candidate)) return undefined;
       try {
-        const r = await db.put(candidate.right);
+        const r = await putBatched(db, candidate.right);
         return { ...candidate.right, _rev: r.rev };
       } catch (e) {
         if (!isConflict(e)) throw e;

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import * as t from 'io-ts';
 import { UserDoc } from '../domain/user.js';
 import { nextActiveAdmins } from '../rules/sessions.js';
+import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc, listDocs } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound } from './storeErrors.js';
@@ -50,7 +51,7 @@ export interface UserStore {
   rebuildActiveAdmins(): Promise<ReadonlyArray<string>>;
 }
 
-export const userStore = (db: Database): UserStore => {
+export const userStore = (db: Database, cache: DocCache<UserDoc> = noDocCache()): UserStore => {
   const claimEmail = async (email: string, userId: string): Promise<boolean> => {
     try {
       await db.put({ _id: emailClaimId(email), docType: 'userEmail', userId });
@@ -76,7 +77,10 @@ export const userStore = (db: Database): UserStore => {
   };
 
   const store: UserStore = {
-    get: (userId) => getDoc(db, UserDoc, userDocId(userId)),
+    get: (userId) => {
+      const id = userDocId(userId);
+      return cache.read(id, () => getDoc(db, UserDoc, id));
+    },
 
     async findByEmail(email) {
       const claim = await getDoc(db, EmailClaim, emailClaimId(email));
@@ -103,7 +107,8 @@ export const userStore = (db: Database): UserStore => {
     async create(user) {
       if (!(await claimEmail(user.email, user.userId))) return 'EMAIL_TAKEN';
       try {
-        const r = await db.put({ _id: userDocId(user.userId), docType: 'user', ...user });
+        const id = userDocId(user.userId);
+        const r = await writingThrough(cache, id, () => db.put({ _id: id, docType: 'user', ...user }));
         return { _id: userDocId(user.userId), _rev: r.rev, docType: 'user', ...user };
       } catch (e) {
         await releaseEmail(user.email);
@@ -115,7 +120,9 @@ export const userStore = (db: Database): UserStore => {
       const emailChanged = normaliseEmail(current.email) !== normaliseEmail(next.email);
       if (emailChanged && !(await claimEmail(next.email, current.userId))) return 'EMAIL_TAKEN';
       try {
-        const r = await db.put({ _id: current._id, _rev: current._rev, docType: 'user', ...next });
+        const r = await writingThrough(cache, current._id, () =>
+          db.put({ _id: current._id, _rev: current._rev, docType: 'user', ...next }),
+        );
         if (emailChanged) await releaseEmail(current.email);
         return { _id: current._id, _rev: r.rev, docType: 'user', ...next };
       } catch (e) {

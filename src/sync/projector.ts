@@ -15,7 +15,7 @@ import {
   kindOfAspect,
   projectAspect,
 } from '../rules/projections.js';
-import type { ProjectionStore } from '../store/projections.js';
+import type { LoadedAspect, ProjectionStore } from '../store/projections.js';
 import type { DecodedChange } from './eventPipeline.js';
 
 export interface ProjectorDeps {
@@ -68,6 +68,37 @@ const quarantineAudit = (docId: string, reason: string): NewAuditEntry => ({
   action: 'QUARANTINE',
 });
 
+/**
+ * The record an aspect's write-through touches: every field aspect of one student writes the same
+ * student document, so those go one after another; every other aspect has records of its own.
+ */
+const recordOf = (aspect: string): string =>
+  kindOfAspect(aspect) === 'student' ? aspect.slice(0, aspect.indexOf(':', 'student:'.length)) : aspect;
+
+/**
+ * Write-throughs of different records run at once (their puts then share bulk writes, see
+ * `src/store/batchedPut.ts`); those of one record run in order, so they never race each other.
+ */
+const writeThroughConcurrently = async (
+  writeThrough: ProjectorDeps['writeThrough'],
+  projections: ReadonlyArray<AspectProjection>,
+): Promise<void> => {
+  if (writeThrough === undefined) return;
+  const byRecord = new Map<string, AspectProjection[]>();
+  for (const p of projections) {
+    const key = recordOf(p.aspect);
+    byRecord.set(key, [...(byRecord.get(key) ?? []), p]);
+  }
+  // Settled, not raced: a failure is rethrown only once every other record's write has finished, so
+  // the batch's retry never overlaps a write still under way.
+  const settled = await Promise.allSettled(
+    [...byRecord.values()].map(async (list) => {
+      for (const p of list) await writeThrough(p);
+    }),
+  );
+  for (const s of settled) if (s.status === 'rejected') throw s.reason;
+};
+
 export class ProjectionContended extends Error {
   constructor(attempts: number) {
     super(`the projections stayed contended after ${attempts} attempts`);
@@ -92,19 +123,27 @@ export const projectBatch = async (
   const maxAttempts = deps.maxAttempts ?? 20;
   for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
     const loaded = await deps.projections.loadAspects([...incoming.keys()]);
-    const aspects: Array<{ projection: AspectProjection; rev: string | undefined }> = [];
-    const conflictsPut: ConflictRecordFull[] = [];
-    const conflictsRemoved: string[] = [];
+    const projected: Array<{ after: AspectProjection; known: LoadedAspect | undefined }> = [];
     for (const [aspect, events] of incoming) {
       const kind = kindOfAspect(aspect);
       if (kind === undefined) continue;
       const known = loaded.get(aspect);
+      projected.push({ after: projectAspect(aspect, kind, known?.events ?? [], events), known });
+    }
+    await writeThroughConcurrently(
+      deps.writeThrough,
+      projected.map((p) => p.after),
+    );
+    const aspects: Array<{ projection: AspectProjection; rev: string | undefined }> = [];
+    const conflictsPut: ConflictRecordFull[] = [];
+    const conflictsRemoved: string[] = [];
+    for (const { after, known } of projected) {
       const knownEvents = known?.events ?? [];
-      const after = projectAspect(aspect, kind, knownEvents, events);
-      await deps.writeThrough?.(after);
       // Every event already known (a replay after a crash, a resend): nothing changes.
       if (known !== undefined && after.events.length === knownEvents.length) continue;
-      const before = projectAspect(aspect, kind, knownEvents, []);
+      const kind = kindOfAspect(after.aspect);
+      if (kind === undefined) continue;
+      const before = projectAspect(after.aspect, kind, knownEvents, []);
       const previous = new Map(before.conflicts.map((c) => [c.loser.eventId, JSON.stringify(c)]));
       for (const c of after.conflicts) {
         if (previous.get(c.loser.eventId) !== JSON.stringify(c)) conflictsPut.push(c);

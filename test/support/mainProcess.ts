@@ -3,8 +3,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { makeTempDir, removeDir } from './tempDir.js';
 
-export const startMain = (env: Record<string, string>): ChildProcess =>
-  spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+/** The TypeScript entry through tsx (tests), or a built entry such as `dist/main.js` (benchmarks). */
+export type Entry = { readonly kind: 'source' } | { readonly kind: 'built'; readonly path: string };
+
+export const startMain = (env: Record<string, string>, entry: Entry = { kind: 'source' }): ChildProcess =>
+  spawn(process.execPath, entry.kind === 'source' ? ['--import', 'tsx', 'src/main.ts'] : [entry.path], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -47,7 +50,11 @@ export interface ServiceProcess {
   dispose(): Promise<void>;
 }
 
-export const serviceProcess = async (label: string, env: Record<string, string>): Promise<ServiceProcess> => {
+export const serviceProcess = async (
+  label: string,
+  env: Record<string, string>,
+  entry: Entry = { kind: 'source' },
+): Promise<ServiceProcess> => {
   const dataDir = await makeTempDir(label);
   let child: ChildProcess | undefined;
   const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
@@ -61,8 +68,18 @@ export const serviceProcess = async (label: string, env: Record<string, string>)
     dataDir,
     pid: () => (running() ? child?.pid : undefined),
     start(timeoutMs) {
-      child = startMain({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env });
-      return listeningUrl(collect(child.stdout), timeoutMs);
+      child = startMain(
+        { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env },
+        entry,
+      );
+      const stdout = collect(child.stdout);
+      const stderr = collect(child.stderr);
+      return listeningUrl(stdout, timeoutMs).catch((e: unknown) => {
+        // Say why: the process's last words are the only clue a timed-out start leaves.
+        throw new Error(
+          `${label} did not start: ${String(e)}\n${stderr().slice(-2000)}\n${stdout().slice(-2000)}`,
+        );
+      });
     },
     kill: () => end('SIGKILL'),
     stop: () => end('SIGTERM'),
