@@ -40,7 +40,7 @@ import { eventStore } from './store/events.js';
 import { idempotencyLedger } from './store/idempotencyLedger.js';
 import { replicationInstanceId } from './store/instance.js';
 import { pickupStore } from './store/pickups.js';
-import { projectionStore } from './store/projections.js';
+import { type LoadedAspect, projectionStore } from './store/projections.js';
 import { rateLimiter } from './store/rateLimiter.js';
 import { replicaSource } from './store/replicaSource.js';
 import { replicationCheckpoints } from './store/replicationCheckpoints.js';
@@ -134,7 +134,11 @@ export const startService = async (
     logger.warn({ id }, 'undecodable document in the private database; skipped by the student directory'),
   );
   const auditTrail = auditLog(store.db.audit, { clock });
-  const projections = projectionStore(store.db.projections);
+  // The pipeline of this process is the projections' one writer on the embedded store (0019).
+  const projections = projectionStore(
+    store.db.projections,
+    exclusive ? docCache<LoadedAspect>(20_000) : noDocCache<LoadedAspect>(),
+  );
   const checkins = checkinStore(store.db.private);
   const pipeline = await startEventPipeline({
     events: store.db.events,

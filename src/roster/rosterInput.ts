@@ -1,8 +1,10 @@
 /** Gathers what `rules/roster.ts` needs from the stores: the roster as it should be right now. */
 import type { PickupService } from '../attendance/pickupService.js';
 import { dayKey } from '../crypto/dayKeys.js';
+import type { AspectDoc } from '../domain/projection.js';
 import type { RosterDoc } from '../domain/roster.js';
 import { utcDay } from '../rules/checkin.js';
+import type { AspectProjection } from '../rules/projections.js';
 import { aspectRosterDoc, rosterDocs } from '../rules/roster.js';
 import { photosAllowed } from '../rules/students.js';
 import type { CheckinStore } from '../store/checkins.js';
@@ -36,16 +38,21 @@ export const rosterWanted =
     const days = Array.from({ length: ROSTER_DAYS }, (_, i) => utcDay(new Date(now.getTime() + i * DAY_MS)));
     const first = days[0] ?? utcDay(now);
     const last = days[days.length - 1] ?? first;
-    const students = await deps.students.listAll();
+    // The directory holds every student record, kept current by the change feed that triggers this pass.
+    const students = deps.directory.all();
     const adults = await deps.pickups.allowedAdultsOfAll(students.filter((s) => s.status === 'ACTIVE'));
     const secret = await deps.checkins.secret(now.toISOString());
     // Events of a session are dated by the device's clock: read a day either side of the key days.
     const from = utcDay(new Date(Date.parse(first) - DAY_MS));
     const to = utcDay(new Date(Date.parse(last) + DAY_MS));
-    const aspectDocs = [
-      ...(await deps.projections.aspectsByDay('checkin', from, to)),
-      ...(await deps.projections.aspectsByDay('attendance', from, to)),
-    ];
+    // Only version and state of each aspect are kept, a page at a time.
+    const aspects: Array<{ version: string | null; state: AspectProjection['state'] }> = [];
+    const keep = (doc: AspectDoc) => {
+      const p = projectionOfDoc(doc);
+      if (p !== undefined) aspects.push({ version: p.version, state: p.state });
+    };
+    await deps.projections.eachAspectByDay('checkin', from, to, keep);
+    await deps.projections.eachAspectByDay('attendance', from, to, keep);
     const sessions = (await deps.classes.listSessions()).filter((s) => days.includes(s.date));
     const docs = rosterDocs({
       students,
@@ -54,10 +61,7 @@ export const rosterWanted =
       classes: await deps.classes.listClasses(),
       sessions,
       dayKeys: days.map((day) => ({ day, key: Buffer.from(dayKey(secret, day)).toString('base64url') })),
-      aspects: aspectDocs.flatMap((doc) => {
-        const p = projectionOfDoc(doc);
-        return p === undefined ? [] : [{ version: p.version, state: p.state }];
-      }),
+      aspects,
     });
     return {
       docs,

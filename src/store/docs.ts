@@ -73,9 +73,16 @@ export const getDocs = async <C extends t.Mixed>(
   codec: C,
   ids: ReadonlyArray<string>,
 ): Promise<Array<t.TypeOf<C>>> => {
-  if (ids.length === 0) return [];
-  const res = await db.allDocs({ keys: [...ids], include_docs: true });
-  return res.rows.flatMap((row) =>
-    'error' in row || row.doc === undefined || row.doc === null ? [] : [decodeDoc(codec, row.id, row.doc)],
-  );
+  const out: Array<t.TypeOf<C>> = [];
+  // PouchDB reads every key of one call at once: thousands of keys in one call cost a burst of native
+  // memory that the process keeps afterwards, so large reads go a chunk at a time.
+  for (let i = 0; i < ids.length; i += GET_CHUNK) {
+    const res = await db.allDocs({ keys: ids.slice(i, i + GET_CHUNK), include_docs: true });
+    for (const row of res.rows) {
+      if ('error' in row || row.doc === undefined || row.doc === null) continue;
+      out.push(decodeDoc(codec, row.id, row.doc));
+    }
+  }
+  return out;
 };
+const GET_CHUNK = 250;

@@ -24,11 +24,13 @@ import {
   kindOfAspect,
   projectAspect,
 } from '../rules/projections.js';
+import { type DocCache, noDocCache } from './docCache.js';
 import { decodeDoc, getDocs, UndecodableDocument } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound } from './storeErrors.js';
 
 const CHECKPOINT_ID = '_local/event-pipeline';
+const AspectPage = 500;
 const Checkpoint = t.type({ _id: t.string, _rev: t.string, seq: t.union([t.string, t.number]) });
 
 export interface LoadedAspect {
@@ -65,6 +67,16 @@ export interface ProjectionStore {
   saveCheckpoint(seq: string | number): Promise<void>;
   /** Aspect documents of one kind whose day lies in [fromDay, toDay]. */
   aspectsByDay(kind: string, fromDay: string, toDay: string): Promise<AspectDoc[]>;
+  /**
+   * The same, handed to `visit` a page at a time (each aspect once), for callers that keep a little of
+   * each: memory stays bounded by the page, where reading ten thousand aspects at once did not.
+   */
+  eachAspectByDay(
+    kind: string,
+    fromDay: string,
+    toDay: string,
+    visit: (doc: AspectDoc) => void,
+  ): Promise<void>;
   conflicts(query: ConflictQuery): Promise<ConflictDoc[]>;
   quarantined(): Promise<QuarantineDoc[]>;
   /** Removes every projection and the checkpoint, so the pipeline rebuilds from the first event. */
@@ -168,7 +180,15 @@ const revisions = async (db: Database, ids: ReadonlyArray<string>): Promise<Map<
   return revs;
 };
 
-export const projectionStore = (db: Database): ProjectionStore => {
+/**
+ * `cache` holds aspects as this process last read or wrote them (see decision 0019): only where the
+ * pipeline of this process is the projections' one writer (the embedded store). A commit that meets
+ * a conflict forgets its aspects, so the retry reads the store.
+ */
+export const projectionStore = (
+  db: Database,
+  cache: DocCache<LoadedAspect> = noDocCache(),
+): ProjectionStore => {
   const store: ProjectionStore = {
     async project(aspects) {
       const out = new Map<string, AspectProjection>();
@@ -179,20 +199,21 @@ export const projectionStore = (db: Database): ProjectionStore => {
       return out;
     },
 
-    async loadAspects(aspects) {
-      const found = new Map<string, LoadedAspect>();
-      const docs: AspectDoc[] = await getDocs(db, AspectDoc, aspects.map(aspectDocId));
-      for (const doc of docs) {
-        const events: AspectEventRecord[] = [];
-        for (const s of doc.events) {
-          const record = fromStoredEvent(s);
-          if (record === undefined) throw new UndecodableDocument(doc._id);
-          events.push(record);
+    loadAspects: (aspects) =>
+      cache.readMany(aspects, async (missing) => {
+        const found = new Map<string, LoadedAspect>();
+        const docs: AspectDoc[] = await getDocs(db, AspectDoc, missing.map(aspectDocId));
+        for (const doc of docs) {
+          const events: AspectEventRecord[] = [];
+          for (const s of doc.events) {
+            const record = fromStoredEvent(s);
+            if (record === undefined) throw new UndecodableDocument(doc._id);
+            events.push(record);
+          }
+          found.set(doc.aspect, { rev: doc._rev, events });
         }
-        found.set(doc.aspect, { rev: doc._rev, events });
-      }
-      return found;
-    },
+        return found;
+      }),
 
     async commit(write) {
       const conflictIds = [
@@ -220,13 +241,28 @@ export const projectionStore = (db: Database): ProjectionStore => {
         ),
       ];
       if (docs.length === 0) return 'OK';
-      const results = await db.bulkDocs(docs);
+      const written = write.aspects.map((a) => a.projection.aspect);
+      for (const aspect of written) cache.forget(aspect);
+      const results = await db.bulkDocs(docs).catch((e: unknown) => {
+        for (const aspect of written) cache.forget(aspect);
+        throw e;
+      });
       let conflicted = false;
       for (const r of results) {
         if (!('error' in r) || r.error !== true) continue;
         if (isConflict(r)) conflicted = true;
-        else throw new Error(`projection write failed: ${r.name ?? 'unknown'} ${r.message ?? ''}`);
+        else {
+          for (const aspect of written) cache.forget(aspect);
+          throw new Error(`projection write failed: ${r.name ?? 'unknown'} ${r.message ?? ''}`);
+        }
       }
+      // Aspect documents come first in `docs`, so their results are the first ones, in order.
+      write.aspects.forEach(({ projection }, i) => {
+        const r = results[i];
+        if (r !== undefined && 'ok' in r && r.ok === true)
+          cache.remember(projection.aspect, { rev: r.rev, events: projection.events });
+        else cache.forget(projection.aspect);
+      });
       return conflicted ? 'CONFLICT' : 'OK';
     },
 
@@ -260,12 +296,29 @@ export const projectionStore = (db: Database): ProjectionStore => {
     },
 
     async aspectsByDay(kind, fromDay, toDay) {
-      const found = await db.find({
-        selector: { docType: 'aspect', kind, day: { $gte: fromDay, $lte: toDay } },
-        limit: 1_000_000,
-        use_index: 'idx-by-docType-kind-day',
-      });
-      return found.docs.map((d) => decodeDoc(AspectDoc, d._id, d));
+      const out: AspectDoc[] = [];
+      await store.eachAspectByDay(kind, fromDay, toDay, (doc) => out.push(doc));
+      return out;
+    },
+
+    async eachAspectByDay(kind, fromDay, toDay, visit) {
+      const seen = new Set<string>();
+      // Pages by offset in index order; an aspect created meanwhile can shift one already visited
+      // into the next page, and `seen` skips it (aspects are never deleted but by a reset).
+      for (let skip = 0; ; skip += AspectPage) {
+        const found = await db.find({
+          selector: { docType: 'aspect', kind, day: { $gte: fromDay, $lte: toDay } },
+          limit: AspectPage,
+          skip,
+          use_index: 'idx-by-docType-kind-day',
+        });
+        for (const d of found.docs) {
+          if (seen.has(d._id)) continue;
+          seen.add(d._id);
+          visit(decodeDoc(AspectDoc, d._id, d));
+        }
+        if (found.docs.length < AspectPage) return;
+      }
     },
 
     async conflicts(query) {
@@ -323,6 +376,7 @@ export const projectionStore = (db: Database): ProjectionStore => {
     },
 
     async reset() {
+      cache.clear();
       for (;;) {
         const page = await db.allDocs({ limit: 500 });
         const docs = page.rows.filter((r) => !r.id.startsWith('_design/'));
@@ -332,6 +386,7 @@ export const projectionStore = (db: Database): ProjectionStore => {
       const checkpoint: unknown = await db.get(CHECKPOINT_ID).catch(() => undefined);
       const decoded = checkpoint === undefined ? undefined : Checkpoint.decode(checkpoint);
       if (decoded !== undefined && E.isRight(decoded)) await db.remove(CHECKPOINT_ID, decoded.right._rev);
+      cache.clear();
     },
   };
   return store;

@@ -39,6 +39,8 @@ export interface StudentDirectory {
     limit: number;
   }): DirectoryPage;
   size(): number;
+  /** Every student record held, in no particular order (the roster's full pass reads them here). */
+  all(): StudentDoc[];
   /** Follows a change feed of the private database until the subscription ends. */
   follow(changes: Observable<Change>, onUndecodable: (id: string) => void): Subscription;
 }
@@ -128,6 +130,8 @@ export const studentDirectory = (): StudentDirectory => {
     },
 
     size: () => entries.size,
+
+    all: () => [...students.values()],
 
     follow(changes, onUndecodable) {
       return changes.subscribe((change) => {

@@ -5,8 +5,9 @@ import type { NewAuditEntry } from '../../src/domain/audit.js';
 import type { NewEvent } from '../../src/domain/event.js';
 import { checkinAspect, studentFieldAspect } from '../../src/domain/eventTypes.js';
 import { standingOf } from '../../src/rules/projections.js';
+import { docCache } from '../../src/store/docCache.js';
 import { eventStore } from '../../src/store/events.js';
-import { projectionStore } from '../../src/store/projections.js';
+import { type LoadedAspect, projectionStore } from '../../src/store/projections.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { type EventPipeline, startEventPipeline } from '../../src/sync/pipelineRuntime.js';
 import { snapshot } from '../support/snapshot.js';
@@ -195,6 +196,71 @@ describe('event pipeline on the store (real PouchDB)', () => {
     const again = await start();
     await again.catchUp();
     expect(await snapshot(store.db.projections)).to.deep.equal(before);
+  });
+
+  it('with the aspect cache, aspects read as the store holds them', async () => {
+    const cache = docCache<LoadedAspect>();
+    const events = eventStore(store.db.events);
+    const fields = ['allergies', 'specialNeeds', 'guardianName'];
+    let base: Record<string, string | null> = Object.fromEntries(fields.map((f) => [f, null]));
+    pipeline = await startEventPipeline({
+      events: store.db.events,
+      projections: projectionStore(store.db.projections, cache),
+      audit: async () => undefined,
+      pageSize: 7,
+      retryDelayMs: 20,
+    });
+    for (let i = 0; i < 30; i += 1) {
+      const field = fields[i % fields.length] ?? 'allergies';
+      const id = randomUUID();
+      // Every fourth event is concurrent with its predecessor (an old base), so conflicts arise.
+      const role = i % 2 === 0 ? 'ADMIN' : 'CHAMADOR';
+      await events.append(
+        fieldEvent(
+          id,
+          role,
+          `2026-11-26T10:${String(i).padStart(2, '0')}:00.000Z`,
+          i % 4 === 3 ? null : (base[field] ?? null),
+          `v${i}`,
+          field,
+        ),
+      );
+      base = { ...base, [field]: id };
+      if (i % 5 === 0) await pipeline.catchUp();
+    }
+    await pipeline.catchUp();
+    const aspects = fields.map((f) => studentFieldAspect(STUDENT, f));
+    const cached = await projectionStore(store.db.projections, cache).loadAspects(aspects);
+    const fresh = await projectionStore(store.db.projections).loadAspects(aspects);
+    expect(cache.size()).to.equal(3);
+    expect([...cached.entries()]).to.deep.equal([...fresh.entries()]);
+  });
+
+  it('a commit that meets a conflict leaves no stale aspect in the cache', async () => {
+    const events = eventStore(store.db.events);
+    await events.append(fieldEvent(randomUUID(), 'ADMIN', '2026-11-26T10:00:00.000Z', null, 'amendoim'));
+    const p = await start();
+    await p.catchUp();
+    await p.stop();
+    pipeline = undefined;
+    const aspect = studentFieldAspect(STUDENT, 'allergies');
+    const cached = projectionStore(store.db.projections, docCache<LoadedAspect>());
+    const other = projectionStore(store.db.projections);
+    const before = (await cached.loadAspects([aspect])).get(aspect);
+    const projection = (await cached.project([aspect])).get(aspect);
+    if (before === undefined || projection === undefined) throw new Error('expected the aspect');
+    const write = (rev: string) => ({
+      aspects: [{ projection, rev }],
+      conflictsPut: [],
+      conflictsRemoved: [],
+      quarantined: [],
+    });
+    expect(await other.commit(write(before.rev))).to.equal('OK');
+    expect(await cached.commit(write(before.rev))).to.equal('CONFLICT');
+    const after = (await cached.loadAspects([aspect])).get(aspect);
+    const stored = (await other.loadAspects([aspect])).get(aspect);
+    expect(after?.rev).to.equal(stored?.rev);
+    expect(after?.rev).not.to.equal(before.rev);
   });
 
   it('property: any arrival order and batching of the same events gives identical projections', async function () {
