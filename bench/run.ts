@@ -24,7 +24,15 @@ const scenarios: ReadonlyArray<(quick: boolean) => Promise<ScenarioResult[]>> = 
 const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '—' : n.toFixed(digits));
 
 const results: ScenarioResult[] = [];
-for (const scenario of scenarios) results.push(...(await scenario(quick)));
+for (const scenario of scenarios) {
+  const started = performance.now();
+  const rows = await scenario(quick);
+  results.push(...rows);
+  // Progress on stderr, so a slow or stuck scenario shows which one it is.
+  process.stderr.write(
+    `bench: ${rows.length} row(s) in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+  );
+}
 
 const rows = results.map((r) => [
   r.scenario,
