@@ -1,13 +1,15 @@
 /**
- * A read cache for documents that every authenticated request reads (its session and its user).
+ * A read cache for documents on the hot paths: the session and user every authenticated request
+ * reads, and the aspects the pipeline and the check-in desk read (`src/store/projections.ts`).
  *
  * Correctness rests on one fact: the embedded store is a LevelDB directory that one process holds
- * locked, so every write to it passes through this process, and the stores call `forget` before and
- * after each write of a cached id. A revocation is therefore seen by the next request, as decision
- * 0013 asks. A read that was in flight while anything was forgotten does not fill the cache (it may
- * have read the old value). In CouchDB mode other instances write too, so the service uses
- * `noDocCache` there: a cache fed by the change feed would let a revoked session act for the feed's
- * delay (see decision 0019).
+ * locked, so every write to it passes through this process, and the stores call `forget` (or
+ * `remember`, with what they just stored) around each write of a cached id. A revocation is therefore
+ * seen by the next request, as decision 0013 asks. A read that was in flight while anything was
+ * forgotten or remembered does not fill the cache (it may have read the old value); under a stream of
+ * writes that costs hits, never correctness. In CouchDB mode other instances write too, so the
+ * service uses `noDocCache` there: a cache fed by the change feed would let a revoked session act for
+ * the feed's delay (see decision 0019).
  */
 
 export interface DocCache<T> {
