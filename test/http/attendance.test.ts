@@ -2,9 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
-import { call, decodeAs, expectEnvelope } from '../support/http.js';
+import { decodeAs, expectEnvelope } from '../support/http.js';
 import { seedSmallRoster } from '../support/seed.js';
-import { DEV_TOKENS, mutationHeaders, startTestService, type TestService } from '../support/testService.js';
+import { DEV_TOKENS, mutate, startTestService, type TestService } from '../support/testService.js';
 
 const Accepted = t.type({ eventId: t.string, accepted: t.boolean, serverTime: t.string });
 
@@ -14,11 +14,7 @@ describe('attendance marks', function () {
   let studentId: string;
   let sessionId: string;
   const send = (path: string, body: unknown, token: string = DEV_TOKENS.DEV_CADASTRO_TOKEN) =>
-    call(`${svc.url}${path}`, {
-      method: 'POST',
-      headers: mutationHeaders(token),
-      body: JSON.stringify(body),
-    });
+    mutate(`${svc.url}${path}`, 'POST', body, token);
   const mark = (body: Record<string, unknown>, token: string = DEV_TOKENS.DEV_CALLER_TOKEN) =>
     send(
       '/api/v1/attendance/events',

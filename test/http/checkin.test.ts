@@ -8,6 +8,7 @@ import { call, decodeAs, expectEnvelope, type HttpResult } from '../support/http
 import {
   authHeaders,
   DEV_TOKENS,
+  mutate,
   mutationHeaders,
   startTestService,
   type TestService,
@@ -28,11 +29,7 @@ describe('check-in and check-out', function () {
   let studentId: string;
   const url = (p: string) => `${svc.url}${p}`;
   const send = (method: string, path: string, body?: unknown, token: string = DEV_TOKENS.DEV_CALLER_TOKEN) =>
-    call(url(path), {
-      method,
-      headers: mutationHeaders(token),
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+    mutate(url(path), method, body, token);
   const checkIn = async (sid = studentId): Promise<t.TypeOf<typeof CheckIn>> => {
     const r = await send('POST', '/api/v1/check-in', { studentId: sid, sessionId });
     expect(r.status, r.text).to.equal(201);

@@ -11,6 +11,7 @@ import { seedSmallRoster, syncEvents } from '../support/seed.js';
 import {
   authHeaders,
   DEV_TOKENS,
+  mutate,
   mutationHeaders,
   startTestService,
   type TestService,
@@ -24,11 +25,7 @@ describe('check-in records follow the check-in events', function () {
   let sessionId: string;
   let studentId: string;
   const post = (path: string, body: unknown, token: string = DEV_TOKENS.DEV_CALLER_TOKEN) =>
-    call(`${svc.url}${path}`, {
-      method: 'POST',
-      headers: mutationHeaders(token),
-      body: JSON.stringify(body),
-    });
+    mutate(`${svc.url}${path}`, 'POST', body, token);
   const sync = async (events: unknown[], token: string = DEV_TOKENS.DEV_CALLER_TOKEN) => {
     const answer = await syncEvents(svc.url, events, token);
     expect(answer.failed).to.deep.equal([]);

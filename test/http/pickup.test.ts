@@ -6,7 +6,7 @@ import { call, decodeAs, expectEnvelope } from '../support/http.js';
 import {
   authHeaders,
   DEV_TOKENS,
-  mutationHeaders,
+  mutate,
   startTestService,
   type TestService,
 } from '../support/testService.js';
@@ -26,12 +26,7 @@ describe('pickup list and temporary grants', function () {
     path: string,
     body?: unknown,
     token: string = DEV_TOKENS.DEV_CADASTRO_TOKEN,
-  ) =>
-    call(url(path), {
-      method,
-      headers: mutationHeaders(token),
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+  ) => mutate(url(path), method, body, token);
   const list = async () =>
     decodeAs(
       t.type({ items: t.array(Entry) }),

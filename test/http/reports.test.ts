@@ -6,7 +6,7 @@ import { call, decodeAs, expectEnvelope } from '../support/http.js';
 import {
   authHeaders,
   DEV_TOKENS,
-  mutationHeaders,
+  mutate,
   startTestService,
   type TestService,
 } from '../support/testService.js';
@@ -62,11 +62,7 @@ describe('reports', function () {
   let sessionB: string;
   const students: Record<string, string> = {};
   const post = (path: string, body: unknown, token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) =>
-    call(`${svc.url}${path}`, {
-      method: 'POST',
-      headers: mutationHeaders(token),
-      body: JSON.stringify(body),
-    });
+    mutate(`${svc.url}${path}`, 'POST', body, token);
   const get = (
     path: string,
     token: string = DEV_TOKENS.DEV_REPORTS_TOKEN,

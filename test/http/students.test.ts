@@ -6,7 +6,7 @@ import { call, decodeAs, expectEnvelope, issuePaths } from '../support/http.js';
 import {
   authHeaders,
   DEV_TOKENS,
-  mutationHeaders,
+  mutate,
   startTestService,
   type TestService,
 } from '../support/testService.js';
@@ -29,12 +29,7 @@ describe('students', function () {
     path: string,
     body?: unknown,
     token: string = DEV_TOKENS.DEV_CADASTRO_TOKEN,
-  ) =>
-    call(url(path), {
-      method,
-      headers: mutationHeaders(token),
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+  ) => mutate(url(path), method, body, token);
   const get = (path: string, token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) =>
     call(url(path), { headers: authHeaders(token) });
   const newStudent = (over: Record<string, unknown> = {}) => ({

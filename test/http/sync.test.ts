@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { call, expectEnvelope } from '../support/http.js';
 import { seedSmallRoster, syncEvents } from '../support/seed.js';
-import { DEV_TOKENS, mutationHeaders, startTestService, type TestService } from '../support/testService.js';
+import { DEV_TOKENS, mutate, startTestService, type TestService } from '../support/testService.js';
 
 describe('sync of offline events', function () {
   this.timeout(60_000);
@@ -11,11 +11,7 @@ describe('sync of offline events', function () {
   let studentId: string;
   let sessionId: string;
   const send = (path: string, body: unknown, token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) =>
-    call(`${svc.url}${path}`, {
-      method: 'POST',
-      headers: mutationHeaders(token),
-      body: JSON.stringify(body),
-    });
+    mutate(`${svc.url}${path}`, 'POST', body, token);
   const sync = (events: unknown[], token: string = DEV_TOKENS.DEV_CALLER_TOKEN) =>
     syncEvents(svc.url, events, token);
   const mark = (over: Record<string, unknown> = {}) => ({

@@ -9,6 +9,7 @@ import type { Route } from '../../src/http/route.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { Notifier } from '../../src/notify/notifier.js';
 import { type RunningService, startService } from '../../src/service.js';
+import { call, type HttpResult } from './http.js';
 import { makeTempDir, removeDir } from './tempDir.js';
 
 export const DEV_TOKENS = {
@@ -85,3 +86,11 @@ export const mutationHeaders = (token: string, key: string = randomUUID()): Reco
   'Content-Type': 'application/json',
   'Idempotency-Key': key,
 });
+
+/** A mutation as clients send it: a fresh Idempotency-Key and a JSON body (none when `body` is undefined). */
+export const mutate = (url: string, method: string, body: unknown, token: string): Promise<HttpResult> =>
+  call(url, {
+    method,
+    headers: mutationHeaders(token),
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
