@@ -15,7 +15,9 @@ import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
 import type { Config } from './config/config.js';
 import { resolveJwtSecret } from './config/jwtSecret.js';
+import type { ClassSessionDoc } from './domain/classes.js';
 import type { SessionDoc } from './domain/session.js';
+import type { StudentDoc } from './domain/student.js';
 import type { UserDoc } from './domain/user.js';
 import { makeApp } from './http/app.js';
 import { devAuthenticator, jwtAuthenticator, jwtKey } from './http/authenticate.js';
@@ -32,10 +34,10 @@ import { rosterForAspects, rosterWanted } from './roster/rosterInput.js';
 import { studentWriteThrough } from './roster/studentProjection.js';
 import { studentService } from './roster/studentService.js';
 import { auditLog } from './store/auditLog.js';
-import { checkinStore } from './store/checkins.js';
+import { type CheckinCaches, checkinStore } from './store/checkins.js';
 import { classStore } from './store/classes.js';
 import { consentStore } from './store/consents.js';
-import { docCache, noDocCache } from './store/docCache.js';
+import { type DocCache, docCache, noDocCache } from './store/docCache.js';
 import { eventStore } from './store/events.js';
 import { idempotencyLedger } from './store/idempotencyLedger.js';
 import { replicationInstanceId } from './store/instance.js';
@@ -89,8 +91,27 @@ export const startService = async (
   const key = jwtKey(config.jwtSecret);
   // Every request reads its session and its user; cached only where this process is the one writer.
   const exclusive = store.backend === 'embedded';
-  const userCache = exclusive ? docCache<UserDoc>() : noDocCache<UserDoc>();
-  const sessionCache = exclusive ? docCache<SessionDoc>() : noDocCache<SessionDoc>();
+  const cacheOf = <T>(maxEntries: number): DocCache<T> =>
+    exclusive ? docCache<T>(maxEntries) : noDocCache<T>();
+  const userCache = cacheOf<UserDoc>(10_000);
+  const sessionCache = cacheOf<SessionDoc>(10_000);
+  // Check-ins read the session, the child, the record and its open claim, and the configuration.
+  const classSessionCache = cacheOf<ClassSessionDoc>(1_000);
+  const studentCache = cacheOf<StudentDoc>(2_000);
+  const checkinCaches: CheckinCaches = {
+    records: cacheOf(5_000),
+    claims: cacheOf(5_000),
+    config: cacheOf(1),
+  };
+  const privateCaches: ReadonlyArray<DocCache<unknown>> = [
+    userCache,
+    sessionCache,
+    classSessionCache,
+    studentCache,
+    checkinCaches.records,
+    checkinCaches.claims,
+    checkinCaches.config,
+  ];
   const users = userStore(store.db.private, userCache);
   const sessions = sessionStore(store.db.private, sessionCache);
   const roles = roleStore(store.db.private, clock);
@@ -110,8 +131,8 @@ export const startService = async (
       sessionTtlSeconds: config.sessionTtlSeconds,
     },
   });
-  const classes = classStore(store.db.private);
-  const students = studentStore(store.db.private);
+  const classes = classStore(store.db.private, classSessionCache);
+  const students = studentStore(store.db.private, studentCache);
   const consents = consentStore(store.db.private);
   const directory = studentDirectory();
   // Read the sequence first and follow from it after loading: a change in between is applied twice
@@ -127,8 +148,7 @@ export const startService = async (
   }).pipe(share());
   // Belt and braces: a change the stores did not announce (none is expected) still reaches the caches.
   const forgetting = feed.subscribe((c) => {
-    userCache.forget(c.id);
-    sessionCache.forget(c.id);
+    for (const cache of privateCaches) cache.forget(c.id);
   });
   const following = directory.follow(feed, (id) =>
     logger.warn({ id }, 'undecodable document in the private database; skipped by the student directory'),
@@ -139,7 +159,7 @@ export const startService = async (
     store.db.projections,
     exclusive ? docCache<LoadedAspect>(20_000) : noDocCache<LoadedAspect>(),
   );
-  const checkins = checkinStore(store.db.private);
+  const checkins = checkinStore(store.db.private, checkinCaches);
   const pipeline = await startEventPipeline({
     events: store.db.events,
     projections,
@@ -205,7 +225,7 @@ export const startService = async (
         : jwtAuthenticator({ key, clock, checkPrincipal: sessionSvc.checkPrincipal }),
     logger,
     clock,
-    rateLimiter: rateLimiter(store.db.private, {
+    rateLimiter: rateLimiter(store.db.requests, {
       clock,
       // Derived from the JWT secret, which every instance of one deployment shares.
       clientKeySecret: new Uint8Array(
@@ -264,7 +284,7 @@ export const startService = async (
       cursorKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'paging cursor key', 32)),
     },
     idempotency: {
-      ledger: idempotencyLedger(store.db.private),
+      ledger: idempotencyLedger(store.db.requests),
       settings: { ...DEFAULT_IDEMPOTENCY_SETTINGS, ...options.idempotency },
     },
   };

@@ -15,6 +15,7 @@ import {
   DEFAULT_CHECKIN_CONFIG,
 } from '../domain/checkin.js';
 import { putBatched } from './batchedPut.js';
+import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound } from './storeErrors.js';
@@ -29,6 +30,23 @@ const OpenClaim = t.type({
   _rev: t.string,
   docType: t.literal('checkinOpen'),
   checkInId: t.string,
+});
+export type OpenClaim = t.TypeOf<typeof OpenClaim>;
+
+/**
+ * What every check-in and check-out reads: the record, the child's open claim and the configuration
+ * (embedded store only; see docCache.ts). Every write of them here goes through these caches.
+ */
+export interface CheckinCaches {
+  readonly records: DocCache<CheckinDoc>;
+  readonly claims: DocCache<OpenClaim>;
+  readonly config: DocCache<t.TypeOf<typeof CheckinConfigDoc>>;
+}
+
+export const noCheckinCaches = (): CheckinCaches => ({
+  records: noDocCache(),
+  claims: noDocCache(),
+  config: noDocCache(),
 });
 
 export type NewCheckin = Omit<CheckinDoc, '_id' | '_rev' | 'docType'>;
@@ -47,6 +65,17 @@ const STATE_FIELDS = [
   'justification',
 ] as const;
 
+const pickState = (next: ProjectedCheckin): Pick<CheckinDoc, (typeof STATE_FIELDS)[number]> => ({
+  status: next.status,
+  checkedInAt: next.checkedInAt,
+  checkedInBy: next.checkedInBy,
+  checkedOutAt: next.checkedOutAt,
+  checkedOutBy: next.checkedOutBy,
+  pickupPerson: next.pickupPerson,
+  emergency: next.emergency,
+  justification: next.justification,
+});
+
 export interface CheckinStore {
   config(): Promise<CheckinConfig & { readonly updatedAt: string | null }>;
   saveConfig(config: CheckinConfig, at: string): Promise<void>;
@@ -64,23 +93,37 @@ export interface CheckinStore {
   countFailure(current: CheckinDoc): Promise<CheckinDoc | 'CONFLICT'>;
 }
 
-export const checkinStore = (db: Database): CheckinStore => {
+export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCaches()): CheckinStore => {
+  const readClaim = (id: string) => caches.claims.read(id, () => getDoc(db, OpenClaim, id));
+  /** Stores a record (`put` semantics: a stale `_rev` is a 409) and remembers what was stored. */
+  const writeRecord = async (doc: CheckinDoc | Omit<CheckinDoc, '_rev'>): Promise<CheckinDoc> => {
+    const r = await writingThrough(caches.records, doc._id, () => putBatched(db, doc));
+    const stored: CheckinDoc = { ...doc, _rev: r.rev };
+    caches.records.remember(doc._id, stored);
+    return stored;
+  };
+
   /** The claim follows the projection: it names the open check-in, and goes when that one closes. */
   const syncClaim = async (next: ProjectedCheckin): Promise<void> => {
     const id = openClaimId(next.sessionId, next.studentId);
     for (let attempt = 0; attempt < 20; attempt += 1) {
-      const claim = await getDoc(db, OpenClaim, id);
+      // A conflict below forgot the id (writingThrough), so a retry reads the store afresh.
+      const claim = await readClaim(id);
       try {
         if (next.status === 'CHECKED_IN') {
           if (claim?.checkInId === next.checkInId) return;
-          await putBatched(db, {
+          const doc = {
             _id: id,
             ...(claim === undefined ? {} : { _rev: claim._rev }),
-            docType: 'checkinOpen',
+            docType: 'checkinOpen' as const,
             checkInId: next.checkInId,
-          });
+          };
+          const r = await writingThrough(caches.claims, id, () => putBatched(db, doc));
+          caches.claims.remember(id, { ...doc, _rev: r.rev });
         } else if (claim?.checkInId === next.checkInId) {
-          await putBatched(db, { _id: claim._id, _rev: claim._rev, _deleted: true });
+          await writingThrough(caches.claims, id, () =>
+            putBatched(db, { _id: claim._id, _rev: claim._rev, _deleted: true }),
+          );
         }
         return;
       } catch (e) {
@@ -92,7 +135,7 @@ export const checkinStore = (db: Database): CheckinStore => {
 
   const store: CheckinStore = {
     async config() {
-      const doc = await getDoc(db, CheckinConfigDoc, CONFIG_ID);
+      const doc = await caches.config.read(CONFIG_ID, () => getDoc(db, CheckinConfigDoc, CONFIG_ID));
       if (doc === undefined) return { ...DEFAULT_CHECKIN_CONFIG, updatedAt: null };
       return {
         pickupMode: doc.pickupMode,
@@ -106,13 +149,15 @@ export const checkinStore = (db: Database): CheckinStore => {
       for (let attempt = 0; attempt < 5; attempt += 1) {
         const current = await getDoc(db, CheckinConfigDoc, CONFIG_ID);
         try {
-          await db.put({
-            _id: CONFIG_ID,
-            ...(current === undefined ? {} : { _rev: current._rev }),
-            docType: 'checkinConfig',
-            ...config,
-            updatedAt: at,
-          });
+          await writingThrough(caches.config, CONFIG_ID, () =>
+            db.put({
+              _id: CONFIG_ID,
+              ...(current === undefined ? {} : { _rev: current._rev }),
+              docType: 'checkinConfig',
+              ...config,
+              updatedAt: at,
+            }),
+          );
           return;
         } catch (e) {
           if (!isConflict(e)) throw e;
@@ -140,10 +185,13 @@ export const checkinStore = (db: Database): CheckinStore => {
       return new Uint8Array(Buffer.from(created.secret, 'base64url'));
     },
 
-    get: (checkInId) => getDoc(db, CheckinDoc, checkinDocId(checkInId)),
+    get: (checkInId) => {
+      const id = checkinDocId(checkInId);
+      return caches.records.read(id, () => getDoc(db, CheckinDoc, id));
+    },
 
     async openCheckIn(sessionId, studentId) {
-      const claim = await getDoc(db, OpenClaim, openClaimId(sessionId, studentId));
+      const claim = await readClaim(openClaimId(sessionId, studentId));
       if (claim === undefined) return undefined;
       const doc = await store.get(claim.checkInId);
       return doc?.status === 'CHECKED_IN' ? doc : undefined;
@@ -156,12 +204,12 @@ export const checkinStore = (db: Database): CheckinStore => {
           await syncClaim(next);
           return 'unchanged';
         }
-        const doc =
-          current === undefined
-            ? { _id: checkinDocId(next.checkInId), docType: 'checkin' as const, ...next, failedAttempts: 0 }
-            : { ...current, ...Object.fromEntries(STATE_FIELDS.map((f) => [f, next[f]])) };
         try {
-          await putBatched(db, doc);
+          await writeRecord(
+            current === undefined
+              ? { _id: checkinDocId(next.checkInId), docType: 'checkin' as const, ...next, failedAttempts: 0 }
+              : { ...current, ...pickState(next) },
+          );
         } catch (e) {
           if (isConflict(e)) continue;
           throw e;
@@ -173,10 +221,8 @@ export const checkinStore = (db: Database): CheckinStore => {
     },
 
     async countFailure(current) {
-      const doc = { ...current, failedAttempts: current.failedAttempts + 1 };
       try {
-        const r = await putBatched(db, doc);
-        return { ...doc, _rev: r.rev };
+        return await writeRecord({ ...current, failedAttempts: current.failedAttempts + 1 });
       } catch (e) {
         if (isConflict(e)) return 'CONFLICT';
         throw e;

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ClassDoc, ClassSessionDoc, type ClassSessionFilter, NucleusDoc } from '../domain/classes.js';
+import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc, listDocs } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
@@ -59,17 +60,22 @@ const byMeeting = (a: ClassSessionDoc, b: ClassSessionDoc): number =>
   byText(a.title, b.title) ||
   a._id.localeCompare(b._id);
 
-export const classStore = (db: Database): ClassStore => {
+/**
+ * `sessions` caches class sessions, which every check-in reads (embedded store only; see docCache.ts).
+ * Every write here goes through it, whatever the kind of document: forgetting an id it does not hold
+ * costs nothing.
+ */
+export const classStore = (db: Database, sessions: DocCache<ClassSessionDoc> = noDocCache()): ClassStore => {
   const create = async <D extends { readonly _id: string }>(doc: D): Promise<D & { _rev: string }> => {
     // A fresh random id cannot be taken, so a conflict here is a bug and is left to throw.
-    const r = await db.put(doc);
+    const r = await writingThrough(sessions, doc._id, () => db.put(doc));
     return { ...doc, _rev: r.rev };
   };
 
   /** The new revision, or `CONFLICT` when `rev` is no longer the current one. */
   const replace = async (doc: { readonly _id: string }, rev: string): Promise<string | 'CONFLICT'> => {
     try {
-      return (await db.put({ ...doc, _rev: rev })).rev;
+      return (await writingThrough(sessions, doc._id, () => db.put({ ...doc, _rev: rev }))).rev;
     } catch (e) {
       if (isConflict(e)) return 'CONFLICT';
       throw e;
@@ -79,7 +85,10 @@ export const classStore = (db: Database): ClassStore => {
   return {
     getNucleus: (nucleusId) => getDoc(db, NucleusDoc, nucleusDocId(nucleusId)),
     getClass: (classId) => getDoc(db, ClassDoc, classDocId(classId)),
-    getSession: (sessionId) => getDoc(db, ClassSessionDoc, classSessionDocId(sessionId)),
+    getSession: (sessionId) => {
+      const id = classSessionDocId(sessionId);
+      return sessions.read(id, () => getDoc(db, ClassSessionDoc, id));
+    },
 
     listNuclei: async () => (await listDocs(db, NucleusDoc, 'nucleus')).sort(byName),
     listClasses: async () => (await listDocs(db, ClassDoc, 'class')).sort(byName),

@@ -1,15 +1,15 @@
 /**
  * A read cache for documents on the hot paths: the session and user every authenticated request
- * reads, and the aspects the pipeline and the check-in desk read (`src/store/projections.ts`).
+ * reads; the class session, child, check-in record, open claim and configuration every check-in and
+ * check-out reads; and the aspects the pipeline and the check-in desk read (`src/store/projections.ts`).
  *
  * Correctness rests on one fact: the embedded store is a LevelDB directory that one process holds
  * locked, so every write to it passes through this process, and the stores call `forget` (or
  * `remember`, with what they just stored) around each write of a cached id. A revocation is therefore
- * seen by the next request, as decision 0013 asks. A read that was in flight while anything was
- * forgotten or remembered does not fill the cache (it may have read the old value); under a stream of
- * writes that costs hits, never correctness. In CouchDB mode other instances write too, so the
- * service uses `noDocCache` there: a cache fed by the change feed would let a revoked session act for
- * the feed's delay (see decision 0019).
+ * seen by the next request, as decision 0013 asks. A read of an id that was in flight while that id
+ * was forgotten or remembered does not fill the cache (it may have read the old value). In CouchDB
+ * mode other instances write too, so the service uses `noDocCache` there: a cache fed by the change
+ * feed would let a revoked session act for the feed's delay (see decision 0019).
  */
 
 export interface DocCache<T> {
@@ -31,8 +31,10 @@ export interface DocCache<T> {
 
 export const docCache = <T>(maxEntries = 10_000): DocCache<T> => {
   const entries = new Map<string, T | undefined>();
-  // Any forget bumps the epoch; a fill that saw the epoch move keeps its value to itself.
-  let epoch = 0;
+  // A load in flight holds a token for its id; a forget or remember of that id takes the token away,
+  // and a load whose token is gone keeps its value to itself (it may have read the old document).
+  // Per id, so a stream of writes to other documents does not starve the cache of fills.
+  const loading = new Map<string, symbol>();
   const fill = (id: string, value: T | undefined) => {
     entries.delete(id);
     // Oldest first out: Map keeps insertion order, so the first key is the least recently filled.
@@ -42,12 +44,29 @@ export const docCache = <T>(maxEntries = 10_000): DocCache<T> => {
     }
     entries.set(id, value);
   };
+  const begin = (id: string): symbol => {
+    const token = Symbol(id);
+    loading.set(id, token);
+    return token;
+  };
+  /** True when no write of `id` happened since `token` was taken (and releases the token). */
+  const stillCurrent = (id: string, token: symbol): boolean => {
+    if (loading.get(id) !== token) return false;
+    loading.delete(id);
+    return true;
+  };
   return {
     async read(id, load) {
       if (entries.has(id)) return entries.get(id);
-      const started = epoch;
-      const value = await load();
-      if (epoch === started) fill(id, value);
+      const token = begin(id);
+      let value: T | undefined;
+      try {
+        value = await load();
+      } catch (e) {
+        stillCurrent(id, token);
+        throw e;
+      }
+      if (stillCurrent(id, token)) fill(id, value);
       return value;
     },
     async readMany(ids, load) {
@@ -61,26 +80,32 @@ export const docCache = <T>(maxEntries = 10_000): DocCache<T> => {
         }
       }
       if (missing.length === 0) return out;
-      const started = epoch;
-      const loaded = await load(missing);
-      for (const id of missing) {
+      const tokens = missing.map((id) => [id, begin(id)] as const);
+      let loaded: Map<string, T>;
+      try {
+        loaded = await load(missing);
+      } catch (e) {
+        for (const [id, token] of tokens) stillCurrent(id, token);
+        throw e;
+      }
+      for (const [id, token] of tokens) {
         const v = loaded.get(id);
         if (v !== undefined) out.set(id, v);
         // Absent ones are remembered as absent too: the next write of them forgets that.
-        if (epoch === started) fill(id, v);
+        if (stillCurrent(id, token)) fill(id, v);
       }
       return out;
     },
     remember(id, value) {
-      epoch += 1;
+      loading.delete(id);
       fill(id, value);
     },
     forget(id) {
-      epoch += 1;
+      loading.delete(id);
       entries.delete(id);
     },
     clear() {
-      epoch += 1;
+      loading.clear();
       entries.clear();
     },
     size: () => entries.size,

@@ -24,10 +24,6 @@ export const indexSpecs: Readonly<Record<DatabaseName, ReadonlyArray<IndexSpec>>
   ],
   private: [
     { name: 'by-docType', fields: ['docType'] },
-    // The idempotency purge asks for entries whose retention has ended.
-    { name: 'by-docType-expiresAt', fields: ['docType', 'expiresAt'] },
-    // The rate limiter's cleanup asks for hits older than every window.
-    { name: 'by-docType-at', fields: ['docType', 'at'] },
     // Refresh finds its session by the token's hash; revocation finds every session of a user.
     { name: 'by-docType-refreshTokenHash', fields: ['docType', 'refreshTokenHash'] },
     { name: 'by-docType-userId', fields: ['docType', 'userId'] },
@@ -35,6 +31,12 @@ export const indexSpecs: Readonly<Record<DatabaseName, ReadonlyArray<IndexSpec>>
     { name: 'by-docType-subject_id', fields: ['docType', 'subject_id'] },
     // A child's pickup entries and temporary grants.
     { name: 'by-docType-studentId', fields: ['docType', 'studentId'] },
+  ],
+  requests: [
+    // The idempotency purge asks for entries whose retention has ended.
+    { name: 'by-docType-expiresAt', fields: ['docType', 'expiresAt'] },
+    // The rate limiter's cleanup asks for hits older than every window.
+    { name: 'by-docType-at', fields: ['docType', 'at'] },
   ],
   audit: [{ name: 'by-created_at', fields: ['created_at'] }],
   projections: [

@@ -1,8 +1,11 @@
 /**
- * The store: five databases, kept apart by what may leave the server.
+ * The store: six databases, kept apart by what may leave the server and by how often they change.
  * - roster: what tablets may replicate (minimised student records, sessions of the day);
  * - events: the immutable event log, pushed to by tablets;
- * - private: users, sessions, idempotency ledger, rate-limit counters, secrets (never replicated);
+ * - private: users, sessions, full student records, check-in records, secrets (never replicated);
+ * - requests: what requests leave behind for a while, the idempotency ledger and rate-limit hits
+ *   (never replicated; entries expire). Two to three writes a mutation: kept out of `private`,
+ *   whose live change feed would otherwise read every one of them back;
  * - audit: the append-only audit log (never replicated);
  * - projections: what the event pipeline derives from the events (aspect values, conflict records,
  *   quarantined documents, its checkpoint); disposable, rebuilt from the events at will.
@@ -14,7 +17,7 @@ import { ensureEventsGuard } from './eventsDesign.js';
 import { ensureIndexes, indexSpecs } from './indexes.js';
 import { type Database, PouchDB } from './pouch.js';
 
-export const DATABASE_NAMES = ['roster', 'events', 'private', 'audit', 'projections'] as const;
+export const DATABASE_NAMES = ['roster', 'events', 'private', 'requests', 'audit', 'projections'] as const;
 export type DatabaseName = (typeof DATABASE_NAMES)[number];
 
 export type StoreLocation =
@@ -64,6 +67,7 @@ export const openStore = async (location: StoreLocation): Promise<Store> => {
     roster: open('roster'),
     events: open('events'),
     private: open('private'),
+    requests: open('requests'),
     audit: open('audit'),
     projections: open('projections'),
   };

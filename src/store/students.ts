@@ -8,6 +8,7 @@ import {
   studentWritable,
 } from '../domain/student.js';
 import { putBatched } from './batchedPut.js';
+import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc, getDocs, listDocs } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
@@ -42,56 +43,65 @@ export const toRecord = (doc: StudentDoc): StudentRecord => {
 
 const sameValue = (a: unknown, b: unknown): boolean => canonicalize(a) === canonicalize(b);
 
-export const studentStore = (db: Database): StudentStore => ({
-  get: (studentId) => getDoc(db, StudentDoc, studentDocId(studentId)),
-  async getMany(studentIds) {
-    const docs: StudentDoc[] = await getDocs(db, StudentDoc, studentIds.map(studentDocId));
-    return new Map(docs.map((d) => [d.studentId, d]));
-  },
-  listAll: () => listDocs(db, StudentDoc, 'student'),
-  async create(record) {
-    const doc = {
-      _id: studentDocId(record.studentId),
-      docType: 'student' as const,
-      ...record,
-      photo_refs: [...record.photo_refs],
-      phones: [...record.phones],
-    };
-    const r = await putBatched(db, doc);
-    return { ...doc, _rev: r.rev };
-  },
-  async update(current, next) {
-    const doc = {
-      _id: current._id,
-      _rev: current._rev,
-      docType: 'student' as const,
-      ...next,
-      photo_refs: [...next.photo_refs],
-      phones: [...next.phones],
-    };
-    try {
-      const r = await putBatched(db, doc);
-      return { ...doc, _rev: r.rev };
-    } catch (e) {
-      if (isConflict(e)) return 'CONFLICT';
-      throw e;
-    }
-  },
-  async applyField(studentId, field, value, at) {
-    if (E.isLeft(studentWritable[field].decode(value))) return undefined;
-    for (let attempt = 0; attempt < 20; attempt += 1) {
-      const current = await getDoc(db, StudentDoc, studentDocId(studentId));
-      if (current === undefined) return undefined;
-      if (sameValue(current[field], value)) return 'UNCHANGED';
-      const candidate = StudentDoc.decode({ ...current, [field]: value, updatedAt: at });
-      if (E.isLeft(candidate)) return undefined;
+/** `cache` holds records read or written by this process (embedded store only; see docCache.ts). */
+export const studentStore = (db: Database, cache: DocCache<StudentDoc> = noDocCache()): StudentStore => {
+  const read = (id: string) => cache.read(id, () => getDoc(db, StudentDoc, id));
+  /** Stores `doc` (`put` semantics, so a stale `_rev` is a 409) and remembers what was stored. */
+  const write = async (doc: StudentDoc | Omit<StudentDoc, '_rev'>): Promise<StudentDoc> => {
+    const r = await writingThrough(cache, doc._id, () => putBatched(db, doc));
+    const stored: StudentDoc = { ...doc, _rev: r.rev };
+    cache.remember(doc._id, stored);
+    return stored;
+  };
+  return {
+    get: (studentId) => read(studentDocId(studentId)),
+    async getMany(studentIds) {
+      const found = await cache.readMany(studentIds.map(studentDocId), async (missing) => {
+        const docs: StudentDoc[] = await getDocs(db, StudentDoc, missing);
+        return new Map(docs.map((d) => [d._id, d]));
+      });
+      return new Map([...found.values()].map((d) => [d.studentId, d]));
+    },
+    listAll: () => listDocs(db, StudentDoc, 'student'),
+    create: (record) =>
+      write({
+        _id: studentDocId(record.studentId),
+        docType: 'student' as const,
+        ...record,
+        photo_refs: [...record.photo_refs],
+        phones: [...record.phones],
+      }),
+    async update(current, next) {
       try {
-        const r = await putBatched(db, candidate.right);
-        return { ...candidate.right, _rev: r.rev };
+        return await write({
+          _id: current._id,
+          _rev: current._rev,
+          docType: 'student' as const,
+          ...next,
+          photo_refs: [...next.photo_refs],
+          phones: [...next.phones],
+        });
       } catch (e) {
-        if (!isConflict(e)) throw e;
+        if (isConflict(e)) return 'CONFLICT';
+        throw e;
       }
-    }
-    throw new Error('the student record stayed contended');
-  },
-});
+    },
+    async applyField(studentId, field, value, at) {
+      if (E.isLeft(studentWritable[field].decode(value))) return undefined;
+      for (let attempt = 0; attempt < 20; attempt += 1) {
+        // A conflict below forgot the id (writingThrough), so a retry reads the store afresh.
+        const current = await read(studentDocId(studentId));
+        if (current === undefined) return undefined;
+        if (sameValue(current[field], value)) return 'UNCHANGED';
+        const candidate = StudentDoc.decode({ ...current, [field]: value, updatedAt: at });
+        if (E.isLeft(candidate)) return undefined;
+        try {
+          return await write(candidate.right);
+        } catch (e) {
+          if (!isConflict(e)) throw e;
+        }
+      }
+      throw new Error('the student record stayed contended');
+    },
+  };
+};

@@ -44,7 +44,7 @@ describe('idempotency property (fast-check, real ledger)', function () {
   });
 
   const runAll = async (reqs: ReadonlyArray<Req>, concurrent: boolean) => {
-    const ledger = idempotencyLedger(store.db.private);
+    const ledger = idempotencyLedger(store.db.requests);
     // Fresh keys per run, so runs share the database without sharing entries.
     const keys = Array.from({ length: 4 }, () => randomUUID());
     const effects = new Map<string, number>();

@@ -4,8 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import fc from 'fast-check';
 import type { SessionDoc } from '../../src/domain/session.js';
-import { docCache, noDocCache } from '../../src/store/docCache.js';
+import { docCache, noDocCache, writingThrough } from '../../src/store/docCache.js';
 import { type NewSession, sessionStore } from '../../src/store/sessions.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
@@ -50,6 +51,98 @@ describe('document read cache', () => {
     slow.resolve('old');
     expect(await racing).to.equal('old');
     expect(await cache.read('a', async () => 'new')).to.equal('new');
+  });
+
+  it('keeps a value read while other ids were written', async () => {
+    const cache = docCache<string>();
+    const slow = deferred<string>();
+    const reading = cache.read('a', () => slow.promise);
+    cache.forget('b');
+    cache.remember('c', 'c1');
+    slow.resolve('a1');
+    await reading;
+    let loads = 0;
+    await cache.read('a', async () => {
+      loads += 1;
+      return 'a2';
+    });
+    expect(loads).to.equal(0);
+  });
+
+  it('readMany fills the ids that were not written meanwhile, and only those', async () => {
+    const cache = docCache<string>();
+    const slow = deferred<Map<string, string>>();
+    const reading = cache.readMany(['a', 'b', 'c'], () => slow.promise);
+    cache.forget('b');
+    slow.resolve(
+      new Map([
+        ['a', 'a1'],
+        ['b', 'b-old'],
+      ]),
+    );
+    expect([...(await reading)]).to.deep.equal([
+      ['a', 'a1'],
+      ['b', 'b-old'],
+    ]);
+    const loaded: string[][] = [];
+    const again = await cache.readMany(['a', 'b', 'c'], async (missing) => {
+      loaded.push([...missing]);
+      return new Map([['b', 'b-new']]);
+    });
+    // `c` was read as absent and is remembered so; `b` raced a write and is read again.
+    expect(loaded).to.deep.equal([['b']]);
+    expect([...again]).to.deep.equal([
+      ['a', 'a1'],
+      ['b', 'b-new'],
+    ]);
+  });
+
+  it('remembers nothing of a load that failed', async () => {
+    const cache = docCache<string>();
+    const failing = cache.read('a', async () => {
+      throw new Error('store down');
+    });
+    await failing.then(
+      () => expect.fail('the failure must reach the caller'),
+      (e: unknown) => expect(e).to.be.instanceOf(Error),
+    );
+    expect(await cache.read('a', async () => 'a1')).to.equal('a1');
+  });
+
+  it('never keeps a stale value, however reads and writes interleave (property)', async () => {
+    const ids = ['a', 'b', 'c'] as const;
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('read' as const), id: fc.constantFrom(...ids) }),
+      fc.record({ kind: fc.constant('write' as const), id: fc.constantFrom(...ids), value: fc.nat(99) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), fc.array(op, { minLength: 1, maxLength: 12 }), async (s, ops) => {
+        const cache = docCache<number>();
+        const stored = new Map<string, number>();
+        // A store read sees the document when it starts and answers when the scheduler lets it, so a
+        // write may land in between; writes complete in an order the scheduler picks too.
+        const load = (id: string) => {
+          const seen = stored.get(id);
+          return s.schedule(Promise.resolve(), `load ${id}`).then(() => seen);
+        };
+        const write = (id: string, value: number) =>
+          writingThrough(cache, id, () =>
+            s.schedule(Promise.resolve(), `write ${id}=${value}`).then(() => {
+              stored.set(id, value);
+            }),
+          );
+        const running = ops.map((o) =>
+          o.kind === 'read' ? cache.read(o.id, () => load(o.id)) : write(o.id, o.value),
+        );
+        await s.waitFor(Promise.all(running));
+        for (const id of ids) {
+          const fresh = cache.read(id, () => load(id));
+          await s.waitFor(fresh);
+          expect(await fresh, `cached ${id}`).to.equal(stored.get(id));
+        }
+      }),
+      { seed: 20261126, numRuns: 300 },
+    );
   });
 
   it('keeps at most its bound, dropping the oldest fill first', async () => {

@@ -68,13 +68,13 @@ for (const [name, setUp] of backends) {
     });
 
     it('lets exactly one of 20 concurrent claims of the same key win', async () => {
-      const ledger = idempotencyLedger(store.db.private);
+      const ledger = idempotencyLedger(store.db.requests);
       const claims = await Promise.all(Array.from({ length: 20 }, () => ledger.claim(request())));
       expect(claims.filter((c) => c !== undefined)).to.have.length(1);
     });
 
     it('stores a completed response and reads it back', async () => {
-      const ledger = idempotencyLedger(store.db.private);
+      const ledger = idempotencyLedger(store.db.requests);
       const claim = await ledger.claim(request());
       if (claim === undefined) throw new Error('claim lost');
       expect(await ledger.complete(claim, request(), response, 1_000_500)).to.equal(true);
@@ -88,7 +88,7 @@ for (const [name, setUp] of backends) {
     });
 
     it('reclaims an entry only with its current revision (compare-and-swap)', async () => {
-      const ledger = idempotencyLedger(store.db.private);
+      const ledger = idempotencyLedger(store.db.requests);
       await ledger.claim(request());
       const stale = await ledger.get(request().key, 'user-1');
       if (stale === undefined) throw new Error('no entry');
@@ -100,7 +100,7 @@ for (const [name, setUp] of backends) {
     });
 
     it('releases a claim so the key is free again', async () => {
-      const ledger = idempotencyLedger(store.db.private);
+      const ledger = idempotencyLedger(store.db.requests);
       const claim = await ledger.claim(request());
       if (claim === undefined) throw new Error('claim lost');
       await ledger.release(claim);
@@ -109,7 +109,7 @@ for (const [name, setUp] of backends) {
     });
 
     it('purges entries past their retention and keeps the others', async () => {
-      const ledger = idempotencyLedger(store.db.private);
+      const ledger = idempotencyLedger(store.db.requests);
       for (let i = 0; i < 7; i += 1) {
         const r = request({ key: `00000000-0000-4000-8000-00000000000${i}`, now: i < 4 ? 0 : DAY });
         const claim = await ledger.claim(r);
@@ -143,7 +143,7 @@ describe('idempotency ledger shared by two app instances on one CouchDB-protocol
   it('lets exactly one claim win when both instances race on the same key', async () => {
     for (let round = 0; round < 10; round += 1) {
       const r = request({ key: `10000000-0000-4000-8000-0000000000${String(round).padStart(2, '0')}` });
-      const [ledgerA, ledgerB] = [idempotencyLedger(a.db.private), idempotencyLedger(b.db.private)];
+      const [ledgerA, ledgerB] = [idempotencyLedger(a.db.requests), idempotencyLedger(b.db.requests)];
       const claims = await Promise.all([
         ledgerA.claim(r),
         ledgerB.claim(r),

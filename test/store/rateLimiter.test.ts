@@ -13,7 +13,7 @@ const OTHER_IP = '2001:db8::42';
 const ALLOWED: RateLimitDecision = { allowed: true };
 
 const hitIds = async (store: Store): Promise<string[]> => {
-  const all = await store.db.private.allDocs({ startkey: 'rl:', endkey: 'rl:\uffff' });
+  const all = await store.db.requests.allDocs({ startkey: 'rl:', endkey: 'rl:\uffff' });
   return all.rows.map((r) => r.id);
 };
 
@@ -23,7 +23,7 @@ describe('rate limiter on the embedded store', () => {
   let now: number;
   let failures: unknown[];
   const limiter = (options: Partial<RateLimiterOptions> = {}): RateLimiter =>
-    rateLimiter(store.db.private, {
+    rateLimiter(store.db.requests, {
       clock: () => new Date(now),
       clientKeySecret: SECRET,
       onStoreFailure: (e) => failures.push(e),
@@ -162,7 +162,7 @@ describe('rate limiter on the embedded store', () => {
     const l = limiter();
     await checks(l, 6, IP);
     await checks(l, 2, OTHER_IP);
-    const all = await store.db.private.allDocs({ include_docs: true });
+    const all = await store.db.requests.allDocs({ include_docs: true });
     const stored = JSON.stringify(all.rows);
     expect(stored).to.include('rateHit');
     for (const address of [IP, OTHER_IP]) expect(stored).not.to.include(address);
@@ -191,8 +191,8 @@ describe('rate limiter shared by two app instances on one CouchDB-protocol serve
     let now = T0;
     const clock = () => new Date(now);
     const [onA, onB] = [
-      rateLimiter(a.db.private, { clock, clientKeySecret: SECRET }),
-      rateLimiter(b.db.private, { clock, clientKeySecret: SECRET }),
+      rateLimiter(a.db.requests, { clock, clientKeySecret: SECRET }),
+      rateLimiter(b.db.requests, { clock, clientKeySecret: SECRET }),
     ];
     const decisions: RateLimitDecision[] = [];
     for (const l of [onA, onB, onA, onB, onA]) {

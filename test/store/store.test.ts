@@ -60,7 +60,7 @@ for (const makeBackend of [embedded, couch]) {
       await backend.tearDown();
     });
 
-    it('opens the five databases under the configured prefix', async () => {
+    it('opens the six databases under the configured prefix', async () => {
       for (const name of DATABASE_NAMES) {
         const info = await store.db[name].info();
         expect(info.db_name.replace(/\/$/, '')).to.match(new RegExp(`chamada_${name}$`));

@@ -6,6 +6,7 @@ import type { ConsentDoc } from '../../src/domain/consent.js';
 import type { StudentDoc } from '../../src/domain/student.js';
 import type { Change } from '../../src/sync/changeFeed.js';
 import { studentDirectory } from '../../src/sync/studentDirectory.js';
+import { aStudentRecord } from '../support/fixtures.js';
 
 let tick = 0;
 const student = (displayName: string, over: Partial<StudentDoc> = {}): StudentDoc => {
@@ -15,26 +16,15 @@ const student = (displayName: string, over: Partial<StudentDoc> = {}): StudentDo
     _id: `student:${studentId}`,
     _rev: '1-a',
     docType: 'student',
-    studentId,
-    displayName,
-    photoRef: 'p.jpg',
+    ...aStudentRecord({
+      studentId,
+      displayName,
+      photoRef: 'p.jpg',
+      updatedAt: new Date(Date.UTC(2026, 0, 1) + tick).toISOString(),
+    }),
+    // The stored document's arrays are mutable; the record's are read-only.
     photo_refs: [],
-    guardianName: 'G',
-    guardianNameAlt: null,
-    birthDate: null,
     phones: [],
-    address: null,
-    allergies: null,
-    specialNeeds: null,
-    classId: randomUUID(),
-    nucleusId: null,
-    familyMembershipStatus: null,
-    imageConsentId: null,
-    visitor: false,
-    status: 'ACTIVE',
-    createdAt: '2026-01-01T00:00:00.000Z',
-    updatedAt: new Date(Date.UTC(2026, 0, 1) + tick).toISOString(),
-    deleted_justification: null,
     ...over,
   };
 };

@@ -1,0 +1,162 @@
+/**
+ * The read caches of the check-in path (students, check-in records and open claims), on a real
+ * embedded store: whatever mix of concurrent writes ran through a cached store, every read through it
+ * afterwards equals a read of the store itself. A stale entry would show as a difference here, or as a
+ * compare-and-swap retry loop that never ends (a conflict must make the next read go to the store).
+ */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import fc from 'fast-check';
+import type { CheckinStatus } from '../../src/domain/checkin.js';
+import type { StudentRecord } from '../../src/domain/student.js';
+import { type CheckinStore, checkinStore, type ProjectedCheckin } from '../../src/store/checkins.js';
+import { docCache } from '../../src/store/docCache.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { type StudentStore, studentStore } from '../../src/store/students.js';
+import { aStudentRecord } from '../support/fixtures.js';
+import { makeTempDir, removeDir } from '../support/tempDir.js';
+
+const AT = '2026-03-01T12:00:00.000Z';
+
+const record = (studentId: string, displayName: string): StudentRecord =>
+  aStudentRecord({ studentId, displayName, guardianName: 'Maria', createdAt: AT, updatedAt: AT });
+
+const projected = (checkInId: string, studentId: string, status: CheckinStatus): ProjectedCheckin => ({
+  checkInId,
+  studentId,
+  sessionId: 'session-1',
+  code: 'ABC123',
+  checkedInAt: AT,
+  checkedInBy: 'user-1',
+  status,
+  checkedOutAt: status === 'CHECKED_IN' ? null : AT,
+  checkedOutBy: status === 'CHECKED_IN' ? null : 'user-1',
+  pickupPerson: status === 'CHECKED_IN' ? null : 'Maria',
+  emergency: false,
+  justification: null,
+});
+
+describe('read caches of the check-in path, against the store', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let store: Store;
+
+  beforeEach(async () => {
+    dir = await makeTempDir('hotcache');
+    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
+  });
+  afterEach(async () => {
+    await store.close();
+    await removeDir(dir);
+  });
+
+  it('student records: cached reads equal store reads after concurrent creates, updates and field writes', async () => {
+    const studentOp = fc.oneof(
+      fc.record({
+        kind: fc.constant('update' as const),
+        who: fc.nat(2),
+        name: fc.constantFrom('Ana', 'Bia', 'Caio'),
+      }),
+      fc.record({
+        kind: fc.constant('field' as const),
+        who: fc.nat(2),
+        allergies: fc.constantFrom(null, 'amendoim', 'leite'),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(studentOp, { maxLength: 4 }), { minLength: 1, maxLength: 4 }),
+        async (rounds) => {
+          const cached: StudentStore = studentStore(store.db.private, docCache());
+          const plain: StudentStore = studentStore(store.db.private);
+          const ids = [randomUUID(), randomUUID(), randomUUID()];
+          await Promise.all(ids.map((id) => cached.create(record(id, 'Início'))));
+          for (const ops of rounds) {
+            // Each round's writes race one another, as concurrent requests and the pipeline do.
+            await Promise.all(
+              ops.map(async (op) => {
+                const id = ids[op.who] ?? '';
+                if (op.kind === 'field') return cached.applyField(id, 'allergies', op.allergies, AT);
+                const current = await cached.get(id);
+                if (current === undefined) throw new Error('created student vanished');
+                const { _id: _i, _rev: _r, docType: _d, ...rest } = current;
+                return cached.update(current, { ...rest, displayName: op.name });
+              }),
+            );
+            for (const id of ids) expect(await cached.get(id)).to.deep.equal(await plain.get(id));
+            const many = await cached.getMany(ids);
+            expect([...many.values()]).to.deep.equal([...(await plain.getMany(ids)).values()]);
+          }
+        },
+      ),
+      { seed: 20261126, numRuns: 25 },
+    );
+  });
+
+  it('check-in records and open claims: cached reads equal store reads after concurrent projections and failed attempts', async () => {
+    const checkinOp = fc.oneof(
+      fc.record({
+        kind: fc.constant('project' as const),
+        which: fc.nat(1),
+        status: fc.constantFrom<CheckinStatus>('CHECKED_IN', 'CHECKED_OUT', 'SUPERSEDED'),
+      }),
+      fc.record({ kind: fc.constant('fail' as const), which: fc.nat(1) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(checkinOp, { maxLength: 4 }), { minLength: 1, maxLength: 4 }),
+        async (rounds) => {
+          const cached: CheckinStore = checkinStore(store.db.private, {
+            records: docCache(),
+            claims: docCache(),
+            config: docCache(),
+          });
+          const plain: CheckinStore = checkinStore(store.db.private);
+          const studentId = randomUUID();
+          const ids = [randomUUID(), randomUUID()];
+          let failures = 0;
+          for (const ops of rounds) {
+            await Promise.all(
+              ops.map(async (op) => {
+                const checkInId = ids[op.which] ?? '';
+                if (op.kind === 'project')
+                  return cached.applyProjected(projected(checkInId, studentId, op.status));
+                // An attempt on a record read through the cache: a stale one would lose its count.
+                for (let tries = 0; tries < 20; tries += 1) {
+                  const current = await cached.get(checkInId);
+                  if (current === undefined) return undefined;
+                  if ((await cached.countFailure(current)) !== 'CONFLICT') {
+                    failures += 1;
+                    return undefined;
+                  }
+                }
+                throw new Error('a failed attempt was never counted');
+              }),
+            );
+            for (const id of ids) expect(await cached.get(id)).to.deep.equal(await plain.get(id));
+            expect(await cached.openCheckIn('session-1', studentId)).to.deep.equal(
+              await plain.openCheckIn('session-1', studentId),
+            );
+          }
+          const counted = (await Promise.all(ids.map((id) => plain.get(id)))).reduce(
+            (n, c) => n + (c?.failedAttempts ?? 0),
+            0,
+          );
+          expect(counted).to.equal(failures);
+        },
+      ),
+      { seed: 20261126, numRuns: 25 },
+    );
+  });
+
+  it('the configuration: a save is read back at once', async () => {
+    const cached = checkinStore(store.db.private, {
+      records: docCache(),
+      claims: docCache(),
+      config: docCache(),
+    });
+    const before = await cached.config();
+    await cached.saveConfig({ ...before, maxCheckoutAttempts: before.maxCheckoutAttempts + 2 }, AT);
+    expect((await cached.config()).maxCheckoutAttempts).to.equal(before.maxCheckoutAttempts + 2);
+  });
+});
