@@ -48,7 +48,12 @@ const plusSeconds = (d: Date, s: number): Date => new Date(d.getTime() + s * 100
 export interface SessionService {
   login(email: string, password: string, deviceId: string | null): Promise<E.Either<ApiError, Issued>>;
   /** In cookie mode `csrf` carries the X-CSRF-Token header, which must match the session's. */
-  refresh(refreshToken: string, csrf?: { readonly csrfToken: string }): Promise<E.Either<ApiError, Issued>>;
+  /** `receivedAt`: when the request arrived (a rotation after it was a concurrent double send). */
+  refresh(
+    refreshToken: string,
+    csrf?: { readonly csrfToken: string },
+    receivedAt?: Date,
+  ): Promise<E.Either<ApiError, Issued>>;
   revoke(principal: Principal): Promise<E.Either<ApiError, { sessionId: string }>>;
   validate(
     principal: Principal,
@@ -148,20 +153,20 @@ export const sessionService = (deps: SessionServiceDeps): SessionService => {
       return E.right(issued);
     },
 
-    async refresh(refreshToken, csrf) {
+    async refresh(refreshToken, csrf, receivedAt) {
       const session = await deps.sessions.findByRefreshHash(hashToken(refreshToken));
       if (session === undefined) return E.left(refreshFailed());
       // A cookie arrives with any cross-site request; the header proves the caller read our response.
       if (csrf !== undefined && csrf.csrfToken !== session.csrfToken)
         return E.left(apiError('CSRF_TOKEN_INVALID'));
       const now = deps.clock();
-      const decision = decideRefresh(session, now);
+      const decision = decideRefresh(session, now, receivedAt ?? now);
       if (decision === 'reuse') {
         await deps.sessions.revoke(session, 'COMPROMISED', now.toISOString());
         await deps.sessions.revokeAllForUser(session.userId, 'COMPROMISED', now.toISOString());
         return E.left(apiError('COMPROMISED_SESSION'));
       }
-      if (decision === 'expired') return E.left(refreshFailed());
+      if (decision === 'race' || decision === 'expired') return E.left(refreshFailed());
       const user = await deps.users.get(session.userId);
       if (user === undefined || user.status !== 'ACTIVE') return E.left(refreshFailed());
       const { session: next, issued } = await issue(user, session.deviceId);

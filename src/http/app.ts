@@ -21,7 +21,7 @@ export const makeApp = (deps: AppDeps, routes: ReadonlyArray<Route> = defaultRou
   // The client IP (rate limits) comes from the socket unless proxies are trusted explicitly, so a
   // forged X-Forwarded-For cannot reset a counter.
   app.set('trust proxy', deps.config.trustProxy === false ? false : deps.config.trustProxy);
-  app.use(requestLog(deps.logger));
+  app.use(requestLog(deps.logger, deps.clock));
   app.use(securityHeaders);
   app.use(corsMiddleware(deps.config.corsOrigins));
   app.use(

@@ -9,6 +9,8 @@ import type { Principal } from '../domain/principal.js';
 export interface RequestState {
   readonly correlationId: string;
   readonly startedAt: bigint;
+  /** When the request arrived, by the service's clock (which tests may set). */
+  readonly receivedAt: Date;
   /** The route template that matched (never the raw URL, whose query may carry personal data). */
   route?: string;
   principal?: Principal;
@@ -23,11 +25,11 @@ export const CORRELATION_HEADER = 'X-Correlation-Id';
  * A client may send its own correlation id (a UUID) so a tablet can match its retry logs with ours;
  * anything else is replaced by a fresh UUID.
  */
-export const beginRequest = (req: IncomingMessage): RequestState => {
+export const beginRequest = (req: IncomingMessage, clock: () => Date = () => new Date()): RequestState => {
   const incoming = req.headers['x-correlation-id'];
   const correlationId =
     typeof incoming === 'string' && isUuid(incoming) ? incoming.toLowerCase() : randomUUID();
-  const state: RequestState = { correlationId, startedAt: process.hrtime.bigint() };
+  const state: RequestState = { correlationId, startedAt: process.hrtime.bigint(), receivedAt: clock() };
   states.set(req, state);
   return state;
 };

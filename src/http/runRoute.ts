@@ -141,6 +141,7 @@ const respond = async (
     const reply = await prepared.right({
       ...caller.right,
       correlationId: state.correlationId,
+      receivedAt: state.receivedAt,
       headers: req.headers,
       deps,
       routes,

@@ -2,6 +2,9 @@
  * Session rules, pure. A session is one link of a login's refresh chain.
  * - Refresh: a live, unexpired session rotates; a revoked or replaced one means the token was stolen
  *   or replayed (reuse → every session of the user is revoked); past the refresh lifetime it expired.
+ *   Except when a refresh with the same token rotated it after this one arrived: a client that sent
+ *   the same refresh twice at once (a retry, two tabs) is racing itself, not being robbed (decision
+ *   0013). A token presented after its rotation, however soon after, is reuse.
  * - Access: the token's session must belong to the token's user, be unexpired, and not revoked, except
  *   by rotation (a rotated session's access tokens live out their 15 minutes, so requests in flight
  *   during a refresh do not fail); the user must be ACTIVE.
@@ -17,10 +20,18 @@ export interface SessionFacts {
   readonly refreshExpiresAt: string;
 }
 
-export type RefreshDecision = 'rotate' | 'reuse' | 'expired';
+export type RefreshDecision = 'rotate' | 'race' | 'reuse' | 'expired';
 
-export const decideRefresh = (session: SessionFacts, now: Date): RefreshDecision => {
-  if (session.revokedAt !== null || session.replacedBy !== null) return 'reuse';
+/**
+ * `receivedAt`: when this refresh reached the server. A rotation stamped after it was made by a
+ * refresh that ran alongside this one.
+ */
+export const decideRefresh = (session: SessionFacts, now: Date, receivedAt: Date = now): RefreshDecision => {
+  if (session.revokedAt !== null || session.replacedBy !== null) {
+    const rotatedAt =
+      session.revokeReason === 'ROTATED' && session.revokedAt !== null ? Date.parse(session.revokedAt) : NaN;
+    return rotatedAt > receivedAt.getTime() ? 'race' : 'reuse';
+  }
   if (now.getTime() >= Date.parse(session.refreshExpiresAt)) return 'expired';
   return 'rotate';
 };

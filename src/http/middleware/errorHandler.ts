@@ -36,6 +36,21 @@ const fromHttpishError = (e: HttpishError): ApiError | undefined => {
   }
 };
 
+/**
+ * Where the error was thrown, without what it said: a stack's first line repeats the message (which
+ * may quote a name or a document), so only the frame lines are kept.
+ */
+export const stackFrames = (err: unknown): string | undefined => {
+  if (!(err instanceof Error) || typeof err.stack !== 'string') return undefined;
+  // The head is `String(err)` (name and message); cut it off whole, since a message may span lines.
+  const head = String(err);
+  const body = err.stack.startsWith(head) ? err.stack.slice(head.length) : err.stack;
+  return body
+    .split('\n')
+    .filter((line) => /^\s+at /.test(line))
+    .join('\n');
+};
+
 export const errorHandler =
   (logger: Logger) =>
   (err: unknown, req: Request, res: Response, next: NextFunction): void => {
@@ -56,12 +71,12 @@ export const errorHandler =
       return;
     }
     const { correlationId } = requestState(req);
-    // Only the error's name and stack: messages of store errors may quote document content.
+    // Only the error's name and frames: messages of store errors may quote document content.
     logger.error(
       {
         correlationId,
         errorName: err instanceof Error ? err.name : typeof err,
-        stack: err instanceof Error ? err.stack : undefined,
+        stack: stackFrames(err),
       },
       'unhandled error',
     );

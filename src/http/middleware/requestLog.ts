@@ -7,9 +7,9 @@ import { beginRequest, CORRELATION_HEADER } from '../requestContext.js';
  * never the URL or body, so search strings and personal data stay out of the logs.
  */
 export const requestLog =
-  (logger: Logger) =>
+  (logger: Logger, clock?: () => Date) =>
   (req: Request, res: Response, next: NextFunction): void => {
-    const state = beginRequest(req);
+    const state = beginRequest(req, clock);
     res.setHeader(CORRELATION_HEADER, state.correlationId);
     res.on('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - state.startedAt) / 1e6;

@@ -90,7 +90,7 @@ export const refreshRoute = defineRoute({
     headers: { 'Set-Cookie': 'cookie mode: the new refresh token' },
   },
   errors: ['COMPROMISED_SESSION', 'RATE_LIMITED', 'CSRF_TOKEN_INVALID'],
-  handler: async ({ body, deps, headers }) => {
+  handler: async ({ body, deps, headers, receivedAt }) => {
     const mode = deps.config.sessionMode;
     const token = mode === 'bearer' ? body.refreshToken : cookieValue(headers.cookie, REFRESH_COOKIE);
     if (token === undefined) {
@@ -109,6 +109,7 @@ export const refreshRoute = defineRoute({
     const issued = await deps.auth.sessions.refresh(
       token,
       mode === 'cookie' ? { csrfToken: typeof csrf === 'string' ? csrf : '' } : undefined,
+      receivedAt,
     );
     return E.map((i: Issued) => tokenReply(i, mode, deps.config.refreshTokenTtlSeconds))(issued);
   },
