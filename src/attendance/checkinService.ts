@@ -61,11 +61,13 @@ export const adultAllowed = (
   );
 };
 
+const CONFIG_LOCK = 'checkin-config';
+
 const notFound = (what: string): ApiError => apiError('NOT_FOUND', `No such ${what}.`);
 
 export interface CheckinService {
   config(): Promise<CheckinConfig>;
-  saveConfig(config: CheckinConfig): Promise<CheckinConfig>;
+  saveConfig(config: CheckinConfig): Promise<E.Either<ApiError, CheckinConfig>>;
   checkIn(
     actor: Actor,
     input: {
@@ -197,8 +199,12 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     },
 
     async saveConfig(config) {
-      await deps.checkins.saveConfig(config, now().toISOString());
-      return config;
+      // One save at a time in this process, so concurrent saves here never exhaust each other's
+      // compare-and-swap retries; only other instances can still contend (then 409).
+      const saved = await locks.run(CONFIG_LOCK, () => deps.checkins.saveConfig(config, now().toISOString()));
+      return saved === 'SAVED'
+        ? E.right(config)
+        : E.left(apiError('CONFLICT', 'The configuration was being changed concurrently; send it again.'));
     },
 
     async checkIn(actor, input) {

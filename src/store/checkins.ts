@@ -78,7 +78,8 @@ const pickState = (next: ProjectedCheckin): Pick<CheckinDoc, (typeof STATE_FIELD
 
 export interface CheckinStore {
   config(): Promise<CheckinConfig & { readonly updatedAt: string | null }>;
-  saveConfig(config: CheckinConfig, at: string): Promise<void>;
+  /** Replaces the configuration (last writer wins); `CONFLICT` when other writers kept winning. */
+  saveConfig(config: CheckinConfig, at: string): Promise<'SAVED' | 'CONFLICT'>;
   /** The master secret, created (256 CSPRNG bits) by whichever instance reads it first. Never sent out. */
   secret(at: string): Promise<Uint8Array>;
   get(checkInId: string): Promise<CheckinDoc | undefined>;
@@ -158,12 +159,12 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
               updatedAt: at,
             }),
           );
-          return;
+          return 'SAVED';
         } catch (e) {
           if (!isConflict(e)) throw e;
         }
       }
-      throw new Error('the check-in configuration stayed contended');
+      return 'CONFLICT';
     },
 
     async secret(at) {

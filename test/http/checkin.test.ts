@@ -107,6 +107,24 @@ describe('check-in and check-out', function () {
       );
       expectEnvelope(await send('PUT', '/api/v1/church/check-in-config', body), 403, 'FORBIDDEN_ROLE');
     });
+
+    it('concurrent PUTs all succeed and one of them is what is stored (the fuzz found 500s here)', async () => {
+      const bodies = Array.from({ length: 16 }, (_, i) => ({
+        pickupMode: i % 2 === 0 ? 'CODE_ONLY' : 'CODE_AND_ADULT',
+        maxCheckoutAttempts: 1 + i,
+        emergencyCheckoutAdminOnly: i % 3 === 0,
+      }));
+      const answers = await Promise.all(
+        bodies.map((b) => send('PUT', '/api/v1/church/check-in-config', b, DEV_TOKENS.DEV_ADMIN_TOKEN)),
+      );
+      expect(answers.map((r) => r.status)).to.deep.equal(bodies.map(() => 200));
+      const stored = (
+        await call(url('/api/v1/church/check-in-config'), {
+          headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+        })
+      ).json;
+      expect(bodies).to.deep.include(stored);
+    });
   });
 
   describe('check-in', () => {

@@ -58,7 +58,9 @@ export const putCheckinConfigRoute = defineRoute({
   tags: ['check-in'],
   body: CheckinConfig,
   response: { status: 200, description: 'The stored configuration.', codec: CheckinConfig },
-  handler: async ({ body, deps }) => E.right({ body: await deps.attendance.checkins.saveConfig(body) }),
+  errors: ['CONFLICT'],
+  handler: async ({ body, deps }) =>
+    E.map((saved: CheckinConfig) => ({ body: saved }))(await deps.attendance.checkins.saveConfig(body)),
 });
 
 export const checkInRoute = defineRoute({
