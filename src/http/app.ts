@@ -2,6 +2,7 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { apiError } from '../domain/errors.js';
 import type { AppDeps } from './deps.js';
+import { KIOSK_BASE, kioskRouter } from './kioskStatic.js';
 import { corsMiddleware } from './middleware/cors.js';
 import { errorHandler, sendError } from './middleware/errorHandler.js';
 import { requestLog } from './middleware/requestLog.js';
@@ -24,6 +25,8 @@ export const makeApp = (deps: AppDeps, routes: ReadonlyArray<Route> = defaultRou
   app.use(requestLog(deps.logger, deps.clock));
   app.use(securityHeaders);
   app.use(corsMiddleware(deps.config.corsOrigins));
+  // The tablet app (0020): static files, same origin as the API it calls.
+  app.use(KIOSK_BASE, kioskRouter(deps.logger));
   app.use(
     express.json({ limit: BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] }),
   );

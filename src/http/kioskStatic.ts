@@ -1,0 +1,48 @@
+/**
+ * The kiosk web app (decision 0020): the Vite build in dist/kiosk/ served as static files at /kiosk/.
+ * Hashed assets are immutable for a year; everything else (index.html, sw.js, the manifest) is
+ * revalidated on every load, so a new build reaches tablets on their next visit online. When the app
+ * has not been built, /kiosk/ answers 404 saying how to build it, and start-up logs the same.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import express, { type Request, type Response, type Router } from 'express';
+import type { Logger } from 'pino';
+import { apiError } from '../domain/errors.js';
+import { sendError } from './middleware/errorHandler.js';
+
+export const KIOSK_BASE = '/kiosk';
+/** <repository>/dist/kiosk, from src/http (tsx) and from dist/http (the built service) alike. */
+export const KIOSK_DIR = fileURLToPath(new URL('../../dist/kiosk/', import.meta.url));
+export const IMMUTABLE = 'public, max-age=31536000, immutable';
+export const REVALIDATE = 'no-cache';
+const NOT_BUILT = 'The kiosk app is not built: run `npm run build` (or `npm run build:kiosk`), then reload.';
+
+export const kioskRouter = (logger: Logger, dir: string = KIOSK_DIR): Router => {
+  const built = () => existsSync(path.join(dir, 'index.html'));
+  if (!built()) logger.warn({ path: `${KIOSK_BASE}/` }, NOT_BUILT);
+  const assets = path.join(dir, 'assets') + path.sep;
+  const r = express.Router();
+  // Relative URLs (the worker's scope) need the trailing slash: /kiosk → /kiosk/.
+  r.use((req: Request, res: Response, next) => {
+    const [pathname, query] = req.originalUrl.split('?', 2);
+    if (pathname !== KIOSK_BASE) return next();
+    res.redirect(301, `${KIOSK_BASE}/${query === undefined ? '' : `?${query}`}`);
+  });
+  r.use(
+    express.static(dir, {
+      index: 'index.html',
+      redirect: false,
+      dotfiles: 'ignore',
+      fallthrough: true,
+      setHeaders: (res, filePath) => {
+        res.setHeader('Cache-Control', filePath.startsWith(assets) ? IMMUTABLE : REVALIDATE);
+      },
+    }),
+  );
+  r.use((req: Request, res: Response) => {
+    sendError(req, res, apiError('NOT_FOUND', built() ? 'No such file.' : NOT_BUILT));
+  });
+  return r;
+};

@@ -1,0 +1,132 @@
+/**
+ * The kiosk's context: language, the signed-in session, the databases and their replication, the
+ * roster index and this tablet's own events, and which screen is showing. Screens get this object and
+ * render from it; when data changes (a pull, a local write, the language) the current screen is drawn
+ * again through its `update`, or whole when it has none.
+ */
+import { type AspectView, aspectView, type LocalCheckinEvent } from './checkinState.js';
+import { h, replaceChildren } from './dom.js';
+import { type Lang, type MessageKey, translate } from './i18n.js';
+import { localCheckinEvents } from './outboxEvents.js';
+import { buildRosterIndex, checkinAspectKey, type RosterIndex } from './rosterIndex.js';
+import type { Session } from './session.js';
+import { type CheckinConfig, loadConfig, saveLang } from './storage.js';
+import type { SyncEngine, SyncStatus } from './sync.js';
+
+export interface Screen {
+  readonly name: string;
+  render(kiosk: Kiosk): HTMLElement;
+  /** Redraws what changed without losing focus or typed text; absent: the screen is rendered again. */
+  update?(kiosk: Kiosk): void;
+}
+
+export interface Kiosk {
+  lang(): Lang;
+  t(key: MessageKey, params?: Readonly<Record<string, string | number>>): string;
+  setLang(lang: Lang): void;
+  readonly session: Session;
+  readonly sync: SyncEngine;
+  index(): RosterIndex;
+  config(): CheckinConfig;
+  setConfig(config: CheckinConfig): void;
+  /** The child's check-in state at a session: the roster with this tablet's events over it. */
+  aspect(sessionId: string, studentId: string): AspectView;
+  /** Writes one event to the outbox, then refreshes the views and asks for a sync pass. */
+  record(doc: { readonly _id: string }): Promise<void>;
+  reloadRoster(): Promise<void>;
+  show(screen: Screen): void;
+}
+
+export interface KioskParts {
+  readonly root: HTMLElement;
+  readonly lang: Lang;
+  readonly session: Session;
+  readonly sync: SyncEngine;
+  readonly header: (kiosk: Kiosk, status: SyncStatus) => HTMLElement;
+}
+
+export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
+  let lang = parts.lang;
+  let index = buildRosterIndex([]);
+  let local: LocalCheckinEvent[] = [];
+  let config = loadConfig();
+  let screen: Screen | undefined;
+  const headerSlot = h('div', { className: 'header-slot' });
+  const content = h('div', { className: 'content' });
+  replaceChildren(parts.root, headerSlot, content);
+
+  const loadRoster = async () => {
+    const all = await parts.sync.roster.allDocs({ include_docs: true });
+    index = buildRosterIndex(all.rows.flatMap((r) => (r.doc === undefined ? [] : [r.doc])));
+  };
+  const loadLocal = async () => {
+    const all = await parts.sync.outbox.allDocs({ include_docs: true });
+    local = localCheckinEvents(all.rows.flatMap((r) => (r.doc === undefined ? [] : [{ ...r.doc }])));
+  };
+
+  const drawHeader = () => replaceChildren(headerSlot, parts.header(kiosk, parts.sync.status()));
+  const redraw = () => {
+    if (screen === undefined) return;
+    if (screen.update !== undefined) screen.update(kiosk);
+    else replaceChildren(content, screen.render(kiosk));
+  };
+
+  const kiosk: Kiosk = {
+    lang: () => lang,
+    t: (key, params) => translate(lang, key, params),
+    setLang(next) {
+      lang = next;
+      saveLang(next);
+      document.documentElement.lang = next;
+      drawHeader();
+      if (screen !== undefined) replaceChildren(content, screen.render(kiosk));
+    },
+    session: parts.session,
+    sync: parts.sync,
+    index: () => index,
+    config: () => config,
+    setConfig(next) {
+      config = next;
+    },
+    aspect(sessionId, studentId) {
+      const refused = new Set(parts.sync.status().refused.map((r) => r.eventId));
+      const mine = local.filter((e) => e.sessionId === sessionId && e.studentId === studentId);
+      return aspectView(index.checkins.get(checkinAspectKey(sessionId, studentId)), mine, refused);
+    },
+    async record(doc) {
+      await parts.sync.outbox.put(doc);
+      await loadLocal();
+      await parts.sync.recount();
+      redraw();
+      parts.sync.kick();
+    },
+    async reloadRoster() {
+      await loadRoster();
+      redraw();
+    },
+    show(next) {
+      screen = next;
+      document.body.dataset.screen = next.name;
+      drawHeader();
+      replaceChildren(content, next.render(kiosk));
+    },
+  };
+
+  let refusedSeen = 0;
+  parts.sync.onStatus((s) => {
+    drawHeader();
+    // A refused event stops counting on the desk.
+    if (s.refused.length !== refusedSeen) {
+      refusedSeen = s.refused.length;
+      redraw();
+    }
+  });
+  parts.sync.onRosterChanged(() => {
+    void kiosk.reloadRoster();
+  });
+  document.documentElement.lang = lang;
+  await loadRoster();
+  await loadLocal();
+  await parts.sync.recount();
+  return kiosk;
+};

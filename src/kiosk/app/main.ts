@@ -1,0 +1,32 @@
+/** The kiosk's start: device id, language, session, databases, then the first screen. */
+import './styles.css';
+import { createKiosk } from './kiosk.js';
+import { header } from './screens/header.js';
+import { sessionsScreen } from './screens/sessions.js';
+import { signInScreen } from './screens/signIn.js';
+import { makeSession } from './session.js';
+import { deviceId, loadLang } from './storage.js';
+import { makeSyncEngine } from './sync.js';
+
+const start = async (): Promise<void> => {
+  const root = document.getElementById('app');
+  if (root === null) throw new Error('index.html lost its #app element');
+  const session = makeSession(deviceId());
+  const sync = makeSyncEngine(session.fetch, () => {
+    const auth = session.current();
+    return auth !== undefined && !auth.expired;
+  });
+  const kiosk = await createKiosk({ root, lang: loadLang(), session, sync, header });
+  kiosk.show(session.current() === undefined ? signInScreen : sessionsScreen);
+  sync.start();
+  // Registered after the first screen, so a slow install never delays the desk. Not in development:
+  // Vite's dev server serves modules the worker must not cache.
+  if (import.meta.env.PROD && 'serviceWorker' in navigator) {
+    const base = import.meta.env.BASE_URL;
+    await navigator.serviceWorker.register(`${base}sw.js`, { scope: base });
+  }
+};
+
+start().catch((e: unknown) => {
+  document.body.textContent = `Chamada: ${e instanceof Error ? e.message : String(e)}`;
+});

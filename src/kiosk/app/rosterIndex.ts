@@ -1,0 +1,118 @@
+/**
+ * The tablet's in-memory view of its replicated roster: documents decoded with the server's own codecs
+ * (a document this version cannot read is skipped, not trusted), students ready for instant
+ * accent-insensitive search, today's sessions, day keys and check-in state. Pure: no DOM, no PouchDB.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import type * as t from 'io-ts';
+import {
+  type RosterCheckin,
+  RosterDoc,
+  type RosterSession,
+  type RosterStudent,
+} from '../../domain/roster.js';
+
+export type RosterSessionDoc = t.TypeOf<typeof RosterSession>;
+export type RosterCheckinDoc = t.TypeOf<typeof RosterCheckin>;
+
+interface Searchable {
+  readonly student: RosterStudent;
+  readonly words: ReadonlyArray<string>;
+}
+
+export interface RosterIndex {
+  readonly students: ReadonlyMap<string, RosterStudent>;
+  readonly classes: ReadonlyMap<string, string>;
+  readonly sessions: ReadonlyArray<RosterSessionDoc>;
+  /** base64url day keys by UTC day. */
+  readonly dayKeys: ReadonlyMap<string, string>;
+  /** By `checkinAspectKey(sessionId, studentId)`. */
+  readonly checkins: ReadonlyMap<string, RosterCheckinDoc>;
+  readonly searchable: ReadonlyArray<Searchable>;
+  /** Documents that did not decode: shown nowhere, counted so a mismatch between versions is visible. */
+  readonly unreadable: number;
+}
+
+/** Lower case, without accents or other combining marks, spaces collapsed: "João  Araújo" → "joao araujo". */
+export const normalizeText = (s: string): string =>
+  s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
+
+export const checkinAspectKey = (sessionId: string, studentId: string): string => `${sessionId}:${studentId}`;
+
+const byName = (a: RosterStudent, b: RosterStudent): number =>
+  a.displayName.localeCompare(b.displayName, 'pt-BR', { sensitivity: 'base' });
+
+export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
+  const students = new Map<string, RosterStudent>();
+  const classes = new Map<string, string>();
+  const sessions: RosterSessionDoc[] = [];
+  const dayKeys = new Map<string, string>();
+  const checkins = new Map<string, RosterCheckinDoc>();
+  let unreadable = 0;
+  for (const raw of docs) {
+    const decoded = RosterDoc.decode(raw);
+    if (E.isLeft(decoded)) {
+      unreadable += 1;
+      continue;
+    }
+    const doc = decoded.right;
+    switch (doc.docType) {
+      case 'rosterStudent':
+        students.set(doc.studentId, doc);
+        break;
+      case 'rosterClass':
+        classes.set(doc.classId, doc.name);
+        break;
+      case 'rosterSession':
+        sessions.push(doc);
+        break;
+      case 'rosterDayKeys':
+        for (const k of doc.keys) dayKeys.set(k.day, k.key);
+        break;
+      case 'rosterCheckin':
+        checkins.set(checkinAspectKey(doc.sessionId, doc.studentId), doc);
+        break;
+      case 'rosterMark':
+        break;
+    }
+  }
+  sessions.sort((a, b) =>
+    a.date !== b.date ? a.date.localeCompare(b.date) : (a.startsAt ?? '').localeCompare(b.startsAt ?? ''),
+  );
+  const searchable = [...students.values()]
+    .sort(byName)
+    .map((student) => ({ student, words: normalizeText(student.displayName).split(' ') }));
+  return { students, classes, sessions, dayKeys, checkins, searchable, unreadable };
+};
+
+/**
+ * Children whose name has, for every word typed, a word starting with it ("ana lu" finds "Ana Lúcia
+ * Ferreira", "joao" finds "João"), the session's class first, then by name. An empty query lists the
+ * session's class.
+ */
+export const searchStudents = (
+  index: RosterIndex,
+  query: string,
+  classId: string | null,
+  limit = 50,
+): RosterStudent[] => {
+  const typed = normalizeText(query)
+    .split(' ')
+    .filter((w) => w !== '');
+  const hits =
+    typed.length === 0
+      ? index.searchable.filter((s) => s.student.classId === classId)
+      : index.searchable.filter((s) => typed.every((q) => s.words.some((w) => w.startsWith(q))));
+  const sameClass = hits.filter((s) => s.student.classId === classId);
+  const others = hits.filter((s) => s.student.classId !== classId);
+  return [...sameClass, ...others].slice(0, limit).map((s) => s.student);
+};
+
+/** The sessions of one calendar day, and those after it. */
+export const sessionsFrom = (
+  index: RosterIndex,
+  today: string,
+): { readonly today: RosterSessionDoc[]; readonly later: RosterSessionDoc[] } => ({
+  today: index.sessions.filter((s) => s.date === today),
+  later: index.sessions.filter((s) => s.date > today),
+});

@@ -1,0 +1,169 @@
+/**
+ * Check-out at the door: the code from the label, checked on the tablet with the server's rules
+ * (`decideCheckout`), the attempts lock counted on the tablet, and who collects the child. In
+ * CODE_AND_ADULT mode the adult must be one on the child's list and, when the list has phone endings
+ * for them, the last four digits must match.
+ */
+import type { RosterStudent } from '../../../domain/roster.js';
+import { decideCheckout, normaliseCode, phoneSuffixMatches, utcDay } from '../../../rules/checkin.js';
+import { makeAttempts } from '../attempts.js';
+import { openCheckin } from '../checkinState.js';
+import { base64UrlBytes, deviceDailyCode } from '../deviceCode.js';
+import { field, h, replaceChildren } from '../dom.js';
+import type { Kiosk, Screen } from '../kiosk.js';
+import { checkOutDoc } from '../outboxEvents.js';
+import type { RosterSessionDoc } from '../rosterIndex.js';
+import { deskScreen } from './desk.js';
+
+type Adult = RosterStudent['pickup'][number];
+
+export const checkoutScreen = (session: RosterSessionDoc, student: RosterStudent): Screen => ({
+  name: 'checkout',
+  render(kiosk: Kiosk) {
+    const attempts = makeAttempts(kiosk.sync.outbox);
+    const adultMode = kiosk.config().pickupMode === 'CODE_AND_ADULT';
+    let chosen: Adult | undefined;
+    const code = h('input', {
+      className: 'code-input',
+      attrs: {
+        name: 'code',
+        maxlength: '6',
+        autocomplete: 'off',
+        autocapitalize: 'characters',
+        spellcheck: 'false',
+        required: '',
+      },
+    });
+    const person = h('input', { attrs: { name: 'pickupPerson', maxlength: '120', autocomplete: 'off' } });
+    const suffix = h('input', { attrs: { name: 'phoneSuffix', inputmode: 'numeric', maxlength: '4' } });
+    const message = h('p', { className: 'form-error', attrs: { role: 'alert' } });
+    const confirm = h(
+      'button',
+      { className: 'primary big', attrs: { type: 'submit' } },
+      kiosk.t('checkout.confirm'),
+    );
+
+    const adultButton = (adult: Adult) =>
+      h(
+        'button',
+        {
+          className: 'chip',
+          attrs: { type: 'button' },
+          onClick: () => {
+            chosen = adult;
+            person.value = adult.name;
+          },
+        },
+        `${adult.name} — ${adult.relationship} (${kiosk.t(`level.${adult.level}`)})`,
+      );
+
+    const attempt = async (): Promise<string | undefined> => {
+      const open = openCheckin(kiosk.aspect(session.sessionId, student.studentId));
+      if (open === undefined) return kiosk.t('checkout.notOpen');
+      const pickupPerson = person.value.trim();
+      if (pickupPerson === '') return kiosk.t('checkout.personRequired');
+      const key = kiosk.index().dayKeys.get(utcDay(new Date(open.checkedInAt)));
+      if (key === undefined) return kiosk.t('checkout.noKey');
+      const expected = await deviceDailyCode(base64UrlBytes(key), student.studentId);
+      const adult = chosen !== undefined && chosen.name === pickupPerson ? chosen : undefined;
+      const adultAllowed =
+        !adultMode ||
+        (adult !== undefined &&
+          (adult.phoneSuffixes.length === 0 ||
+            adult.phoneSuffixes.some((p) => phoneSuffixMatches(p, suffix.value))));
+      const decision = decideCheckout({
+        status: 'CHECKED_IN',
+        failedAttempts: await attempts.failed(open.checkInId),
+        maxAttempts: kiosk.config().maxCheckoutAttempts,
+        codeMatches: normaliseCode(code.value) === expected,
+        adultAllowed,
+      });
+      switch (decision.kind) {
+        case 'CHECK_OUT':
+          await kiosk.record(
+            checkOutDoc({
+              eventId: crypto.randomUUID(),
+              now: new Date(),
+              studentId: student.studentId,
+              sessionId: session.sessionId,
+              checkInId: open.checkInId,
+              pickupPerson,
+              baseVersion: kiosk.aspect(session.sessionId, student.studentId).version,
+            }),
+          );
+          kiosk.show(deskScreen(session));
+          return undefined;
+        case 'MISMATCH':
+          await attempts.addFailure(open.checkInId);
+          return decision.locksNow
+            ? kiosk.t('checkout.locked')
+            : kiosk.t('checkout.mismatch', { n: decision.remainingAttempts });
+        case 'LOCKED':
+          return kiosk.t('checkout.locked');
+        case 'ADULT_NOT_AUTHORIZED':
+          return kiosk.t('checkout.adultNotAllowed');
+        default:
+          return kiosk.t('checkout.notOpen');
+      }
+    };
+
+    let busy = false;
+    const onSubmit = async (event: SubmitEvent) => {
+      event.preventDefault();
+      if (busy) return;
+      busy = true;
+      confirm.disabled = true;
+      try {
+        const problem = await attempt();
+        if (problem !== undefined) {
+          message.textContent = problem;
+          code.select();
+        }
+      } finally {
+        busy = false;
+        confirm.disabled = false;
+      }
+    };
+
+    const adults = h('ul', { className: 'adults' });
+    replaceChildren(
+      adults,
+      ...(student.pickup.length === 0
+        ? [h('li', {}, kiosk.t('checkout.nobody'))]
+        : student.pickup.map((a) => h('li', {}, adultButton(a)))),
+    );
+    queueMicrotask(() => code.focus());
+    return h(
+      'section',
+      { className: 'checkout' },
+      h('h1', {}, kiosk.t('checkout.title', { name: student.displayName })),
+      student.allergies === null
+        ? null
+        : h('p', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: student.allergies })),
+      h('h2', {}, kiosk.t('checkout.mayCollect')),
+      adults,
+      h(
+        'form',
+        { onSubmit: (e) => void onSubmit(e) },
+        field(kiosk.t('checkout.code'), code),
+        field(kiosk.t('checkout.person'), person),
+        adultMode ? field(kiosk.t('checkout.phoneSuffix'), suffix) : null,
+        message,
+        h(
+          'div',
+          { className: 'actions' },
+          h(
+            'button',
+            {
+              className: 'quiet big',
+              attrs: { type: 'button' },
+              onClick: () => kiosk.show(deskScreen(session)),
+            },
+            kiosk.t('checkout.back'),
+          ),
+          confirm,
+        ),
+      ),
+    );
+  },
+});

@@ -1,0 +1,157 @@
+/**
+ * The desk at one session: find a child as you type (the local roster, accent-insensitive), see whether
+ * they are here, check them in (the label follows) or out.
+ */
+import type { RosterStudent } from '../../../domain/roster.js';
+import { utcDay } from '../../../rules/checkin.js';
+import { latestCheckin, openCheckin } from '../checkinState.js';
+import { base64UrlBytes, deviceDailyCode } from '../deviceCode.js';
+import { h, replaceChildren } from '../dom.js';
+import { formatTime } from '../i18n.js';
+import type { Kiosk, Screen } from '../kiosk.js';
+import { checkInDoc } from '../outboxEvents.js';
+import { type RosterSessionDoc, searchStudents } from '../rosterIndex.js';
+import { checkoutScreen } from './checkout.js';
+import { labelScreen } from './label.js';
+import { sessionLabel, sessionsScreen } from './sessions.js';
+
+const statusLine = (kiosk: Kiosk, session: RosterSessionDoc, student: RosterStudent): string => {
+  const last = latestCheckin(kiosk.aspect(session.sessionId, student.studentId));
+  if (last === undefined || last.status === 'SUPERSEDED') return kiosk.t('desk.absent');
+  const text =
+    last.status === 'CHECKED_OUT' && last.checkedOutAt !== null
+      ? kiosk.t('desk.left', { time: formatTime(kiosk.lang(), last.checkedOutAt) })
+      : kiosk.t('desk.present', { time: formatTime(kiosk.lang(), last.checkedInAt) });
+  return last.pending ? `${text} (${kiosk.t('desk.unconfirmed')})` : text;
+};
+
+export const deskScreen = (session: RosterSessionDoc): Screen => {
+  let query = '';
+  let list: HTMLElement | undefined;
+  let notice: HTMLElement | undefined;
+  let busy = false;
+
+  const checkIn = async (kiosk: Kiosk, student: RosterStudent) => {
+    const now = new Date();
+    const key = kiosk.index().dayKeys.get(utcDay(now));
+    const view = kiosk.aspect(session.sessionId, student.studentId);
+    if (key === undefined) return kiosk.t('checkin.noKey');
+    if (openCheckin(view) !== undefined) return kiosk.t('checkin.already', { name: student.displayName });
+    const code = await deviceDailyCode(base64UrlBytes(key), student.studentId);
+    await kiosk.record(
+      checkInDoc({
+        eventId: crypto.randomUUID(),
+        now,
+        studentId: student.studentId,
+        sessionId: session.sessionId,
+        checkInId: crypto.randomUUID(),
+        baseVersion: view.version,
+      }),
+    );
+    kiosk.show(labelScreen({ session, student, code, checkedInAt: now.toISOString() }));
+    return undefined;
+  };
+
+  const act = async (action: () => Promise<string | undefined>) => {
+    if (busy) return;
+    busy = true;
+    try {
+      const problem = await action();
+      if (problem !== undefined && notice !== undefined) notice.textContent = problem;
+    } finally {
+      busy = false;
+    }
+  };
+
+  const row = (kiosk: Kiosk, student: RosterStudent): HTMLElement => {
+    const open = openCheckin(kiosk.aspect(session.sessionId, student.studentId));
+    return h(
+      'li',
+      { className: 'child', attrs: { 'data-student-id': student.studentId } },
+      h(
+        'div',
+        { className: 'child-main' },
+        h('span', { className: 'child-name' }, student.displayName),
+        h('span', { className: 'child-class' }, kiosk.index().classes.get(student.classId) ?? ''),
+        student.allergies === null
+          ? null
+          : h('span', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: student.allergies })),
+        h('span', { className: 'child-status' }, statusLine(kiosk, session, student)),
+      ),
+      open === undefined
+        ? h(
+            'button',
+            {
+              className: 'primary',
+              attrs: { type: 'button' },
+              onClick: () => void act(() => checkIn(kiosk, student)),
+            },
+            kiosk.t('desk.checkIn'),
+          )
+        : h(
+            'button',
+            {
+              className: 'secondary',
+              attrs: { type: 'button' },
+              onClick: () => kiosk.show(checkoutScreen(session, student)),
+            },
+            kiosk.t('desk.checkOut'),
+          ),
+    );
+  };
+
+  const drawList = (kiosk: Kiosk) => {
+    if (list === undefined) return;
+    const found = searchStudents(kiosk.index(), query, session.classId);
+    replaceChildren(
+      list,
+      ...(found.length === 0
+        ? [h('li', { className: 'empty' }, kiosk.t('desk.noMatch'))]
+        : found.map((s) => row(kiosk, s))),
+    );
+  };
+
+  return {
+    name: 'desk',
+    render(kiosk) {
+      const search = h('input', {
+        className: 'search',
+        attrs: {
+          type: 'search',
+          placeholder: kiosk.t('desk.search'),
+          'aria-label': kiosk.t('desk.search'),
+          autocomplete: 'off',
+          spellcheck: 'false',
+        },
+        onInput: () => {
+          query = search.value;
+          if (notice !== undefined) notice.textContent = '';
+          drawList(kiosk);
+        },
+      });
+      search.value = query;
+      list = h('ul', { className: 'children' });
+      notice = h('p', { className: 'notice', attrs: { role: 'alert' } });
+      drawList(kiosk);
+      queueMicrotask(() => search.focus());
+      return h(
+        'section',
+        { className: 'desk' },
+        h(
+          'div',
+          { className: 'desk-head' },
+          h('h1', {}, sessionLabel(kiosk, session)),
+          h(
+            'button',
+            { className: 'quiet', attrs: { type: 'button' }, onClick: () => kiosk.show(sessionsScreen) },
+            kiosk.t('header.changeSession'),
+          ),
+        ),
+        search,
+        notice,
+        list,
+      );
+    },
+    update: drawList,
+  };
+};

@@ -1,0 +1,70 @@
+/** The bar on every screen: where the kiosk is, online or not, what waits to sync, language, sign-out. */
+import { h } from '../dom.js';
+import type { Kiosk } from '../kiosk.js';
+import type { SyncStatus } from '../sync.js';
+import { signInScreen } from './signIn.js';
+
+const statusText = (kiosk: Kiosk, s: SyncStatus): string => {
+  const parts = [
+    s.syncing ? kiosk.t('status.syncing') : kiosk.t(s.online ? 'status.online' : 'status.offline'),
+    s.pending > 0 ? kiosk.t('status.pending', { n: s.pending }) : kiosk.t('status.allSent'),
+  ];
+  if (s.refused.length > 0) parts.push(kiosk.t('status.rejected', { n: s.refused.length }));
+  if (s.authProblem !== 'none' || kiosk.session.current()?.expired === true)
+    parts.push(kiosk.t('status.signInAgain'));
+  return parts.join(' · ');
+};
+
+export const header = (kiosk: Kiosk, s: SyncStatus): HTMLElement => {
+  const user = kiosk.session.current();
+  const notice = h('span', { className: 'header-notice', attrs: { role: 'alert' } });
+  const signOut = async () => {
+    await kiosk.sync.recount();
+    if (kiosk.sync.status().pending > 0) {
+      notice.textContent = kiosk.t('signOut.pending');
+      return;
+    }
+    await kiosk.session.signOut();
+    kiosk.show(signInScreen);
+  };
+  return h(
+    'header',
+    { className: 'topbar' },
+    h('span', { className: 'brand' }, `${kiosk.t('appName')} · ${kiosk.t('kiosk')}`),
+    h(
+      'span',
+      {
+        className: `sync-status ${s.online ? 'is-online' : 'is-offline'}`,
+        attrs: {
+          'data-test': 'sync-status',
+          'data-online': String(s.online),
+          'data-pending': String(s.pending),
+          'data-syncing': String(s.syncing),
+        },
+      },
+      h('span', { className: 'dot', attrs: { 'aria-hidden': 'true' } }),
+      statusText(kiosk, s),
+    ),
+    notice,
+    h(
+      'span',
+      { className: 'topbar-actions' },
+      h(
+        'button',
+        {
+          className: 'quiet',
+          attrs: { type: 'button' },
+          onClick: () => kiosk.setLang(kiosk.lang() === 'pt-BR' ? 'en' : 'pt-BR'),
+        },
+        kiosk.t('header.otherLanguage'),
+      ),
+      user === undefined
+        ? null
+        : h(
+            'button',
+            { className: 'quiet', attrs: { type: 'button' }, onClick: () => void signOut() },
+            `${kiosk.t('header.signOut')} (${user.user.displayName})`,
+          ),
+    ),
+  );
+};

@@ -1,0 +1,88 @@
+/**
+ * Sign-in (online, once): tokens, the first pull of the roster and the check-in configuration. After
+ * it the kiosk opens straight on the sessions, network or not.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { checkinConfig } from '../api.js';
+import { field, h } from '../dom.js';
+import type { MessageKey } from '../i18n.js';
+import type { Kiosk, Screen } from '../kiosk.js';
+import { sessionsScreen } from './sessions.js';
+
+const FAILURE_MESSAGES: Readonly<Record<string, MessageKey>> = {
+  network: 'signIn.offline',
+  unauthorized: 'signIn.failed',
+  rate_limited: 'signIn.rateLimited',
+  forbidden: 'signIn.forbidden',
+};
+
+const render = (kiosk: Kiosk): HTMLElement => {
+  const email = h('input', {
+    attrs: { type: 'email', name: 'email', autocomplete: 'username', required: '', inputmode: 'email' },
+  });
+  const password = h('input', {
+    attrs: { type: 'password', name: 'password', autocomplete: 'current-password', required: '' },
+  });
+  const submit = h(
+    'button',
+    { className: 'primary big', attrs: { type: 'submit' } },
+    kiosk.t('signIn.submit'),
+  );
+  const message = h('p', { className: 'form-error', attrs: { role: 'alert' } });
+  const busy = (text: MessageKey | null) => {
+    submit.disabled = text !== null;
+    submit.textContent = kiosk.t(text ?? 'signIn.submit');
+  };
+
+  const onSubmit = async (event: SubmitEvent) => {
+    event.preventDefault();
+    message.textContent = '';
+    busy('signIn.busy');
+    const before = kiosk.session.current();
+    await kiosk.sync.recount();
+    const waiting = kiosk.sync.status().pending;
+    const signedIn = await kiosk.session.signIn(
+      email.value.trim(),
+      password.value,
+      (next) =>
+        // Events are sent as whoever is signed in: another user must not carry them (0020).
+        before === undefined || waiting === 0 || before.user.userId === next.user.userId,
+    );
+    if (E.isLeft(signedIn)) {
+      busy(null);
+      message.textContent =
+        signedIn.left === 'refused_other_user' && before !== undefined
+          ? kiosk.t('signIn.otherUser', { name: before.user.displayName })
+          : kiosk.t(FAILURE_MESSAGES[signedIn.left] ?? 'signIn.error');
+      return;
+    }
+    busy('signIn.loading');
+    const synced = await kiosk.sync.syncNow();
+    if (synced.authProblem === 'forbidden') {
+      await kiosk.session.signOut();
+      busy(null);
+      message.textContent = kiosk.t('signIn.forbidden');
+      return;
+    }
+    const config = await checkinConfig(kiosk.session.fetch);
+    if (E.isRight(config)) kiosk.setConfig(config.right);
+    await kiosk.reloadRoster();
+    kiosk.show(sessionsScreen);
+  };
+
+  return h(
+    'section',
+    { className: 'sign-in' },
+    h('h1', {}, kiosk.t('signIn.title')),
+    h(
+      'form',
+      { onSubmit: (e) => void onSubmit(e) },
+      field(kiosk.t('signIn.email'), email),
+      field(kiosk.t('signIn.password'), password),
+      submit,
+      message,
+    ),
+  );
+};
+
+export const signInScreen: Screen = { name: 'sign-in', render };

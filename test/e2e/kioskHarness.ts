@@ -1,0 +1,193 @@
+/**
+ * What the kiosk's end-to-end tests share: the real service as a child process (JWT mode, as
+ * deployed), a small ministry seeded through the API, Debian's Chromium driven by playwright-core, and
+ * the screenshots a reviewer looks at (test-artifacts/, not committed).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { expect } from 'chai';
+import * as t from 'io-ts';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { call, decodeAs } from '../support/http.js';
+import { type ServiceProcess, serviceProcess } from '../support/mainProcess.js';
+
+export const ARTIFACTS = path.join('test-artifacts', 'e2e');
+/** Debian's package; CHROMIUM_PATH points elsewhere on other systems. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+export const PASSWORD = 'kiosk-e2e-password-0123';
+const ADMIN = { email: 'admin@chamada.local', password: 'chamada-dev-password' };
+const API_DEVICE = randomUUID();
+
+export const startKioskService = async (): Promise<{ service: ServiceProcess; url: string }> => {
+  const service = await serviceProcess('kiosk-e2e', { AUTH_MODE: 'jwt', NODE_ENV: 'development' });
+  return { service, url: await service.start() };
+};
+
+export const launchChromium = (): Promise<Browser> =>
+  chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+
+const Tokens = t.type({ accessToken: t.string });
+const Created = (key: string) => t.type({ [key]: t.string });
+
+export interface Api {
+  readonly url: string;
+  get(p: string): Promise<{ status: number; json: unknown; text: string }>;
+  create(p: string, body: unknown, key: string): Promise<string>;
+}
+
+/** The REST API as an ADMIN who signed in with a password, as a person would. */
+export const adminApi = async (url: string): Promise<Api> => {
+  const seeded = await call(`${url}/api/v1/_seed`, { method: 'POST' });
+  // 200 with the demo roster (development), 409 when a user exists already.
+  expect([200, 201, 409], seeded.text).to.include(seeded.status);
+  const login = await call(`${url}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  });
+  expect(login.status, login.text).to.equal(200);
+  const headers = {
+    Authorization: `Bearer ${decodeAs(Tokens, login.json).accessToken}`,
+    'X-Device-Id': API_DEVICE,
+  };
+  return {
+    url,
+    get: (p) => call(`${url}${p}`, { headers }),
+    async create(p, body, key) {
+      const r = await call(`${url}${p}`, {
+        method: 'POST',
+        headers: { ...headers, 'Content-Type': 'application/json', 'Idempotency-Key': randomUUID() },
+        body: JSON.stringify(body),
+      });
+      expect(r.status, r.text).to.equal(201);
+      const id = decodeAs(Created(key), r.json)[key];
+      if (id === undefined) throw new Error(`no ${key} in ${r.text}`);
+      return id;
+    },
+  };
+};
+
+export interface Ministry {
+  readonly classId: string;
+  readonly sessionId: string;
+  readonly today: string;
+  /** By display name. */
+  readonly students: ReadonlyMap<string, string>;
+  readonly chamador: { readonly email: string; readonly password: string };
+}
+
+export const CHILDREN = [
+  { displayName: 'João Pedro Araújo', guardianName: 'Rosa Araújo', allergies: 'Amendoim' },
+  { displayName: 'Maria Antônia Souza', guardianName: 'Carla Souza', allergies: null },
+  { displayName: 'Ana Lúcia Ferreira', guardianName: 'Paulo Ferreira', allergies: 'Lactose' },
+  { displayName: 'Luíza Gonçalves', guardianName: 'Marta Gonçalves', allergies: null },
+  { displayName: 'Pedro Henrique Lima', guardianName: 'Jorge Lima', allergies: null },
+] as const;
+
+/** One class with a session today (UTC, the kiosk runs in UTC here), five children and a CHAMADOR. */
+export const seedMinistry = async (api: Api): Promise<Ministry> => {
+  const today = new Date().toISOString().slice(0, 10);
+  const classId = await api.create('/api/v1/classes', { name: 'Turma Arco-Íris' }, 'classId');
+  const sessionId = await api.create(
+    '/api/v1/sessions',
+    { classId, date: today, title: 'Culto da manhã' },
+    'sessionId',
+  );
+  const students = new Map<string, string>();
+  for (const c of CHILDREN) {
+    const id = await api.create(
+      '/api/v1/students',
+      { ...c, phones: [{ number: '+55 11 98765-4321', qualifier: 'mãe' }], classId },
+      'studentId',
+    );
+    students.set(c.displayName, id);
+  }
+  const chamador = { email: 'chamador@chamada.local', password: PASSWORD };
+  await api.create(
+    '/api/v1/users',
+    { ...chamador, displayName: 'Beatriz (porta)', roles: ['CHAMADOR'] },
+    'userId',
+  );
+  return { classId, sessionId, today, students, chamador };
+};
+
+export interface KioskPage {
+  readonly context: BrowserContext;
+  readonly page: Page;
+  /** CSP violations and uncaught page errors seen so far. */
+  readonly problems: () => ReadonlyArray<string>;
+  shot(name: string): Promise<void>;
+}
+
+/** A tablet: its own browser profile (storage, service worker), 10-inch landscape, pt-BR, UTC. */
+export const openKiosk = async (browser: Browser, url: string, label: string): Promise<KioskPage> => {
+  const context = await browser.newContext({
+    locale: 'pt-BR',
+    timezoneId: 'UTC',
+    viewport: { width: 1280, height: 800 },
+    hasTouch: true,
+    serviceWorkers: 'allow',
+  });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) problems.push(`csp: ${m.text()}`);
+  });
+  await page.goto(`${url}/kiosk/`);
+  await mkdir(ARTIFACTS, { recursive: true });
+  return {
+    context,
+    page,
+    problems: () => problems,
+    shot: async (name) => {
+      await page.screenshot({ path: path.join(ARTIFACTS, `${label}-${name}.png`), fullPage: true });
+    },
+  };
+};
+
+export const signIn = async (k: KioskPage, email: string, password: string): Promise<void> => {
+  await k.page.getByLabel('E-mail').fill(email);
+  await k.page.getByLabel('Senha').fill(password);
+  await k.page.getByRole('button', { name: 'Entrar' }).click();
+  await k.page.locator('body[data-screen="sessions"]').waitFor();
+};
+
+/** Waits for the status bar to say so (its data attributes mirror what it shows). */
+export const waitForStatus = async (
+  k: KioskPage,
+  want: { readonly online?: boolean; readonly pending?: number },
+  timeout = 30_000,
+): Promise<void> => {
+  const sel = [
+    '[data-test="sync-status"]',
+    want.online === undefined ? '' : `[data-online="${want.online}"]`,
+    want.pending === undefined ? '' : `[data-pending="${want.pending}"]`,
+    '[data-syncing="false"]',
+  ].join('');
+  await k.page.locator(sel).waitFor({ timeout });
+};
+
+/** Polls until `check` stops throwing (the event pipeline applies pushed events a moment later). */
+export const eventually = async <A>(check: () => Promise<A>, timeoutMs = 20_000): Promise<A> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+};

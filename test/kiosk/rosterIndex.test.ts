@@ -1,0 +1,56 @@
+import { expect } from 'chai';
+import { buildRosterIndex, normalizeText, searchStudents } from '../../src/kiosk/app/rosterIndex.js';
+
+const student = (studentId: string, displayName: string, classId: string) => ({
+  _id: `student:${studentId}`,
+  _rev: '1-a',
+  docType: 'rosterStudent',
+  studentId,
+  displayName,
+  classId,
+  photoRef: null,
+  allergies: null,
+  specialNeeds: null,
+  visitor: false,
+  pickup: [],
+});
+
+const index = buildRosterIndex([
+  student('s1', 'João Pedro Araújo', 'c1'),
+  student('s2', 'Luana Souza', 'c1'),
+  student('s3', 'Ana Lúcia Ferreira', 'c2'),
+  student('s4', 'Ana Beatriz Conceição', 'c1'),
+  { _id: 'class:c1', docType: 'rosterClass', classId: 'c1', name: 'Turma A' },
+  { _id: 'daykeys', docType: 'rosterDayKeys', keys: [{ day: '2026-11-26', key: 'abc' }] },
+  { _id: 'student:broken', docType: 'rosterStudent', studentId: 's9' },
+]);
+const names = (q: string, classId: string | null = null) =>
+  searchStudents(index, q, classId).map((s) => s.displayName);
+
+describe('kiosk: the local roster and its search', () => {
+  it('normalises names without accents, case or extra spaces', () => {
+    expect(normalizeText('  João   ARAÚJO Conceição ')).to.equal('joao araujo conceicao');
+  });
+
+  it('finds a child by the start of each word typed, accents ignored', () => {
+    expect(names('joao')).to.deep.equal(['João Pedro Araújo']);
+    expect(names('ANA LU')).to.deep.equal(['Ana Lúcia Ferreira']);
+    expect(names('conceicao')).to.deep.equal(['Ana Beatriz Conceição']);
+  });
+
+  it('matches word starts only: "ana" does not find Luana', () => {
+    expect(names('ana')).to.deep.equal(['Ana Beatriz Conceição', 'Ana Lúcia Ferreira']);
+  });
+
+  it("lists the session's class first, and only it when nothing is typed", () => {
+    expect(names('ana', 'c2')).to.deep.equal(['Ana Lúcia Ferreira', 'Ana Beatriz Conceição']);
+    expect(names('', 'c1')).to.deep.equal(['Ana Beatriz Conceição', 'João Pedro Araújo', 'Luana Souza']);
+  });
+
+  it('skips documents it cannot decode, and counts them', () => {
+    expect(index.students.size).to.equal(4);
+    expect(index.unreadable).to.equal(1);
+    expect(index.dayKeys.get('2026-11-26')).to.equal('abc');
+    expect(index.classes.get('c1')).to.equal('Turma A');
+  });
+});
