@@ -35,7 +35,11 @@ export const precacheManifest = (): Plugin => {
       async handler() {
         const files = (await filesUnder(outDir)).filter((f) => f !== SW_FILE);
         const hash = createHash('sha256');
-        for (const f of files) hash.update(f).update('\0').update(await readFile(path.join(outDir, f)));
+        for (const f of files)
+          hash
+            .update(f)
+            .update('\0')
+            .update(await readFile(path.join(outDir, f)));
         const swPath = path.join(outDir, SW_FILE);
         const sw = await readFile(swPath, 'utf8');
         if (!sw.includes(PRECACHE_TOKEN) || !sw.includes(VERSION_TOKEN)) {
