@@ -6,7 +6,7 @@ import { EventDoc, eventDocId, type NewEvent } from '../domain/event.js';
 import { putBatched } from './batchedPut.js';
 import { decodeDoc, getDoc, getDocs } from './docs.js';
 import type { Database } from './pouch.js';
-import { isConflict } from './storeErrors.js';
+import { isConflict, isStored } from './storeErrors.js';
 
 export interface EventStore {
   /** `stored` the first time, `duplicate` when an event with that id already exists. */
@@ -40,7 +40,7 @@ export const eventStore = (db: Database): EventStore => ({
     results.forEach((r, i) => {
       const event = events[i];
       if (event === undefined) return;
-      if ('error' in r && r.error === true) {
+      if (!isStored(r)) {
         if (!isConflict(r)) throw new Error(`event write failed: ${r.name ?? 'unknown'}`);
         out.set(event.eventId, 'duplicate');
       } else out.set(event.eventId, 'stored');

@@ -27,7 +27,7 @@ import {
 import { type DocCache, noDocCache } from './docCache.js';
 import { decodeDoc, getDocs, UndecodableDocument } from './docs.js';
 import type { Database } from './pouch.js';
-import { isConflict, isNotFound } from './storeErrors.js';
+import { isConflict, isNotFound, isStored } from './storeErrors.js';
 
 const CHECKPOINT_ID = '_local/event-pipeline';
 const AspectPage = 500;
@@ -249,7 +249,7 @@ export const projectionStore = (
       });
       let conflicted = false;
       for (const r of results) {
-        if (!('error' in r) || r.error !== true) continue;
+        if (isStored(r)) continue;
         if (isConflict(r)) conflicted = true;
         else {
           for (const aspect of written) cache.forget(aspect);

@@ -6,7 +6,7 @@
 import canonicalize from 'canonicalize';
 import type { RosterDoc } from '../domain/roster.js';
 import type { Database } from './pouch.js';
-import { isConflict } from './storeErrors.js';
+import { isConflict, isStored } from './storeErrors.js';
 
 export interface RosterStore {
   reconcile(desired: ReadonlyArray<RosterDoc>): Promise<{ written: number; deleted: number }>;
@@ -51,10 +51,9 @@ export const rosterStore = (db: Database): RosterStore => ({
       }
       if (writes.length === 0) return { written: 0, deleted: 0 };
       const results = await db.bulkDocs(writes);
-      if (!results.some((r) => 'error' in r && r.error === true && isConflict(r))) {
+      if (!results.some((r) => !isStored(r) && isConflict(r))) {
         for (const r of results) {
-          if ('error' in r && r.error === true)
-            throw new Error(`roster write failed: ${r.name ?? 'unknown'}`);
+          if (!isStored(r)) throw new Error(`roster write failed: ${r.name ?? 'unknown'}`);
         }
         return { written: writes.length - deleted, deleted };
       }
@@ -87,7 +86,7 @@ export const rosterStore = (db: Database): RosterStore => ({
       for (let i = 0; i < writes.length; i += CHUNK) {
         const results = await db.bulkDocs(writes.slice(i, i + CHUNK));
         for (const r of results) {
-          if (!('error' in r) || r.error !== true) continue;
+          if (isStored(r)) continue;
           if (isConflict(r)) conflicted = true;
           else throw new Error(`roster write failed: ${r.name ?? 'unknown'}`);
         }

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { type ApiError, ApiErrorException, apiError, isApiError } from '../../domain/errors.js';
+import { isStoreUnavailable } from '../../store/storeErrors.js';
 import { renderError, sendRendered } from '../render.js';
 import { requestState } from '../requestContext.js';
 
@@ -71,6 +72,14 @@ export const errorHandler =
       return;
     }
     const { correlationId } = requestState(req);
+    if (isStoreUnavailable(err)) {
+      logger.warn(
+        { correlationId, errorName: err instanceof Error ? err.name : typeof err, stack: stackFrames(err) },
+        'store unavailable',
+      );
+      sendError(req, res, apiError('STORE_UNAVAILABLE'));
+      return;
+    }
     // Only the error's name and frames: messages of store errors may quote document content.
     logger.error(
       {

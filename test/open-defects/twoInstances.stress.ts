@@ -1,0 +1,341 @@
+/**
+ * Two app instances (two child processes) on one CouchDB-protocol server (test/support/couchServer.ts),
+ * written to concurrently: offline events of an ADMIN tablet through one instance and of a CHAMADOR
+ * tablet through the other, on the same children (so the conflict rule decides between them), the same
+ * batch sent to both at once, and REST check-ins and check-outs sent to both at once under one
+ * Idempotency-Key.
+ *
+ * Criteria: once both pipelines are idle, the shared projections equal a one-instance rebuild from the
+ * same events (aspects and conflict records), both instances report the same conflicts and attendance,
+ * check-in records follow the projections, and there are no duplicate side effects: each event id is
+ * stored and projected once, and each Idempotency-Key gives one execution (one event, one check-in
+ * record, one audit entry; the other request is a replay of it).
+ */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import * as t from 'io-ts';
+import { projectionStore } from '../../src/store/projections.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { startEventPipeline } from '../../src/sync/pipelineRuntime.js';
+import { figure } from '../reliability/figures.js';
+import {
+  type ChildService,
+  checkinRecordsOutOfLine,
+  childService,
+  eventsInAspects,
+  eventually,
+  get,
+  openEmbedded,
+  post,
+  projectedCheckins,
+  repeats,
+} from '../stress/support.js';
+import { type CouchServer, startCouchServer } from '../support/couchServer.js';
+import { decodeAs, type HttpResult } from '../support/http.js';
+import { createdId, SyncAnswer, seedSmallRoster } from '../support/seed.js';
+import { snapshot } from '../support/snapshot.js';
+import { makeTempDir, removeDir } from '../support/tempDir.js';
+import { DEV_TOKENS } from '../support/testService.js';
+
+const ROUNDS = 6;
+const PER_TABLET = 100;
+const KEYED = 8;
+
+const Page = t.type({ items: t.array(t.unknown), nextCursor: t.union([t.string, t.null]) });
+const CheckedIn = t.type({ checkInId: t.string, code: t.string, status: t.string });
+const AuditEntry = t.type({
+  action: t.string,
+  endpoint: t.string,
+  subject_id: t.union([t.string, t.null]),
+  correlation_id: t.string,
+  details: t.UnknownRecord,
+});
+const StoredEvent = t.type({ type: t.string, subjectId: t.string, payload: t.UnknownRecord });
+
+/** Every page of a keyset-paged report. */
+const allPages = async (base: string, path: string): Promise<unknown[]> => {
+  const items: unknown[] = [];
+  let cursor: string | null = null;
+  do {
+    const sep = path.includes('?') ? '&' : '?';
+    const r = await get(
+      `${base}${path}${cursor === null ? '' : `${sep}cursor=${encodeURIComponent(cursor)}`}`,
+      DEV_TOKENS.DEV_ADMIN_TOKEN,
+    );
+    if (r?.status !== 200) throw new Error(`${path}: ${r?.status} ${r?.text.slice(0, 300)}`);
+    const page = decodeAs(Page, r.json);
+    items.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor !== null);
+  return items;
+};
+
+/** One instance's projections: every event replayed into a fresh embedded store. */
+const rebuildFrom = async (events: ReadonlyArray<Record<string, unknown>>): Promise<unknown[]> => {
+  const dir = await makeTempDir('rebuild');
+  const fresh = await openEmbedded(dir);
+  try {
+    for (let i = 0; i < events.length; i += 500) await fresh.db.events.bulkDocs(events.slice(i, i + 500));
+    const pipeline = await startEventPipeline({
+      events: fresh.db.events,
+      projections: projectionStore(fresh.db.projections),
+      audit: async () => undefined,
+    });
+    await pipeline.catchUp();
+    await pipeline.stop();
+    return await snapshot(fresh.db.projections);
+  } finally {
+    await fresh.close();
+    await removeDir(dir);
+  }
+};
+
+describe('two instances on one CouchDB-protocol server, written to concurrently', function () {
+  this.timeout(300_000);
+  let couch: CouchServer | undefined;
+  const services: ChildService[] = [];
+  let shared: Store | undefined;
+  after(async () => {
+    await shared?.close();
+    for (const s of services) await s.dispose();
+    await couch?.dispose();
+  });
+
+  it('converges on what one instance would project, reports the same, and does every keyed change once', async () => {
+    couch = await startCouchServer();
+    const env = {
+      AUTH_MODE: 'dev',
+      ...DEV_TOKENS,
+      COUCHDB_URL: couch.url,
+      // One deployment: the secrets that sign cursors are the same on both instances.
+      JWT_SECRET: 'a-stress-test-jwt-secret-that-is-long-enough-0123456789',
+    };
+    const a = await childService({ label: 'inst-a', env });
+    services.push(a);
+    const urlA = await a.start();
+    const b = await childService({ label: 'inst-b', env });
+    services.push(b);
+    const urlB = await b.start();
+
+    const today = new Date().toISOString().slice(0, 10);
+    const { classId, sessionId, studentIds } = await seedSmallRoster(
+      urlA,
+      Array.from({ length: 20 }, (_, i) => `Criança ${i}`),
+      today,
+    );
+    // A second session for the REST check-ins, apart from the synced ones.
+    const desk = await createdId(urlA, '/api/v1/sessions', { classId, date: today }, 'sessionId');
+    await eventually(
+      'instance B sees the children registered through A',
+      async () => {
+        const r = await get(`${urlB}/api/v1/students?limit=50`);
+        return r?.status === 200 && Page.is(r.json) && r.json.items.length === studentIds.length;
+      },
+      30_000,
+    );
+
+    // 1. Offline events: per round an ADMIN tablet syncs through A and a CHAMADOR tablet through B, on
+    //    the same children; and one more batch is sent to both at once (the same user resending).
+    const sent = new Set<string>();
+    const at = (n: number) => new Date(Date.parse(`${today}T08:00:00.000Z`) + n * 1013).toISOString();
+    const batch = (round: number, tablet: number) =>
+      Array.from({ length: PER_TABLET }, (_, i) => {
+        const n = round * 1000 + tablet * PER_TABLET + i;
+        const studentId = studentIds[i % studentIds.length] ?? '';
+        const eventId = randomUUID();
+        sent.add(eventId);
+        return i % 10 === 0
+          ? {
+              eventId,
+              type: 'CHECK_IN',
+              studentId,
+              sessionId,
+              checkInId: randomUUID(),
+              clientTimestamp: at(n),
+            }
+          : {
+              eventId,
+              type: i % 3 === 0 ? 'MARK_ABSENT' : 'MARK_PRESENT',
+              studentId,
+              sessionId,
+              clientTimestamp: at(n),
+            };
+      });
+    const syncOk = (r: HttpResult | undefined, size: number, what: string) => {
+      expect(r?.status, `${what}: ${r?.text.slice(0, 300)}`).to.equal(200);
+      const answer = decodeAs(SyncAnswer, r?.json);
+      expect(answer.failed, what).to.deep.equal([]);
+      expect(answer.synced, what).to.have.length(size);
+      return answer;
+    };
+    // Of an event sent to both instances at once, one answer must say "stored" and the other
+    // "duplicate" (with the stored serverTimestamp).
+    let bothNew = 0;
+    let sample: string | undefined;
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const admin = batch(round, 0);
+      const caller = batch(round, 1);
+      const both = batch(round, 2);
+      const [ra, rb, r1, r2] = await Promise.all([
+        post(`${urlA}/api/v1/sync/events`, { events: admin }, DEV_TOKENS.DEV_ADMIN_TOKEN),
+        post(`${urlB}/api/v1/sync/events`, { events: caller }, DEV_TOKENS.DEV_CALLER_TOKEN),
+        post(`${urlA}/api/v1/sync/events`, { events: both }, DEV_TOKENS.DEV_ADMIN_TOKEN),
+        post(`${urlB}/api/v1/sync/events`, { events: both }, DEV_TOKENS.DEV_ADMIN_TOKEN),
+      ]);
+      syncOk(ra, admin.length, `round ${round}, ADMIN through A`);
+      syncOk(rb, caller.length, `round ${round}, CHAMADOR through B`);
+      const first = syncOk(r1, both.length, `round ${round}, both (A)`);
+      const second = syncOk(r2, both.length, `round ${round}, both (B)`);
+      // The same events, stored once: every one is new on exactly one side.
+      for (const [i, s] of first.synced.entries()) {
+        const other = second.synced[i];
+        expect(other?.eventId).to.equal(s.eventId);
+        if (s.duplicate === other?.duplicate) {
+          bothNew += s.duplicate ? 0 : 1;
+          sample ??= `${JSON.stringify(s)} / ${JSON.stringify(other)}`;
+        }
+      }
+    }
+
+    // 2. REST: the same check-in (one Idempotency-Key) sent to both instances at once, then the same
+    //    check-out likewise.
+    const keyed = studentIds.slice(0, KEYED);
+    await Promise.all(
+      keyed.map(async (studentId) => {
+        const key = randomUUID();
+        const body = { sessionId: desk, studentId };
+        const [x, y] = await Promise.all([
+          post(`${urlA}/api/v1/check-in`, body, DEV_TOKENS.DEV_CALLER_TOKEN, key),
+          post(`${urlB}/api/v1/check-in`, body, DEV_TOKENS.DEV_CALLER_TOKEN, key),
+        ]);
+        expect([x?.status, y?.status], `${x?.text} / ${y?.text}`).to.deep.equal([201, 201]);
+        const cx = decodeAs(CheckedIn, x?.json);
+        const cy = decodeAs(CheckedIn, y?.json);
+        expect(cy.checkInId, 'one check-in for one key').to.equal(cx.checkInId);
+        const replays = [x, y].filter((r) => r?.headers.get('idempotent-replayed') === 'true').length;
+        expect(replays, 'one of the two is a replay').to.equal(1);
+        const outKey = randomUUID();
+        const out = { checkInId: cx.checkInId, code: cx.code, pickupPerson: 'G' };
+        const [ox, oy] = await Promise.all([
+          post(`${urlA}/api/v1/check-out`, out, DEV_TOKENS.DEV_CALLER_TOKEN, outKey),
+          post(`${urlB}/api/v1/check-out`, out, DEV_TOKENS.DEV_CALLER_TOKEN, outKey),
+        ]);
+        expect([ox?.status, oy?.status], `${ox?.text} / ${oy?.text}`).to.deep.equal([200, 200]);
+        const outReplays = [ox, oy].filter((r) => r?.headers.get('idempotent-replayed') === 'true').length;
+        expect(outReplays, 'one of the two check-outs is a replay').to.equal(1);
+      }),
+    );
+
+    // Afterwards: wait for both pipelines to go idle on the shared projections, then compare them with
+    // one instance's rebuild from the same events.
+    shared = await openStore({ kind: 'couchdb', url: couch.url, prefix: 'chamada_' });
+    const store = shared;
+    const events = (await store.db.events.allDocs({ include_docs: true })).rows.flatMap((r) => {
+      if (r.id.startsWith('_design/') || r.doc === undefined) return [];
+      const { _rev: _r, ...doc } = r.doc;
+      return [doc];
+    });
+    const rebuilt = await rebuildFrom(events);
+    let current: unknown[] = [];
+    const settledMs = await eventually(
+      'the shared projections equal a one-instance rebuild',
+      async () => {
+        current = await snapshot(store.db.projections);
+        return JSON.stringify(current) === JSON.stringify(rebuilt);
+      },
+      60_000,
+      500,
+    ).catch(() => -1);
+
+    const conflictsA = await allPages(urlA, '/api/v1/reports/conflicts?limit=200');
+    const conflictsB = await allPages(urlB, '/api/v1/reports/conflicts?limit=200');
+    const attendanceA = await get(`${urlA}/api/v1/reports/attendance?from=${today}`);
+    const attendanceB = await get(`${urlB}/api/v1/reports/attendance?from=${today}`);
+    const conflictRecords = rebuilt.filter(
+      (d) => typeof d === 'object' && d !== null && '_id' in d && String(d._id).startsWith('conflict:'),
+    ).length;
+
+    // Side effects.
+    const ours = [...sent];
+    const storedIds = new Set(events.map((e) => String(e._id)));
+    const missing = ours.filter((id) => !storedIds.has(`event:${id}`));
+    const projected = eventsInAspects(current).filter((id) => sent.has(id));
+    const restEvents = events.flatMap((e) => {
+      const d = StoredEvent.decode(e);
+      return d._tag === 'Right' && d.right.payload.sessionId === desk ? [d.right] : [];
+    });
+    const perStudent = (type: string) =>
+      keyed.map((s) => restEvents.filter((e) => e.type === type && e.subjectId === s).length);
+    const records = (
+      await store.db.private.allDocs({ startkey: 'checkin:', endkey: 'checkin:\ufff0', include_docs: true })
+    ).rows.flatMap((r) => {
+      const d: unknown = r.doc;
+      return t.type({ studentId: t.string, sessionId: t.literal(desk) }).is(d) ? [d.studentId] : [];
+    });
+    const audit = (await store.db.audit.allDocs({ include_docs: true })).rows.flatMap((r) => {
+      const d = AuditEntry.decode(r.doc);
+      return d._tag === 'Right' ? [d.right] : [];
+    });
+    const executions = (endpoint: string) =>
+      keyed.map(
+        (s) =>
+          audit.filter(
+            (e) =>
+              e.action === 'MUTATION' &&
+              e.endpoint === endpoint &&
+              e.subject_id === s &&
+              !('replayOf' in e.details),
+          ).length,
+      );
+    const conflictAudits = audit.filter((e) => e.action === 'CONFLICT_RESOLVED');
+    const withConflicts = (
+      await store.db.events.allDocs({ include_docs: true, conflicts: true })
+    ).rows.filter((r) => r.doc !== undefined && '_conflicts' in r.doc);
+    const repeatedConflictAudits = repeats(
+      conflictAudits.map((e) => JSON.stringify([e.correlation_id, e.details])),
+    );
+    const outOfLine = await checkinRecordsOutOfLine(store, projectedCheckins(current));
+    const once = (counts: number[]) => counts.every((n) => n === 1);
+
+    figure(
+      'two instances',
+      `${ROUNDS} rounds × (100 ADMIN via A ∥ 100 CHAMADOR via B ∥ 100 to both): ${sent.size} events, ` +
+        `${missing.length} missing, ${repeats(projected)} projected twice, ${withConflicts.length} with conflicting revisions, ` +
+        `${bothNew} of ${ROUNDS * PER_TABLET} sent to both answered "stored" by both; ` +
+        `projections ${settledMs < 0 ? 'DIFFER from' : `equal (after ${settledMs} ms)`} a one-instance rebuild ` +
+        `(${rebuilt.length} documents, ${conflictRecords} conflict records); reports on A and B ` +
+        `${JSON.stringify(conflictsA) === JSON.stringify(conflictsB) && attendanceA?.text === attendanceB?.text ? 'equal' : 'DIFFER'} ` +
+        `(${conflictsA.length} conflicts); ${KEYED} keyed check-ins and check-outs sent to both: events ` +
+        `${perStudent('CHECK_IN').join('')}/${perStudent('CHECK_OUT').join('')}, records ${keyed.map((s) => records.filter((r) => r === s).length).join('')}, ` +
+        `audit ${executions('POST /api/v1/check-in').join('')}/${executions('POST /api/v1/check-out').join('')} (1 each expected); ` +
+        `${outOfLine.length} check-in records out of line; ${conflictAudits.length} CONFLICT_RESOLVED audit entries ` +
+        `(${repeatedConflictAudits} exact repeats; a single instance writes none twice)`,
+    );
+    expect(missing, 'events not stored').to.deep.equal([]);
+    expect(repeats(projected), 'events projected twice').to.equal(0);
+    expect(projected, 'every event projected').to.have.length(sent.size);
+    expect(withConflicts.length, 'events stored under conflicting revisions').to.equal(0);
+    expect(
+      bothNew,
+      `events sent to both instances answered "stored" (duplicate: false) by both, e.g. ${sample}`,
+    ).to.equal(0);
+    expect(current, 'the shared projections equal a one-instance rebuild').to.deep.equal(rebuilt);
+    expect(conflictsB, 'conflict reports of A and B').to.deep.equal(conflictsA);
+    expect(conflictsA, 'every conflict record reported').to.have.length(conflictRecords);
+    expect(attendanceA?.status).to.equal(200);
+    expect(attendanceB?.text, 'attendance reports of A and B').to.equal(attendanceA?.text);
+    expect(once(perStudent('CHECK_IN')), 'one CHECK_IN event per key').to.equal(true);
+    expect(once(perStudent('CHECK_OUT')), 'one CHECK_OUT event per key').to.equal(true);
+    expect(
+      once(keyed.map((s) => records.filter((r) => r === s).length)),
+      'one check-in record per key',
+    ).to.equal(true);
+    expect(once(executions('POST /api/v1/check-in')), 'one audited check-in per key').to.equal(true);
+    expect(once(executions('POST /api/v1/check-out')), 'one audited check-out per key').to.equal(true);
+    expect(outOfLine, 'check-in records out of line with the projections').to.deep.equal([]);
+    expect(repeatedConflictAudits, 'CONFLICT_RESOLVED audit entries written twice for one decision').to.equal(
+      0,
+    );
+    expect(a.running() && b.running(), 'both instances up').to.equal(true);
+  });
+});

@@ -1,0 +1,46 @@
+/** How store failures are read: conflicts on both backends, refused bulk results, an unreachable store. */
+import { expect } from 'chai';
+import { isConflict, isStored, isStoreUnavailable } from '../../src/store/storeErrors.js';
+
+describe('store errors', () => {
+  const conflicts: ReadonlyArray<[string, unknown, boolean]> = [
+    ['embedded adapter: status 409', { status: 409, name: 'conflict', error: true }, true],
+    [
+      'CouchDB bulk result: error "conflict", no status',
+      { id: 'a', error: 'conflict', reason: 'Document update conflict.' },
+      true,
+    ],
+    ['CouchDB bulk result: error "forbidden"', { id: 'a', error: 'forbidden', reason: 'immutable' }, false],
+    ['not found', { status: 404, error: true }, false],
+    ['nothing', undefined, false],
+  ];
+  for (const [name, e, expected] of conflicts)
+    it(`isConflict: ${name}`, () => expect(isConflict(e)).to.equal(expected));
+
+  const stored: ReadonlyArray<[string, PouchDB.Core.Response | PouchDB.Core.Error, boolean]> = [
+    ['ok', { ok: true, id: 'a', rev: '1-a' }, true],
+    ['embedded refusal', { status: 409, name: 'conflict', error: true }, false],
+    ['CouchDB refusal, error as a string', { id: 'a', error: 'forbidden', reason: 'no' }, false],
+  ];
+  for (const [name, r, expected] of stored)
+    it(`isStored: ${name}`, () => expect(isStored(r)).to.equal(expected));
+
+  const unavailable: ReadonlyArray<[string, unknown, boolean]> = [
+    [
+      'connection refused',
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5984'), { code: 'ECONNREFUSED' }),
+      true,
+    ],
+    ['a fetch failure', Object.assign(new Error('request failed'), { name: 'FetchError' }), true],
+    [
+      'disk full (LevelDB)',
+      { status: 500, message: 'IO error: /data/chamada_events/000005.log: No space left on device' },
+      true,
+    ],
+    ['disk full (errno)', { code: 'ENOSPC' }, true],
+    ['a conflict', { status: 409, error: true }, false],
+    ['a plain bug', new TypeError('x is undefined'), false],
+  ];
+  for (const [name, e, expected] of unavailable)
+    it(`isStoreUnavailable: ${name}`, () => expect(isStoreUnavailable(e)).to.equal(expected));
+});

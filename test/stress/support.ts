@@ -1,0 +1,542 @@
+/**
+ * Machinery shared by the stress battery (`test/stress/*.stress.ts`, `npm run test:stress`): the
+ * service as a child process that can be wrapped (entered into a mount namespace), killed, restarted
+ * and measured; a small real filesystem for the data directory; bounded load loops; and the checks
+ * that compare what the store holds with what was acknowledged.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { open, readdir, readFile, rm, statfs } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as t from 'io-ts';
+import type { Database } from '../../src/store/pouch.js';
+import { projectionStore } from '../../src/store/projections.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { startEventPipeline } from '../../src/sync/pipelineRuntime.js';
+import { call, decodeAs, type HttpResult } from '../support/http.js';
+import { collect } from '../support/mainProcess.js';
+import { snapshot } from '../support/snapshot.js';
+import { makeTempDir, removeDir } from '../support/tempDir.js';
+import { authHeaders, DEV_TOKENS, mutationHeaders } from '../support/testService.js';
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------------
+// The service as a child process
+
+export interface ExitInfo {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+export interface ChildServiceOptions {
+  readonly label: string;
+  readonly env: Record<string, string>;
+  /** The data directory; a fresh temp directory (removed by `dispose`) when absent. */
+  readonly dataDir?: string;
+  /** A command prefix, such as `nsenter … --` to run the service inside a mount namespace. */
+  readonly wrap?: ReadonlyArray<string>;
+  /** Flags for the child's node, such as `--trace-gc` (diagnostics; NODE_OPTIONS refuses some). */
+  readonly nodeArgs?: ReadonlyArray<string>;
+  /** Lines of the child's output to keep apart (the last 200), such as V8's `Mark-Compact` lines. */
+  readonly keep?: RegExp;
+}
+
+/**
+ * `src/main.ts` in a child process, like `test/support/mainProcess.ts`'s `serviceProcess`, plus what a
+ * stress test needs: the exit status of the last run (did it crash?), the tail of its logs, a command
+ * prefix, and a data directory given from outside.
+ */
+export interface ChildService {
+  readonly dataDir: string;
+  readonly url: () => string;
+  readonly pid: () => number | undefined;
+  readonly running: () => boolean;
+  /** How the last run ended; undefined while it runs (or before the first start). */
+  readonly exit: () => ExitInfo | undefined;
+  readonly logTail: (chars?: number) => string;
+  /** The first error-level log lines of every run so far (at most 20). */
+  readonly errorLines: () => ReadonlyArray<string>;
+  /** The last 200 lines that matched `keep`. */
+  readonly keptLines: () => ReadonlyArray<string>;
+  start(timeoutMs?: number): Promise<string>;
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * What a stream has written, bounded: the first line that names the URL is kept, then only the last
+ * `max` characters (a request log line per request would otherwise grow without bound under load).
+ */
+const boundedCollect = (
+  stream: NodeJS.ReadableStream | null,
+  errors: string[],
+  kept: { readonly re: RegExp | undefined; readonly lines: string[] },
+  max = 64 * 1024,
+): (() => string) => {
+  let head = '';
+  let tail = '';
+  let partial = '';
+  stream?.on('data', (chunk: Buffer) => {
+    const text = chunk.toString('utf8');
+    tail += text;
+    // The first few error-level lines (pino level 50 and above), whatever comes after them, and the
+    // lines asked for.
+    const lines = `${partial}${text}`.split('\n');
+    partial = lines.pop() ?? '';
+    for (const l of lines) {
+      if (/"level":(50|60)/.test(l) && errors.length < 20) errors.push(l.slice(0, 1500));
+      if (kept.re?.test(l) === true) {
+        kept.lines.push(l.slice(0, 400));
+        if (kept.lines.length > 200) kept.lines.shift();
+      }
+    }
+    if (head === '') {
+      const line = tail.split('\n').find((l) => l.includes('"url":"http'));
+      if (line !== undefined) head = `${line}\n`;
+    }
+    if (tail.length > 2 * max) tail = tail.slice(-max);
+  });
+  return () => `${head}${tail}`;
+};
+
+/** Children still running when the test process exits (an interrupted run) are killed with it. */
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of live) c.kill('SIGKILL');
+});
+
+export const childService = async (options: ChildServiceOptions): Promise<ChildService> => {
+  const ownDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? (await makeTempDir(options.label));
+  let child: ChildProcess | undefined;
+  let url = '';
+  let exitInfo: ExitInfo | undefined;
+  let stdout: () => string = () => '';
+  let stderr: () => string = () => '';
+  const errorLines: string[] = [];
+  const kept = { re: options.keep, lines: [] as string[] };
+  const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
+  const end = async (signal: NodeJS.Signals) => {
+    if (child === undefined || !running()) return;
+    const exited = once(child, 'exit');
+    child.kill(signal);
+    await exited;
+  };
+  return {
+    dataDir,
+    url: () => url,
+    pid: () => (running() ? child?.pid : undefined),
+    running,
+    exit: () => exitInfo,
+    errorLines: () => errorLines,
+    keptLines: () => kept.lines,
+    logTail: (chars = 3000) => `${stderr().slice(-chars)}\n${stdout().slice(-chars)}`,
+    async start(timeoutMs = 60_000) {
+      if (running()) throw new Error(`${options.label} is already running`);
+      const wrap = options.wrap ?? [];
+      const node = [process.execPath, ...(options.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts'];
+      const [command, ...args] = [...wrap, ...node];
+      if (command === undefined) throw new Error('no command');
+      exitInfo = undefined;
+      const started = spawn(command, args, {
+        env: {
+          PATH: process.env.PATH ?? '',
+          PORT: '0',
+          HOST: '127.0.0.1',
+          DATA_DIR: dataDir,
+          LOG_LEVEL: 'info',
+          ...options.env,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child = started;
+      live.add(started);
+      started.on('exit', (code, signal) => {
+        live.delete(started);
+        exitInfo = { code, signal };
+      });
+      stdout = boundedCollect(started.stdout, errorLines, kept);
+      stderr = boundedCollect(started.stderr, errorLines, kept);
+      const out = stdout;
+      const err = stderr;
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out())?.[1];
+        if (found !== undefined) {
+          url = found;
+          return url;
+        }
+        if (!running() || Date.now() > deadline) {
+          throw new Error(
+            `${options.label} did not start (${running() ? 'timed out' : 'exited'})\n${err().slice(-2000)}\n${out().slice(-2000)}`,
+          );
+        }
+        await sleep(25);
+      }
+    },
+    kill: () => end('SIGKILL'),
+    stop: () => end('SIGTERM'),
+    async dispose() {
+      await end('SIGKILL');
+      if (ownDir) await removeDir(dataDir);
+    },
+  };
+};
+
+/** Resident memory of a process in MiB, from `/proc/<pid>/status` (VmRSS). */
+export const rssMb = async (pid: number): Promise<number> => {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1];
+  if (kb === undefined) throw new Error(`no VmRSS for ${pid}`);
+  return Number(kb) / 1024;
+};
+
+// ---------------------------------------------------------------------------------------------------
+// A small real filesystem
+
+/**
+ * A tmpfs of `sizeMb` mounted over a fresh temp directory inside a private mount namespace (and a user
+ * namespace, so no root is needed where unprivileged user namespaces are allowed): `unshare -Urm`
+ * runs a holder process that mounts it and sleeps; the service is started inside the same namespaces
+ * with `nsenter` (`wrap`), and the test reaches the files through `/proc/<holder>/root` (`view`).
+ * The mount lives as long as the holder, so the service can be killed and restarted on the same data
+ * and the test can open the store after a crash. Nothing is mounted in the test's own namespace.
+ */
+export interface SmallFilesystem {
+  /** The mount point as the service sees it (its DATA_DIR). */
+  readonly dir: string;
+  /** The same directory as the test process reaches it. */
+  readonly view: string;
+  readonly wrap: ReadonlyArray<string>;
+  /** Bytes free on the filesystem. */
+  free(): Promise<number>;
+  /** Fills every free byte with a ballast file; resolves with the bytes written. */
+  fill(): Promise<number>;
+  /** Removes the ballast. */
+  release(): Promise<void>;
+  /** Lines of LevelDB's own `LOG` files under the directory that mention an error, by database. */
+  levelDbErrors(): Promise<string[]>;
+  dispose(): Promise<void>;
+}
+
+const tool = (name: string): boolean => spawnSync('sh', ['-c', `command -v ${name}`]).status === 0;
+
+export const smallFilesystem = async (sizeMb: number): Promise<SmallFilesystem> => {
+  for (const name of ['unshare', 'nsenter']) {
+    if (!tool(name)) throw new Error(`the disk-full test needs util-linux's ${name}`);
+  }
+  const dir = await makeTempDir('tmpfs');
+  const holder = spawn(
+    'unshare',
+    [
+      '--user',
+      '--map-root-user',
+      '--mount',
+      '--propagation',
+      'private',
+      'sh',
+      '-c',
+      `mount -t tmpfs -o size=${sizeMb}m,mode=0700 tmpfs "$0" && echo mounted && exec sleep 3600`,
+      dir,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  live.add(holder);
+  holder.on('exit', () => live.delete(holder));
+  const out = collect(holder.stdout);
+  const err = collect(holder.stderr);
+  const deadline = Date.now() + 10_000;
+  while (!out().includes('mounted')) {
+    if (holder.exitCode !== null || Date.now() > deadline) {
+      holder.kill('SIGKILL');
+      await removeDir(dir);
+      throw new Error(
+        `cannot mount a ${sizeMb} MiB tmpfs in a private mount namespace (unshare -Urm): ${err()}`,
+      );
+    }
+    await sleep(20);
+  }
+  const pid = holder.pid;
+  if (pid === undefined) throw new Error('the namespace holder has no pid');
+  const view = `/proc/${pid}/root${dir}`;
+  const ballast = join(view, 'ballast');
+  return {
+    dir,
+    view,
+    wrap: [
+      'nsenter',
+      '-t',
+      String(pid),
+      '--user',
+      '--mount',
+      '--preserve-credentials',
+      `--wd=${process.cwd()}`,
+      '--',
+    ],
+    async free() {
+      const s = await statfs(view);
+      return s.bavail * s.bsize;
+    },
+    async fill() {
+      const file = await open(ballast, 'a');
+      let written = 0;
+      try {
+        for (const size of [1 << 20, 64 << 10, 4 << 10, 512, 1]) {
+          const chunk = new Uint8Array(size).fill(0x5a);
+          for (;;) {
+            try {
+              const { bytesWritten } = await file.write(chunk);
+              written += bytesWritten;
+              if (bytesWritten < size) break;
+            } catch (e) {
+              if (e instanceof Error && 'code' in e && e.code === 'ENOSPC') break;
+              throw e;
+            }
+          }
+        }
+      } finally {
+        await file.close();
+      }
+      return written;
+    },
+    release: () => rm(ballast, { force: true }),
+    async levelDbErrors() {
+      const out: string[] = [];
+      for (const entry of await readdir(view, { withFileTypes: true })) {
+        if (!entry.isDirectory()) continue;
+        const log = await readFile(join(view, entry.name, 'LOG'), 'utf8').catch(() => '');
+        for (const line of log.split('\n'))
+          if (/error/i.test(line)) out.push(`${entry.name}: ${line.trim()}`);
+      }
+      return out;
+    },
+    async dispose() {
+      if (holder.exitCode === null && holder.signalCode === null) {
+        const exited = once(holder, 'exit');
+        holder.kill('SIGKILL');
+        await exited;
+      }
+      await removeDir(dir);
+    },
+  };
+};
+
+// ---------------------------------------------------------------------------------------------------
+// HTTP
+
+/** `call` that answers `undefined` instead of throwing when the connection fails. */
+export const tryCall = (url: string, init: RequestInit = {}): Promise<HttpResult | undefined> =>
+  call(url, { ...init, signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
+
+export const post = (
+  url: string,
+  body: unknown,
+  token: string = DEV_TOKENS.DEV_ADMIN_TOKEN,
+  key: string = randomUUID(),
+): Promise<HttpResult | undefined> =>
+  tryCall(url, { method: 'POST', headers: mutationHeaders(token, key), body: JSON.stringify(body) });
+
+export const get = (
+  url: string,
+  token: string = DEV_TOKENS.DEV_ADMIN_TOKEN,
+): Promise<HttpResult | undefined> => tryCall(url, { headers: authHeaders(token) });
+
+/** The error code of an envelope, if the body is one. */
+export const errorCode = (r: HttpResult | undefined): string | undefined => {
+  const json = r?.json;
+  if (typeof json !== 'object' || json === null || !('error' in json)) return undefined;
+  const error: unknown = json.error;
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string'
+    ? error.code
+    : undefined;
+};
+
+/** Counts answers by `<label> <status>` (or `<label> no answer`). */
+export class Tally {
+  readonly counts = new Map<string, number>();
+  add(label: string, r: HttpResult | undefined): void {
+    const key = `${label} ${r === undefined ? 'no answer' : String(r.status)}${
+      r !== undefined && r.status >= 400 ? ` ${errorCode(r) ?? ''}`.trimEnd() : ''
+    }`;
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  }
+  total(match: (key: string) => boolean = () => true): number {
+    let n = 0;
+    for (const [k, v] of this.counts) if (match(k)) n += v;
+    return n;
+  }
+  toString(): string {
+    return [...this.counts.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(', ');
+  }
+}
+
+/** Runs `worker` on `concurrency` lanes until `until()` is true; each lane awaits its own calls. */
+export const lanes = async (
+  concurrency: number,
+  until: () => boolean,
+  worker: (lane: number, iteration: number) => Promise<void>,
+): Promise<void> => {
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, lane) => {
+      for (let i = 0; !until(); i += 1) await worker(lane, i);
+    }),
+  );
+};
+
+/** Waits until `probe` is true (checked every `everyMs`); resolves with the time it took, or throws. */
+export const eventually = async (
+  what: string,
+  probe: () => Promise<boolean>,
+  timeoutMs: number,
+  everyMs = 200,
+): Promise<number> => {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    if (await probe()) return Date.now() - started;
+    await sleep(everyMs);
+  }
+  throw new Error(`${what}: not within ${timeoutMs} ms`);
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Events and what the store holds
+
+export type Token = (typeof DEV_TOKENS)[keyof typeof DEV_TOKENS];
+
+/** `n` attendance marks over `students` at one session, on 2026-11-26 (the seed's default day). */
+export const marks = (
+  n: number,
+  students: ReadonlyArray<string>,
+  sessionId: string,
+  offset = 0,
+): Array<Record<string, string>> =>
+  Array.from({ length: n }, (_, i) => ({
+    eventId: randomUUID(),
+    type: (offset + i) % 3 === 0 ? 'MARK_ABSENT' : 'MARK_PRESENT',
+    studentId: students[(offset + i) % students.length] ?? '',
+    sessionId,
+    clientTimestamp: new Date(
+      Date.UTC(2026, 10, 26, 9, 0, 0, ((offset + i) * 997) % 86_000_000),
+    ).toISOString(),
+  }));
+
+const RevsDiff = t.record(t.string, t.type({ missing: t.array(t.string) }));
+
+/**
+ * Which of `eventIds` the running service does not hold, asked through the replication endpoint's
+ * `_revs_diff` (an event held under any revision is not missing), in slices of 500.
+ */
+export const missingEvents = async (
+  url: string,
+  eventIds: ReadonlyArray<string>,
+  token: string = DEV_TOKENS.DEV_CALLER_TOKEN,
+): Promise<string[]> => {
+  const missing: string[] = [];
+  for (let i = 0; i < eventIds.length; i += 500) {
+    const slice = eventIds.slice(i, i + 500);
+    const r = await call(`${url}/api/v1/replication/events/_revs_diff`, {
+      method: 'POST',
+      headers: { ...authHeaders(token), 'Content-Type': 'application/json' },
+      body: JSON.stringify(Object.fromEntries(slice.map((id) => [`event:${id}`, ['1-0']]))),
+    });
+    if (r.status !== 200) throw new Error(`_revs_diff answered ${r.status}: ${r.text.slice(0, 300)}`);
+    missing.push(...Object.keys(decodeAs(RevsDiff, r.json)).map((id) => id.slice('event:'.length)));
+  }
+  return missing;
+};
+
+const EventsInAspect = t.type({ _id: t.string, events: t.array(t.type({ eventId: t.string })) });
+
+/** Every event id listed by the aspect documents of a projections snapshot (with repeats). */
+export const eventsInAspects = (docs: ReadonlyArray<unknown>): string[] =>
+  docs.flatMap((d) => {
+    const decoded = EventsInAspect.decode(d);
+    return decoded._tag === 'Right' && decoded.right._id.startsWith('aspect:')
+      ? decoded.right.events.map((e) => e.eventId)
+      : [];
+  });
+
+const CheckinAspect = t.type({
+  _id: t.string,
+  state: t.type({
+    kind: t.literal('checkin'),
+    checkins: t.array(t.type({ checkInId: t.string, status: t.string })),
+  }),
+});
+
+/** Every check-in the aspect documents of a projections snapshot hold, with its projected status. */
+export const projectedCheckins = (docs: ReadonlyArray<unknown>): Map<string, string> =>
+  new Map(
+    docs.flatMap((d) => {
+      const decoded = CheckinAspect.decode(d);
+      return decoded._tag === 'Right'
+        ? decoded.right.state.checkins.map((c) => [c.checkInId, c.status] as const)
+        : [];
+    }),
+  );
+
+/**
+ * The check-ins whose record in the private database is missing or does not show the status the
+ * projection holds (the write-through of decision 0017).
+ */
+export const checkinRecordsOutOfLine = async (
+  store: Store,
+  projected: ReadonlyMap<string, string>,
+): Promise<string[]> => {
+  const ids = [...projected.keys()];
+  const rows = (
+    await store.db.private.allDocs({ keys: ids.map((id) => `checkin:${id}`), include_docs: true })
+  ).rows;
+  return rows.flatMap((r, i) => {
+    const id = ids[i] ?? '';
+    const doc: unknown = 'error' in r ? undefined : r.doc;
+    return t.type({ status: t.string }).is(doc) && doc.status === projected.get(id) ? [] : [id];
+  });
+};
+
+/** How many entries of `ids` repeat an earlier one. */
+export const repeats = (ids: ReadonlyArray<string>): number => ids.length - new Set(ids).size;
+
+/** Ids of every document of `db` whose id starts with `prefix`. */
+export const idsWithPrefix = async (db: Database, prefix: string): Promise<string[]> => {
+  const rows = await db.allDocs({ startkey: prefix, endkey: `${prefix}\ufff0` });
+  return rows.rows.map((r) => r.id);
+};
+
+export interface RebuildComparison {
+  /** The projections as the service left them, caught up from its checkpoint. */
+  readonly resumed: unknown[];
+  readonly rebuilt: unknown[];
+}
+
+/**
+ * Catches the stored projections up from their checkpoint, snapshots them, then resets them and
+ * replays every event from scratch (the rebuild of decision 0017), and snapshots that.
+ */
+export const resumedAndRebuilt = async (store: Store): Promise<RebuildComparison> => {
+  const projections = projectionStore(store.db.projections);
+  const run = async () => {
+    const pipeline = await startEventPipeline({
+      events: store.db.events,
+      projections,
+      audit: async () => undefined,
+    });
+    await pipeline.catchUp();
+    await pipeline.stop();
+  };
+  await run();
+  const resumed = await snapshot(store.db.projections);
+  await projections.reset();
+  await run();
+  return { resumed, rebuilt: await snapshot(store.db.projections) };
+};
+
+/** Opens the embedded store of a stopped service. */
+export const openEmbedded = (dataDir: string): Promise<Store> =>
+  openStore({ kind: 'embedded', dataDir, prefix: 'chamada_' });
