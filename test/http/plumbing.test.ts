@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { CORS_ALLOWED_HEADERS } from '../../src/http/middleware/cors.js';
 import { AUTH_CLASSES, type AuthClass } from '../../src/rules/authorization.js';
-import { call, expectEnvelope, type HttpResult, issuePaths } from '../support/http.js';
+import { call, expectEnvelope, type HttpResult, issuePaths, SPEC_SECURITY_HEADERS } from '../support/http.js';
 import { probeRoutes } from '../support/probeRoutes.js';
 import {
   authHeaders,
@@ -15,21 +15,8 @@ import {
 
 const ALLOWED_ORIGIN = 'https://kiosk.chamada.example';
 
-const EXPECTED_SECURITY_HEADERS: ReadonlyArray<[string, string]> = [
-  ['strict-transport-security', 'max-age=63072000; includeSubDomains; preload'],
-  [
-    'content-security-policy',
-    "default-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'self'",
-  ],
-  ['x-content-type-options', 'nosniff'],
-  ['x-frame-options', 'DENY'],
-  ['x-xss-protection', '0'],
-  ['referrer-policy', 'strict-origin-when-cross-origin'],
-  ['permissions-policy', 'camera=(), microphone=(), geolocation=(), interest-cohort=()'],
-];
-
 const expectSecurityHeaders = (r: HttpResult) => {
-  for (const [name, value] of EXPECTED_SECURITY_HEADERS) expect(r.headers.get(name), name).to.equal(value);
+  for (const [name, value] of SPEC_SECURITY_HEADERS) expect(r.headers.get(name), name).to.equal(value);
   expect(r.headers.get('x-powered-by')).to.equal(null);
 };
 

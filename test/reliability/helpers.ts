@@ -9,19 +9,7 @@ import type { Database } from '../../src/store/pouch.js';
 import { call, decodeAs, type HttpResult } from '../support/http.js';
 import { authHeaders, DEV_TOKENS, mutate, type TestService } from '../support/testService.js';
 
-/** Spec, Authentication item 11, with the CSP of decision 0006. */
-export const SPEC_SECURITY_HEADERS: ReadonlyArray<readonly [string, string]> = [
-  ['strict-transport-security', 'max-age=63072000; includeSubDomains; preload'],
-  [
-    'content-security-policy',
-    "default-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'self'",
-  ],
-  ['x-content-type-options', 'nosniff'],
-  ['x-frame-options', 'DENY'],
-  ['x-xss-protection', '0'],
-  ['referrer-policy', 'strict-origin-when-cross-origin'],
-  ['permissions-policy', 'camera=(), microphone=(), geolocation=(), interest-cohort=()'],
-];
+export { SPEC_SECURITY_HEADERS } from '../support/http.js';
 
 export const CheckInView = t.type({
   checkInId: t.string,

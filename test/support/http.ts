@@ -54,3 +54,17 @@ export const decodeAs = <C extends t.Mixed>(codec: C, json: unknown): t.TypeOf<C
   if (E.isLeft(d)) throw new Error(`unexpected body: ${JSON.stringify(json)}`);
   return d.right;
 };
+
+/** Spec, Authentication item 11, with the CSP of decision 0006. */
+export const SPEC_SECURITY_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['strict-transport-security', 'max-age=63072000; includeSubDomains; preload'],
+  [
+    'content-security-policy',
+    "default-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'self'",
+  ],
+  ['x-content-type-options', 'nosniff'],
+  ['x-frame-options', 'DENY'],
+  ['x-xss-protection', '0'],
+  ['referrer-policy', 'strict-origin-when-cross-origin'],
+  ['permissions-policy', 'camera=(), microphone=(), geolocation=(), interest-cohort=()'],
+];

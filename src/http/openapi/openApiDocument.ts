@@ -21,7 +21,8 @@ const authDescription = (auth: AuthClass): string => {
 /** Codes every route of an auth class can answer, whatever its handler does. */
 export const sharedErrorCodes = (route: Route): ErrorCode[] => {
   // Query strings are always decoded (unknown parameters are refused), so every route can answer 400.
-  const codes: ErrorCode[] = ['VALIDATION_FAILED', 'INTERNAL_ERROR'];
+  // And any route can meet a store that is down or out of space (503, see storeErrors.ts).
+  const codes: ErrorCode[] = ['VALIDATION_FAILED', 'INTERNAL_ERROR', 'STORE_UNAVAILABLE'];
   if (route.auth !== 'none') codes.push('UNAUTHORIZED');
   if (route.auth !== 'none' && route.auth !== 'bearer') codes.push('FORBIDDEN_ROLE');
   if (route.body !== undefined) codes.push('PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
