@@ -15,7 +15,7 @@ import { projectionStore } from '../../src/store/projections.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { startEventPipeline } from '../../src/sync/pipelineRuntime.js';
 import { call, decodeAs, type HttpResult } from '../support/http.js';
-import { collect } from '../support/mainProcess.js';
+import { childControl, collect } from '../support/mainProcess.js';
 import { snapshot } from '../support/snapshot.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 import { authHeaders, DEV_TOKENS, mutationHeaders } from '../support/testService.js';
@@ -118,13 +118,7 @@ export const childService = async (options: ChildServiceOptions): Promise<ChildS
   let stderr: () => string = () => '';
   const errorLines: string[] = [];
   const kept = { re: options.keep, lines: [] as string[] };
-  const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
-  const end = async (signal: NodeJS.Signals) => {
-    if (child === undefined || !running()) return;
-    const exited = once(child, 'exit');
-    child.kill(signal);
-    await exited;
-  };
+  const { running, end } = childControl(() => child);
   return {
     dataDir,
     url: () => url,

@@ -35,6 +35,22 @@ export const waitFor = async (what: () => string | undefined, ms: number): Promi
 export const listeningUrl = (stdout: () => string, timeoutMs = 30_000): Promise<string> =>
   waitFor(() => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout())?.[1], timeoutMs);
 
+/** Whether the current child still runs, and ending it with a signal (resolves once it exited). */
+export const childControl = (current: () => ChildProcess | undefined) => {
+  const running = (): boolean => {
+    const child = current();
+    return child !== undefined && child.exitCode === null && child.signalCode === null;
+  };
+  const end = async (signal: NodeJS.Signals): Promise<void> => {
+    const child = current();
+    if (child === undefined || !running()) return;
+    const exited = once(child, 'exit');
+    child.kill(signal);
+    await exited;
+  };
+  return { running, end };
+};
+
 /**
  * The service as a child process on one data directory, in development auth mode, that a test can
  * kill (SIGKILL), restart and stop (SIGTERM). `dispose` kills what still runs and removes the data.
@@ -57,13 +73,7 @@ export const serviceProcess = async (
 ): Promise<ServiceProcess> => {
   const dataDir = await makeTempDir(label);
   let child: ChildProcess | undefined;
-  const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
-  const end = async (signal: NodeJS.Signals) => {
-    if (child === undefined || !running()) return;
-    const exited = once(child, 'exit');
-    child.kill(signal);
-    await exited;
-  };
+  const { running, end } = childControl(() => child);
   return {
     dataDir,
     pid: () => (running() ? child?.pid : undefined),
