@@ -174,7 +174,11 @@ export const startService = async (
       }),
     ]),
     audit: async (entries) => {
-      await Promise.all(entries.map((e) => auditTrail.append(e)));
+      await Promise.all(
+        entries.map(({ entry, key }) =>
+          key === undefined ? auditTrail.append(entry) : auditTrail.appendKeyed(entry, key),
+        ),
+      );
     },
     onError: (e) =>
       logger.warn(

@@ -107,6 +107,24 @@ export type NewAuditEntry = Omit<AuditDoc, '_id' | '_rev' | 'docType' | 'audit_i
 
 export const auditDocId = (createdAt: string, auditId: string): string => `audit:${createdAt}:${auditId}`;
 
+/**
+ * The time and id of an entry its writer derives from what the entry records (a pipeline decision is
+ * a function of the events alone). Two writers of the same decision (two instances, a replay after a
+ * crash, a rebuild) then write the same document, and the log stores it once.
+ */
+export interface AuditKey {
+  /** An ISO instant; stored with millisecond precision, as every entry's time is. */
+  readonly at: string;
+  /** A name-based UUID (version 5) of what the entry records. */
+  readonly auditId: string;
+}
+
+/** An entry to append: fresh time and id when `key` is absent, the given ones when present. */
+export interface PendingAuditEntry {
+  readonly entry: NewAuditEntry;
+  readonly key?: AuditKey;
+}
+
 export const AuditEntry = object('AuditEntry', entryFields);
 export type AuditEntry = t.TypeOf<typeof AuditEntry>;
 

@@ -1,6 +1,9 @@
 /**
  * The audit log (`audit_logs`) in the audit database. Append-only: there is no update or delete here
- * on purpose, and ids are fresh, so a write never conflicts.
+ * on purpose. `append` gives an entry a fresh id, so its write never conflicts; `appendKeyed` takes
+ * the time and id its caller derived from the decision the entry records, and a conflict on that id
+ * means the same entry is already stored (another instance, or a replay, wrote it), which counts as
+ * stored: one decision, one entry.
  *
  * Appends go through the batching writer of `src/sync/batchWriter.ts` (a generic RxJS stream that
  * imports nothing from the store); `append` resolves once its batch's bulk write stored the entry.
@@ -8,7 +11,10 @@
  * Reads page newest first by keyset on the `_id`, which sorts by `created_at` and then `audit_id`: a
  * page reads ids strictly below the previous page's last id, so an entry appended while a client pages
  * sorts above the cursor (with a forward-moving clock) and is never listed twice, and nothing that
- * existed when paging started is skipped. Filters other than the time range are applied in memory
+ * existed when paging started is skipped. A keyed entry carries the time of the decision it records
+ * (for a pipeline conflict, when the server received the later event), usually milliseconds before
+ * it is written; after a backlog (a restart, a rebuild) it can be older, and a client paging at that
+ * moment finds it on its next listing rather than the current one. Filters other than the time range are applied in memory
  * while scanning the range in batches: the log is small next to what a scan costs, and one code path
  * behaves the same on leveldb and CouchDB. Entries of the same millisecond order by `audit_id`.
  *
@@ -23,6 +29,7 @@ import {
   AuditDoc,
   AuditEntry,
   type AuditFilter,
+  type AuditKey,
   type AuditPage,
   auditDocId,
   MAX_AUDIT_PAGE_SIZE,
@@ -32,6 +39,7 @@ import {
 import { type BatchingOptions, batchWriter, type ItemResult } from '../sync/batchWriter.js';
 import { decodeDoc } from './docs.js';
 import type { Database } from './pouch.js';
+import { isConflict, isStored } from './storeErrors.js';
 
 export interface AuditLogOptions extends BatchingOptions {
   readonly clock: () => Date;
@@ -44,6 +52,11 @@ export interface InvalidAuditCursor {
 export interface AuditLog {
   /** Resolves once the entry is stored; rejects when it is invalid or its write failed. */
   append(entry: NewAuditEntry): Promise<void>;
+  /**
+   * Appends with the given time and id; resolves once an entry with that id is stored, whoever wrote
+   * it. Rejects when the key is malformed, as for an invalid entry.
+   */
+  appendKeyed(entry: NewAuditEntry, key: AuditKey): Promise<void>;
   /** Newest first; `Left` only for a cursor this log did not issue. */
   query(filter: AuditFilter): Promise<E.Either<InvalidAuditCursor, AuditPage>>;
   /** Resolves once every entry appended before the call is settled. */
@@ -68,6 +81,12 @@ export class AuditEntryNotStored extends Error {
 }
 
 type NewAuditDoc = Omit<AuditDoc, '_rev'>;
+
+interface Queued {
+  readonly doc: NewAuditDoc;
+  /** Its id was derived by its caller: a conflict means this very entry is stored already. */
+  readonly keyed: boolean;
+}
 
 const ID_PREFIX = 'audit:';
 // ':' + 1: an upper bound for every id of a prefix that stays ASCII, as CouchDB's raw id order wants.
@@ -138,11 +157,11 @@ const newAuditDoc = (entry: NewAuditEntry, at: Date, auditId: string): NewAuditD
 };
 
 export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
-  const write = async (docs: ReadonlyArray<NewAuditDoc>): Promise<ItemResult[]> => {
-    const results = await db.bulkDocs([...docs]);
-    return docs.map((_, i): ItemResult => {
+  const write = async (items: ReadonlyArray<Queued>): Promise<ItemResult[]> => {
+    const results = await db.bulkDocs(items.map((q) => q.doc));
+    return items.map((q, i): ItemResult => {
       const r = results[i];
-      return r !== undefined && 'ok' in r && r.ok === true
+      return r !== undefined && (isStored(r) || (q.keyed && isConflict(r)))
         ? { ok: true, value: undefined }
         : { ok: false, error: new AuditEntryNotStored(describeFailure(r)) };
     });
@@ -205,7 +224,19 @@ export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
       }
       // The writer's own promise, not one chained on it: it settles before `flush` resolves, so after
       // `await flush()` every earlier append's callbacks have run.
-      return writer.submit(doc);
+      return writer.submit({ doc, keyed: false });
+    },
+
+    appendKeyed(entry, key) {
+      let doc: NewAuditDoc;
+      try {
+        const at = new Date(key.at);
+        if (Number.isNaN(at.getTime())) throw new InvalidAuditEntry(['created_at']);
+        doc = newAuditDoc(entry, at, key.auditId);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      return writer.submit({ doc, keyed: true });
     },
 
     async query(f) {

@@ -7,7 +7,7 @@
  * given events and returns their aspects as they then stand.
  */
 import { defer, map, merge, type Observable, Subject, type Subscription, takeUntil } from 'rxjs';
-import type { NewAuditEntry } from '../domain/audit.js';
+import type { PendingAuditEntry } from '../domain/audit.js';
 import type { AspectProjection } from '../rules/projections.js';
 import type { Database } from '../store/pouch.js';
 import type { ProjectionStore } from '../store/projections.js';
@@ -18,7 +18,7 @@ import { projectBatch } from './projector.js';
 export interface EventPipelineOptions {
   readonly events: Database;
   readonly projections: ProjectionStore;
-  readonly audit: (entries: ReadonlyArray<NewAuditEntry>) => Promise<void>;
+  readonly audit: (entries: ReadonlyArray<PendingAuditEntry>) => Promise<void>;
   readonly writeThrough?: (projection: AspectProjection) => Promise<void>;
   readonly onError?: (error: unknown) => void;
   readonly pageSize?: number;

@@ -4,10 +4,15 @@
  * appear, change or vanish, audit the new decisions, and write it all with compare-and-swap. A batch
  * that meets a concurrent writer is run again from fresh reads.
  *
- * Audit entries are written before the projections: a crash between the two repeats an entry on the
- * replay (at least once) rather than losing it.
+ * Audit entries are written before the projections: a crash between the two repeats the write on the
+ * replay rather than losing the entry. A conflict's entry is keyed by the decision it records (its
+ * time is the conflict's `detectedAt`, its id a name-based UUID of the aspect, loser, winner and
+ * policy), so the repeat, a second instance deciding the same batch, or a rebuild from the first event
+ * write the same document, and the log keeps one entry per decision. A decision that changes (a later
+ * event wins over the loser) is a new entry.
  */
-import type { NewAuditEntry } from '../domain/audit.js';
+import { v5 as uuidV5 } from 'uuid';
+import type { AuditKey, NewAuditEntry, PendingAuditEntry } from '../domain/audit.js';
 import {
   type AspectEventRecord,
   type AspectProjection,
@@ -21,7 +26,7 @@ import type { DecodedChange } from './eventPipeline.js';
 export interface ProjectorDeps {
   readonly projections: ProjectionStore;
   /** Records pipeline decisions in the audit log; resolves once stored. */
-  readonly audit: (entries: ReadonlyArray<NewAuditEntry>) => Promise<void>;
+  readonly audit: (entries: ReadonlyArray<PendingAuditEntry>) => Promise<void>;
   /**
    * Brings the operational records (check-ins, student fields) in line with an aspect's projection.
    * Called for every aspect of a batch, replays included, before the projection is committed: a
@@ -39,7 +44,20 @@ export interface ProjectedBatch {
 
 const PIPELINE_ENDPOINT = 'PIPELINE /events/_changes';
 
-const conflictAudit = (c: ConflictRecordFull): NewAuditEntry => ({
+/** The namespace of the pipeline's name-based audit ids (fixed: changing it would re-audit every decision). */
+export const PIPELINE_AUDIT_NAMESPACE = 'a81ca8c0-c925-44be-b86e-43cb7d4305a5';
+
+/** The key of a conflict decision's entry: the same decision gives the same key on every instance. */
+export const conflictAuditKey = (c: ConflictRecordFull): AuditKey => ({
+  // The store keeps milliseconds; normalising here keeps a finer server timestamp from splitting keys.
+  at: new Date(c.detectedAt).toISOString(),
+  auditId: uuidV5(
+    JSON.stringify(['CONFLICT_RESOLVED', c.aspect, c.loser.eventId, c.winner.eventId, c.policy]),
+    PIPELINE_AUDIT_NAMESPACE,
+  ),
+});
+
+const conflictEntry = (c: ConflictRecordFull): NewAuditEntry => ({
   // The loser's id ties the entry to the event it superseded.
   correlation_id: c.loser.eventId,
   actor_user_id: c.loser.userId,
@@ -155,8 +173,8 @@ export const projectBatch = async (
     if (aspects.length === 0 && quarantined.length === 0)
       return { aspectsWritten: 0, conflictsChanged: [], quarantined: [] };
     await deps.audit([
-      ...conflictsPut.map(conflictAudit),
-      ...quarantined.map((q) => quarantineAudit(q.docId, q.reason)),
+      ...conflictsPut.map((c) => ({ entry: conflictEntry(c), key: conflictAuditKey(c) })),
+      ...quarantined.map((q) => ({ entry: quarantineAudit(q.docId, q.reason) })),
     ]);
     const written = await deps.projections.commit({ aspects, conflictsPut, conflictsRemoved, quarantined });
     if (written === 'OK') {

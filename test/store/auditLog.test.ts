@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
+import { v5 as uuidV5 } from 'uuid';
 import {
   type AuditEntry,
   type AuditFilter,
@@ -151,7 +152,39 @@ for (const [name, setUp, propertyRuns] of backends) {
     });
 
     it('has no way to change or remove an entry', () => {
-      expect(Object.keys(open()).sort()).to.deep.equal(['append', 'close', 'flush', 'query']);
+      expect(Object.keys(open()).sort()).to.deep.equal(['append', 'appendKeyed', 'close', 'flush', 'query']);
+    });
+
+    it('stores a keyed entry once however often and by whichever writer it is appended', async () => {
+      const [a, b] = [open(), open()];
+      const e = entry({ action: 'CONFLICT_RESOLVED', endpoint: 'PIPELINE /events/_changes' });
+      const key = { at: '2026-03-01T11:59:00.123456Z', auditId: uuidV5('decision-1', uuidV5.URL) };
+      // Concurrent writers (two instances), in one batch and in separate ones (a replay).
+      await Promise.all([a.appendKeyed(e, key), b.appendKeyed(e, key), a.appendKeyed(e, key)]);
+      await b.appendKeyed(e, key);
+      const other = { at: key.at, auditId: uuidV5('decision-2', uuidV5.URL) };
+      await a.appendKeyed(e, other);
+      const page = await pageOf(a, { limit: 10 });
+      expect(page.items.map((i) => [i.created_at, i.audit_id])).to.have.deep.members([
+        ['2026-03-01T11:59:00.123Z', key.auditId],
+        ['2026-03-01T11:59:00.123Z', other.auditId],
+      ]);
+      expect(page.items).to.have.length(2);
+    });
+
+    it('refuses a keyed entry with an unreadable time or an id that is not a UUID', async () => {
+      const log = open();
+      const refused = async (key: { at: string; auditId: string }, field: string) => {
+        const error: unknown = await log.appendKeyed(entry(), key).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error).to.be.instanceOf(InvalidAuditEntry);
+        if (error instanceof InvalidAuditEntry) expect(error.fields).to.deep.equal([field]);
+      };
+      await refused({ at: 'yesterday', auditId: randomUUID() }, 'created_at');
+      await refused({ at: '2026-03-01T12:00:00Z', auditId: 'decision-1' }, 'audit_id');
+      expect((await pageOf(log, { limit: 10 })).items).to.deep.equal([]);
     });
 
     it('lists entries newest first', async () => {

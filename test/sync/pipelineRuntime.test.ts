@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import type { NewAuditEntry } from '../../src/domain/audit.js';
+import { AuditDoc, type NewAuditEntry } from '../../src/domain/audit.js';
 import type { NewEvent } from '../../src/domain/event.js';
 import { checkinAspect, studentFieldAspect } from '../../src/domain/eventTypes.js';
 import { standingOf } from '../../src/rules/projections.js';
+import { auditLog } from '../../src/store/auditLog.js';
 import { docCache } from '../../src/store/docCache.js';
 import { eventStore } from '../../src/store/events.js';
 import { type LoadedAspect, projectionStore } from '../../src/store/projections.js';
@@ -48,7 +49,7 @@ describe('event pipeline on the store (real PouchDB)', () => {
       events: store.db.events,
       projections: projectionStore(db),
       audit: async (entries) => {
-        audit.push(...entries);
+        audit.push(...entries.map((e) => e.entry));
       },
       pageSize: 7,
       retryDelayMs: 20,
@@ -196,6 +197,67 @@ describe('event pipeline on the store (real PouchDB)', () => {
     const again = await start();
     await again.catchUp();
     expect(await snapshot(store.db.projections)).to.deep.equal(before);
+  });
+
+  it('one audit entry per conflict decision, across concurrent pipelines and a rebuild', async () => {
+    const events = eventStore(store.db.events);
+    const students = Array.from({ length: 6 }, () => randomUUID());
+    for (const [i, student] of students.entries()) {
+      // Per child: an ADMIN and a CHAMADOR edit from the same base, then a third edit forks again.
+      const admin = randomUUID();
+      for (const [eventId, role, minute, value] of [
+        [admin, 'ADMIN', 1, 'a'],
+        [randomUUID(), 'CHAMADOR', 2, 'b'],
+        [randomUUID(), 'CHAMADOR', 3, 'c'],
+      ] as const) {
+        await events.append({
+          ...fieldEvent(eventId, role, `2026-11-26T10:0${minute}:00.000Z`, null, `${value}${i}`),
+          subjectId: student,
+          aspect: studentFieldAspect(student, 'allergies'),
+          serverTimestamp: `2026-11-26T12:00:0${minute}.000Z`,
+        });
+      }
+    }
+    const log = auditLog(store.db.audit, { clock: () => new Date() });
+    const pipelineOn = () =>
+      startEventPipeline({
+        events: store.db.events,
+        projections: projectionStore(store.db.projections),
+        audit: async (entries) => {
+          await Promise.all(
+            entries.map(({ entry, key }) =>
+              key === undefined ? log.append(entry) : log.appendKeyed(entry, key),
+            ),
+          );
+        },
+        pageSize: 4,
+        retryDelayMs: 5,
+      });
+    const entries = async () =>
+      (await store.db.audit.allDocs({ startkey: 'audit:', endkey: 'audit;', include_docs: true })).rows;
+    // Two pipelines from the first event at once, as two instances on one CouchDB.
+    const [a, b] = await Promise.all([pipelineOn(), pipelineOn()]);
+    await Promise.all([a.catchUp(), b.catchUp()]);
+    await Promise.all([a.stop(), b.stop()]);
+    await log.flush();
+    const conflicts = await projectionStore(store.db.projections).conflicts({ limit: 100 });
+    expect(conflicts).to.have.length(students.length * 2);
+    const first = await entries();
+    expect(first.map((r) => r.id)).to.have.length(conflicts.length);
+    // A rebuild decides everything again and finds every entry written.
+    await projectionStore(store.db.projections).reset();
+    const rebuilt = await pipelineOn();
+    await rebuilt.catchUp();
+    await rebuilt.stop();
+    await log.close();
+    expect((await entries()).map((r) => r.id)).to.deep.equal(first.map((r) => r.id));
+    // Each entry carries the time the server learnt of its conflict.
+    const detected = new Set(conflicts.map((c) => `${c.detectedAt}|${c.loser.eventId}`));
+    for (const row of first) {
+      const doc = AuditDoc.decode(row.doc);
+      if (doc._tag === 'Left') expect.fail(`undecodable audit entry ${row.id}`);
+      else expect(detected.has(`${doc.right.created_at}|${doc.right.correlation_id}`)).to.equal(true);
+    }
   });
 
   it('with the aspect cache, aspects read as the store holds them', async () => {

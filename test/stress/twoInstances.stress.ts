@@ -18,6 +18,12 @@ import { projectionStore } from '../../src/store/projections.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { startEventPipeline } from '../../src/sync/pipelineRuntime.js';
 import { figure } from '../reliability/figures.js';
+import { type CouchServer, startCouchServer } from '../support/couchServer.js';
+import { decodeAs, type HttpResult } from '../support/http.js';
+import { createdId, SyncAnswer, seedSmallRoster } from '../support/seed.js';
+import { snapshot } from '../support/snapshot.js';
+import { makeTempDir, removeDir } from '../support/tempDir.js';
+import { DEV_TOKENS } from '../support/testService.js';
 import {
   type ChildService,
   checkinRecordsOutOfLine,
@@ -29,13 +35,7 @@ import {
   post,
   projectedCheckins,
   repeats,
-} from '../stress/support.js';
-import { type CouchServer, startCouchServer } from '../support/couchServer.js';
-import { decodeAs, type HttpResult } from '../support/http.js';
-import { createdId, SyncAnswer, seedSmallRoster } from '../support/seed.js';
-import { snapshot } from '../support/snapshot.js';
-import { makeTempDir, removeDir } from '../support/tempDir.js';
-import { DEV_TOKENS } from '../support/testService.js';
+} from './support.js';
 
 const ROUNDS = 6;
 const PER_TABLET = 100;
