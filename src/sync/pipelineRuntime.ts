@@ -166,11 +166,16 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       } finally {
         sub.unsubscribe();
       }
+      const wantedBy = new Map<string, string[]>();
+      for (const e of events) {
+        const list = wantedBy.get(e.aspect);
+        if (list === undefined) wantedBy.set(e.aspect, [e.eventId]);
+        else list.push(e.eventId);
+      }
       const out = new Map<string, AspectProjection>();
       for (const [aspect, projection] of await options.projections.project(aspects)) {
-        const wanted = events.filter((e) => e.aspect === aspect);
-        if (wanted.every((w) => projection.events.some((e) => e.eventId === w.eventId)))
-          out.set(aspect, projection);
+        const projected = new Set(projection.events.map((e) => e.eventId));
+        if ((wantedBy.get(aspect) ?? []).every((id) => projected.has(id))) out.set(aspect, projection);
       }
       return out;
     },

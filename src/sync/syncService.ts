@@ -154,38 +154,47 @@ export const syncService = (deps: {
     const sessionIds = [...new Set(accepted.flatMap((a) => needsSession(a.event) ?? []))];
     const sessions = new Set<string>();
     for (const id of sessionIds) if ((await deps.classes.getSession(id)) !== undefined) sessions.add(id);
-    const existing = await deps.events.getMany(accepted.map((a) => a.event.eventId));
-
     const serverTimestamp = deps.clock().toISOString();
+    // Events that pass every check are written straight away; the store refuses an id it holds, and
+    // only those refusals are read back (a resend answers as stored). An event that fails a check is
+    // first looked up: a resend of an event stored before its child was deleted is still "stored".
+    const verdicts = accepted.map(({ index, event, aspect }) => {
+      const student = students.get(event.studentId);
+      const sessionId = needsSession(event);
+      const reason: SyncFailureReason | undefined =
+        student === undefined
+          ? 'UNKNOWN_SUBJECT'
+          : student.status === 'DELETED'
+            ? 'SUBJECT_DELETED'
+            : sessionId !== undefined && !sessions.has(sessionId)
+              ? 'UNKNOWN_SESSION'
+              : undefined;
+      return { index, event, aspect, reason };
+    });
+    const refused = verdicts.filter((v) => v.reason !== undefined);
+    const existing =
+      refused.length === 0 ? new Map() : await deps.events.getMany(refused.map((v) => v.event.eventId));
     const toStore: NewEvent[] = [];
-    const answered: Array<{ eventId: string; aspect: string; serverTimestamp: string; duplicate: boolean }> =
-      [];
-    for (const { index, event, aspect } of accepted) {
-      const stored = existing.get(event.eventId);
-      if (stored !== undefined) {
-        // A resend: the same event from the same user is answered as stored; anything else is a clash.
-        if (isResendOf(stored, aspect, actor.principal.userId)) {
+    const answered: Array<{
+      index: number;
+      eventId: string;
+      aspect: string;
+      serverTimestamp: string;
+      duplicate: boolean;
+    }> = [];
+    for (const { index, event, aspect, reason } of verdicts) {
+      if (reason !== undefined) {
+        const stored = existing.get(event.eventId);
+        if (stored === undefined) failed.push(fail(index, event.eventId, reason));
+        else if (isResendOf(stored, aspect, actor.principal.userId))
           answered.push({
+            index,
             eventId: event.eventId,
             aspect,
             serverTimestamp: stored.serverTimestamp,
             duplicate: true,
           });
-        } else failed.push(fail(index, event.eventId, 'EVENT_ID_TAKEN'));
-        continue;
-      }
-      const student = students.get(event.studentId);
-      if (student === undefined) {
-        failed.push(fail(index, event.eventId, 'UNKNOWN_SUBJECT'));
-        continue;
-      }
-      if (student.status === 'DELETED') {
-        failed.push(fail(index, event.eventId, 'SUBJECT_DELETED'));
-        continue;
-      }
-      const sessionId = needsSession(event);
-      if (sessionId !== undefined && !sessions.has(sessionId)) {
-        failed.push(fail(index, event.eventId, 'UNKNOWN_SESSION'));
+        else failed.push(fail(index, event.eventId, 'EVENT_ID_TAKEN'));
         continue;
       }
       toStore.push({
@@ -201,27 +210,29 @@ export const syncService = (deps: {
         clientTimestamp: event.clientTimestamp,
         serverTimestamp,
       });
-      answered.push({ eventId: event.eventId, aspect, serverTimestamp, duplicate: false });
+      answered.push({ index, eventId: event.eventId, aspect, serverTimestamp, duplicate: false });
     }
 
     const outcome = await deps.events.appendMany(toStore);
-    // Stored concurrently by another request between our read and our write: read it back.
+    // Already stored (a resend, or another request in between): read it back.
     const raced = [...outcome.entries()].filter(([, o]) => o === 'duplicate').map(([id]) => id);
     if (raced.length > 0) {
       const now = await deps.events.getMany(raced);
+      const racedIds = new Set(raced);
       for (let i = answered.length - 1; i >= 0; i -= 1) {
         const a = answered[i];
-        if (a === undefined || !raced.includes(a.eventId)) continue;
+        if (a === undefined || a.duplicate || !racedIds.has(a.eventId)) continue;
         const other = now.get(a.eventId);
         if (other !== undefined && isResendOf(other, a.aspect, actor.principal.userId)) {
           answered[i] = { ...a, serverTimestamp: other.serverTimestamp, duplicate: true };
         } else {
           answered.splice(i, 1);
-          const index = accepted.find((x) => x.event.eventId === a.eventId)?.index ?? -1;
-          failed.push(fail(index, a.eventId, 'EVENT_ID_TAKEN'));
+          failed.push(fail(a.index, a.eventId, 'EVENT_ID_TAKEN'));
         }
       }
     }
+    // In the order the device sent them.
+    answered.sort((a, b) => a.index - b.index);
 
     const projected =
       options.settle === false

@@ -186,6 +186,36 @@ describe('sync of offline events', function () {
     expect(r.failed.map((f) => f.reason)).to.deep.equal(['SUBJECT_DELETED']);
   });
 
+  it('a resend after the child was deleted is still answered stored, in the order sent', async () => {
+    const before = mark();
+    const first = await sync([before]);
+    const del = await send(`/api/v1/students/${studentId}/delete`, { justification: 'saiu da igreja' });
+    expect(del.status, del.text).to.equal(200);
+    // Another user's event under a stored id is a clash, not a resend.
+    const other = mark({ eventId: before.eventId });
+    const fresh = mark();
+    const r = await sync([fresh, before]);
+    expect(r.synced.map((s) => [s.eventId, s.duplicate, s.serverTimestamp])).to.deep.equal([
+      [before.eventId, true, first.synced[0]?.serverTimestamp],
+    ]);
+    expect(r.failed.map((f) => [f.index, f.reason])).to.deep.equal([[0, 'SUBJECT_DELETED']]);
+    const clash = await sync([other], DEV_TOKENS.DEV_ADMIN_TOKEN);
+    expect(clash.failed.map((f) => f.reason)).to.deep.equal(['EVENT_ID_TAKEN']);
+  });
+
+  it('new events and resends mixed in one batch are answered in the order sent', async () => {
+    const old = [mark(), mark({ type: 'MARK_ABSENT', sessionId: undefined })];
+    await sync(old);
+    const fresh = [mark({ studentId: randomUUID() }), mark({ clientTimestamp: '2026-11-26T11:00:00.000Z' })];
+    const r = await sync([fresh[1], old[0], fresh[0], old[1]]);
+    expect(r.synced.map((s) => [s.eventId, s.duplicate])).to.deep.equal([
+      [fresh[1]?.eventId, false],
+      [old[0]?.eventId, true],
+      [old[1]?.eventId, true],
+    ]);
+    expect(r.failed.map((f) => [f.index, f.reason])).to.deep.equal([[2, 'UNKNOWN_SUBJECT']]);
+  });
+
   it('more than 1,000 events → 413 in the envelope; 1,000 pass', async function () {
     this.timeout(120_000);
     const tooMany = await send('/api/v1/sync/events', { events: Array.from({ length: 1001 }, () => mark()) });
