@@ -16,6 +16,9 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev && npm cache clean --force
+# The service's heap budget (src/config/runtime.ts); an environment variable, so a deployment with
+# more data can raise it with `-e NODE_OPTIONS=--max-old-space-size=512`.
+ENV NODE_OPTIONS=--max-old-space-size=256
 COPY --from=build /app/dist ./dist
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node

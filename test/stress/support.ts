@@ -10,6 +10,7 @@ import { once } from 'node:events';
 import { open, readdir, readFile, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as t from 'io-ts';
+import { SERVICE_NODE_FLAGS } from '../../src/config/runtime.js';
 import type { Database } from '../../src/store/pouch.js';
 import { projectionStore } from '../../src/store/projections.js';
 import { openStore, type Store } from '../../src/store/store.js';
@@ -131,7 +132,14 @@ export const childService = async (options: ChildServiceOptions): Promise<ChildS
     async start(timeoutMs = 60_000) {
       if (running()) throw new Error(`${options.label} is already running`);
       const wrap = options.wrap ?? [];
-      const node = [process.execPath, ...(options.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts'];
+      const node = [
+        process.execPath,
+        ...SERVICE_NODE_FLAGS,
+        ...(options.nodeArgs ?? []),
+        '--import',
+        'tsx',
+        'src/main.ts',
+      ];
       const [command, ...args] = [...wrap, ...node];
       if (command === undefined) throw new Error('no command');
       exitInfo = undefined;

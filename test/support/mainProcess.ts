@@ -1,16 +1,21 @@
 /** The real process (`src/main.ts`) as a child, for tests that stop it the hard way. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { SERVICE_NODE_FLAGS } from '../../src/config/runtime.js';
 import { makeTempDir, removeDir } from './tempDir.js';
 
-/** The TypeScript entry through tsx (tests), or a built entry such as `dist/main.js` (benchmarks). */
+/**
+ * The TypeScript entry through tsx (tests), or a built entry such as `dist/main.js` (benchmarks), with
+ * the Node.js flags the service ships with.
+ */
 export type Entry = { readonly kind: 'source' } | { readonly kind: 'built'; readonly path: string };
 
 export const startMain = (env: Record<string, string>, entry: Entry = { kind: 'source' }): ChildProcess =>
-  spawn(process.execPath, entry.kind === 'source' ? ['--import', 'tsx', 'src/main.ts'] : [entry.path], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  spawn(
+    process.execPath,
+    [...SERVICE_NODE_FLAGS, ...(entry.kind === 'source' ? ['--import', 'tsx', 'src/main.ts'] : [entry.path])],
+    { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
 
 /** Everything a stream has written so far. */
 export const collect = (stream: NodeJS.ReadableStream | null): (() => string) => {

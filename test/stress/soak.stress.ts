@@ -14,9 +14,9 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { figure } from '../reliability/figures.js';
-import { type ChildService, childService, get, lanes, post, rssMb, sleep, Tally } from '../stress/support.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, createUser, jwtEnv, login, seed } from '../support/auth.js';
 import { decodeAs, type HttpResult } from '../support/http.js';
+import { type ChildService, childService, get, lanes, post, rssMb, sleep, Tally } from './support.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? '60');
 const WARM_UP_SECONDS = Math.min(60, Math.max(15, Math.round(SECONDS / 4)));
