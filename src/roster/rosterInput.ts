@@ -14,9 +14,38 @@ import type { StudentStore } from '../store/students.js';
 import type { RosterContext } from '../sync/rosterProjector.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
 
-/** Today and the next two UTC days: the days a tablet may work offline for (as the day keys). */
-export const ROSTER_DAYS = 3;
+/** Today and the next two UTC days: the days a tablet may check children in offline for. */
+export const KEY_DAYS = 3;
 const DAY_MS = 86_400_000;
+
+const dayAfter = (day: string, n: number): string => utcDay(new Date(Date.parse(day) + n * DAY_MS));
+
+export interface RosterWindow {
+  /** Codes derive from the UTC day of the check-in, so the keys follow UTC days. */
+  readonly keyDays: ReadonlyArray<string>;
+  /**
+   * Sessions are dated on the ministry's own calendar, which is a UTC day behind in the Americas in
+   * the evening (21:00 in Brazil is already tomorrow in UTC) and a day ahead east of UTC in the
+   * morning. The service knows no time zone, so sessions are taken a day either side of the key days:
+   * wherever the tablet is, its today and next two days are inside.
+   */
+  readonly sessionDays: ReadonlyArray<string>;
+  /** Events of a session are dated by the device's clock: a day either side of the session days. */
+  readonly aspectFrom: string;
+  readonly aspectTo: string;
+}
+
+export const rosterWindow = (now: Date): RosterWindow => {
+  const today = utcDay(now);
+  const keyDays = Array.from({ length: KEY_DAYS }, (_, i) => dayAfter(today, i));
+  const sessionDays = Array.from({ length: KEY_DAYS + 2 }, (_, i) => dayAfter(today, i - 1));
+  return {
+    keyDays,
+    sessionDays,
+    aspectFrom: dayAfter(today, -2),
+    aspectTo: dayAfter(today, KEY_DAYS + 1),
+  };
+};
 
 export interface WantedRoster {
   readonly docs: ReadonlyArray<RosterDoc>;
@@ -35,32 +64,30 @@ export const rosterWanted =
   }) =>
   async (): Promise<WantedRoster> => {
     const now = deps.clock();
-    const days = Array.from({ length: ROSTER_DAYS }, (_, i) => utcDay(new Date(now.getTime() + i * DAY_MS)));
-    const first = days[0] ?? utcDay(now);
-    const last = days[days.length - 1] ?? first;
+    const days = rosterWindow(now);
     // The directory holds every student record, kept current by the change feed that triggers this pass.
     const students = deps.directory.all();
     const adults = await deps.pickups.allowedAdultsOfAll(students.filter((s) => s.status === 'ACTIVE'));
     const secret = await deps.checkins.secret(now.toISOString());
-    // Events of a session are dated by the device's clock: read a day either side of the key days.
-    const from = utcDay(new Date(Date.parse(first) - DAY_MS));
-    const to = utcDay(new Date(Date.parse(last) + DAY_MS));
     // Only version and state of each aspect are kept, a page at a time.
     const aspects: Array<{ version: string | null; state: AspectProjection['state'] }> = [];
     const keep = (doc: AspectDoc) => {
       const p = projectionOfDoc(doc);
       if (p !== undefined) aspects.push({ version: p.version, state: p.state });
     };
-    await deps.projections.eachAspectByDay('checkin', from, to, keep);
-    await deps.projections.eachAspectByDay('attendance', from, to, keep);
-    const sessions = (await deps.classes.listSessions()).filter((s) => days.includes(s.date));
+    await deps.projections.eachAspectByDay('checkin', days.aspectFrom, days.aspectTo, keep);
+    await deps.projections.eachAspectByDay('attendance', days.aspectFrom, days.aspectTo, keep);
+    const sessions = (await deps.classes.listSessions()).filter((s) => days.sessionDays.includes(s.date));
     const docs = rosterDocs({
       students,
       photosAllowed: (id) => photosAllowed(deps.directory.activeConsents(id)),
       adults,
       classes: await deps.classes.listClasses(),
       sessions,
-      dayKeys: days.map((day) => ({ day, key: Buffer.from(dayKey(secret, day)).toString('base64url') })),
+      dayKeys: days.keyDays.map((day) => ({
+        day,
+        key: Buffer.from(dayKey(secret, day)).toString('base64url'),
+      })),
       aspects,
     });
     return {

@@ -26,7 +26,8 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 export const PASSWORD = 'kiosk-e2e-password-0123';
-const ADMIN = { email: 'admin@chamada.local', password: 'chamada-dev-password' };
+/** The development seed's ADMIN (`POST /api/v1/_seed`). */
+export const ADMIN = { email: 'admin@chamada.local', password: 'chamada-dev-password' };
 const API_DEVICE = randomUUID();
 
 export const startKioskService = async (): Promise<{ service: ServiceProcess; url: string }> => {
@@ -44,6 +45,8 @@ export interface Api {
   readonly url: string;
   get(p: string): Promise<{ status: number; json: unknown; text: string }>;
   create(p: string, body: unknown, key: string): Promise<string>;
+  /** Any mutation (with an Idempotency-Key); the answer as it came. */
+  send(method: string, p: string, body: unknown): Promise<{ status: number; json: unknown; text: string }>;
 }
 
 /** The REST API as an ADMIN who signed in with a password, as a person would. */
@@ -61,15 +64,18 @@ export const adminApi = async (url: string): Promise<Api> => {
     Authorization: `Bearer ${decodeAs(Tokens, login.json).accessToken}`,
     'X-Device-Id': API_DEVICE,
   };
+  const send: Api['send'] = (method, p, body) =>
+    call(`${url}${p}`, {
+      method,
+      headers: { ...headers, 'Content-Type': 'application/json', 'Idempotency-Key': randomUUID() },
+      body: JSON.stringify(body),
+    });
   return {
     url,
     get: (p) => call(`${url}${p}`, { headers }),
+    send,
     async create(p, body, key) {
-      const r = await call(`${url}${p}`, {
-        method: 'POST',
-        headers: { ...headers, 'Content-Type': 'application/json', 'Idempotency-Key': randomUUID() },
-        body: JSON.stringify(body),
-      });
+      const r = await send('POST', p, body);
       expect(r.status, r.text).to.equal(201);
       const id = decodeAs(Created(key), r.json)[key];
       if (id === undefined) throw new Error(`no ${key} in ${r.text}`);
@@ -157,11 +163,17 @@ export const openKiosk = async (browser: Browser, url: string, label: string): P
   };
 };
 
-export const signIn = async (k: KioskPage, email: string, password: string): Promise<void> => {
+/** Signs in and waits for the first screen: the sessions, or the admins' view for a reports account. */
+export const signIn = async (
+  k: KioskPage,
+  email: string,
+  password: string,
+  landing = 'sessions',
+): Promise<void> => {
   await k.page.getByLabel('E-mail').fill(email);
   await k.page.getByLabel('Senha').fill(password);
   await k.page.getByRole('button', { name: 'Entrar' }).click();
-  await k.page.locator('body[data-screen="sessions"]').waitFor();
+  await k.page.locator(`body[data-screen="${landing}"]`).waitFor();
 };
 
 /** Waits for the status bar to say so (its data attributes mirror what it shows). */

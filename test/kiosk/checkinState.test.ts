@@ -66,6 +66,30 @@ describe("kiosk: a child's check-in state, the roster with the tablet's own even
     expect(view.version).to.equal('admin-event');
   });
 
+  it("shows an offline emergency check-out as one, and the roster's emergency flag once pulled", () => {
+    const emergency = local('e3', 'EMERGENCY_CHECKOUT', 'c1', '2026-11-26T10:30:00.000Z');
+    const offline = aspectView(undefined, [inEvent, emergency], new Set());
+    expect(offline.checkins[0]).to.include({ status: 'CHECKED_OUT', emergency: true, pending: true });
+    const pulled = roster('admin-emergency', [
+      {
+        checkInId: 'c1',
+        status: 'CHECKED_OUT',
+        checkedInAt: inEvent.clientTimestamp,
+        checkedOutAt: '2026-11-26T10:30:00.000Z',
+        emergency: true,
+      },
+    ]);
+    // This tablet's own check-out lost to an ADMIN's emergency check-out: the roster's outcome shows.
+    const lost = aspectView(pulled, [inEvent, outEvent], new Set());
+    expect(lost.checkins[0]).to.include({
+      status: 'CHECKED_OUT',
+      emergency: true,
+      checkedOutAt: '2026-11-26T10:30:00.000Z',
+      pending: false,
+    });
+    expect(lost.version).to.equal('admin-emergency');
+  });
+
   it('forgets events the server refused', () => {
     const view = aspectView(undefined, [inEvent], new Set(['e1']));
     expect(view.checkins).to.deep.equal([]);

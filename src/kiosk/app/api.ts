@@ -1,6 +1,6 @@
 /**
  * The few REST calls the kiosk makes online: sign in, refresh, sign out, and the check-in
- * configuration. Answers are read with tolerant codecs (unknown fields ignored): a kiosk kept in a
+ * configuration (the admins' view adds its own in adminApi.ts). Answers are read with tolerant codecs (unknown fields ignored): a kiosk kept in a
  * tablet's cache must go on working when a newer server adds a field.
  */
 import * as E from 'fp-ts/lib/Either.js';
@@ -25,7 +25,7 @@ const failureOf = (status: number): ApiFailure =>
         ? 'rate_limited'
         : 'unexpected';
 
-const request = async <A>(
+export const request = async <A>(
   send: typeof fetch,
   path: string,
   init: RequestInit,

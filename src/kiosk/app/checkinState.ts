@@ -23,6 +23,8 @@ export interface CheckinView {
   readonly status: CheckinStatus;
   readonly checkedInAt: string;
   readonly checkedOutAt: string | null;
+  /** Closed by an emergency check-out (with a justification, without the code). */
+  readonly emergency: boolean;
   /** Made or changed on this tablet and not yet reflected by the roster. */
   readonly pending: boolean;
 }
@@ -52,6 +54,7 @@ export const aspectView = (
       status: statusOf(c.status),
       checkedInAt: c.checkedInAt,
       checkedOutAt: c.checkedOutAt,
+      emergency: c.emergency,
       pending: false,
     });
   }
@@ -67,6 +70,7 @@ export const aspectView = (
         status: 'CHECKED_IN',
         checkedInAt: e.clientTimestamp,
         checkedOutAt: null,
+        emergency: false,
         pending: true,
       });
     } else {
@@ -76,6 +80,7 @@ export const aspectView = (
         ...current,
         status: 'CHECKED_OUT',
         checkedOutAt: e.clientTimestamp,
+        emergency: e.type === 'EMERGENCY_CHECKOUT',
         pending: true,
       });
     }

@@ -4,17 +4,21 @@
  * render from it; when data changes (a pull, a local write, the language) the current screen is drawn
  * again through its `update`, or whole when it has none.
  */
+import { utcDay } from '../../rules/checkin.js';
 import { type AspectView, aspectView, type LocalCheckinEvent } from './checkinState.js';
+import { rememberDayKeys } from './dayKeys.js';
 import { h, replaceChildren } from './dom.js';
 import { type Lang, type MessageKey, translate } from './i18n.js';
 import { localCheckinEvents } from './outboxEvents.js';
 import { buildRosterIndex, checkinAspectKey, type RosterIndex } from './rosterIndex.js';
 import type { Session } from './session.js';
-import { type CheckinConfig, loadConfig, saveLang } from './storage.js';
+import { type CheckinConfig, loadConfig, saveConfig, saveLang } from './storage.js';
 import type { SyncEngine, SyncStatus } from './sync.js';
 
 export interface Screen {
   readonly name: string;
+  /** Its address inside the app (`#/admin/...`), kept in the location bar; absent: none. */
+  readonly hash?: string;
   render(kiosk: Kiosk): HTMLElement;
   /** Redraws what changed without losing focus or typed text; absent: the screen is rendered again. */
   update?(kiosk: Kiosk): void;
@@ -35,6 +39,8 @@ export interface Kiosk {
   record(doc: { readonly _id: string }): Promise<void>;
   reloadRoster(): Promise<void>;
   show(screen: Screen): void;
+  /** The name of the screen showing. */
+  screenName(): string | undefined;
 }
 
 export interface KioskParts {
@@ -57,7 +63,9 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
 
   const loadRoster = async () => {
     const all = await parts.sync.roster.allDocs({ include_docs: true });
-    index = buildRosterIndex(all.rows.flatMap((r) => (r.doc === undefined ? [] : [r.doc])));
+    const pulled = buildRosterIndex(all.rows.flatMap((r) => (r.doc === undefined ? [] : [r.doc])));
+    const dayKeys = await rememberDayKeys(parts.sync.roster, pulled.dayKeys, utcDay(new Date()));
+    index = { ...pulled, dayKeys };
   };
   const loadLocal = async () => {
     const all = await parts.sync.outbox.allDocs({ include_docs: true });
@@ -87,6 +95,8 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
     config: () => config,
     setConfig(next) {
       config = next;
+      // Kept for the next start, offline: the attempt limit and the emergency policy hold there too.
+      saveConfig(next);
     },
     aspect(sessionId, studentId) {
       const refused = new Set(parts.sync.status().refused.map((r) => r.eventId));
@@ -107,9 +117,14 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
     show(next) {
       screen = next;
       document.body.dataset.screen = next.name;
+      // Replaced, not pushed: a kiosk has no back button to walk the history with.
+      if (location.hash !== (next.hash ?? '')) {
+        history.replaceState(null, '', `${location.pathname}${location.search}${next.hash ?? ''}`);
+      }
       drawHeader();
       replaceChildren(content, next.render(kiosk));
     },
+    screenName: () => screen?.name,
   };
 
   let refusedSeen = 0;

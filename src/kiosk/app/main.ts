@@ -1,9 +1,10 @@
 /** The kiosk's start: device id, language, session, databases, then the first screen. */
 import './styles.css';
+import { accessOf } from './access.js';
+import { adminRoute } from './adminModel.js';
 import { createKiosk } from './kiosk.js';
 import { header } from './screens/header.js';
-import { sessionsScreen } from './screens/sessions.js';
-import { signInScreen } from './screens/signIn.js';
+import { homeScreen } from './screens/home.js';
 import { makeSession } from './session.js';
 import { deviceId, loadLang } from './storage.js';
 import { makeSyncEngine } from './sync.js';
@@ -14,10 +15,18 @@ const start = async (): Promise<void> => {
   const session = makeSession(deviceId());
   const sync = makeSyncEngine(session.fetch, () => {
     const auth = session.current();
-    return auth !== undefined && !auth.expired;
+    // A reports-only account has no roster to pull and nothing to push.
+    return auth !== undefined && !auth.expired && accessOf(auth.user.roles).desk;
   });
   const kiosk = await createKiosk({ root, lang: loadLang(), session, sync, header });
-  kiosk.show(session.current() === undefined ? signInScreen : sessionsScreen);
+  kiosk.show(homeScreen(kiosk, location.hash));
+  // `#/admin/...` typed or bookmarked while the app is open.
+  window.addEventListener('hashchange', () => {
+    const wanted = adminRoute(location.hash);
+    if (wanted !== undefined && kiosk.screenName() !== `admin-${wanted}`) {
+      kiosk.show(homeScreen(kiosk, location.hash));
+    }
+  });
   sync.start();
   // Registered after the first screen, so a slow install never delays the desk. Not in development:
   // Vite's dev server serves modules the worker must not cache.

@@ -25,27 +25,29 @@ const checked = (event: SyncEvent): OutboxDoc => {
   return { _id: eventDocId(decoded.right.eventId), ...decoded.right };
 };
 
-export const checkInDoc = (c: Common): OutboxDoc =>
-  checked({
-    type: 'CHECK_IN',
-    eventId: c.eventId,
-    clientTimestamp: c.now.toISOString(),
-    studentId: c.studentId,
-    sessionId: c.sessionId,
-    checkInId: c.checkInId,
-    baseVersion: c.baseVersion,
-  });
+/** The fields every check-in event carries, from what the desk knows when it records one. */
+const envelope = (c: Common) => ({
+  eventId: c.eventId,
+  clientTimestamp: c.now.toISOString(),
+  studentId: c.studentId,
+  sessionId: c.sessionId,
+  checkInId: c.checkInId,
+  baseVersion: c.baseVersion,
+});
+
+export const checkInDoc = (c: Common): OutboxDoc => checked({ type: 'CHECK_IN', ...envelope(c) });
 
 export const checkOutDoc = (c: Common & { readonly pickupPerson: string }): OutboxDoc =>
+  checked({ type: 'CHECK_OUT', ...envelope(c), pickupPerson: c.pickupPerson });
+
+export const emergencyCheckoutDoc = (
+  c: Common & { readonly pickupPerson: string; readonly justification: string },
+): OutboxDoc =>
   checked({
-    type: 'CHECK_OUT',
-    eventId: c.eventId,
-    clientTimestamp: c.now.toISOString(),
-    studentId: c.studentId,
-    sessionId: c.sessionId,
-    checkInId: c.checkInId,
+    type: 'EMERGENCY_CHECKOUT',
+    ...envelope(c),
     pickupPerson: c.pickupPerson,
-    baseVersion: c.baseVersion,
+    justification: c.justification,
   });
 
 /** The check-in events among outbox documents; anything else (or undecodable) is left out. */

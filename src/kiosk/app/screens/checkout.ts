@@ -2,20 +2,63 @@
  * Check-out at the door: the code from the label, checked on the tablet with the server's rules
  * (`decideCheckout`), the attempts lock counted on the tablet, and who collects the child. In
  * CODE_AND_ADULT mode the adult must be one on the child's list and, when the list has phone endings
- * for them, the last four digits must match.
+ * for them, the last four digits must match. The child's photo (only with consent) and who may collect
+ * them are shown to check the adult against; the emergency check-out is one tap away.
  */
 import type { RosterStudent } from '../../../domain/roster.js';
 import { decideCheckout, normaliseCode, phoneSuffixMatches, utcDay } from '../../../rules/checkin.js';
+import { mayEmergencyCheckout } from '../access.js';
 import { makeAttempts } from '../attempts.js';
 import { openCheckin } from '../checkinState.js';
 import { base64UrlBytes, deviceDailyCode } from '../deviceCode.js';
 import { field, h, replaceChildren } from '../dom.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { checkOutDoc } from '../outboxEvents.js';
+import { photoUrl } from '../photo.js';
 import type { RosterSessionDoc } from '../rosterIndex.js';
 import { deskScreen } from './desk.js';
+import { emergencyScreen } from './emergency.js';
 
 type Adult = RosterStudent['pickup'][number];
+
+/** The child's photo, when the roster carries one this page may load (photo.ts); else nothing. */
+export const studentPhoto = (kiosk: Kiosk, student: RosterStudent): HTMLElement | null => {
+  const src = photoUrl(student.photoRef, location.origin);
+  if (src === undefined) return null;
+  const img = h('img', {
+    className: 'child-photo',
+    attrs: { src, alt: kiosk.t('checkout.photo', { name: student.displayName }), 'data-test': 'child-photo' },
+  });
+  // A reference the server cannot serve leaves no broken image at the door.
+  img.addEventListener('error', () => img.remove());
+  return img;
+};
+
+/** Who may collect the child; tapping one fills the name in. */
+export const pickupList = (
+  kiosk: Kiosk,
+  student: RosterStudent,
+  choose: (adult: Adult) => void,
+): HTMLElement => {
+  const adults = h('ul', { className: 'adults', attrs: { 'data-test': 'may-collect' } });
+  replaceChildren(
+    adults,
+    ...(student.pickup.length === 0
+      ? [h('li', {}, kiosk.t('checkout.nobody'))]
+      : student.pickup.map((a) =>
+          h(
+            'li',
+            {},
+            h(
+              'button',
+              { className: 'chip', attrs: { type: 'button' }, onClick: () => choose(a) },
+              `${a.name} — ${a.relationship} (${kiosk.t(`level.${a.level}`)})`,
+            ),
+          ),
+        )),
+  );
+  return adults;
+};
 
 export const checkoutScreen = (session: RosterSessionDoc, student: RosterStudent): Screen => ({
   name: 'checkout',
@@ -42,20 +85,6 @@ export const checkoutScreen = (session: RosterSessionDoc, student: RosterStudent
       { className: 'primary big', attrs: { type: 'submit' } },
       kiosk.t('checkout.confirm'),
     );
-
-    const adultButton = (adult: Adult) =>
-      h(
-        'button',
-        {
-          className: 'chip',
-          attrs: { type: 'button' },
-          onClick: () => {
-            chosen = adult;
-            person.value = adult.name;
-          },
-        },
-        `${adult.name} — ${adult.relationship} (${kiosk.t(`level.${adult.level}`)})`,
-      );
 
     const attempt = async (): Promise<string | undefined> => {
       const open = openCheckin(kiosk.aspect(session.sessionId, student.studentId));
@@ -125,23 +154,33 @@ export const checkoutScreen = (session: RosterSessionDoc, student: RosterStudent
       }
     };
 
-    const adults = h('ul', { className: 'adults' });
-    replaceChildren(
-      adults,
-      ...(student.pickup.length === 0
-        ? [h('li', {}, kiosk.t('checkout.nobody'))]
-        : student.pickup.map((a) => h('li', {}, adultButton(a)))),
+    const adults = pickupList(kiosk, student, (adult) => {
+      chosen = adult;
+      person.value = adult.name;
+    });
+    const emergencyAllowed = mayEmergencyCheckout(
+      kiosk.session.current()?.user.roles ?? [],
+      kiosk.config().emergencyCheckoutAdminOnly,
     );
     queueMicrotask(() => code.focus());
     return h(
       'section',
       { className: 'checkout' },
       h('h1', {}, kiosk.t('checkout.title', { name: student.displayName })),
-      student.allergies === null
-        ? null
-        : h('p', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: student.allergies })),
-      h('h2', {}, kiosk.t('checkout.mayCollect')),
-      adults,
+      h(
+        'div',
+        { className: 'checkout-child' },
+        studentPhoto(kiosk, student),
+        h(
+          'div',
+          {},
+          student.allergies === null
+            ? null
+            : h('p', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: student.allergies })),
+          h('h2', {}, kiosk.t('checkout.mayCollect')),
+          adults,
+        ),
+      ),
       h(
         'form',
         { onSubmit: (e) => void onSubmit(e) },
@@ -162,6 +201,17 @@ export const checkoutScreen = (session: RosterSessionDoc, student: RosterStudent
             kiosk.t('checkout.back'),
           ),
           confirm,
+          emergencyAllowed
+            ? h(
+                'button',
+                {
+                  className: 'danger-outline big',
+                  attrs: { type: 'button' },
+                  onClick: () => kiosk.show(emergencyScreen(session, student)),
+                },
+                kiosk.t('checkout.emergency'),
+              )
+            : null,
         ),
       ),
     );

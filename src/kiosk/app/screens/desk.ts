@@ -20,7 +20,9 @@ const statusLine = (kiosk: Kiosk, session: RosterSessionDoc, student: RosterStud
   if (last === undefined || last.status === 'SUPERSEDED') return kiosk.t('desk.absent');
   const text =
     last.status === 'CHECKED_OUT' && last.checkedOutAt !== null
-      ? kiosk.t('desk.left', { time: formatTime(kiosk.lang(), last.checkedOutAt) })
+      ? kiosk.t(last.emergency ? 'desk.leftEmergency' : 'desk.left', {
+          time: formatTime(kiosk.lang(), last.checkedOutAt),
+        })
       : kiosk.t('desk.present', { time: formatTime(kiosk.lang(), last.checkedInAt) });
   return last.pending ? `${text} (${kiosk.t('desk.unconfirmed')})` : text;
 };

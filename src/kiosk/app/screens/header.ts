@@ -1,7 +1,13 @@
-/** The bar on every screen: where the kiosk is, online or not, what waits to sync, language, sign-out. */
+/**
+ * The bar on every screen: where the kiosk is, online or not, what waits to sync, the way between the
+ * desk and the admins' view, language, sign-out.
+ */
+import { accessOf } from '../access.js';
 import { h } from '../dom.js';
 import type { Kiosk } from '../kiosk.js';
 import type { SyncStatus } from '../sync.js';
+import { adminScreen } from './admin.js';
+import { sessionsScreen } from './sessions.js';
 import { signInScreen } from './signIn.js';
 
 const statusText = (kiosk: Kiosk, s: SyncStatus): string => {
@@ -13,6 +19,29 @@ const statusText = (kiosk: Kiosk, s: SyncStatus): string => {
   if (s.authProblem !== 'none' || kiosk.session.current()?.expired === true)
     parts.push(kiosk.t('status.signInAgain'));
   return parts.join(' · ');
+};
+
+/** To the admins' view from the desk, and back, for those who may open both. */
+const nav = (kiosk: Kiosk): HTMLElement | null => {
+  const user = kiosk.session.current();
+  if (user === undefined) return null;
+  const access = accessOf(user.user.roles);
+  const onAdmin = kiosk.screenName()?.startsWith('admin') === true;
+  if (!onAdmin && access.reports) {
+    return h(
+      'button',
+      { className: 'quiet', attrs: { type: 'button' }, onClick: () => kiosk.show(adminScreen('conflicts')) },
+      kiosk.t('nav.admin'),
+    );
+  }
+  if (onAdmin && access.desk) {
+    return h(
+      'button',
+      { className: 'quiet', attrs: { type: 'button' }, onClick: () => kiosk.show(sessionsScreen) },
+      kiosk.t('nav.kiosk'),
+    );
+  }
+  return null;
 };
 
 export const header = (kiosk: Kiosk, s: SyncStatus): HTMLElement => {
@@ -49,6 +78,7 @@ export const header = (kiosk: Kiosk, s: SyncStatus): HTMLElement => {
     h(
       'span',
       { className: 'topbar-actions' },
+      nav(kiosk),
       h(
         'button',
         {

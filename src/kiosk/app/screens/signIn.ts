@@ -3,11 +3,13 @@
  * it the kiosk opens straight on the sessions, network or not.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { accessOf } from '../access.js';
 import { checkinConfig } from '../api.js';
 import { field, h } from '../dom.js';
 import type { MessageKey } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
-import { sessionsScreen } from './sessions.js';
+import { adminScreen } from './admin.js';
+import { homeScreen } from './home.js';
 
 const FAILURE_MESSAGES: Readonly<Record<string, MessageKey>> = {
   network: 'signIn.offline',
@@ -56,18 +58,29 @@ const render = (kiosk: Kiosk): HTMLElement => {
           : kiosk.t(FAILURE_MESSAGES[signedIn.left] ?? 'signIn.error');
       return;
     }
-    busy('signIn.loading');
-    const synced = await kiosk.sync.syncNow();
-    if (synced.authProblem === 'forbidden') {
+    const access = accessOf(signedIn.right.user.roles);
+    const refuse = async () => {
       await kiosk.session.signOut();
       busy(null);
       message.textContent = kiosk.t('signIn.forbidden');
+    };
+    if (!access.desk) {
+      // Reports only (RELATORIOS): no roster, no outbox, straight to the admins' view.
+      if (access.reports) kiosk.show(homeScreen(kiosk, location.hash));
+      else await refuse();
+      return;
+    }
+    busy('signIn.loading');
+    const synced = await kiosk.sync.syncNow();
+    if (synced.authProblem === 'forbidden') {
+      if (access.reports) kiosk.show(adminScreen('conflicts'));
+      else await refuse();
       return;
     }
     const config = await checkinConfig(kiosk.session.fetch);
     if (E.isRight(config)) kiosk.setConfig(config.right);
     await kiosk.reloadRoster();
-    kiosk.show(sessionsScreen);
+    kiosk.show(homeScreen(kiosk, location.hash));
   };
 
   return h(

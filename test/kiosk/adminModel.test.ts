@@ -1,0 +1,239 @@
+import { expect } from 'chai';
+import type { AttendanceRow, ConflictItem } from '../../src/kiosk/app/adminApi.js';
+import {
+  addDays,
+  adminHash,
+  adminRoute,
+  attendanceLines,
+  attendanceTable,
+  attendanceTotals,
+  conflictLines,
+  conflictsTable,
+  isDay,
+  localDayBounds,
+  type Names,
+  unnamedStudents,
+  withOffset,
+} from '../../src/kiosk/app/adminModel.js';
+import { toCsv } from '../../src/kiosk/app/csv.js';
+
+const side = (over: Partial<ConflictItem['winner']>): ConflictItem['winner'] => ({
+  eventId: 'e',
+  userId: 'u-admin',
+  role: 'ADMIN',
+  deviceId: 'dev-a',
+  clientTimestamp: '2026-11-26T22:02:00.000Z',
+  serverTimestamp: '2026-11-26T22:10:00.000Z',
+  change: { type: 'EMERGENCY_CHECKOUT', checkInId: 'c1' },
+  ...over,
+});
+
+const conflict = (loserEventId: string, detectedAt: string, subjectId = 'kid-1'): ConflictItem => ({
+  aspect: `checkin:s1:${subjectId}`,
+  kind: 'checkin',
+  subjectId,
+  policy: 'ADMIN_PRECEDENCE',
+  winner: side({ eventId: `w-${loserEventId}` }),
+  loser: side({
+    eventId: loserEventId,
+    userId: 'u-door',
+    role: 'CHAMADOR',
+    deviceId: 'dev-b',
+    clientTimestamp: '2026-11-26T22:05:00.000Z',
+    change: { type: 'CHECK_OUT', checkInId: 'c1' },
+  }),
+  detectedAt,
+});
+
+const names = (over: Partial<Names> = {}): Names => ({
+  students: new Map([['kid-1', 'Luíza Gonçalves']]),
+  users: new Map([['u-admin', 'Administrador']]),
+  classes: new Map([['class-1', 'Turma Arco-Íris']]),
+  sessions: new Map([
+    [
+      's1',
+      { sessionId: 's1', classId: 'class-1', date: '2026-11-26', title: 'Culto da noite', startsAt: null },
+    ],
+  ]),
+  ...over,
+});
+
+describe("kiosk: the admins' view as data", () => {
+  it('routes #/admin to the conflicts, and each tab to itself', () => {
+    expect(adminRoute('#/admin')).to.equal('conflicts');
+    expect(adminRoute('#/admin/')).to.equal('conflicts');
+    expect(adminRoute(adminHash('conflicts'))).to.equal('conflicts');
+    expect(adminRoute(adminHash('attendance'))).to.equal('attendance');
+    for (const other of ['', '#', '#/administrator', '#/admin/users', '#admin', '#/admin/attendance/x']) {
+      expect(adminRoute(other), other).to.equal(undefined);
+    }
+  });
+
+  it('reads calendar days and steps across months and years', () => {
+    expect(isDay('2026-11-26')).to.equal(true);
+    expect(isDay('2026-02-30')).to.equal(false);
+    expect(isDay('26/11/2026')).to.equal(false);
+    expect(addDays('2026-12-31', 1)).to.equal('2027-01-01');
+    expect(addDays('2026-03-01', -1)).to.equal('2026-02-28');
+  });
+
+  it("bounds the day by the tablet's own midnights", () => {
+    const before = process.env.TZ;
+    try {
+      process.env.TZ = 'America/Sao_Paulo';
+      expect(localDayBounds('2026-11-26')).to.deep.equal({
+        from: '2026-11-26T03:00:00.000Z',
+        to: '2026-11-27T03:00:00.000Z',
+      });
+      process.env.TZ = 'Asia/Tokyo';
+      expect(localDayBounds('2026-11-26')).to.deep.equal({
+        from: '2026-11-25T15:00:00.000Z',
+        to: '2026-11-26T15:00:00.000Z',
+      });
+    } finally {
+      if (before === undefined) delete process.env.TZ;
+      else process.env.TZ = before;
+    }
+  });
+
+  it('writes instants as the wall clock read them, with the offset', () => {
+    expect(withOffset('2026-11-27T00:30:00.000Z', -180)).to.equal('2026-11-26T21:30:00.000-03:00');
+    expect(withOffset('2026-11-26T10:00:00.250Z', 330)).to.equal('2026-11-26T15:30:00.250+05:30');
+    expect(withOffset('2026-11-26T10:00:00.000Z', -210)).to.equal('2026-11-26T06:30:00.000-03:30');
+    expect(withOffset('2026-11-26T10:00:00.000Z', 0)).to.equal('2026-11-26T10:00:00.000+00:00');
+  });
+
+  it('names both sides of a conflict, marks this tablet, and lists the newest first', () => {
+    const lines = conflictLines(
+      [conflict('l-old', '2026-11-26T22:10:00.000Z'), conflict('l-new', '2026-11-26T23:00:00.000Z', 'kid-2')],
+      names(),
+      'dev-b',
+    );
+    expect(lines.map((l) => l.loser.eventId)).to.deep.equal(['l-new', 'l-old']);
+    const [, old] = lines;
+    expect(old?.child).to.equal('Luíza Gonçalves');
+    expect(lines[0]?.child).to.equal(null);
+    expect(old?.winner).to.include({
+      userName: 'Administrador',
+      role: 'ADMIN',
+      deviceId: 'dev-a',
+      thisDevice: false,
+      change: 'EMERGENCY_CHECKOUT',
+    });
+    // A RELATORIOS tablet cannot list users: the id stays, the name is unknown.
+    expect(old?.loser).to.include({
+      userName: null,
+      userId: 'u-door',
+      thisDevice: true,
+      change: 'CHECK_OUT',
+    });
+    expect(
+      unnamedStudents(
+        [conflict('a', 'x'), conflict('b', 'y', 'kid-2'), conflict('c', 'z', 'kid-2')],
+        names().students,
+      ),
+    ).to.deep.equal(['kid-2']);
+  });
+
+  it('puts both sides of each conflict on one CSV line, neutralising names', () => {
+    const evil = names({ students: new Map([['kid-1', '=HYPERLINK("http://x","y")']]) });
+    const table = conflictsTable(
+      conflictLines([conflict('l1', '2026-11-26T22:10:00.000Z')], evil, 'dev-b'),
+      (iso) => `local:${iso}`,
+    );
+    expect(table.header.slice(0, 6)).to.deep.equal([
+      'detectedAt',
+      'studentId',
+      'child',
+      'kind',
+      'aspect',
+      'policy',
+    ]);
+    expect(table.header).to.include.members([
+      'winner.role',
+      'winner.deviceId',
+      'loser.role',
+      'loser.deviceId',
+    ]);
+    const row = table.rows[0] ?? [];
+    const cell = (name: string) => row[table.header.indexOf(name)];
+    expect(row).to.have.length(table.header.length);
+    expect(cell('policy')).to.equal('ADMIN_PRECEDENCE');
+    expect(cell('winner.role')).to.equal('ADMIN');
+    expect(cell('winner.deviceId')).to.equal('dev-a');
+    expect(cell('winner.userName')).to.equal('Administrador');
+    expect(cell('loser.role')).to.equal('CHAMADOR');
+    expect(cell('loser.deviceId')).to.equal('dev-b');
+    expect(cell('loser.eventId')).to.equal('l1');
+    expect(cell('loser.clientTimestamp')).to.equal('local:2026-11-26T22:05:00.000Z');
+    const csv = toCsv(table.header, table.rows);
+    expect(csv).to.contain(`"'=HYPERLINK(""http://x"",""y"")"`);
+    expect(csv).not.to.contain(',"=HYPERLINK');
+  });
+
+  const row = (over: Partial<AttendanceRow>): AttendanceRow => ({
+    date: '2026-11-26',
+    sessionId: 's1',
+    classId: 'class-1',
+    studentId: 'kid-1',
+    displayName: 'Luíza Gonçalves',
+    mark: null,
+    markedAt: null,
+    checkedInAt: '2026-11-26T22:00:00.000Z',
+    checkedOutAt: '2026-11-27T00:30:00.000Z',
+    present: true,
+    ...over,
+  });
+
+  it("keeps the day's rows (a session's late check-ins included), sorted, with totals", () => {
+    const lines = attendanceLines(
+      [
+        row({}),
+        row({ studentId: 'kid-3', displayName: 'Ana Lúcia', checkedOutAt: null }),
+        row({
+          studentId: 'kid-4',
+          displayName: 'Bruno',
+          checkedInAt: null,
+          checkedOutAt: null,
+          mark: 'ABSENT',
+          present: false,
+        }),
+        row({ date: '2026-11-25', studentId: 'kid-9', displayName: 'Ontem' }),
+        row({ date: '2026-11-27', studentId: 'kid-8', displayName: 'Amanhã' }),
+        row({ studentId: 'kid-5', displayName: null, sessionId: null, classId: null }),
+      ],
+      '2026-11-26',
+      names({ students: new Map([['kid-5', 'Do roster']]) }),
+    );
+    expect(lines.map((l) => l.child)).to.deep.equal(['Do roster', 'Ana Lúcia', 'Bruno', 'Luíza Gonçalves']);
+    expect(lines[1]).to.include({ className: 'Turma Arco-Íris', sessionTitle: 'Culto da noite' });
+    expect(attendanceTotals(lines)).to.deep.equal({ rows: 4, present: 3, absent: 1 });
+    const table = attendanceTable('2026-11-26', lines, (iso) => `local:${iso}`);
+    expect(table.header).to.deep.equal([
+      'date',
+      'class',
+      'session',
+      'sessionId',
+      'studentId',
+      'child',
+      'present',
+      'mark',
+      'markedAt',
+      'checkedInAt',
+      'checkedOutAt',
+    ]);
+    expect(table.rows[3]).to.deep.equal([
+      '2026-11-26',
+      'Turma Arco-Íris',
+      'Culto da noite',
+      's1',
+      'kid-1',
+      'Luíza Gonçalves',
+      'true',
+      '',
+      '',
+      'local:2026-11-26T22:00:00.000Z',
+      'local:2026-11-27T00:30:00.000Z',
+    ]);
+  });
+});
