@@ -14,8 +14,14 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ensureEventsGuard } from './eventsDesign.js';
+import {
+  guardedLeveldown,
+  indexCallsSettled,
+  type LevelDownFactory,
+  unhealthyDatabases,
+} from './guardedLevel.js';
 import { ensureIndexes, indexSpecs } from './indexes.js';
-import { type Database, PouchDB } from './pouch.js';
+import { type Database, PouchDB, withIndexGate } from './pouch.js';
 
 export const DATABASE_NAMES = ['roster', 'events', 'private', 'requests', 'audit', 'projections'] as const;
 export type DatabaseName = (typeof DATABASE_NAMES)[number];
@@ -27,8 +33,13 @@ export type StoreLocation =
 export interface Store {
   readonly backend: StoreLocation['kind'];
   readonly db: Readonly<Record<DatabaseName, Database>>;
-  /** True when every database answers within `timeoutMs`. Never rejects. */
+  /** True when every database answers within `timeoutMs` and none has failed. Never rejects. */
   ping(timeoutMs?: number): Promise<boolean>;
+  /**
+   * The embedded databases that refuse writes after an I/O error until they are reopened (`events`,
+   * or `events index` for one of its pouchdb-find indexes); empty on CouchDB.
+   */
+  failedDatabases(): ReadonlyArray<string>;
   close(): Promise<void>;
 }
 
@@ -54,15 +65,38 @@ const withTimeout = <A>(p: Promise<A>, ms: number): Promise<A> =>
     );
   });
 
-export const openStore = async (location: StoreLocation): Promise<Store> => {
+export interface StoreOptions {
+  /** The embedded store's guarded leveldown; tests give one with injected faults. */
+  readonly levelDown?: LevelDownFactory;
+}
+
+export const openStore = async (location: StoreLocation, options: StoreOptions = {}): Promise<Store> => {
   if (location.kind === 'embedded') await mkdir(location.dataDir, { recursive: true });
   // leveldb keeps an 8 MiB block cache and a 4 MiB write buffer per database by default, and every
-  // index is a database of its own (about twenty in all): smaller ones keep the process lean.
-  const embedded = { adapter: 'leveldb', cacheSize: 2 * 2 ** 20, writeBufferSize: 2 ** 20 };
+  // index is a database of its own (about twenty in all): smaller ones keep the process lean. `db`:
+  // LevelDB behind the guard that stops writing after an I/O error (guardedLevel.ts); the index
+  // databases inherit it with the rest of these options.
+  const embedded = {
+    adapter: 'leveldb',
+    db: options.levelDown ?? guardedLeveldown,
+    cacheSize: 2 * 2 ** 20,
+    writeBufferSize: 2 ** 20,
+  };
   const open = (name: DatabaseName): Database =>
     location.kind === 'embedded'
-      ? new PouchDB(databaseAddress(location, name), embedded)
+      ? withIndexGate(new PouchDB(databaseAddress(location, name), embedded), () => closed)
       : new PouchDB(databaseAddress(location, name));
+  const addresses = DATABASE_NAMES.map((name) => ({ name, address: databaseAddress(location, name) }));
+  const failedDatabases = (): ReadonlyArray<string> => {
+    if (location.kind !== 'embedded') return [];
+    const failed = unhealthyDatabases(addresses.map((a) => a.address)).flatMap(({ location: l }) =>
+      addresses.flatMap(({ name, address }) =>
+        l === address ? [name] : l.startsWith(`${address}-mrview-`) ? [`${name} index`] : [],
+      ),
+    );
+    return [...new Set(failed)].sort();
+  };
+  let closed = false;
   const db: Record<DatabaseName, Database> = {
     roster: open('roster'),
     events: open('events'),
@@ -71,7 +105,6 @@ export const openStore = async (location: StoreLocation): Promise<Store> => {
     audit: open('audit'),
     projections: open('projections'),
   };
-  let closed = false;
   try {
     for (const name of DATABASE_NAMES) await ensureIndexes(db[name], indexSpecs[name]);
     await ensureEventsGuard(db.events);
@@ -82,8 +115,9 @@ export const openStore = async (location: StoreLocation): Promise<Store> => {
   return {
     backend: location.kind,
     db,
+    failedDatabases,
     async ping(timeoutMs = 2000) {
-      if (closed) return false;
+      if (closed || failedDatabases().length > 0) return false;
       try {
         await withTimeout(Promise.all(DATABASE_NAMES.map((n) => db[n].info())), timeoutMs);
         return true;
@@ -94,6 +128,10 @@ export const openStore = async (location: StoreLocation): Promise<Store> => {
     async close() {
       if (closed) return;
       closed = true;
+      // An index update still running would meet a closed database in a save nothing awaits, and
+      // end the process (decision 0010): let the calls under way finish first.
+      if (location.kind === 'embedded')
+        await Promise.all(addresses.map(({ address }) => indexCallsSettled(address, 10_000)));
       await Promise.all(DATABASE_NAMES.map((n) => db[n].close()));
     },
   };

@@ -14,6 +14,64 @@ export const isStored = (r: PouchDB.Core.Response | PouchDB.Core.Error): r is Po
   'ok' in r && r.ok === true;
 export const isNotFound = (e: unknown): boolean => statusOf(e) === 404;
 
+/**
+ * A database of the embedded store that refuses writes: its LevelDB met an I/O error (a full disk,
+ * most often) and is not trusted with another write until it has been closed and opened again
+ * (`guardedLevel.ts`). `cause` holds LevelDB's own error when this is the write that met it.
+ */
+export class StoreFailedError extends Error {
+  override readonly name = 'StoreFailedError';
+  readonly code = 'ESTOREFAILED';
+  constructor(
+    readonly database: string,
+    cause?: unknown,
+  ) {
+    super(`the database ${database} refuses writes after an I/O error, until it is reopened`, { cause });
+  }
+}
+
+/** The store is closing (the service is stopping): a call that comes this late is refused, 503. */
+export class StoreClosingError extends Error {
+  override readonly name = 'StoreClosingError';
+  readonly code = 'ESTORECLOSING';
+  constructor(database: string) {
+    super(`the store is closing; ${database} takes no new index calls`);
+  }
+}
+
+/** The errors an error wraps: levelup's `WriteError` and `ReadError` keep LevelDB's error as `cause`. */
+const causes = function* (e: unknown): Generator<unknown> {
+  let current = e;
+  // Bounded: a cause chain is short, and a cyclic one must not hang the error handler.
+  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth += 1) {
+    yield current;
+    current = 'cause' in current ? current.cause : undefined;
+  }
+};
+
+/** The error, or one it wraps, is a refusal of a failed embedded database (never a bug's error). */
+export const isStoreFailure = (e: unknown): boolean => {
+  for (const c of causes(e)) if (c instanceof StoreFailedError) return true;
+  return false;
+};
+
+/**
+ * The refusal of a write to a pouchdb-find index database (`<name>-mrview-<hash>`), or an error caused
+ * by one: what pouchdb-find's index update rejects with where nothing awaits it (see `src/main.ts`).
+ */
+export const isIndexWriteRefusal = (e: unknown): boolean => {
+  for (const c of causes(e))
+    if (c instanceof StoreFailedError && c.database.includes('-mrview-')) return true;
+  return false;
+};
+
+/**
+ * LevelDB's status strings for a failed write: "IO error: …" (ENOSPC, EIO, …) and "Corruption: …". After
+ * one of these LevelDB 1.20 may have left a torn record in its log, so the database is not written again.
+ */
+export const isLevelDbIoError = (e: unknown): boolean =>
+  e instanceof Error && /^(IO error|Corruption)\b/.test(e.message);
+
 const UNREACHABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -25,12 +83,13 @@ const UNREACHABLE_CODES = new Set([
 
 /**
  * The store could not be reached or could not write: CouchDB down or unreachable (the http adapter's
- * fetch fails with a connection error code), or the disk full under the embedded store (LevelDB's
- * "IO error … No space left on device"). A request that meets one is answered 503, not 500: nothing
- * is wrong with it, and it may be sent again.
+ * fetch fails with a connection error code), a database of the embedded store failed after an I/O
+ * error (`StoreFailedError`), or the disk full (LevelDB's "IO error … No space left on device"). A
+ * request that meets one is answered 503, not 500: nothing is wrong with it, and it may be sent again.
  */
 export const isStoreUnavailable = (e: unknown): boolean => {
   if (typeof e !== 'object' || e === null) return false;
+  if (isStoreFailure(e) || e instanceof StoreClosingError) return true;
   if ('code' in e && typeof e.code === 'string' && (UNREACHABLE_CODES.has(e.code) || e.code === 'ENOSPC'))
     return true;
   if ('name' in e && e.name === 'FetchError') return true;

@@ -24,14 +24,27 @@ export const healthRoute = defineRoute({
   path: '/api/v1/health',
   auth: 'none',
   summary: 'Liveness and store reachability',
-  description: 'Answers 200 `ok` when every database of the store answers within two seconds, 503 otherwise.',
+  description:
+    'Answers 200 `ok` when every database of the store answers within two seconds and none refuses ' +
+    'writes, 503 otherwise: `details.store` is `failed` (with `details.databases`) while an embedded ' +
+    'database refuses writes after an I/O error such as a full disk, until it is reopened on its own ' +
+    'once space returns; `unreachable` when the store does not answer.',
   tags: ['system'],
   response: { status: 200, description: 'The service and its store are up.', codec: Health },
   errors: ['STORE_UNAVAILABLE'],
-  handler: async ({ deps }) =>
-    (await deps.store.ping())
+  handler: async ({ deps }) => {
+    const failed = deps.store.failedDatabases();
+    if (failed.length > 0)
+      return E.left(
+        apiError('STORE_UNAVAILABLE', 'A database refuses writes after an I/O error until it is reopened.', {
+          store: 'failed',
+          databases: [...failed],
+        }),
+      );
+    return (await deps.store.ping())
       ? E.right({ body: { status: 'ok' as const, serverTime: deps.clock().toISOString() } })
-      : E.left(apiError('STORE_UNAVAILABLE', undefined, { store: 'unreachable' })),
+      : E.left(apiError('STORE_UNAVAILABLE', undefined, { store: 'unreachable' }));
+  },
 });
 
 export const licenseRoute = defineRoute({

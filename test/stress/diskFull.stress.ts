@@ -10,23 +10,35 @@
  * test can open the store the service leaves behind (through `/proc/<holder>/root`). The disk is
  * filled with a ballast file; "space returns" is the ballast being removed.
  *
- * Two tests, one criterion each, over the same scenario (warm-up, disk full under load, space
- * returns, more load, graceful stop, the store reopened and compared with what was acknowledged):
- * 1. the process stays up while the disk is full, answers no write it could not store with a 2xx,
- *    and serves writes again once space returns, without a restart;
+ * What it guards (decision 0003, "Failed databases"): a database whose LevelDB met an I/O error
+ * refuses writes (503) until the store's guard has reopened it, which it does on its own once space
+ * returns; health says 503 meanwhile; and pouchdb-find's index update, whose failing save nothing
+ * awaits, no longer ends the process (decision 0010).
+ *
+ * Three tests, one criterion each. The first two run the same scenario (warm-up, disk full under load,
+ * space returns, more load, graceful stop, the store reopened and compared with what was acknowledged):
+ * 1. the process stays up while the disk is full, answers no write it could not store with a 2xx
+ *    (every refusal a 503 `STORE_UNAVAILABLE`), health is 503 while full and 200 again afterwards, and
+ *    writes are served again once space returns, without a restart;
  * 2. every write answered 2xx (before, during and after the full disk) is in the store as the next
- *    start reads it, with its audit entry. This one is about what a process that lives through a
- *    full disk keeps, so the disk is full only briefly (0.6 s, shorter than the roster projector's
- *    1 s retry whose index update is what test 1 usually sees kill the process), three times with a stop
- *    and start after each, and student registration is left out. Should the process die anyway, it is restarted and the test goes on.
+ *    start reads it, with its audit entry: three brief full disks (0.6 s), with a stop and a start
+ *    after each, student registration left out. Should the process die or stay stuck anyway, it is
+ *    restarted so that the rest can be observed, and the test fails;
+ * 3. an index brought up to date over many batches while the disk is full (the path that used to end
+ *    the process, and that test 1 meets only by chance): the query is a 503, the process stays up, and
+ *    once space returns the query answers in full.
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { figure } from '../reliability/figures.js';
+import type { HttpResult } from '../support/http.js';
+import { seedSmallRoster } from '../support/seed.js';
+import { DEV_TOKENS } from '../support/testService.js';
 import {
   type ChildService,
   childService,
+  errorCode,
   eventually,
   get,
   lanes,
@@ -36,14 +48,14 @@ import {
   type SmallFilesystem,
   smallFilesystem,
   Tally,
-} from '../stress/support.js';
-import type { HttpResult } from '../support/http.js';
-import { seedSmallRoster } from '../support/seed.js';
-import { DEV_TOKENS } from '../support/testService.js';
+} from './support.js';
 
 const DISK_MB = 48;
 const FULL_LOAD_MS = 4000;
-/** Shorter than the roster projector's 1 s retry, whose full pass is what usually kills the process (test 1). */
+/**
+ * Shorter than the roster projector's 1 s retry, whose full pass (an index update over many batches)
+ * used to end the process in test 1: test 2 is about what is kept, test 3 about that path.
+ */
 const BRIEF_FULL_MS = 600;
 const AFTER_LOAD_MS = 3000;
 const LANES = 3;
@@ -53,6 +65,10 @@ const RECOVERY_MS = 10_000;
 const Synced = t.type({ synced: t.array(t.type({ eventId: t.string, duplicate: t.boolean })) });
 const CheckedIn = t.type({ checkInId: t.string, code: t.string, status: t.string });
 const Created = t.type({ studentId: t.string });
+const Exported = t.type({ events: t.array(t.type({ eventId: t.string })) });
+const HealthFailed = t.type({
+  error: t.type({ details: t.type({ store: t.literal('failed'), databases: t.array(t.string) }) }),
+});
 
 type Phase = 'before' | 'full' | 'after';
 
@@ -81,7 +97,10 @@ interface Outcome {
   readonly episodes: number;
   readonly full: Tally;
   readonly afterwards: Tally;
-  readonly health: number | undefined;
+  /** Health while the disk was full: status, code and the databases it named (first episode). */
+  readonly health: string | undefined;
+  /** How long after writes succeeded again health answered 200 (the longest episode); -1: never. */
+  readonly healthyAgainMs: number;
   /** Set when the process exited while the disk was full: its first error lines. */
   readonly died: string | undefined;
   /** Set when writes were still refused a while after space returned (the process is then restarted). */
@@ -93,6 +112,10 @@ interface Outcome {
   readonly lost: Record<Phase, string[]>;
   readonly unaudited: string[];
   readonly cleanStop: boolean;
+  /** When the stop was not clean: how it ended, and the service's last words. */
+  readonly stopLog: string;
+  /** What the service logged about its databases: failures, reopens, index saves nothing awaited. */
+  readonly storeLog: StoreLog;
 }
 
 const scenario = async (
@@ -201,7 +224,8 @@ const scenario = async (
   const full = new Tally();
   const afterwards = new Tally();
   let ballast = 0;
-  let health: number | undefined;
+  let health: string | undefined;
+  let healthyAgainMs = 0;
   let died: string | undefined;
   let stuck: string | undefined;
   let recoveryMs = 0;
@@ -209,7 +233,11 @@ const scenario = async (
     phase = 'full';
     ballast = Math.max(ballast, await fs.fill());
     await load(full, options.fullMs);
-    health ??= (await get(`${base}/api/v1/health`))?.status;
+    if (health === undefined) {
+      const h = await get(`${base}/api/v1/health`);
+      const named = HealthFailed.is(h?.json) ? ` (${h.json.error.details.databases.join(', ')})` : '';
+      health = h === undefined ? 'no answer' : `${h.status} ${errorCode(h) ?? ''}${named}`.trim();
+    }
     if (!service.running() && died === undefined) {
       const tail = service.logTail(8000);
       died = `exit ${JSON.stringify(service.exit())}: ${
@@ -253,6 +281,17 @@ const scenario = async (
       await writesAgain(RECOVERY_MS);
     }
     recoveryMs = Math.max(recoveryMs, Date.now() - returned);
+    // Every database reopened on its own (the index databases too): health says ok again.
+    const writing = Date.now();
+    healthyAgainMs = await eventually(
+      'health 200 again',
+      async () => (await get(`${base}/api/v1/health`))?.status === 200,
+      RECOVERY_MS,
+      100,
+    ).then(
+      () => Math.max(healthyAgainMs, Date.now() - writing),
+      () => -1,
+    );
     await load(afterwards, options.afterMs);
     // Between episodes, a stop and a start: what the next start reads is what was kept, and later
     // writes cannot reach LevelDB's next memtable flush before it is read.
@@ -265,6 +304,11 @@ const scenario = async (
   // A graceful stop; the store is then read as the next start would read it.
   await service.stop();
   const cleanStop = service.exit()?.code === 0;
+  const stopLog = cleanStop
+    ? ''
+    : `exit ${JSON.stringify(service.exit())}; ${service.errorLines().slice(-3).join(' | ')}; ${service
+        .logTail(1500)
+        .trim()}`;
   const store = await openEmbedded(fs.view);
   try {
     const audit = await store.db.audit.allDocs({ include_docs: true });
@@ -312,6 +356,7 @@ const scenario = async (
       full,
       afterwards,
       health,
+      healthyAgainMs,
       died,
       stuck,
       recoveryMs,
@@ -323,23 +368,56 @@ const scenario = async (
       },
       unaudited,
       cleanStop,
+      stopLog,
+      storeLog: storeLog(service.keptLines()),
     };
   } finally {
     await store.close();
   }
 };
 
+/** The service's log lines about its databases' states (`src/main.ts`). */
+const STORE_LINES = /"msg":"(database |an index update failed)/;
+
+interface StoreLog {
+  readonly failed: number;
+  readonly reopened: number;
+  readonly retried: number;
+  readonly lost: number;
+  readonly unawaited: number;
+}
+
+const storeLog = (lines: ReadonlyArray<string>): StoreLog => {
+  const count = (re: RegExp) => lines.filter((l) => re.test(l)).length;
+  return {
+    failed: count(/database failed on an I\/O error/),
+    reopened: count(/database reopened; it accepts/),
+    retried: count(/could not be reopened/),
+    lost: count(/without its last acknowledged/),
+    unawaited: count(/an index update failed/),
+  };
+};
+
+const describeLog = (l: StoreLog): string =>
+  `${l.failed} database failures, ${l.reopened} reopens (${l.retried} retried, ${l.lost} lost), ` +
+  `${l.unawaited} index saves refused where nothing awaited them`;
+
+/** A server error other than the store's 503 in the envelope (a 500, or a 503 without its code). */
+const notRefusedProperly = (key: string): boolean =>
+  / 5\d\d/.test(key) && !key.endsWith(' 503 STORE_UNAVAILABLE');
+
 const summary = (o: Outcome): string =>
   `${o.ballastMb.toFixed(1)} MiB ballast on a ${DISK_MB} MiB tmpfs; ${o.full.total()} requests while full ` +
   `(${o.episodes} × ${(o.fullMs / 1000).toFixed(1)} s): ` +
   `${o.full.total((k) => / 2\d\d$/.test(k))} 2xx, ${o.full.total((k) => / 5\d\d/.test(k))} 5xx, ` +
-  `${o.full.total((k) => k.endsWith('no answer'))} unanswered; health ${o.health ?? 'no answer'}; process ` +
+  `${o.full.total((k) => k.endsWith('no answer'))} unanswered [${o.full.toString()}]; health while full ` +
+  `${o.health ?? 'not asked'}, 200 again ${o.healthyAgainMs} ms after writes were; process ` +
   `${o.died === undefined ? 'up' : `DIED (${o.died})`}; ` +
   `${o.stuck === undefined ? '' : `NO RECOVERY (${o.stuck}); `}writes 2xx again ${o.recoveryMs} ms after space ` +
   `returned${o.died === undefined && o.stuck === undefined ? ' (no restart)' : ' (after a restart)'}; acknowledged writes missing after a stop and ` +
   `reopen: before ${o.lost.before.length}/${writes(o.acks.before)}, while full ${o.lost.full.length}/` +
   `${writes(o.acks.full)}, after space returned ${o.lost.after.length}/${writes(o.acks.after)}; ` +
-  `${o.unaudited.length} 2xx without their audit entry`;
+  `${o.unaudited.length} 2xx without their audit entry; service log: ${describeLog(o.storeLog)}`;
 
 describe('disk full: the data directory on a small filesystem', function () {
   this.timeout(180_000);
@@ -356,6 +434,7 @@ describe('disk full: the data directory on a small filesystem', function () {
       dataDir: fs.dir,
       wrap: fs.wrap,
       env: { AUTH_MODE: 'dev', ...DEV_TOKENS },
+      keep: STORE_LINES,
     });
     cleanup.push(() => service.dispose());
     return { fs, service };
@@ -381,7 +460,14 @@ describe('disk full: the data directory on a small filesystem', function () {
       o.afterwards.total((k) => !/ 2\d\d$/.test(k)),
       o.afterwards.toString(),
     ).to.equal(0);
-    expect(o.cleanStop, 'graceful stop after the episode').to.equal(true);
+    expect(o.cleanStop, `graceful stop after the episode: ${o.stopLog}`).to.equal(true);
+    expect(o.health, 'health while a database refuses writes').to.match(/^503 STORE_UNAVAILABLE \(.+\)$/);
+    expect(
+      o.healthyAgainMs,
+      'health 200 again after space returned (ms; -1: not within 10 s)',
+    ).to.be.at.least(0);
+    expect(o.full.total(notRefusedProperly), `while full: ${o.full.toString()}`).to.equal(0);
+    expect(o.storeLog.lost, 'databases reopened without their last acknowledged write').to.equal(0);
   });
 
   it('keeps every write it answered 2xx, before, during and after the full disk', async () => {
@@ -399,5 +485,68 @@ describe('disk full: the data directory on a small filesystem', function () {
       `acknowledged writes missing from the store, e.g. ${lost.slice(0, 4).join(', ')}`,
     ).to.equal(0);
     expect(o.unaudited, '2xx mutations whose audit entry was not stored').to.deep.equal([]);
+    expect(o.died, 'the process died while the disk was full').to.equal(undefined);
+    expect(o.stuck, 'writes refused after space returned, until a restart').to.equal(undefined);
+    expect(o.full.total(notRefusedProperly), `while full: ${o.full.toString()}`).to.equal(0);
+    expect(o.storeLog.lost, 'databases reopened without their last acknowledged write').to.equal(0);
+  });
+
+  it('survives an index update over many batches on a full disk, and answers in full once space returns', async () => {
+    const { fs, service } = await setUp('diskfull-index');
+    const url = await service.start();
+    const { sessionId, studentIds } = await seedSmallRoster(
+      url,
+      ['A', 'B', 'C'],
+      new Date().toISOString().slice(0, 10),
+    );
+    const student = studentIds[0] ?? '';
+    // 400 events that nothing queries by subject: the export's index (events by subject and time)
+    // falls 400 changes behind, eight batches of pouchdb-find's update.
+    const hers = new Set<string>();
+    for (let i = 0; i < 20; i += 1) {
+      const events = marks(20, studentIds, sessionId, i * 20);
+      const r = await post(`${url}/api/v1/sync/events`, { events });
+      expect(r?.status, 'sync before the disk fills').to.equal(200);
+      for (const e of events) if (e.studentId === student && e.eventId !== undefined) hers.add(e.eventId);
+    }
+    const ballast = await fs.fill();
+    const exported = () => get(`${url}/api/v1/students/${student}/export`);
+    const whileFull = await exported();
+    // The saves nothing awaits are refused while the next batches are read: give them the time.
+    await new Promise((r) => setTimeout(r, 1000));
+    const up = service.running();
+    const unawaited = storeLog(service.keptLines()).unawaited;
+    await fs.release();
+    const returned = Date.now();
+    let complete = -1;
+    const answeredMs = await eventually(
+      'the export answers again',
+      async () => {
+        const r = await exported();
+        if (r?.status !== 200 || !Exported.is(r.json)) return false;
+        const ids = new Set(r.json.events.map((e) => e.eventId));
+        complete = [...hers].filter((id) => ids.has(id)).length;
+        return true;
+      },
+      RECOVERY_MS,
+      100,
+    ).then(
+      (ms) => ms,
+      () => -1,
+    );
+    figure(
+      'disk full (index update over many batches)',
+      `${(ballast / 2 ** 20).toFixed(1)} MiB ballast; export while full ${whileFull?.status ?? 'no answer'} ` +
+        `${errorCode(whileFull) ?? ''}; ${unawaited} index saves refused where nothing awaited them; process ` +
+        `${up ? 'up' : 'DIED'}; export 200 again ${answeredMs} ms after space returned (${Date.now() - returned} ms ` +
+        `in all), with ${complete} of the student's ${hers.size} synced events`,
+    );
+    expect(up, 'the process is up after the index update failed').to.equal(true);
+    expect(unawaited, 'the scenario reached the save nothing awaits').to.be.greaterThan(0);
+    expect(whileFull?.status).to.equal(503);
+    expect(errorCode(whileFull)).to.equal('STORE_UNAVAILABLE');
+    expect(answeredMs, 'export 200 again without a restart (ms; -1: not within 10 s)').to.be.at.least(0);
+    expect(complete, 'synced events of the student in the export (the index caught up)').to.equal(hers.size);
+    expect(service.running()).to.equal(true);
   });
 });
