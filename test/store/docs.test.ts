@@ -7,47 +7,45 @@ import { makeTempDir, removeDir } from '../support/tempDir.js';
 
 const Note = t.type({ _id: t.string, _rev: t.string, text: t.string });
 
+/** A host of databases for one suite; each test opens a database of its own on it. */
+interface Host {
+  open(name: string): Database;
+  dispose(): Promise<void>;
+}
+
 /** The embedded store reads id by id and CouchDB in one request: both must answer alike. */
-const backends: ReadonlyArray<[string, () => Promise<{ db: Database; dispose: () => Promise<void> }>]> = [
+const backends: ReadonlyArray<[string, () => Promise<Host>]> = [
   [
     'embedded leveldb',
     async () => {
       const dir = await makeTempDir('docs');
-      const db = new PouchDB(`${dir}/notes`);
-      return {
-        db,
-        dispose: async () => {
-          await db.close();
-          await removeDir(dir);
-        },
-      };
+      return { open: (name) => new PouchDB(`${dir}/${name}`), dispose: () => removeDir(dir) };
     },
   ],
   [
     'CouchDB protocol (express-pouchdb)',
     async () => {
       const server: CouchServer = await startCouchServer();
-      const db = new PouchDB(`${server.url}/notes`);
-      return {
-        db,
-        dispose: async () => {
-          await db.close();
-          await server.dispose();
-        },
-      };
+      return { open: (name) => new PouchDB(`${server.url}/${name}`), dispose: () => server.dispose() };
     },
   ],
 ];
 
-for (const [name, open] of backends) {
+for (const [name, setUp] of backends) {
   describe(`getDocs on ${name}`, function () {
     this.timeout(60_000);
+    let host: Host;
     let db: Database;
-    let dispose: () => Promise<void>;
-    beforeEach(async () => {
-      ({ db, dispose } = await open());
+    let tests = 0;
+    before(async () => {
+      host = await setUp();
     });
-    afterEach(() => dispose());
+    after(() => host.dispose());
+    beforeEach(() => {
+      tests += 1;
+      db = host.open(`notes_${tests}`);
+    });
+    afterEach(() => db.close());
 
     it('returns the existing documents in the order asked, leaving out absent and deleted ones', async () => {
       // More ids than one chunk, so chunking keeps the order across chunks too.
