@@ -38,7 +38,11 @@ export const indexSpecs: Readonly<Record<DatabaseName, ReadonlyArray<IndexSpec>>
     // The rate limiter's cleanup asks for hits older than every window.
     { name: 'by-docType-at', fields: ['docType', 'at'] },
   ],
-  audit: [{ name: 'by-created_at', fields: ['created_at'] }],
+  audit: [
+    { name: 'by-created_at', fields: ['created_at'] },
+    // A data subject's entries, newest first by id (the export, and the audit log filtered by subject).
+    { name: 'by-subject_id', fields: ['subject_id', '_id'] },
+  ],
   projections: [
     // Attendance reports read one kind of aspect by day (and filter sessions in memory).
     { name: 'by-docType-kind-day', fields: ['docType', 'kind', 'day'] },

@@ -219,6 +219,26 @@ for (const [name, setUp, propertyRuns] of backends) {
       expect(await times({ actor: 'nobody' })).to.deep.equal([]);
     });
 
+    it('filters one subject by a time range and pages it, through its index', async () => {
+      const log = open();
+      await appendAt(log, [0, SECOND, 2 * SECOND, 3 * SECOND, 4 * SECOND], { subject_id: 's-9' });
+      await appendAt(log, [SECOND, 2 * SECOND, 3 * SECOND], { subject_id: 's-8' });
+      const filter = {
+        subjectId: 's-9',
+        from: '2026-03-01T12:00:01Z',
+        to: '2026-03-01T12:00:03Z',
+        limit: 2,
+      };
+      const pages = await allPages(log, filter);
+      expect(pages.map((p) => p.items.map((i) => (Date.parse(i.created_at) - BASE) / SECOND))).to.deep.equal([
+        [3, 2],
+        [1],
+      ]);
+      expect(pages.flatMap((p) => p.items).every((i) => i.subject_id === 's-9')).to.equal(true);
+      const indexes = (await store.db.audit.getIndexes()).indexes.map((i) => i.ddoc);
+      expect(indexes).to.include('_design/idx-by-subject_id');
+    });
+
     it('filters by an inclusive time range, to the millisecond', async () => {
       const log = open();
       await appendAt(log, [0, SECOND, 2 * SECOND, 3 * SECOND]);
@@ -369,66 +389,71 @@ for (const [name, setUp, propertyRuns] of backends) {
       });
     }
 
-    it('property: pages read while entries are appended list every earlier entry exactly once, never one twice', async () => {
-      const log = open();
-      const offset = fc.integer({ min: 0, max: 40 });
-      const step = fc.oneof(
-        fc.record({ kind: fc.constant('append' as const), at: offset, wait: fc.boolean() }),
-        fc.record({ kind: fc.constant('page' as const) }),
-      );
-      await fc.assert(
-        fc.asyncProperty(
-          fc.array(offset, { maxLength: 12 }),
-          fc.integer({ min: 1, max: 4 }),
-          fc.array(step, { maxLength: 16 }),
-          async (before, limit, steps) => {
-            // Each run has its own actor, so runs share the database without seeing each other's entries.
-            const actor = randomUUID();
-            const appendAtOffset = (at: number): Promise<void> => {
-              // Times repeat and go backwards: ties and late entries below the cursor are the hard cases.
-              now = BASE + at;
-              return log.append(entry({ actor_user_id: actor }));
-            };
-            await Promise.all(before.map(appendAtOffset));
-            const existing = (
-              await store.db.audit.allDocs({ startkey: 'audit:', endkey: 'audit;', include_docs: true })
-            ).rows
-              .filter((r) => r.doc !== undefined && 'actor_user_id' in r.doc && r.doc.actor_user_id === actor)
-              .map((r) => r.id);
-            expect(existing).to.have.length(before.length);
+    // By actor the range is scanned and filtered in memory; by subject the subject's index is read.
+    for (const by of ['actor', 'subject'] as const)
+      it(`property: pages by ${by} read while entries are appended list every earlier entry exactly once, never one twice`, async () => {
+        const log = open();
+        const offset = fc.integer({ min: 0, max: 40 });
+        const step = fc.oneof(
+          fc.record({ kind: fc.constant('append' as const), at: offset, wait: fc.boolean() }),
+          fc.record({ kind: fc.constant('page' as const) }),
+        );
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(offset, { maxLength: 12 }),
+            fc.integer({ min: 1, max: 4 }),
+            fc.array(step, { maxLength: 16 }),
+            async (before, limit, steps) => {
+              // Each run has its own actor and subject, so runs share the database without seeing each other's entries.
+              const actor = randomUUID();
+              const subject = randomUUID();
+              const appendAtOffset = (at: number): Promise<void> => {
+                // Times repeat and go backwards: ties and late entries below the cursor are the hard cases.
+                now = BASE + at;
+                return log.append(entry({ actor_user_id: actor, subject_id: subject }));
+              };
+              await Promise.all(before.map(appendAtOffset));
+              const existing = (
+                await store.db.audit.allDocs({ startkey: 'audit:', endkey: 'audit;', include_docs: true })
+              ).rows
+                .filter(
+                  (r) => r.doc !== undefined && 'actor_user_id' in r.doc && r.doc.actor_user_id === actor,
+                )
+                .map((r) => r.id);
+              expect(existing).to.have.length(before.length);
 
-            const listed: string[] = [];
-            const inFlight: Array<Promise<void>> = [];
-            let cursor: string | null | undefined;
-            const readPage = async () => {
-              const page = await pageOf(log, {
-                actor,
-                limit,
-                ...(typeof cursor === 'string' ? { cursor } : {}),
-              });
-              expect(page.items.length).to.be.at.most(limit);
-              listed.push(...page.items.map(idOf));
-              cursor = page.nextCursor;
-            };
-            for (const s of steps) {
-              if (s.kind === 'page') {
-                if (cursor !== null) await readPage();
-              } else if (s.wait) await appendAtOffset(s.at);
-              else inFlight.push(appendAtOffset(s.at));
-            }
-            while (cursor !== null) await readPage();
-            await Promise.all(inFlight);
+              const listed: string[] = [];
+              const inFlight: Array<Promise<void>> = [];
+              let cursor: string | null | undefined;
+              const readPage = async () => {
+                const page = await pageOf(log, {
+                  ...(by === 'actor' ? { actor } : { subjectId: subject }),
+                  limit,
+                  ...(typeof cursor === 'string' ? { cursor } : {}),
+                });
+                expect(page.items.length).to.be.at.most(limit);
+                listed.push(...page.items.map(idOf));
+                cursor = page.nextCursor;
+              };
+              for (const s of steps) {
+                if (s.kind === 'page') {
+                  if (cursor !== null) await readPage();
+                } else if (s.wait) await appendAtOffset(s.at);
+                else inFlight.push(appendAtOffset(s.at));
+              }
+              while (cursor !== null) await readPage();
+              await Promise.all(inFlight);
 
-            expect(new Set(listed).size, 'listed twice').to.equal(listed.length);
-            expect(listed, 'an earlier entry missing').to.include.members(existing);
-            expect(
-              listed.every((id, i) => i === 0 || id < (listed[i - 1] ?? '')),
-              'not newest first',
-            ).to.equal(true);
-          },
-        ),
-        { numRuns: propertyRuns },
-      );
-    });
+              expect(new Set(listed).size, 'listed twice').to.equal(listed.length);
+              expect(listed, 'an earlier entry missing').to.include.members(existing);
+              expect(
+                listed.every((id, i) => i === 0 || id < (listed[i - 1] ?? '')),
+                'not newest first',
+              ).to.equal(true);
+            },
+          ),
+          { numRuns: propertyRuns },
+        );
+      });
   });
 }
