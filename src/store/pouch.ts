@@ -36,3 +36,26 @@ export const withIndexGate = (db: Database, closing: () => boolean): Database =>
     createIndex: (index?: Parameters<typeof createIndex>[0]) => gated(() => createIndex(index)),
   });
 };
+
+const hasClose = (v: unknown): v is { close: () => Promise<void> } =>
+  typeof v === 'object' && v !== null && 'close' in v && typeof v.close === 'function';
+
+/**
+ * Closes the databases pouchdb-find opened for `db`'s indexes. PouchDB's leveldb adapter means to
+ * close them with their source, but looks them up under a prefixed name they are not stored under,
+ * so every index database stayed open after `close()`: in the test process, which opens hundreds of
+ * stores, their files ran the process out of descriptors ("Too many open files"), and LevelDB 1.20
+ * opens its files without close-on-exec, so every child process started from it inherited them too.
+ * The views are read from `_cachedViews`, where PouchDB keeps the promise of each index it opened.
+ */
+export const closeIndexDatabases = async (db: Database): Promise<void> => {
+  const cached: unknown = Reflect.get(db, '_cachedViews');
+  if (typeof cached !== 'object' || cached === null) return;
+  const views = await Promise.allSettled(Object.values(cached));
+  await Promise.allSettled(
+    views.map((v) => {
+      const index: unknown = v.status === 'fulfilled' ? Reflect.get(Object(v.value), 'db') : undefined;
+      return hasClose(index) ? index.close() : undefined;
+    }),
+  );
+};

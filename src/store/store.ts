@@ -21,7 +21,7 @@ import {
   unhealthyDatabases,
 } from './guardedLevel.js';
 import { ensureIndexes, indexSpecs } from './indexes.js';
-import { type Database, PouchDB, withIndexGate } from './pouch.js';
+import { closeIndexDatabases, type Database, PouchDB, withIndexGate } from './pouch.js';
 
 export const DATABASE_NAMES = ['roster', 'events', 'private', 'requests', 'audit', 'projections'] as const;
 export type DatabaseName = (typeof DATABASE_NAMES)[number];
@@ -109,6 +109,7 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
     for (const name of DATABASE_NAMES) await ensureIndexes(db[name], indexSpecs[name]);
     await ensureEventsGuard(db.events);
   } catch (e) {
+    await Promise.allSettled(DATABASE_NAMES.map((n) => closeIndexDatabases(db[n])));
     await Promise.allSettled(DATABASE_NAMES.map((n) => db[n].close()));
     throw e;
   }
@@ -132,6 +133,7 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
       // end the process (decision 0010): let the calls under way finish first.
       if (location.kind === 'embedded')
         await Promise.all(addresses.map(({ address }) => indexCallsSettled(address, 10_000)));
+      await Promise.all(DATABASE_NAMES.map((n) => closeIndexDatabases(db[n])));
       await Promise.all(DATABASE_NAMES.map((n) => db[n].close()));
     },
   };

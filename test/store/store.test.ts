@@ -3,6 +3,7 @@
  * (express-pouchdb on loopback), so both backends keep the same behaviour.
  */
 import { randomUUID } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
 import { expect } from 'chai';
 import { eventStore } from '../../src/store/events.js';
 import { EVENTS_DESIGN_ID } from '../../src/store/eventsDesign.js';
@@ -169,5 +170,26 @@ describe('events guard on a CouchDB-protocol server that runs validate_doc_updat
     const second = await openStore({ kind: 'couchdb', url: server.url, prefix: 'g_' });
     await second.close();
     expect((await store.db.events.get(EVENTS_DESIGN_ID))._rev).to.equal(first._rev);
+  });
+});
+
+describe('closing the embedded store', () => {
+  it('closes the databases of its indexes too, so no file stays open', async () => {
+    const openFiles = async () => (await readdir('/proc/self/fd')).length;
+    const before = await openFiles();
+    for (let i = 0; i < 3; i += 1) {
+      const dir = await makeTempDir('close');
+      const store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'c_' });
+      // A query through every index of a database, as the service makes them.
+      await store.db.audit.find({ selector: { subject_id: 'x' }, use_index: 'idx-by-subject_id' });
+      await store.db.projections.find({
+        selector: { docType: 'conflict', detectedAt: { $gt: '' } },
+        use_index: 'idx-by-docType-detectedAt',
+      });
+      await store.close();
+      await removeDir(dir);
+    }
+    // Each store left about sixty descriptors open (its index databases) before they were closed.
+    expect(await openFiles()).to.be.at.most(before + 2);
   });
 });
