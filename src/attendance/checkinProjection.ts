@@ -2,7 +2,8 @@
  * The check-in records follow the check-in events: after the pipeline resolves a child's check-in
  * aspect for a session, each check-in the projection holds is written to its record (created for a
  * check-in made offline, with the daily code the device printed), and a check-in that lost a conflict
- * is marked SUPERSEDED. Losers go first, so the open claim passes to the winner.
+ * is marked SUPERSEDED. Losers go first, so at no point do two records of one child and session
+ * read as open.
  */
 import { codeFor } from '../crypto/dayKeys.js';
 import type { AspectProjection } from '../rules/projections.js';

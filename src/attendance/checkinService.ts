@@ -39,7 +39,7 @@ export interface CheckinServiceDeps {
   readonly classes: ClassStore;
   readonly pickups: PickupService;
   readonly events: EventStore;
-  readonly pipeline: Pick<EventPipeline, 'settle' | 'current'>;
+  readonly pipeline: Pick<EventPipeline, 'settle' | 'current' | 'catchUp'>;
   readonly clock: () => Date;
   readonly settleTimeoutMs?: number;
 }
@@ -103,6 +103,15 @@ const notApplied = (): ApiError =>
 export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
   const now = () => deps.clock();
   const locks = keyedLock();
+  // After a start, the pipeline may still be projecting events stored before it, among them a
+  // check-in whose process died before it answered. The embedded store's ledger keeps no claim across
+  // a restart, so the client's retry runs again at once: the first decision waits for that backlog,
+  // so the retry sees the check-in rather than racing it with a second event. Later ones find none.
+  let caughtUp: Promise<void> | undefined;
+  const backlogProjected = () => {
+    caughtUp ??= deps.pipeline.catchUp();
+    return caughtUp;
+  };
   const actorOf = (actor: Actor) => ({ userId: actor.principal.userId, role: actor.principal.primaryRole });
   /** A record-keeping event (no aspect): attempts are counted, not decided. */
   const record = (actor: Actor, type: string, c: CheckinDoc, payload: Record<string, unknown>) =>
@@ -161,6 +170,18 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     return { aspect, version: current?.version ?? null, checkins: state?.checkins ?? [] };
   };
 
+  /**
+   * The child's open check-in at the session: the aspect names it, the record confirms it (the
+   * pipeline writes the record before the aspect, so a check-in the aspect names has its record).
+   */
+  const openCheckIn = async (sessionId: string, studentId: string): Promise<CheckinDoc | undefined> => {
+    const { checkins } = await head(sessionId, studentId);
+    const open = checkins.find((c) => c.status === 'CHECKED_IN');
+    if (open === undefined) return undefined;
+    const doc = await deps.checkins.get(open.checkInId);
+    return doc?.status === 'CHECKED_IN' ? doc : undefined;
+  };
+
   const alreadyOut = (): ApiError =>
     apiError('CONFLICT', 'The child is already checked out.', { reason: 'ALREADY_CHECKED_OUT' });
   const supersededCheckin = (): ApiError =>
@@ -175,6 +196,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     type: 'CHECK_OUT' | 'EMERGENCY_CHECKOUT',
     payload: Record<string, unknown>,
   ): Promise<E.Either<ApiError, CheckinDoc>> => {
+    await backlogProjected();
     const outcome = await locks.run(checkinAspect(current.sessionId, current.studentId), async () => {
       const { aspect, version, checkins } = await head(current.sessionId, current.studentId);
       // Re-checked under the lock: a request just before this one may have closed it.
@@ -246,6 +268,8 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
       const { sessionId } = session;
       const { studentId, visitor } = student;
       const checkInId = randomUUID();
+      deps.checkins.minted(checkInId);
+      await backlogProjected();
       const outcome = await locks.run(checkinAspect(sessionId, studentId), async () => {
         const current = await head(sessionId, studentId);
         if (current.checkins.some((c) => c.status === 'CHECKED_IN')) return 'lost';
@@ -273,7 +297,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
         query.checkInId !== undefined
           ? await deps.checkins.get(query.checkInId)
           : query.studentId !== undefined && query.sessionId !== undefined
-            ? await deps.checkins.openCheckIn(query.sessionId, query.studentId)
+            ? await openCheckIn(query.sessionId, query.studentId)
             : undefined;
       if (checkin === undefined) return E.left(notFound('check-in'));
       const student = await deps.students.get(checkin.studentId);

@@ -9,9 +9,8 @@ import type { Request } from 'express';
 import * as E from 'fp-ts/lib/Either.js';
 import { isUuidV4 } from '../domain/codec.js';
 import { type ApiError, apiError } from '../domain/errors.js';
-import type { IdempotencyRecord } from '../domain/idempotencyRecord.js';
 import { decideClaim, shouldStore } from '../rules/idempotency.js';
-import type { Claim, ClaimRequest, IdempotencyLedger } from '../store/idempotencyLedger.js';
+import type { Claim, ClaimRequest, IdempotencyLedger, LedgerEntry } from '../store/idempotencyLedger.js';
 import type { RenderedResponse } from './render.js';
 
 export const IDEMPOTENCY_HEADERS = ['idempotency-key', 'x-idempotency-key'] as const;
@@ -22,7 +21,10 @@ export interface IdempotencySettings {
   readonly retentionMs: number;
   /** How long a claim may stay pending before another request may take it over (owner died). */
   readonly leaseMs: number;
-  /** How often a waiting request looks at the ledger again. */
+  /**
+   * How often a waiting request looks at the ledger again, at the latest: the exclusive ledger wakes
+   * it as soon as the claim it waits on ends.
+   */
   readonly pollMs: number;
 }
 
@@ -76,11 +78,19 @@ export const requestFingerprint = (parts: {
 };
 
 export type IdempotentOutcome =
-  | { readonly kind: 'fresh'; readonly response: RenderedResponse }
+  | {
+      readonly kind: 'fresh';
+      readonly response: RenderedResponse;
+      /**
+       * Settles (never rejects) once the response is in the ledger, or its write failed and was
+       * reported. The caller sends the response only after it, and may write its audit entry meanwhile.
+       */
+      readonly recorded: Promise<void>;
+    }
   | { readonly kind: 'replay'; readonly response: RenderedResponse; readonly correlationId: string }
   | { readonly kind: 'rejected'; readonly error: ApiError };
 
-const replayOf = (entry: Extract<IdempotencyRecord, { state: 'complete' }>): IdempotentOutcome => ({
+const replayOf = (entry: Extract<LedgerEntry, { state: 'complete' }>): IdempotentOutcome => ({
   kind: 'replay',
   correlationId: entry.response.correlationId,
   response: {
@@ -90,8 +100,6 @@ const replayOf = (entry: Extract<IdempotencyRecord, { state: 'complete' }>): Ide
     body: entry.response.body,
   },
 });
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export interface ExecuteArgs {
   readonly ledger: IdempotencyLedger;
@@ -121,7 +129,7 @@ export const executeIdempotently = async (args: ExecuteArgs): Promise<Idempotent
   // The common case is a fresh key: try the create-only claim first and read only when it is taken.
   const first = request();
   const claimed = await ledger.claim(first);
-  if (claimed !== undefined) return { kind: 'fresh', response: await runClaimed(args, claimed, first) };
+  if (claimed !== undefined) return { kind: 'fresh', ...(await runClaimed(args, claimed, first)) };
   for (;;) {
     const existing = await ledger.get(args.key, args.principalId);
     const decision = decideClaim(existing, args.fingerprint, now());
@@ -137,14 +145,14 @@ export const executeIdempotently = async (args: ExecuteArgs): Promise<Idempotent
           error: apiError('CONFLICT', 'A request with this Idempotency-Key is still running.'),
         };
       }
-      await sleep(settings.pollMs);
+      await ledger.changed(args.key, args.principalId, settings.pollMs);
       continue;
     }
     const retry = request();
     const claim = await ledger.claim(retry, decision === 'reclaim' ? existing : undefined);
     // Another request claimed it between our read and our write: read again and follow it.
     if (claim === undefined) continue;
-    return { kind: 'fresh', response: await runClaimed(args, claim, retry) };
+    return { kind: 'fresh', ...(await runClaimed(args, claim, retry)) };
   }
 };
 
@@ -152,7 +160,7 @@ const runClaimed = async (
   args: ExecuteArgs,
   claim: Claim,
   request: ClaimRequest,
-): Promise<RenderedResponse> => {
+): Promise<{ response: RenderedResponse; recorded: Promise<void> }> => {
   let response: RenderedResponse;
   try {
     response = await args.run();
@@ -162,16 +170,20 @@ const runClaimed = async (
   }
   if (!shouldStore(response.status)) {
     await args.ledger.release(claim).catch(() => args.onStoreFailure?.('release'));
-    return response;
+    return { response, recorded: Promise.resolve() };
   }
-  const stored = await args.ledger
+  // Not awaited here: the ledger write and the caller's audit write go to different databases and
+  // need not wait for each other (decision 0019); the caller awaits both before it answers.
+  const recorded = args.ledger
     .complete(
       claim,
       request,
       { ...response, headers: { ...response.headers }, correlationId: args.correlationId },
       args.clock().getTime(),
     )
-    .catch(() => false);
-  if (!stored) args.onStoreFailure?.('complete');
-  return response;
+    .catch(() => false)
+    .then((stored) => {
+      if (!stored) args.onStoreFailure?.('complete');
+    });
+  return { response, recorded };
 };

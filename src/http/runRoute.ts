@@ -114,6 +114,8 @@ interface Outcome {
   readonly rendered: RenderedResponse;
   /** Set when this is the stored response of an earlier request with the same key. */
   readonly replayOf?: string;
+  /** Settles once the idempotency ledger holds the response; awaited before the answer is sent. */
+  readonly recorded?: Promise<void>;
 }
 
 /** Everything up to the response, as a value: the caller audits and sends it. */
@@ -177,7 +179,7 @@ const respond = async (
     case 'rejected':
       return fail(outcome.error);
     case 'fresh':
-      return { rendered: outcome.response };
+      return { rendered: outcome.response, recorded: outcome.recorded };
     case 'replay':
       return { rendered: outcome.response, replayOf: outcome.correlationId };
   }
@@ -250,7 +252,9 @@ export const routeHandler =
     try {
       const seen: { principal: Principal | null; subjectId?: string } = { principal: null };
       const outcome = await respond(route, req, deps, routes, seen);
-      await audit(route, req, deps, outcome, seen);
+      // The ledger's copy of the response and the audit entry are written side by side; the answer
+      // goes out once both are stored.
+      await Promise.all([outcome.recorded, audit(route, req, deps, outcome, seen)]);
       if (outcome.replayOf !== undefined) {
         deps.logger.info(
           { correlationId: state.correlationId, replayOf: outcome.replayOf },

@@ -2,11 +2,15 @@
  * Check-in configuration, the check-in secret and check-in records (private database). A record's
  * state (in, out, superseded, who and when) is written only by the event pipeline from the check-in
  * events (`applyProjected`); failed code attempts are counted here by compare-and-swap on the record's
- * revision, so concurrent attempts are counted exactly. The open-claim document points at the child's
- * open check-in for a session, for lookups by child and session.
+ * revision, so concurrent attempts are counted exactly.
+ *
+ * Which check-in of a child is open at a session is the check-in aspect's state (the pipeline writes
+ * the record first, then the aspect), so the check-in service reads it there. An open-claim document
+ * (`checkin-open:<session>:<student>`) used to repeat it: a second write and three reads per check-in
+ * for a copy (decision 0019). Such documents left in a data directory are never read.
  */
 import { randomBytes } from 'node:crypto';
-import * as t from 'io-ts';
+import type * as t from 'io-ts';
 import {
   type CheckinConfig,
   CheckinConfigDoc,
@@ -18,34 +22,22 @@ import { putBatched } from './batchedPut.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc } from './docs.js';
 import type { Database } from './pouch.js';
-import { isConflict, isNotFound } from './storeErrors.js';
+import { isConflict } from './storeErrors.js';
 
 const CONFIG_ID = 'checkin-config';
 const SECRET_ID = 'checkin-secret';
 export const checkinDocId = (checkInId: string): string => `checkin:${checkInId}`;
-const openClaimId = (sessionId: string, studentId: string): string =>
-  `checkin-open:${sessionId}:${studentId}`;
-const OpenClaim = t.type({
-  _id: t.string,
-  _rev: t.string,
-  docType: t.literal('checkinOpen'),
-  checkInId: t.string,
-});
-export type OpenClaim = t.TypeOf<typeof OpenClaim>;
-
 /**
- * What every check-in and check-out reads: the record, the child's open claim and the configuration
- * (embedded store only; see docCache.ts). Every write of them here goes through these caches.
+ * What every check-in and check-out reads: the record and the configuration (embedded store only;
+ * see docCache.ts). Every write of them here goes through these caches.
  */
 export interface CheckinCaches {
   readonly records: DocCache<CheckinDoc>;
-  readonly claims: DocCache<OpenClaim>;
   readonly config: DocCache<t.TypeOf<typeof CheckinConfigDoc>>;
 }
 
 export const noCheckinCaches = (): CheckinCaches => ({
   records: noDocCache(),
-  claims: noDocCache(),
   config: noDocCache(),
 });
 
@@ -83,11 +75,14 @@ export interface CheckinStore {
   /** The master secret, created (256 CSPRNG bits) by whichever instance reads it first. Never sent out. */
   secret(at: string): Promise<Uint8Array>;
   get(checkInId: string): Promise<CheckinDoc | undefined>;
-  openCheckIn(sessionId: string, studentId: string): Promise<CheckinDoc | undefined>;
+  /**
+   * Says that `checkInId` was just minted here, so no record of it exists yet: the write-through
+   * that creates it skips the read that would find nothing (where records are cached).
+   */
+  minted(checkInId: string): void;
   /**
    * Makes the record match the projection: creates it, or updates its state fields (never the attempt
-   * counter or the code), and points the open claim at it while it is open. `unchanged` when it
-   * already matched.
+   * counter or the code). `unchanged` when it already matched.
    */
   applyProjected(next: ProjectedCheckin): Promise<'written' | 'unchanged'>;
   /** Compare-and-swap of the attempt counter. */
@@ -95,43 +90,12 @@ export interface CheckinStore {
 }
 
 export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCaches()): CheckinStore => {
-  const readClaim = (id: string) => caches.claims.read(id, () => getDoc(db, OpenClaim, id));
   /** Stores a record (`put` semantics: a stale `_rev` is a 409) and remembers what was stored. */
   const writeRecord = async (doc: CheckinDoc | Omit<CheckinDoc, '_rev'>): Promise<CheckinDoc> => {
     const r = await writingThrough(caches.records, doc._id, () => putBatched(db, doc));
     const stored: CheckinDoc = { ...doc, _rev: r.rev };
     caches.records.remember(doc._id, stored);
     return stored;
-  };
-
-  /** The claim follows the projection: it names the open check-in, and goes when that one closes. */
-  const syncClaim = async (next: ProjectedCheckin): Promise<void> => {
-    const id = openClaimId(next.sessionId, next.studentId);
-    for (let attempt = 0; attempt < 20; attempt += 1) {
-      // A conflict below forgot the id (writingThrough), so a retry reads the store afresh.
-      const claim = await readClaim(id);
-      try {
-        if (next.status === 'CHECKED_IN') {
-          if (claim?.checkInId === next.checkInId) return;
-          const doc = {
-            _id: id,
-            ...(claim === undefined ? {} : { _rev: claim._rev }),
-            docType: 'checkinOpen' as const,
-            checkInId: next.checkInId,
-          };
-          const r = await writingThrough(caches.claims, id, () => putBatched(db, doc));
-          caches.claims.remember(id, { ...doc, _rev: r.rev });
-        } else if (claim?.checkInId === next.checkInId) {
-          await writingThrough(caches.claims, id, () =>
-            putBatched(db, { _id: claim._id, _rev: claim._rev, _deleted: true }),
-          );
-        }
-        return;
-      } catch (e) {
-        if (!isConflict(e) && !isNotFound(e)) throw e;
-      }
-    }
-    throw new Error('the open check-in claim stayed contended');
   };
 
   const store: CheckinStore = {
@@ -191,20 +155,14 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
       return caches.records.read(id, () => getDoc(db, CheckinDoc, id));
     },
 
-    async openCheckIn(sessionId, studentId) {
-      const claim = await readClaim(openClaimId(sessionId, studentId));
-      if (claim === undefined) return undefined;
-      const doc = await store.get(claim.checkInId);
-      return doc?.status === 'CHECKED_IN' ? doc : undefined;
+    minted(checkInId) {
+      caches.records.remember(checkinDocId(checkInId), undefined);
     },
 
     async applyProjected(next) {
       for (let attempt = 0; attempt < 20; attempt += 1) {
         const current = await store.get(next.checkInId);
-        if (current !== undefined && STATE_FIELDS.every((f) => current[f] === next[f])) {
-          await syncClaim(next);
-          return 'unchanged';
-        }
+        if (current !== undefined && STATE_FIELDS.every((f) => current[f] === next[f])) return 'unchanged';
         try {
           await writeRecord(
             current === undefined
@@ -215,7 +173,6 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
           if (isConflict(e)) continue;
           throw e;
         }
-        await syncClaim(next);
         return 'written';
       }
       throw new Error('the check-in record stayed contended');

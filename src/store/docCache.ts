@@ -1,6 +1,6 @@
 /**
  * A read cache for documents on the hot paths: the session and user every authenticated request
- * reads; the class session, child, check-in record, open claim and configuration every check-in and
+ * reads; the class session, child, check-in record and configuration every check-in and
  * check-out reads; and the aspects the pipeline and the check-in desk read (`src/store/projections.ts`).
  *
  * Correctness rests on one fact: the embedded store is a LevelDB directory that one process holds
@@ -20,8 +20,11 @@ export interface DocCache<T> {
     ids: ReadonlyArray<string>,
     load: (missing: ReadonlyArray<string>) => Promise<Map<string, T>>,
   ): Promise<Map<string, T>>;
-  /** Records what a write this process just made stored (its value is then the current one). */
-  remember(id: string, value: T): void;
+  /**
+   * Records what a write this process just made stored (its value is then the current one), or, with
+   * `undefined`, that no document `id` exists (an id this process just minted).
+   */
+  remember(id: string, value: T | undefined): void;
   /** Drops `id`; stores call it around their writes, the service for each change the feed reports. */
   forget(id: string): void;
   /** Drops everything (a reset of the documents behind it). */

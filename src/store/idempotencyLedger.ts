@@ -1,8 +1,18 @@
 /**
- * The idempotency ledger, one document per (key, principal) in the private database. The document id
- * is derived from both, so creating it is the atomic claim: PouchDB and CouchDB accept exactly one
- * create of an id, and every later create gets a 409. Replacing a document needs its current revision,
- * which makes reclaiming a stale or expired entry a compare-and-swap.
+ * The idempotency ledger, one document per (key, principal) in the `requests` database. The document
+ * id is derived from both.
+ *
+ * Two implementations behind one interface:
+ * - `idempotencyLedger` (CouchDB, where several instances share the database): creating the document
+ *   is the atomic claim. PouchDB and CouchDB accept exactly one create of an id, and every later create
+ *   gets a 409. Replacing a document needs its current revision, which makes reclaiming a stale or
+ *   expired entry a compare-and-swap. Two writes per mutation: the pending claim, then the response.
+ * - `exclusiveIdempotencyLedger` (the embedded store, whose LevelDB directory one process holds
+ *   locked): claims are held in this process's memory, and only the response is written. One write
+ *   per mutation (decision 0019). A stored pending claim could only tell another process that the
+ *   key is taken, and there is no other process; after a crash it would only delay the retry by a
+ *   lease. The retry then runs the handler again, and so would a retry after the lease. A check-in
+ *   that already happened is refused by the check-in rules either way.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
@@ -14,9 +24,18 @@ import { isConflict, isNotFound } from './storeErrors.js';
 export const ledgerDocId = (key: string, principalId: string): string =>
   `idem:${createHash('sha256').update(`${principalId}\n${key.toLowerCase()}`, 'utf8').digest('hex')}`;
 
+type WithoutRev<R> = R extends unknown ? Omit<R, '_rev'> & { readonly _rev: string | undefined } : never;
+
+/**
+ * What the ledger holds for a key: a stored entry (its revision set), or, in the exclusive ledger, a
+ * claim held in memory (its `_rev` is that of the stored entry it replaces, if any).
+ */
+export type LedgerEntry = WithoutRev<IdempotencyRecord>;
+
 export interface Claim {
   readonly id: string;
-  readonly rev: string;
+  /** The revision the response is written over: none for a new entry. */
+  readonly rev: string | undefined;
   readonly claimId: string;
 }
 
@@ -30,45 +49,104 @@ export interface ClaimRequest {
 }
 
 export interface IdempotencyLedger {
-  get(key: string, principalId: string): Promise<IdempotencyRecord | undefined>;
+  get(key: string, principalId: string): Promise<LedgerEntry | undefined>;
   /** Creates the claim, or replaces `replacing` (a stale or expired entry). `undefined` when another request won. */
-  claim(request: ClaimRequest, replacing?: IdempotencyRecord): Promise<Claim | undefined>;
+  claim(request: ClaimRequest, replacing?: LedgerEntry): Promise<Claim | undefined>;
+  /** Stores the response; `false` when the claim was lost meanwhile (its lease ran out and was taken). */
   complete(claim: Claim, request: ClaimRequest, response: StoredResponse, now: number): Promise<boolean>;
   release(claim: Claim): Promise<void>;
+  /**
+   * Resolves when the claim on the key changes hands or ends (at the latest after `ms`), so a waiting
+   * duplicate looks again at once rather than on its next poll. The shared ledger cannot know; it waits.
+   */
+  changed(key: string, principalId: string, ms: number): Promise<void>;
   /** Removes entries whose retention ended; returns how many. */
   purgeExpired(now: number, batchSize?: number): Promise<number>;
 }
 
-export const idempotencyLedger = (db: Database): IdempotencyLedger => ({
-  async get(key, principalId) {
-    const doc: unknown = await db.get(ledgerDocId(key, principalId)).catch((e: unknown) => {
-      if (isNotFound(e)) return undefined;
-      throw e;
+const readStored = async (db: Database, id: string): Promise<IdempotencyRecord | undefined> => {
+  const doc: unknown = await db.get(id).catch((e: unknown) => {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  });
+  if (doc === undefined) return undefined;
+  const decoded = IdempotencyRecord.decode(doc);
+  if (E.isLeft(decoded)) throw new Error('undecodable idempotency ledger entry');
+  return decoded.right;
+};
+
+const pendingEntry = (id: string, request: ClaimRequest, claimId: string, rev: string | undefined) => ({
+  _id: id,
+  _rev: rev,
+  docType: 'idempotency' as const,
+  key: request.key,
+  principalId: request.principalId,
+  fingerprint: request.fingerprint,
+  claimId,
+  createdAt: request.now,
+  expiresAt: request.now + request.retentionMs,
+  state: 'pending' as const,
+  leaseUntil: request.now + request.leaseMs,
+});
+
+const completeDoc = (claim: Claim, request: ClaimRequest, response: StoredResponse, now: number) => ({
+  _id: claim.id,
+  ...(claim.rev === undefined ? {} : { _rev: claim.rev }),
+  docType: 'idempotency' as const,
+  key: request.key,
+  principalId: request.principalId,
+  fingerprint: request.fingerprint,
+  claimId: claim.claimId,
+  createdAt: request.now,
+  // Retention counts from the response, so a replay is possible for the full 24 hours after it.
+  expiresAt: now + request.retentionMs,
+  state: 'complete' as const,
+  response,
+});
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+const purgeExpired = async (
+  db: Database,
+  now: number,
+  batchSize: number,
+  onRemoved: (id: string) => void = () => undefined,
+): Promise<number> => {
+  let purged = 0;
+  for (;;) {
+    const found = await db.find({
+      selector: { docType: 'idempotency', expiresAt: { $lte: now } },
+      fields: ['_id', '_rev'],
+      limit: batchSize,
+      use_index: 'idx-by-docType-expiresAt',
     });
-    if (doc === undefined) return undefined;
-    const decoded = IdempotencyRecord.decode(doc);
-    if (E.isLeft(decoded)) throw new Error('undecodable idempotency ledger entry');
-    return decoded.right;
-  },
+    if (found.docs.length === 0) return purged;
+    const results = await db.bulkDocs(found.docs.map((d) => ({ _id: d._id, _rev: d._rev, _deleted: true })));
+    let removed = 0;
+    results.forEach((r, i) => {
+      const id = found.docs[i]?._id;
+      if (!('ok' in r) || r.ok !== true || id === undefined) return;
+      removed += 1;
+      onRemoved(id);
+    });
+    purged += removed;
+    // A batch that removed nothing (every entry changed meanwhile) must not loop for ever.
+    if (found.docs.length < batchSize || removed === 0) return purged;
+  }
+};
+
+export const idempotencyLedger = (db: Database): IdempotencyLedger => ({
+  get: (key, principalId) => readStored(db, ledgerDocId(key, principalId)),
 
   async claim(request, replacing) {
     const claimId = randomUUID();
     const id = ledgerDocId(request.key, request.principalId);
-    const doc = {
-      _id: id,
-      ...(replacing === undefined ? {} : { _rev: replacing._rev }),
-      docType: 'idempotency' as const,
-      key: request.key,
-      principalId: request.principalId,
-      fingerprint: request.fingerprint,
-      claimId,
-      createdAt: request.now,
-      expiresAt: request.now + request.retentionMs,
-      state: 'pending' as const,
-      leaseUntil: request.now + request.leaseMs,
-    };
+    const { _rev: _r, ...entry } = pendingEntry(id, request, claimId, undefined);
     try {
-      const r = await putBatched(db, doc);
+      const r = await putBatched(db, {
+        ...entry,
+        ...(replacing?._rev === undefined ? {} : { _rev: replacing._rev }),
+      });
       return { id, rev: r.rev, claimId };
     } catch (e) {
       if (isConflict(e)) return undefined;
@@ -78,20 +156,7 @@ export const idempotencyLedger = (db: Database): IdempotencyLedger => ({
 
   async complete(claim, request, response, now) {
     try {
-      await putBatched(db, {
-        _id: claim.id,
-        _rev: claim.rev,
-        docType: 'idempotency',
-        key: request.key,
-        principalId: request.principalId,
-        fingerprint: request.fingerprint,
-        claimId: claim.claimId,
-        createdAt: request.now,
-        // Retention counts from the response, so a replay is possible for the full 24 hours after it.
-        expiresAt: now + request.retentionMs,
-        state: 'complete',
-        response,
-      });
+      await putBatched(db, completeDoc(claim, request, response, now));
       return true;
     } catch (e) {
       // Our lease ran out and another request reclaimed the key; its record stands.
@@ -101,28 +166,211 @@ export const idempotencyLedger = (db: Database): IdempotencyLedger => ({
   },
 
   async release(claim) {
+    if (claim.rev === undefined) return;
     await db.remove(claim.id, claim.rev).catch((e: unknown) => {
       if (!isConflict(e) && !isNotFound(e)) throw e;
     });
   },
 
-  async purgeExpired(now, batchSize = 500) {
-    let purged = 0;
-    for (;;) {
-      const found = await db.find({
-        selector: { docType: 'idempotency', expiresAt: { $lte: now } },
-        fields: ['_id', '_rev'],
-        limit: batchSize,
-        use_index: 'idx-by-docType-expiresAt',
-      });
-      if (found.docs.length === 0) return purged;
-      const results = await db.bulkDocs(
-        found.docs.map((d) => ({ _id: d._id, _rev: d._rev, _deleted: true })),
-      );
-      const removed = results.filter((r) => 'ok' in r && r.ok === true).length;
-      purged += removed;
-      // A batch that removed nothing (every entry changed meanwhile) must not loop for ever.
-      if (found.docs.length < batchSize || removed === 0) return purged;
-    }
-  },
+  changed: (_key, _principalId, ms) => sleep(ms),
+
+  purgeExpired: (now, batchSize = 500) => purgeExpired(db, now, batchSize),
 });
+
+/**
+ * Which ledger ids the store may hold, so that a fresh key (nearly every mutation) is claimed without
+ * a read that would find nothing. Sound only where this process is the ledger's one writer: every
+ * create and every purge passes through here. Until the stored ids are loaded (in the background,
+ * from the first claim on) every id may be stored.
+ *
+ * Keys are 52 bits of the id's hash (exact in a number; the id is a SHA-256); a collision only costs a
+ * read. Each key counts its stored documents: a create adds one, a purged document takes one away,
+ * and the load adds one per stored document it finds. A document may be counted twice (created while
+ * the load runs), never not at all, so a count is never below what the store holds: no take-away
+ * happens before the load is complete, and from then on each take-away is one document gone.
+ */
+export interface StoredIds {
+  /** False only when the store certainly holds no entry `id`. */
+  mayHold(id: string): boolean;
+  created(id: string): void;
+  removed(id: string): void;
+  /** Reads the stored ids once (again after a failed attempt); resolves when done or failed. */
+  load(): Promise<void>;
+  readonly size: () => number;
+}
+
+const keyOf = (id: string): number => Number.parseInt(id.slice('idem:'.length, 'idem:'.length + 13), 16);
+
+export interface StoredIdsOptions {
+  readonly pageSize?: number;
+  /** Awaited before each page of the load: lets a test interleave writes with it at will. */
+  readonly beforePage?: () => Promise<void>;
+}
+
+export const storedIds = (db: Database, options: StoredIdsOptions = {}): StoredIds => {
+  const pageSize = options.pageSize ?? 5_000;
+  const counts = new Map<number, number>();
+  let phase: 'cold' | 'loading' | 'ready' = 'cold';
+  let loading: Promise<void> | undefined;
+  const add = (id: string) => {
+    const k = keyOf(id);
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  };
+  const readAll = async () => {
+    let startkey = 'idem:';
+    for (;;) {
+      await options.beforePage?.();
+      // Keys only: ids and revisions, no document bodies.
+      const page = await db.allDocs({ startkey, endkey: 'idem:\ufff0', limit: pageSize });
+      for (const row of page.rows) add(row.id);
+      const last = page.rows[page.rows.length - 1];
+      if (page.rows.length < pageSize || last === undefined) return;
+      // The next page starts just after the last id, not at it with `skip: 1`: that id may be purged
+      // meanwhile, and `skip` would then pass over the first id of the next page unread.
+      startkey = `${last.id}\u0000`;
+    }
+  };
+  return {
+    mayHold: (id) => phase !== 'ready' || counts.has(keyOf(id)),
+    created: add,
+    removed(id) {
+      if (phase !== 'ready') return;
+      const k = keyOf(id);
+      const n = counts.get(k) ?? 0;
+      if (n <= 1) counts.delete(k);
+      else counts.set(k, n - 1);
+    },
+    load() {
+      if (phase === 'ready') return Promise.resolve();
+      loading ??= (async () => {
+        phase = 'loading';
+        try {
+          await readAll();
+          phase = 'ready';
+        } catch {
+          // The store is closing or failing: keep reading per claim, and try again on a later one.
+          phase = 'cold';
+        } finally {
+          loading = undefined;
+        }
+      })();
+      return loading;
+    },
+    size: () => counts.size,
+  };
+};
+
+interface Held {
+  readonly entry: Extract<LedgerEntry, { state: 'pending' }>;
+  /** Resolves when this claim ends or is taken over; waiting duplicates look again then. */
+  readonly ended: Promise<void>;
+  readonly end: () => void;
+}
+
+/**
+ * Only for a database that no other process writes (the embedded store). A claim is an entry in
+ * `held`, taken and compared synchronously, so of concurrent claims exactly one wins; the claim then
+ * reads the stored entry and stands only if it is still the one the decision was made on (none for a
+ * fresh key). The stored entry changes only through this ledger, under a claim, so that read cannot
+ * be overtaken. The response is written as a create (or over the expired entry it replaces).
+ */
+export const exclusiveIdempotencyLedger = (
+  db: Database,
+  stored: StoredIds = storedIds(db),
+): IdempotencyLedger => {
+  const held = new Map<string, Held>();
+  /** The stored entry, or none without reading when the store certainly holds none. */
+  const storedEntry = (id: string) => {
+    if (stored.mayHold(id)) return readStored(db, id);
+    return Promise.resolve(undefined);
+  };
+  const hold = (entry: Held['entry']): Held => {
+    let end: () => void = () => undefined;
+    const ended = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    const h: Held = { entry, ended, end };
+    held.get(entry._id)?.end();
+    held.set(entry._id, h);
+    return h;
+  };
+  const drop = (id: string, claimId: string) => {
+    const h = held.get(id);
+    if (h?.entry.claimId !== claimId) return;
+    held.delete(id);
+    h.end();
+  };
+
+  return {
+    async get(key, principalId) {
+      const id = ledgerDocId(key, principalId);
+      return held.get(id)?.entry ?? (await storedEntry(id));
+    },
+
+    async claim(request, replacing) {
+      const id = ledgerDocId(request.key, request.principalId);
+      const current = held.get(id);
+      // A held claim is taken over only by a request that saw it (its lease ran out); a request that
+      // saw the stored entry, or nothing, lost to whoever holds the key now.
+      if (
+        current !== undefined &&
+        (replacing?.state !== 'pending' || current.entry.claimId !== replacing.claimId)
+      )
+        return undefined;
+      const claimId = randomUUID();
+      const rev = replacing?._rev;
+      hold(pendingEntry(id, request, claimId, rev));
+      void stored.load();
+      let now: IdempotencyRecord | undefined;
+      try {
+        now = await storedEntry(id);
+      } catch (e) {
+        drop(id, claimId);
+        throw e;
+      }
+      if (now?._rev !== rev) {
+        // The key was completed (or the entry replaced) after the caller's read: it reads again.
+        drop(id, claimId);
+        return undefined;
+      }
+      return { id, rev, claimId };
+    },
+
+    async complete(claim, request, response, now) {
+      // Taken over after our lease ran out: the new holder's response is the one that stands.
+      if (held.get(claim.id)?.entry.claimId !== claim.claimId) return false;
+      // Counted before the write: a write that fails leaves a count too many, never one too few.
+      if (claim.rev === undefined) stored.created(claim.id);
+      try {
+        await putBatched(db, completeDoc(claim, request, response, now));
+        return true;
+      } catch (e) {
+        if (isConflict(e)) return false;
+        throw e;
+      } finally {
+        // Released only once the response is stored, so a duplicate never finds neither.
+        drop(claim.id, claim.claimId);
+      }
+    },
+
+    async release(claim) {
+      drop(claim.id, claim.claimId);
+    },
+
+    async changed(key, principalId, ms) {
+      const h = held.get(ledgerDocId(key, principalId));
+      // Nothing held here: the wait is on a stored claim (left by an earlier process), so poll.
+      if (h === undefined) return sleep(ms);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        h.ended,
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, ms);
+        }),
+      ]);
+      clearTimeout(timer);
+    },
+
+    purgeExpired: (now, batchSize = 500) => purgeExpired(db, now, batchSize, (id) => stored.removed(id)),
+  };
+};

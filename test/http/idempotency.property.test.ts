@@ -11,7 +11,12 @@ import {
   executeIdempotently,
   type IdempotentOutcome,
 } from '../../src/http/idempotency.js';
-import { idempotencyLedger } from '../../src/store/idempotencyLedger.js';
+import {
+  exclusiveIdempotencyLedger,
+  type IdempotencyLedger,
+  idempotencyLedger,
+} from '../../src/store/idempotencyLedger.js';
+import type { Database } from '../../src/store/pouch.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
@@ -30,93 +35,103 @@ const requests = fc.array(
   { minLength: 1, maxLength: 12 },
 );
 
-describe('idempotency property (fast-check, real ledger)', function () {
-  this.timeout(120_000);
-  let dir: string;
-  let store: Store;
-  before(async () => {
-    dir = await makeTempDir('idem-prop');
-    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
-  });
-  after(async () => {
-    await store.close();
-    await removeDir(dir);
-  });
+const ledgers: ReadonlyArray<[string, (db: Database) => IdempotencyLedger]> = [
+  ['shared ledger: claims stored', idempotencyLedger],
+  ['exclusive ledger: claims in memory, one write', exclusiveIdempotencyLedger],
+];
 
-  const runAll = async (reqs: ReadonlyArray<Req>, concurrent: boolean) => {
-    const ledger = idempotencyLedger(store.db.requests);
-    // Fresh keys per run, so runs share the database without sharing entries.
-    const keys = Array.from({ length: 4 }, () => randomUUID());
-    const effects = new Map<string, number>();
-    const one = (r: Req): Promise<IdempotentOutcome> =>
-      executeIdempotently({
-        ledger,
-        clock: () => new Date(),
-        settings: { ...DEFAULT_IDEMPOTENCY_SETTINGS, pollMs: 2 },
-        key: keys[r.key] ?? '',
-        principalId: `p${r.principal}`,
-        fingerprint: `payload-${r.payload}`,
-        correlationId: randomUUID(),
-        run: async () => {
-          const pair = `${r.key}/${r.principal}`;
-          effects.set(pair, (effects.get(pair) ?? 0) + 1);
-          return {
-            status: 201,
-            headers: {},
-            contentType: 'application/json',
-            body: JSON.stringify({ pair, payload: r.payload, id: randomUUID() }),
-          };
-        },
-      });
-    const outcomes: IdempotentOutcome[] = [];
-    if (concurrent) outcomes.push(...(await Promise.all(reqs.map(one))));
-    else for (const r of reqs) outcomes.push(await one(r));
-    return { effects, outcomes };
-  };
+for (const [ledgerName, ledgerOf] of ledgers)
+  describe(`idempotency property (fast-check, real ledger; ${ledgerName})`, function () {
+    this.timeout(120_000);
+    let dir: string;
+    let store: Store;
+    before(async () => {
+      dir = await makeTempDir('idem-prop');
+      store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
+    });
+    after(async () => {
+      await store.close();
+      await removeDir(dir);
+    });
 
-  const check = (
-    reqs: ReadonlyArray<Req>,
-    effects: Map<string, number>,
-    outcomes: ReadonlyArray<IdempotentOutcome>,
-  ) => {
-    const pairs = new Set(reqs.map((r) => `${r.key}/${r.principal}`));
-    expect(effects.size).to.equal(pairs.size);
-    for (const count of effects.values()) expect(count).to.equal(1);
-    for (const pair of pairs) {
-      const answered = reqs
-        .map((r, i) => ({ r, o: outcomes[i] }))
-        .filter(({ r }) => `${r.key}/${r.principal}` === pair);
-      const accepted = answered.filter(({ o }) => o?.kind !== 'rejected');
-      expect(
-        new Set(accepted.map(({ o }) => (o?.kind === 'rejected' ? '' : o?.response.body))).size,
-      ).to.equal(1);
-      const winnerPayload = accepted[0]?.r.payload;
-      for (const { r, o } of answered) {
-        if (o?.kind === 'rejected') {
-          expect(o.error.code).to.equal('IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD');
-          expect(r.payload).not.to.equal(winnerPayload);
-        } else expect(r.payload).to.equal(winnerPayload);
+    const runAll = async (reqs: ReadonlyArray<Req>, concurrent: boolean) => {
+      const ledger = ledgerOf(store.db.requests);
+      // Fresh keys per run, so runs share the database without sharing entries.
+      const keys = Array.from({ length: 4 }, () => randomUUID());
+      const effects = new Map<string, number>();
+      const one = async (r: Req): Promise<IdempotentOutcome> => {
+        const outcome = await executeIdempotently({
+          ledger,
+          clock: () => new Date(),
+          settings: { ...DEFAULT_IDEMPOTENCY_SETTINGS, pollMs: 2 },
+          key: keys[r.key] ?? '',
+          principalId: `p${r.principal}`,
+          fingerprint: `payload-${r.payload}`,
+          correlationId: randomUUID(),
+          run: async () => {
+            const pair = `${r.key}/${r.principal}`;
+            effects.set(pair, (effects.get(pair) ?? 0) + 1);
+            return {
+              status: 201,
+              headers: {},
+              contentType: 'application/json',
+              body: JSON.stringify({ pair, payload: r.payload, id: randomUUID() }),
+            };
+          },
+        });
+        // As the route does: the answer goes out once the ledger holds it.
+        if (outcome.kind === 'fresh') await outcome.recorded;
+        return outcome;
+      };
+      const outcomes: IdempotentOutcome[] = [];
+      if (concurrent) outcomes.push(...(await Promise.all(reqs.map(one))));
+      else for (const r of reqs) outcomes.push(await one(r));
+      return { effects, outcomes };
+    };
+
+    const check = (
+      reqs: ReadonlyArray<Req>,
+      effects: Map<string, number>,
+      outcomes: ReadonlyArray<IdempotentOutcome>,
+    ) => {
+      const pairs = new Set(reqs.map((r) => `${r.key}/${r.principal}`));
+      expect(effects.size).to.equal(pairs.size);
+      for (const count of effects.values()) expect(count).to.equal(1);
+      for (const pair of pairs) {
+        const answered = reqs
+          .map((r, i) => ({ r, o: outcomes[i] }))
+          .filter(({ r }) => `${r.key}/${r.principal}` === pair);
+        const accepted = answered.filter(({ o }) => o?.kind !== 'rejected');
+        expect(
+          new Set(accepted.map(({ o }) => (o?.kind === 'rejected' ? '' : o?.response.body))).size,
+        ).to.equal(1);
+        const winnerPayload = accepted[0]?.r.payload;
+        for (const { r, o } of answered) {
+          if (o?.kind === 'rejected') {
+            expect(o.error.code).to.equal('IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD');
+            expect(r.payload).not.to.equal(winnerPayload);
+          } else expect(r.payload).to.equal(winnerPayload);
+        }
       }
-    }
-  };
+    };
 
-  it('in sequence: side effects = distinct (key, principal) claims; replays identical; other payloads rejected', async () => {
-    await fc.assert(
-      fc.asyncProperty(requests, async (reqs) => {
-        const { effects, outcomes } = await runAll(reqs, false);
-        check(reqs, effects, outcomes);
-      }),
-      { numRuns: 60 },
-    );
-  });
+    it('in sequence: side effects = distinct (key, principal) claims; replays identical; other payloads rejected', async () => {
+      await fc.assert(
+        fc.asyncProperty(requests, async (reqs) => {
+          const { effects, outcomes } = await runAll(reqs, false);
+          check(reqs, effects, outcomes);
+        }),
+        { numRuns: 60 },
+      );
+    });
 
-  it('all at once: the same holds under concurrency', async () => {
-    await fc.assert(
-      fc.asyncProperty(requests, async (reqs) => {
-        const { effects, outcomes } = await runAll(reqs, true);
-        check(reqs, effects, outcomes);
-      }),
-      { numRuns: 60 },
-    );
+    it('all at once: the same holds under concurrency', async () => {
+      await fc.assert(
+        fc.asyncProperty(requests, async (reqs) => {
+          const { effects, outcomes } = await runAll(reqs, true);
+          check(reqs, effects, outcomes);
+        }),
+        { numRuns: 60 },
+      );
+    });
   });
-});

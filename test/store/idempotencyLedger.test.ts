@@ -1,6 +1,15 @@
 import { expect } from 'chai';
-import type { IdempotencyRecord } from '../../src/domain/idempotencyRecord.js';
-import { type ClaimRequest, idempotencyLedger, ledgerDocId } from '../../src/store/idempotencyLedger.js';
+import fc from 'fast-check';
+import {
+  type ClaimRequest,
+  exclusiveIdempotencyLedger,
+  type IdempotencyLedger,
+  idempotencyLedger,
+  type LedgerEntry,
+  ledgerDocId,
+  storedIds,
+} from '../../src/store/idempotencyLedger.js';
+import type { Database } from '../../src/store/pouch.js';
 import { openStore, type Store, type StoreLocation } from '../../src/store/store.js';
 import { type CouchServer, startCouchServer } from '../support/couchServer.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
@@ -23,11 +32,12 @@ const response = {
   correlationId: 'c-1',
 };
 
+type LedgerOf = (db: Database) => IdempotencyLedger;
 const backends: ReadonlyArray<
-  [string, () => Promise<{ location: StoreLocation; dispose: () => Promise<void> }>]
+  [string, () => Promise<{ location: StoreLocation; dispose: () => Promise<void> }>, LedgerOf]
 > = [
   [
-    'embedded leveldb',
+    'embedded leveldb (shared ledger)',
     async () => {
       const dir = await makeTempDir('ledger');
       return {
@@ -35,6 +45,18 @@ const backends: ReadonlyArray<
         dispose: () => removeDir(dir),
       };
     },
+    idempotencyLedger,
+  ],
+  [
+    'embedded leveldb (exclusive ledger: claims in memory)',
+    async () => {
+      const dir = await makeTempDir('ledger');
+      return {
+        location: { kind: 'embedded', dataDir: dir, prefix: 'chamada_' },
+        dispose: () => removeDir(dir),
+      };
+    },
+    exclusiveIdempotencyLedger,
   ],
   [
     'CouchDB protocol (express-pouchdb)',
@@ -45,10 +67,11 @@ const backends: ReadonlyArray<
         dispose: () => server.dispose(),
       };
     },
+    idempotencyLedger,
   ],
 ];
 
-for (const [name, setUp] of backends) {
+for (const [name, setUp, ledgerOf] of backends) {
   describe(`idempotency ledger on ${name}`, () => {
     let store: Store;
     let dispose: () => Promise<void>;
@@ -68,13 +91,13 @@ for (const [name, setUp] of backends) {
     });
 
     it('lets exactly one of 20 concurrent claims of the same key win', async () => {
-      const ledger = idempotencyLedger(store.db.requests);
+      const ledger = ledgerOf(store.db.requests);
       const claims = await Promise.all(Array.from({ length: 20 }, () => ledger.claim(request())));
       expect(claims.filter((c) => c !== undefined)).to.have.length(1);
     });
 
     it('stores a completed response and reads it back', async () => {
-      const ledger = idempotencyLedger(store.db.requests);
+      const ledger = ledgerOf(store.db.requests);
       const claim = await ledger.claim(request());
       if (claim === undefined) throw new Error('claim lost');
       expect(await ledger.complete(claim, request(), response, 1_000_500)).to.equal(true);
@@ -88,7 +111,7 @@ for (const [name, setUp] of backends) {
     });
 
     it('reclaims an entry only with its current revision (compare-and-swap)', async () => {
-      const ledger = idempotencyLedger(store.db.requests);
+      const ledger = ledgerOf(store.db.requests);
       await ledger.claim(request());
       const stale = await ledger.get(request().key, 'user-1');
       if (stale === undefined) throw new Error('no entry');
@@ -100,7 +123,7 @@ for (const [name, setUp] of backends) {
     });
 
     it('releases a claim so the key is free again', async () => {
-      const ledger = idempotencyLedger(store.db.requests);
+      const ledger = ledgerOf(store.db.requests);
       const claim = await ledger.claim(request());
       if (claim === undefined) throw new Error('claim lost');
       await ledger.release(claim);
@@ -109,7 +132,7 @@ for (const [name, setUp] of backends) {
     });
 
     it('purges entries past their retention and keeps the others', async () => {
-      const ledger = idempotencyLedger(store.db.requests);
+      const ledger = ledgerOf(store.db.requests);
       for (let i = 0; i < 7; i += 1) {
         const r = request({ key: `00000000-0000-4000-8000-00000000000${i}`, now: i < 4 ? 0 : DAY });
         const claim = await ledger.claim(r);
@@ -117,7 +140,7 @@ for (const [name, setUp] of backends) {
         await ledger.complete(claim, r, response, r.now);
       }
       expect(await ledger.purgeExpired(DAY, 3)).to.equal(4);
-      const left: Array<IdempotencyRecord | undefined> = await Promise.all(
+      const left: Array<LedgerEntry | undefined> = await Promise.all(
         Array.from({ length: 7 }, (_, i) => ledger.get(`00000000-0000-4000-8000-00000000000${i}`, 'user-1')),
       );
       expect(left.map((e) => e !== undefined)).to.deep.equal([false, false, false, false, true, true, true]);
@@ -155,5 +178,241 @@ describe('idempotency ledger shared by two app instances on one CouchDB-protocol
         `round ${round}`,
       ).to.have.length(1);
     }
+  });
+});
+
+describe('exclusive idempotency ledger (embedded store: claims held in memory)', () => {
+  let dir: string;
+  let store: Store;
+  beforeEach(async () => {
+    dir = await makeTempDir('ledger-x');
+    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
+  });
+  afterEach(async () => {
+    await store.close();
+    await removeDir(dir);
+  });
+  const seq = async () => Number((await store.db.requests.info()).update_seq);
+
+  it('writes one document per mutation: the response, not the claim', async () => {
+    const ledger = exclusiveIdempotencyLedger(store.db.requests);
+    const before = await seq();
+    const claim = await ledger.claim(request());
+    if (claim === undefined) throw new Error('claim lost');
+    expect(await seq()).to.equal(before);
+    expect(await ledger.get(request().key, 'user-1')).to.deep.include({
+      state: 'pending',
+      fingerprint: 'fp-A',
+    });
+    expect(await ledger.complete(claim, request(), response, 1_000_500)).to.equal(true);
+    expect(await seq()).to.equal(before + 1);
+    const stored: unknown = await store.db.requests.get(ledgerDocId(request().key, 'user-1'));
+    expect(stored).to.deep.include({ state: 'complete', response });
+  });
+
+  it('a claim decided on a stale read stands down: the key was completed in between', async () => {
+    const ledger = exclusiveIdempotencyLedger(store.db.requests);
+    const seen = await ledger.get(request().key, 'user-1');
+    expect(seen).to.equal(undefined);
+    const first = await ledger.claim(request());
+    if (first === undefined) throw new Error('claim lost');
+    await ledger.complete(first, request(), response, 1_000_500);
+    // A request that read "nothing" before the completion must not run the handler a second time.
+    expect(await ledger.claim(request(), seen)).to.equal(undefined);
+    // Nor one that read the pending claim.
+    const pending: LedgerEntry = {
+      _id: first.id,
+      _rev: undefined,
+      docType: 'idempotency',
+      key: request().key,
+      principalId: 'user-1',
+      fingerprint: 'fp-A',
+      claimId: first.claimId,
+      createdAt: 1_000_000,
+      expiresAt: 1_000_000 + DAY,
+      state: 'pending',
+      leaseUntil: 1_060_000,
+    };
+    expect(await ledger.claim(request({ now: 2_000_000 }), pending)).to.equal(undefined);
+  });
+
+  it('a claim taken over after its lease: the late owner cannot store its response over the new one', async () => {
+    const ledger = exclusiveIdempotencyLedger(store.db.requests);
+    const late = await ledger.claim(request());
+    if (late === undefined) throw new Error('claim lost');
+    const held = await ledger.get(request().key, 'user-1');
+    if (held === undefined) throw new Error('no entry');
+    const taker = await ledger.claim(request({ now: 1_000_000 + 60_001 }), held);
+    if (taker === undefined) throw new Error('takeover refused');
+    expect(await ledger.complete(late, request(), response, 1_070_000)).to.equal(false);
+    expect(await ledger.complete(taker, request(), { ...response, body: '{"a":2}' }, 1_070_000)).to.equal(
+      true,
+    );
+    expect(await ledger.get(request().key, 'user-1')).to.deep.include({ state: 'complete' });
+    const entry = await ledger.get(request().key, 'user-1');
+    expect(entry?.state === 'complete' ? entry.response.body : undefined).to.equal('{"a":2}');
+  });
+
+  it('wakes a waiting duplicate as soon as the claim ends, not on its next poll', async () => {
+    const ledger = exclusiveIdempotencyLedger(store.db.requests);
+    const claim = await ledger.claim(request());
+    if (claim === undefined) throw new Error('claim lost');
+    const started = Date.now();
+    const waited = ledger.changed(request().key, 'user-1', 10_000);
+    await ledger.complete(claim, request(), response, 1_000_500);
+    await waited;
+    expect(Date.now() - started).to.be.lessThan(5_000);
+  });
+
+  it('takes over a pending entry stored by an earlier process (the shared ledger) once its lease ended', async () => {
+    const r = request();
+    const left = await idempotencyLedger(store.db.requests).claim(r);
+    if (left === undefined) throw new Error('claim lost');
+    const ledger = exclusiveIdempotencyLedger(store.db.requests);
+    const stored = await ledger.get(r.key, 'user-1');
+    expect(stored).to.deep.include({ state: 'pending', _rev: left.rev });
+    const claim = await ledger.claim(request({ now: r.now + r.leaseMs + 1 }), stored);
+    if (claim === undefined) throw new Error('takeover refused');
+    expect(await ledger.complete(claim, r, response, r.now + r.leaseMs + 2)).to.equal(true);
+    expect(await ledger.get(r.key, 'user-1')).to.deep.include({ state: 'complete' });
+  });
+});
+
+describe('the exclusive ledger index of stored ids', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let store: Store;
+  before(async () => {
+    dir = await makeTempDir('ledger-ids');
+    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
+  });
+  after(async () => {
+    await store.close();
+    await removeDir(dir);
+  });
+
+  // Ids that share their first 52 bits come in fours (a colliding id may then sort between two others
+  // of its key), so counts of colliding keys are exercised.
+  const idOf = (n: number, run: string) =>
+    // 8 + 5 characters: the key's 13 hex digits, shared by the four.
+    `idem:${run}${String(Math.floor(n / 4)).padStart(5, '0')}${'abcd'[n % 4] ?? 'a'}${'0'.repeat(50)}`;
+
+  it('never says "absent" of a stored id, however creates, purges and the load interleave (property)', async () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('create' as const), n: fc.nat(7) }),
+      fc.record({ kind: fc.constant('purge' as const), n: fc.nat(7) }),
+      // Lets the load read its next page (of one id).
+      fc.record({ kind: fc.constant('page' as const) }),
+    );
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.nat(7), { maxLength: 8 }),
+        fc.array(op, { maxLength: 40 }),
+        fc.nat(20),
+        async (before, ops, loadFrom) => {
+          run += 1;
+          const prefix = String(run).padStart(8, '0');
+          const db = store.db.requests;
+          const doc = (n: number) => ({ _id: idOf(n, prefix), docType: 'bench' });
+          // Entries an earlier process left.
+          for (const n of new Set(before)) await db.put(doc(n));
+          // The load reads one id a page, and each page waits for a `page` step.
+          let release: (() => void) | undefined;
+          let arrived: () => void = () => undefined;
+          let nextArrival = new Promise<void>((r) => {
+            arrived = r;
+          });
+          let free = false;
+          const ids = storedIds(db, {
+            pageSize: 1,
+            beforePage: () => {
+              if (free) return Promise.resolve();
+              arrived();
+              return new Promise<void>((resolve) => {
+                release = resolve;
+              });
+            },
+          });
+          let loaded: Promise<void> | undefined;
+          for (const [i, o] of ops.entries()) {
+            if (i === loadFrom) {
+              loaded = ids.load();
+              await Promise.race([nextArrival, loaded]);
+            }
+            if (o.kind === 'page') {
+              if (release === undefined || loaded === undefined) continue;
+              nextArrival = new Promise<void>((r) => {
+                arrived = r;
+              });
+              const go = release;
+              release = undefined;
+              go();
+              // The page is read (the load asks for the next one, or ends) before the next step.
+              await Promise.race([nextArrival, loaded]);
+              continue;
+            }
+            const id = idOf(o.n, prefix);
+            const existing = await db.get(id).catch(() => undefined);
+            if (o.kind === 'create') {
+              if (existing !== undefined) continue;
+              ids.created(id);
+              await db.put(doc(o.n));
+            } else {
+              if (existing === undefined) continue;
+              await db.remove(existing);
+              ids.removed(id);
+            }
+          }
+          free = true;
+          release?.();
+          await loaded;
+          await ids.load();
+          const stored = await db.allDocs({ startkey: 'idem:', endkey: 'idem:\ufff0' });
+          try {
+            for (const row of stored.rows) expect(ids.mayHold(row.id), `${row.id} is stored`).to.equal(true);
+          } finally {
+            // The next run's load starts from an empty ledger again.
+            await db.bulkDocs(stored.rows.map((r) => ({ _id: r.id, _rev: r.value.rev, _deleted: true })));
+          }
+        },
+      ),
+      {
+        seed: 20261126,
+        numRuns: 200,
+        examples: [
+          // The load has read b when a is created and c is purged: a take-away while the load runs
+          // would leave a and b, which share a key, counted once; purging a would then hide b.
+          [
+            [1, 2],
+            [
+              { kind: 'page' },
+              { kind: 'create', n: 0 },
+              { kind: 'purge', n: 2 },
+              { kind: 'page' },
+              { kind: 'purge', n: 0 },
+            ],
+            0,
+          ],
+        ],
+      },
+    );
+  });
+
+  it('claims a fresh key without reading once the ids are loaded; a purged key is fresh again', async () => {
+    const db = store.db.requests;
+    const ids = storedIds(db);
+    const ledger = exclusiveIdempotencyLedger(db, ids);
+    const r = request({ key: '20000000-0000-4000-8000-000000000001', now: 0 });
+    await ids.load();
+    const claim = await ledger.claim(r);
+    if (claim === undefined) throw new Error('claim lost');
+    expect(ids.mayHold(claim.id)).to.equal(false);
+    await ledger.complete(claim, r, response, 0);
+    expect(ids.mayHold(claim.id)).to.equal(true);
+    expect(await ledger.claim(r)).to.equal(undefined);
+    expect(await ledger.purgeExpired(DAY)).to.be.greaterThan(0);
+    expect(ids.mayHold(claim.id)).to.equal(false);
+    expect(await ledger.claim(request({ key: r.key, now: DAY }))).to.not.equal(undefined);
   });
 });
