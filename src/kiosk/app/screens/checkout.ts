@@ -34,6 +34,23 @@ export const studentPhoto = (kiosk: Kiosk, student: RosterStudent): HTMLElement 
   return img;
 };
 
+/** The child at the door: photo, allergy alert and who may collect them (a tap fills the name in). */
+export const childPanel = (kiosk: Kiosk, student: RosterStudent, adults: HTMLElement): HTMLElement =>
+  h(
+    'div',
+    { className: 'checkout-child' },
+    studentPhoto(kiosk, student),
+    h(
+      'div',
+      {},
+      student.allergies === null
+        ? null
+        : h('p', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: student.allergies })),
+      h('h2', {}, kiosk.t('checkout.mayCollect')),
+      adults,
+    ),
+  );
+
 /** Who may collect the child; tapping one fills the name in. */
 export const pickupList = (
   kiosk: Kiosk,
@@ -167,20 +184,7 @@ export const checkoutScreen = (session: RosterSessionDoc, student: RosterStudent
       'section',
       { className: 'checkout' },
       h('h1', {}, kiosk.t('checkout.title', { name: student.displayName })),
-      h(
-        'div',
-        { className: 'checkout-child' },
-        studentPhoto(kiosk, student),
-        h(
-          'div',
-          {},
-          student.allergies === null
-            ? null
-            : h('p', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: student.allergies })),
-          h('h2', {}, kiosk.t('checkout.mayCollect')),
-          adults,
-        ),
-      ),
+      childPanel(kiosk, student, adults),
       h(
         'form',
         { onSubmit: (e) => void onSubmit(e) },

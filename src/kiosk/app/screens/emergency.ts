@@ -11,7 +11,7 @@ import { field, h } from '../dom.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { emergencyCheckoutDoc } from '../outboxEvents.js';
 import type { RosterSessionDoc } from '../rosterIndex.js';
-import { checkoutScreen, pickupList, studentPhoto } from './checkout.js';
+import { checkoutScreen, childPanel, pickupList } from './checkout.js';
 import { deskScreen } from './desk.js';
 
 export const JUSTIFICATION_MIN = 10;
@@ -90,21 +90,12 @@ export const emergencyScreen = (session: RosterSessionDoc, student: RosterStuden
       { className: 'checkout emergency' },
       h('h1', {}, kiosk.t('emergency.title', { name: student.displayName })),
       h('p', { className: 'emergency-hint' }, kiosk.t('emergency.hint')),
-      h(
-        'div',
-        { className: 'checkout-child' },
-        studentPhoto(kiosk, student),
-        h(
-          'div',
-          {},
-          student.allergies === null
-            ? null
-            : h('p', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: student.allergies })),
-          h('h2', {}, kiosk.t('checkout.mayCollect')),
-          pickupList(kiosk, student, (adult) => {
-            person.value = adult.name;
-          }),
-        ),
+      childPanel(
+        kiosk,
+        student,
+        pickupList(kiosk, student, (adult) => {
+          person.value = adult.name;
+        }),
       ),
       h(
         'form',
