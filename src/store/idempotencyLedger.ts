@@ -135,6 +135,17 @@ const purgeExpired = async (
   }
 };
 
+/** Stores a completed entry; false when the key's document changed under us (another holder's stands). */
+const putCompletion = async (db: Database, doc: Parameters<typeof putBatched>[1]): Promise<boolean> => {
+  try {
+    await putBatched(db, doc);
+    return true;
+  } catch (e) {
+    if (isConflict(e)) return false;
+    throw e;
+  }
+};
+
 export const idempotencyLedger = (db: Database): IdempotencyLedger => ({
   get: (key, principalId) => readStored(db, ledgerDocId(key, principalId)),
 
@@ -154,16 +165,8 @@ export const idempotencyLedger = (db: Database): IdempotencyLedger => ({
     }
   },
 
-  async complete(claim, request, response, now) {
-    try {
-      await putBatched(db, completeDoc(claim, request, response, now));
-      return true;
-    } catch (e) {
-      // Our lease ran out and another request reclaimed the key; its record stands.
-      if (isConflict(e)) return false;
-      throw e;
-    }
-  },
+  // False when our lease ran out and another request reclaimed the key: its record stands.
+  complete: (claim, request, response, now) => putCompletion(db, completeDoc(claim, request, response, now)),
 
   async release(claim) {
     if (claim.rev === undefined) return;
@@ -342,11 +345,7 @@ export const exclusiveIdempotencyLedger = (
       // Counted before the write: a write that fails leaves a count too many, never one too few.
       if (claim.rev === undefined) stored.created(claim.id);
       try {
-        await putBatched(db, completeDoc(claim, request, response, now));
-        return true;
-      } catch (e) {
-        if (isConflict(e)) return false;
-        throw e;
+        return await putCompletion(db, completeDoc(claim, request, response, now));
       } finally {
         // Released only once the response is stored, so a duplicate never finds neither.
         drop(claim.id, claim.claimId);
