@@ -34,3 +34,19 @@ export const toIssues = (part: RequestPart, errors: t.Errors): ValidationIssue[]
   }
   return [...byPath.entries()].map(([path, messages]) => ({ path, message: messages.join(' or ') }));
 };
+
+/**
+ * The first issues are enough to fix a request; a body of ten thousand unknown fields used to name
+ * each of them (about 0.5 MB, several times the request). The count of the rest says the list is cut.
+ */
+export const MAX_REPORTED_ISSUES = 100;
+/** Per event of a sync batch, which holds up to 500 of them. */
+export const MAX_REPORTED_EVENT_ISSUES = 20;
+
+export const capIssues = (
+  issues: ReadonlyArray<ValidationIssue>,
+  max: number,
+): { issues: ValidationIssue[]; issuesOmitted?: number } =>
+  issues.length <= max
+    ? { issues: [...issues] }
+    : { issues: issues.slice(0, max), issuesOmitted: issues.length - max };

@@ -8,7 +8,7 @@ import type * as t from 'io-ts';
 import Negotiator from 'negotiator';
 import { anonymousObject } from '../domain/codec.js';
 import { type ApiError, apiError, type ErrorCode } from '../domain/errors.js';
-import { toIssues, type ValidationIssue } from '../domain/issues.js';
+import { capIssues, MAX_REPORTED_ISSUES, toIssues, type ValidationIssue } from '../domain/issues.js';
 import type { Permission, Principal } from '../domain/principal.js';
 import type { AuthClass } from '../rules/authorization.js';
 import type { RateLimitPolicy } from '../rules/rateLimit.js';
@@ -203,7 +203,7 @@ export const defineRoute = <
       const body = spec.body === undefined ? E.right(undefined) : spec.body.decode(rawBody);
       if (E.isLeft(body)) issues.push(...toIssues('body', body.left));
       if (E.isLeft(params) || E.isLeft(query) || E.isLeft(body) || issues.length > 0) {
-        return E.left(apiError('VALIDATION_FAILED', undefined, { issues }));
+        return E.left(apiError('VALIDATION_FAILED', undefined, capIssues(issues, MAX_REPORTED_ISSUES)));
       }
       const decoded = { params: params.right, query: query.right, body: body.right };
       return E.right(async (ctx) => {

@@ -11,7 +11,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { isResendOf, type NewEvent } from '../domain/event.js';
 import { aspectOfSync, decodeSyncEvent, payloadOfSync, type SyncEvent } from '../domain/eventTypes.js';
 import type { ValidationIssue } from '../domain/issues.js';
-import { toIssues } from '../domain/issues.js';
+import { capIssues, MAX_REPORTED_EVENT_ISSUES, toIssues } from '../domain/issues.js';
 import type { Actor } from '../domain/principal.js';
 import { authorize } from '../rules/authorization.js';
 import { type AspectProjection, standingOf } from '../rules/projections.js';
@@ -54,6 +54,8 @@ export interface SyncFailure {
   readonly reason: SyncFailureReason;
   readonly message: string;
   readonly issues?: ReadonlyArray<ValidationIssue>;
+  /** How many issues beyond those listed the event had. */
+  readonly issuesOmitted?: number;
 }
 
 export interface SyncResult {
@@ -99,7 +101,7 @@ const fail = (
   eventId,
   reason,
   message: failureMessages[reason],
-  ...(issues === undefined ? {} : { issues }),
+  ...(issues === undefined ? {} : capIssues(issues, MAX_REPORTED_EVENT_ISSUES)),
 });
 
 const needsSession = (e: SyncEvent): string | undefined => ('sessionId' in e ? e.sessionId : undefined);

@@ -145,6 +145,23 @@ describe('HTTP plumbing', () => {
       ]);
     });
 
+    it('names the first 100 issues and counts the rest (10,000 unknown fields: a small answer)', async () => {
+      const body: Record<string, string> = { displayName: 'Ana' };
+      for (let i = 0; i < 10_000; i += 1) body[`field${i}`] = 'x';
+      const r = await call(url(`/api/v1/_probe/echo/${DEVICE_ID}`), {
+        method: 'POST',
+        headers: mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+        body: JSON.stringify(body),
+      });
+      const e = expectEnvelope(r, 400, 'VALIDATION_FAILED');
+      const paths = issuePaths(e);
+      expect(paths).to.have.length(100);
+      expect(paths[0]).to.equal('body.field0');
+      expect(e.details?.issuesOmitted).to.equal(9_900);
+      // Was about 0.5 MB, several times the request.
+      expect(r.text.length).to.be.below(10_000);
+    });
+
     it('a body over 1 MiB → 413 PAYLOAD_TOO_LARGE', async () => {
       const r = await call(url(`/api/v1/_probe/echo/${DEVICE_ID}`), {
         method: 'POST',

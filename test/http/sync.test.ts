@@ -163,6 +163,18 @@ describe('sync of offline events', function () {
     ]);
   });
 
+  it('an event with many bad fields names the first 20 and counts the rest', async () => {
+    const extra = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`stray${i}`, i]));
+    const r = await sync([mark(extra), mark()]);
+    expect(r.synced).to.have.length(1);
+    const failure = r.failed[0];
+    expect(failure?.reason).to.equal('VALIDATION_FAILED');
+    expect(failure?.issues?.map((i) => i.path)).to.deep.equal(
+      Array.from({ length: 20 }, (_, i) => `body.events.0.stray${i}`),
+    );
+    expect(failure?.issuesOmitted).to.equal(30);
+  });
+
   it('a CADASTRO may set a student field; a bad value fails with the field path', async () => {
     const field = (value: unknown) => ({
       eventId: randomUUID(),

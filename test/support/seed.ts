@@ -56,7 +56,10 @@ export const SyncAnswer = t.type({
   failed: t.array(
     t.intersection([
       t.type({ index: t.number, eventId: t.union([t.string, t.null]), reason: t.string, message: t.string }),
-      t.partial({ issues: t.array(t.type({ path: t.string, message: t.string })) }),
+      t.partial({
+        issues: t.array(t.type({ path: t.string, message: t.string })),
+        issuesOmitted: t.number,
+      }),
     ]),
   ),
 });

@@ -4,6 +4,7 @@ import * as t from 'io-ts';
 import { annotate, boundedString, IsoInstant, nullable, object, refine } from '../../domain/codec.js';
 import { apiError } from '../../domain/errors.js';
 import { SyncEvent } from '../../domain/eventTypes.js';
+import { MAX_REPORTED_EVENT_ISSUES } from '../../domain/issues.js';
 import { ConflictPolicyC } from '../../domain/projection.js';
 import { MAX_SYNC_EVENTS } from '../../sync/syncService.js';
 import { actorOf } from '../actor.js';
@@ -86,7 +87,14 @@ const SyncFailure = object(
     }),
     message: t.string,
   },
-  { issues: t.array(Issue) },
+  {
+    issues: t.array(Issue),
+    issuesOmitted: refine(t.number, Number.isInteger, 'an integer', {
+      integer: true,
+      minimum: 1,
+      description: `Issues beyond the first ${MAX_REPORTED_EVENT_ISSUES} listed, when there were more.`,
+    }),
+  },
   {
     description:
       'An event that was not stored, with its position in the batch and a machine-readable reason.',
