@@ -218,7 +218,9 @@ describe('kiosk (e2e): two tablets offline on the same child, an ADMIN and a CHA
       undefined,
       { timeout: 10_000 },
     );
-    expect(await page.locator('[data-test="may-collect"]').textContent()).to.contain('Marta Gonçalves');
+    expect(await page.locator('[data-test="may-collect"]').textContent()).to.contain(
+      'Marta Gonçalves (Responsável)',
+    );
     await page.getByRole('button', { name: /Marta Gonçalves/ }).click();
     await page.getByLabel('Código da etiqueta').fill(code);
     await door.shot('02-checkout');

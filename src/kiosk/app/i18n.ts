@@ -318,3 +318,20 @@ export const formatDate = (lang: Lang, day: string): string =>
     month: 'long',
     timeZone: 'UTC',
   });
+
+/**
+ * How an adult who may collect the child is named on the check-out and emergency screens. The
+ * relationship of a pickup grant is what the admin typed; a guardian's is the server's code
+ * `guardian`, which the level already says ("Responsável"), so it is left out rather than shown as
+ * an English word inside Portuguese text.
+ */
+export const pickupAdultLabel = (
+  lang: Lang,
+  adult: { readonly name: string; readonly relationship: string; readonly level: 'N1' | 'N2' | 'N3' },
+): string => {
+  const level = translate(lang, `level.${adult.level}`);
+  const relationship = adult.relationship.trim();
+  return relationship === '' || relationship === 'guardian'
+    ? `${adult.name} (${level})`
+    : `${adult.name} — ${relationship} (${level})`;
+};

@@ -12,6 +12,7 @@ import { makeAttempts } from '../attempts.js';
 import { openCheckin } from '../checkinState.js';
 import { base64UrlBytes, deviceDailyCode } from '../deviceCode.js';
 import { field, h, replaceChildren } from '../dom.js';
+import { pickupAdultLabel } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { checkOutDoc } from '../outboxEvents.js';
 import { photoUrl } from '../photo.js';
@@ -69,7 +70,7 @@ export const pickupList = (
             h(
               'button',
               { className: 'chip', attrs: { type: 'button' }, onClick: () => choose(a) },
-              `${a.name} — ${a.relationship} (${kiosk.t(`level.${a.level}`)})`,
+              pickupAdultLabel(kiosk.lang(), a),
             ),
           ),
         )),
