@@ -12,7 +12,7 @@ export class UndecodableDocument extends Error {
 }
 
 /** A database behind the http adapter (CouchDB), as PouchDB names its adapter on every instance. */
-const isRemote = (db: Database): boolean => 'adapter' in db && db.adapter === 'http';
+export const isRemote = (db: Database): boolean => 'adapter' in db && db.adapter === 'http';
 
 export const decodeDoc = <C extends t.Mixed>(codec: C, id: string, doc: unknown): t.TypeOf<C> => {
   const decoded = codec.decode(doc);

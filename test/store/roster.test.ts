@@ -1,0 +1,124 @@
+/**
+ * The roster database as `rules/roster.ts` wants it: reconciling writes what differs, leaves what is
+ * equal untouched (no new revision, so tablets pull nothing), deletes what is no longer wanted
+ * (tablets receive the deletion) and recreates a document on top of its tombstone. Both backends.
+ */
+import { expect } from 'chai';
+import type { RosterDoc } from '../../src/domain/roster.js';
+import { type Database, PouchDB } from '../../src/store/pouch.js';
+import { rosterStore } from '../../src/store/roster.js';
+import { type CouchServer, startCouchServer } from '../support/couchServer.js';
+import { makeTempDir, removeDir } from '../support/tempDir.js';
+
+interface Host {
+  open(name: string): Database;
+  dispose(): Promise<void>;
+}
+
+const backends: ReadonlyArray<[string, () => Promise<Host>]> = [
+  [
+    'embedded leveldb',
+    async () => {
+      const dir = await makeTempDir('roster');
+      return { open: (name) => new PouchDB(`${dir}/${name}`), dispose: () => removeDir(dir) };
+    },
+  ],
+  [
+    'CouchDB protocol (express-pouchdb)',
+    async () => {
+      const server: CouchServer = await startCouchServer();
+      return { open: (name) => new PouchDB(`${server.url}/${name}`), dispose: () => server.dispose() };
+    },
+  ],
+];
+
+const cls = (id: string, name: string): RosterDoc => ({
+  _id: `class:${id}`,
+  docType: 'rosterClass',
+  classId: id,
+  name,
+});
+
+for (const [backend, setUp] of backends) {
+  describe(`roster store on ${backend}`, function () {
+    this.timeout(60_000);
+    let host: Host;
+    let db: Database;
+    let n = 0;
+    before(async () => {
+      host = await setUp();
+    });
+    after(() => host.dispose());
+    beforeEach(async () => {
+      n += 1;
+      db = host.open(`roster-${n}`);
+      await db.put({ _id: '_design/idx-by-docType', views: {} });
+    });
+
+    const revs = async (): Promise<Map<string, string>> =>
+      new Map(
+        (await db.allDocs()).rows.filter((r) => !r.id.startsWith('_design/')).map((r) => [r.id, r.value.rev]),
+      );
+    const names = async (): Promise<Record<string, unknown>> =>
+      Object.fromEntries(
+        (await db.allDocs({ include_docs: true })).rows
+          .filter((r) => !r.id.startsWith('_design/'))
+          .map((r) => [
+            r.id,
+            r.doc !== null && r.doc !== undefined && 'name' in r.doc ? r.doc.name : undefined,
+          ]),
+      );
+
+    it('reconcile: writes the new and the changed, deletes the unwanted, leaves the equal and design documents', async () => {
+      const roster = rosterStore(db);
+      expect(await roster.reconcile([cls('a', 'A'), cls('b', 'B'), cls('c', 'C')])).to.deep.equal({
+        written: 3,
+        deleted: 0,
+      });
+      const before = await revs();
+      expect(await roster.reconcile([cls('a', 'A'), cls('b', 'B2'), cls('d', 'D')])).to.deep.equal({
+        written: 2,
+        deleted: 1,
+      });
+      const after = await revs();
+      expect(after.get('class:a'), 'an equal document keeps its revision').to.equal(before.get('class:a'));
+      expect(after.get('class:b')).to.not.equal(before.get('class:b'));
+      expect(await names()).to.deep.equal({ 'class:a': 'A', 'class:b': 'B2', 'class:d': 'D' });
+      expect((await db.get('_design/idx-by-docType'))._id).to.equal('_design/idx-by-docType');
+      expect(await roster.reconcile([cls('a', 'A'), cls('b', 'B2'), cls('d', 'D')])).to.deep.equal({
+        written: 0,
+        deleted: 0,
+      });
+    });
+
+    it('reconcileSome: touches only the ids named, and recreates a deleted document over its tombstone', async () => {
+      const roster = rosterStore(db);
+      await roster.reconcile([cls('a', 'A'), cls('b', 'B'), cls('c', 'C')]);
+      const before = await revs();
+      // `c` is named without a wanted document (deleted); `z` is wanted but outside the ids (left alone).
+      expect(
+        await roster.reconcileSome(
+          ['a', 'b', 'c'].map((x) => `class:${x}`),
+          [cls('a', 'A'), cls('b', 'B2'), cls('z', 'Z')],
+        ),
+      ).to.deep.equal({ written: 1, deleted: 1 });
+      const after = await revs();
+      expect(after.get('class:a')).to.equal(before.get('class:a'));
+      expect(await names()).to.deep.equal({ 'class:a': 'A', 'class:b': 'B2' });
+      // Deleting what is already gone, or an id never stored, changes nothing.
+      expect(await roster.reconcileSome(['class:c', 'class:never'], [])).to.deep.equal({
+        written: 0,
+        deleted: 0,
+      });
+      expect(await roster.reconcileSome(['class:c'], [cls('c', 'C again')])).to.deep.equal({
+        written: 1,
+        deleted: 0,
+      });
+      expect(await names()).to.deep.equal({ 'class:a': 'A', 'class:b': 'B2', 'class:c': 'C again' });
+      // A tablet replicating from the start sees the recreated document, not the deletion.
+      const changes = await db.changes({ since: 0 });
+      const c = changes.results.find((r) => r.id === 'class:c');
+      expect(c?.deleted ?? false).to.equal(false);
+    });
+  });
+}
