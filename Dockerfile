@@ -19,6 +19,9 @@ RUN npm ci --omit=dev && npm cache clean --force
 # The service's heap budget (src/config/runtime.ts); an environment variable, so a deployment with
 # more data can raise it with `-e NODE_OPTIONS=--max-old-space-size=512`.
 ENV NODE_OPTIONS=--max-old-space-size=256
+# Two malloc arenas instead of up to eight per core: LevelDB's threads allocate what the main thread
+# frees, and each extra arena kept its freed memory for itself (src/config/runtime.ts, decision 0011).
+ENV MALLOC_ARENA_MAX=2
 COPY --from=build /app/dist ./dist
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node

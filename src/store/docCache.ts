@@ -30,6 +30,10 @@ export interface DocCache<T> {
   /** Drops everything (a reset of the documents behind it). */
   clear(): void;
   readonly size: () => number;
+  /** Whether `id` is held (a value, or the knowledge that no such document exists). */
+  readonly has: (id: string) => boolean;
+  /** The value held for `id`, without loading anything; undefined when none is held. */
+  readonly peek: (id: string) => T | undefined;
 }
 
 export const docCache = <T>(maxEntries = 10_000): DocCache<T> => {
@@ -112,6 +116,8 @@ export const docCache = <T>(maxEntries = 10_000): DocCache<T> => {
       entries.clear();
     },
     size: () => entries.size,
+    has: (id) => entries.has(id),
+    peek: (id) => entries.get(id),
   };
 };
 
@@ -123,7 +129,89 @@ export const noDocCache = <T>(): DocCache<T> => ({
   forget: () => undefined,
   clear: () => undefined,
   size: () => 0,
+  has: () => false,
+  peek: () => undefined,
 });
+
+/**
+ * `inner` holding at most `maxWeight` in all, by `weigh` of each value held: the oldest fills and
+ * writes are dropped first, and a value heavier than the whole budget is not kept. For caches whose
+ * entries vary by orders of magnitude (an aspect holds one event or hundreds), where a bound on the
+ * number of entries bounds nothing. The weights are counted here, beside `inner`, from what `inner`
+ * holds after each fill or write (a fill that raced a write holds the write's value, or nothing).
+ * `inner` may still drop entries on its own bound; such an entry is counted until it is the oldest
+ * here, so the budget is only ever kept more strictly than asked.
+ */
+export const weighedCache = <T>(
+  inner: DocCache<T>,
+  weigh: (value: T) => number,
+  maxWeight: number,
+): DocCache<T> => {
+  // In the order they were counted: the first key is the oldest.
+  const weights = new Map<string, number>();
+  let total = 0;
+  const uncount = (id: string) => {
+    const w = weights.get(id);
+    if (w === undefined) return;
+    weights.delete(id);
+    total -= w;
+  };
+  const count = (id: string) => {
+    uncount(id);
+    // Absent documents (held as such) weigh nothing.
+    const value = inner.peek(id);
+    if (value === undefined) return;
+    const w = weigh(value);
+    if (w > maxWeight) {
+      inner.forget(id);
+      return;
+    }
+    weights.set(id, w);
+    total += w;
+    while (total > maxWeight) {
+      const oldest = weights.keys().next();
+      if (oldest.done === true) break;
+      uncount(oldest.value);
+      inner.forget(oldest.value);
+    }
+  };
+  return {
+    async read(id, load) {
+      let loaded = false;
+      const value = await inner.read(id, () => {
+        loaded = true;
+        return load();
+      });
+      if (loaded) count(id);
+      return value;
+    },
+    async readMany(ids, load) {
+      let loaded: ReadonlyArray<string> = [];
+      const out = await inner.readMany(ids, (missing) => {
+        loaded = missing;
+        return load(missing);
+      });
+      for (const id of loaded) count(id);
+      return out;
+    },
+    remember(id, value) {
+      inner.remember(id, value);
+      count(id);
+    },
+    forget(id) {
+      inner.forget(id);
+      uncount(id);
+    },
+    clear() {
+      inner.clear();
+      weights.clear();
+      total = 0;
+    },
+    size: inner.size,
+    has: inner.has,
+    peek: inner.peek,
+  };
+};
 
 /** Runs a write of `id` with the cache forgetting it before and after, whatever the write's outcome. */
 export const writingThrough = async <R>(

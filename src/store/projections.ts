@@ -24,12 +24,21 @@ import {
   kindOfAspect,
   projectAspect,
 } from '../rules/projections.js';
-import { type DocCache, noDocCache } from './docCache.js';
+import { type DocCache, noDocCache, weighedCache } from './docCache.js';
 import { decodeDoc, getDocs, UndecodableDocument } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound, isStored } from './storeErrors.js';
 
 const CHECKPOINT_ID = '_local/event-pipeline';
+/**
+ * The most aspect events the cache holds, over all its aspects (about 0.5 KB each in the heap). An
+ * aspect holds every event of its subject (a child checked in and out sixty-five times at one session
+ * holds 130; a child-day re-marked at every sync of the soak, 33), so the bound of 20,000 aspects it
+ * had bounded nothing: ten minutes of soak cached some 67,000 events, and the live heap grew with
+ * them (64 → 81 MB). 5,000 holds what a door works on (a session of a few hundred children, one or
+ * two events each) and the pages the pipeline projects; an aspect not held is read from the store.
+ */
+export const MAX_CACHED_ASPECT_EVENTS = 5_000;
 const AspectPage = 500;
 const Checkpoint = t.type({ _id: t.string, _rev: t.string, seq: t.union([t.string, t.number]) });
 
@@ -181,14 +190,17 @@ const revisions = async (db: Database, ids: ReadonlyArray<string>): Promise<Map<
 };
 
 /**
- * `cache` holds aspects as this process last read or wrote them (see decision 0019): only where the
+ * `entries` holds aspects as this process last read or wrote them (see decision 0019): only where the
  * pipeline of this process is the projections' one writer (the embedded store). A commit that meets
- * a conflict forgets its aspects, so the retry reads the store.
+ * a conflict forgets its aspects, so the retry reads the store. It holds at most `maxCachedEvents`
+ * events in all, whatever bound on entries it has of its own.
  */
 export const projectionStore = (
   db: Database,
-  cache: DocCache<LoadedAspect> = noDocCache(),
+  entries: DocCache<LoadedAspect> = noDocCache(),
+  maxCachedEvents: number = MAX_CACHED_ASPECT_EVENTS,
 ): ProjectionStore => {
+  const cache = weighedCache(entries, (a) => a.events.length, maxCachedEvents);
   const store: ProjectionStore = {
     async project(aspects) {
       const out = new Map<string, AspectProjection>();

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { SessionDoc } from '../../src/domain/session.js';
-import { docCache, noDocCache, writingThrough } from '../../src/store/docCache.js';
+import { docCache, noDocCache, weighedCache, writingThrough } from '../../src/store/docCache.js';
 import { type NewSession, sessionStore } from '../../src/store/sessions.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
@@ -168,6 +168,110 @@ describe('document read cache', () => {
     await cache.read('a', load);
     expect(loads).to.equal(2);
     expect(cache.size()).to.equal(0);
+  });
+
+  describe('bounded by weight (aspects of one event or hundreds)', () => {
+    const counted = () => {
+      const loads: string[] = [];
+      const load = (id: string, value: string) => async () => {
+        loads.push(id);
+        return value;
+      };
+      return { loads, load };
+    };
+    // A value weighs its length.
+    const weighed = (max: number) => weighedCache(docCache<string>(), (v) => v.length, max);
+
+    it('holds at most the budget, dropping the oldest first', async () => {
+      const cache = weighed(7);
+      cache.remember('a', 'aaa');
+      cache.remember('b', 'bbb');
+      const { loads, load } = counted();
+      await cache.read('c', load('c', 'ccc'));
+      expect(cache.has('a')).to.equal(false);
+      for (const id of ['b', 'c']) await cache.read(id, load(id, id));
+      expect(loads).to.deep.equal(['c']);
+    });
+
+    it('does not keep a value heavier than the whole budget', async () => {
+      const cache = weighed(4);
+      cache.remember('small', 'ss');
+      cache.remember('big', 'bbbbb');
+      expect(cache.has('big')).to.equal(false);
+      expect(cache.has('small')).to.equal(true);
+    });
+
+    it('a value written again weighs what it weighs now, and a forgotten one nothing', async () => {
+      const cache = weighed(6);
+      cache.remember('a', 'a');
+      cache.remember('b', 'bbbbb');
+      cache.remember('b', 'b');
+      cache.remember('c', 'cccc');
+      expect(['a', 'b', 'c'].map((id) => cache.has(id))).to.deep.equal([true, true, true]);
+      cache.forget('c');
+      cache.remember('d', 'dddd');
+      expect(['a', 'b', 'd'].map((id) => cache.has(id))).to.deep.equal([true, true, true]);
+    });
+
+    it('counts the fills of readMany, not a fill that raced a write, nor an absent document', async () => {
+      const cache = weighed(6);
+      const slow = deferred<Map<string, string>>();
+      const reading = cache.readMany(['a', 'b', 'none'], () => slow.promise);
+      cache.forget('b');
+      slow.resolve(
+        new Map([
+          ['a', 'aaa'],
+          ['b', 'bbbbbb'],
+        ]),
+      );
+      await reading;
+      expect(cache.has('a')).to.equal(true);
+      expect(cache.has('b')).to.equal(false);
+      // `none` is held as absent and weighs nothing; `a` (3) and `c` (3) fit the budget of 6.
+      expect(cache.has('none')).to.equal(true);
+      cache.remember('c', 'ccc');
+      expect(['a', 'c', 'none'].map((id) => cache.has(id))).to.deep.equal([true, true, true]);
+    });
+
+    it('never keeps a stale value nor more than its budget, however reads and writes interleave (property)', async () => {
+      const ids = ['a', 'b', 'c', 'd'] as const;
+      const op = fc.oneof(
+        fc.record({ kind: fc.constant('read' as const), id: fc.constantFrom(...ids) }),
+        fc.record({
+          kind: fc.constant('write' as const),
+          id: fc.constantFrom(...ids),
+          value: fc.string({ minLength: 1, maxLength: 6 }),
+        }),
+      );
+      await fc.assert(
+        fc.asyncProperty(fc.scheduler(), fc.array(op, { minLength: 1, maxLength: 14 }), async (s, ops) => {
+          const cache = weighedCache(docCache<string>(), (v) => v.length, 8);
+          const stored = new Map<string, string>();
+          const load = (id: string) => {
+            const seen = stored.get(id);
+            return s.schedule(Promise.resolve(), `load ${id}`).then(() => seen);
+          };
+          const write = (id: string, value: string) =>
+            writingThrough(cache, id, () =>
+              s.schedule(Promise.resolve(), `write ${id}=${value}`).then(() => {
+                stored.set(id, value);
+              }),
+            ).then(() => cache.remember(id, value));
+          const heldWeight = () => ids.reduce((sum, id) => sum + (cache.peek(id)?.length ?? 0), 0);
+          const running = ops.map((o) =>
+            o.kind === 'read' ? cache.read(o.id, () => load(o.id)) : write(o.id, o.value),
+          );
+          await s.waitFor(Promise.all(running));
+          expect(heldWeight(), 'weight held').to.be.at.most(8);
+          for (const id of ids) {
+            const fresh = cache.read(id, () => load(id));
+            await s.waitFor(fresh);
+            expect(await fresh, `cached ${id}`).to.equal(stored.get(id));
+          }
+        }),
+        { seed: 20261127, numRuns: 300 },
+      );
+    });
   });
 
   describe('behind the session store', () => {

@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { open, readdir, readFile, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as t from 'io-ts';
-import { SERVICE_NODE_FLAGS } from '../../src/config/runtime.js';
+import { SERVICE_ENV, SERVICE_NODE_FLAGS } from '../../src/config/runtime.js';
 import type { Database } from '../../src/store/pouch.js';
 import { projectionStore } from '../../src/store/projections.js';
 import { openStore, type Store } from '../../src/store/store.js';
@@ -146,6 +146,7 @@ export const childService = async (options: ChildServiceOptions): Promise<ChildS
       const started = spawn(command, args, {
         env: {
           PATH: process.env.PATH ?? '',
+          ...SERVICE_ENV,
           PORT: '0',
           HOST: '127.0.0.1',
           DATA_DIR: dataDir,
@@ -188,13 +189,26 @@ export const childService = async (options: ChildServiceOptions): Promise<ChildS
   };
 };
 
-/** Resident memory of a process in MiB, from `/proc/<pid>/status` (VmRSS). */
-export const rssMb = async (pid: number): Promise<number> => {
+/** A field of `/proc/<pid>/status` given in kB, in MiB. */
+const statusMb = async (pid: number, field: string): Promise<number> => {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1];
-  if (kb === undefined) throw new Error(`no VmRSS for ${pid}`);
+  const kb = new RegExp(`^${field}:\\s+(\\d+)\\s+kB$`, 'm').exec(status)?.[1];
+  if (kb === undefined) throw new Error(`no ${field} for ${pid}`);
   return Number(kb) / 1024;
 };
+
+/** Resident memory of a process in MiB, from `/proc/<pid>/status` (VmRSS). */
+export const rssMb = (pid: number): Promise<number> => statusMb(pid, 'VmRSS');
+
+/**
+ * The parts of the resident memory: anonymous (the heaps: V8's and malloc's) and file-backed (the
+ * program's files, and the table files LevelDB maps to read them: pages of the page cache that the
+ * kernel can drop, counted in VmRSS while mapped).
+ */
+export const rssPartsMb = async (pid: number): Promise<{ anon: number; file: number }> => ({
+  anon: await statusMb(pid, 'RssAnon'),
+  file: await statusMb(pid, 'RssFile'),
+});
 
 // ---------------------------------------------------------------------------------------------------
 // A small real filesystem

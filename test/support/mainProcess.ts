@@ -1,7 +1,7 @@
 /** The real process (`src/main.ts`) as a child, for tests that stop it the hard way. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { SERVICE_NODE_FLAGS } from '../../src/config/runtime.js';
+import { SERVICE_ENV, SERVICE_NODE_FLAGS } from '../../src/config/runtime.js';
 import { makeTempDir, removeDir } from './tempDir.js';
 
 /**
@@ -14,7 +14,7 @@ export const startMain = (env: Record<string, string>, entry: Entry = { kind: 's
   spawn(
     process.execPath,
     [...SERVICE_NODE_FLAGS, ...(entry.kind === 'source' ? ['--import', 'tsx', 'src/main.ts'] : [entry.path])],
-    { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { env: { PATH: process.env.PATH ?? '', ...SERVICE_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
 
 /** Everything a stream has written so far. */
