@@ -2,7 +2,7 @@
  * Reports read the pipeline's projections, never the raw events: presence by session, class or date
  * range (marks and check-ins together), and the conflict records, paged by detection time.
  */
-import type { ConflictDoc } from '../domain/projection.js';
+import type { AspectDoc, ConflictDoc } from '../domain/projection.js';
 import type { AspectKind, CheckinState } from '../rules/projections.js';
 import type { ClassStore } from '../store/classes.js';
 import type { ProjectionStore } from '../store/projections.js';
@@ -91,26 +91,27 @@ export const reportService = (deps: {
       return fresh;
     };
     const kinds: AspectKind[] = ['attendance', 'checkin'];
-    for (const kind of kinds) {
-      for (const doc of await deps.projections.aspectsByDay(kind, query.from, query.to)) {
-        // Recomputed from the stored events, so a report never trusts a stale folded value.
-        const state = projectionOfDoc(doc)?.state;
-        if (state === null || state === undefined) continue;
-        if (state.kind === 'attendance') {
-          const cell = cellOf(state.studentId, state.sessionId, state.day);
-          cell.mark = state.mark;
-          cell.markedBy = state.markedBy;
-          cell.markedAt = state.markedAt;
-        } else if (state.kind === 'checkin') {
-          const first = (state satisfies CheckinState).checkins[0];
-          if (first === undefined) continue;
-          const last = state.checkins[state.checkins.length - 1];
-          const cell = cellOf(state.studentId, state.sessionId, first.checkedInAt.slice(0, 10));
-          cell.checkedInAt = first.checkedInAt;
-          cell.checkedOutAt = last?.checkedOutAt ?? null;
-        }
+    // A page of aspects at a time, keeping only the cells: a day of a few thousand check-ins no longer
+    // holds every aspect (each with its events) in memory at once.
+    const visit = (doc: AspectDoc): void => {
+      // Recomputed from the stored events, so a report never trusts a stale folded value.
+      const state = projectionOfDoc(doc)?.state;
+      if (state === null || state === undefined) return;
+      if (state.kind === 'attendance') {
+        const cell = cellOf(state.studentId, state.sessionId, state.day);
+        cell.mark = state.mark;
+        cell.markedBy = state.markedBy;
+        cell.markedAt = state.markedAt;
+      } else if (state.kind === 'checkin') {
+        const first = (state satisfies CheckinState).checkins[0];
+        if (first === undefined) return;
+        const last = state.checkins[state.checkins.length - 1];
+        const cell = cellOf(state.studentId, state.sessionId, first.checkedInAt.slice(0, 10));
+        cell.checkedInAt = first.checkedInAt;
+        cell.checkedOutAt = last?.checkedOutAt ?? null;
       }
-    }
+    };
+    for (const kind of kinds) await deps.projections.eachAspectByDay(kind, query.from, query.to, visit);
     const sessionIds = [...new Set([...cells.values()].flatMap((c) => c.sessionId ?? []))];
     const sessions = new Map<string, { classId: string; date: string }>();
     for (const id of sessionIds) {

@@ -74,11 +74,10 @@ export interface ProjectionStore {
   commit(write: ProjectionWrite): Promise<'OK' | 'CONFLICT'>;
   checkpoint(): Promise<string | number>;
   saveCheckpoint(seq: string | number): Promise<void>;
-  /** Aspect documents of one kind whose day lies in [fromDay, toDay]. */
-  aspectsByDay(kind: string, fromDay: string, toDay: string): Promise<AspectDoc[]>;
   /**
-   * The same, handed to `visit` a page at a time (each aspect once), for callers that keep a little of
-   * each: memory stays bounded by the page, where reading ten thousand aspects at once did not.
+   * Aspect documents of one kind whose day lies in [fromDay, toDay], handed to `visit` a page at a
+   * time (each aspect once): memory stays bounded by the page, where reading ten thousand aspects at
+   * once did not, so callers keep only what they need of each.
    */
   eachAspectByDay(
     kind: string,
@@ -305,12 +304,6 @@ export const projectionStore = (
         }
       }
       throw new Error('the pipeline checkpoint stayed contended');
-    },
-
-    async aspectsByDay(kind, fromDay, toDay) {
-      const out: AspectDoc[] = [];
-      await store.eachAspectByDay(kind, fromDay, toDay, (doc) => out.push(doc));
-      return out;
     },
 
     async eachAspectByDay(kind, fromDay, toDay, visit) {
