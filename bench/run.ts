@@ -1,24 +1,28 @@
 /**
- * `npm run bench [-- --quick]`: every scenario beside a baseline measured in the same run, printed as
- * one table and written to bench-results/latest.json. Figures are never asserted by tests.
+ * `npm run bench [-- --quick] [-- --only check-in --runs 5 --cpu-prof DIR]`: every scenario beside a
+ * baseline measured in the same run, printed as one table and written to bench-results/latest.json.
+ * Figures are never asserted by tests. Options: `bench/options.ts`.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
+import { type BenchOptions, parseBenchOptions, type ScenarioName } from './options.js';
 import { firstPull } from './scenarios/firstPull.js';
 import { idempotencyOverhead } from './scenarios/idempotencyOverhead.js';
 import { serviceScenarios } from './scenarios/serviceLoad.js';
 import { syncThroughput } from './scenarios/syncThroughput.js';
 import type { ScenarioResult } from './scenarios/types.js';
 
-const quick = process.argv.includes('--quick');
+const options = parseBenchOptions(process.argv.slice(2));
+const { quick } = options;
 const single =
-  (scenario: (quick: boolean) => Promise<ScenarioResult>) =>
-  async (q: boolean): Promise<ScenarioResult[]> => [await scenario(q)];
-const scenarios: ReadonlyArray<(quick: boolean) => Promise<ScenarioResult[]>> = [
+  (name: ScenarioName, scenario: (quick: boolean) => Promise<ScenarioResult>) =>
+  async (o: BenchOptions): Promise<ScenarioResult[]> =>
+    o.wants(name) ? [await scenario(o.quick)] : [];
+const scenarios: ReadonlyArray<(options: BenchOptions) => Promise<ScenarioResult[]>> = [
   serviceScenarios,
-  single(syncThroughput),
-  single(firstPull),
-  single(idempotencyOverhead),
+  single('sync', syncThroughput),
+  single('first-pull', firstPull),
+  single('idempotency', idempotencyOverhead),
 ];
 
 const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '—' : n.toFixed(digits));
@@ -26,7 +30,8 @@ const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '—' : n.
 const results: ScenarioResult[] = [];
 for (const scenario of scenarios) {
   const started = performance.now();
-  const rows = await scenario(quick);
+  const rows = await scenario(options);
+  if (rows.length === 0) continue;
   results.push(...rows);
   // Progress on stderr, so a slow or stuck scenario shows which one it is.
   process.stderr.write(
@@ -45,6 +50,18 @@ const rows = results.map((r) => [
 const header = ['scenario', 'median (spread)', 'p99', 'baseline (same run)', 'ratio', 'target'];
 process.stdout.write(`\n| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|\n`);
 for (const row of rows) process.stdout.write(`| ${row.join(' | ')} |\n`);
+for (const r of results) {
+  if (r.cpuMsPerRequest === undefined) continue;
+  process.stdout.write(
+    `\n${r.scenario}: server CPU ${fmt(r.cpuMsPerRequest, 2)} ms per request` +
+      (r.cpuMsPerRequestAfterRun === undefined
+        ? ''
+        : `, ${fmt(r.cpuMsPerRequestAfterRun, 2)} of it after the load stopped`) +
+      (r.baselineCpuMsPerRequest === undefined
+        ? ''
+        : ` (bare endpoint ${fmt(r.baselineCpuMsPerRequest, 2)} ms; ratio ${fmt(r.baselineCpuMsPerRequest / r.cpuMsPerRequest, 2)})`),
+  );
+}
 process.stdout.write(
   `\n${results[0]?.runs ?? 0} measured runs each${quick ? ' (quick)' : ''}; node ${process.version}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB\n`,
 );
@@ -52,7 +69,7 @@ process.stdout.write(
 await mkdir('bench-results', { recursive: true });
 await writeFile(
   'bench-results/latest.json',
-  `${JSON.stringify({ at: new Date().toISOString(), quick, node: process.version, results }, null, 2)}\n`,
+  `${JSON.stringify({ at: new Date().toISOString(), quick, node: process.version, argv: process.argv.slice(2), results }, null, 2)}\n`,
 );
 
 // A row that could not be measured fails the run: the CI smoke check relies on it.

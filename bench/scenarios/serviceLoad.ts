@@ -9,10 +9,13 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import * as t from 'io-ts';
 import { collect, listeningUrl, serviceProcess } from '../../test/support/mainProcess.js';
 import { writeDataset } from '../dataset.js';
+import { type BenchOptions, envPairs } from '../options.js';
 import { median, spread } from '../stats.js';
 import type { ScenarioResult } from './types.js';
 
@@ -23,11 +26,61 @@ interface Load {
   readonly p99: number;
   readonly non2xx: number;
   readonly errors: number;
+  /** CPU time the server process spent per answered request, what it did after the run included. */
+  readonly cpuMsPerRequest: number | undefined;
+  /** The part of it spent after the run ended (work deferred past the load, such as the roster's). */
+  readonly afterMsPerRequest: number | undefined;
 }
 
-const drive = async (options: autocannon.Options): Promise<Load> => {
+const TICKS_PER_SECOND = 100;
+
+/** User and system CPU time of a process so far, in ms (Linux; undefined elsewhere). */
+const cpuMs = async (pid: number | undefined): Promise<number | undefined> => {
+  if (pid === undefined) return undefined;
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th.
+  const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields?.[11]);
+  const stime = Number(fields?.[12]);
+  return Number.isFinite(utime) && Number.isFinite(stime)
+    ? ((utime + stime) * 1000) / TICKS_PER_SECOND
+    : undefined;
+};
+
+/**
+ * Waits until the process has gone quiet (under 10 % of a core for 200 ms, or 15 s): work a run left
+ * behind (the pipeline's last pages, the roster's debounced pass) is counted with that run, and does
+ * not steal the next run's CPU (the bare endpoint's, which would flatter the ratio).
+ */
+const quiet = async (pid: number | undefined): Promise<void> => {
+  const deadline = Date.now() + 15_000;
+  let before = await cpuMs(pid);
+  while (before !== undefined && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    const now = await cpuMs(pid);
+    if (now === undefined || now - before < 20) return;
+    before = now;
+  }
+};
+
+const drive = async (options: autocannon.Options, pid: number | undefined): Promise<Load> => {
+  const cpuBefore = await cpuMs(pid);
   const r = await autocannon(options);
-  return { rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+  const cpuAtEnd = await cpuMs(pid);
+  await quiet(pid);
+  const cpuAfter = await cpuMs(pid);
+  const perRequest = (from: number | undefined, to: number | undefined) =>
+    from === undefined || to === undefined || r.requests.total === 0
+      ? undefined
+      : (to - from) / r.requests.total;
+  return {
+    rps: r.requests.average,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    cpuMsPerRequest: perRequest(cpuBefore, cpuAfter),
+    afterMsPerRequest: perRequest(cpuAtEnd, cpuAfter),
+  };
 };
 
 const rssMb = async (pid: number | undefined): Promise<number | undefined> => {
@@ -50,12 +103,44 @@ const waitHealthy = async (url: string): Promise<void> => {
 
 const Token = t.type({ accessToken: t.string });
 
-export const serviceScenarios = async (quick: boolean): Promise<ScenarioResult[]> => {
+const medianOf = (xs: ReadonlyArray<number | undefined>): number | undefined => {
+  const known = xs.filter((x): x is number => x !== undefined);
+  return known.length === 0 ? undefined : median(known);
+};
+
+/**
+ * Environment for the service beyond its configuration: the profiler's preload; whatever
+ * BENCH_SERVICE_NODE_OPTIONS adds (a probe such as a preload counting store calls, kept out of the
+ * repository); and BENCH_SERVICE_ENV, space-separated NAME=value pairs (such as UV_THREADPOOL_SIZE=2,
+ * which must be set before the process starts).
+ */
+const serviceEnv = (options: BenchOptions): Record<string, string> => {
+  const parts = [
+    ...(options.cpuProfDir === undefined
+      ? []
+      : [`--import=${pathToFileURL(resolve('bench/cpuProfile.mjs')).href}`]),
+    ...(process.env.BENCH_SERVICE_NODE_OPTIONS === undefined ? [] : [process.env.BENCH_SERVICE_NODE_OPTIONS]),
+  ];
+  return {
+    ...envPairs(process.env.BENCH_SERVICE_ENV),
+    ...(parts.length === 0 ? {} : { NODE_OPTIONS: parts.join(' ') }),
+  };
+};
+
+export const serviceScenarios = async (options: BenchOptions): Promise<ScenarioResult[]> => {
+  const { quick } = options;
+  if (!(['students', 'check-in', 'cold-start', 'memory'] as const).some((n) => options.wants(n))) return [];
   const size = { students: 10_000, sessions: 20, events: quick ? 20_000 : 200_000 };
   // The built service (what the image runs), not the sources through tsx: `npm run bench` builds first.
   const svc = await serviceProcess(
     'bench-svc',
-    { AUTH_MODE: 'jwt', NODE_ENV: 'development' },
+    {
+      AUTH_MODE: 'jwt',
+      NODE_ENV: 'development',
+      // Each start writes its own profile when it stops (the set-up starts and the cold starts too).
+      ...(options.cpuProfDir === undefined ? {} : { BENCH_CPU_PROF_DIR: resolve(options.cpuProfDir) }),
+      ...serviceEnv(options),
+    },
     { kind: 'built', path: 'dist/main.js' },
   );
   const bare = spawn(process.execPath, ['--import', 'tsx', 'bench/bareServer.ts'], {
@@ -80,29 +165,35 @@ export const serviceScenarios = async (quick: boolean): Promise<ScenarioResult[]
     if (token._tag === 'Left') throw new Error(`login answered ${login.status}`);
     const auth = { authorization: `Bearer ${token.right.accessToken}`, 'x-device-id': DEVICE_ID };
     const duration = quick ? 2 : 10;
-    const runs = 3;
+    const runs = options.runs ?? 3;
 
     // GET /students: search and paging, 10 connections.
+    const pidOf = (base: string) => (base === bareUrl ? bare.pid : svc.pid());
     const list = (base: string, path: string[]) =>
-      drive({
-        url: base,
-        connections: 10,
-        duration,
-        headers: auth,
-        requests: path.map((p) => ({ method: 'GET' as const, path: p })),
-      });
+      drive(
+        {
+          url: base,
+          connections: 10,
+          duration,
+          headers: auth,
+          requests: path.map((p) => ({ method: 'GET' as const, path: p })),
+        },
+        pidOf(base),
+      );
     const studentPaths = [
       '/api/v1/students?limit=50',
       '/api/v1/students?limit=50&q=silva',
       '/api/v1/students?limit=50&q=crianca%2001',
     ];
-    await list(url, studentPaths);
-    await list(bareUrl, ['/hello']);
     const listOurs: Load[] = [];
     const listBare: Load[] = [];
-    for (let i = 0; i < runs; i += 1) {
-      listBare.push(await list(bareUrl, ['/hello']));
-      listOurs.push(await list(url, studentPaths));
+    if (options.wants('students')) {
+      await list(url, studentPaths);
+      await list(bareUrl, ['/hello']);
+      for (let i = 0; i < runs; i += 1) {
+        listBare.push(await list(bareUrl, ['/hello']));
+        listOurs.push(await list(url, studentPaths));
+      }
     }
 
     // POST /check-in with fresh keys: each request a new child-session pair, 50 connections.
@@ -111,39 +202,44 @@ export const serviceScenarios = async (quick: boolean): Promise<ScenarioResult[]
       data.studentIds.map((studentId) => ({ studentId, sessionId })),
     );
     const checkIn = (base: string, path: string) =>
-      drive({
-        url: base,
-        connections: 50,
-        duration,
-        requests: [
-          {
-            method: 'POST',
-            path,
-            setupRequest: (req) => {
-              const pair = pairs[next % pairs.length];
-              next += 1;
-              return {
-                ...req,
-                headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
-                body: JSON.stringify(pair),
-              };
+      drive(
+        {
+          url: base,
+          connections: 50,
+          duration,
+          requests: [
+            {
+              method: 'POST',
+              path,
+              setupRequest: (req) => {
+                const pair = pairs[next % pairs.length];
+                next += 1;
+                return {
+                  ...req,
+                  headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+                  body: JSON.stringify(pair),
+                };
+              },
             },
-          },
-        ],
-      });
-    await checkIn(url, '/api/v1/check-in');
-    await checkIn(bareUrl, '/hello');
+          ],
+        },
+        pidOf(base),
+      );
     const inOurs: Load[] = [];
     const inBare: Load[] = [];
-    for (let i = 0; i < runs; i += 1) {
-      inBare.push(await checkIn(bareUrl, '/hello'));
-      inOurs.push(await checkIn(url, '/api/v1/check-in'));
+    if (options.wants('check-in')) {
+      await checkIn(url, '/api/v1/check-in');
+      await checkIn(bareUrl, '/hello');
+      for (let i = 0; i < runs; i += 1) {
+        inBare.push(await checkIn(bareUrl, '/hello'));
+        inOurs.push(await checkIn(url, '/api/v1/check-in'));
+      }
     }
     const memory = await rssMb(svc.pid());
 
     // Cold start: stop, start, time to the first healthy answer.
     const starts: number[] = [];
-    for (let i = 0; i < runs; i += 1) {
+    for (let i = 0; i < (options.wants('cold-start') ? runs : 0); i += 1) {
       await svc.stop();
       const t0 = process.hrtime.bigint();
       url = await svc.start();
@@ -171,21 +267,26 @@ export const serviceScenarios = async (quick: boolean): Promise<ScenarioResult[]
       ratio: median(ours.map((l, i) => l.rps / (base[i]?.rps ?? 1))),
       target,
       runs,
+      cpuMsPerRequest: medianOf(ours.map((l) => l.cpuMsPerRequest)),
+      cpuMsPerRequestAfterRun: medianOf(ours.map((l) => l.afterMsPerRequest)),
+      baselineCpuMsPerRequest: medianOf(base.map((l) => l.cpuMsPerRequest)),
     });
-    return [
-      result(
-        'GET /api/v1/students?limit=50 (JWT; search and paging; 10 connections)',
-        listOurs,
-        listBare,
-        '≥ 0.6',
-      ),
-      result(
-        'POST /api/v1/check-in, fresh Idempotency-Keys (50 connections)',
-        inOurs,
-        inBare,
-        '≥ 0.25, p99 ≤ 50 ms',
-      ),
-      {
+    const rows: Array<ScenarioResult | false> = [
+      options.wants('students') &&
+        result(
+          'GET /api/v1/students?limit=50 (JWT; search and paging; 10 connections)',
+          listOurs,
+          listBare,
+          '≥ 0.6',
+        ),
+      options.wants('check-in') &&
+        result(
+          'POST /api/v1/check-in, fresh Idempotency-Keys (50 connections)',
+          inOurs,
+          inBare,
+          '≥ 0.25, p99 ≤ 50 ms',
+        ),
+      options.wants('cold-start') && {
         scenario: `cold start to healthy (${size.students.toLocaleString('en')} students, ${size.events.toLocaleString('en')} events)`,
         unit: 's',
         median: median(starts),
@@ -196,7 +297,7 @@ export const serviceScenarios = async (quick: boolean): Promise<ScenarioResult[]
         target: '≤ 2 s',
         runs,
       },
-      {
+      options.wants('memory') && {
         scenario: 'resident memory of the service after the runs above',
         unit: 'MB',
         median: memory ?? Number.NaN,
@@ -208,9 +309,12 @@ export const serviceScenarios = async (quick: boolean): Promise<ScenarioResult[]
         runs: 1,
       },
     ];
+    return rows.filter((r): r is ScenarioResult => r !== false);
   } finally {
     bare.kill('SIGTERM');
     if (bare.exitCode === null) await once(bare, 'exit');
+    // A clean stop first: a profiled process writes its profile on exit, which a kill would skip.
+    await svc.stop();
     await svc.dispose();
   }
 };

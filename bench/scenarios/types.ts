@@ -16,4 +16,12 @@ export interface ScenarioResult {
   /** A human statement of the target, when the project sets one. */
   readonly target: string | undefined;
   readonly runs: number;
+  /**
+   * Server CPU time per request (median of the runs; work left after a run included), for the
+   * HTTP scenarios: steadier than throughput on a shared machine, since it counts work, not waiting.
+   */
+  readonly cpuMsPerRequest?: number | undefined;
+  /** The part of `cpuMsPerRequest` spent once the load had stopped (work the service deferred). */
+  readonly cpuMsPerRequestAfterRun?: number | undefined;
+  readonly baselineCpuMsPerRequest?: number | undefined;
 }

@@ -5,7 +5,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import jwt from 'jsonwebtoken';
+import { verifiedTokens } from '../auth/verifiedTokens.js';
 import type { DevTokens } from '../config/config.js';
 import { equalBytes, sha256 } from '../crypto/bytes.js';
 import { type ApiError, apiError } from '../domain/errors.js';
@@ -101,25 +101,26 @@ export interface JwtAuthenticatorOptions {
   readonly checkPrincipal?: (principal: Principal) => Promise<E.Either<ApiError, Principal>>;
 }
 
-export const jwtAuthenticator = (options: JwtAuthenticatorOptions): Authenticator => ({
-  mode: 'jwt',
-  async authenticate(token) {
-    let payload: unknown;
-    try {
-      payload = jwt.verify(token, options.key, {
-        algorithms: ['HS256'],
-        clockTimestamp: Math.floor(options.clock().getTime() / 1000),
-      });
-    } catch {
-      return E.left(invalidToken());
-    }
-    const decoded = AccessTokenClaims.decode(payload);
-    if (E.isLeft(decoded)) return E.left(invalidToken());
-    const now = options.clock().getTime() / 1000;
-    // A token "issued" in the future was minted with a wrong clock or forged; refuse it.
-    if (decoded.right.iat > now + 60) return E.left(invalidToken());
-    const principal = principalFromClaims(decoded.right);
-    if (principal === undefined) return E.left(invalidToken());
-    return options.checkPrincipal === undefined ? E.right(principal) : options.checkPrincipal(principal);
-  },
-});
+export const jwtAuthenticator = (options: JwtAuthenticatorOptions): Authenticator => {
+  // A token's signature is checked once per process; its times and its session on every request.
+  const tokens = verifiedTokens(options.key);
+  return {
+    mode: 'jwt',
+    async authenticate(token) {
+      let payload: unknown;
+      try {
+        payload = tokens.verify(token, Math.floor(options.clock().getTime() / 1000));
+      } catch {
+        return E.left(invalidToken());
+      }
+      const decoded = AccessTokenClaims.decode(payload);
+      if (E.isLeft(decoded)) return E.left(invalidToken());
+      const now = options.clock().getTime() / 1000;
+      // A token "issued" in the future was minted with a wrong clock or forged; refuse it.
+      if (decoded.right.iat > now + 60) return E.left(invalidToken());
+      const principal = principalFromClaims(decoded.right);
+      if (principal === undefined) return E.left(invalidToken());
+      return options.checkPrincipal === undefined ? E.right(principal) : options.checkPrincipal(principal);
+    },
+  };
+};

@@ -93,6 +93,46 @@ describe('JWT authenticator', () => {
   });
 });
 
+describe('JWT authenticator on a token it has verified before', () => {
+  it('refuses it once it expires, and asks the principal check on every use', async () => {
+    let now = NOW;
+    let checks = 0;
+    let revoked = false;
+    const auth = jwtAuthenticator({
+      key: jwtKey(SECRET),
+      clock: () => now,
+      checkPrincipal: async (p) => {
+        checks += 1;
+        return revoked
+          ? E.left({ _tag: 'ApiError', code: 'UNAUTHORIZED', status: 401, message: 'revoked' })
+          : E.right(p);
+      },
+    });
+    const token = sign(base);
+    expect(E.isRight(await auth.authenticate(token))).to.equal(true);
+    expect(E.isRight(await auth.authenticate(token))).to.equal(true);
+    expect(checks, 'the session is checked on each request, remembered or not').to.equal(2);
+    revoked = true;
+    const afterRevocation = await auth.authenticate(token);
+    expect(E.isLeft(afterRevocation) && afterRevocation.left.message).to.equal('revoked');
+    revoked = false;
+    now = new Date((base.exp + 1) * 1000);
+    const expired = await auth.authenticate(token);
+    expect(E.isLeft(expired) && expired.left.code).to.equal('UNAUTHORIZED');
+    expect(checks).to.equal(3);
+  });
+
+  it('still refuses a token whose claims were changed after a verified one was remembered', async () => {
+    const auth = jwtAuthenticator({ key: jwtKey(SECRET), clock: () => NOW });
+    const token = sign(base);
+    expect(E.isRight(await auth.authenticate(token))).to.equal(true);
+    const [h, , sig] = token.split('.');
+    const tampered = `${h}.${Buffer.from(JSON.stringify({ ...base, roles: ['ADMIN'], primaryRole: 'ADMIN' })).toString('base64url')}.${sig}`;
+    const r = await auth.authenticate(tampered);
+    expect(E.isLeft(r) && r.left.code).to.equal('UNAUTHORIZED');
+  });
+});
+
 describe('development authenticator', () => {
   const auth = devAuthenticator({ admin: 'admin-token-0123456789', caller: 'caller-token-0123456789' });
 
