@@ -35,11 +35,32 @@ export interface RoleStore {
 export const CACHE_TTL_MS = 5_000;
 
 export const roleStore = (db: Database, clock: () => Date = () => new Date()): RoleStore => {
-  let cache:
-    | { readonly at: number; readonly byName: ReadonlyMap<string, ReadonlyArray<Permission>> }
-    | undefined;
+  type ByName = ReadonlyMap<string, ReadonlyArray<Permission>>;
+  let cache: { readonly at: number; readonly byName: ByName } | undefined;
+  // One listing at a time: when the cache expired under load, every request in flight listed the
+  // roles itself (0019, fourth round). A change of a role starts a new generation: a listing begun
+  // before it neither fills the cache nor serves the requests that come after it.
+  let loading: Promise<ByName> | undefined;
+  let generation = 0;
   const invalidate = () => {
     cache = undefined;
+    loading = undefined;
+    generation += 1;
+  };
+  const load = (now: number): Promise<ByName> => {
+    if (loading !== undefined) return loading;
+    const started = generation;
+    const listing = store.list().then((all) => {
+      const byName: ByName = new Map(all.map((r) => [r.name, r.permissions]));
+      if (started === generation) cache = { at: now, byName };
+      return byName;
+    });
+    const settled = () => {
+      if (loading === listing) loading = undefined;
+    };
+    listing.then(settled, settled);
+    loading = listing;
+    return listing;
   };
   const store: RoleStore = {
     async ensureSystemRoles(now) {
@@ -104,11 +125,7 @@ export const roleStore = (db: Database, clock: () => Date = () => new Date()): R
 
     async permissionsOf(roles) {
       const now = clock().getTime();
-      if (cache === undefined || now - cache.at > CACHE_TTL_MS) {
-        const all = await store.list();
-        cache = { at: now, byName: new Map(all.map((r) => [r.name, r.permissions])) };
-      }
-      const { byName } = cache;
+      const byName = cache !== undefined && now - cache.at <= CACHE_TTL_MS ? cache.byName : await load(now);
       return [...new Set(roles.flatMap((r) => byName.get(r) ?? []))];
     },
   };
