@@ -1,40 +1,18 @@
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { getDocs, UndecodableDocument } from '../../src/store/docs.js';
-import { type Database, PouchDB } from '../../src/store/pouch.js';
-import { type CouchServer, startCouchServer } from '../support/couchServer.js';
-import { makeTempDir, removeDir } from '../support/tempDir.js';
+import type { Database } from '../../src/store/pouch.js';
+import { type StoreHost, storeBackends } from '../support/storeBackends.js';
 
 const Note = t.type({ _id: t.string, _rev: t.string, text: t.string });
 
-/** A host of databases for one suite; each test opens a database of its own on it. */
-interface Host {
-  open(name: string): Database;
-  dispose(): Promise<void>;
-}
-
 /** The embedded store reads id by id and CouchDB in one request: both must answer alike. */
-const backends: ReadonlyArray<[string, () => Promise<Host>]> = [
-  [
-    'embedded leveldb',
-    async () => {
-      const dir = await makeTempDir('docs');
-      return { open: (name) => new PouchDB(`${dir}/${name}`), dispose: () => removeDir(dir) };
-    },
-  ],
-  [
-    'CouchDB protocol (express-pouchdb)',
-    async () => {
-      const server: CouchServer = await startCouchServer();
-      return { open: (name) => new PouchDB(`${server.url}/${name}`), dispose: () => server.dispose() };
-    },
-  ],
-];
+const backends = storeBackends('docs');
 
 for (const [name, setUp] of backends) {
   describe(`getDocs on ${name}`, function () {
     this.timeout(60_000);
-    let host: Host;
+    let host: StoreHost;
     let db: Database;
     let tests = 0;
     before(async () => {

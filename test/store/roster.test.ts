@@ -5,32 +5,11 @@
  */
 import { expect } from 'chai';
 import type { RosterDoc } from '../../src/domain/roster.js';
-import { type Database, PouchDB } from '../../src/store/pouch.js';
+import type { Database } from '../../src/store/pouch.js';
 import { rosterStore } from '../../src/store/roster.js';
-import { type CouchServer, startCouchServer } from '../support/couchServer.js';
-import { makeTempDir, removeDir } from '../support/tempDir.js';
+import { type StoreHost, storeBackends } from '../support/storeBackends.js';
 
-interface Host {
-  open(name: string): Database;
-  dispose(): Promise<void>;
-}
-
-const backends: ReadonlyArray<[string, () => Promise<Host>]> = [
-  [
-    'embedded leveldb',
-    async () => {
-      const dir = await makeTempDir('roster');
-      return { open: (name) => new PouchDB(`${dir}/${name}`), dispose: () => removeDir(dir) };
-    },
-  ],
-  [
-    'CouchDB protocol (express-pouchdb)',
-    async () => {
-      const server: CouchServer = await startCouchServer();
-      return { open: (name) => new PouchDB(`${server.url}/${name}`), dispose: () => server.dispose() };
-    },
-  ],
-];
+const backends = storeBackends('roster');
 
 const cls = (id: string, name: string): RosterDoc => ({
   _id: `class:${id}`,
@@ -42,7 +21,7 @@ const cls = (id: string, name: string): RosterDoc => ({
 for (const [backend, setUp] of backends) {
   describe(`roster store on ${backend}`, function () {
     this.timeout(60_000);
-    let host: Host;
+    let host: StoreHost;
     let db: Database;
     let n = 0;
     before(async () => {
