@@ -1,24 +1,14 @@
 /** Batched puts on the embedded store keep `put`'s semantics: revs, conflicts, local documents. */
 import { expect } from 'chai';
 import { PutRefused, putBatched } from '../../src/store/batchedPut.js';
-import { openStore, type Store } from '../../src/store/store.js';
 import { isConflict } from '../../src/store/storeErrors.js';
-import { makeTempDir, removeDir } from '../support/tempDir.js';
+import { embeddedStorePerTest } from '../support/storeBackends.js';
 
 describe('batched put', () => {
-  let dir: string;
-  let store: Store;
-  beforeEach(async () => {
-    dir = await makeTempDir('batched-put');
-    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
-  });
-  afterEach(async () => {
-    await store.close();
-    await removeDir(dir);
-  });
+  const current = embeddedStorePerTest('batched-put');
 
   it('stores 200 concurrent puts, each with its own rev', async () => {
-    const db = store.db.private;
+    const db = current().db.private;
     const revs = await Promise.all(
       Array.from({ length: 200 }, (_, i) => putBatched(db, { _id: `probe:${i}`, n: i })),
     );
@@ -29,7 +19,7 @@ describe('batched put', () => {
   });
 
   it('lets one of two concurrent creates of an id win and refuses the other with a conflict', async () => {
-    const db = store.db.private;
+    const db = current().db.private;
     const outcomes = await Promise.allSettled([
       putBatched(db, { _id: 'probe:x', who: 'a' }),
       putBatched(db, { _id: 'probe:x', who: 'b' }),
@@ -45,7 +35,7 @@ describe('batched put', () => {
   });
 
   it('refuses a stale rev with a conflict and accepts the current one', async () => {
-    const db = store.db.private;
+    const db = current().db.private;
     const first = await putBatched(db, { _id: 'probe:y', v: 1 });
     const second = await putBatched(db, { _id: 'probe:y', _rev: first.rev, v: 2 });
     const stale = await putBatched(db, { _id: 'probe:y', _rev: first.rev, v: 3 }).catch((e: unknown) => e);
@@ -56,7 +46,7 @@ describe('batched put', () => {
   });
 
   it('deletes through a put of _deleted, and writes _local documents directly', async () => {
-    const db = store.db.private;
+    const db = current().db.private;
     const made = await putBatched(db, { _id: 'probe:z' });
     await putBatched(db, { _id: 'probe:z', _rev: made.rev, _deleted: true });
     const gone = await db.get('probe:z').catch((e: unknown) => e);

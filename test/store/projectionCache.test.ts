@@ -7,8 +7,7 @@ import { expect } from 'chai';
 import { projectAspect } from '../../src/rules/projections.js';
 import { docCache } from '../../src/store/docCache.js';
 import { fromStoredEvent, type LoadedAspect, projectionStore } from '../../src/store/projections.js';
-import { openStore, type Store } from '../../src/store/store.js';
-import { makeTempDir, removeDir } from '../support/tempDir.js';
+import { embeddedStorePerTest } from '../support/storeBackends.js';
 
 const STUDENT = '6f1c2a8e-9d3b-4c5e-8f7a-1b2c3d4e5f60';
 
@@ -36,20 +35,11 @@ const marks = (day: string, n: number) => {
 };
 
 describe('the projection store’s aspect cache', () => {
-  let dir: string;
-  let store: Store;
-  beforeEach(async () => {
-    dir = await makeTempDir('projection-cache');
-    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
-  });
-  afterEach(async () => {
-    await store.close();
-    await removeDir(dir);
-  });
+  const current = embeddedStorePerTest('projection-cache');
 
   it('holds at most its budget of events, the aspects written last, and reads the others from the store', async () => {
     const entries = docCache<LoadedAspect>();
-    const cached = projectionStore(store.db.projections, entries, 10);
+    const cached = projectionStore(current().db.projections, entries, 10);
     const days = ['2026-11-01', '2026-11-02', '2026-11-03', '2026-11-04'];
     const aspectOf = (day: string) => `attendance:${STUDENT}:${day}`;
     for (const day of days) {
@@ -77,7 +67,7 @@ describe('the projection store’s aspect cache', () => {
     // Whatever it holds or not, it answers as the store does.
     const all = [...days, '2026-11-05'].map(aspectOf);
     const fromCache = await cached.loadAspects(all);
-    const fromStore = await projectionStore(store.db.projections).loadAspects(all);
+    const fromStore = await projectionStore(current().db.projections).loadAspects(all);
     expect(all.map((a) => fromCache.get(a))).to.deep.equal(all.map((a) => fromStore.get(a)));
     expect(all.map((a) => fromCache.get(a)?.events.length)).to.deep.equal([4, 4, 4, 4, 11]);
   });

@@ -4,6 +4,7 @@
  * database of its own on it.
  */
 import { type Database, PouchDB } from '../../src/store/pouch.js';
+import { openStore, type Store } from '../../src/store/store.js';
 import { startCouchServer } from './couchServer.js';
 import { makeTempDir, removeDir } from './tempDir.js';
 
@@ -28,3 +29,26 @@ export const storeBackends = (label: string): ReadonlyArray<[string, () => Promi
     },
   ],
 ];
+
+/**
+ * A fresh embedded store (every database and index, as the service opens them) for each test of the
+ * suite that calls this, closed and removed after it; the returned function gives the current one.
+ */
+export const embeddedStorePerTest = (label: string): (() => Store) => {
+  let dir: string | undefined;
+  let store: Store | undefined;
+  beforeEach(async () => {
+    dir = await makeTempDir(label);
+    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
+  });
+  afterEach(async () => {
+    await store?.close();
+    if (dir !== undefined) await removeDir(dir);
+    store = undefined;
+    dir = undefined;
+  });
+  return () => {
+    if (store === undefined) throw new Error('no store outside a test');
+    return store;
+  };
+};
