@@ -6,7 +6,7 @@ import { hkdfSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { filter, interval, map, merge, share } from 'rxjs';
+import { filter, interval, map, merge, mergeMap, share } from 'rxjs';
 import { attendanceService } from './attendance/attendanceService.js';
 import { checkinWriteThrough } from './attendance/checkinProjection.js';
 import { checkinService } from './attendance/checkinService.js';
@@ -214,10 +214,18 @@ export const startService = async (
       // Sessions and day keys roll over with the UTC day.
       interval(10 * 60_000),
     ),
-    aspectTriggers$: followChanges$(store.db.projections, { since: 'now' }).pipe(
-      filter((c) => projectionFeedsRoster(c.id)),
-      map((c) => c.id.slice('aspect:'.length)),
-    ),
+    // On the embedded store this process's pipeline is the projections' one writer, and it names
+    // every aspect it commits: no live feed (a changes query and a read per commit) is needed. In
+    // CouchDB mode other instances commit aspects too, so the database's feed is followed.
+    aspectTriggers$: exclusive
+      ? pipeline.outcomes$.pipe(
+          mergeMap((o) => o.events.map((e) => e.aspect)),
+          filter((aspect) => projectionFeedsRoster(`aspect:${aspect}`)),
+        )
+      : followChanges$(store.db.projections, { since: 'now' }).pipe(
+          filter((c) => projectionFeedsRoster(c.id)),
+          map((c) => c.id.slice('aspect:'.length)),
+        ),
     onError: (e) =>
       logger.warn(
         { errorName: e instanceof Error ? e.name : typeof e },

@@ -2,15 +2,17 @@
  * Keeps the roster database (what tablets pull) equal to `rules/roster.ts` applied to the server's
  * records. Any change in the private or projections database, or the passing of time (sessions and
  * day keys roll over at UTC midnight), is a trigger; triggers are debounced and a reconcile runs one
- * at a time (a trigger during one runs one more after it), so a burst of writes costs one pass.
+ * at a time (a trigger during one runs one more after it), so a burst of writes costs one pass. The
+ * debounce has a maximum wait: during a rush, when check-ins come closer together than the debounce,
+ * tablets still see the roster change at least that often.
  */
 import {
   asyncScheduler,
-  debounceTime,
   defer,
   map,
   merge,
-  type Observable,
+  Observable,
+  type OperatorFunction,
   retry,
   type SchedulerLike,
   Subject,
@@ -46,15 +48,58 @@ export interface RosterStreams {
   /** Computes the wanted documents and writes the difference. */
   readonly reconcile: () => Observable<{ written: number; deleted: number }>;
   readonly debounceMs: number;
+  /** The longest a trigger waits for its reconcile while triggers keep coming. */
+  readonly maxWaitMs: number;
   readonly retryDelayMs: number;
   readonly scheduler?: SchedulerLike;
   readonly onError?: (error: unknown) => void;
 }
 
+/**
+ * `debounceTime` with a ceiling: emits once the source has been quiet for `dueMs`, or `maxWaitMs`
+ * after the first value not yet emitted, whichever comes first (lodash's `maxWait`; RxJS has no such
+ * option). The last value is emitted when the source completes with one pending.
+ */
+export const debounceWithMaxWait =
+  <T>(dueMs: number, maxWaitMs: number, scheduler: SchedulerLike = asyncScheduler): OperatorFunction<T, T> =>
+  (source) =>
+    new Observable<T>((subscriber) => {
+      let pending: { value: T } | undefined;
+      let quiet: Subscription | undefined;
+      let ceiling: Subscription | undefined;
+      const flush = () => {
+        quiet?.unsubscribe();
+        ceiling?.unsubscribe();
+        quiet = undefined;
+        ceiling = undefined;
+        const held = pending;
+        pending = undefined;
+        if (held !== undefined) subscriber.next(held.value);
+      };
+      const inner = source.subscribe({
+        next: (value) => {
+          pending = { value };
+          quiet?.unsubscribe();
+          quiet = scheduler.schedule(flush, dueMs);
+          ceiling ??= scheduler.schedule(flush, maxWaitMs);
+        },
+        error: (e: unknown) => subscriber.error(e),
+        complete: () => {
+          flush();
+          subscriber.complete();
+        },
+      });
+      return () => {
+        inner.unsubscribe();
+        quiet?.unsubscribe();
+        ceiling?.unsubscribe();
+      };
+    });
+
 export const rosterReconciles$ = (s: RosterStreams): Observable<{ written: number; deleted: number }> =>
   s.triggers$.pipe(
     startWith(undefined),
-    debounceTime(s.debounceMs, s.scheduler ?? asyncScheduler),
+    debounceWithMaxWait(s.debounceMs, s.maxWaitMs, s.scheduler ?? asyncScheduler),
     exhaustMapWithTrailing(() =>
       defer(s.reconcile).pipe(
         retry({
@@ -100,6 +145,7 @@ export const startRosterProjector = (options: {
   /** The names of check-in and attendance aspects that changed. */
   readonly aspectTriggers$: Observable<string>;
   readonly debounceMs?: number;
+  readonly maxWaitMs?: number;
   readonly onError?: (error: unknown) => void;
 }): RosterProjector => {
   const manual$ = new Subject<void>();
@@ -143,6 +189,8 @@ export const startRosterProjector = (options: {
       }).pipe(tap(() => done$.next({ run, full: full || context === undefined })));
     },
     debounceMs: options.debounceMs ?? 100,
+    // A tablet's roster lags a rush by at most about a second (plus the pass itself).
+    maxWaitMs: options.maxWaitMs ?? 1000,
     retryDelayMs: 1000,
     ...(options.onError === undefined ? {} : { onError: options.onError }),
   })

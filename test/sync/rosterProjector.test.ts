@@ -1,7 +1,14 @@
 import { expect } from 'chai';
-import type { Observable } from 'rxjs';
+import fc from 'fast-check';
+import { debounceTime, type Observable, Subject } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { feedsRoster, projectionFeedsRoster, rosterReconciles$ } from '../../src/sync/rosterProjector.js';
+import {
+  debounceWithMaxWait,
+  feedsRoster,
+  projectionFeedsRoster,
+  rosterReconciles$,
+  startRosterProjector,
+} from '../../src/sync/rosterProjector.js';
 
 const newScheduler = () =>
   new TestScheduler((actual, expected) => {
@@ -20,7 +27,7 @@ describe('roster projector stream (marbles)', () => {
       // The start and a (2) debounce into run 1 at 4..10; b (5) debounces at 7, while run 1 is busy, so
       // run 2 follows at 10..16; the triggers' end (15) waits for it.
       expectObservable(
-        rosterReconciles$({ triggers$: triggers, reconcile, debounceMs: 2, retryDelayMs: 5 }),
+        rosterReconciles$({ triggers$: triggers, reconcile, debounceMs: 2, maxWaitMs: 50, retryDelayMs: 5 }),
       ).toBe('----------x-----(y|)', { x: { written: 1, deleted: 0 }, y: { written: 2, deleted: 0 } });
     });
   });
@@ -40,12 +47,89 @@ describe('roster projector stream (marbles)', () => {
           triggers$: hot('-------|'),
           reconcile,
           debounceMs: 1,
+          maxWaitMs: 50,
           retryDelayMs: 3,
           onError: (e) => errors.push(e),
         }),
       ).toBe('------x|', { x: { written: 1, deleted: 0 } });
     });
     expect(errors).to.have.length(1);
+  });
+});
+
+describe('debounce with a maximum wait (marbles)', () => {
+  it('is a debounce while the source pauses', () => {
+    newScheduler().run(({ hot, expectObservable }) => {
+      expectObservable(hot('a-b------c---|').pipe(debounceWithMaxWait(3, 10))).toBe('-----b------c|');
+    });
+  });
+
+  it('emits at the maximum wait while values keep coming, counted from the first one held', () => {
+    newScheduler().run(({ hot, expectObservable }) => {
+      // A value every frame from 0 to 24: quiet never lasts 3 frames, so the ceiling decides: a at 0
+      // is held until 8 (emitting i, the latest), j at 9 until 17 (r), then the end at 25 emits y.
+      const values = 'abcdefghijklmnopqrstuvwxy';
+      expectObservable(hot(`${values}|`).pipe(debounceWithMaxWait(3, 8))).toBe(
+        '--------i--------r-------(y|)',
+      );
+    });
+  });
+
+  it('emits what it holds when the source completes, and passes an error on', () => {
+    newScheduler().run(({ hot, expectObservable }) => {
+      expectObservable(hot('a-|').pipe(debounceWithMaxWait(5, 10))).toBe('--(a|)');
+      expectObservable(hot('a-#').pipe(debounceWithMaxWait(5, 10))).toBe('--#');
+    });
+  });
+
+  it('equals debounceTime when the maximum wait is never reached, and never holds a value longer', () => {
+    const gaps = fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 30 });
+    fc.assert(
+      fc.property(
+        gaps,
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 12 }),
+        (gs, due, maxWait) => {
+          let t = 0;
+          const times = gs.map((g) => (t += g));
+          const end = t + 1;
+          // One value per frame at most, so the marble has one character per frame.
+          const chars = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJ';
+          const frames = Array.from({ length: end }, () => '-');
+          const values: Record<string, number> = {};
+          times.forEach((frame, i) => {
+            frames[frame] = chars.charAt(i);
+            values[chars.charAt(i)] = i;
+          });
+          const marble = `${frames.join('')}|`;
+          const run = (op: (scheduler: TestScheduler) => (o: Observable<number>) => Observable<number>) => {
+            const seen: Array<{ frame: number; value: number }> = [];
+            const scheduler = new TestScheduler(() => undefined);
+            scheduler.run(({ hot }) => {
+              hot(marble, values)
+                .pipe(op(scheduler))
+                .subscribe((value) => seen.push({ frame: scheduler.now(), value }));
+            });
+            return seen;
+          };
+          const bounded = run((s) => debounceWithMaxWait(due, maxWait, s));
+          const unbounded = run((s) => debounceWithMaxWait(due, 10_000, s));
+          const plain = run((s) => debounceTime(due, s));
+          expect(unbounded).to.deep.equal(plain);
+          // Every value is emitted, or overtaken by a later one that is, within the maximum wait.
+          times.forEach((frame, i) => {
+            const next = bounded.find((e) => e.value >= i);
+            expect(next, `value ${i}`).not.to.equal(undefined);
+            expect((next?.frame ?? Number.POSITIVE_INFINITY) - frame).to.be.at.most(
+              Math.max(maxWait, end - frame),
+            );
+          });
+          // And it is still a debounce: at most one emission per maximum wait while values keep coming.
+          expect(bounded.length).to.be.at.most(plain.length + Math.ceil(end / maxWait));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
 
@@ -70,5 +154,41 @@ describe('roster triggers', () => {
     expect(projectionFeedsRoster('aspect:attendance:st:s')).to.equal(true);
     expect(projectionFeedsRoster('aspect:student:st:displayName')).to.equal(false);
     expect(projectionFeedsRoster('conflict:e1')).to.equal(false);
+  });
+});
+
+describe('roster projector during a rush', () => {
+  it('writes the changed aspects while triggers keep coming closer together than the debounce', async () => {
+    const aspects$ = new Subject<string>();
+    const writtenDuringRush: string[][] = [];
+    let rushing = true;
+    const projector = startRosterProjector({
+      wanted: async () => ({ docs: [], context: { sessionIds: new Set(), activeIds: new Set() } }),
+      forAspects: async () => [],
+      write: async () => ({ written: 0, deleted: 0 }),
+      writeSome: async (ids) => {
+        if (rushing) writtenDuringRush.push([...ids]);
+        return { written: ids.length, deleted: 0 };
+      },
+      fullTriggers$: new Subject<unknown>(),
+      aspectTriggers$: aspects$,
+      debounceMs: 100,
+      maxWaitMs: 300,
+    });
+    try {
+      await projector.refresh();
+      // A trigger every 10 ms: the 100 ms debounce alone would wait for the end of the rush. Bounded:
+      // it stops at the first partial pass, or after three seconds.
+      const deadline = Date.now() + 3000;
+      for (let i = 0; writtenDuringRush.length === 0 && Date.now() < deadline; i += 1) {
+        aspects$.next(`checkin:s:child-${i}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      rushing = false;
+      expect(writtenDuringRush, 'no partial pass while the triggers kept coming').not.to.be.empty;
+      expect(writtenDuringRush[0]).to.include('checkin:s:child-0');
+    } finally {
+      projector.stop();
+    }
   });
 });
