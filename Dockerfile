@@ -5,7 +5,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/buildServer.ts ./scripts/
 COPY src ./src
+# Type-checks, bundles the service into dist/server/main.js and builds the kiosk into dist/kiosk.
 RUN npm run build
 
 FROM node:22-bookworm-slim
@@ -15,6 +17,8 @@ ENV NODE_ENV=production \
     DATA_DIR=/app/data
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The bundle holds the JavaScript dependencies; LevelDB's native addon (leveldown) is required from
+# node_modules at run time, so the production dependencies are still installed.
 RUN npm ci --omit=dev && npm cache clean --force
 # The service's heap budget (src/config/runtime.ts); an environment variable, so a deployment with
 # more data can raise it with `-e NODE_OPTIONS=--max-old-space-size=512`.
@@ -29,4 +33,4 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:8080/api/v1/health').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node as PID 1 gets SIGTERM from `docker stop`; main.ts drains requests and closes the store.
-CMD ["node", "dist/main.js"]
+CMD ["node", "dist/server/main.js"]

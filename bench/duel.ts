@@ -4,7 +4,7 @@
  * from other processes hits both sides alike. Each side is its own process on its own copy of the
  * quick data set, with its own autocannon at 50 connections, both started together.
  *
- *   npx tsx bench/duel.ts <a/dist/main.js> <b/dist/main.js> [rounds=5] [seconds=5]
+ *   npx tsx bench/duel.ts <a/dist/server/main.js> <b/dist/server/main.js> [rounds=5] [seconds=5]
  *
  * BENCH_SERVICE_ENV (NAME=value pairs) goes to both sides, BENCH_DUEL_ENV_A and BENCH_DUEL_ENV_B to
  * one each (such as NODE_OPTIONS=--v8-pool-size=2 to compare a runtime flag on one build).

@@ -141,7 +141,7 @@ export const serviceScenarios = async (options: BenchOptions): Promise<ScenarioR
       ...(options.cpuProfDir === undefined ? {} : { BENCH_CPU_PROF_DIR: resolve(options.cpuProfDir) }),
       ...serviceEnv(options),
     },
-    { kind: 'built', path: 'dist/main.js' },
+    { kind: 'built', path: 'dist/server/main.js' },
   );
   const bare = spawn(process.execPath, ['--import', 'tsx', 'bench/bareServer.ts'], {
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -13,7 +13,7 @@ import { apiError } from '../domain/errors.js';
 import { sendError } from './middleware/errorHandler.js';
 
 export const KIOSK_BASE = '/kiosk';
-/** <repository>/dist/kiosk, from src/http (tsx) and from dist/http (the built service) alike. */
+/** <repository>/dist/kiosk, from src/http (tsx) and from dist/server (the bundle) alike. */
 export const KIOSK_DIR = fileURLToPath(new URL('../../dist/kiosk/', import.meta.url));
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
 export const REVALIDATE = 'no-cache';

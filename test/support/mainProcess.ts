@@ -5,7 +5,7 @@ import { SERVICE_ENV, SERVICE_NODE_FLAGS } from '../../src/config/runtime.js';
 import { makeTempDir, removeDir } from './tempDir.js';
 
 /**
- * The TypeScript entry through tsx (tests), or a built entry such as `dist/main.js` (benchmarks), with
+ * The TypeScript entry through tsx (tests), or a built entry such as the bundle `dist/server/main.js` (benchmarks), with
  * the Node.js flags the service ships with.
  */
 export type Entry = { readonly kind: 'source' } | { readonly kind: 'built'; readonly path: string };

@@ -1,0 +1,54 @@
+/**
+ * The image runs the bundle (`scripts/buildServer.ts`), not the sources the other tests run through
+ * tsx: a dependency that resolves files at run time, or a native addon folded in by mistake, would
+ * break only there. So the bundle is built and run here, through its whole stack once.
+ */
+import { readFile, rm } from 'node:fs/promises';
+import { expect } from 'chai';
+import { bundleServer, SERVER_BUNDLE } from '../../scripts/buildServer.js';
+import { call } from '../support/http.js';
+import { type ServiceProcess, serviceProcess } from '../support/mainProcess.js';
+import { seedSmallRoster } from '../support/seed.js';
+import { authHeaders, DEV_TOKENS, mutationHeaders } from '../support/testService.js';
+
+// Two folders below the repository, as the real bundle is.
+const OUTFILE = 'build/server/main.js';
+
+describe('the bundled service (what the image runs)', function () {
+  this.timeout(120_000);
+  let svc: ServiceProcess | undefined;
+  before(() => bundleServer(OUTFILE));
+  after(async () => {
+    await svc?.dispose();
+    await rm('build/server', { recursive: true, force: true });
+  });
+
+  it('starts on an empty directory and serves reads and writes through the store', async () => {
+    svc = await serviceProcess(
+      'bundle',
+      { AUTH_MODE: 'dev', ...DEV_TOKENS },
+      { kind: 'built', path: OUTFILE },
+    );
+    const url = await svc.start(60_000);
+    const health = await call(`${url}/api/v1/health`, {});
+    expect(health.status, health.text).to.equal(200);
+    const { sessionId, studentIds } = await seedSmallRoster(url, ['Ana']);
+    const checkin = await call(`${url}/api/v1/check-in`, {
+      method: 'POST',
+      headers: mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+      body: JSON.stringify({ sessionId, studentId: studentIds[0] }),
+    });
+    expect(checkin.status, checkin.text).to.equal(201);
+    const list = await call(`${url}/api/v1/students?limit=5`, {
+      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+    });
+    expect(list.status, list.text).to.equal(200);
+    expect(list.text).to.contain('Ana');
+  });
+
+  it('is the file the container image runs', async () => {
+    const dockerfile = await readFile('Dockerfile', 'utf8');
+    const cmd = /^CMD\s+(\[.*\])\s*$/m.exec(dockerfile.slice(dockerfile.lastIndexOf('\nFROM ')))?.[1];
+    expect(cmd === undefined ? undefined : JSON.parse(cmd)).to.deep.equal(['node', SERVER_BUNDLE]);
+  });
+});
