@@ -167,6 +167,7 @@ export const startService = async (
   const pipeline = await startEventPipeline({
     events: store.db.events,
     projections,
+    clock,
     writeThrough: writeThroughAll([
       checkinWriteThrough({ checkins, clock }),
       studentWriteThrough({

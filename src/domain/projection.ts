@@ -103,11 +103,16 @@ export const ConflictDoc = t.type({
 });
 export type ConflictDoc = t.TypeOf<typeof ConflictDoc>;
 
-export const QuarantineDoc = t.type({
-  _id: t.string,
-  _rev: t.string,
-  docType: t.literal('quarantine'),
-  docId: t.string,
-  reason: t.string,
-});
+export const QuarantineDoc = t.intersection([
+  t.type({
+    _id: t.string,
+    _rev: t.string,
+    docType: t.literal('quarantine'),
+    docId: t.string,
+    reason: t.string,
+  }),
+  // When it was first quarantined: the time of its audit entry, whose key every later detection (a
+  // replay, another instance) derives again. Absent on records stored before it was kept.
+  t.partial({ detectedAt: t.string }),
+]);
 export type QuarantineDoc = t.TypeOf<typeof QuarantineDoc>;

@@ -55,7 +55,16 @@ export interface ProjectionWrite {
   readonly conflictsPut: ReadonlyArray<ConflictRecordFull>;
   /** Loser event ids whose conflict record no longer holds. */
   readonly conflictsRemoved: ReadonlyArray<string>;
-  readonly quarantined: ReadonlyArray<{ readonly docId: string; readonly reason: string }>;
+}
+
+export interface Quarantine {
+  readonly docId: string;
+  readonly reason: string;
+}
+
+/** A quarantine as stored: `detectedAt` is undefined for a record from before it was kept. */
+export interface StoredQuarantine extends Quarantine {
+  readonly detectedAt: string | undefined;
 }
 
 export interface ConflictQuery {
@@ -87,6 +96,11 @@ export interface ProjectionStore {
   ): Promise<void>;
   conflicts(query: ConflictQuery): Promise<ConflictDoc[]>;
   quarantined(): Promise<QuarantineDoc[]>;
+  /**
+   * Stores each quarantine unless it is already stored (first writer wins, on every instance) and
+   * returns each as stored, with the time it was first detected.
+   */
+  recordQuarantines(found: ReadonlyArray<Quarantine>, at: string): Promise<StoredQuarantine[]>;
   /** Removes every projection and the checkpoint, so the pipeline rebuilds from the first event. */
   reset(): Promise<void>;
 }
@@ -231,8 +245,7 @@ export const projectionStore = (
         ...write.conflictsPut.map((c) => conflictDocId(c.loser.eventId)),
         ...write.conflictsRemoved.map(conflictDocId),
       ];
-      const quarantineIds = write.quarantined.map((q) => quarantineDocId(q.docId));
-      const revs = await revisions(db, [...conflictIds, ...quarantineIds]);
+      const revs = await revisions(db, conflictIds);
       const withRev = <D extends { _id: string }>(doc: D) => {
         const rev = revs.get(doc._id);
         return rev === undefined ? doc : { ...doc, _rev: rev };
@@ -247,9 +260,6 @@ export const projectionStore = (
           const rev = revs.get(conflictDocId(loser));
           return rev === undefined ? [] : [{ _id: conflictDocId(loser), _rev: rev, _deleted: true }];
         }),
-        ...write.quarantined.map((q) =>
-          withRev({ _id: quarantineDocId(q.docId), docType: 'quarantine' as const, ...q }),
-        ),
       ];
       if (docs.length === 0) return 'OK';
       const written = write.aspects.map((a) => a.projection.aspect);
@@ -373,6 +383,31 @@ export const projectionStore = (
               : 0,
       );
       return out.slice(0, query.limit + 1);
+    },
+
+    async recordQuarantines(found, at) {
+      if (found.length === 0) return [];
+      const results = await db.bulkDocs(
+        found.map((q) => ({
+          _id: quarantineDocId(q.docId),
+          docType: 'quarantine' as const,
+          docId: q.docId,
+          reason: q.reason,
+          detectedAt: at,
+        })),
+      );
+      return Promise.all(
+        found.map(async (q, i): Promise<StoredQuarantine> => {
+          const r = results[i];
+          if (r !== undefined && isStored(r)) return { ...q, detectedAt: at };
+          if (r === undefined || !isConflict(r))
+            throw new Error(`quarantine write failed: ${r?.name ?? 'unknown'} ${r?.message ?? ''}`);
+          // Stored before (a replay, or another instance): its first detection is the one that counts.
+          const id = quarantineDocId(q.docId);
+          const stored = decodeDoc(QuarantineDoc, id, await db.get(id));
+          return { docId: stored.docId, reason: stored.reason, detectedAt: stored.detectedAt };
+        }),
+      );
     },
 
     async quarantined() {

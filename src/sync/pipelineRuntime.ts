@@ -23,6 +23,7 @@ export interface EventPipelineOptions {
   readonly onError?: (error: unknown) => void;
   readonly pageSize?: number;
   readonly retryDelayMs?: number;
+  readonly clock?: () => Date;
 }
 
 export interface SettledEvent {
@@ -101,6 +102,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
             projections: options.projections,
             audit: options.audit,
             ...(options.writeThrough === undefined ? {} : { writeThrough: options.writeThrough }),
+            ...(options.clock === undefined ? {} : { clock: options.clock }),
           },
           batch,
         ),

@@ -34,6 +34,8 @@ export interface ProjectorDeps {
    */
   readonly writeThrough?: (projection: AspectProjection) => Promise<void>;
   readonly maxAttempts?: number;
+  /** The time a quarantine is first detected at (its audit entry's time). */
+  readonly clock?: () => Date;
 }
 
 export interface ProjectedBatch {
@@ -73,6 +75,15 @@ const conflictEntry = (c: ConflictRecordFull): NewAuditEntry => ({
   },
   subject_id: c.subjectId,
   action: 'CONFLICT_RESOLVED',
+});
+
+/**
+ * The key of a quarantine's entry, from the record the first detection stored: a replay of the batch
+ * or another instance's pipeline derives the same key, so the document is audited once.
+ */
+export const quarantineAuditKey = (docId: string, reason: string, detectedAt: string): AuditKey => ({
+  at: new Date(detectedAt).toISOString(),
+  auditId: uuidV5(JSON.stringify(['QUARANTINE', docId, reason]), PIPELINE_AUDIT_NAMESPACE),
 });
 
 const quarantineAudit = (docId: string, reason: string): NewAuditEntry => ({
@@ -138,6 +149,25 @@ export const projectBatch = async (
   const quarantined = batch.flatMap((d) =>
     d.kind === 'quarantine' ? [{ docId: d.docId, reason: d.reason }] : [],
   );
+  // Stored before they are audited, and outside the retries below: a crash between the two, a
+  // contended commit or a second instance then finds the stored record and derives the same key.
+  const stored = await deps.projections.recordQuarantines(
+    quarantined,
+    (deps.clock?.() ?? new Date()).toISOString(),
+  );
+  await deps.audit(
+    stored.flatMap((q) =>
+      // A record from before detection times were kept was audited then, with a fresh id.
+      q.detectedAt === undefined
+        ? []
+        : [
+            {
+              entry: quarantineAudit(q.docId, q.reason),
+              key: quarantineAuditKey(q.docId, q.reason, q.detectedAt),
+            },
+          ],
+    ),
+  );
   const maxAttempts = deps.maxAttempts ?? 20;
   for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
     const loaded = await deps.projections.loadAspects([...incoming.keys()]);
@@ -170,13 +200,10 @@ export const projectBatch = async (
       conflictsRemoved.push(...previous.keys());
       aspects.push({ projection: after, rev: known?.rev });
     }
-    if (aspects.length === 0 && quarantined.length === 0)
-      return { aspectsWritten: 0, conflictsChanged: [], quarantined: [] };
-    await deps.audit([
-      ...conflictsPut.map((c) => ({ entry: conflictEntry(c), key: conflictAuditKey(c) })),
-      ...quarantined.map((q) => ({ entry: quarantineAudit(q.docId, q.reason) })),
-    ]);
-    const written = await deps.projections.commit({ aspects, conflictsPut, conflictsRemoved, quarantined });
+    if (aspects.length === 0)
+      return { aspectsWritten: 0, conflictsChanged: [], quarantined: quarantined.map((q) => q.docId) };
+    await deps.audit(conflictsPut.map((c) => ({ entry: conflictEntry(c), key: conflictAuditKey(c) })));
+    const written = await deps.projections.commit({ aspects, conflictsPut, conflictsRemoved });
     if (written === 'OK') {
       return {
         aspectsWritten: aspects.length,

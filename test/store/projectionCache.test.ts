@@ -48,7 +48,6 @@ describe('the projection store’s aspect cache', () => {
         aspects: [{ projection, rev: undefined }],
         conflictsPut: [],
         conflictsRemoved: [],
-        quarantined: [],
       };
       expect(await cached.commit(write)).to.equal('OK');
     }
@@ -60,7 +59,6 @@ describe('the projection store’s aspect cache', () => {
       aspects: [{ projection: heavy, rev: undefined }],
       conflictsPut: [],
       conflictsRemoved: [],
-      quarantined: [],
     });
     expect(entries.has(aspectOf('2026-11-05'))).to.equal(false);
     expect(entries.has(aspectOf(days[3] ?? ''))).to.equal(true);

@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
+import { PouchDB } from '../../src/store/pouch.js';
 import { projectionStore } from '../../src/store/projections.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { startEventPipeline } from '../../src/sync/pipelineRuntime.js';
@@ -172,7 +173,11 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
     // "duplicate" (with the stored serverTimestamp).
     let bothNew = 0;
     let sample: string | undefined;
+    // A document no pipeline can read, written straight to the shared events database each round: both
+    // pipelines meet it, and it is quarantined and audited once.
+    const rawEvents = new PouchDB(`${couch.url}/chamada_events`);
     for (let round = 0; round < ROUNDS; round += 1) {
+      await rawEvents.put({ _id: `event:unreadable-${round}`, docType: 'event', eventId: round });
       const admin = batch(round, 0);
       const caller = batch(round, 1);
       const both = batch(round, 2);
@@ -196,6 +201,8 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
         }
       }
     }
+
+    await rawEvents.close();
 
     // 2. REST: the same check-in (one Idempotency-Key) sent to both instances at once, then the same
     //    check-out likewise.
@@ -288,6 +295,10 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
           ).length,
       );
     const conflictAudits = audit.filter((e) => e.action === 'CONFLICT_RESOLVED');
+    const quarantineAudits = audit
+      .filter((e) => e.action === 'QUARANTINE')
+      .map((e) => String(e.details.docId))
+      .sort();
     const withConflicts = (
       await store.db.events.allDocs({ include_docs: true, conflicts: true })
     ).rows.filter((r) => r.doc !== undefined && '_conflicts' in r.doc);
@@ -309,7 +320,8 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
         `${perStudent('CHECK_IN').join('')}/${perStudent('CHECK_OUT').join('')}, records ${keyed.map((s) => records.filter((r) => r === s).length).join('')}, ` +
         `audit ${executions('POST /api/v1/check-in').join('')}/${executions('POST /api/v1/check-out').join('')} (1 each expected); ` +
         `${outOfLine.length} check-in records out of line; ${conflictAudits.length} CONFLICT_RESOLVED audit entries ` +
-        `(${repeatedConflictAudits} exact repeats; a single instance writes none twice)`,
+        `(${repeatedConflictAudits} exact repeats; a single instance writes none twice); ` +
+        `${quarantineAudits.length} QUARANTINE audit entries for ${ROUNDS} unreadable documents`,
     );
     expect(missing, 'events not stored').to.deep.equal([]);
     expect(repeats(projected), 'events projected twice').to.equal(0);
@@ -335,6 +347,9 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
     expect(outOfLine, 'check-in records out of line with the projections').to.deep.equal([]);
     expect(repeatedConflictAudits, 'CONFLICT_RESOLVED audit entries written twice for one decision').to.equal(
       0,
+    );
+    expect(quarantineAudits, 'one QUARANTINE audit entry per unreadable document').to.deep.equal(
+      Array.from({ length: ROUNDS }, (_, round) => `event:unreadable-${round}`).sort(),
     );
     expect(a.running() && b.running(), 'both instances up').to.equal(true);
   });

@@ -10,7 +10,11 @@ import { docCache } from '../../src/store/docCache.js';
 import { eventStore } from '../../src/store/events.js';
 import { type LoadedAspect, projectionStore } from '../../src/store/projections.js';
 import { openStore, type Store } from '../../src/store/store.js';
-import { type EventPipeline, startEventPipeline } from '../../src/sync/pipelineRuntime.js';
+import {
+  type EventPipeline,
+  type EventPipelineOptions,
+  startEventPipeline,
+} from '../../src/sync/pipelineRuntime.js';
 import { snapshot } from '../support/snapshot.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
@@ -56,6 +60,24 @@ describe('event pipeline on the store (real PouchDB)', () => {
     });
     return pipeline;
   };
+
+  /** A pipeline that writes to the audit log as the service does (keyed entries by their keys). */
+  const auditedPipeline = (
+    log: ReturnType<typeof auditLog>,
+    options: Pick<EventPipelineOptions, 'pageSize' | 'retryDelayMs' | 'clock'>,
+  ) =>
+    startEventPipeline({
+      events: store.db.events,
+      projections: projectionStore(store.db.projections),
+      audit: async (entries) => {
+        await Promise.all(
+          entries.map(({ entry, key }) =>
+            key === undefined ? log.append(entry) : log.appendKeyed(entry, key),
+          ),
+        );
+      },
+      ...options,
+    });
 
   beforeEach(async () => {
     dir = await makeTempDir('pipeline');
@@ -123,6 +145,42 @@ describe('event pipeline on the store (real PouchDB)', () => {
       [good],
     );
     expect(audit.map((a) => a.action)).to.deep.equal(['QUARANTINE']);
+  });
+
+  it('audits a quarantine once: a replay and a second pipeline find the stored record and its key', async () => {
+    const trail = auditLog(store.db.audit, { clock: () => new Date() });
+    const startKeyed = async (now: string) => {
+      pipeline = await auditedPipeline(trail, { retryDelayMs: 20, clock: () => new Date(now) });
+      await pipeline.catchUp();
+      await pipeline.stop();
+      pipeline = undefined;
+    };
+    await store.db.events.put({ _id: 'event:poison', docType: 'event', eventId: 42 });
+    // Quarantined by a version that kept no detection time: audited then, not again.
+    await store.db.events.put({ _id: 'event:old', docType: 'event', eventId: 43 });
+    await store.db.projections.put({
+      _id: 'quarantine:event:old',
+      docType: 'quarantine',
+      docId: 'event:old',
+      reason: 'UNDECODABLE_EVENT',
+    });
+    await startKeyed('2026-11-26T09:00:00.000Z');
+    // A replay from the start (a crash before the checkpoint, or a rebuild's first pages), later.
+    await projectionStore(store.db.projections).saveCheckpoint(0);
+    await startKeyed('2026-11-26T10:00:00.000Z');
+    await trail.flush();
+    const page = await trail.query({ limit: 100 });
+    if (page._tag === 'Left') throw new Error('unexpected cursor error');
+    const quarantines = page.right.items.filter((e) => e.action === 'QUARANTINE');
+    expect(quarantines.map((e) => e.details)).to.deep.equal([
+      { code: 'QUARANTINED', reason: 'UNDECODABLE_EVENT', docId: 'event:poison' },
+    ]);
+    expect(quarantines[0]?.created_at).to.equal('2026-11-26T09:00:00.000Z');
+    const stored = await projectionStore(store.db.projections).quarantined();
+    expect(stored.map((q) => [q.docId, q.detectedAt]).sort()).to.deep.equal([
+      ['event:old', undefined],
+      ['event:poison', '2026-11-26T09:00:00.000Z'],
+    ]);
   });
 
   it('resumes from its checkpoint after a restart: nothing missed, nothing applied twice', async () => {
@@ -219,20 +277,7 @@ describe('event pipeline on the store (real PouchDB)', () => {
       }
     }
     const log = auditLog(store.db.audit, { clock: () => new Date() });
-    const pipelineOn = () =>
-      startEventPipeline({
-        events: store.db.events,
-        projections: projectionStore(store.db.projections),
-        audit: async (entries) => {
-          await Promise.all(
-            entries.map(({ entry, key }) =>
-              key === undefined ? log.append(entry) : log.appendKeyed(entry, key),
-            ),
-          );
-        },
-        pageSize: 4,
-        retryDelayMs: 5,
-      });
+    const pipelineOn = () => auditedPipeline(log, { pageSize: 4, retryDelayMs: 5 });
     const entries = async () =>
       (await store.db.audit.allDocs({ startkey: 'audit:', endkey: 'audit;', include_docs: true })).rows;
     // Two pipelines from the first event at once, as two instances on one CouchDB.
@@ -315,7 +360,6 @@ describe('event pipeline on the store (real PouchDB)', () => {
       aspects: [{ projection, rev }],
       conflictsPut: [],
       conflictsRemoved: [],
-      quarantined: [],
     });
     expect(await other.commit(write(before.rev))).to.equal('OK');
     expect(await cached.commit(write(before.rev))).to.equal('CONFLICT');
