@@ -35,27 +35,30 @@ export const getDoc = async <C extends t.Mixed>(
 /**
  * Every document of one `docType`, decoded. Every id is `<docType>:<key>`, so range reads of the
  * primary index find them: on 10,000 students that is several times faster than a `find` through the
- * by-docType index, which reads the index and then fetches each document by key. A large type is
- * read as a few ranges at once: each document body is a separate read, and parallel ranges keep
- * the store's I/O threads busy (about twice as fast on 10,000 students as one range).
+ * by-docType index, which reads the index and then fetches each document by key. The range is read as
+ * four parts at once, split on the key's first character: each document body is a separate read, and
+ * parallel parts keep the store's I/O threads busy when the data is not in the page cache. The keys
+ * are UUIDs, so the parts are even; any other key still falls in exactly one part. (The split used
+ * to come from a first pass over the range's ids, which parsed every document's metadata once more:
+ * 0.3 s of a 2 s cold start with 10,000 students.)
  */
 export const listDocs = async <C extends t.Mixed>(
   db: Database,
   codec: C,
   docType: string,
 ): Promise<Array<t.TypeOf<C>>> => {
-  const range = { startkey: `${docType}:`, endkey: `${docType}:\ufff0` };
-  const ids = (await db.allDocs(range)).rows.map((r) => r.id);
-  const parts = Math.min(LIST_PARALLEL_RANGES, Math.ceil(ids.length / LIST_MIN_RANGE));
-  const size = Math.ceil(ids.length / Math.max(parts, 1));
-  const bounds: Array<[string, string]> = [];
-  for (let i = 0; i < ids.length; i += size) {
-    const first = ids[i];
-    const last = ids[Math.min(i + size, ids.length) - 1];
-    if (first !== undefined && last !== undefined) bounds.push([first, last]);
-  }
+  const prefix = `${docType}:`;
+  const bounds = [prefix, ...LIST_SPLITS.map((c) => `${prefix}${c}`), `${prefix}\ufff0`];
   const pages = await Promise.all(
-    bounds.map(([startkey, endkey]) => db.allDocs({ startkey, endkey, include_docs: true })),
+    bounds.slice(1).map((endkey, i) =>
+      db.allDocs({
+        startkey: bounds[i],
+        endkey,
+        // Each inner bound starts the next part; only the last part ends inclusively.
+        inclusive_end: i === bounds.length - 2,
+        include_docs: true,
+      }),
+    ),
   );
   return pages.flatMap((res) =>
     res.rows.flatMap((row) => {
@@ -67,8 +70,8 @@ export const listDocs = async <C extends t.Mixed>(
     }),
   );
 };
-const LIST_PARALLEL_RANGES = 4;
-const LIST_MIN_RANGE = 1000;
+/** Where the parts of a listing meet: the lowercase hexadecimal digits of a UUID, in quarters. */
+const LIST_SPLITS = ['4', '8', 'c'];
 
 /**
  * The documents among `ids` that exist, decoded; absent and deleted ids are left out.

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import fc from 'fast-check';
 import * as t from 'io-ts';
-import { getDocs, UndecodableDocument } from '../../src/store/docs.js';
+import { getDocs, listDocs, UndecodableDocument } from '../../src/store/docs.js';
 import type { Database } from '../../src/store/pouch.js';
 import { type StoreHost, storeBackends } from '../support/storeBackends.js';
 
@@ -47,6 +49,81 @@ for (const [name, setUp] of backends) {
 
     it('reads nothing for no ids', async () => {
       expect(await getDocs(db, Note, [])).to.deep.equal([]);
+    });
+  });
+
+  describe(`listDocs on ${name}`, function () {
+    this.timeout(120_000);
+    let host: StoreHost;
+    let tests = 0;
+    before(async () => {
+      host = await setUp();
+    });
+    after(() => host.dispose());
+    const TypedNote = t.type({ _id: t.string, _rev: t.string, docType: t.literal('note'), text: t.string });
+    const typed = (key: string) => ({ _id: `note:${key}`, docType: 'note', text: key });
+
+    it('lists every document of the type once, whatever its key, and nothing of another type', async () => {
+      // The listing is read in parts split on the key's first character: keys on and around every
+      // split, outside the hexadecimal digits, and empty. Up to `<docType>:\ufff0`, the range every
+      // listing by prefix reads (ids are UUIDs).
+      const edges = [
+        '',
+        '0',
+        '3',
+        '3~',
+        '4',
+        '4-',
+        '7zz',
+        '8',
+        'b\u00ff',
+        'c',
+        'c0',
+        'f',
+        'z',
+        'A',
+        '~',
+        'é',
+        '\ufff0',
+      ];
+      const key = fc
+        .oneof(
+          fc.constantFrom(...edges),
+          fc.uuid(),
+          fc.string({ minLength: 0, maxLength: 6, unit: 'grapheme' }),
+        )
+        .filter((k) => (k.codePointAt(0) ?? 0) < 0xfff0 || k === '\ufff0');
+      await fc.assert(
+        fc.asyncProperty(fc.uniqueArray(key, { maxLength: 40 }), async (keys) => {
+          tests += 1;
+          const db = host.open(`listed_${tests}`);
+          try {
+            // A type whose name extends this one's, and one sorting right after the prefix.
+            await db.bulkDocs([
+              ...keys.map(typed),
+              { _id: 'notebook:1', docType: 'notebook', text: 'x' },
+              { _id: 'note;1', docType: 'note', text: 'x' },
+            ]);
+            const listed = (await listDocs(db, TypedNote, 'note')).map((d) => d._id).sort();
+            expect(listed).to.deep.equal(keys.map((k) => `note:${k}`).sort());
+          } finally {
+            await db.close();
+          }
+        }),
+        { numRuns: name.startsWith('embedded') ? 40 : 10 },
+      );
+    });
+
+    it('reads a large type whole (UUID keys, as every stored type has)', async () => {
+      tests += 1;
+      const db = host.open(`listed_${tests}`);
+      try {
+        const keys = Array.from({ length: 2000 }, () => randomUUID());
+        await db.bulkDocs(keys.map(typed));
+        expect((await listDocs(db, TypedNote, 'note')).length).to.equal(2000);
+      } finally {
+        await db.close();
+      }
     });
   });
 }
