@@ -9,9 +9,15 @@ import type { StudentRecord } from '../domain/student.js';
 export const foldName = (s: string): string =>
   s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
 
-/** Every word of the query must appear in the name, in any order, as part of a word or whole. */
-export const matchesQuery = (foldedName: string, foldedQuery: string): boolean =>
-  foldedQuery === '' || foldedQuery.split(' ').every((word) => foldedName.includes(word));
+/**
+ * Every word of the query must appear in the name, in any order, as part of a word or whole. The
+ * query is split once and the test applied to each name of a listing (a search scans thousands).
+ */
+export const queryMatcher = (foldedQuery: string): ((foldedName: string) => boolean) => {
+  if (foldedQuery === '') return () => true;
+  const words = foldedQuery.split(' ');
+  return (foldedName) => words.every((word) => foldedName.includes(word));
+};
 
 /** The order of the student list, unique per student so keyset paging never ties. */
 export const sortKeyOf = (displayName: string, studentId: string): string =>

@@ -7,7 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import type { Observable, Subscription } from 'rxjs';
 import { ConsentDoc } from '../domain/consent.js';
 import { type StudentDoc, StudentDoc as StudentDocC, type StudentStatus } from '../domain/student.js';
-import { foldName, matchesQuery, photosAllowed, sortKeyOf } from '../rules/students.js';
+import { foldName, photosAllowed, queryMatcher, sortKeyOf } from '../rules/students.js';
 import type { Change } from './changeFeed.js';
 
 export interface DirectoryEntry {
@@ -118,11 +118,11 @@ export const studentDirectory = (): StudentDirectory => {
 
     page({ status, q, afterKey, limit }) {
       const list = sorted[status];
-      const folded = foldName(q);
+      const matches = queryMatcher(foldName(q));
       const items: DirectoryEntry[] = [];
       for (let i = afterKey === undefined ? 0 : upperBound(list, afterKey); i < list.length; i += 1) {
         const entry = list[i];
-        if (entry === undefined || !matchesQuery(entry.folded, folded)) continue;
+        if (entry === undefined || !matches(entry.folded)) continue;
         if (items.length === limit) return { items, lastKey: items[items.length - 1]?.sortKey };
         items.push(entry);
       }

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import type { Permission } from '../../src/domain/principal.js';
 import {
   decideDelete,
   foldName,
   hasPhotos,
-  matchesQuery,
   photosAllowed,
+  queryMatcher,
   type StudentField,
   sortKeyOf,
   visibleStudentFields,
@@ -33,8 +34,27 @@ describe('student rules', () => {
   ];
   for (const [name, q, ok] of matches) {
     it(`"${q}" ${ok ? 'finds' : 'does not find'} "${name}" (words, literal, accent-insensitive)`, () =>
-      expect(matchesQuery(foldName(name), foldName(q))).to.equal(ok));
+      expect(queryMatcher(foldName(q))(foldName(name))).to.equal(ok));
   }
+
+  it('finds a name by any pieces of its words, in any order, and not by a piece it lacks', () => {
+    const word = fc.string({ unit: fc.constantFrom(...'abcdefghij'), minLength: 1, maxLength: 8 });
+    fc.assert(
+      fc.property(fc.array(word, { minLength: 1, maxLength: 4 }), fc.nat(), (words, seed) => {
+        const name = words.join(' ');
+        // A piece of each word (start and length from the seed), in reverse order.
+        const pieces = words
+          .map((w, i) => {
+            const from = (seed + i) % w.length;
+            return w.slice(from, from + 1 + ((seed >> 3) % (w.length - from)));
+          })
+          .reverse();
+        const matches = queryMatcher(pieces.join(' '));
+        expect(matches(name), `${pieces.join(' ')} in ${name}`).to.equal(true);
+        expect(queryMatcher(`${pieces.join(' ')} z`)(name)).to.equal(false);
+      }),
+    );
+  });
 
   it('orders by folded name, then id, so equal names still have distinct keys', () => {
     const a = sortKeyOf('Ana', 'b');
