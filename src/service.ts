@@ -310,8 +310,10 @@ export const startService = async (
   };
   const purges = idempotencyPurge$((now) => deps.idempotency.ledger.purgeExpired(now), clock).subscribe(
     (run) => {
-      if (run.ok) logger.info({ purged: run.purged }, 'idempotency ledger purged');
-      else logger.warn({ errorName: run.error }, 'idempotency ledger purge failed');
+      // Every minute (idempotencyPurge.ts): a line only when something was purged.
+      if (run.ok) {
+        if (run.purged > 0) logger.info({ purged: run.purged }, 'idempotency ledger purged');
+      } else logger.warn({ errorName: run.error }, 'idempotency ledger purge failed');
     },
   );
   const app = makeApp(deps, options.routes ?? defaultRoutes);

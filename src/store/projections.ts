@@ -39,7 +39,13 @@ const CHECKPOINT_ID = '_local/event-pipeline';
  * two events each) and the pages the pipeline projects; an aspect not held is read from the store.
  */
 export const MAX_CACHED_ASPECT_EVENTS = 5_000;
-const AspectPage = 500;
+/**
+ * pouchdb-find fetches a page's documents with `allDocs({ keys })`, which PouchDB's LevelDB adapter
+ * answers with one iterator per key, all started at once: pages of 500 were 500 concurrent LevelDB
+ * reads (460 in flight in a heap snapshot of the ten-minute soak), whose native memory malloc kept
+ * (+10 MB over the run; reliability.md). 50 keeps a page's burst small.
+ */
+const AspectPage = 50;
 const Checkpoint = t.type({ _id: t.string, _rev: t.string, seq: t.union([t.string, t.number]) });
 
 export interface LoadedAspect {

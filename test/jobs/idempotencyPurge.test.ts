@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { TestScheduler } from 'rxjs/testing';
-import { idempotencyPurge$ } from '../../src/jobs/idempotencyPurge.js';
+import { idempotencyPurge$, PURGE_PERIOD_MS } from '../../src/jobs/idempotencyPurge.js';
 
 const newScheduler = () =>
   new TestScheduler((actual, expected) => {
@@ -56,5 +56,11 @@ describe('idempotency purge schedule (marbles)', () => {
         b: { ok: true, purged: 2 },
       });
     });
+  });
+});
+
+describe('idempotency purge period', () => {
+  it('runs at least once a minute, so each run indexes at most a minute of ledger writes', () => {
+    expect(PURGE_PERIOD_MS).to.be.at.most(60_000);
   });
 });

@@ -4,7 +4,9 @@ import {
   type ClaimRequest,
   exclusiveIdempotencyLedger,
   type IdempotencyLedger,
+  idCounts,
   idempotencyLedger,
+  LEDGER_ID_BUCKETS,
   type LedgerEntry,
   ledgerDocId,
   storedIds,
@@ -414,5 +416,98 @@ describe('the exclusive ledger index of stored ids', function () {
     expect(await ledger.purgeExpired(DAY)).to.be.greaterThan(0);
     expect(ids.mayHold(claim.id)).to.equal(false);
     expect(await ledger.claim(request({ key: r.key, now: DAY }))).to.not.equal(undefined);
+  });
+
+  it('keeps a fixed table however many ids are stored; every stored key still replays its own response', async () => {
+    const db = store.db.requests;
+    // 64 buckets for 600 keys: every bucket is shared by about nine of them.
+    const ids = storedIds(db, { buckets: 64 });
+    const ledger = exclusiveIdempotencyLedger(db, ids);
+    await ids.load();
+    const keyOf = (i: number) => `30000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+    const r = (i: number) => request({ key: keyOf(i), now: 0 });
+    for (let i = 0; i < 600; i += 1) {
+      const claim = await ledger.claim(r(i));
+      if (claim === undefined) throw new Error(`claim ${i} lost`);
+      expect(await ledger.complete(claim, r(i), { ...response, body: `{"i":${i}}` }, 0)).to.equal(true);
+    }
+    expect(ids.capacity).to.equal(64);
+    expect(ids.size()).to.be.within(1, 64);
+    for (let i = 0; i < 600; i += 1) {
+      // A retry never runs the handler again, and reads the response of its own key.
+      expect(await ledger.claim(r(i)), keyOf(i)).to.equal(undefined);
+      const entry = await ledger.get(keyOf(i), 'user-1');
+      expect(entry?.state === 'complete' ? entry.response.body : undefined, keyOf(i)).to.equal(`{"i":${i}}`);
+    }
+    // A fresh key whose bucket is taken is read, found absent, and claimed.
+    expect(await ledger.claim(request({ key: keyOf(600), now: 0 }))).to.not.equal(undefined);
+  });
+
+  it("the service's table has 2^20 one-byte buckets (1 MiB)", () => {
+    expect(storedIds(store.db.requests).capacity).to.equal(2 ** 20);
+  });
+});
+
+describe('ledger id counts (fixed table)', () => {
+  const ids = Array.from({ length: 400 }, (_, n) =>
+    ledgerDocId(`40000000-0000-4000-8000-${String(n).padStart(12, '0')}`, 'user-1'),
+  );
+  const id = (n: number) => ids[n] ?? '';
+
+  it('never says "absent" of an id added and not taken, whatever the collisions (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        // Runs of adds or takes of consecutive ids, so that a bucket of a small table passes 255 ids
+        // and is then emptied.
+        fc.array(
+          fc.record({ add: fc.boolean(), from: fc.nat(399), count: fc.integer({ min: 1, max: 300 }) }),
+          {
+            maxLength: 12,
+          },
+        ),
+        (buckets, runs) => {
+          const counts = idCounts(buckets);
+          const held = new Set<number>();
+          for (const run of runs) {
+            for (let k = 0; k < run.count; k += 1) {
+              const n = (run.from + k) % ids.length;
+              // As in the ledger: an id is added once per stored document, taken only when one is gone.
+              if (run.add && !held.has(n)) {
+                counts.add(id(n));
+                held.add(n);
+              } else if (!run.add && held.has(n)) {
+                counts.take(id(n));
+                held.delete(n);
+              }
+            }
+            const hidden = [...held].filter((n) => !counts.mayHold(id(n)));
+            expect(hidden, 'ids said absent while held').to.deep.equal([]);
+            expect(counts.size()).to.be.at.most(buckets);
+          }
+        },
+      ),
+      { seed: 20261126, numRuns: 300 },
+    );
+  });
+
+  it('a bucket past 255 ids is never taken down again (it no longer knows its count)', () => {
+    const counts = idCounts(1);
+    for (let n = 0; n < 300; n += 1) counts.add(id(n));
+    for (let n = 0; n < 300; n += 1) counts.take(id(n));
+    expect(counts.mayHold(id(0))).to.equal(true);
+    expect(counts.size()).to.equal(1);
+  });
+
+  it('an emptied bucket says "absent" again', () => {
+    const counts = idCounts(LEDGER_ID_BUCKETS);
+    counts.add(id(1));
+    counts.add(id(2));
+    counts.take(id(1));
+    expect(counts.mayHold(id(2))).to.equal(true);
+    counts.take(id(2));
+    expect(counts.mayHold(id(1))).to.equal(false);
+    expect(counts.mayHold(id(2))).to.equal(false);
+    expect(counts.size()).to.equal(0);
   });
 });

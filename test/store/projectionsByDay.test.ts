@@ -83,4 +83,27 @@ describe('aspects by day, paged', () => {
     expect(new Set(seen).size).to.equal(seen.length);
     expect(seen.length).to.be.at.least(602);
   });
+
+  it('asks the store for at most 50 documents at once (one LevelDB iterator each)', async () => {
+    const db = store.db.projections;
+    const allDocs = db.allDocs;
+    let widest = 0;
+    // pouchdb-find fetches each page's documents through this method of the same database.
+    db.allDocs = ((...args: Parameters<typeof allDocs>) => {
+      const [options] = args;
+      if (options !== undefined && 'keys' in options) widest = Math.max(widest, options.keys.length);
+      return allDocs.apply(db, args);
+    }) as typeof allDocs;
+    let seen = 0;
+    try {
+      await projectionStore(db).eachAspectByDay('checkin', '2026-11-26', '2026-11-28', () => {
+        seen += 1;
+      });
+    } finally {
+      db.allDocs = allDocs;
+    }
+    // The test above added three aspects on the 26th.
+    expect(seen).to.be.at.least(1203);
+    expect(widest).to.be.within(1, 50);
+  });
 });
