@@ -4,7 +4,8 @@
  * sessions, sync batches of offline marks (each based on the version the tablet last saw) and
  * attendance reports, from an ADMIN and a CHAMADOR session, over a bounded working set (60 children,
  * today's sessions, marks of the past 30 days). 60 s by default; `SOAK_SECONDS=600` for the full ten
- * minutes; `SOAK_TRACE_GC=1` adds V8's live heap.
+ * minutes; `SOAK_TRACE_GC=1` adds V8's live heap; `SOAK_PROBE=1` the resident memory by source
+ * (`soakProbe.mjs`: V8's heap, the rest of the anonymous memory, LevelDB's mapped table files).
  *
  * Four lanes, each with its own fifteen children. Three work as a door does: a child is checked in
  * once or twice per session, and a new session of the class starts once each of the lane's children
@@ -18,11 +19,14 @@
  * end of a warm-up (a quarter of the run, 15 s to 60 s) and the end.
  */
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { figure } from '../reliability/figures.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, createUser, jwtEnv, login, seed } from '../support/auth.js';
 import { decodeAs, type HttpResult } from '../support/http.js';
+import { makeTempDir, removeDir } from '../support/tempDir.js';
 import {
   type ChildService,
   childService,
@@ -45,21 +49,65 @@ const STUDENTS = 60;
 
 const Id = (key: string) => t.type({ [key]: t.string });
 const CheckedIn = t.type({ checkInId: t.string, code: t.string });
+/** A line of `soakProbe.mjs` (MB). */
+const ProbeLine = t.type({
+  v8: t.type({ committed: t.number, used: t.number, young: t.number }),
+  anon: t.number,
+  brk: t.number,
+  tables: t.number,
+  tablesByDb: t.record(t.string, t.number),
+  files: t.number,
+});
+type ProbeLine = t.TypeOf<typeof ProbeLine>;
+
+/** The last line the probe wrote, if any. */
+const lastProbeLine = async (file: string): Promise<ProbeLine | undefined> => {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  const last = text.trimEnd().split('\n').at(-1);
+  if (last === undefined || last === '') return undefined;
+  return decodeAs(ProbeLine, JSON.parse(last));
+};
+
+const bySource = (a: ProbeLine, b: ProbeLine): string => {
+  const from = (x: number, y: number) => `${x.toFixed(1)} → ${y.toFixed(1)}`;
+  const other = (p: ProbeLine) => p.anon - p.v8.committed - p.v8.young;
+  const tables = Object.entries(b.tablesByDb)
+    .sort(([, x], [, y]) => y - x)
+    .slice(0, 3)
+    .map(([db, mb]) => `${db.replace(/^chamada_/, '')} ${mb.toFixed(1)}`)
+    .join(', ');
+  return (
+    `V8 heap committed ${from(a.v8.committed, b.v8.committed)} MB (in use ${from(a.v8.used, b.v8.used)}; ` +
+    `young generation ${from(a.v8.young, b.v8.young)}), other anonymous memory (malloc, stacks) ` +
+    `${from(other(a), other(b))} MB (main arena ${from(a.brk, b.brk)}), LevelDB table pages mapped ` +
+    `${from(a.tables, b.tables)} MB (${tables}), other files ${from(a.files, b.files)} MB`
+  );
+};
 const Synced = t.type({ synced: t.array(t.type({ eventId: t.string, status: t.string })) });
 
 describe(`soak: ${SECONDS} s of mixed load`, function () {
   this.timeout((SECONDS + 180) * 1000);
   let svc: ChildService | undefined;
-  after(() => svc?.dispose());
+  let probeDir: string | undefined;
+  after(async () => {
+    await svc?.dispose();
+    if (probeDir !== undefined) await removeDir(probeDir);
+  });
 
   it(`answers every request without error and grows by at most ${MAX_GROWTH_MB} MB resident`, async () => {
     expect(Number.isFinite(SECONDS) && SECONDS >= 20, 'SOAK_SECONDS must be a number ≥ 20').to.equal(true);
     // SOAK_TRACE_GC=1: V8's heap after each full collection is reported too (live JS heap vs the rest).
     const traceGc = process.env.SOAK_TRACE_GC === '1';
+    probeDir = process.env.SOAK_PROBE === '1' ? await makeTempDir('soak-probe') : undefined;
+    const probeFile = probeDir === undefined ? undefined : join(probeDir, 'probe.jsonl');
     svc = await childService({
       label: 'soak',
-      env: jwtEnv(),
-      ...(traceGc ? { nodeArgs: ['--trace-gc'], keep: /Mark-Compact/ } : {}),
+      env: { ...jwtEnv(), ...(probeFile === undefined ? {} : { SOAK_PROBE_OUT: probeFile }) },
+      nodeArgs: [
+        ...(traceGc ? ['--trace-gc'] : []),
+        ...(probeFile === undefined ? [] : ['--import', join(process.cwd(), 'test/stress/soakProbe.mjs')]),
+      ],
+      ...(traceGc ? { keep: /Mark-Compact/ } : {}),
     });
     const service = svc;
     const url = await service.start();
@@ -212,6 +260,7 @@ describe(`soak: ${SECONDS} s of mixed load`, function () {
     const samples: Array<{ at: number; mb: number; requests: number }> = [];
     let baseline: number | undefined;
     let baselineParts: { anon: number; file: number } | undefined;
+    let baselineProbe: ProbeLine | undefined;
     const pid = service.pid();
     if (pid === undefined) throw new Error('the service is not running');
     const sampling = (async () => {
@@ -223,6 +272,7 @@ describe(`soak: ${SECONDS} s of mixed load`, function () {
         if (baseline === undefined && Date.now() - started >= WARM_UP_SECONDS * 1000) {
           baseline = mb;
           baselineParts = await rssPartsMb(pid);
+          if (probeFile !== undefined) baselineProbe = await lastProbeLine(probeFile);
         }
       }
     })();
@@ -231,6 +281,7 @@ describe(`soak: ${SECONDS} s of mixed load`, function () {
     expect(service.running(), `the service exited\n${service.logTail()}`).to.equal(true);
     const final = await rssMb(pid);
     const finalParts = await rssPartsMb(pid);
+    const finalProbe = probeFile === undefined ? undefined : await lastProbeLine(probeFile);
     const warm = baseline ?? final;
     const warmParts = baselineParts ?? finalParts;
     const peak = Math.max(final, ...samples.map((s) => s.mb));
@@ -261,6 +312,11 @@ describe(`soak: ${SECONDS} s of mixed load`, function () {
         `${finalParts.anon.toFixed(0)} MB, file-backed ${warmParts.file.toFixed(0)} → ${finalParts.file.toFixed(0)} MB; ` +
         `every ${spacing}: RSS ${trace} MB, ${rates} req/s${gc}); ${sessions} sessions`,
     );
+    if (baselineProbe !== undefined && finalProbe !== undefined)
+      figure(
+        'soak memory by source',
+        `after the warm-up → at the end: ${bySource(baselineProbe, finalProbe)}`,
+      );
     // The worst case's cost per request grows with its aspects: the first and the last minute (or
     // sixth of the run) of its lane.
     const slice = Math.min(60, SECONDS / 6);
