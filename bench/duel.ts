@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import autocannon from 'autocannon';
 import * as t from 'io-ts';
-import { serviceProcess } from '../test/support/mainProcess.js';
+import { serviceProcess, waitHealthy } from '../test/support/mainProcess.js';
 import { writeDataset } from './dataset.js';
 import { envPairs } from './options.js';
 import { median } from './stats.js';
@@ -54,14 +54,7 @@ const side = async (label: 'a' | 'b', entry: string) => {
   await svc.stop();
   const data = await writeDataset(svc.dataDir, { students: 10_000, sessions: 20, events: 20_000 });
   const url = await svc.start(60_000);
-  for (;;) {
-    const ok = await fetch(`${url}/api/v1/health`).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ok) break;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitHealthy(url, 20);
   await fetch(`${url}/api/v1/_seed`, { method: 'POST' });
   const login = await fetch(`${url}/api/v1/auth/login`, {
     method: 'POST',

@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import * as t from 'io-ts';
-import { collect, listeningUrl, serviceProcess } from '../../test/support/mainProcess.js';
+import { collect, listeningUrl, serviceProcess, waitHealthy } from '../../test/support/mainProcess.js';
 import { writeDataset } from '../dataset.js';
 import { type BenchOptions, envPairs } from '../options.js';
 import { median, spread } from '../stats.js';
@@ -88,17 +88,6 @@ const rssMb = async (pid: number | undefined): Promise<number | undefined> => {
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
   const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
   return kb === undefined ? undefined : Number(kb) / 1024;
-};
-
-const waitHealthy = async (url: string): Promise<void> => {
-  for (;;) {
-    const ok = await fetch(`${url}/api/v1/health`).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
 };
 
 const Token = t.type({ accessToken: t.string });

@@ -6,7 +6,13 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { SessionDoc } from '../../src/domain/session.js';
-import { docCache, noDocCache, weighedCache, writingThrough } from '../../src/store/docCache.js';
+import {
+  type DocCache,
+  docCache,
+  noDocCache,
+  weighedCache,
+  writingThrough,
+} from '../../src/store/docCache.js';
 import { type NewSession, sessionStore } from '../../src/store/sessions.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
@@ -17,6 +23,40 @@ const deferred = <T>() => {
     resolve = r;
   });
   return { promise, resolve };
+};
+
+/**
+ * A store whose reads and writes complete when fast-check's scheduler lets them: a read sees the
+ * document when it starts, so a write may land before it answers; writes land in an order the
+ * scheduler picks too.
+ */
+const scheduledStore = <V>(s: fc.Scheduler) => {
+  const stored = new Map<string, V>();
+  return {
+    stored,
+    load: (id: string): Promise<V | undefined> => {
+      const seen = stored.get(id);
+      return s.schedule(Promise.resolve(), `load ${id}`).then(() => seen);
+    },
+    write: (id: string, value: V): Promise<void> =>
+      s.schedule(Promise.resolve(), `write ${id}=${String(value)}`).then(() => {
+        stored.set(id, value);
+      }),
+  };
+};
+
+/** After the run, what the cache answers for every id is what the store holds. */
+const expectFresh = async <V>(
+  s: fc.Scheduler,
+  cache: Pick<DocCache<V>, 'read'>,
+  db: ReturnType<typeof scheduledStore<V>>,
+  ids: ReadonlyArray<string>,
+): Promise<void> => {
+  for (const id of ids) {
+    const fresh = cache.read(id, () => db.load(id));
+    await s.waitFor(fresh);
+    expect(await fresh, `cached ${id}`).to.equal(db.stored.get(id));
+  }
 };
 
 describe('document read cache', () => {
@@ -118,28 +158,13 @@ describe('document read cache', () => {
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), fc.array(op, { minLength: 1, maxLength: 12 }), async (s, ops) => {
         const cache = docCache<number>();
-        const stored = new Map<string, number>();
-        // A store read sees the document when it starts and answers when the scheduler lets it, so a
-        // write may land in between; writes complete in an order the scheduler picks too.
-        const load = (id: string) => {
-          const seen = stored.get(id);
-          return s.schedule(Promise.resolve(), `load ${id}`).then(() => seen);
-        };
-        const write = (id: string, value: number) =>
-          writingThrough(cache, id, () =>
-            s.schedule(Promise.resolve(), `write ${id}=${value}`).then(() => {
-              stored.set(id, value);
-            }),
-          );
+        const db = scheduledStore<number>(s);
+        const write = (id: string, value: number) => writingThrough(cache, id, () => db.write(id, value));
         const running = ops.map((o) =>
-          o.kind === 'read' ? cache.read(o.id, () => load(o.id)) : write(o.id, o.value),
+          o.kind === 'read' ? cache.read(o.id, () => db.load(o.id)) : write(o.id, o.value),
         );
         await s.waitFor(Promise.all(running));
-        for (const id of ids) {
-          const fresh = cache.read(id, () => load(id));
-          await s.waitFor(fresh);
-          expect(await fresh, `cached ${id}`).to.equal(stored.get(id));
-        }
+        await expectFresh(s, cache, db, ids);
       }),
       { seed: 20261126, numRuns: 300 },
     );
@@ -246,28 +271,16 @@ describe('document read cache', () => {
       await fc.assert(
         fc.asyncProperty(fc.scheduler(), fc.array(op, { minLength: 1, maxLength: 14 }), async (s, ops) => {
           const cache = weighedCache(docCache<string>(), (v) => v.length, 8);
-          const stored = new Map<string, string>();
-          const load = (id: string) => {
-            const seen = stored.get(id);
-            return s.schedule(Promise.resolve(), `load ${id}`).then(() => seen);
-          };
+          const db = scheduledStore<string>(s);
           const write = (id: string, value: string) =>
-            writingThrough(cache, id, () =>
-              s.schedule(Promise.resolve(), `write ${id}=${value}`).then(() => {
-                stored.set(id, value);
-              }),
-            ).then(() => cache.remember(id, value));
+            writingThrough(cache, id, () => db.write(id, value)).then(() => cache.remember(id, value));
           const heldWeight = () => ids.reduce((sum, id) => sum + (cache.peek(id)?.length ?? 0), 0);
           const running = ops.map((o) =>
-            o.kind === 'read' ? cache.read(o.id, () => load(o.id)) : write(o.id, o.value),
+            o.kind === 'read' ? cache.read(o.id, () => db.load(o.id)) : write(o.id, o.value),
           );
           await s.waitFor(Promise.all(running));
           expect(heldWeight(), 'weight held').to.be.at.most(8);
-          for (const id of ids) {
-            const fresh = cache.read(id, () => load(id));
-            await s.waitFor(fresh);
-            expect(await fresh, `cached ${id}`).to.equal(stored.get(id));
-          }
+          await expectFresh(s, cache, db, ids);
         }),
         { seed: 20261127, numRuns: 300 },
       );

@@ -104,3 +104,15 @@ export const serviceProcess = async (
     },
   };
 };
+
+/** Resolves once the service at `url` answers its health check with 200 (polling every `everyMs`). */
+export const waitHealthy = async (url: string, everyMs = 10): Promise<void> => {
+  for (;;) {
+    const ok = await fetch(`${url}/api/v1/health`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+};
