@@ -87,7 +87,7 @@ export const startService = async (
   const config = await resolveJwtSecret(unresolved);
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? (() => new Date());
-  const store = await openStore(storeLocation(config));
+  const store = await openStore(storeLocation(config), { requestTimeoutMs: config.storeTimeoutMs });
   const key = jwtKey(config.jwtSecret);
   // Every request reads its session and its user; cached only where this process is the one writer.
   const exclusive = store.backend === 'embedded';

@@ -128,6 +128,7 @@ export const EnvCodec = t.type({
   DATA_DIR: withDefault(t.string, './data'),
   COUCHDB_URL: withDefault(t.union([HttpUrl, t.undefined]), undefined),
   DB_PREFIX: withDefault(DbPrefix, 'chamada_'),
+  STORE_TIMEOUT_MS: withDefault(intFromString(200, 120_000), 5000),
   NODE_ENV: withDefault(t.keyof({ development: null, test: null, production: null }), 'development'),
   AUTH_MODE: withDefault(t.keyof({ jwt: null, dev: null }), 'jwt'),
   JWT_SECRET: optionalString,
@@ -178,6 +179,8 @@ export interface Config {
   readonly dataDir: string;
   readonly couchdbUrl: string | undefined;
   readonly dbPrefix: string;
+  /** CouchDB: how long a store call's answer may stay silent before the request is answered 503. */
+  readonly storeTimeoutMs: number;
   readonly nodeEnv: NodeEnv;
   readonly authMode: AuthMode;
   /** Undefined only until `resolveJwtSecret` has run (outside production). */
@@ -265,6 +268,7 @@ export const decodeConfig = (
         dataDir: env.DATA_DIR,
         couchdbUrl: env.COUCHDB_URL,
         dbPrefix: env.DB_PREFIX,
+        storeTimeoutMs: env.STORE_TIMEOUT_MS,
         nodeEnv: env.NODE_ENV,
         authMode: env.AUTH_MODE,
         jwtSecret: env.JWT_SECRET,

@@ -90,8 +90,11 @@ interface Queued {
 }
 
 const ID_PREFIX = 'audit:';
-// ':' + 1: an upper bound for every id of a prefix that stays ASCII, as CouchDB's raw id order wants.
-const AFTER_PREFIX = 'audit;';
+// Above every id of the prefix in both orders the reads meet: `_all_docs` compares ids by code point,
+// but a Mango index on CouchDB collates with ICU, where ';' sorts before ':' (a sentinel of ':' + 1
+// left the last millisecond of a range out of the subject's pages). CouchDB's own advice: '\ufff0'.
+const HIGH = '\ufff0';
+const AFTER_PREFIX = `${ID_PREFIX}${HIGH}`;
 const AUDIT_ID_RE =
   /^audit:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const BASE64URL_RE = /^[A-Za-z0-9_-]+$/;
@@ -172,7 +175,7 @@ export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
 
   const page = async (f: AuditFilter, cursorId: string | undefined): Promise<AuditPage> => {
     const lower = f.from === undefined ? ID_PREFIX : `${ID_PREFIX}${msKey(f.from, 'up')}`;
-    const toUpper = f.to === undefined ? AFTER_PREFIX : `${ID_PREFIX}${msKey(f.to, 'down')};`;
+    const toUpper = f.to === undefined ? AFTER_PREFIX : `${ID_PREFIX}${msKey(f.to, 'down')}:${HIGH}`;
     // Rows at or above `exclusiveAbove` were listed already (the cursor's own entry included).
     let exclusiveAbove = cursorId !== undefined && cursorId < toUpper ? cursorId : undefined;
     let upper = exclusiveAbove ?? toUpper;

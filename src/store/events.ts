@@ -41,7 +41,7 @@ export const eventStore = (db: Database): EventStore => ({
       const event = events[i];
       if (event === undefined) return;
       if (!isStored(r)) {
-        if (!isConflict(r)) throw new Error(`event write failed: ${r.name ?? 'unknown'}`);
+        if (!isConflict(r)) throw new Error(`event write failed: ${r.name ?? 'unknown'}`, { cause: r });
         out.set(event.eventId, 'duplicate');
       } else out.set(event.eventId, 'stored');
     });

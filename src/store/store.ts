@@ -13,6 +13,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { boundedFetch } from './boundedFetch.js';
 import { ensureEventsGuard } from './eventsDesign.js';
 import {
   guardedLeveldown,
@@ -22,6 +23,7 @@ import {
 } from './guardedLevel.js';
 import { ensureIndexes, indexSpecs } from './indexes.js';
 import { closeIndexDatabases, type Database, PouchDB, withIndexGate } from './pouch.js';
+import { withQuorumWrites } from './quorumWrites.js';
 
 export const DATABASE_NAMES = ['roster', 'events', 'private', 'requests', 'audit', 'projections'] as const;
 export type DatabaseName = (typeof DATABASE_NAMES)[number];
@@ -68,7 +70,11 @@ const withTimeout = <A>(p: Promise<A>, ms: number): Promise<A> =>
 export interface StoreOptions {
   /** The embedded store's guarded leveldown; tests give one with injected faults. */
   readonly levelDown?: LevelDownFactory;
+  /** CouchDB: how long an answer may stay silent before the call fails as unavailable (`boundedFetch`). */
+  readonly requestTimeoutMs?: number;
 }
+
+export const DEFAULT_STORE_TIMEOUT_MS = 5000;
 
 export const openStore = async (location: StoreLocation, options: StoreOptions = {}): Promise<Store> => {
   if (location.kind === 'embedded') await mkdir(location.dataDir, { recursive: true });
@@ -95,10 +101,15 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
     writeBufferSize: 512 * 2 ** 10,
     auto_compaction: true,
   };
+  const remote = { fetch: boundedFetch(options.requestTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS) };
   const open = (name: DatabaseName): Database =>
     location.kind === 'embedded'
       ? withIndexGate(new PouchDB(databaseAddress(location, name), embedded), () => closed)
-      : new PouchDB(databaseAddress(location, name));
+      : name === 'events'
+        ? // An event is created once and never changed: a second copy of it is the same client event,
+          // and the guard refuses the deletion that would withdraw it (quorumWrites.ts).
+          new PouchDB(databaseAddress(location, name), remote)
+        : withQuorumWrites(new PouchDB(databaseAddress(location, name), remote));
   const addresses = DATABASE_NAMES.map((name) => ({ name, address: databaseAddress(location, name) }));
   const failedDatabases = (): ReadonlyArray<string> => {
     if (location.kind !== 'embedded') return [];

@@ -39,6 +39,34 @@ export class StoreClosingError extends Error {
   }
 }
 
+/**
+ * A CouchDB request whose answer was silent for longer than the store's limit (`STORE_TIMEOUT_MS`):
+ * the node is frozen, stalled or cut off without closing the connection (`boundedFetch.ts`).
+ */
+export class StoreTimeoutError extends Error {
+  override readonly name = 'StoreTimeoutError';
+  readonly code = 'ESTORETIMEOUT';
+  constructor(readonly silentMs: number) {
+    super(`the store did not answer for ${silentMs} ms`);
+  }
+}
+
+/**
+ * A CouchDB cluster took a write on fewer copies than its write quorum (`quorumWrites.ts`): not
+ * acknowledged, withdrawn where it can be, answered 503 so that the client sends it again. Shaped as
+ * a `_bulk_docs` error result (`status`, `error`, `reason`, `id`) so that it stands in for one.
+ */
+export class QuorumNotMetError extends Error {
+  override readonly name = 'quorum_not_met';
+  readonly code = 'ESTOREQUORUM';
+  readonly status = 503;
+  readonly error = 'quorum_not_met';
+  readonly reason = 'written to fewer copies than the write quorum';
+  constructor(readonly id: string) {
+    super(`the store wrote ${id} to fewer copies than its write quorum`);
+  }
+}
+
 /** The errors an error wraps: levelup's `WriteError` and `ReadError` keep LevelDB's error as `cause`. */
 const causes = function* (e: unknown): Generator<unknown> {
   let current = e;
@@ -83,13 +111,27 @@ const UNREACHABLE_CODES = new Set([
 
 /**
  * The store could not be reached or could not write: CouchDB down or unreachable (the http adapter's
- * fetch fails with a connection error code), a database of the embedded store failed after an I/O
+ * fetch fails with a connection error code) or silent for longer than the limit (`StoreTimeoutError`), a database of the embedded store failed after an I/O
  * error (`StoreFailedError`), or the disk full (LevelDB's "IO error … No space left on device"). A
  * request that meets one is answered 503, not 500: nothing is wrong with it, and it may be sent again.
  */
 export const isStoreUnavailable = (e: unknown): boolean => {
   if (typeof e !== 'object' || e === null) return false;
   if (isStoreFailure(e) || e instanceof StoreClosingError) return true;
+  // A timeout, a write short of its quorum, CouchDB's own 503, or a connection error that undici's
+  // fetch wraps in a TypeError ("fetch failed") with the system error as its cause.
+  for (const c of causes(e)) {
+    if (c instanceof StoreTimeoutError || c instanceof QuorumNotMetError || statusOf(c) === 503) return true;
+    if (
+      c !== e &&
+      typeof c === 'object' &&
+      c !== null &&
+      'code' in c &&
+      typeof c.code === 'string' &&
+      UNREACHABLE_CODES.has(c.code)
+    )
+      return true;
+  }
   if ('code' in e && typeof e.code === 'string' && (UNREACHABLE_CODES.has(e.code) || e.code === 'ENOSPC'))
     return true;
   if ('name' in e && e.name === 'FetchError') return true;

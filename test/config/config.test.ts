@@ -26,6 +26,7 @@ describe('configuration', () => {
       dataDir: './data',
       couchdbUrl: undefined,
       dbPrefix: 'chamada_',
+      storeTimeoutMs: 5000,
       nodeEnv: 'development',
       authMode: 'jwt',
       accessTokenTtlSeconds: 900,
@@ -64,6 +65,7 @@ describe('configuration', () => {
     ['one security contact', { SECURITY_CONTACTS: 'mailto:a@b.org' }, 'SECURITY_CONTACTS'],
     ['a contact that is not mailto', { SECURITY_CONTACTS: 'a@b.org,mailto:c@d.org' }, 'SECURITY_CONTACTS'],
     ['a CouchDB URL that is not http', { COUCHDB_URL: 'ftp://couch' }, 'COUCHDB_URL'],
+    ['a store timeout below 200 ms', { STORE_TIMEOUT_MS: '50' }, 'STORE_TIMEOUT_MS'],
     ['an upper-case database prefix', { DB_PREFIX: 'Chamada_' }, 'DB_PREFIX'],
     ['a TTL of zero', { ACCESS_TOKEN_TTL_SECONDS: '0' }, 'ACCESS_TOKEN_TTL_SECONDS'],
     [

@@ -1,6 +1,6 @@
 /**
- * The store's suite runs twice: on the embedded leveldb store and on a CouchDB-protocol server
- * (express-pouchdb on loopback), so both backends keep the same behaviour.
+ * The store's suite runs twice: on the embedded leveldb store and on a CouchDB server (express-pouchdb
+ * on loopback, or a real CouchDB under `npm run test:couchdb`), so both backends keep the same behaviour.
  */
 import { randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
@@ -9,7 +9,7 @@ import { eventStore } from '../../src/store/events.js';
 import { EVENTS_DESIGN_ID } from '../../src/store/eventsDesign.js';
 import { indexSpecs } from '../../src/store/indexes.js';
 import { DATABASE_NAMES, openStore, type Store, type StoreLocation } from '../../src/store/store.js';
-import { type CouchServer, startCouchServer } from '../support/couchServer.js';
+import { type CouchServer, couchServerLabel, startCouchServer } from '../support/couchServer.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
 interface Backend {
@@ -36,7 +36,7 @@ const embedded = (): Backend => {
 const couch = (): Backend => {
   let server: CouchServer | undefined;
   return {
-    name: 'CouchDB protocol (express-pouchdb)',
+    name: couchServerLabel(),
     async setUp() {
       server = await startCouchServer({ validation: true });
       return { kind: 'couchdb', url: server.url, prefix: 'chamada_' };

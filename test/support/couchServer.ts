@@ -1,22 +1,70 @@
 /**
- * A CouchDB-protocol server on loopback for tests: express-pouchdb on its own Express 4 app, backed
- * by leveldb in a temp dir. It stands in for CouchDB 3; CouchDB-only behaviour is documented, not tested.
+ * A CouchDB server on loopback for tests. Under `npm test` it is express-pouchdb on its own Express 4
+ * app, backed by leveldb in a temp dir (no CouchDB needed on a fresh clone). Under
+ * `npm run test:couchdb` (`COUCHDB_TEST_URL` set) it is a real Apache CouchDB, one node or a cluster,
+ * and where the two disagree CouchDB is right (decision 0023).
  */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import expressPouchDB from 'express-pouchdb';
+import * as t from 'io-ts';
 import { PouchDB } from '../../src/store/pouch.js';
 import { makeTempDir, removeDir } from './tempDir.js';
 
 export interface CouchServer {
+  /** The URL of the server (credentials included); on a cluster, node 1's. */
   readonly url: string;
-  /** Stops listening and drops open connections, as a crashed server would. */
+  /** One URL per node: the same server reached through each node of a cluster. */
+  readonly nodeUrls: ReadonlyArray<string>;
+  /** Stops every node at once, dropping open connections, as a crashed server would. */
   stop(): Promise<void>;
-  /** Listens again on the same port, with the same data. */
+  /** Starts it again with the same data. */
   restart(): Promise<void>;
   dispose(): Promise<void>;
 }
+
+/** A real CouchDB started by the launcher, whose nodes a test may kill, start, freeze and thaw. */
+export interface RealCouchServer extends CouchServer {
+  readonly nodes: number;
+  killNode(node: number): Promise<void>;
+  startNode(node: number): Promise<void>;
+  /** SIGSTOP: the node keeps its sockets open and answers nothing, as in a disk stall or a long pause. */
+  freezeNode(node: number): Promise<void>;
+  thawNode(node: number): Promise<void>;
+}
+
+export const isRealCouch = (s: CouchServer): s is RealCouchServer => 'killNode' in s;
+
+/** What `npm run test:couchdb` (scripts/test-couchdb.sh) hands the tests. */
+const realCouch = (): { url: string; nodeUrls: string[]; dir?: string; launcher?: string } | undefined => {
+  const url = process.env.COUCHDB_TEST_URL;
+  if (url === undefined || url === '') return undefined;
+  const nodeUrls = (process.env.COUCHDB_TEST_NODE_URLS ?? url).split(/\s+/).filter((u) => u !== '');
+  const dir = process.env.COUCHDB_TEST_DIR;
+  const launcher = process.env.COUCHDB_TEST_LAUNCHER;
+  return {
+    url,
+    nodeUrls,
+    ...(dir === undefined || dir === '' ? {} : { dir }),
+    ...(launcher === undefined || launcher === '' ? {} : { launcher }),
+  };
+};
+
+/** True under `npm run test:couchdb`: the CouchDB variants of the suites run on a real CouchDB. */
+export const onRealCouch = (): boolean => realCouch() !== undefined;
+
+/** The name a suite's CouchDB variant carries in its title. */
+export const couchServerLabel = (): string => {
+  const real = realCouch();
+  if (real === undefined) return 'CouchDB protocol (express-pouchdb)';
+  return real.nodeUrls.length > 1
+    ? `real CouchDB, a cluster of ${real.nodeUrls.length} nodes`
+    : 'real CouchDB, one node';
+};
 
 const listen = (server: Server, port: number): Promise<number> =>
   new Promise((resolve, reject) => {
@@ -29,8 +77,7 @@ const listen = (server: Server, port: number): Promise<number> =>
     });
   });
 
-/** `validation: true` runs `validate_doc_update` functions, as CouchDB does. */
-export const startCouchServer = async (options: { validation?: boolean } = {}): Promise<CouchServer> => {
+const startExpressPouchDB = async (options: { validation?: boolean }): Promise<CouchServer> => {
   const dir = await makeTempDir('couch');
   const Backend = PouchDB.defaults({ prefix: `${join(dir, 'db')}-` });
   const app = expressPouchDB(Backend, {
@@ -48,8 +95,10 @@ export const startCouchServer = async (options: { validation?: boolean } = {}): 
     server.closeAllConnections();
     await closed;
   };
+  const url = `http://127.0.0.1:${port}`;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
+    nodeUrls: [url],
     stop,
     async restart() {
       if (running) return;
@@ -62,4 +111,140 @@ export const startCouchServer = async (options: { validation?: boolean } = {}): 
       await removeDir(dir);
     },
   };
+};
+
+const run = promisify(execFile);
+
+/** fetch with the URL's credentials as Basic auth (fetch refuses URLs that carry them). */
+export const couchFetch = (url: string, init: RequestInit = {}): Promise<Response> => {
+  const u = new URL(url);
+  const auth = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
+  u.username = '';
+  u.password = '';
+  const headers = new Headers(init.headers);
+  headers.set('Authorization', auth);
+  if (init.body !== undefined) headers.set('Content-Type', 'application/json');
+  return fetch(u, { ...init, headers, signal: init.signal ?? AbortSignal.timeout(30_000) });
+};
+
+const AllDbs = t.array(t.string);
+
+/** Deletes every database but CouchDB's own (`_users`, `_replicator`): a fresh server for the test. */
+const deleteUserDatabases = async (url: string): Promise<void> => {
+  const listed: unknown = await (await couchFetch(`${url}/_all_dbs`)).json();
+  if (!AllDbs.is(listed)) throw new Error('CouchDB answered _all_dbs with something else than a list');
+  for (const name of listed.filter((n) => !n.startsWith('_'))) {
+    const r = await couchFetch(`${url}/${encodeURIComponent(name)}`, { method: 'DELETE' });
+    if (!r.ok && r.status !== 404) throw new Error(`could not delete ${name}: ${r.status}`);
+  }
+};
+
+/** Waits until every node answers `/_up` (after a restart the cluster takes a moment to form). */
+const waitUp = async (nodeUrls: ReadonlyArray<string>): Promise<void> => {
+  const deadline = Date.now() + 60_000;
+  for (const node of nodeUrls)
+    for (;;) {
+      const up = await couchFetch(`${node}/_up`, { signal: AbortSignal.timeout(2_000) }).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (up) break;
+      if (Date.now() > deadline) throw new Error(`${new URL(node).port} is not up after 60 s`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+};
+
+let liveRealServers = 0;
+
+const startRealCouch = async (real: {
+  url: string;
+  nodeUrls: string[];
+  dir?: string;
+  launcher?: string;
+}): Promise<RealCouchServer> => {
+  // One server for the whole run: a test that wiped it under another would see its data vanish.
+  if (liveRealServers > 0) throw new Error('a test asked for a second CouchDB while one is in use');
+  liveRealServers += 1;
+  await deleteUserDatabases(real.url);
+  const nodes = real.nodeUrls.length;
+  const control = (what: string) => {
+    if (real.dir === undefined || real.launcher === undefined)
+      throw new Error(
+        `${what} needs the CouchDB that npm run test:couchdb started itself (COUCHDB_TEST_DIR, COUCHDB_TEST_LAUNCHER)`,
+      );
+    return { dir: real.dir, launcher: real.launcher };
+  };
+  const launch = async (...args: string[]) => {
+    const { dir, launcher } = control(args[0] ?? 'the launcher');
+    await run('bash', [launcher, ...args, '--dir', dir], { timeout: 120_000 });
+  };
+  const signal = async (node: number, sig: NodeJS.Signals) => {
+    const { dir } = control(`${sig} to node ${node}`);
+    const pid = Number((await readFile(join(dir, `node${node}`, 'pid'), 'utf8')).trim());
+    if (!Number.isInteger(pid) || pid <= 1) throw new Error(`no pid for node ${node}`);
+    process.kill(pid, sig);
+  };
+  const all = Array.from({ length: nodes }, (_, i) => i + 1);
+  // Nodes a test stopped, killed or froze: dispose brings them back for the next test.
+  const down = new Set<number>();
+  const frozen = new Set<number>();
+  let disposed = false;
+  const server: RealCouchServer = {
+    url: real.url,
+    nodeUrls: real.nodeUrls,
+    nodes,
+    async killNode(node) {
+      frozen.delete(node);
+      down.add(node);
+      await launch('kill-node', String(node));
+    },
+    async startNode(node) {
+      await launch('start-node', String(node));
+      down.delete(node);
+    },
+    async freezeNode(node) {
+      await signal(node, 'SIGSTOP');
+      frozen.add(node);
+    },
+    async thawNode(node) {
+      await signal(node, 'SIGCONT');
+      frozen.delete(node);
+    },
+    async stop() {
+      for (const node of all) await server.killNode(node);
+    },
+    async restart() {
+      for (const node of all) if (down.has(node)) await server.startNode(node);
+      await waitUp(real.nodeUrls);
+    },
+    async dispose() {
+      if (disposed) return;
+      disposed = true;
+      try {
+        for (const node of [...frozen]) await server.thawNode(node);
+        await server.restart();
+        await deleteUserDatabases(real.url);
+      } finally {
+        liveRealServers -= 1;
+      }
+    },
+  };
+  return server;
+};
+
+/**
+ * A fresh server for a suite or a test: express-pouchdb, or the real CouchDB of `test:couchdb` with
+ * every database but its own deleted. `validation: true` makes express-pouchdb run
+ * `validate_doc_update` functions, as CouchDB always does.
+ */
+export const startCouchServer = async (options: { validation?: boolean } = {}): Promise<CouchServer> => {
+  const real = realCouch();
+  return real === undefined ? startExpressPouchDB(options) : startRealCouch(real);
+};
+
+/** The real CouchDB of `npm run test:couchdb`, with its fault injection; throws outside it. */
+export const startRealCouchServer = async (): Promise<RealCouchServer> => {
+  const real = realCouch();
+  if (real === undefined) throw new Error('COUCHDB_TEST_URL is not set: run this under npm run test:couchdb');
+  return startRealCouch(real);
 };

@@ -1,11 +1,11 @@
 /**
  * The two kinds of store a store module must answer alike on: the embedded LevelDB and a
- * CouchDB-protocol server (express-pouchdb from npm). A host serves one suite; each test opens a
+ * CouchDB server (express-pouchdb from npm, or a real CouchDB under npm run test:couchdb). A host serves one suite; each test opens a
  * database of its own on it.
  */
 import { type Database, PouchDB } from '../../src/store/pouch.js';
 import { openStore, type Store } from '../../src/store/store.js';
-import { startCouchServer } from './couchServer.js';
+import { couchServerLabel, startCouchServer } from './couchServer.js';
 import { makeTempDir, removeDir } from './tempDir.js';
 
 export interface StoreHost {
@@ -22,7 +22,7 @@ export const storeBackends = (label: string): ReadonlyArray<[string, () => Promi
     },
   ],
   [
-    'CouchDB protocol (express-pouchdb)',
+    couchServerLabel(),
     async () => {
       const server = await startCouchServer();
       return { open: (name) => new PouchDB(`${server.url}/${name}`), dispose: () => server.dispose() };

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# npm run test:couchdb [-- --nodes N] [-- mocha arguments]: the suites that have a CouchDB variant,
+# on a real Apache CouchDB (decision 0023). The server is the one COUCHDB_TEST_URL names, or else one
+# started here from the launcher in shared/couchdb beside the checkout (COUCHDB_LAUNCHER overrides
+# where), on free loopback ports, and stopped on every exit: success, failure or Ctrl-C.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+nodes=${COUCHDB_TEST_NODES:-1}
+mocha_args=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
+    --nodes=*) nodes=${1#*=}; shift ;;
+    *) mocha_args+=("$1"); shift ;;
+  esac
+done
+[[ $nodes =~ ^[1-9]$ ]] || { echo "test:couchdb: --nodes must be 1 to 9, not $nodes" >&2; exit 2; }
+
+find_launcher() {
+  if [ -n "${COUCHDB_LAUNCHER:-}" ]; then echo "$COUCHDB_LAUNCHER"; return; fi
+  local up
+  for up in .. ../.. ../../..; do
+    if [ -f "$up/shared/couchdb/couchdb" ]; then (cd "$up/shared/couchdb" && echo "$PWD/couchdb"); return; fi
+  done
+  return 1
+}
+
+# The first of `count` consecutive ports that nothing on 127.0.0.1 listens on.
+free_ports() {
+  local count=$1 base k busy
+  for base in $(shuf -i 20000-40000 -n 50); do
+    busy=0
+    for ((k = 0; k < count; k++)); do
+      if (exec 3<>"/dev/tcp/127.0.0.1/$((base + k))") 2>/dev/null; then busy=1; break; fi
+    done
+    if [ "$busy" = 0 ]; then echo "$base"; return; fi
+  done
+  return 1
+}
+
+if [ -n "${COUCHDB_TEST_URL:-}" ]; then
+  echo "test:couchdb: on the CouchDB that COUCHDB_TEST_URL names (${COUCHDB_TEST_NODE_URLS:+several nodes; }its databases are deleted as tests go)" >&2
+  export COUCHDB_TEST_NODE_URLS=${COUCHDB_TEST_NODE_URLS:-$COUCHDB_TEST_URL}
+  if [ -z "${COUCHDB_TEST_DIR:-}" ]; then
+    # Fault rows kill, freeze and restart nodes: only a server this run controls.
+    echo "test:couchdb: no COUCHDB_TEST_DIR, so the fault rows (they stop nodes) are left out" >&2
+    export COUCHDB_TEST_NO_FAULTS=1
+  fi
+else
+  launcher=$(find_launcher) || {
+    echo "test:couchdb: no CouchDB: set COUCHDB_TEST_URL, or COUCHDB_LAUNCHER to shared/couchdb/couchdb" >&2
+    exit 2
+  }
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/chamada-couchdb.XXXXXX")
+  cleanup() {
+    local rc=$?
+    bash "$launcher" stop --dir "$dir" >/dev/null 2>&1 || true
+    if [ "$rc" = 0 ]; then rm -rf "$dir"; else echo "test:couchdb: CouchDB logs kept in $dir" >&2; fi
+    exit "$rc"
+  }
+  trap cleanup EXIT
+  trap 'exit 130' INT TERM
+  port=$(free_ports "$nodes") || { echo "test:couchdb: no $nodes free ports on 127.0.0.1" >&2; exit 1; }
+  COUCHDB_LOG_LEVEL=${COUCHDB_LOG_LEVEL:-warning} bash "$launcher" start --nodes "$nodes" --port "$port" --dir "$dir" >/dev/null
+  set -a
+  # shellcheck source=/dev/null
+  . "$dir/env"
+  set +a
+  export COUCHDB_TEST_URL=$COUCHDB_URL COUCHDB_TEST_NODE_URLS=$COUCHDB_NODE_URLS
+  export COUCHDB_TEST_DIR=$dir COUCHDB_TEST_LAUNCHER=$launcher
+  unset COUCHDB_URL COUCHDB_NODE_URLS
+fi
+
+npx mocha --config .mocharc.couchdb.json "${mocha_args[@]}"

@@ -1,0 +1,63 @@
+/**
+ * The fetch PouchDB's http adapter uses for CouchDB: no request waits for ever. PouchDB 9 sets no
+ * timeout of its own, so a CouchDB node that stops answering without closing its sockets (frozen, a
+ * disk stall, a long pause) held every request that reached it for as long as the stall lasted, and
+ * the requests of ours that made several such calls for twice that (decision 0023).
+ *
+ * A request fails with `StoreTimeoutError` once its answer has been silent for the limit: no headers
+ * yet, or no byte of the body since the last one. Silence, not total time, so a long but flowing
+ * answer (a big page, a first index build that streams) is never cut. A live `_changes` longpoll is
+ * silent by design between heartbeats (PouchDB asks for one every 10 s), so its limit is the
+ * heartbeat plus the limit.
+ */
+import { StoreTimeoutError } from './storeErrors.js';
+
+/** PouchDB's heartbeat for live feeds (pouchdb-adapter-http's DEFAULT_HEARTBEAT). */
+const LONGPOLL_HEARTBEAT_MS = 10_000;
+
+const urlOf = (input: string | URL | Request): string =>
+  typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+
+export const boundedFetch =
+  (silenceMs: number, base: typeof fetch = fetch): typeof fetch =>
+  async (input, init) => {
+    const url = urlOf(input);
+    const limit = /[?&]feed=longpoll\b/.test(url) ? silenceMs + LONGPOLL_HEARTBEAT_MS : silenceMs;
+    const timer = new AbortController();
+    const timeout = () => new StoreTimeoutError(limit);
+    let pending: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(pending);
+      // unref: a timer left by a body nobody reads must not hold the process open at its stop.
+      pending = setTimeout(() => timer.abort(timeout()), limit).unref();
+    };
+    const disarm = () => clearTimeout(pending);
+    const signal = init?.signal == null ? timer.signal : AbortSignal.any([init.signal, timer.signal]);
+    arm();
+    let response: Response;
+    try {
+      response = await base(input, { ...init, signal });
+    } catch (e) {
+      disarm();
+      throw timer.signal.aborted ? timeout() : e;
+    }
+    if (response.body === null) {
+      disarm();
+      return response;
+    }
+    arm();
+    const watched = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          arm();
+          controller.enqueue(chunk);
+        },
+        flush: disarm,
+      }),
+    );
+    return new Response(watched, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };

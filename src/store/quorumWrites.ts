@@ -1,0 +1,76 @@
+/**
+ * Writes to a CouchDB cluster count only when a quorum of copies took them (decision 0023).
+ *
+ * A clustered CouchDB writes each document to its n copies and answers once w of them (2 of 3 by
+ * default) agree. When fewer took the write, it still answers `ok`, flagged `accepted: true` in a
+ * `_bulk_docs` result (202 for a single document). That is what two concurrent creates of one id
+ * through two nodes look like: each copy takes the first create it sees, so one writer reaches the
+ * quorum and the other is merely "accepted", and once the copies sync the document holds both as
+ * conflicting revisions, either of which may become the one read. Every "create is the claim" and
+ * every compare-and-swap of this service (idempotency claims, aspects, check-in records, the
+ * last-admin guard) relied on the loser hearing 409; on a cluster it heard `ok` (measured: 2 of 20
+ * concurrent claims of one key won, on three nodes).
+ *
+ * So, on CouchDB: a write that did not reach the quorum is a failure, `QuorumNotMetError` (503, the
+ * store is unavailable; nothing was acknowledged, the client sends it again), and its revision is
+ * withdrawn (a deletion of that leaf), so it can never win over the write that did reach the quorum.
+ * `put` and `remove` go through `_bulk_docs`, where the flag is visible. Replicated writes
+ * (`new_edits: false`) and `_local` documents (never clustered) are left as they are, and so is the
+ * events database (store.ts): an event is created once and never changed, its second copy is the same
+ * client event, and the events guard refuses the deletion that would withdraw it. Two instances that
+ * store one event at once through two nodes may then both answer that they stored it.
+ */
+import type { Database } from './pouch.js';
+import { QuorumNotMetError } from './storeErrors.js';
+
+type BulkResult = PouchDB.Core.Response | PouchDB.Core.Error;
+type NewDoc = PouchDB.Core.PutDocument<object>;
+type PutDoc = NewDoc & { readonly _id: string };
+
+const isAccepted = (r: BulkResult): r is PouchDB.Core.Response =>
+  'ok' in r && r.ok === true && 'accepted' in r && r.accepted === true;
+
+// A `_bulk_docs` result carries CouchDB's error name but no status (PouchDB then says 500); a `PUT`
+// answers with the status itself. A single write keeps the status its `PUT` would have had.
+const STATUS_OF_ERROR: Readonly<Record<string, number>> = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+};
+
+/** A refused single write is thrown the way PouchDB's `put` throws it: the result object itself. */
+const single = (result: BulkResult | undefined, id: string): PouchDB.Core.Response => {
+  if (result === undefined) throw new QuorumNotMetError(id);
+  if ('ok' in result && result.ok === true) return result;
+  const name = 'error' in result && typeof result.error === 'string' ? result.error : undefined;
+  const status = name === undefined ? undefined : STATUS_OF_ERROR[name];
+  throw status === undefined ? result : Object.assign(result, { status });
+};
+
+export const withQuorumWrites = (db: Database): Database => {
+  const bulkDocs = db.bulkDocs.bind(db);
+  const put = db.put.bind(db);
+  const judged = async (docs: NewDoc[], options: PouchDB.Core.BulkDocsOptions): Promise<BulkResult[]> => {
+    const results = await bulkDocs(docs, options);
+    if (options.new_edits === false || !results.some(isAccepted)) return results;
+    const withdrawn = results.flatMap((r) =>
+      isAccepted(r) ? [{ _id: r.id, _rev: r.rev, _deleted: true }] : [],
+    );
+    // Best effort: a copy that cannot be withdrawn now (the cluster is short of nodes) still loses to
+    // a write that reached the quorum by the rule CouchDB picks winners with only by chance, so it is
+    // withdrawn whenever it can be; the caller hears 503 either way.
+    await bulkDocs(withdrawn).catch(() => undefined);
+    return results.map((r) => (isAccepted(r) ? new QuorumNotMetError(r.id) : r));
+  };
+  return Object.assign(db, {
+    bulkDocs: (docs: NewDoc[], options: PouchDB.Core.BulkDocsOptions = {}) => judged(docs, options),
+    put: async (doc: PutDoc, options: PouchDB.Core.PutOptions = {}) =>
+      doc._id.startsWith('_local/') || Object.keys(options).length > 0
+        ? put(doc, options)
+        : single((await judged([doc], {}))[0], doc._id),
+    remove: async (id: string, rev: string) =>
+      single((await judged([{ _id: id, _rev: rev, _deleted: true }], {}))[0], id),
+  });
+};
