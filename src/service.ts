@@ -27,6 +27,7 @@ import { routes as defaultRoutes } from './http/registry.js';
 import type { Route } from './http/route.js';
 import { idempotencyPurge$ } from './jobs/idempotencyPurge.js';
 import { createLogger } from './log/logger.js';
+import { type Metrics, noMetrics, prometheusMetrics } from './metrics/metrics.js';
 import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
 import { reportService } from './reports/reportService.js';
 import { consentService } from './roster/consentService.js';
@@ -49,7 +50,7 @@ import { replicationCheckpoints } from './store/replicationCheckpoints.js';
 import { roleStore } from './store/roles.js';
 import { rosterStore } from './store/roster.js';
 import { sessionStore } from './store/sessions.js';
-import { openStore, type Store, type StoreLocation } from './store/store.js';
+import { openStore, type Store, type StoreLocation, withTimeout } from './store/store.js';
 import { studentStore } from './store/students.js';
 import { userStore } from './store/users.js';
 import { followChanges$ } from './sync/changeFeed.js';
@@ -87,6 +88,8 @@ export const startService = async (
   const config = await resolveJwtSecret(unresolved);
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? (() => new Date());
+  // Recorded only when someone may read them (0021).
+  const metrics: Metrics = config.metrics === undefined ? noMetrics : prometheusMetrics({ clock });
   const store = await openStore(storeLocation(config), { requestTimeoutMs: config.storeTimeoutMs });
   const key = jwtKey(config.jwtSecret);
   // Every request reads its session and its user; cached only where this process is the one writer.
@@ -148,7 +151,10 @@ export const startService = async (
   const feed = followChanges$(store.db.private, {
     since: privateSeq,
     includeDocs: true,
-    onRetry: (attempt) => logger.warn({ attempt }, 'private change feed lost; reconnecting'),
+    onRetry: (attempt) => {
+      metrics.storeError('change_feed');
+      logger.warn({ attempt }, 'private change feed lost; reconnecting');
+    },
   }).pipe(share());
   // Belt and braces: a change the stores did not announce (none is expected) still reaches the caches.
   const forgetting = feed.subscribe((c) => {
@@ -185,12 +191,20 @@ export const startService = async (
         ),
       );
     },
-    onError: (e) =>
+    onError: (e) => {
+      metrics.storeError('pipeline');
       logger.warn(
         { errorName: e instanceof Error ? e.name : typeof e },
         'event pipeline step failed; retrying',
-      ),
+      );
+    },
+    onProjected: (batch) => {
+      for (const c of batch.conflictsChanged) metrics.conflictDecided(c.policy);
+      for (const q of batch.quarantinesRecorded) metrics.quarantined(q.reason);
+    },
   });
+  // A scrape must answer even when the store does not: the gauges then keep their last reading.
+  metrics.watchPipeline(() => withTimeout(pipeline.backlog(), 2000));
   const pickups = pickupService({
     pickups: pickupStore(store.db.private),
     students,
@@ -227,11 +241,13 @@ export const startService = async (
           filter((c) => projectionFeedsRoster(c.id)),
           map((c) => c.id.slice('aspect:'.length)),
         ),
-    onError: (e) =>
+    onError: (e) => {
+      metrics.storeError('roster_projector');
       logger.warn(
         { errorName: e instanceof Error ? e.name : typeof e },
         'roster projection failed; retrying',
-      ),
+      );
+    },
   });
   const deps: AppDeps = {
     config,
@@ -241,6 +257,7 @@ export const startService = async (
         ? devAuthenticator(config.devTokens)
         : jwtAuthenticator({ key, clock, checkPrincipal: sessionSvc.checkPrincipal }),
     logger,
+    metrics,
     clock,
     rateLimiter: rateLimiter(store.db.requests, {
       clock,
@@ -248,11 +265,13 @@ export const startService = async (
       clientKeySecret: new Uint8Array(
         hkdfSync('sha256', config.jwtSecret, 'chamada', 'rate-limit client key', 32),
       ),
-      onStoreFailure: (e) =>
+      onStoreFailure: (e) => {
+        metrics.storeError('rate_limiter');
         logger.warn(
           { errorName: e instanceof Error ? e.name : typeof e },
           'rate-limit store failed; allowing (fail open)',
-        ),
+        );
+      },
     }),
     auth: {
       sessions: sessionSvc,
@@ -313,7 +332,10 @@ export const startService = async (
       // Every minute (idempotencyPurge.ts): a line only when something was purged.
       if (run.ok) {
         if (run.purged > 0) logger.info({ purged: run.purged }, 'idempotency ledger purged');
-      } else logger.warn({ errorName: run.error }, 'idempotency ledger purge failed');
+      } else {
+        metrics.storeError('idempotency_purge');
+        logger.warn({ errorName: run.error }, 'idempotency ledger purge failed');
+      }
     },
   );
   const app = makeApp(deps, options.routes ?? defaultRoutes);

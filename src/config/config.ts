@@ -2,6 +2,7 @@
  * The service's configuration, decoded from the environment by one codec. Decoding is pure; reading or
  * creating the development JWT secret file is the only IO and lives in `resolveJwtSecret`.
  */
+import { isIPv4, isIPv6 } from 'node:net';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as t from 'io-ts';
@@ -117,6 +118,48 @@ const TrustProxyC = new t.Type<TrustProxy, string, unknown>(
   (a) => (a === false ? 'false' : typeof a === 'number' ? String(a) : a.join(',')),
 );
 
+/** An address range clients of `/metrics` may come from: one address is a range of prefix 32 or 128. */
+export interface AddressRange {
+  readonly family: 'ipv4' | 'ipv6';
+  readonly network: string;
+  readonly prefix: number;
+}
+
+const LOOPBACK: ReadonlyArray<AddressRange> = [
+  { family: 'ipv4', network: '127.0.0.0', prefix: 8 },
+  { family: 'ipv6', network: '::1', prefix: 128 },
+];
+
+const addressRanges = (item: string): ReadonlyArray<AddressRange> | undefined => {
+  if (item === 'loopback') return LOOPBACK;
+  const match = /^([^/]+)(?:\/(\d{1,3}))?$/.exec(item);
+  const network = match?.[1];
+  if (network === undefined) return undefined;
+  const family = isIPv4(network) ? 'ipv4' : isIPv6(network) ? 'ipv6' : undefined;
+  if (family === undefined) return undefined;
+  const widest = family === 'ipv4' ? 32 : 128;
+  const prefix = match?.[2] === undefined ? widest : Number(match[2]);
+  return prefix <= widest ? [{ family, network, prefix }] : undefined;
+};
+
+/** Comma-separated addresses, CIDR ranges and `loopback`; an empty list allows no address. */
+const AddressRangesC = new t.Type<ReadonlyArray<AddressRange>, string, unknown>(
+  'a comma-separated list of IP addresses, CIDR ranges (10.0.0.0/8, fd00::/8) and loopback',
+  (u): u is ReadonlyArray<AddressRange> => Array.isArray(u),
+  (u, c) => {
+    if (typeof u !== 'string') return t.failure(u, c);
+    const ranges: AddressRange[] = [];
+    for (const item of u.split(',').map((p) => p.trim())) {
+      if (item === '') continue;
+      const parsed = addressRanges(item);
+      if (parsed === undefined) return t.failure(u, c);
+      ranges.push(...parsed);
+    }
+    return t.success(ranges);
+  },
+  (a) => a.map((r) => `${r.network}/${r.prefix}`).join(','),
+);
+
 const DEFAULT_SECURITY_CONTACTS = [
   'mailto:security@chamada.example',
   'mailto:privacy@chamada.example',
@@ -154,6 +197,9 @@ export const EnvCodec = t.type({
   NOTIFY_WEBHOOK_URL: withDefault(t.union([HttpUrl, t.undefined]), undefined),
   SESSION_MODE: withDefault(t.keyof({ bearer: null, cookie: null }), 'bearer'),
   TRUST_PROXY: withDefault(TrustProxyC, false),
+  // Checked in `crossFieldProblems`, which never echoes it: decoding errors quote the value.
+  METRICS_TOKEN: optionalString,
+  METRICS_ALLOW: withDefault(AddressRangesC, []),
   LOG_LEVEL: withDefault(
     t.keyof({ fatal: null, error: null, warn: null, info: null, debug: null, trace: null, silent: null }),
     'info',
@@ -171,6 +217,13 @@ export interface DevTokens {
   readonly caller?: string;
   readonly reports?: string;
   readonly cadastro?: string;
+}
+
+/** Who may read `/metrics`: a request from an allowed address, or one bearing the token. */
+export interface MetricsAccess {
+  /** Compared in constant time; never logged. */
+  readonly token: string | undefined;
+  readonly allow: ReadonlyArray<AddressRange>;
 }
 
 export interface Config {
@@ -200,10 +253,14 @@ export interface Config {
   /** Where one-time codes are POSTed (an SMS gateway); unset: the development notifier logs them. */
   readonly notifyWebhookUrl: string | undefined;
   readonly trustProxy: TrustProxy;
+  /** Undefined when neither METRICS_TOKEN nor METRICS_ALLOW is set: `/metrics` does not exist. */
+  readonly metrics: MetricsAccess | undefined;
 }
 
 export const MIN_PRODUCTION_SECRET_BYTES = 32;
 const MIN_DEV_TOKEN_LENGTH = 16;
+export const MIN_METRICS_TOKEN_LENGTH = 32;
+const METRICS_TOKEN_RE = new RegExp(`^[\\x21-\\x7e]{${MIN_METRICS_TOKEN_LENGTH},1024}$`);
 
 const describeErrors = (errors: t.Errors): string[] =>
   errors.map((e) => {
@@ -246,8 +303,17 @@ const crossFieldProblems = (env: Env): string[] => {
     if (new Set(given.map(([, v]) => v)).size !== given.length)
       problems.push('DEV_*_TOKEN: each development token must be different');
   }
+  if (env.METRICS_TOKEN !== undefined && !METRICS_TOKEN_RE.test(env.METRICS_TOKEN))
+    problems.push(
+      `METRICS_TOKEN: must be ${MIN_METRICS_TOKEN_LENGTH} to 1,024 printable ASCII characters without spaces (a bearer token)`,
+    );
   return problems;
 };
+
+const metricsAccess = (env: Env): MetricsAccess | undefined =>
+  env.METRICS_TOKEN === undefined && env.METRICS_ALLOW.length === 0
+    ? undefined
+    : { token: env.METRICS_TOKEN, allow: env.METRICS_ALLOW };
 
 /** Decodes the environment; every problem is reported at once, each naming its variable. */
 export const decodeConfig = (
@@ -290,6 +356,7 @@ export const decodeConfig = (
         sessionMode: env.SESSION_MODE,
         notifyWebhookUrl: env.NOTIFY_WEBHOOK_URL,
         trustProxy: env.TRUST_PROXY,
+        metrics: metricsAccess(env),
       }),
     ),
   );

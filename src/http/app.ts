@@ -3,12 +3,15 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { apiError } from '../domain/errors.js';
 import type { AppDeps } from './deps.js';
 import { KIOSK_BASE, kioskRouter } from './kioskStatic.js';
+import { METRICS_PATH, metricsEndpoint } from './metricsEndpoint.js';
 import { corsMiddleware } from './middleware/cors.js';
 import { errorHandler, sendError } from './middleware/errorHandler.js';
+import { httpMetrics } from './middleware/httpMetrics.js';
 import { requestLog } from './middleware/requestLog.js';
 import { securityHeaders } from './middleware/securityHeaders.js';
 import { routes as defaultRoutes } from './registry.js';
 import { REPLICATION_BASE, replicationRouter } from './replication.js';
+import { routeNamed } from './requestContext.js';
 import { expressPath, type Route } from './route.js';
 import { routeHandler } from './runRoute.js';
 
@@ -23,21 +26,25 @@ export const makeApp = (deps: AppDeps, routes: ReadonlyArray<Route> = defaultRou
   // forged X-Forwarded-For cannot reset a counter.
   app.set('trust proxy', deps.config.trustProxy === false ? false : deps.config.trustProxy);
   app.use(requestLog(deps.logger, deps.clock));
+  // Observed only where someone may read them (0021): otherwise not even a listener per request.
+  const metricsAccess = deps.config.metrics;
+  if (metricsAccess !== undefined) app.use(httpMetrics(deps.metrics));
   app.use(securityHeaders);
   app.use(corsMiddleware(deps.config.corsOrigins));
+  if (metricsAccess !== undefined) app.get(METRICS_PATH, metricsEndpoint(metricsAccess, deps.metrics));
   // The tablet app (0020): static files, same origin as the API it calls.
-  app.use(KIOSK_BASE, kioskRouter(deps.logger));
+  app.use(KIOSK_BASE, routeNamed(`${KIOSK_BASE}/*`), kioskRouter(deps.logger));
   app.use(
     express.json({ limit: BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] }),
   );
   // The CouchDB-protocol endpoints for tablets: their own router (CouchDB's shapes, not the registry's).
-  app.use(REPLICATION_BASE, replicationRouter(deps));
+  app.use(REPLICATION_BASE, routeNamed(`${REPLICATION_BASE}/*`), replicationRouter(deps));
   for (const route of routes) {
     app[route.method](expressPath(route.path), routeHandler(route, deps, routes));
   }
   app.use((req: Request, res: Response, _next: NextFunction) => {
     sendError(req, res, apiError('NOT_FOUND', 'No such route.'));
   });
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, deps.metrics));
   return app;
 };

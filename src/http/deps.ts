@@ -5,6 +5,7 @@ import type { PickupService } from '../attendance/pickupService.js';
 import type { SessionService } from '../auth/sessionService.js';
 import type { UserService } from '../auth/userService.js';
 import type { Config } from '../config/config.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { ReportService } from '../reports/reportService.js';
 import type { ConsentService } from '../roster/consentService.js';
 import type { StudentService } from '../roster/studentService.js';
@@ -34,6 +35,8 @@ export interface AppDeps {
   readonly store: Store;
   readonly authenticator: Authenticator;
   readonly logger: Logger;
+  /** What operators scrape at `/metrics` (0021); records nothing when nobody may read it. */
+  readonly metrics: Metrics;
   /** The only source of "now" for handlers, so tests control time. */
   readonly clock: () => Date;
   readonly idempotency: { readonly ledger: IdempotencyLedger; readonly settings: IdempotencySettings };

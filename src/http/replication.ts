@@ -19,7 +19,7 @@ import { authorize } from '../rules/authorization.js';
 import type { ChangesQuery } from '../store/replicaSource.js';
 import type { AppDeps } from './deps.js';
 import { renderError, sendRendered } from './render.js';
-import { requestState } from './requestContext.js';
+import { requestState, routeNamed } from './requestContext.js';
 import { bearerToken, deviceIdOf } from './runRoute.js';
 
 export const REPLICATION_BASE = '/api/v1/replication';
@@ -182,6 +182,9 @@ const changesQuery = (req: Request): E.Either<ApiError, ChangesQuery & { longpol
   });
 };
 
+/** A route's template, in the registry's form, for its log line and metrics. */
+const named = (template: string) => routeNamed(`${REPLICATION_BASE}${template}`);
+
 export const replicationRouter = (deps: AppDeps): Router => {
   const r = Router();
   const rep = deps.replication;
@@ -220,6 +223,7 @@ export const replicationRouter = (deps: AppDeps): Router => {
 
   r.get(
     '/',
+    named('/'),
     handle(async (_req, res) =>
       json(res, 200, {
         couchdb: 'Welcome',
@@ -233,6 +237,7 @@ export const replicationRouter = (deps: AppDeps): Router => {
   for (const name of ['roster', 'events'] as const) {
     r.get(
       [`/${name}`, `/${name}/`],
+      named(`/${name}`),
       handle(async (_req, res) => {
         const info = name === 'roster' ? await rep.roster.info() : await rep.eventsInfo();
         return json(res, 200, { ...info, instance_start_time: '0' });
@@ -240,6 +245,7 @@ export const replicationRouter = (deps: AppDeps): Router => {
     );
     r.get(
       `/${name}/_local/:id`,
+      named(`/${name}/_local/{id}`),
       handle(async (req, res) => {
         const id = String(req.params.id);
         const found = await rep.checkpoints.get(scope(req, name), id);
@@ -249,6 +255,7 @@ export const replicationRouter = (deps: AppDeps): Router => {
     );
     r.put(
       `/${name}/_local/:id`,
+      named(`/${name}/_local/{id}`),
       handle(async (req, res) => {
         const id = String(req.params.id);
         const body = LocalBody.decode(req.body);
@@ -296,11 +303,12 @@ export const replicationRouter = (deps: AppDeps): Router => {
     }
     return json(res, 200, answer);
   });
-  r.get('/roster/_changes', changes);
-  r.post('/roster/_changes', changes);
+  r.get('/roster/_changes', named('/roster/_changes'), changes);
+  r.post('/roster/_changes', named('/roster/_changes'), changes);
 
   r.post(
     '/roster/_bulk_get',
+    named('/roster/_bulk_get'),
     handle(async (req, res) => {
       const body = BulkGetBody.decode(req.body);
       if (E.isLeft(body) || body.right.docs.length > MAX_BULK)
@@ -309,6 +317,7 @@ export const replicationRouter = (deps: AppDeps): Router => {
         revs: queryString(req, 'revs') === 'true',
         latest: queryString(req, 'latest') === 'true',
       });
+      deps.metrics.replicationPulled(body.right.docs.length);
       audit(
         req,
         `POST ${REPLICATION_BASE}/roster/_bulk_get`,
@@ -321,6 +330,7 @@ export const replicationRouter = (deps: AppDeps): Router => {
 
   r.get(
     '/roster/:docId',
+    named('/roster/{docId}'),
     handle(async (req, res) => {
       const id = String(req.params.docId);
       if (id.startsWith('_')) return E.left(apiError('NOT_FOUND', 'No such route.'));
@@ -329,6 +339,7 @@ export const replicationRouter = (deps: AppDeps): Router => {
       try {
         if (openRevsRaw === undefined) {
           const doc = await rep.roster.get(id, { revs });
+          deps.metrics.replicationPulled(1);
           audit(req, `GET ${REPLICATION_BASE}/roster/{docId}`, { docs: 1 }, 'READ_SENSITIVE');
           return json(res, 200, doc);
         }
@@ -339,6 +350,7 @@ export const replicationRouter = (deps: AppDeps): Router => {
           revs,
           latest: queryString(req, 'latest') === 'true',
         });
+        deps.metrics.replicationPulled(1);
         audit(req, `GET ${REPLICATION_BASE}/roster/{docId}`, { docs: 1 }, 'READ_SENSITIVE');
         return json(res, 200, docs);
       } catch (e) {
@@ -351,6 +363,7 @@ export const replicationRouter = (deps: AppDeps): Router => {
 
   r.post(
     '/events/_revs_diff',
+    named('/events/_revs_diff'),
     handle(async (req, res) => {
       const body = RevsDiffBody.decode(req.body);
       if (E.isLeft(body) || Object.keys(body.right).length > MAX_BULK)
@@ -369,6 +382,7 @@ export const replicationRouter = (deps: AppDeps): Router => {
 
   r.post(
     '/events/_bulk_docs',
+    named('/events/_bulk_docs'),
     handle(async (req, res) => {
       const body = BulkDocsBody.decode(req.body);
       if (E.isLeft(body) || body.right.docs.length > MAX_BULK)
@@ -392,6 +406,7 @@ export const replicationRouter = (deps: AppDeps): Router => {
       for (const f of result.failed) {
         errors.push({ id: ids[f.index] ?? '', error: 'forbidden', reason: `${f.reason}: ${f.message}` });
       }
+      deps.metrics.replicationPushed(result.synced.length, errors.length);
       audit(
         req,
         `POST ${REPLICATION_BASE}/events/_bulk_docs`,

@@ -35,3 +35,14 @@ export const beginRequest = (req: IncomingMessage, clock: () => Date = () => new
 };
 
 export const requestState = (req: IncomingMessage): RequestState => states.get(req) ?? beginRequest(req);
+
+/**
+ * Names the route of a request no registry route serves (replication, the kiosk's files) by its
+ * template, for its log line and its metrics: never the URL, whose document ids are unbounded.
+ */
+export const routeNamed =
+  (template: string) =>
+  (req: IncomingMessage, _res: unknown, next: () => void): void => {
+    requestState(req).route = `${req.method ?? 'GET'} ${template}`;
+    next();
+  };

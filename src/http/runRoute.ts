@@ -100,6 +100,7 @@ const checkRateLimit = async (
     route.rateLimit.policy,
   );
   if (verdict.allowed) return E.right(undefined);
+  deps.metrics.rateLimitRefused(route.rateLimit.scope);
   return E.left(
     apiError(
       'RATE_LIMITED',
@@ -172,8 +173,10 @@ const respond = async (
     fingerprint: fingerprint.right,
     correlationId: state.correlationId,
     run,
-    onStoreFailure: (what) =>
-      deps.logger.warn({ correlationId: state.correlationId, what }, 'idempotency ledger write failed'),
+    onStoreFailure: (what) => {
+      deps.metrics.storeError('idempotency_ledger');
+      deps.logger.warn({ correlationId: state.correlationId, what }, 'idempotency ledger write failed');
+    },
   });
   switch (outcome.kind) {
     case 'rejected':
@@ -181,6 +184,7 @@ const respond = async (
     case 'fresh':
       return { rendered: outcome.response, recorded: outcome.recorded };
     case 'replay':
+      deps.metrics.idempotentReplay(route.path);
       return { rendered: outcome.response, replayOf: outcome.correlationId };
   }
 };

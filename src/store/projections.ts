@@ -71,6 +71,8 @@ export interface Quarantine {
 /** A quarantine as stored: `detectedAt` is undefined for a record from before it was kept. */
 export interface StoredQuarantine extends Quarantine {
   readonly detectedAt: string | undefined;
+  /** This call stored it (not a replay, nor another instance's earlier detection). */
+  readonly firstDetected: boolean;
 }
 
 export interface ConflictQuery {
@@ -405,13 +407,18 @@ export const projectionStore = (
       return Promise.all(
         found.map(async (q, i): Promise<StoredQuarantine> => {
           const r = results[i];
-          if (r !== undefined && isStored(r)) return { ...q, detectedAt: at };
+          if (r !== undefined && isStored(r)) return { ...q, detectedAt: at, firstDetected: true };
           if (r === undefined || !isConflict(r))
             throw new Error(`quarantine write failed: ${r?.name ?? 'unknown'} ${r?.message ?? ''}`);
           // Stored before (a replay, or another instance): its first detection is the one that counts.
           const id = quarantineDocId(q.docId);
           const stored = decodeDoc(QuarantineDoc, id, await db.get(id));
-          return { docId: stored.docId, reason: stored.reason, detectedAt: stored.detectedAt };
+          return {
+            docId: stored.docId,
+            reason: stored.reason,
+            detectedAt: stored.detectedAt,
+            firstDetected: false,
+          };
         }),
       );
     },

@@ -52,7 +52,8 @@ const databaseAddress = (location: StoreLocation, name: DatabaseName): string =>
   return new URL(encodeURIComponent(dbName), base).toString();
 };
 
-const withTimeout = <A>(p: Promise<A>, ms: number): Promise<A> =>
+/** Rejects when `p` has not settled within `ms` (what `p` does later is ignored). */
+export const withTimeout = <A>(p: Promise<A>, ms: number): Promise<A> =>
   new Promise<A>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
     p.then(

@@ -6,6 +6,8 @@
  * `settle` gives request handlers read-your-writes: it waits until the pipeline has projected the
  * given events and returns their aspects as they then stand.
  */
+import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
 import { defer, map, merge, type Observable, Subject, type Subscription, takeUntil } from 'rxjs';
 import type { PendingAuditEntry } from '../domain/audit.js';
 import type { AspectProjection } from '../rules/projections.js';
@@ -13,7 +15,7 @@ import type { Database } from '../store/pouch.js';
 import type { ProjectionStore } from '../store/projections.js';
 import { type Change, followChanges$ } from './changeFeed.js';
 import { type BatchOutcome, eventPipeline$, type Page, type Seq } from './eventPipeline.js';
-import { projectBatch } from './projector.js';
+import { type ProjectedBatch, projectBatch } from './projector.js';
 
 export interface EventPipelineOptions {
   readonly events: Database;
@@ -21,9 +23,19 @@ export interface EventPipelineOptions {
   readonly audit: (entries: ReadonlyArray<PendingAuditEntry>) => Promise<void>;
   readonly writeThrough?: (projection: AspectProjection) => Promise<void>;
   readonly onError?: (error: unknown) => void;
+  /** Each batch's decisions, once projected (before its checkpoint is saved). */
+  readonly onProjected?: (batch: ProjectedBatch) => void;
   readonly pageSize?: number;
   readonly retryDelayMs?: number;
   readonly clock?: () => Date;
+}
+
+/** Events stored but not yet projected. */
+export interface PipelineBacklog {
+  /** Changes of the events database after the last projected page. */
+  readonly pending: number;
+  /** The server time of the oldest of them; undefined when none waits. */
+  readonly oldestStoredAt: string | undefined;
 }
 
 export interface SettledEvent {
@@ -44,6 +56,8 @@ export interface EventPipeline {
   current(aspect: string): Promise<AspectProjection | undefined>;
   /** Resolves once everything stored before the call has been projected. */
   catchUp(): Promise<void>;
+  /** What is stored after the last projected page: two reads of the events database. */
+  backlog(): Promise<PipelineBacklog>;
   /** Finishes the page in hand and stops. */
   stop(): Promise<void>;
 }
@@ -67,6 +81,15 @@ const toPage = (res: PouchDB.Core.ChangesResponse<object>): Page => ({
   lastSeq: res.last_seq,
 });
 
+/**
+ * The count in a sequence: the number itself on the embedded store, the leading number of CouchDB's
+ * opaque `N-…` (the sum of the shards' counts, so an estimate on a cluster).
+ */
+const seqCount = (seq: Seq): number =>
+  typeof seq === 'number' ? seq : Number(/^(\d+)/.exec(seq)?.[1] ?? Number.NaN);
+
+const StoredAt = t.type({ serverTimestamp: t.string });
+
 export const startEventPipeline = async (options: EventPipelineOptions): Promise<EventPipeline> => {
   const since = await options.projections.checkpoint();
   const wakes$ = new Subject<void>();
@@ -77,6 +100,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
   const drained$ = new Subject<number>();
   let pulls = 0;
   let lastPull = 0;
+  let projectedUpTo: Seq = since;
   let stopped = false;
   const drainWaiters = new Set<() => void>();
 
@@ -96,8 +120,8 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
         return page;
       }),
     process: (batch) =>
-      defer(() =>
-        projectBatch(
+      defer(async () => {
+        const projected = await projectBatch(
           {
             projections: options.projections,
             audit: options.audit,
@@ -105,8 +129,10 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
             ...(options.clock === undefined ? {} : { clock: options.clock }),
           },
           batch,
-        ),
-      ),
+        );
+        options.onProjected?.(projected);
+        return projected;
+      }),
     saveCheckpoint: (seq) => defer(() => options.projections.saveCheckpoint(seq)),
     since,
     pageSize: options.pageSize ?? 500,
@@ -117,7 +143,10 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
 
   const done = new Promise<void>((resolve) => {
     const subscription: Subscription = streams$.subscribe({
-      next: (outcome) => outcomes$.next(outcome),
+      next: (outcome) => {
+        projectedUpTo = outcome.lastSeq;
+        outcomes$.next(outcome);
+      },
       complete: () => resolve(),
       error: (e: unknown) => {
         options.onError?.(e);
@@ -200,6 +229,23 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
         });
         pipeline.wake();
       });
+    },
+
+    async backlog() {
+      const from = projectedUpTo;
+      const [info, first] = await Promise.all([
+        options.events.info(),
+        options.events.changes({ since: from, limit: 1, include_docs: true }),
+      ]);
+      const oldest = first.results[0];
+      if (oldest === undefined) return { pending: 0, oldestStoredAt: undefined };
+      const stamped = StoredAt.decode(oldest.doc);
+      const counted = seqCount(info.update_seq) - seqCount(from);
+      return {
+        // A change is waiting, whatever the arithmetic on opaque sequences says.
+        pending: Number.isFinite(counted) ? Math.max(1, counted) : 1,
+        oldestStoredAt: E.isRight(stamped) ? stamped.right.serverTimestamp : undefined,
+      };
     },
 
     async stop() {

@@ -20,7 +20,7 @@ import {
   kindOfAspect,
   projectAspect,
 } from '../rules/projections.js';
-import type { LoadedAspect, ProjectionStore } from '../store/projections.js';
+import type { LoadedAspect, ProjectionStore, Quarantine } from '../store/projections.js';
 import type { DecodedChange } from './eventPipeline.js';
 
 export interface ProjectorDeps {
@@ -42,6 +42,8 @@ export interface ProjectedBatch {
   readonly aspectsWritten: number;
   readonly conflictsChanged: ReadonlyArray<ConflictRecordFull>;
   readonly quarantined: ReadonlyArray<string>;
+  /** The quarantines this batch detected first: a replay of the batch finds none. */
+  readonly quarantinesRecorded: ReadonlyArray<Quarantine>;
 }
 
 const PIPELINE_ENDPOINT = 'PIPELINE /events/_changes';
@@ -168,6 +170,9 @@ export const projectBatch = async (
           ],
     ),
   );
+  const quarantinesRecorded = stored
+    .filter((q) => q.firstDetected)
+    .map((q) => ({ docId: q.docId, reason: q.reason }));
   const maxAttempts = deps.maxAttempts ?? 20;
   for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
     const loaded = await deps.projections.loadAspects([...incoming.keys()]);
@@ -201,7 +206,12 @@ export const projectBatch = async (
       aspects.push({ projection: after, rev: known?.rev });
     }
     if (aspects.length === 0)
-      return { aspectsWritten: 0, conflictsChanged: [], quarantined: quarantined.map((q) => q.docId) };
+      return {
+        aspectsWritten: 0,
+        conflictsChanged: [],
+        quarantined: quarantined.map((q) => q.docId),
+        quarantinesRecorded,
+      };
     await deps.audit(conflictsPut.map((c) => ({ entry: conflictEntry(c), key: conflictAuditKey(c) })));
     const written = await deps.projections.commit({ aspects, conflictsPut, conflictsRemoved });
     if (written === 'OK') {
@@ -209,6 +219,7 @@ export const projectBatch = async (
         aspectsWritten: aspects.length,
         conflictsChanged: conflictsPut,
         quarantined: quarantined.map((q) => q.docId),
+        quarantinesRecorded,
       };
     }
   }

@@ -8,11 +8,13 @@ import { expect } from 'chai';
 import { bundleServer, SERVER_BUNDLE } from '../../scripts/buildServer.js';
 import { call } from '../support/http.js';
 import { type ServiceProcess, serviceProcess } from '../support/mainProcess.js';
+import { parseExposition, sampleSum } from '../support/prometheus.js';
 import { seedSmallRoster } from '../support/seed.js';
 import { authHeaders, DEV_TOKENS, mutationHeaders } from '../support/testService.js';
 
 // Two folders below the repository, as the real bundle is.
 const OUTFILE = 'build/server/main.js';
+const METRICS_TOKEN = 'bundle-metrics-token-0123456789abcdef';
 
 describe('the bundled service (what the image runs)', function () {
   this.timeout(120_000);
@@ -26,7 +28,7 @@ describe('the bundled service (what the image runs)', function () {
   it('starts on an empty directory and serves reads and writes through the store', async () => {
     svc = await serviceProcess(
       'bundle',
-      { AUTH_MODE: 'dev', ...DEV_TOKENS },
+      { AUTH_MODE: 'dev', ...DEV_TOKENS, METRICS_TOKEN: METRICS_TOKEN },
       { kind: 'built', path: OUTFILE },
     );
     const url = await svc.start(60_000);
@@ -44,6 +46,16 @@ describe('the bundled service (what the image runs)', function () {
     });
     expect(list.status, list.text).to.equal(200);
     expect(list.text).to.contain('Ana');
+    // prom-client, folded into the bundle, counts that check-in.
+    const metrics = await call(`${url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
+    expect(metrics.status, metrics.text).to.equal(200);
+    const samples = parseExposition(metrics.text);
+    expect(
+      sampleSum(samples, 'chamada_http_request_duration_seconds_count', {
+        route: '/api/v1/check-in',
+        status: '201',
+      }),
+    ).to.equal(1);
   });
 
   it('is the file the container image runs', async () => {

@@ -84,6 +84,19 @@ describe('configuration', () => {
       { NODE_ENV: 'production', JWT_SECRET: 'z'.repeat(31) },
       'JWT_SECRET',
     ],
+    ['a metrics token under 32 characters', { METRICS_TOKEN: 'm'.repeat(31) }, 'METRICS_TOKEN'],
+    [
+      'a metrics token with a space',
+      { METRICS_TOKEN: `${'m'.repeat(20)} ${'n'.repeat(20)}` },
+      'METRICS_TOKEN',
+    ],
+    ['a metrics range with a prefix over 32', { METRICS_ALLOW: '10.0.0.0/33' }, 'METRICS_ALLOW'],
+    [
+      'a metrics address that is not an address',
+      { METRICS_ALLOW: '10.0.0.0/8, prometheus' },
+      'METRICS_ALLOW',
+    ],
+    ['a metrics range with a prefix over 128', { METRICS_ALLOW: 'fd00::/129' }, 'METRICS_ALLOW'],
     ['dev mode without any token', { AUTH_MODE: 'dev' }, 'AUTH_MODE'],
     ['dev mode with a short token', { AUTH_MODE: 'dev', DEV_ADMIN_TOKEN: 'short' }, 'DEV_ADMIN_TOKEN'],
   ];
@@ -98,6 +111,36 @@ describe('configuration', () => {
   it('reports every bad variable at once', () => {
     const problems = problemsOf({ PORT: 'x', AUTH_MODE: 'y' });
     expect(problems.join('\n')).to.contain('PORT').and.to.contain('AUTH_MODE');
+  });
+
+  describe('metrics access', () => {
+    it('is closed when neither METRICS_TOKEN nor METRICS_ALLOW is set', () => {
+      expect(configOf({}).metrics).to.equal(undefined);
+      expect(configOf({ METRICS_TOKEN: '', METRICS_ALLOW: ' , ' }).metrics).to.equal(undefined);
+    });
+
+    it('reads a token and addresses, CIDR ranges of both families and loopback', () => {
+      const token = 't'.repeat(32);
+      expect(
+        configOf({ METRICS_TOKEN: token, METRICS_ALLOW: '10.0.0.0/8, 192.0.2.7, fd00::/8, loopback' })
+          .metrics,
+      ).to.deep.equal({
+        token,
+        allow: [
+          { family: 'ipv4', network: '10.0.0.0', prefix: 8 },
+          { family: 'ipv4', network: '192.0.2.7', prefix: 32 },
+          { family: 'ipv6', network: 'fd00::', prefix: 8 },
+          { family: 'ipv4', network: '127.0.0.0', prefix: 8 },
+          { family: 'ipv6', network: '::1', prefix: 128 },
+        ],
+      });
+    });
+
+    it('never repeats a refused token in the message', () => {
+      const token = 'secret-but-short';
+      const problems = problemsOf({ METRICS_TOKEN: token }).join('\n');
+      expect(problems).to.contain('METRICS_TOKEN').and.not.to.contain(token);
+    });
   });
 
   it('accepts production with a 32-byte secret and JWT mode', () => {

@@ -15,6 +15,7 @@ import {
   type EventPipelineOptions,
   startEventPipeline,
 } from '../../src/sync/pipelineRuntime.js';
+import type { ProjectedBatch } from '../../src/sync/projector.js';
 import { snapshot } from '../support/snapshot.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
@@ -181,6 +182,50 @@ describe('event pipeline on the store (real PouchDB)', () => {
       ['event:old', undefined],
       ['event:poison', '2026-11-26T09:00:00.000Z'],
     ]);
+  });
+
+  it('reports each decision once: a replay from an earlier checkpoint reports no conflict or quarantine', async () => {
+    const reported: ProjectedBatch[] = [];
+    const startReporting = async () => {
+      pipeline = await startEventPipeline({
+        events: store.db.events,
+        projections: projectionStore(store.db.projections),
+        audit: async () => undefined,
+        onProjected: (batch) => reported.push(batch),
+      });
+      await pipeline.catchUp();
+      await pipeline.stop();
+      pipeline = undefined;
+    };
+    const events = eventStore(store.db.events);
+    await events.append(fieldEvent(randomUUID(), 'ADMIN', '2026-11-26T10:02:00.000Z', null, 'amendoim'));
+    await events.append(fieldEvent(randomUUID(), 'CHAMADOR', '2026-11-26T10:05:00.000Z', null, 'nenhuma'));
+    await store.db.events.put({ _id: 'event:poison', docType: 'event', eventId: 42 });
+    await startReporting();
+    expect(reported.flatMap((b) => b.conflictsChanged.map((c) => c.policy))).to.deep.equal([
+      'ADMIN_PRECEDENCE',
+    ]);
+    expect(reported.flatMap((b) => b.quarantinesRecorded)).to.deep.equal([
+      { docId: 'event:poison', reason: 'UNDECODABLE_EVENT' },
+    ]);
+    reported.length = 0;
+    // As after a crash between the projection writes and the checkpoint.
+    await projectionStore(store.db.projections).saveCheckpoint(0);
+    await startReporting();
+    expect(reported).to.have.length.greaterThan(0);
+    expect(reported.flatMap((b) => [...b.conflictsChanged, ...b.quarantinesRecorded])).to.deep.equal([]);
+  });
+
+  it('measures its backlog: the changes after the last projected page and when the oldest was stored', async () => {
+    const p = await start();
+    await p.catchUp();
+    expect(await p.backlog()).to.deep.equal({ pending: 0, oldestStoredAt: undefined });
+    await p.stop();
+    const events = eventStore(store.db.events);
+    const first = fieldEvent(randomUUID(), 'ADMIN', '2026-11-26T10:02:00.000Z', null, 'amendoim');
+    await events.append({ ...first, serverTimestamp: '2026-11-26T11:00:00.000Z' });
+    await events.append(fieldEvent(randomUUID(), 'CHAMADOR', '2026-11-26T10:05:00.000Z', null, 'nenhuma'));
+    expect(await p.backlog()).to.deep.equal({ pending: 2, oldestStoredAt: '2026-11-26T11:00:00.000Z' });
   });
 
   it('resumes from its checkpoint after a restart: nothing missed, nothing applied twice', async () => {

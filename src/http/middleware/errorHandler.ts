@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { type ApiError, ApiErrorException, apiError, isApiError } from '../../domain/errors.js';
+import type { Metrics } from '../../metrics/metrics.js';
 import { isStoreUnavailable } from '../../store/storeErrors.js';
 import { renderError, sendRendered } from '../render.js';
 import { requestState } from '../requestContext.js';
@@ -53,7 +54,7 @@ export const stackFrames = (err: unknown): string | undefined => {
 };
 
 export const errorHandler =
-  (logger: Logger) =>
+  (logger: Logger, metrics: Metrics) =>
   (err: unknown, req: Request, res: Response, next: NextFunction): void => {
     if (res.headersSent) {
       next(err);
@@ -77,6 +78,7 @@ export const errorHandler =
         { correlationId, errorName: err instanceof Error ? err.name : typeof err, stack: stackFrames(err) },
         'store unavailable',
       );
+      metrics.storeError('request');
       sendError(req, res, apiError('STORE_UNAVAILABLE'));
       return;
     }
