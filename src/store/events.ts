@@ -6,7 +6,7 @@ import { EventDoc, eventDocId, type NewEvent } from '../domain/event.js';
 import { putBatched } from './batchedPut.js';
 import { decodeDoc, getDoc, getDocs } from './docs.js';
 import type { Database } from './pouch.js';
-import { isConflict, isStored } from './storeErrors.js';
+import { isConflict, isShortOfQuorum, isStored } from './storeErrors.js';
 
 export interface EventStore {
   /** `stored` the first time, `duplicate` when an event with that id already exists. */
@@ -20,40 +20,49 @@ export interface EventStore {
   ofAspect(aspect: string): Promise<EventDoc[]>;
 }
 
-export const eventStore = (db: Database): EventStore => ({
-  async append(event) {
-    const doc: EventDoc = { _id: eventDocId(event.eventId), docType: 'event', ...event };
-    try {
-      await putBatched(db, doc);
-      return 'stored';
-    } catch (e) {
-      if (isConflict(e)) return 'duplicate';
-      throw e;
-    }
-  },
-  async appendMany(events) {
-    const out = new Map<string, 'stored' | 'duplicate'>();
-    if (events.length === 0) return out;
-    const results = await db.bulkDocs(
-      events.map((event): EventDoc => ({ _id: eventDocId(event.eventId), docType: 'event', ...event })),
-    );
-    results.forEach((r, i) => {
-      const event = events[i];
-      if (event === undefined) return;
-      if (!isStored(r)) {
-        if (!isConflict(r)) throw new Error(`event write failed: ${r.name ?? 'unknown'}`, { cause: r });
-        out.set(event.eventId, 'duplicate');
-      } else out.set(event.eventId, 'stored');
-    });
-    return out;
-  },
-  get: (eventId) => getDoc(db, EventDoc, eventDocId(eventId)),
-  async getMany(eventIds) {
-    const docs: EventDoc[] = await getDocs(db, EventDoc, eventIds.map(eventDocId));
-    return new Map(docs.map((d) => [d.eventId, d]));
-  },
-  async ofAspect(aspect) {
-    const found = await db.find({ selector: { aspect }, limit: 100_000, use_index: 'idx-by-aspect' });
-    return found.docs.map((d) => decodeDoc(EventDoc, d._id, d));
-  },
-});
+export const eventStore = (db: Database): EventStore => {
+  /**
+   * After a write short of its quorum (a cluster, decision 0023; the copy is withdrawn), whether the
+   * event is stored all the same: another instance stored it at the same moment, and that write
+   * reached the quorum. Undefined for any other failure.
+   */
+  const storedByAnother = async (failure: unknown, id: string): Promise<boolean | undefined> =>
+    isShortOfQuorum(failure) ? (await getDoc(db, EventDoc, id)) !== undefined : undefined;
+  return {
+    async append(event) {
+      const doc: EventDoc = { _id: eventDocId(event.eventId), docType: 'event', ...event };
+      try {
+        await putBatched(db, doc);
+        return 'stored';
+      } catch (e) {
+        if (isConflict(e) || ((await storedByAnother(e, doc._id)) ?? false)) return 'duplicate';
+        throw e;
+      }
+    },
+    async appendMany(events) {
+      const out = new Map<string, 'stored' | 'duplicate'>();
+      if (events.length === 0) return out;
+      const results = await db.bulkDocs(
+        events.map((event): EventDoc => ({ _id: eventDocId(event.eventId), docType: 'event', ...event })),
+      );
+      for (const [i, r] of results.entries()) {
+        const event = events[i];
+        if (event === undefined) continue;
+        if (isStored(r)) out.set(event.eventId, 'stored');
+        else if (isConflict(r) || ((await storedByAnother(r, eventDocId(event.eventId))) ?? false))
+          out.set(event.eventId, 'duplicate');
+        else throw new Error(`event write failed: ${r.name ?? 'unknown'}`, { cause: r });
+      }
+      return out;
+    },
+    get: (eventId) => getDoc(db, EventDoc, eventDocId(eventId)),
+    async getMany(eventIds) {
+      const docs: EventDoc[] = await getDocs(db, EventDoc, eventIds.map(eventDocId));
+      return new Map(docs.map((d) => [d.eventId, d]));
+    },
+    async ofAspect(aspect) {
+      const found = await db.find({ selector: { aspect }, limit: 100_000, use_index: 'idx-by-aspect' });
+      return found.docs.map((d) => decodeDoc(EventDoc, d._id, d));
+    },
+  };
+};

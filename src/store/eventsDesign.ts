@@ -3,7 +3,10 @@
  * an event that exists, any deletion, and any document that is not an event. The service's own API has
  * no update or delete for events; this keeps a tablet's replicator, a second service instance or a
  * hand-edit in Fauxton from rewriting history either. (CouchDB itself restricts design documents to
- * admins, so the function lets them through.) Embedded PouchDB does not run these functions; there
+ * admins, so the function lets them through.) One deletion passes: the withdrawal of a copy a cluster
+ * took on fewer nodes than its write quorum, marked `withdrawn: 'quorum-not-met'` (`quorumWrites.ts`):
+ * that write was never acknowledged, and left in place it could become the copy read instead of the
+ * one that was. The same event may then be stored again over that tombstone. Embedded PouchDB does not run these functions; there
  * the store API is the guard.
  */
 
@@ -17,7 +20,8 @@ export const EVENTS_DESIGN_ID = '_design/immutable-events';
 // Runs inside CouchDB's JavaScript engine: plain ES5, no closures over this module.
 export const VALIDATE_EVENTS = `function (newDoc, oldDoc, userCtx, secObj) {
   if (newDoc._id.indexOf('_design/') === 0) return;
-  if (oldDoc || newDoc._deleted) {
+  if (oldDoc && newDoc._deleted && newDoc.withdrawn === 'quorum-not-met') return;
+  if ((oldDoc && !oldDoc._deleted) || newDoc._deleted) {
     throw({ forbidden: 'events are immutable: an event is never changed or removed' });
   }
   if (newDoc.docType !== 'event' || typeof newDoc.eventId !== 'string' ||

@@ -19,7 +19,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { IdempotencyRecord, type StoredResponse } from '../domain/idempotencyRecord.js';
 import { putBatched } from './batchedPut.js';
 import type { Database } from './pouch.js';
-import { isConflict, isNotFound } from './storeErrors.js';
+import { isConflict, isNotFound, isShortOfQuorum } from './storeErrors.js';
 
 export const ledgerDocId = (key: string, principalId: string): string =>
   `idem:${createHash('sha256').update(`${principalId}\n${key.toLowerCase()}`, 'utf8').digest('hex')}`;
@@ -161,6 +161,12 @@ export const idempotencyLedger = (db: Database): IdempotencyLedger => ({
       return { id, rev: r.rev, claimId };
     } catch (e) {
       if (isConflict(e)) return undefined;
+      // On a cluster a lost race is a write short of its quorum (decision 0023): lost to the claim
+      // that reached it, if one can be read; otherwise the cluster is short of nodes (503).
+      if (isShortOfQuorum(e)) {
+        const other = await readStored(db, id).catch(() => undefined);
+        if (other !== undefined && other.claimId !== claimId) return undefined;
+      }
       throw e;
     }
   },

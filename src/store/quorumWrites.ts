@@ -16,9 +16,10 @@
  * withdrawn (a deletion of that leaf), so it can never win over the write that did reach the quorum.
  * `put` and `remove` go through `_bulk_docs`, where the flag is visible. Replicated writes
  * (`new_edits: false`) and `_local` documents (never clustered) are left as they are, and so is the
- * events database (store.ts): an event is created once and never changed, its second copy is the same
- * client event, and the events guard refuses the deletion that would withdraw it. Two instances that
- * store one event at once through two nodes may then both answer that they stored it.
+ * audit database (store.ts): append-only, its keyed entries are the same bytes whoever writes them
+ * (so the same revision: no conflict) and the others have ids of their own. An event is withdrawn too
+ * (the events guard lets this one deletion through, marked `withdrawn`): the copies of one event stored
+ * by two instances differ in their server time, which projections and conflict records carry.
  */
 import type { Database } from './pouch.js';
 import { QuorumNotMetError } from './storeErrors.js';
@@ -49,20 +50,39 @@ const single = (result: BulkResult | undefined, id: string): PouchDB.Core.Respon
   throw status === undefined ? result : Object.assign(result, { status });
 };
 
+/** Attempts of a write that every writer lost (a split: no copy-majority for anyone). */
+const ATTEMPTS = 3;
+
 export const withQuorumWrites = (db: Database): Database => {
   const bulkDocs = db.bulkDocs.bind(db);
   const put = db.put.bind(db);
-  const judged = async (docs: NewDoc[], options: PouchDB.Core.BulkDocsOptions): Promise<BulkResult[]> => {
-    const results = await bulkDocs(docs, options);
-    if (options.new_edits === false || !results.some(isAccepted)) return results;
+  /** Writes `docs`; a write short of its quorum is withdrawn and comes back as `undefined`. */
+  const attempt = async (docs: NewDoc[]): Promise<Array<BulkResult | undefined>> => {
+    const results = await bulkDocs(docs);
+    if (!results.some(isAccepted)) return results;
     const withdrawn = results.flatMap((r) =>
-      isAccepted(r) ? [{ _id: r.id, _rev: r.rev, _deleted: true }] : [],
+      isAccepted(r) ? [{ _id: r.id, _rev: r.rev, _deleted: true, withdrawn: 'quorum-not-met' }] : [],
     );
-    // Best effort: a copy that cannot be withdrawn now (the cluster is short of nodes) still loses to
-    // a write that reached the quorum by the rule CouchDB picks winners with only by chance, so it is
-    // withdrawn whenever it can be; the caller hears 503 either way.
+    // Best effort: a copy that cannot be withdrawn now (the cluster is short of nodes) may still be
+    // the one CouchDB picks as winner; the caller hears 503 either way.
     await bulkDocs(withdrawn).catch(() => undefined);
-    return results.map((r) => (isAccepted(r) ? new QuorumNotMetError(r.id) : r));
+    return results.map((r) => (isAccepted(r) ? undefined : r));
+  };
+  const judged = async (docs: NewDoc[], options: PouchDB.Core.BulkDocsOptions): Promise<BulkResult[]> => {
+    if (options.new_edits === false) return bulkDocs(docs, options);
+    const results: Array<BulkResult | undefined> = await attempt(docs);
+    // Withdrawn, a write is as if never made, so the same write may be tried again: it then reaches
+    // the quorum, or meets the write that did (409), or splits again. Two writers that split the
+    // copies between them (one node of three down, each took one) both lose, and a short random
+    // pause before the next attempt lets one of them win it.
+    for (let n = 1; n < ATTEMPTS && results.includes(undefined); n += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 45));
+      const again = docs.filter((_, i) => results[i] === undefined);
+      const retried = await attempt(again);
+      let k = 0;
+      for (const [i, r] of results.entries()) if (r === undefined) results[i] = retried[k++];
+    }
+    return results.map((r, i) => r ?? new QuorumNotMetError(docs[i]?._id ?? '(unknown)'));
   };
   return Object.assign(db, {
     bulkDocs: (docs: NewDoc[], options: PouchDB.Core.BulkDocsOptions = {}) => judged(docs, options),

@@ -106,9 +106,8 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
   const open = (name: DatabaseName): Database =>
     location.kind === 'embedded'
       ? withIndexGate(new PouchDB(databaseAddress(location, name), embedded), () => closed)
-      : name === 'events'
-        ? // An event is created once and never changed: a second copy of it is the same client event,
-          // and the guard refuses the deletion that would withdraw it (quorumWrites.ts).
+      : name === 'audit'
+        ? // Append-only, and a keyed entry is the same bytes whoever writes it (quorumWrites.ts).
           new PouchDB(databaseAddress(location, name), remote)
         : withQuorumWrites(new PouchDB(databaseAddress(location, name), remote));
   const addresses = DATABASE_NAMES.map((name) => ({ name, address: databaseAddress(location, name) }));

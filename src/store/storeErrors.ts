@@ -67,6 +67,17 @@ export class QuorumNotMetError extends Error {
   }
 }
 
+/** A write a cluster took on fewer copies than its quorum, however it was wrapped (a bulk result, a put). */
+export const isShortOfQuorum = (e: unknown): boolean => {
+  for (const c of causes(e))
+    if (
+      c instanceof QuorumNotMetError ||
+      (typeof c === 'object' && c !== null && 'reason' in c && c.reason === 'quorum_not_met')
+    )
+      return true;
+  return false;
+};
+
 /** The errors an error wraps: levelup's `WriteError` and `ReadError` keep LevelDB's error as `cause`. */
 const causes = function* (e: unknown): Generator<unknown> {
   let current = e;

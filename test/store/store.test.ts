@@ -165,6 +165,20 @@ describe('events guard on a CouchDB-protocol server that runs validate_doc_updat
     expect(again).to.deep.include({ type: 'MARK_PRESENT', _rev: stored._rev });
   });
 
+  it('lets one deletion through: the withdrawal of a copy written short of its quorum (decision 0023)', async () => {
+    const eventId = randomUUID();
+    await store.db.events.put({ _id: `event:${eventId}`, docType: 'event', eventId });
+    const stored = await store.db.events.get(`event:${eventId}`);
+    const withdrawal = { _id: stored._id, _rev: stored._rev, _deleted: true };
+    expect(await statusOf(store.db.events.put({ ...withdrawal, withdrawn: 'by hand' }))).to.equal(403);
+    expect(await statusOf(store.db.events.put({ ...withdrawal, withdrawn: 'quorum-not-met' }))).to.equal(200);
+    // The write is tried again over the tombstone; a stored event still cannot be removed.
+    const again = { _id: `event:${eventId}`, docType: 'event', eventId };
+    expect(await statusOf(store.db.events.put(again))).to.equal(200);
+    const restored = await store.db.events.get(again._id);
+    expect(await statusOf(store.db.events.remove(restored._id, restored._rev))).to.equal(403);
+  });
+
   it('opening the store twice leaves one guard, unchanged', async () => {
     const first = await store.db.events.get(EVENTS_DESIGN_ID);
     const second = await openStore({ kind: 'couchdb', url: server.url, prefix: 'g_' });

@@ -30,6 +30,7 @@ import {
   type ChildService,
   checkinRecordsOutOfLine,
   childService,
+  errorCode,
   eventsInAspects,
   eventually,
   get,
@@ -37,6 +38,7 @@ import {
   post,
   projectedCheckins,
   repeats,
+  sleep,
 } from './support.js';
 
 const ROUNDS = 6;
@@ -167,6 +169,19 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
               clientTimestamp: at(n),
             };
       });
+    // A tablet sends a request again, with the same Idempotency-Key, when it is answered 503 (on a
+    // cluster, a write may find no quorum: decision 0023). Never a 500.
+    let retriedAfter503 = 0;
+    const served = async (send: () => Promise<HttpResult | undefined>): Promise<HttpResult | undefined> => {
+      for (let attempt = 1; ; attempt += 1) {
+        const r = await send();
+        if (r?.status !== 503 || errorCode(r) !== 'STORE_UNAVAILABLE' || attempt === 20) return r;
+        retriedAfter503 += 1;
+        await sleep(500);
+      }
+    };
+    const postServed = (url: string, body: unknown, token: string, key: string = randomUUID()) =>
+      served(() => post(url, body, token, key));
     const syncOk = (r: HttpResult | undefined, size: number, what: string) => {
       expect(r?.status, `${what}: ${r?.text.slice(0, 300)}`).to.equal(200);
       const answer = decodeAs(SyncAnswer, r?.json);
@@ -183,14 +198,7 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
     // an old tablet's or a hand-made document would: CouchDB runs the guard, express-pouchdb did not)
     // and has no kind or payload.
     const rawEvents = new PouchDB(`${couch.url}/chamada_events`);
-    // On a cluster of three, the node neither instance talks to dies during round 2 and comes back
-    // during round 4: the instances go on through the quorum of the other two.
-    const cluster = isRealCouch(couch) && couch.nodes >= 3 ? couch : undefined;
-    const faults: Promise<void>[] = [];
     for (let round = 0; round < ROUNDS; round += 1) {
-      if (cluster !== undefined && round === 2) faults.push(cluster.killNode(3));
-      if (cluster !== undefined && round === 4)
-        faults.push(Promise.all(faults).then(() => cluster.startNode(3)));
       await rawEvents.put({
         _id: `event:unreadable-${round}`,
         docType: 'event',
@@ -200,10 +208,10 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
       const caller = batch(round, 1);
       const both = batch(round, 2);
       const [ra, rb, r1, r2] = await Promise.all([
-        post(`${urlA}/api/v1/sync/events`, { events: admin }, DEV_TOKENS.DEV_ADMIN_TOKEN),
-        post(`${urlB}/api/v1/sync/events`, { events: caller }, DEV_TOKENS.DEV_CALLER_TOKEN),
-        post(`${urlA}/api/v1/sync/events`, { events: both }, DEV_TOKENS.DEV_ADMIN_TOKEN),
-        post(`${urlB}/api/v1/sync/events`, { events: both }, DEV_TOKENS.DEV_ADMIN_TOKEN),
+        postServed(`${urlA}/api/v1/sync/events`, { events: admin }, DEV_TOKENS.DEV_ADMIN_TOKEN),
+        postServed(`${urlB}/api/v1/sync/events`, { events: caller }, DEV_TOKENS.DEV_CALLER_TOKEN),
+        postServed(`${urlA}/api/v1/sync/events`, { events: both }, DEV_TOKENS.DEV_ADMIN_TOKEN),
+        postServed(`${urlB}/api/v1/sync/events`, { events: both }, DEV_TOKENS.DEV_ADMIN_TOKEN),
       ]);
       syncOk(ra, admin.length, `round ${round}, ADMIN through A`);
       syncOk(rb, caller.length, `round ${round}, CHAMADOR through B`);
@@ -230,10 +238,13 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
         const key = randomUUID();
         const body = { sessionId: desk, studentId };
         const [x, y] = await Promise.all([
-          post(`${urlA}/api/v1/check-in`, body, DEV_TOKENS.DEV_CALLER_TOKEN, key),
-          post(`${urlB}/api/v1/check-in`, body, DEV_TOKENS.DEV_CALLER_TOKEN, key),
+          postServed(`${urlA}/api/v1/check-in`, body, DEV_TOKENS.DEV_CALLER_TOKEN, key),
+          postServed(`${urlB}/api/v1/check-in`, body, DEV_TOKENS.DEV_CALLER_TOKEN, key),
         ]);
-        expect([x?.status, y?.status], `${x?.text} / ${y?.text}`).to.deep.equal([201, 201]);
+        expect(
+          [x?.status, y?.status],
+          `${x?.text} / ${y?.text}\nA: ${a.errorLines().slice(-3).join('\n')}\nB: ${b.errorLines().slice(-3).join('\n')}`,
+        ).to.deep.equal([201, 201]);
         const cx = decodeAs(CheckedIn, x?.json);
         const cy = decodeAs(CheckedIn, y?.json);
         expect(cy.checkInId, 'one check-in for one key').to.equal(cx.checkInId);
@@ -242,8 +253,8 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
         const outKey = randomUUID();
         const out = { checkInId: cx.checkInId, code: cx.code, pickupPerson: 'G' };
         const [ox, oy] = await Promise.all([
-          post(`${urlA}/api/v1/check-out`, out, DEV_TOKENS.DEV_CALLER_TOKEN, outKey),
-          post(`${urlB}/api/v1/check-out`, out, DEV_TOKENS.DEV_CALLER_TOKEN, outKey),
+          postServed(`${urlA}/api/v1/check-out`, out, DEV_TOKENS.DEV_CALLER_TOKEN, outKey),
+          postServed(`${urlB}/api/v1/check-out`, out, DEV_TOKENS.DEV_CALLER_TOKEN, outKey),
         ]);
         expect([ox?.status, oy?.status], `${ox?.text} / ${oy?.text}`).to.deep.equal([200, 200]);
         const outReplays = [ox, oy].filter((r) => r?.headers.get('idempotent-replayed') === 'true').length;
@@ -253,7 +264,6 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
 
     // Afterwards: wait for both pipelines to go idle on the shared projections, then compare them with
     // one instance's rebuild from the same events.
-    await Promise.all(faults);
     shared = await openStore({ kind: 'couchdb', url: couch.url, prefix: 'chamada_' });
     const store = shared;
     const events = (await store.db.events.allDocs({ include_docs: true })).rows.flatMap((r) => {
@@ -331,7 +341,8 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
     figure(
       'two instances',
       `${ROUNDS} rounds × (100 ADMIN via A ∥ 100 CHAMADOR via B ∥ 100 to both)` +
-        `${cluster === undefined ? '' : ', node 3 of 3 killed in round 2 and back in round 4'}: ${sent.size} events, ` +
+        `${isRealCouch(couch) && couch.nodes > 1 ? `, through nodes 1 and 2 of ${couch.nodes}` : ''}: ${sent.size} events, ` +
+        `${retriedAfter503} requests sent again after a 503, ` +
         `${missing.length} missing, ${repeats(projected)} projected twice, ${withConflicts.length} with conflicting revisions, ` +
         `${bothNew} of ${ROUNDS * PER_TABLET} sent to both answered "stored" by both; ` +
         `projections ${settledMs < 0 ? 'DIFFER from' : `equal (after ${settledMs} ms)`} a one-instance rebuild ` +
@@ -348,14 +359,11 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
     expect(repeats(projected), 'events projected twice').to.equal(0);
     expect(projected, 'every event projected').to.have.length(sent.size);
     expect(withConflicts.length, 'events stored under conflicting revisions').to.equal(0);
-    // On one node the second create of an event is refused (409: a duplicate). On a cluster, two
-    // coordinators may each have a copy take it, and then both say "stored" (decision 0023): the same
-    // event either way, stored and projected once (asserted above).
-    if (!(isRealCouch(couch) && couch.nodes > 1))
-      expect(
-        bothNew,
-        `events sent to both instances answered "stored" (duplicate: false) by both, e.g. ${sample}`,
-      ).to.equal(0);
+    // On a cluster the second create is short of its quorum, withdrawn and read back (decision 0023).
+    expect(
+      bothNew,
+      `events sent to both instances answered "stored" (duplicate: false) by both, e.g. ${sample}`,
+    ).to.equal(0);
     expect(current, 'the shared projections equal a one-instance rebuild').to.deep.equal(rebuilt);
     expect(conflictsB, 'conflict reports of A and B').to.deep.equal(conflictsA);
     expect(conflictsA, 'every conflict record reported').to.have.length(conflictRecords);
