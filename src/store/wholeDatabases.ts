@@ -10,6 +10,7 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
+import { boundedFetch } from './boundedFetch.js';
 import { type Database, PouchDB } from './pouch.js';
 import { type DatabaseName, databaseAddress, type StoreLocation } from './store.js';
 import { isNotFound } from './storeErrors.js';
@@ -92,7 +93,8 @@ const wrap = (name: DatabaseName, db: Database): WholeDatabase => ({
           r.docs.flatMap((d) => {
             if (!('ok' in d)) return [];
             const decoded = StoredDoc.decode(d.ok);
-            return E.isRight(decoded) ? [decoded.right] : [];
+            if (E.isLeft(decoded)) throw new Error(`${name}: ${r.id} was read without its id or revision`);
+            return [decoded.right];
           }),
         );
         if (docs.length > 0) yield docs;
@@ -134,10 +136,12 @@ const openChecked = async (
     await mkdir(location.dataDir, { recursive: true });
   }
   // skip_setup: PouchDB's http adapter would otherwise create a missing database on the first call.
+  // A call silent for a minute fails rather than hang a scheduled backup (a page of 500 documents
+  // answers in well under a second; the service's own bound is 5 s, decision 0023).
   const db =
     location.kind === 'embedded'
       ? new PouchDB(address, { adapter: 'leveldb' })
-      : new PouchDB(address, { skip_setup: mustExist });
+      : new PouchDB(address, { skip_setup: mustExist, fetch: boundedFetch(60_000) });
   try {
     await db.info();
   } catch (e) {

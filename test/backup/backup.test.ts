@@ -4,25 +4,10 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { EXIT } from '../../src/backup/cli.js';
-import {
-  answers,
-  auditLog,
-  cli,
-  expectSubstantial,
-  type Populated,
-  populate,
-} from '../support/backupRoundTrip.js';
+import { cli, expectRestored, populateAndRecord, type Source } from '../support/backupRoundTrip.js';
 import { seedSmallRoster } from '../support/seed.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 import { startTestService, type TestService } from '../support/testService.js';
-
-/** A service on `dataDir` whose pipeline has projected every stored event (the rebuild after a restore). */
-const startOn = async (dataDir: string): Promise<TestService> => {
-  const svc = await startTestService({ env: { DATA_DIR: dataDir } });
-  await svc.deps.sync.pipeline.catchUp();
-  await svc.deps.replication.projector.refresh();
-  return svc;
-};
 
 const rosterDocs = async (svc: TestService) =>
   (await svc.store.db.roster.allDocs({ include_docs: true })).rows.map((r) => r.doc);
@@ -37,26 +22,19 @@ describe('backup and restore (embedded store)', function () {
   };
   let sourceDir: string;
   let file: string;
-  let populated: Populated;
-  let sourceAudit: unknown;
-  let sourceAnswers: Record<string, unknown>;
+  let source: Source;
   let sourceRoster: unknown;
 
   before(async () => {
-    const source = await startTestService();
-    sourceDir = source.deps.config.dataDir;
+    const service = await startTestService();
+    sourceDir = service.deps.config.dataDir;
     dirs.push(sourceDir);
     try {
-      populated = await populate(source.url);
-      await source.deps.sync.pipeline.catchUp();
-      sourceAnswers = await answers(source.url, populated);
-      // Read last, so it holds the entries the reads above left (reports are audited reads).
-      sourceAudit = await auditLog(source.url);
-      await source.deps.replication.projector.refresh();
-      sourceRoster = await rosterDocs(source);
-      expectSubstantial(sourceAnswers, sourceAudit);
+      source = await populateAndRecord(service);
+      await service.deps.replication.projector.refresh();
+      sourceRoster = await rosterDocs(service);
     } finally {
-      await source.stop();
+      await service.stop();
     }
     file = join(await fresh('backup-file'), 'chamada.ndjson.gz');
     const run = await cli(['backup', '--out', file], { DATA_DIR: sourceDir });
@@ -72,16 +50,11 @@ describe('backup and restore (embedded store)', function () {
     const target = await fresh('restored');
     const run = await cli(['restore', '--in', file], { DATA_DIR: target });
     expect(run.status, run.stderr).to.equal(EXIT.ok);
-    const restored = await startOn(target);
-    try {
-      // The audit log first: the reads below are audited themselves.
-      expect(await auditLog(restored.url)).to.deep.equal(sourceAudit);
-      expect(await answers(restored.url, populated)).to.deep.equal(sourceAnswers);
+    await expectRestored({ DATA_DIR: target }, source, async (restored) => {
+      await restored.deps.replication.projector.refresh();
       // Same documents under the same revisions: a tablet's copy stays in line with it.
       expect(await rosterDocs(restored)).to.deep.equal(sourceRoster);
-    } finally {
-      await restored.stop();
-    }
+    });
   });
 
   it('reports progress per database on standard error, and writes a gzipped file', async () => {
@@ -128,13 +101,7 @@ describe('backup and restore (embedded store)', function () {
     await other.stop();
     const run = await cli(['restore', '--in', file, '--force'], { DATA_DIR: target });
     expect(run.status, run.stderr).to.equal(EXIT.ok);
-    const restored = await startOn(target);
-    try {
-      expect(await auditLog(restored.url)).to.deep.equal(sourceAudit);
-      expect(await answers(restored.url, populated)).to.deep.equal(sourceAnswers);
-    } finally {
-      await restored.stop();
-    }
+    await expectRestored({ DATA_DIR: target }, source);
   });
 
   it('refuses a truncated backup before writing anything', async () => {

@@ -9,7 +9,7 @@ import * as t from 'io-ts';
 import { type CliIo, runCli } from '../../src/backup/cli.js';
 import { call, decodeAs } from './http.js';
 import { seedSmallRoster } from './seed.js';
-import { authHeaders, DEV_TOKENS, mutate } from './testService.js';
+import { authHeaders, DEV_TOKENS, mutate, startTestService, type TestService } from './testService.js';
 
 const DAY = '2026-11-26';
 const TABLET_A = '0b7f1a34-2c1d-4e5f-9a0b-1c2d3e4f5a61';
@@ -44,7 +44,7 @@ const syncFromTablet = async (url: string, deviceId: string, token: string, even
  * Students, a check-in and check-out and an open check-in (REST), an attendance mark, a conflict from
  * two tablets through sync, and the audit entries all of these leave.
  */
-export const populate = async (url: string): Promise<Populated> => {
+const populate = async (url: string): Promise<Populated> => {
   const roster = await seedSmallRoster(url, ['Ana', 'Bruno', 'Carla'], DAY);
   const [ana, bruno, carla] = roster.studentIds;
   if (ana === undefined || bruno === undefined || carla === undefined) throw new Error('no students');
@@ -96,10 +96,10 @@ const get = async (
 };
 
 /** The audit log as an ADMIN lists it (newest first; the test data fits one page). */
-export const auditLog = (url: string): Promise<unknown> => get(url, '/api/v1/audit-logs?limit=200');
+const auditLog = (url: string): Promise<unknown> => get(url, '/api/v1/audit-logs?limit=200');
 
 /** What the service answers about the record, whole: students, check-ins, both reports. */
-export const answers = async (url: string, populated: Populated): Promise<Record<string, unknown>> => ({
+const answers = async (url: string, populated: Populated): Promise<Record<string, unknown>> => ({
   students: await get(url, '/api/v1/students?limit=200'),
   checkIns: await Promise.all(
     populated.checkInIds.map((id) =>
@@ -111,13 +111,57 @@ export const answers = async (url: string, populated: Populated): Promise<Record
 });
 
 /** What the comparison covers is not empty: a conflict, marks, check-ins and the audit entries of them. */
-export const expectSubstantial = (answered: Record<string, unknown>, audit: unknown): void => {
+const expectSubstantial = (answered: Record<string, unknown>, audit: unknown): void => {
   const text = JSON.stringify(answered);
   expect(text).to.contain('"policy":"ADMIN_PRECEDENCE"');
   expect(text).to.contain('"status":"CHECKED_OUT"');
   expect(text).to.contain('"mark":"PRESENT"');
   expect(JSON.stringify(audit)).to.contain('"action":"CONFLICT_RESOLVED"');
   expect(JSON.stringify(audit)).to.contain('"endpoint":"POST /api/v1/check-out"');
+};
+
+export interface Recorded {
+  readonly audit: unknown;
+  readonly answers: Record<string, unknown>;
+}
+
+export interface Source {
+  readonly populated: Populated;
+  readonly recorded: Recorded;
+}
+
+/**
+ * Populates the service, then records what it answers once its pipeline has caught up; the audit log
+ * last, so it holds the reads' own entries.
+ */
+export const populateAndRecord = async (svc: TestService): Promise<Source> => {
+  const populated = await populate(svc.url);
+  await svc.deps.sync.pipeline.catchUp();
+  const answered = await answers(svc.url, populated);
+  const audit = await auditLog(svc.url);
+  expectSubstantial(answered, audit);
+  return { populated, recorded: { audit, answers: answered } };
+};
+
+/**
+ * Starts a service on a restored store and expects it to answer what the source did once it has
+ * replayed the events; the audit log is read first, since the other reads are audited themselves.
+ * `also` checks more on the same service.
+ */
+export const expectRestored = async (
+  env: Record<string, string>,
+  { populated, recorded }: Source,
+  also: (svc: TestService) => Promise<void> = async () => undefined,
+): Promise<void> => {
+  const svc = await startTestService({ env });
+  try {
+    await svc.deps.sync.pipeline.catchUp();
+    expect(await auditLog(svc.url)).to.deep.equal(recorded.audit);
+    expect(await answers(svc.url, populated)).to.deep.equal(recorded.answers);
+    await also(svc);
+  } finally {
+    await svc.dispose();
+  }
 };
 
 export interface CliRun {
