@@ -33,10 +33,16 @@ for host in $COORDINATOR $OTHERS; do
   done
 done
 
-if api GET "$COORDINATOR" /_cluster_setup | grep -q '"cluster_finished"'; then
-  echo "cluster-setup: the cluster is already set up"
-  exit 0
-fi
+# A node that has just come up may still refuse the set-up API for a moment: ask until it answers.
+tries=0
+until state=$(api GET "$COORDINATOR" /_cluster_setup); do
+  tries=$((tries + 1))
+  [ "$tries" -le 30 ] || { echo "cluster-setup: $COORDINATOR does not answer /_cluster_setup" >&2; exit 1; }
+  sleep 2
+done
+case $state in
+  *'"cluster_finished"'*) echo "cluster-setup: the cluster is already set up"; exit 0 ;;
+esac
 
 api POST "$COORDINATOR" /_cluster_setup "{\"action\":\"enable_cluster\",\"bind_address\":\"0.0.0.0\",\"username\":$USER_JSON,\"password\":$PASSWORD_JSON,\"node_count\":\"$NODE_COUNT\"}" >/dev/null
 for host in $OTHERS; do

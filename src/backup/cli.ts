@@ -97,27 +97,34 @@ const runRestore = async (
   say: (l: string) => void,
 ) => {
   const started = Date.now();
-  const contents = await restoreBackup({ location, file, force, onProgress: progressLine('restore', say) });
+  const contents = await restoreBackup({
+    location,
+    file,
+    force,
+    onProgress: progressLine('restore', say),
+    onIndexing: () => say('restore: building the indexes'),
+  });
   say(
     `restore: ${[...contents.documents.values()].reduce((a, b) => a + b, 0)} documents from a backup of ` +
       `${contents.header.createdAt} restored in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
-      'start the service: it rebuilds the projections and the roster from the restored records',
+      'start the service: it rebuilds the projections from the restored events',
   );
 };
+
+const parseCommand = (argv: ReadonlyArray<string>) =>
+  parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: { out: { type: 'string' }, in: { type: 'string' }, force: { type: 'boolean' } },
+  });
 
 /** Runs the command; answers the exit status. */
 export const runCli = async (argv: ReadonlyArray<string>, io: CliIo): Promise<number> => {
   const say = (line: string) => io.stderr.write(`${maskCredentials(line)}\n`);
-  let parsed: ReturnType<typeof parse>;
-  const parse = () =>
-    parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: { out: { type: 'string' }, in: { type: 'string' }, force: { type: 'boolean' } },
-    });
+  let parsed: ReturnType<typeof parseCommand>;
   try {
-    parsed = parse();
+    parsed = parseCommand(argv);
   } catch (e) {
     say(`${e instanceof Error ? e.message : String(e)}\n${USAGE}`);
     return EXIT.usage;
