@@ -27,7 +27,8 @@ ENV NODE_OPTIONS=--max-old-space-size=256
 # frees, and each extra arena kept its freed memory for itself (src/config/runtime.ts, decision 0011).
 ENV MALLOC_ARENA_MAX=2
 COPY --from=build /app/dist ./dist
-RUN mkdir -p /app/data && chown node:node /app/data
+# /app/backups: where the compose file's backup job writes (a volume that takes this ownership).
+RUN mkdir -p /app/data /app/backups && chown node:node /app/data /app/backups
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \

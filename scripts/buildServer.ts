@@ -1,10 +1,10 @@
 /**
  * Bundles the service into one module, `dist/server/main.js` (what the image runs and the bench
- * measures). Node resolves and compiles each of the ~1,000 modules of the dependency tree one file at
+ * measures), and the backup command into `dist/server/backup.js` (decision 0022). Node resolves and compiles each of the ~1,000 modules of the dependency tree one file at
  * a time, which took 1.1–1.3 s of a 2 s cold start; one file loads in about half that (decision 0019).
  * The same esbuild transform `tsx` applies to the sources in tests. Type checking stays with `tsc`.
  *
- *   tsx scripts/buildServer.ts [outfile]
+ *   tsx scripts/buildServer.ts [outfile]     (with an outfile, the service only)
  */
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -12,9 +12,11 @@ import { build } from 'esbuild';
 /** Two folders below the repository, like `src/http/`: the kiosk is found at `../../dist/kiosk/`. */
 export const SERVER_BUNDLE = 'dist/server/main.js';
 
-export const bundleServer = async (outfile: string = SERVER_BUNDLE): Promise<void> => {
+export const BACKUP_BUNDLE = 'dist/server/backup.js';
+
+const bundle = async (entry: string, outfile: string): Promise<void> => {
   await build({
-    entryPoints: ['src/main.ts'],
+    entryPoints: [entry],
     outfile,
     bundle: true,
     platform: 'node',
@@ -33,4 +35,13 @@ export const bundleServer = async (outfile: string = SERVER_BUNDLE): Promise<voi
   });
 };
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await bundleServer(process.argv[2]);
+export const bundleServer = (outfile: string = SERVER_BUNDLE): Promise<void> =>
+  bundle('src/main.ts', outfile);
+
+export const bundleBackupCommand = (outfile: string = BACKUP_BUNDLE): Promise<void> =>
+  bundle('src/backup/cli.ts', outfile);
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  await bundleServer(process.argv[2]);
+  if (process.argv[2] === undefined) await bundleBackupCommand();
+}

@@ -50,7 +50,7 @@ import { replicationCheckpoints } from './store/replicationCheckpoints.js';
 import { roleStore } from './store/roles.js';
 import { rosterStore } from './store/roster.js';
 import { sessionStore } from './store/sessions.js';
-import { openStore, type Store, type StoreLocation, withTimeout } from './store/store.js';
+import { openStore, type Store, storeLocation, withTimeout } from './store/store.js';
 import { studentStore } from './store/students.js';
 import { userStore } from './store/users.js';
 import { followChanges$ } from './sync/changeFeed.js';
@@ -75,11 +75,6 @@ export interface ServiceOptions {
   readonly idempotency?: Partial<IdempotencySettings>;
   readonly notifier?: Notifier;
 }
-
-export const storeLocation = (config: Config): StoreLocation =>
-  config.couchdbUrl === undefined
-    ? { kind: 'embedded', dataDir: config.dataDir, prefix: config.dbPrefix }
-    : { kind: 'couchdb', url: config.couchdbUrl, prefix: config.dbPrefix };
 
 export const startService = async (
   unresolved: Config,

@@ -262,7 +262,8 @@ const MIN_DEV_TOKEN_LENGTH = 16;
 export const MIN_METRICS_TOKEN_LENGTH = 32;
 const METRICS_TOKEN_RE = new RegExp(`^[\\x21-\\x7e]{${MIN_METRICS_TOKEN_LENGTH},1024}$`);
 
-const describeErrors = (errors: t.Errors): string[] =>
+/** One line per problem, naming the variable. */
+export const describeErrors = (errors: t.Errors): string[] =>
   errors.map((e) => {
     const variable = e.context[1]?.key ?? '(environment)';
     const shown = typeof e.value === 'string' ? JSON.stringify(e.value) : String(e.value);

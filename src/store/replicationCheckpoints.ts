@@ -32,8 +32,11 @@ export interface ReplicationCheckpoints {
   put(scope: CheckpointScope, id: string, body: Record<string, unknown>): Promise<string>;
 }
 
+/** Every checkpoint's id starts so (a restore leaves them behind: decision 0022). */
+export const CHECKPOINT_ID_PREFIX = 'replicationCheckpoint:';
+
 const docId = (scope: CheckpointScope, id: string): string =>
-  `replicationCheckpoint:${createHash('sha256')
+  `${CHECKPOINT_ID_PREFIX}${createHash('sha256')
     .update(JSON.stringify([scope.userId, scope.deviceId, scope.database, id]))
     .digest('hex')}`;
 

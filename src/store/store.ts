@@ -45,7 +45,18 @@ export interface Store {
   close(): Promise<void>;
 }
 
-const databaseAddress = (location: StoreLocation, name: DatabaseName): string => {
+/** The store the configuration names: CouchDB when a URL is set, else the embedded store. */
+export const storeLocation = (config: {
+  readonly couchdbUrl: string | undefined;
+  readonly dataDir: string;
+  readonly dbPrefix: string;
+}): StoreLocation =>
+  config.couchdbUrl === undefined
+    ? { kind: 'embedded', dataDir: config.dataDir, prefix: config.dbPrefix }
+    : { kind: 'couchdb', url: config.couchdbUrl, prefix: config.dbPrefix };
+
+/** Where a database lives: a folder under DATA_DIR, or a URL on the CouchDB server. */
+export const databaseAddress = (location: StoreLocation, name: DatabaseName): string => {
   const dbName = `${location.prefix}${name}`;
   if (location.kind === 'embedded') return join(location.dataDir, dbName);
   const base = location.url.endsWith('/') ? location.url : `${location.url}/`;

@@ -3,23 +3,31 @@
  * tsx: a dependency that resolves files at run time, or a native addon folded in by mistake, would
  * break only there. So the bundle is built and run here, through its whole stack once.
  */
+import { execFile } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { bundleServer, SERVER_BUNDLE } from '../../scripts/buildServer.js';
+import { bundleBackupCommand, bundleServer, SERVER_BUNDLE } from '../../scripts/buildServer.js';
 import { call } from '../support/http.js';
 import { type ServiceProcess, serviceProcess } from '../support/mainProcess.js';
 import { parseExposition, sampleSum } from '../support/prometheus.js';
 import { seedSmallRoster } from '../support/seed.js';
-import { authHeaders, DEV_TOKENS, mutationHeaders } from '../support/testService.js';
+import { makeTempDir, removeDir } from '../support/tempDir.js';
+import { authHeaders, DEV_TOKENS, mutationHeaders, startTestService } from '../support/testService.js';
 
 // Two folders below the repository, as the real bundle is.
 const OUTFILE = 'build/server/main.js';
 const METRICS_TOKEN = 'bundle-metrics-token-0123456789abcdef';
+const BACKUP_OUTFILE = 'build/server/backup.js';
 
 describe('the bundled service (what the image runs)', function () {
   this.timeout(120_000);
   let svc: ServiceProcess | undefined;
-  before(() => bundleServer(OUTFILE));
+  before(async () => {
+    await bundleServer(OUTFILE);
+    await bundleBackupCommand(BACKUP_OUTFILE);
+  });
   after(async () => {
     await svc?.dispose();
     await rm('build/server', { recursive: true, force: true });
@@ -56,6 +64,27 @@ describe('the bundled service (what the image runs)', function () {
         status: '201',
       }),
     ).to.equal(1);
+  });
+
+  it('the bundled backup command backs up a store and restores it elsewhere (LevelDB from node_modules)', async () => {
+    const source = await startTestService();
+    const dir = await makeTempDir('bundle-backup');
+    try {
+      await seedSmallRoster(source.url, ['Ana']);
+      await source.stop();
+      const run = (args: string[], dataDir: string) =>
+        promisify(execFile)(process.execPath, [BACKUP_OUTFILE, ...args], {
+          env: { ...process.env, DATA_DIR: dataDir },
+        });
+      const file = join(dir, 'b.ndjson');
+      const backup = await run(['backup', '--out', file], source.deps.config.dataDir);
+      expect(backup.stderr).to.match(/events done, \d+ documents/);
+      const restore = await run(['restore', '--in', file], join(dir, 'restored'));
+      expect(restore.stderr).to.match(/restore: \d+ documents from a backup of /);
+    } finally {
+      await removeDir(source.deps.config.dataDir);
+      await removeDir(dir);
+    }
   });
 
   it('is the file the container image runs', async () => {

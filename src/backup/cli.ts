@@ -1,0 +1,199 @@
+/**
+ * The backup command (decision 0022): `npm run backup -- --out FILE`, `npm run restore -- --in FILE`,
+ * and in the image `node dist/server/backup.js backup|restore …`.
+ *
+ *   backup  --out FILE          FILE ending in .gz is gzipped; `-` writes to standard output
+ *   restore --in FILE [--force] --force replaces a store that holds documents
+ *
+ * The store comes from the service's own variables (DATA_DIR, COUCHDB_URL, DB_PREFIX), so a password
+ * never sits on a command line, and none is ever printed: messages name databases, and any URL in an
+ * error has its credentials masked. Progress goes to standard error, the data only to the file.
+ * Exit status: 0 done, 1 failed, 2 usage or configuration, 3 the target store is not empty, 4 the
+ * embedded store is open in a running service.
+ */
+import { createWriteStream } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createGzip } from 'node:zlib';
+import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
+import { describeErrors, EnvCodec } from '../config/config.js';
+import { type StoreLocation, storeLocation } from '../store/store.js';
+import { DatabaseMissingError, StoreInUseError } from '../store/wholeDatabases.js';
+import { backupStream, type Progress } from './backup.js';
+import { BackupFileError, restoreBackup, TargetNotEmptyError } from './restore.js';
+
+export const EXIT = { ok: 0, failed: 1, usage: 2, notEmpty: 3, inUse: 4 } as const;
+
+const USAGE = `usage:
+  backup --out FILE            write a backup of the store (FILE.gz: gzipped; -: standard output)
+  restore --in FILE [--force]  restore FILE into an empty store (--force: replace what it holds)
+The store is the service's: DATA_DIR (embedded), or COUCHDB_URL, with DB_PREFIX.`;
+
+const StoreEnv = t.type({
+  DATA_DIR: EnvCodec.props.DATA_DIR,
+  COUCHDB_URL: EnvCodec.props.COUCHDB_URL,
+  DB_PREFIX: EnvCodec.props.DB_PREFIX,
+});
+
+export interface CliIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly stdout: Writable;
+  readonly stderr: Writable;
+  readonly clock?: () => Date;
+}
+
+/** Masks the user information of every URL in a message (`//user:password@` → `//***@`). */
+export const maskCredentials = (text: string): string => text.replace(/\/\/[^/\s@]*@/g, '//***@');
+
+const describe = (location: StoreLocation): string =>
+  location.kind === 'embedded'
+    ? `the embedded store in ${location.dataDir}`
+    : `CouchDB at ${maskCredentials(location.url)}`;
+
+const progressLine =
+  (verb: string, say: (line: string) => void) =>
+  (p: Progress): void =>
+    say(
+      p.done
+        ? `${verb}: ${p.database} done, ${p.documents} documents`
+        : `${verb}: ${p.database} ${p.documents} of ${p.expected} documents`,
+    );
+
+const runBackup = async (location: StoreLocation, out: string, io: CliIo, say: (l: string) => void) => {
+  const started = Date.now();
+  const source = backupStream({
+    location,
+    onProgress: progressLine('backup', say),
+    ...(io.clock === undefined ? {} : { clock: io.clock }),
+  });
+  const compress = out.endsWith('.gz') ? [createGzip()] : [];
+  if (out === '-') {
+    await pipeline([source, ...compress, io.stdout], { end: false });
+    say(`backup: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return;
+  }
+  // Written beside the target and renamed at the end: a backup that fails half-way never leaves a
+  // file under the name the operator (or a rotation script) takes for a finished backup.
+  const partial = `${out}.partial`;
+  try {
+    await pipeline([source, ...compress, createWriteStream(partial)]);
+    await rename(partial, out);
+  } catch (e) {
+    await rm(partial, { force: true });
+    throw e;
+  }
+  const { size } = await stat(out);
+  say(`backup: ${out} written, ${size} bytes in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+};
+
+const runRestore = async (
+  location: StoreLocation,
+  file: string,
+  force: boolean,
+  say: (l: string) => void,
+) => {
+  const started = Date.now();
+  const contents = await restoreBackup({
+    location,
+    file,
+    force,
+    onProgress: progressLine('restore', say),
+    onIndexing: () => say('restore: building the indexes'),
+  });
+  say(
+    `restore: ${[...contents.documents.values()].reduce((a, b) => a + b, 0)} documents from a backup of ` +
+      `${contents.header.createdAt} restored in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
+      'start the service: it rebuilds the projections from the restored events',
+  );
+};
+
+const parseCommand = (argv: ReadonlyArray<string>) =>
+  parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: { out: { type: 'string' }, in: { type: 'string' }, force: { type: 'boolean' } },
+  });
+
+/** Runs the command; answers the exit status. */
+export const runCli = async (argv: ReadonlyArray<string>, io: CliIo): Promise<number> => {
+  const say = (line: string) => io.stderr.write(`${maskCredentials(line)}\n`);
+  let parsed: ReturnType<typeof parseCommand>;
+  try {
+    parsed = parseCommand(argv);
+  } catch (e) {
+    say(`${e instanceof Error ? e.message : String(e)}\n${USAGE}`);
+    return EXIT.usage;
+  }
+  const [command, ...extra] = parsed.positionals;
+  const { out, in: input, force } = parsed.values;
+  const usable =
+    extra.length === 0 &&
+    ((command === 'backup' && out !== undefined && input === undefined && force === undefined) ||
+      (command === 'restore' && input !== undefined && out === undefined));
+  if (!usable) {
+    say(USAGE);
+    return EXIT.usage;
+  }
+  const env = StoreEnv.decode(io.env);
+  if (E.isLeft(env)) {
+    say(
+      `invalid configuration\n${describeErrors(env.left)
+        .map((l) => `  - ${l}`)
+        .join('\n')}`,
+    );
+    return EXIT.usage;
+  }
+  const location = storeLocation({
+    dataDir: env.right.DATA_DIR,
+    couchdbUrl: env.right.COUCHDB_URL,
+    dbPrefix: env.right.DB_PREFIX,
+  });
+  try {
+    if (command === 'backup' && out !== undefined) {
+      say(`backup: from ${describe(location)}`);
+      await runBackup(location, out, io, say);
+    } else if (input !== undefined) {
+      say(`restore: into ${describe(location)}`);
+      await runRestore(location, input, force === true, say);
+    }
+    return EXIT.ok;
+  } catch (e) {
+    if (e instanceof TargetNotEmptyError) {
+      say(
+        `restore refused: ${e.message}. Restore into an empty store (a new DATA_DIR, or a CouchDB without ` +
+          'these databases), or add --force to remove these databases and replace them with the backup.',
+      );
+      return EXIT.notEmpty;
+    }
+    if (e instanceof StoreInUseError) {
+      say(
+        `${command}: ${e.message}: stop the service that uses ${describe(location)} first ` +
+          '(the embedded store can be read by one process at a time)',
+      );
+      return EXIT.inUse;
+    }
+    if (e instanceof BackupFileError) {
+      say(`restore refused, nothing was written: ${e.message}`);
+      return EXIT.failed;
+    }
+    if (e instanceof DatabaseMissingError) {
+      say(`backup: ${e.message} in ${describe(location)}; check DATA_DIR, COUCHDB_URL and DB_PREFIX`);
+      return EXIT.failed;
+    }
+    say(`${command} failed: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`);
+    return EXIT.failed;
+  }
+};
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  process.exitCode = await runCli(process.argv.slice(2), {
+    env: process.env,
+    stdout: process.stdout,
+    stderr: process.stderr,
+  });
+}

@@ -1,0 +1,190 @@
+/**
+ * A populated service and what it answers, for the backup round trips (embedded and CouchDB): the same
+ * data on both backends, read back through the HTTP API as whole values.
+ */
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { expect } from 'chai';
+import * as t from 'io-ts';
+import { type CliIo, runCli } from '../../src/backup/cli.js';
+import { call, decodeAs } from './http.js';
+import { seedSmallRoster } from './seed.js';
+import { authHeaders, DEV_TOKENS, mutate, startTestService, type TestService } from './testService.js';
+
+const DAY = '2026-11-26';
+const TABLET_A = '0b7f1a34-2c1d-4e5f-9a0b-1c2d3e4f5a61';
+const TABLET_B = '0b7f1a34-2c1d-4e5f-9a0b-1c2d3e4f5a62';
+
+export interface Populated {
+  readonly checkInIds: ReadonlyArray<string>;
+}
+
+const post = async (url: string, path: string, body: unknown, token: string): Promise<unknown> => {
+  const r = await mutate(`${url}${path}`, 'POST', body, token);
+  expect(r.status, `${path}: ${r.text}`).to.be.oneOf([200, 201, 202]);
+  return r.json;
+};
+
+/** Two tablets send concurrent marks of one child: the ADMIN's absent beats the later present. */
+const syncFromTablet = async (url: string, deviceId: string, token: string, event: unknown) => {
+  const r = await call(`${url}/api/v1/sync/events`, {
+    method: 'POST',
+    headers: {
+      ...authHeaders(token),
+      'X-Device-Id': deviceId,
+      'Content-Type': 'application/json',
+      'Idempotency-Key': randomUUID(),
+    },
+    body: JSON.stringify({ events: [event] }),
+  });
+  expect(r.status, r.text).to.equal(200);
+};
+
+/**
+ * Students, a check-in and check-out and an open check-in (REST), an attendance mark, a conflict from
+ * two tablets through sync, and the audit entries all of these leave.
+ */
+const populate = async (url: string): Promise<Populated> => {
+  const roster = await seedSmallRoster(url, ['Ana', 'Bruno', 'Carla'], DAY);
+  const [ana, bruno, carla] = roster.studentIds;
+  if (ana === undefined || bruno === undefined || carla === undefined) throw new Error('no students');
+  const { sessionId } = roster;
+  const Checked = t.type({ checkInId: t.string, code: t.string });
+  const caller = DEV_TOKENS.DEV_CALLER_TOKEN;
+  const first = decodeAs(Checked, await post(url, '/api/v1/check-in', { studentId: ana, sessionId }, caller));
+  await post(
+    url,
+    '/api/v1/check-out',
+    { checkInId: first.checkInId, code: first.code, pickupPerson: 'G' },
+    caller,
+  );
+  const open = decodeAs(
+    Checked,
+    await post(url, '/api/v1/check-in', { studentId: bruno, sessionId }, caller),
+  );
+  await post(
+    url,
+    '/api/v1/attendance/events',
+    { studentId: carla, sessionId, actionType: 'MARK_PRESENT', timestamp: `${DAY}T10:00:00.000Z` },
+    caller,
+  );
+  const mark = (type: string, at: string) => ({
+    eventId: randomUUID(),
+    type,
+    studentId: bruno,
+    sessionId,
+    clientTimestamp: at,
+  });
+  await syncFromTablet(
+    url,
+    TABLET_A,
+    DEV_TOKENS.DEV_ADMIN_TOKEN,
+    mark('MARK_ABSENT', `${DAY}T09:00:00.000Z`),
+  );
+  await syncFromTablet(url, TABLET_B, caller, mark('MARK_PRESENT', `${DAY}T10:00:00.000Z`));
+  return { checkInIds: [first.checkInId, open.checkInId] };
+};
+
+const get = async (
+  url: string,
+  path: string,
+  token: string = DEV_TOKENS.DEV_ADMIN_TOKEN,
+): Promise<unknown> => {
+  const r = await call(`${url}${path}`, { headers: authHeaders(token) });
+  expect(r.status, `${path}: ${r.text}`).to.equal(200);
+  return r.json;
+};
+
+/** The audit log as an ADMIN lists it (newest first; the test data fits one page). */
+const auditLog = (url: string): Promise<unknown> => get(url, '/api/v1/audit-logs?limit=200');
+
+/** What the service answers about the record, whole: students, check-ins, both reports. */
+const answers = async (url: string, populated: Populated): Promise<Record<string, unknown>> => ({
+  students: await get(url, '/api/v1/students?limit=200'),
+  checkIns: await Promise.all(
+    populated.checkInIds.map((id) =>
+      get(url, `/api/v1/check-in/active?checkInId=${id}`, DEV_TOKENS.DEV_CALLER_TOKEN),
+    ),
+  ),
+  attendance: await get(url, `/api/v1/reports/attendance?from=${DAY}`, DEV_TOKENS.DEV_REPORTS_TOKEN),
+  conflicts: await get(url, '/api/v1/reports/conflicts', DEV_TOKENS.DEV_REPORTS_TOKEN),
+});
+
+/** What the comparison covers is not empty: a conflict, marks, check-ins and the audit entries of them. */
+const expectSubstantial = (answered: Record<string, unknown>, audit: unknown): void => {
+  const text = JSON.stringify(answered);
+  expect(text).to.contain('"policy":"ADMIN_PRECEDENCE"');
+  expect(text).to.contain('"status":"CHECKED_OUT"');
+  expect(text).to.contain('"mark":"PRESENT"');
+  expect(JSON.stringify(audit)).to.contain('"action":"CONFLICT_RESOLVED"');
+  expect(JSON.stringify(audit)).to.contain('"endpoint":"POST /api/v1/check-out"');
+};
+
+export interface Recorded {
+  readonly audit: unknown;
+  readonly answers: Record<string, unknown>;
+}
+
+export interface Source {
+  readonly populated: Populated;
+  readonly recorded: Recorded;
+}
+
+/**
+ * Populates the service, then records what it answers once its pipeline has caught up; the audit log
+ * last, so it holds the reads' own entries.
+ */
+export const populateAndRecord = async (svc: TestService): Promise<Source> => {
+  const populated = await populate(svc.url);
+  await svc.deps.sync.pipeline.catchUp();
+  const answered = await answers(svc.url, populated);
+  const audit = await auditLog(svc.url);
+  expectSubstantial(answered, audit);
+  return { populated, recorded: { audit, answers: answered } };
+};
+
+/**
+ * Starts a service on a restored store and expects it to answer what the source did once it has
+ * replayed the events; the audit log is read first, since the other reads are audited themselves.
+ * `also` checks more on the same service.
+ */
+export const expectRestored = async (
+  env: Record<string, string>,
+  { populated, recorded }: Source,
+  also: (svc: TestService) => Promise<void> = async () => undefined,
+): Promise<void> => {
+  const svc = await startTestService({ env });
+  try {
+    await svc.deps.sync.pipeline.catchUp();
+    expect(await auditLog(svc.url)).to.deep.equal(recorded.audit);
+    expect(await answers(svc.url, populated)).to.deep.equal(recorded.answers);
+    await also(svc);
+  } finally {
+    await svc.dispose();
+  }
+};
+
+export interface CliRun {
+  readonly status: number;
+  readonly stderr: string;
+  readonly stdout: string;
+}
+
+const collector = () => {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  return { stream, text: () => chunks.join('') };
+};
+
+/** Runs the backup command in this process with its own environment and captured output. */
+export const cli = async (args: ReadonlyArray<string>, env: CliIo['env']): Promise<CliRun> => {
+  const out = collector();
+  const err = collector();
+  const status = await runCli(args, { env, stdout: out.stream, stderr: err.stream });
+  return { status, stdout: out.text(), stderr: err.text() };
+};
