@@ -41,6 +41,22 @@ const STATUS_OF_ERROR: Readonly<Record<string, number>> = {
   conflict: 409,
 };
 
+const text = (o: object, key: string): string | undefined => {
+  const v: unknown = Reflect.get(o, key);
+  return typeof v === 'string' ? v : undefined;
+};
+
+/** One element of a `_bulk_docs` body PouchDB threw: a refusal, or `ok` with its revision. */
+const perDocument = (v: unknown): BulkResult => {
+  const o = typeof v === 'object' && v !== null ? v : {};
+  const id = text(o, 'id');
+  const rev = text(o, 'rev');
+  if (Reflect.get(o, 'ok') === true && id !== undefined && rev !== undefined)
+    return { ok: true, id, rev, ...(Reflect.get(o, 'accepted') === true ? { accepted: true } : {}) };
+  const error = text(o, 'error') ?? 'unknown_error';
+  return { id, error, name: error, reason: text(o, 'reason') ?? error, message: text(o, 'reason') ?? error };
+};
+
 /** A refused single write is thrown the way PouchDB's `put` throws it: the result object itself. */
 const single = (result: BulkResult | undefined, id: string): PouchDB.Core.Response => {
   if (result === undefined) throw new QuorumNotMetError(id);
@@ -56,16 +72,26 @@ const ATTEMPTS = 3;
 export const withQuorumWrites = (db: Database): Database => {
   const bulkDocs = db.bulkDocs.bind(db);
   const put = db.put.bind(db);
+  /**
+   * `_bulk_docs` through PouchDB, whose refusals stay per document. A cluster answers a request whose
+   * documents a validation function refused with an error status (a node answers 201), and PouchDB
+   * then throws the body, the list of per-document results, instead of returning it.
+   */
+  const bulk = (docs: NewDoc[]): Promise<BulkResult[]> =>
+    bulkDocs(docs).catch((e: unknown) => {
+      if (!Array.isArray(e) || e.length !== docs.length) throw e;
+      return e.map(perDocument);
+    });
   /** Writes `docs`; a write short of its quorum is withdrawn and comes back as `undefined`. */
   const attempt = async (docs: NewDoc[]): Promise<Array<BulkResult | undefined>> => {
-    const results = await bulkDocs(docs);
+    const results = await bulk(docs);
     if (!results.some(isAccepted)) return results;
     const withdrawn = results.flatMap((r) =>
       isAccepted(r) ? [{ _id: r.id, _rev: r.rev, _deleted: true, withdrawn: 'quorum-not-met' }] : [],
     );
     // Best effort: a copy that cannot be withdrawn now (the cluster is short of nodes) may still be
     // the one CouchDB picks as winner; the caller hears 503 either way.
-    await bulkDocs(withdrawn).catch(() => undefined);
+    await bulk(withdrawn).catch(() => undefined);
     return results.map((r) => (isAccepted(r) ? undefined : r));
   };
   const judged = async (docs: NewDoc[], options: PouchDB.Core.BulkDocsOptions): Promise<BulkResult[]> => {

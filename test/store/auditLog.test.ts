@@ -21,6 +21,7 @@ import {
 import { openStore, type Store, type StoreLocation } from '../../src/store/store.js';
 import { WriterClosed } from '../../src/sync/batchWriter.js';
 import { type CouchServer, couchServerLabel, onRealCouch, startCouchServer } from '../support/couchServer.js';
+import { readUntil } from '../support/readUntil.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
 const BASE = Date.parse('2026-03-01T12:00:00.000Z');
@@ -101,16 +102,6 @@ const allPages = async (log: AuditLog, filter: AuditFilter): Promise<AuditPage[]
     pages.push(page);
     if (page.nextCursor === null) return pages;
     cursor = page.nextCursor;
-  }
-};
-
-/** Reads again (for up to 10 s) until `done`: what a range read on a CouchDB cluster needs. */
-const readUntil = async <A>(read: () => Promise<A>, done: (a: A) => boolean): Promise<A> => {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const a = await read();
-    if (done(a) || Date.now() > deadline) return a;
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 };
 

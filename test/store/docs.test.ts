@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import * as t from 'io-ts';
 import { getDocs, listDocs, UndecodableDocument } from '../../src/store/docs.js';
 import type { Database } from '../../src/store/pouch.js';
+import { readUntil } from '../support/readUntil.js';
 import { type StoreHost, storeBackends } from '../support/storeBackends.js';
 
 const Note = t.type({ _id: t.string, _rev: t.string, text: t.string });
@@ -104,7 +105,14 @@ for (const [name, setUp] of backends) {
               { _id: 'notebook:1', docType: 'notebook', text: 'x' },
               { _id: 'note;1', docType: 'note', text: 'x' },
             ]);
-            const listed = (await listDocs(db, TypedNote, 'note')).map((d) => d._id).sort();
+            const listed = (
+              await readUntil(
+                () => listDocs(db, TypedNote, 'note'),
+                (l) => l.length >= keys.length,
+              )
+            )
+              .map((d) => d._id)
+              .sort();
             expect(listed).to.deep.equal(keys.map((k) => `note:${k}`).sort());
           } finally {
             await db.close();
@@ -120,7 +128,11 @@ for (const [name, setUp] of backends) {
       try {
         const keys = Array.from({ length: 2000 }, () => randomUUID());
         await db.bulkDocs(keys.map(typed));
-        expect((await listDocs(db, TypedNote, 'note')).length).to.equal(2000);
+        const listed = await readUntil(
+          () => listDocs(db, TypedNote, 'note'),
+          (l) => l.length >= 2000,
+        );
+        expect(listed.length).to.equal(2000);
       } finally {
         await db.close();
       }

@@ -344,16 +344,25 @@ export const smallFilesystem = async (sizeMb: number): Promise<SmallFilesystem> 
 // HTTP
 
 /** `call` that answers `undefined` instead of throwing when the connection fails. */
-export const tryCall = (url: string, init: RequestInit = {}): Promise<HttpResult | undefined> =>
-  call(url, { ...init, signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
+export const tryCall = (
+  url: string,
+  init: RequestInit = {},
+  timeoutMs = 30_000,
+): Promise<HttpResult | undefined> =>
+  call(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }).catch(() => undefined);
 
 export const post = (
   url: string,
   body: unknown,
   token: string = DEV_TOKENS.DEV_ADMIN_TOKEN,
   key: string = randomUUID(),
+  timeoutMs = 30_000,
 ): Promise<HttpResult | undefined> =>
-  tryCall(url, { method: 'POST', headers: mutationHeaders(token, key), body: JSON.stringify(body) });
+  tryCall(
+    url,
+    { method: 'POST', headers: mutationHeaders(token, key), body: JSON.stringify(body) },
+    timeoutMs,
+  );
 
 export const get = (
   url: string,
