@@ -11,9 +11,11 @@
  * last-admin guard) relied on the loser hearing 409; on a cluster it heard `ok` (measured: 2 of 20
  * concurrent claims of one key won, on three nodes).
  *
- * So, on CouchDB: a write that did not reach the quorum is a failure, `QuorumNotMetError` (503, the
- * store is unavailable; nothing was acknowledged, the client sends it again), and its revision is
- * withdrawn (a deletion of that leaf), so it can never win over the write that did reach the quorum.
+ * So, on CouchDB: a write that did not reach the quorum is looked at again with a quorum read. When
+ * another revision is there, it reached the quorum: ours is withdrawn (a deletion of that leaf, so it
+ * can never win over it) and tried again, and what still finds no quorum is `QuorumNotMetError` (503;
+ * nothing was acknowledged, the client sends it again). When ours is there alone, it stands: the same
+ * bytes written by another writer make the same revision, and withdrawing it would delete theirs.
  * `put` and `remove` go through `_bulk_docs`, where the flag is visible. Replicated writes
  * (`new_edits: false`) and `_local` documents (never clustered) are left as they are, and so is the
  * audit database (store.ts): append-only, its keyed entries are the same bytes whoever writes them
@@ -72,6 +74,7 @@ const ATTEMPTS = 3;
 export const withQuorumWrites = (db: Database): Database => {
   const bulkDocs = db.bulkDocs.bind(db);
   const put = db.put.bind(db);
+  const get = db.get.bind(db);
   /**
    * `_bulk_docs` through PouchDB, whose refusals stay per document. A cluster answers a request whose
    * documents a validation function refused with an error status (a node answers 201), and PouchDB
@@ -82,17 +85,39 @@ export const withQuorumWrites = (db: Database): Database => {
       if (!Array.isArray(e) || e.length !== docs.length) throw e;
       return e.map(perDocument);
     });
+  /**
+   * Whether a write short of its quorum must be withdrawn. A quorum read (r = 2 of 3) sees every write
+   * that reached the quorum. Kept when it shows this very revision as the only one: either no other
+   * writer reached the quorum (the cluster is short of nodes, and this copy is what readers get, as
+   * CouchDB's own 202 means), or another writer wrote the same bytes and so the same revision (two
+   * pipelines projecting one aspect, two instances storing one event in the same millisecond), and
+   * deleting it would delete that writer's acknowledged write too. Withdrawn when another revision is
+   * there: that one reached the quorum, and this one must never win over it.
+   */
+  const mustWithdraw = async (r: PouchDB.Core.Response, wasDeletion: boolean): Promise<boolean> => {
+    if (wasDeletion) return false;
+    const current: unknown = await get(r.id, { conflicts: true }).catch(() => undefined);
+    if (typeof current !== 'object' || current === null) return true;
+    const conflicts: unknown = Reflect.get(current, '_conflicts');
+    const alone = !Array.isArray(conflicts) || conflicts.length === 0;
+    return !(Reflect.get(current, '_rev') === r.rev && alone);
+  };
   /** Writes `docs`; a write short of its quorum is withdrawn and comes back as `undefined`. */
   const attempt = async (docs: NewDoc[]): Promise<Array<BulkResult | undefined>> => {
     const results = await bulk(docs);
     if (!results.some(isAccepted)) return results;
-    const withdrawn = results.flatMap((r) =>
-      isAccepted(r) ? [{ _id: r.id, _rev: r.rev, _deleted: true, withdrawn: 'quorum-not-met' }] : [],
+    const verdicts = await Promise.all(
+      results.map(async (r, i) =>
+        isAccepted(r) ? mustWithdraw(r, Reflect.get(docs[i] ?? {}, '_deleted') === true) : false,
+      ),
+    );
+    const withdrawn = results.flatMap((r, i) =>
+      verdicts[i] === true ? [{ _id: r.id, _rev: r.rev, _deleted: true, withdrawn: 'quorum-not-met' }] : [],
     );
     // Best effort: a copy that cannot be withdrawn now (the cluster is short of nodes) may still be
     // the one CouchDB picks as winner; the caller hears 503 either way.
-    await bulk(withdrawn).catch(() => undefined);
-    return results.map((r) => (isAccepted(r) ? undefined : r));
+    if (withdrawn.length > 0) await bulk(withdrawn).catch(() => undefined);
+    return results.map((r, i) => (verdicts[i] === true ? undefined : r));
   };
   const judged = async (docs: NewDoc[], options: PouchDB.Core.BulkDocsOptions): Promise<BulkResult[]> => {
     if (options.new_edits === false) return bulkDocs(docs, options);
