@@ -13,7 +13,7 @@
  */
 import { createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -63,6 +63,9 @@ const progressLine =
         : `${verb}: ${p.database} ${p.documents} of ${p.expected} documents`,
     );
 
+const closed = (stream: Readable): Promise<void> =>
+  stream.closed ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()));
+
 const runBackup = async (location: StoreLocation, out: string, io: CliIo, say: (l: string) => void) => {
   const started = Date.now();
   const source = backupStream({
@@ -71,20 +74,26 @@ const runBackup = async (location: StoreLocation, out: string, io: CliIo, say: (
     ...(io.clock === undefined ? {} : { clock: io.clock }),
   });
   const compress = out.endsWith('.gz') ? [createGzip()] : [];
-  if (out === '-') {
-    await pipeline([source, ...compress, io.stdout], { end: false });
-    say(`backup: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    return;
-  }
-  // Written beside the target and renamed at the end: a backup that fails half-way never leaves a
-  // file under the name the operator (or a rotation script) takes for a finished backup.
-  const partial = `${out}.partial`;
   try {
-    await pipeline([source, ...compress, createWriteStream(partial)]);
-    await rename(partial, out);
-  } catch (e) {
-    await rm(partial, { force: true });
-    throw e;
+    if (out === '-') {
+      await pipeline([source, ...compress, io.stdout], { end: false });
+      say(`backup: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      return;
+    }
+    // Written beside the target and renamed at the end: a backup that fails half-way never leaves a
+    // file under the name the operator (or a rotation script) takes for a finished backup.
+    const partial = `${out}.partial`;
+    try {
+      await pipeline([source, ...compress, createWriteStream(partial)]);
+      await rename(partial, out);
+    } catch (e) {
+      await rm(partial, { force: true });
+      throw e;
+    }
+  } finally {
+    // A failed write destroys the source, whose databases close only once its generator has unwound:
+    // returning earlier left them open to the next command in the same process.
+    await closed(source);
   }
   const { size } = await stat(out);
   say(`backup: ${out} written, ${size} bytes in ${((Date.now() - started) / 1000).toFixed(1)} s`);

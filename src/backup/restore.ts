@@ -36,7 +36,10 @@ export class TargetNotEmptyError extends Error {
 }
 
 const isGzip = async (file: string): Promise<boolean> => {
-  const handle = await open(file, 'r');
+  const handle = await open(file, 'r').catch((e: unknown) => {
+    const code = e instanceof Error && 'code' in e && typeof e.code === 'string' ? e.code : 'unreadable';
+    throw new BackupFileError(`cannot open ${file} (${code})`);
+  });
   try {
     const magic = new Uint8Array(2);
     const { bytesRead } = await handle.read(magic, 0, 2, 0);
@@ -48,8 +51,9 @@ const isGzip = async (file: string): Promise<boolean> => {
 
 /** The file's records with their line numbers; gzip is recognised by its magic number. */
 async function* records(file: string): AsyncGenerator<{ number: number; record: BackupLine }> {
+  const gzip = await isGzip(file);
   const raw = createReadStream(file);
-  const input: Readable = (await isGzip(file)) ? raw.pipe(createGunzip()) : raw;
+  const input: Readable = gzip ? raw.pipe(createGunzip()) : raw;
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   let number = 0;
   try {

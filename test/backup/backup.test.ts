@@ -1,6 +1,6 @@
 /** Backup and restore of the embedded store through the command, black-box on both sides. */
 import { spawn } from 'node:child_process';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { EXIT } from '../../src/backup/cli.js';
@@ -113,8 +113,22 @@ describe('backup and restore (embedded store)', function () {
     const run = await cli(['restore', '--in', plain], { DATA_DIR: target });
     expect(run.status).to.equal(EXIT.failed);
     expect(run.stderr).to.contain('restore refused, nothing was written: the file ends early');
+    const missing = await cli(['restore', '--in', join(target, 'no-such-file')], { DATA_DIR: target });
+    expect(missing.status).to.equal(EXIT.failed);
+    expect(missing.stderr).to.match(/nothing was written: cannot open .*no-such-file \(ENOENT\)/);
     // The target was only opened: a later restore of a whole backup is not refused as "not empty".
     expect((await cli(['restore', '--in', file], { DATA_DIR: target })).status).to.equal(EXIT.ok);
+  });
+
+  it('a backup that cannot write its file fails with the reason, leaves nothing, and closes the store', async () => {
+    const dir = await fresh('unwritable');
+    const run = await cli(['backup', '--out', join(dir, 'no-folder', 'x.ndjson')], { DATA_DIR: sourceDir });
+    expect(run.status).to.equal(EXIT.failed);
+    expect(run.stderr).to.match(/backup failed: .*ENOENT/);
+    expect(await readdir(dir)).to.deep.equal([]);
+    const again = await cli(['backup', '--out', '-'], { DATA_DIR: sourceDir });
+    expect(again.status, again.stderr).to.equal(EXIT.ok);
+    expect(again.stdout.trimEnd().split('\n').at(-1)).to.match(/^\{"kind":"complete"/);
   });
 
   it('a DATA_DIR without the databases is an error, not an empty backup', async () => {
