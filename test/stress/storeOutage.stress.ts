@@ -16,7 +16,13 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { ErrorEnvelope } from '../../src/domain/errors.js';
 import { figure } from '../reliability/figures.js';
-import { type CouchServer, isRealCouch, onRealCouch, startCouchServer } from '../support/couchServer.js';
+import {
+  type CouchServer,
+  isRealCouch,
+  onRealCouch,
+  type RealCouchServer,
+  startCouchServer,
+} from '../support/couchServer.js';
 import type { HttpResult } from '../support/http.js';
 import { seedSmallRoster } from '../support/seed.js';
 import { DEV_TOKENS } from '../support/testService.js';
@@ -72,6 +78,12 @@ const stopped: Fault = {
   end: (server) => server.restart(),
 };
 
+/** The faults below act on nodes: only a real CouchDB has them. */
+const real = (server: CouchServer): RealCouchServer => {
+  if (!isRealCouch(server)) throw new Error('this fault needs a real CouchDB (npm run test:couchdb)');
+  return server;
+};
+
 // The service's node is frozen: its sockets stay open and nothing answers, as in a disk stall or a
 // long pause. With a store timeout of 2 s, no request may wait for the 12 s the node is away.
 const FREEZE_MS = 12_000;
@@ -81,14 +93,8 @@ const frozen: Fault = {
   name: 'store stalled',
   env: { STORE_TIMEOUT_MS: String(STALL_TIMEOUT_MS) },
   ms: FREEZE_MS,
-  async begin(server) {
-    if (!isRealCouch(server)) throw new Error('freezing needs a real CouchDB');
-    await server.freezeNode(1);
-  },
-  async end(server) {
-    if (!isRealCouch(server)) throw new Error('freezing needs a real CouchDB');
-    await server.thawNode(1);
-  },
+  begin: (server) => real(server).freezeNode(1),
+  end: (server) => real(server).thawNode(1),
 };
 
 // A node of three that the service does not talk to is SIGKILLed and started again: the other two
@@ -99,14 +105,8 @@ const killed: Fault = {
   env: {},
   ms: OUTAGE_MS,
   healthMayStayUp: true,
-  async begin(server) {
-    if (!isRealCouch(server)) throw new Error('killing a node needs a real CouchDB');
-    await server.killNode(2);
-  },
-  async end(server) {
-    if (!isRealCouch(server)) throw new Error('killing a node needs a real CouchDB');
-    await server.startNode(2);
-  },
+  begin: (server) => real(server).killNode(2),
+  end: (server) => real(server).startNode(2),
 };
 
 // Freezing or killing a node needs a real CouchDB whose nodes this run started (npm run test:couchdb).
