@@ -16,14 +16,18 @@ export interface PutDoc {
   readonly _rev?: string;
 }
 
-/** A document the store refused, with the status PouchDB gave it (409 for a conflict). */
+/**
+ * A document the store refused, with the status PouchDB gave it (409 for a conflict); `cause` is the
+ * store's own result, so what it was (a write short of its quorum, say) can still be told.
+ */
 export class PutRefused extends Error {
   constructor(
     readonly status: number,
     readonly reason: string,
     readonly docId: string,
+    cause?: unknown,
   ) {
-    super(`the store refused ${docId}: ${reason}`);
+    super(`the store refused ${docId}: ${reason}`, { cause });
     this.name = 'PutRefused';
   }
 }
@@ -53,6 +57,7 @@ const writerOf = (db: Database): BatchWriter<PutDoc, string> => {
           r === undefined ? 500 : statusOf(r),
           r === undefined ? 'no result' : reasonOf(r),
           d._id,
+          r,
         ),
       };
     });

@@ -24,10 +24,10 @@ export const eventStore = (db: Database): EventStore => {
   /**
    * After a write short of its quorum (a cluster, decision 0023; the copy is withdrawn), whether the
    * event is stored all the same: another instance stored it at the same moment, and that write
-   * reached the quorum. Undefined for any other failure.
+   * reached the quorum. False for any other failure.
    */
-  const storedByAnother = async (failure: unknown, id: string): Promise<boolean | undefined> =>
-    isShortOfQuorum(failure) ? (await getDoc(db, EventDoc, id)) !== undefined : undefined;
+  const storedByAnother = async (failure: unknown, id: string): Promise<boolean> =>
+    isShortOfQuorum(failure) && (await getDoc(db, EventDoc, id)) !== undefined;
   return {
     async append(event) {
       const doc: EventDoc = { _id: eventDocId(event.eventId), docType: 'event', ...event };
@@ -35,7 +35,7 @@ export const eventStore = (db: Database): EventStore => {
         await putBatched(db, doc);
         return 'stored';
       } catch (e) {
-        if (isConflict(e) || ((await storedByAnother(e, doc._id)) ?? false)) return 'duplicate';
+        if (isConflict(e) || (await storedByAnother(e, doc._id))) return 'duplicate';
         throw e;
       }
     },
@@ -49,7 +49,7 @@ export const eventStore = (db: Database): EventStore => {
         const event = events[i];
         if (event === undefined) continue;
         if (isStored(r)) out.set(event.eventId, 'stored');
-        else if (isConflict(r) || ((await storedByAnother(r, eventDocId(event.eventId))) ?? false))
+        else if (isConflict(r) || (await storedByAnother(r, eventDocId(event.eventId))))
           out.set(event.eventId, 'duplicate');
         else throw new Error(`event write failed: ${r.name ?? 'unknown'}`, { cause: r });
       }

@@ -23,6 +23,7 @@
  * (the events guard lets this one deletion through, marked `withdrawn`): the copies of one event stored
  * by two instances differ in their server time, which projections and conflict records carry.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from './pouch.js';
 import { QuorumNotMetError } from './storeErrors.js';
 
@@ -127,7 +128,7 @@ export const withQuorumWrites = (db: Database): Database => {
     // copies between them (one node of three down, each took one) both lose, and a short random
     // pause before the next attempt lets one of them win it.
     for (let n = 1; n < ATTEMPTS && results.includes(undefined); n += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 45));
+      await sleep(5 + Math.random() * 45);
       const again = docs.filter((_, i) => results[i] === undefined);
       const retried = await attempt(again);
       let k = 0;

@@ -86,7 +86,8 @@ export interface StoreOptions {
   readonly requestTimeoutMs?: number;
 }
 
-export const DEFAULT_STORE_TIMEOUT_MS = 5000;
+// The configuration's default too (STORE_TIMEOUT_MS); tests that open a store directly get the same.
+const DEFAULT_STORE_TIMEOUT_MS = 5000;
 
 export const openStore = async (location: StoreLocation, options: StoreOptions = {}): Promise<Store> => {
   if (location.kind === 'embedded') await mkdir(location.dataDir, { recursive: true });

@@ -69,12 +69,7 @@ export class QuorumNotMetError extends Error {
 
 /** A write a cluster took on fewer copies than its quorum, however it was wrapped (a bulk result, a put). */
 export const isShortOfQuorum = (e: unknown): boolean => {
-  for (const c of causes(e))
-    if (
-      c instanceof QuorumNotMetError ||
-      (typeof c === 'object' && c !== null && 'reason' in c && c.reason === 'quorum_not_met')
-    )
-      return true;
+  for (const c of causes(e)) if (c instanceof QuorumNotMetError) return true;
   return false;
 };
 
@@ -120,31 +115,27 @@ const UNREACHABLE_CODES = new Set([
   'EPIPE',
 ]);
 
+/** The system error code an error carries (`ECONNREFUSED`, `ENOSPC`, …), if any. */
+const codeOf = (e: unknown): string | undefined =>
+  typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
+
 /**
- * The store could not be reached or could not write: CouchDB down or unreachable (the http adapter's
- * fetch fails with a connection error code) or silent for longer than the limit (`StoreTimeoutError`), a database of the embedded store failed after an I/O
- * error (`StoreFailedError`), or the disk full (LevelDB's "IO error … No space left on device"). A
- * request that meets one is answered 503, not 500: nothing is wrong with it, and it may be sent again.
+ * The store could not be reached or could not write: CouchDB down or unreachable (a connection error
+ * code, which undici's fetch wraps in a TypeError "fetch failed" as its cause), silent for longer than
+ * the limit (`StoreTimeoutError`), short of its write quorum (`QuorumNotMetError`) or answering 503
+ * itself; a database of the embedded store failed after an I/O error (`StoreFailedError`), or the disk
+ * full (LevelDB's "IO error … No space left on device"). A request that meets one is answered 503, not
+ * 500: nothing is wrong with it, and it may be sent again.
  */
 export const isStoreUnavailable = (e: unknown): boolean => {
   if (typeof e !== 'object' || e === null) return false;
   if (isStoreFailure(e) || e instanceof StoreClosingError) return true;
-  // A timeout, a write short of its quorum, CouchDB's own 503, or a connection error that undici's
-  // fetch wraps in a TypeError ("fetch failed") with the system error as its cause.
   for (const c of causes(e)) {
     if (c instanceof StoreTimeoutError || c instanceof QuorumNotMetError || statusOf(c) === 503) return true;
-    if (
-      c !== e &&
-      typeof c === 'object' &&
-      c !== null &&
-      'code' in c &&
-      typeof c.code === 'string' &&
-      UNREACHABLE_CODES.has(c.code)
-    )
-      return true;
+    const code = codeOf(c);
+    if (code !== undefined && UNREACHABLE_CODES.has(code)) return true;
   }
-  if ('code' in e && typeof e.code === 'string' && (UNREACHABLE_CODES.has(e.code) || e.code === 'ENOSPC'))
-    return true;
+  if (codeOf(e) === 'ENOSPC') return true;
   if ('name' in e && e.name === 'FetchError') return true;
   const message = 'message' in e && typeof e.message === 'string' ? e.message : '';
   return /No space left on device|ENOSPC/.test(message);

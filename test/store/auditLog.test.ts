@@ -20,7 +20,12 @@ import {
 } from '../../src/store/auditLog.js';
 import { openStore, type Store, type StoreLocation } from '../../src/store/store.js';
 import { WriterClosed } from '../../src/sync/batchWriter.js';
-import { type CouchServer, couchServerLabel, onRealCouch, startCouchServer } from '../support/couchServer.js';
+import {
+  type CouchServer,
+  couchServerLabel,
+  realCouchNodes,
+  startCouchServer,
+} from '../support/couchServer.js';
 import { readUntil } from '../support/readUntil.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
@@ -80,7 +85,7 @@ const pageOnce = async (log: AuditLog, filter: AuditFilter): Promise<AuditPage> 
 
 // On a CouchDB cluster a range read asks one copy of each shard, which may lag an acknowledged write
 // by a moment (decision 0023): a page is read again until two reads 150 ms apart agree.
-const onCluster = onRealCouch() && (process.env.COUCHDB_TEST_NODE_URLS ?? '').trim().includes(' ');
+const onCluster = realCouchNodes() > 1;
 const pageOf = async (log: AuditLog, filter: AuditFilter): Promise<AuditPage> => {
   let page = await pageOnce(log, filter);
   if (!onCluster) return page;

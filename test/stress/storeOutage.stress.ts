@@ -21,6 +21,7 @@ import {
   isRealCouch,
   onRealCouch,
   type RealCouchServer,
+  realCouchNodes,
   startCouchServer,
 } from '../support/couchServer.js';
 import type { HttpResult } from '../support/http.js';
@@ -111,8 +112,7 @@ const killed: Fault = {
 
 // Freezing or killing a node needs a real CouchDB whose nodes this run started (npm run test:couchdb).
 const controlled = onRealCouch() && process.env.COUCHDB_TEST_NO_FAULTS === undefined;
-const nodeCount = (process.env.COUCHDB_TEST_NODE_URLS ?? '').split(/\s+/).filter((u) => u !== '').length;
-const faults = controlled ? [stopped, frozen, ...(nodeCount >= 3 ? [killed] : [])] : [stopped];
+const faults = controlled ? [stopped, frozen, ...(realCouchNodes() >= 3 ? [killed] : [])] : [stopped];
 
 for (const fault of faults)
   describe(fault.title, function () {

@@ -57,6 +57,9 @@ const realCouch = (): { url: string; nodeUrls: string[]; dir?: string; launcher?
 /** True under `npm run test:couchdb`: the CouchDB variants of the suites run on a real CouchDB. */
 export const onRealCouch = (): boolean => realCouch() !== undefined;
 
+/** The nodes of the real CouchDB of `npm run test:couchdb`: 0 outside it, more than 1 on a cluster. */
+export const realCouchNodes = (): number => realCouch()?.nodeUrls.length ?? 0;
+
 /** The name a suite's CouchDB variant carries in its title. */
 export const couchServerLabel = (): string => {
   const real = realCouch();
@@ -240,11 +243,4 @@ const startRealCouch = async (real: {
 export const startCouchServer = async (options: { validation?: boolean } = {}): Promise<CouchServer> => {
   const real = realCouch();
   return real === undefined ? startExpressPouchDB(options) : startRealCouch(real);
-};
-
-/** The real CouchDB of `npm run test:couchdb`, with its fault injection; throws outside it. */
-export const startRealCouchServer = async (): Promise<RealCouchServer> => {
-  const real = realCouch();
-  if (real === undefined) throw new Error('COUCHDB_TEST_URL is not set: run this under npm run test:couchdb');
-  return startRealCouch(real);
 };
