@@ -11,18 +11,20 @@ import { randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
 import type { CheckinConfig, CheckinDoc, PickupMode } from '../domain/checkin.js';
 import { type ApiError, apiError } from '../domain/errors.js';
+import { type NewEvent, toEventDoc } from '../domain/event.js';
 import { checkinAspect } from '../domain/eventTypes.js';
 import type { Actor } from '../domain/principal.js';
 import type { StudentDoc } from '../domain/student.js';
 import type { StudentService } from '../roster/studentService.js';
 import {
+  decideCheckin,
   decideCheckout,
   mayEmergencyCheckout,
   normaliseCode,
   phoneSuffixMatches,
   remainingAttempts,
 } from '../rules/checkin.js';
-import { standingOf } from '../rules/projections.js';
+import { outcomeOf } from '../rules/projections.js';
 import { foldName } from '../rules/students.js';
 import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
@@ -39,7 +41,7 @@ export interface CheckinServiceDeps {
   readonly classes: ClassStore;
   readonly pickups: PickupService;
   readonly events: EventStore;
-  readonly pipeline: Pick<EventPipeline, 'settle' | 'current' | 'catchUp'>;
+  readonly pipeline: Pick<EventPipeline, 'apply' | 'current' | 'catchUp'>;
   readonly clock: () => Date;
   readonly settleTimeoutMs?: number;
 }
@@ -142,7 +144,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
   ): Promise<'applied' | 'lost' | 'pending'> => {
     const eventId = randomUUID();
     const at = now().toISOString();
-    await deps.events.append({
+    const event: NewEvent = {
       eventId,
       type,
       subjectType: 'CHECK_IN',
@@ -154,12 +156,13 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
       deviceId: actor.deviceId,
       clientTimestamp: at,
       serverTimestamp: at,
-    });
-    const projection = (await deps.pipeline.settle([{ eventId, aspect }], deps.settleTimeoutMs)).get(aspect);
+    };
+    await deps.events.append(event);
+    const projection = (
+      await deps.pipeline.apply([{ eventId, aspect, doc: toEventDoc(event) }], deps.settleTimeoutMs)
+    ).get(aspect);
     if (projection === undefined) return 'pending';
-    const ineffective =
-      projection.state?.kind === 'checkin' && projection.state.ineffective.includes(eventId);
-    return standingOf(projection, eventId) === 'APPLIED' && !ineffective ? 'applied' : 'lost';
+    return outcomeOf(projection, eventId) === 'APPLIED' ? 'applied' : 'lost';
   };
 
   /** The aspect's current version, and the check-in the projection holds for `checkInId`. */
@@ -199,10 +202,10 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     await backlogProjected();
     const outcome = await locks.run(checkinAspect(current.sessionId, current.studentId), async () => {
       const { aspect, version, checkins } = await head(current.sessionId, current.studentId);
-      // Re-checked under the lock: a request just before this one may have closed it.
-      if (!checkins.some((c) => c.checkInId === current.checkInId && c.status === 'CHECKED_IN'))
-        return 'lost';
-      return decide(actor, aspect, version, type, current.studentId, payload);
+      // Decided under the lock: a request just before this one may have closed it.
+      const decision = decideCheckin(checkins, { type, checkInId: current.checkInId });
+      if (decision.kind === 'REFUSED') return 'lost';
+      return decide(actor, aspect, version, decision.type, current.studentId, payload);
     });
     if (outcome === 'pending') return E.left(notApplied());
     const after = await deps.checkins.get(current.checkInId);
@@ -272,8 +275,9 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
       await backlogProjected();
       const outcome = await locks.run(checkinAspect(sessionId, studentId), async () => {
         const current = await head(sessionId, studentId);
-        if (current.checkins.some((c) => c.status === 'CHECKED_IN')) return 'lost';
-        return decide(actor, current.aspect, current.version, 'CHECK_IN', studentId, {
+        const decision = decideCheckin(current.checkins, { type: 'CHECK_IN', checkInId });
+        if (decision.kind === 'REFUSED') return 'lost';
+        return decide(actor, current.aspect, current.version, decision.type, studentId, {
           checkInId,
           sessionId,
           visitor,

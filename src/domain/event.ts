@@ -26,6 +26,13 @@ export type NewEvent = Omit<EventDoc, '_id' | 'docType'>;
 
 export const eventDocId = (eventId: string): string => `event:${eventId}`;
 
+/** The document an event is stored as. */
+export const toEventDoc = (event: NewEvent): EventDoc => ({
+  _id: eventDocId(event.eventId),
+  docType: 'event',
+  ...event,
+});
+
 /**
  * Whether a stored event is the one a client sends again (a retry, a second batch): the same aspect
  * from the same user. Anything else under that id is another event claiming it (EVENT_ID_TAKEN).

@@ -96,6 +96,42 @@ export const decideCheckout = (input: {
   return { kind: 'CHECK_OUT' };
 };
 
+/** A change asked of a child's check-in aspect at one session (by a request, or a tablet offline). */
+export interface CheckinCommand {
+  readonly type: 'CHECK_IN' | 'CHECK_OUT' | 'EMERGENCY_CHECKOUT';
+  /** The check-in opened (a fresh id) or closed. */
+  readonly checkInId: string;
+}
+
+/** The check-ins of the aspect as they stand: the projection's on the server, the desk's on a tablet. */
+export interface CheckinStanding {
+  readonly checkInId: string;
+  readonly status: string;
+}
+
+export type CheckinDecision =
+  | { readonly kind: 'EVENT'; readonly type: CheckinCommand['type']; readonly checkInId: string }
+  | { readonly kind: 'REFUSED'; readonly reason: 'ALREADY_CHECKED_IN' | 'NOT_OPEN' };
+
+/**
+ * Whether a command becomes an event, from the aspect's check-ins as they stand: a child has at most
+ * one open check-in per session, and only an open check-in can be closed. The event then goes to the
+ * conflict rule and the fold (`rules/projections.ts`) with everything else that reached the aspect, so
+ * this decides what a desk or a request asks, not what the record finally says.
+ */
+export const decideCheckin = (
+  checkins: ReadonlyArray<CheckinStanding>,
+  command: CheckinCommand,
+): CheckinDecision => {
+  if (command.type === 'CHECK_IN')
+    return checkins.some((c) => c.status === 'CHECKED_IN')
+      ? { kind: 'REFUSED', reason: 'ALREADY_CHECKED_IN' }
+      : { kind: 'EVENT', type: 'CHECK_IN', checkInId: command.checkInId };
+  return checkins.some((c) => c.checkInId === command.checkInId && c.status === 'CHECKED_IN')
+    ? { kind: 'EVENT', type: command.type, checkInId: command.checkInId }
+    : { kind: 'REFUSED', reason: 'NOT_OPEN' };
+};
+
 export const remainingAttempts = (failedAttempts: number, maxAttempts: number): number =>
   Math.max(0, maxAttempts - failedAttempts);
 

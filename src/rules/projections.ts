@@ -239,7 +239,23 @@ export interface AspectProjection {
   readonly conflicts: ReadonlyArray<ConflictRecordFull>;
 }
 
-/** Merges events into an aspect (an event already present is ignored) and projects it again. */
+/**
+ * Whether the aspect's events already hold every one of `incoming`, as the same copy. One event has
+ * one stored copy at a time, but on a CouchDB cluster two instances may both have written one, and
+ * the copy that stands (decision 0023) can differ from one projected earlier in its server time.
+ */
+export const holdsEvents = (
+  known: ReadonlyArray<AspectEventRecord>,
+  incoming: ReadonlyArray<AspectEventRecord>,
+): boolean => {
+  const held = new Map(known.map((e) => [e.eventId, e.serverTimestamp]));
+  return incoming.every((e) => held.get(e.eventId) === e.serverTimestamp);
+};
+
+/**
+ * Merges events into an aspect and projects it again. An event already present is replaced by the
+ * incoming copy, which was read later (see `holdsEvents`); a replay brings the same copy.
+ */
 export const projectAspect = (
   aspect: string,
   kind: AspectKind,
@@ -247,7 +263,7 @@ export const projectAspect = (
   incoming: ReadonlyArray<AspectEventRecord>,
 ): AspectProjection => {
   const byId = new Map<string, AspectEventRecord>();
-  for (const e of [...known, ...incoming]) if (!byId.has(e.eventId)) byId.set(e.eventId, e);
+  for (const e of [...known, ...incoming]) byId.set(e.eventId, e);
   const events = [...byId.values()].sort((a, b) =>
     a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0,
   );
@@ -305,3 +321,18 @@ export const standingOf = (p: AspectProjection, eventId: string): EventStanding 
       : p.waiting.includes(eventId)
         ? 'WAITING'
         : undefined;
+
+/** What an event came to: its standing, with an applied check-in change that changed nothing told apart. */
+export type EventOutcome = EventStanding | 'NO_EFFECT';
+
+/**
+ * The one reading of an event's outcome, for a request's answer and a tablet's sync status alike:
+ * applied in order but ineffective (a check-out of a check-in that was not open) is `NO_EFFECT`.
+ * Undefined when the projection does not hold the event.
+ */
+export const outcomeOf = (p: AspectProjection, eventId: string): EventOutcome | undefined => {
+  const standing = standingOf(p, eventId);
+  return standing === 'APPLIED' && p.state?.kind === 'checkin' && p.state.ineffective.includes(eventId)
+    ? 'NO_EFFECT'
+    : standing;
+};

@@ -2,7 +2,7 @@
  * The event store's write side: events are created once and never changed or removed. There is no
  * update or delete here on purpose; appending the same event id twice stores it once.
  */
-import { EventDoc, eventDocId, type NewEvent } from '../domain/event.js';
+import { EventDoc, eventDocId, type NewEvent, toEventDoc } from '../domain/event.js';
 import { putBatched } from './batchedPut.js';
 import { decodeDoc, getDoc, getDocs } from './docs.js';
 import type { Database } from './pouch.js';
@@ -30,7 +30,7 @@ export const eventStore = (db: Database): EventStore => {
     isShortOfQuorum(failure) && (await getDoc(db, EventDoc, id)) !== undefined;
   return {
     async append(event) {
-      const doc: EventDoc = { _id: eventDocId(event.eventId), docType: 'event', ...event };
+      const doc = toEventDoc(event);
       try {
         await putBatched(db, doc);
         return 'stored';
@@ -42,9 +42,7 @@ export const eventStore = (db: Database): EventStore => {
     async appendMany(events) {
       const out = new Map<string, 'stored' | 'duplicate'>();
       if (events.length === 0) return out;
-      const results = await db.bulkDocs(
-        events.map((event): EventDoc => ({ _id: eventDocId(event.eventId), docType: 'event', ...event })),
-      );
+      const results = await db.bulkDocs(events.map(toEventDoc));
       for (const [i, r] of results.entries()) {
         const event = events[i];
         if (event === undefined) continue;

@@ -11,6 +11,8 @@ export interface Change {
   readonly deleted: boolean;
   /** Undecoded: a consumer decodes it with the codec of the document kind it expects. */
   readonly doc?: unknown;
+  /** The copy the feed showed was withdrawn since (`settledCopies.ts`): its own change comes later. */
+  readonly superseded?: boolean;
 }
 
 export interface ChangeFeedOptions {

@@ -52,7 +52,7 @@ export type DecodedChange =
 /** Decodes one change of the events database; never throws. */
 export const decodeEventChange = (change: Change): DecodedChange => {
   const seq = change.seq;
-  if (change.id.startsWith('_design/')) return { kind: 'skip', seq };
+  if (change.id.startsWith('_design/') || change.superseded === true) return { kind: 'skip', seq };
   if (change.deleted) return { kind: 'quarantine', seq, docId: change.id, reason: 'DELETED' };
   const decoded = EventDoc.decode(change.doc);
   if (E.isLeft(decoded)) return { kind: 'quarantine', seq, docId: change.id, reason: 'UNDECODABLE_EVENT' };

@@ -10,12 +10,21 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { defer, map, merge, type Observable, Subject, type Subscription, takeUntil } from 'rxjs';
 import type { PendingAuditEntry } from '../domain/audit.js';
+import type { EventDoc } from '../domain/event.js';
 import type { AspectProjection } from '../rules/projections.js';
 import type { Database } from '../store/pouch.js';
 import type { ProjectionStore } from '../store/projections.js';
 import { type Change, followChanges$ } from './changeFeed.js';
-import { type BatchOutcome, eventPipeline$, type Page, type Seq } from './eventPipeline.js';
-import { type ProjectedBatch, projectBatch } from './projector.js';
+import {
+  type BatchOutcome,
+  decodeEventChange,
+  eventPipeline$,
+  type Page,
+  type Seq,
+} from './eventPipeline.js';
+import { keyedLock } from './keyedLock.js';
+import { type ProjectedBatch, type ProjectorDeps, projectBatch } from './projector.js';
+import { type Leaf, settledPage } from './settledCopies.js';
 
 export interface EventPipelineOptions {
   readonly events: Database;
@@ -28,6 +37,11 @@ export interface EventPipelineOptions {
   readonly pageSize?: number;
   readonly retryDelayMs?: number;
   readonly clock?: () => Date;
+  /**
+   * How long a document of several live leaves may wait for its writer's withdrawal before the
+   * pipeline settles it itself (`settledCopies.ts`); only on a CouchDB cluster.
+   */
+  readonly unsettledGraceMs?: number;
 }
 
 /** Events stored but not yet projected. */
@@ -52,6 +66,19 @@ export interface EventPipeline {
    * aspects as it then stands; an aspect whose events are not all projected in time is left out.
    */
   settle(events: ReadonlyArray<SettledEvent>, timeoutMs?: number): Promise<Map<string, AspectProjection>>;
+  /**
+   * Projects the events the caller has just stored (`doc`: the copy it wrote), here and now, with the
+   * pipeline's own projector and under its per-aspect locks, and returns each of their aspects as it
+   * then stands: a request's answer waits for its own event, not for the change feed to bring it back
+   * (decision 0024). The pipeline meets those events later and finds them known. An event without
+   * `doc` (a resend, or one another writer stored first) is waited for as `settle` does: on a cluster
+   * a copy read back right after a race may be one its writer is withdrawing (decision 0023), and only
+   * the pipeline reads settled copies. So is every event when the projection fails.
+   */
+  apply(
+    events: ReadonlyArray<SettledEvent & { readonly doc?: EventDoc }>,
+    timeoutMs?: number,
+  ): Promise<Map<string, AspectProjection>>;
   /** The aspect as projected so far (its head version and value); undefined before any event. */
   current(aspect: string): Promise<AspectProjection | undefined>;
   /** Resolves once everything stored before the call has been projected. */
@@ -90,6 +117,35 @@ const seqCount = (seq: Seq): number =>
 
 const StoredAt = t.type({ serverTimestamp: t.string });
 
+/** Copies per document of a CouchDB database (`cluster.n` of its info); 1 for a single node or PouchDB. */
+const copiesOf = async (db: Database): Promise<number> => {
+  const cluster: unknown = Reflect.get(await db.info(), 'cluster');
+  const n: unknown = typeof cluster === 'object' && cluster !== null ? Reflect.get(cluster, 'n') : undefined;
+  return typeof n === 'number' ? n : 1;
+};
+
+/** Every leaf of each document, from a `_bulk_get` without revisions (CouchDB's `open_revs=all`). */
+const leavesOf = async (db: Database, ids: ReadonlyArray<string>): Promise<Map<string, Leaf[]>> => {
+  const out = new Map<string, Leaf[]>();
+  if (ids.length === 0) return out;
+  const got = await db.bulkGet({ docs: ids.map((id) => ({ id })) });
+  for (const result of got.results) {
+    const leaves: Leaf[] = [];
+    for (const answer of result.docs) {
+      if (!('ok' in answer)) continue;
+      const doc: unknown = answer.ok;
+      const rev: unknown = typeof doc === 'object' && doc !== null ? Reflect.get(doc, '_rev') : undefined;
+      if (typeof rev !== 'string') continue;
+      leaves.push({ rev, deleted: Reflect.get(Object(doc), '_deleted') === true, doc });
+    }
+    out.set(result.id, leaves);
+  }
+  return out;
+};
+
+/** Seven store timeouts and more: a writer that has not withdrawn its copy by then has stopped. */
+const UNSETTLED_GRACE_MS = 15_000;
+
 export const startEventPipeline = async (options: EventPipelineOptions): Promise<EventPipeline> => {
   const since = await options.projections.checkpoint();
   const wakes$ = new Subject<void>();
@@ -103,6 +159,37 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
   let projectedUpTo: Seq = since;
   let stopped = false;
   const drainWaiters = new Set<() => void>();
+  const projector: ProjectorDeps = {
+    projections: options.projections,
+    audit: options.audit,
+    locks: keyedLock(),
+    ...(options.writeThrough === undefined ? {} : { writeThrough: options.writeThrough }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  };
+
+  const clustered = (await copiesOf(options.events)) > 1;
+  const unsettledSince = new Map<string, number>();
+  const graceMs = options.unsettledGraceMs ?? UNSETTLED_GRACE_MS;
+  /** On a cluster, the page as far as its copies are settled (`settledCopies.ts`). */
+  const settled = async (page: Page, from: Seq): Promise<Page> => {
+    if (!clustered) return page;
+    const ids = page.changes.filter((c) => !c.id.startsWith('_design/')).map((c) => c.id);
+    const now = Date.now();
+    const out = settledPage(page, await leavesOf(options.events, ids), from, unsettledSince, now, graceMs);
+    for (const id of ids) if (id !== out.waitingFor) unsettledSince.delete(id);
+    if (out.withdraw.length > 0)
+      await options.events.bulkDocs(
+        out.withdraw.map((w) => ({ _id: w.id, _rev: w.rev, _deleted: true, withdrawn: 'quorum-not-met' })),
+      );
+    if (out.waitingFor !== undefined) {
+      if (!unsettledSince.has(out.waitingFor)) unsettledSince.set(out.waitingFor, now);
+      // The withdrawal wakes the pipeline through the feed; this covers a writer that stopped.
+      setTimeout(() => {
+        if (!stopped) wakes$.next();
+      }, 250).unref();
+    }
+    return out.page;
+  };
 
   const streams$ = eventPipeline$({
     // Any change to the events database is a reason to look; `now` skips the history the checkpoint covers.
@@ -115,21 +202,16 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       defer(async () => {
         pulls += 1;
         const number = pulls;
-        const page = toPage(await options.events.changes({ since: from, limit, include_docs: true }));
+        const page = await settled(
+          toPage(await options.events.changes({ since: from, limit, include_docs: true })),
+          from,
+        );
         lastPull = number;
         return page;
       }),
     process: (batch) =>
       defer(async () => {
-        const projected = await projectBatch(
-          {
-            projections: options.projections,
-            audit: options.audit,
-            ...(options.writeThrough === undefined ? {} : { writeThrough: options.writeThrough }),
-            ...(options.clock === undefined ? {} : { clock: options.clock }),
-          },
-          batch,
-        );
+        const projected = await projectBatch(projector, batch);
         options.onProjected?.(projected);
         return projected;
       }),
@@ -209,6 +291,38 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
         if ((wantedBy.get(aspect) ?? []).every((id) => projected.has(id))) out.set(aspect, projection);
       }
       return out;
+    },
+
+    async apply(events, timeoutMs) {
+      const wanted = events.map(({ eventId, aspect }) => ({ eventId, aspect }));
+      const stored = events.flatMap(({ doc }) =>
+        doc === undefined ? [] : [decodeEventChange({ id: doc._id, seq: 0, deleted: false, doc })],
+      );
+      if (stored.length === events.length) {
+        try {
+          const projected = await projectBatch(
+            projector,
+            stored.filter((d) => d.kind === 'aspect'),
+          );
+          options.onProjected?.(projected);
+          const out = new Map<string, AspectProjection>();
+          for (const { eventId, aspect } of wanted) {
+            const p = projected.projections.get(aspect);
+            if (p === undefined || !p.events.some((e) => e.eventId === eventId)) break;
+            out.set(aspect, p);
+          }
+          if (out.size === new Set(wanted.map((w) => w.aspect)).size) return out;
+        } catch (e) {
+          options.onError?.(e);
+        }
+      } else if (stored.length > 0) {
+        // The copies this request stored are projected now; the others (read back) by the pipeline.
+        await projectBatch(
+          projector,
+          stored.filter((d) => d.kind === 'aspect'),
+        ).then(options.onProjected, options.onError);
+      }
+      return pipeline.settle(wanted, timeoutMs);
     },
 
     current: async (aspect) => (await options.projections.project([aspect])).get(aspect),

@@ -17,11 +17,13 @@ import {
   type AspectEventRecord,
   type AspectProjection,
   type ConflictRecordFull,
+  holdsEvents,
   kindOfAspect,
   projectAspect,
 } from '../rules/projections.js';
 import type { LoadedAspect, ProjectionStore, Quarantine } from '../store/projections.js';
 import type { DecodedChange } from './eventPipeline.js';
+import type { KeyedLock } from './keyedLock.js';
 
 export interface ProjectorDeps {
   readonly projections: ProjectionStore;
@@ -36,6 +38,12 @@ export interface ProjectorDeps {
   readonly maxAttempts?: number;
   /** The time a quarantine is first detected at (its audit entry's time). */
   readonly clock?: () => Date;
+  /**
+   * Per-aspect locks shared by every projector of this process: the pipeline and the requests that
+   * project their own events (`EventPipeline.apply`). Held from the read of an aspect to its commit,
+   * so a projection from an older read never writes its records over a newer one's.
+   */
+  readonly locks?: KeyedLock;
 }
 
 export interface ProjectedBatch {
@@ -44,6 +52,8 @@ export interface ProjectedBatch {
   readonly quarantined: ReadonlyArray<string>;
   /** The quarantines this batch detected first: a replay of the batch finds none. */
   readonly quarantinesRecorded: ReadonlyArray<Quarantine>;
+  /** Each aspect of the batch as it stands after it. */
+  readonly projections: ReadonlyMap<string, AspectProjection>;
 }
 
 const PIPELINE_ENDPOINT = 'PIPELINE /events/_changes';
@@ -174,15 +184,44 @@ export const projectBatch = async (
     .filter((q) => q.firstDetected)
     .map((q) => ({ docId: q.docId, reason: q.reason }));
   const maxAttempts = deps.maxAttempts ?? 20;
-  for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
-    const loaded = await deps.projections.loadAspects([...incoming.keys()]);
+  const done = (
+    projections: ReadonlyMap<string, AspectProjection>,
+    written: ReadonlyArray<ConflictRecordFull>,
+    aspectsWritten: number,
+  ): ProjectedBatch => ({
+    aspectsWritten,
+    conflictsChanged: written,
+    quarantined: quarantined.map((q) => q.docId),
+    quarantinesRecorded,
+    projections,
+  });
+  // Aspects that already hold every event given (a replay, or events a request projected itself)
+  // need nothing: their records were written before they were committed. Only the others are locked.
+  const first = await deps.projections.loadAspects([...incoming.keys()]);
+  const unchanged = new Map<string, AspectProjection>();
+  const pending = new Map<string, AspectEventRecord[]>();
+  for (const [aspect, events] of incoming) {
+    const kind = kindOfAspect(aspect);
+    if (kind === undefined) continue;
+    const known = first.get(aspect);
+    if (known !== undefined && holdsEvents(known.events, events))
+      unchanged.set(aspect, projectAspect(aspect, kind, known.events, []));
+    else pending.set(aspect, events);
+  }
+  if (pending.size === 0) return done(unchanged, [], 0);
+  /** Conflict records written by attempts whose commit lost (see below). */
+  const touched = new Set<string>();
+  const attemptAll = async (): Promise<ProjectedBatch | undefined> => {
+    const loaded = await deps.projections.loadAspects([...pending.keys()]);
     const projected: Array<{ after: AspectProjection; known: LoadedAspect | undefined }> = [];
-    for (const [aspect, events] of incoming) {
+    for (const [aspect, events] of pending) {
       const kind = kindOfAspect(aspect);
       if (kind === undefined) continue;
       const known = loaded.get(aspect);
       projected.push({ after: projectAspect(aspect, kind, known?.events ?? [], events), known });
     }
+    const projections = new Map(unchanged);
+    for (const p of projected) projections.set(p.after.aspect, p.after);
     await writeThroughConcurrently(
       deps.writeThrough,
       projected.map((p) => p.after),
@@ -192,8 +231,8 @@ export const projectBatch = async (
     const conflictsRemoved: string[] = [];
     for (const { after, known } of projected) {
       const knownEvents = known?.events ?? [];
-      // Every event already known (a replay after a crash, a resend): nothing changes.
-      if (known !== undefined && after.events.length === knownEvents.length) continue;
+      // Every event already known (another projector got there first): nothing changes.
+      if (known !== undefined && holdsEvents(knownEvents, pending.get(after.aspect) ?? [])) continue;
       const kind = kindOfAspect(after.aspect);
       if (kind === undefined) continue;
       const before = projectAspect(after.aspect, kind, knownEvents, []);
@@ -205,23 +244,38 @@ export const projectBatch = async (
       conflictsRemoved.push(...previous.keys());
       aspects.push({ projection: after, rev: known?.rev });
     }
-    if (aspects.length === 0)
-      return {
-        aspectsWritten: 0,
-        conflictsChanged: [],
-        quarantined: quarantined.map((q) => q.docId),
-        quarantinesRecorded,
-      };
+    // Conflict records a lost attempt wrote are put right from this attempt's projection, whatever
+    // its aspects' stored state says: that attempt's aspect write failed, but its conflict records
+    // (written in the same `_bulk_docs`, not a transaction) may have landed over a newer writer's.
+    const decided = new Map(
+      projected.flatMap((p) => p.after.conflicts.map((c) => [c.loser.eventId, c] as const)),
+    );
+    const putIds = new Set(conflictsPut.map((c) => c.loser.eventId));
+    for (const loser of touched) {
+      if (putIds.has(loser) || conflictsRemoved.includes(loser)) continue;
+      const c = decided.get(loser);
+      if (c === undefined) conflictsRemoved.push(loser);
+      else conflictsPut.push(c);
+    }
+    if (aspects.length === 0 && conflictsPut.length === 0 && conflictsRemoved.length === 0)
+      return done(projections, [], 0);
     await deps.audit(conflictsPut.map((c) => ({ entry: conflictEntry(c), key: conflictAuditKey(c) })));
     const written = await deps.projections.commit({ aspects, conflictsPut, conflictsRemoved });
-    if (written === 'OK') {
-      return {
-        aspectsWritten: aspects.length,
-        conflictsChanged: conflictsPut,
-        quarantined: quarantined.map((q) => q.docId),
-        quarantinesRecorded,
-      };
-    }
+    if (written === 'OK') return done(projections, conflictsPut, aspects.length);
+    for (const c of conflictsPut) touched.add(c.loser.eventId);
+    for (const loser of conflictsRemoved) touched.add(loser);
+    return undefined;
+  };
+  const keys = [...pending.keys()].sort();
+  const locked = <A>(task: () => Promise<A>, from = 0): Promise<A> => {
+    const key = keys[from];
+    return deps.locks === undefined || key === undefined
+      ? task()
+      : deps.locks.run(key, () => locked(task, from + 1));
+  };
+  for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
+    const outcome = await locked(attemptAll);
+    if (outcome !== undefined) return outcome;
   }
   throw new ProjectionContended(maxAttempts);
 };

@@ -8,13 +8,13 @@
  * cannot claim ADMIN precedence for itself.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { isResendOf, type NewEvent } from '../domain/event.js';
+import { type EventDoc, isResendOf, type NewEvent, toEventDoc } from '../domain/event.js';
 import { aspectOfSync, decodeSyncEvent, payloadOfSync, type SyncEvent } from '../domain/eventTypes.js';
 import type { ValidationIssue } from '../domain/issues.js';
 import { capIssues, MAX_REPORTED_EVENT_ISSUES, toIssues } from '../domain/issues.js';
 import type { Actor } from '../domain/principal.js';
 import { authorize } from '../rules/authorization.js';
-import { type AspectProjection, standingOf } from '../rules/projections.js';
+import { type AspectProjection, outcomeOf } from '../rules/projections.js';
 import type { ClassStore } from '../store/classes.js';
 import type { EventStore } from '../store/events.js';
 import type { StudentStore } from '../store/students.js';
@@ -110,7 +110,7 @@ export const syncService = (deps: {
   readonly events: EventStore;
   readonly students: StudentStore;
   readonly classes: ClassStore;
-  readonly pipeline: Pick<EventPipeline, 'settle'>;
+  readonly pipeline: Pick<EventPipeline, 'apply'>;
   readonly clock: () => Date;
   readonly settleTimeoutMs?: number;
 }): SyncService => ({
@@ -177,6 +177,8 @@ export const syncService = (deps: {
     const existing =
       refused.length === 0 ? new Map() : await deps.events.getMany(refused.map((v) => v.event.eventId));
     const toStore: NewEvent[] = [];
+    /** The copies this request stored (a resend's, or one stored first by another, are read back). */
+    const docs = new Map<string, EventDoc>();
     const answered: Array<{
       index: number;
       eventId: string;
@@ -216,6 +218,7 @@ export const syncService = (deps: {
     }
 
     const outcome = await deps.events.appendMany(toStore);
+    for (const e of toStore) if (outcome.get(e.eventId) === 'stored') docs.set(e.eventId, toEventDoc(e));
     // Already stored (a resend, or another request in between): read it back.
     const raced = [...outcome.entries()].filter(([, o]) => o === 'duplicate').map(([id]) => id);
     if (raced.length > 0) {
@@ -239,8 +242,11 @@ export const syncService = (deps: {
     const projected =
       options.settle === false
         ? new Map<string, AspectProjection>()
-        : await deps.pipeline.settle(
-            answered.map((a) => ({ eventId: a.eventId, aspect: a.aspect })),
+        : await deps.pipeline.apply(
+            answered.map((a) => {
+              const doc = docs.get(a.eventId);
+              return { eventId: a.eventId, aspect: a.aspect, ...(doc === undefined ? {} : { doc }) };
+            }),
             deps.settleTimeoutMs ?? 10_000,
           );
     const ids = new Set(answered.map((a) => a.eventId));
@@ -270,11 +276,11 @@ export const syncService = (deps: {
 });
 
 const statusOf = (p: AspectProjection | undefined, eventId: string): SyncStatus => {
-  const standing = p === undefined ? undefined : standingOf(p, eventId);
-  switch (standing) {
+  switch (p === undefined ? undefined : outcomeOf(p, eventId)) {
     case 'APPLIED':
-      // In order, but it changed nothing: a check-out of a check-in that was not open, say.
-      return p?.state?.kind === 'checkin' && p.state.ineffective.includes(eventId) ? 'NO_EFFECT' : 'APPLIED';
+      return 'APPLIED';
+    case 'NO_EFFECT':
+      return 'NO_EFFECT';
     case 'SUPERSEDED':
       return 'CONFLICT_SUPERSEDED';
     case 'WAITING':

@@ -3,10 +3,13 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { codeFor, dayKey } from '../../src/crypto/dayKeys.js';
 import {
+  type CheckinCommand,
+  type CheckinDecision,
   type CheckoutDecision,
   CODE_ALPHABET,
   codeFromDigest,
   dailyCode,
+  decideCheckin,
   decideCheckout,
   endOfUtcDay,
   grantActive,
@@ -236,4 +239,69 @@ describe('phone suffix at the gate', () => {
     it(`"${suffix}" ${ok ? 'matches' : 'does not match'} ${phone}`, () =>
       expect(phoneSuffixMatches(phone, suffix)).to.equal(ok));
   }
+});
+
+describe('decideCheckin: what a command on a child check-in aspect becomes', () => {
+  const open = { checkInId: 'c1', status: 'CHECKED_IN' };
+  const closed = { checkInId: 'c0', status: 'CHECKED_OUT' };
+  const lost = { checkInId: 'c9', status: 'SUPERSEDED' };
+  const cases: ReadonlyArray<{
+    name: string;
+    checkins: ReadonlyArray<{ checkInId: string; status: string }>;
+    command: CheckinCommand;
+    expected: CheckinDecision;
+  }> = [
+    {
+      name: 'a first check-in',
+      checkins: [],
+      command: { type: 'CHECK_IN', checkInId: 'new' },
+      expected: { kind: 'EVENT', type: 'CHECK_IN', checkInId: 'new' },
+    },
+    {
+      name: 're-entry after a check-out, or after a check-in that lost a conflict',
+      checkins: [closed, lost],
+      command: { type: 'CHECK_IN', checkInId: 'new' },
+      expected: { kind: 'EVENT', type: 'CHECK_IN', checkInId: 'new' },
+    },
+    {
+      name: 'a second check-in while one is open',
+      checkins: [closed, open],
+      command: { type: 'CHECK_IN', checkInId: 'new' },
+      expected: { kind: 'REFUSED', reason: 'ALREADY_CHECKED_IN' },
+    },
+    {
+      name: 'a check-out of the open check-in',
+      checkins: [closed, open],
+      command: { type: 'CHECK_OUT', checkInId: 'c1' },
+      expected: { kind: 'EVENT', type: 'CHECK_OUT', checkInId: 'c1' },
+    },
+    {
+      name: 'an emergency check-out of the open check-in',
+      checkins: [open],
+      command: { type: 'EMERGENCY_CHECKOUT', checkInId: 'c1' },
+      expected: { kind: 'EVENT', type: 'EMERGENCY_CHECKOUT', checkInId: 'c1' },
+    },
+    {
+      name: 'a check-out of a closed check-in',
+      checkins: [closed, open],
+      command: { type: 'CHECK_OUT', checkInId: 'c0' },
+      expected: { kind: 'REFUSED', reason: 'NOT_OPEN' },
+    },
+    {
+      name: 'an emergency check-out of a check-in that lost a conflict',
+      checkins: [lost],
+      command: { type: 'EMERGENCY_CHECKOUT', checkInId: 'c9' },
+      expected: { kind: 'REFUSED', reason: 'NOT_OPEN' },
+    },
+    {
+      name: 'a check-out of a check-in the aspect does not hold',
+      checkins: [open],
+      command: { type: 'CHECK_OUT', checkInId: 'elsewhere' },
+      expected: { kind: 'REFUSED', reason: 'NOT_OPEN' },
+    },
+  ];
+  for (const c of cases)
+    it(c.name, () => {
+      expect(decideCheckin(c.checkins, c.command)).to.deep.equal(c.expected);
+    });
 });

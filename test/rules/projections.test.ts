@@ -3,7 +3,9 @@ import type { AspectChange } from '../../src/domain/eventTypes.js';
 import {
   type AspectEventRecord,
   foldAspect,
+  holdsEvents,
   kindOfAspect,
+  outcomeOf,
   projectAspect,
   standingOf,
 } from '../../src/rules/projections.js';
@@ -154,16 +156,19 @@ describe('projection folds (table)', () => {
   });
 });
 
+/** After e1 opened c1: an ADMIN's check-out offline and a later CHAMADOR's, both based on e1. */
+const concurrentCheckOuts = (): AspectEventRecord[] => [
+  rec('e2', checkOut('c1', 'Avó'), { role: 'ADMIN', base: 'e1', at: '2026-11-26T11:00:00.000Z' }),
+  rec('e3', checkOut('c1', 'Tio'), { role: 'CHAMADOR', base: 'e1', at: '2026-11-26T11:30:00.000Z' }),
+];
+
 describe('projectAspect', () => {
   it('an ADMIN check-out offline beats a concurrent later CHAMADOR check-out, with both sides in the record', () => {
     const p = projectAspect(
       'checkin:ses-1:stu-1',
       'checkin',
       [rec('e1', checkIn('c1'))],
-      [
-        rec('e2', checkOut('c1', 'Avó'), { role: 'ADMIN', base: 'e1', at: '2026-11-26T11:00:00.000Z' }),
-        rec('e3', checkOut('c1', 'Tio'), { role: 'CHAMADOR', base: 'e1', at: '2026-11-26T11:30:00.000Z' }),
-      ],
+      concurrentCheckOuts(),
     );
     expect(p.applied).to.deep.equal(['e1', 'e2']);
     expect(standingOf(p, 'e3')).to.equal('SUPERSEDED');
@@ -186,5 +191,47 @@ describe('projectAspect', () => {
     const known = [rec('e1', checkIn('c1'))];
     const p = projectAspect('checkin:ses-1:stu-1', 'checkin', known, [rec('e1', checkIn('c1'))]);
     expect(p.events).to.have.length(1);
+  });
+});
+
+describe('outcomeOf: what an event came to, for a request and a tablet alike', () => {
+  // e1 opens c1; e2 (ADMIN) and e3 (CHAMADOR) close it concurrently: e3 loses; e4 closes c1 again
+  // after e2 (applied in order, but c1 is no longer open); e5 names a base nobody has seen.
+  const p = projectAspect(
+    'checkin:ses-1:stu-1',
+    'checkin',
+    [rec('e1', checkIn('c1'))],
+    [
+      ...concurrentCheckOuts(),
+      rec('e4', checkOut('c1', 'Mãe'), { base: 'e2', at: '2026-11-26T11:40:00.000Z' }),
+      rec('e5', checkOut('c1', 'Pai'), { base: 'unseen', at: '2026-11-26T11:50:00.000Z' }),
+    ],
+  );
+  const table: ReadonlyArray<readonly [string, string, ReturnType<typeof outcomeOf>]> = [
+    ['the check-in', 'e1', 'APPLIED'],
+    ["the ADMIN's check-out", 'e2', 'APPLIED'],
+    ['the concurrent check-out that lost', 'e3', 'SUPERSEDED'],
+    ['a later check-out of a check-in already closed', 'e4', 'NO_EFFECT'],
+    ['an event whose base has not arrived', 'e5', 'WAITING'],
+    ['an event the aspect does not hold', 'nope', undefined],
+  ];
+  for (const [name, eventId, expected] of table)
+    it(name, () => {
+      expect(outcomeOf(p, eventId)).to.equal(expected);
+    });
+});
+
+describe('a later copy of an event (two instances on a CouchDB cluster)', () => {
+  const first = rec('e1', checkIn('c1'));
+  const later = { ...first, serverTimestamp: '2026-11-26T12:00:00.150Z' };
+  it('replaces the copy the aspect holds, so the projection follows the copy that stands', () => {
+    const p = projectAspect('checkin:ses-1:stu-1', 'checkin', [first], [later]);
+    expect(p.events).to.deep.equal([later]);
+  });
+  it('is not held until the aspect holds that very copy', () => {
+    expect(holdsEvents([first], [first])).to.equal(true);
+    expect(holdsEvents([first], [later])).to.equal(false);
+    expect(holdsEvents([first], [first, rec('e2', checkOut('c1'))])).to.equal(false);
+    expect(holdsEvents([], [])).to.equal(true);
   });
 });

@@ -4,12 +4,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { eventStore } from '../../src/store/events.js';
 import { EVENTS_DESIGN_ID } from '../../src/store/eventsDesign.js';
 import { indexSpecs } from '../../src/store/indexes.js';
 import { DATABASE_NAMES, openStore, type Store, type StoreLocation } from '../../src/store/store.js';
-import { type CouchServer, couchServerLabel, startCouchServer } from '../support/couchServer.js';
+import { type CouchServer, couchFetch, couchServerLabel, startCouchServer } from '../support/couchServer.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
 interface Backend {
@@ -140,6 +141,24 @@ describe('events guard on a CouchDB-protocol server that runs validate_doc_updat
     }
   };
 
+  /**
+   * On a cluster, waits until every copy of the document has its latest revision: a read with `r` = all
+   * nodes, which CouchDB answers once all agree or after writing what each lacks to it. A write answered
+   * once two copies of three took it may not have reached the third yet, and a refused change then
+   * hears the third copy's 409 (no such revision there) or the others' 403, whichever comes first:
+   * both refusals, but only the guard's is what these tests are about.
+   */
+  const everyCopyHolds = async (id: string): Promise<void> => {
+    const all = server.nodeUrls.length;
+    if (all === 1) return;
+    for (let tries = 0; tries < 200; tries += 1) {
+      const r = await couchFetch(`${server.url}/g_events/${encodeURIComponent(id)}?r=${all}`);
+      if (r.ok) return;
+      await sleep(25);
+    }
+    throw new Error(`${id}: not on all ${all} copies after 5 s`);
+  };
+
   it('stores a new event, and refuses to change it, delete it, or store anything that is not an event', async () => {
     const eventId = randomUUID();
     const doc = {
@@ -156,6 +175,7 @@ describe('events guard on a CouchDB-protocol server that runs validate_doc_updat
       serverTimestamp: '2026-11-26T10:00:00.000Z',
     };
     expect(await eventStore(store.db.events).append(doc)).to.equal('stored');
+    await everyCopyHolds(doc._id);
     const stored = await store.db.events.get(doc._id);
     expect(await statusOf(store.db.events.put({ ...stored, type: 'MARK_ABSENT' }))).to.equal(403);
     expect(await statusOf(store.db.events.remove(stored._id, stored._rev))).to.equal(403);
@@ -168,6 +188,7 @@ describe('events guard on a CouchDB-protocol server that runs validate_doc_updat
   it('lets one deletion through: the withdrawal of a copy written short of its quorum (decision 0023)', async () => {
     const eventId = randomUUID();
     await store.db.events.put({ _id: `event:${eventId}`, docType: 'event', eventId });
+    await everyCopyHolds(`event:${eventId}`);
     const stored = await store.db.events.get(`event:${eventId}`);
     const withdrawal = { _id: stored._id, _rev: stored._rev, _deleted: true };
     expect(await statusOf(store.db.events.put({ ...withdrawal, withdrawn: 'by hand' }))).to.equal(403);
@@ -175,6 +196,7 @@ describe('events guard on a CouchDB-protocol server that runs validate_doc_updat
     // The write is tried again over the tombstone; a stored event still cannot be removed.
     const again = { _id: `event:${eventId}`, docType: 'event', eventId };
     expect(await statusOf(store.db.events.put(again))).to.equal(200);
+    await everyCopyHolds(again._id);
     const restored = await store.db.events.get(again._id);
     expect(await statusOf(store.db.events.remove(restored._id, restored._rev))).to.equal(403);
   });

@@ -3,7 +3,7 @@
  * they are here, check them in (the label follows) or out.
  */
 import type { RosterStudent } from '../../../domain/roster.js';
-import { utcDay } from '../../../rules/checkin.js';
+import { decideCheckin, utcDay } from '../../../rules/checkin.js';
 import { latestCheckin, openCheckin } from '../checkinState.js';
 import { base64UrlBytes, deviceDailyCode } from '../deviceCode.js';
 import { h, replaceChildren } from '../dom.js';
@@ -38,7 +38,9 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
     const key = kiosk.index().dayKeys.get(utcDay(now));
     const view = kiosk.aspect(session.sessionId, student.studentId);
     if (key === undefined) return kiosk.t('checkin.noKey');
-    if (openCheckin(view) !== undefined) return kiosk.t('checkin.already', { name: student.displayName });
+    // The server's own rule, on what this tablet knows of the child's check-ins.
+    const decision = decideCheckin(view.checkins, { type: 'CHECK_IN', checkInId: crypto.randomUUID() });
+    if (decision.kind === 'REFUSED') return kiosk.t('checkin.already', { name: student.displayName });
     const code = await deviceDailyCode(base64UrlBytes(key), student.studentId);
     await kiosk.record(
       checkInDoc({
@@ -46,7 +48,7 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
         now,
         studentId: student.studentId,
         sessionId: session.sessionId,
-        checkInId: crypto.randomUUID(),
+        checkInId: decision.checkInId,
         baseVersion: view.version,
       }),
     );

@@ -1,0 +1,150 @@
+import { expect } from 'chai';
+import type { AspectChange } from '../../src/domain/eventTypes.js';
+import type { AspectEventRecord } from '../../src/rules/projections.js';
+import type { LoadedAspect, ProjectionStore, ProjectionWrite } from '../../src/store/projections.js';
+import type { DecodedChange } from '../../src/sync/eventPipeline.js';
+import { projectBatch } from '../../src/sync/projector.js';
+
+const ASPECT = 'checkin:ses-1:stu-1';
+const rec = (
+  eventId: string,
+  change: AspectChange,
+  role: string,
+  base: string | null,
+  at: string,
+): AspectEventRecord => ({
+  eventId,
+  baseVersion: base,
+  subjectId: 'stu-1',
+  userId: `user-${eventId}`,
+  role,
+  deviceId: `dev-${eventId}`,
+  clientTimestamp: at,
+  serverTimestamp: '2026-11-26T12:00:00.000Z',
+  type: change.type,
+  payload: {},
+  change,
+});
+const e1 = rec(
+  'e1',
+  { type: 'CHECK_IN', checkInId: 'c1', sessionId: 'ses-1', visitor: false },
+  'CHAMADOR',
+  null,
+  '2026-11-26T10:00:00.000Z',
+);
+const checkOut = (who: string) => ({
+  type: 'CHECK_OUT' as const,
+  checkInId: 'c1',
+  sessionId: 'ses-1',
+  pickupPerson: who,
+});
+const e2 = rec('e2', checkOut('Avó'), 'ADMIN', 'e1', '2026-11-26T11:00:00.000Z');
+const e3 = rec('e3', checkOut('Tio'), 'CHAMADOR', 'e1', '2026-11-26T11:30:00.000Z');
+const change = (r: AspectEventRecord): DecodedChange => ({
+  kind: 'aspect',
+  seq: 0,
+  aspect: ASPECT,
+  record: r,
+});
+
+/** A projections store whose aspect reads and commit answers are scripted, one per attempt. */
+const scripted = (
+  loads: ReadonlyArray<LoadedAspect | undefined>,
+  answers: ReadonlyArray<'OK' | 'CONFLICT'>,
+) => {
+  const commits: ProjectionWrite[] = [];
+  let reads = 0;
+  const unused = () => {
+    throw new Error('not used by projectBatch');
+  };
+  const store: ProjectionStore = {
+    async loadAspects() {
+      const loaded = loads[Math.min(reads, loads.length - 1)];
+      reads += 1;
+      return new Map(loaded === undefined ? [] : [[ASPECT, loaded]]);
+    },
+    async commit(write) {
+      commits.push(write);
+      return answers[commits.length - 1] ?? 'OK';
+    },
+    recordQuarantines: async () => [],
+    project: unused,
+    checkpoint: unused,
+    saveCheckpoint: unused,
+    eachAspectByDay: unused,
+    conflicts: unused,
+    quarantined: unused,
+    reset: unused,
+  };
+  return { store, commits };
+};
+
+describe('projectBatch against a concurrent projector (another instance on one CouchDB)', () => {
+  it('puts right the conflict records of an attempt that lost its aspect write', async () => {
+    // First read (the skip check) and first attempt: the aspect holds e1. The commit loses: another
+    // projector stored e2 and e3 meanwhile, and this attempt's conflict record (written in the same
+    // _bulk_docs) may have landed over theirs. The retry reads an aspect that holds every event.
+    const { store, commits } = scripted(
+      [
+        { rev: '1-a', events: [e1] },
+        { rev: '1-a', events: [e1] },
+        { rev: '2-b', events: [e1, e2, e3] },
+      ],
+      ['CONFLICT', 'OK'],
+    );
+    const audited: string[] = [];
+    const out = await projectBatch(
+      {
+        projections: store,
+        audit: async (entries) => void audited.push(...entries.map((e) => e.key?.auditId ?? '')),
+      },
+      [change(e2), change(e3)],
+    );
+    expect(commits).to.have.length(2);
+    expect(commits[0]?.aspects.map((a) => a.rev)).to.deep.equal(['1-a']);
+    expect(commits[0]?.conflictsPut.map((c) => c.loser.eventId)).to.deep.equal(['e3']);
+    // Nothing of the aspect left to write, but the record is written again from the retry's projection.
+    expect(commits[1]?.aspects).to.deep.equal([]);
+    expect(commits[1]?.conflictsPut.map((c) => [c.loser.eventId, c.winner.eventId])).to.deep.equal([
+      ['e3', 'e2'],
+    ]);
+    expect(out.projections.get(ASPECT)?.events.map((e) => e.eventId)).to.deep.equal(['e1', 'e2', 'e3']);
+    // The same decision, the same audit key: one entry however often it is written.
+    expect(new Set(audited).size).to.equal(1);
+  });
+
+  it('removes a conflict record a lost attempt wrote when the retry finds no such conflict', async () => {
+    // The lost attempt saw e3 lose to e2; the retry reads an aspect where e3 was applied first and e2
+    // never arrived there (a different history): e3 is no loser, its record must go.
+    const e3First = rec('e3', checkOut('Tio'), 'CHAMADOR', 'e1', '2026-11-26T11:30:00.000Z');
+    const { store, commits } = scripted(
+      [
+        { rev: '1-a', events: [e1] },
+        { rev: '1-a', events: [e1, e2] },
+        { rev: '2-b', events: [e1, e3First] },
+      ],
+      ['CONFLICT', 'OK'],
+    );
+    await projectBatch({ projections: store, audit: async () => undefined }, [change(e3)]);
+    expect(commits[0]?.conflictsPut.map((c) => c.loser.eventId)).to.deep.equal(['e3']);
+    expect(commits[1]?.conflictsRemoved).to.deep.equal(['e3']);
+  });
+
+  it('leaves alone a batch whose aspects already hold its events: no write-through, no commit', async () => {
+    const { store, commits } = scripted([{ rev: '2-b', events: [e1, e2, e3] }], []);
+    let writeThroughs = 0;
+    const out = await projectBatch(
+      {
+        projections: store,
+        audit: async () => undefined,
+        writeThrough: async () => {
+          writeThroughs += 1;
+        },
+      },
+      [change(e2), change(e3)],
+    );
+    expect(commits).to.deep.equal([]);
+    expect(writeThroughs).to.equal(0);
+    expect(out.projections.get(ASPECT)?.applied).to.deep.equal(['e1', 'e2']);
+  });
+});
