@@ -13,6 +13,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { withTimeout } from '../lib/timeouts.js';
 import { boundedFetch } from './boundedFetch.js';
 import { ensureEventsGuard } from './eventsDesign.js';
 import {
@@ -62,22 +63,6 @@ export const databaseAddress = (location: StoreLocation, name: DatabaseName): st
   const base = location.url.endsWith('/') ? location.url : `${location.url}/`;
   return new URL(encodeURIComponent(dbName), base).toString();
 };
-
-/** Rejects when `p` has not settled within `ms` (what `p` does later is ignored). */
-export const withTimeout = <A>(p: Promise<A>, ms: number): Promise<A> =>
-  new Promise<A>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    p.then(
-      (a) => {
-        clearTimeout(timer);
-        resolve(a);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
 
 export interface StoreOptions {
   /** The embedded store's guarded leveldown; tests give one with injected faults. */
