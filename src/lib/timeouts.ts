@@ -5,11 +5,21 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** Resolves when `event` settles or after `ms`, whichever comes first (rejects only if `event` does). */
-export const waitAtMost = async (event: Promise<unknown>, ms: number): Promise<void> => {
+/**
+ * Resolves when `event` settles, after `ms`, or when `signal` aborts, whichever comes first (rejects
+ * only if `event` does).
+ */
+export const waitAtMost = async (
+  event: Promise<unknown>,
+  ms: number,
+  signal?: AbortSignal,
+): Promise<void> => {
   const over = new AbortController();
+  const stop = signal === undefined ? over.signal : AbortSignal.any([over.signal, signal]);
+  // An aborted sleep rejects: here that only means the wait is over.
+  const expired = sleep(ms, undefined, { signal: stop }).catch(() => undefined);
   try {
-    await Promise.race([event, sleep(ms, undefined, { signal: over.signal })]);
+    await Promise.race([event, expired]);
   } finally {
     over.abort();
   }

@@ -25,6 +25,15 @@ describe('lib: waits bounded in time', () => {
     expect(error).to.be.instanceOf(Error).with.property('message', 'refused');
   });
 
+  it('waitAtMost ends when its signal aborts, and at once when it was aborted before', async () => {
+    const started = Date.now();
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 20);
+    await waitAtMost(never, 10_000, stop.signal);
+    await waitAtMost(never, 10_000, AbortSignal.abort());
+    expect(Date.now() - started).to.be.below(1_000);
+  });
+
   it('withTimeout gives the value when it comes in time', async () => {
     expect(await withTimeout(Promise.resolve(42), 10_000)).to.equal(42);
   });
