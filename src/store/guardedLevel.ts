@@ -600,7 +600,7 @@ export interface LevelDownFactory {
 export const guardedLevelDown = (options: Partial<GuardOptions> = {}): LevelDownFactory => {
   const settings: GuardOptions = { ...defaultOptions, ...options };
   // PouchDB keys its cache of open databases by this function's name, and `destroy` by its property.
-  const factory = function guardedLeveldown(location: string): GuardedLevelDown {
+  const factory = function openGuardedLevelDown(location: string): GuardedLevelDown {
     return new GuardedLevelDown(location, settings);
   };
   return Object.assign(factory, {
@@ -609,4 +609,4 @@ export const guardedLevelDown = (options: Partial<GuardOptions> = {}): LevelDown
 };
 
 /** The factory the store uses. */
-export const guardedLeveldown = guardedLevelDown();
+export const defaultGuardedLevelDown = guardedLevelDown();

@@ -17,7 +17,7 @@ import { withTimeout } from '../lib/timeouts.js';
 import { boundedFetch } from './boundedFetch.js';
 import { ensureEventsGuard } from './eventsDesign.js';
 import {
-  guardedLeveldown,
+  defaultGuardedLevelDown,
   indexCallsSettled,
   type LevelDownFactory,
   unhealthyDatabases,
@@ -94,7 +94,7 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
   // The index databases already had it (pouchdb-abstract-mapreduce sets it on its own).
   const embedded = {
     adapter: 'leveldb',
-    db: options.levelDown ?? guardedLeveldown,
+    db: options.levelDown ?? defaultGuardedLevelDown,
     cacheSize: 256 * 2 ** 10,
     writeBufferSize: 512 * 2 ** 10,
     auto_compaction: true,
