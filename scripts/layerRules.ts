@@ -49,7 +49,7 @@ const layersOf = (markdown: string): Layer[] => {
 
 const topFolder = (path: string): string => path.split('/')[1] ?? '';
 
-const MESSAGE_TAIL = `(design-docs/architecture.md, "Layers": change the table first, then run npm run lint:layers).`;
+const MESSAGE_TAIL = `(${DOC}, "Layers": change the table first, then run npm run lint:layers).`;
 
 /** The override of one row: everything refused, then what the row allows let through again. */
 const overrideOf = (layer: Layer, srcFolders: ReadonlyArray<string>, wiring: ReadonlyArray<string>) => {

@@ -11,6 +11,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -104,8 +106,19 @@ const sourceOf = (f: Fixture): string => {
   return `${lines.join('\n')}\n\nexport const used = [${f.imports.map((_, i) => `x${i}`).join(', ')}];\n`;
 };
 
-/** `path:line` of every import Biome refuses as crossing a layer. */
-const refusedImports = async (dir: string): Promise<ReadonlyArray<string>> => {
+/** What the test reads of Biome's JSON report (`--reporter=json`). */
+const BiomeReport = t.type({
+  diagnostics: t.array(
+    t.partial({
+      category: t.string,
+      message: t.string,
+      location: t.union([t.null, t.partial({ path: t.string, start: t.type({ line: t.number }) })]),
+    }),
+  ),
+});
+
+/** Biome's layer refusals in the scratch tree, as `path:line` and message. */
+const refusedImports = async (dir: string): Promise<ReadonlyArray<{ at: string; message: string }>> => {
   // Biome exits 1 when it reports errors; its JSON report is on stdout either way.
   const run = await promisify(execFile)(BIOME, ['lint', '--vcs-enabled=false', '--reporter=json', 'src'], {
     cwd: dir,
@@ -114,24 +127,14 @@ const refusedImports = async (dir: string): Promise<ReadonlyArray<string>> => {
       return { stdout: e.stdout };
     throw e;
   });
-  const report: unknown = JSON.parse(run.stdout);
-  if (typeof report !== 'object' || report === null || !('diagnostics' in report))
-    throw new Error(`not a Biome report: ${run.stdout.slice(0, 200)}`);
-  const diagnostics: unknown = report.diagnostics;
-  if (!Array.isArray(diagnostics)) throw new Error('a Biome report without a list of diagnostics');
-  const refused: string[] = [];
-  for (const d of diagnostics) {
-    const category: unknown = Reflect.get(d, 'category');
-    const location: unknown = Reflect.get(d, 'location');
-    if (category !== 'lint/style/noRestrictedImports' || typeof location !== 'object' || location === null)
-      continue;
-    const path: unknown = Reflect.get(location, 'path');
-    const start: unknown = Reflect.get(location, 'start');
-    const line: unknown =
-      typeof start === 'object' && start !== null ? Reflect.get(start, 'line') : undefined;
-    refused.push(`${String(path)}:${String(line)}`);
-  }
-  return refused.sort();
+  const report = BiomeReport.decode(JSON.parse(run.stdout));
+  if (E.isLeft(report)) throw new Error(`not a Biome report: ${run.stdout.slice(0, 200)}`);
+  return report.right.diagnostics
+    .filter((d) => d.category === 'lint/style/noRestrictedImports')
+    .map((d) => ({
+      at: `${d.location?.path ?? '?'}:${d.location?.start?.line ?? '?'}`,
+      message: d.message ?? '',
+    }));
 };
 
 describe('lint: the layers of design-docs/architecture.md', () => {
@@ -151,6 +154,16 @@ describe('lint: the layers of design-docs/architecture.md', () => {
     const expected = FIXTURES.flatMap((f) =>
       f.imports.flatMap((imp, i) => (imp.refused ? [`${f.path}:${i + 1}`] : [])),
     ).sort();
-    expect(await refusedImports(dir)).to.deep.equal(expected);
+    expect((await refusedImports(dir)).map((r) => r.at).sort()).to.deep.equal(expected);
+  });
+
+  it('says what the layer may import, and where that is written', async () => {
+    const rules = (await refusedImports(dir)).filter((r) => r.at.startsWith('src/rules/'));
+    expect(rules).to.have.length(4);
+    for (const r of rules)
+      expect(r.message).to.equal(
+        'src/rules/ may import only src/domain, fp-ts, io-ts (design-docs/architecture.md, "Layers": ' +
+          'change the table first, then run npm run lint:layers).',
+      );
   });
 });
