@@ -26,6 +26,7 @@ import { DEFAULT_IDEMPOTENCY_SETTINGS, type IdempotencySettings } from './http/i
 import { routes as defaultRoutes } from './http/registry.js';
 import type { Route } from './http/route.js';
 import { idempotencyPurge$ } from './jobs/idempotencyPurge.js';
+import { withTimeout } from './lib/timeouts.js';
 import { createLogger } from './log/logger.js';
 import { type Metrics, noMetrics, prometheusMetrics } from './metrics/metrics.js';
 import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
@@ -50,7 +51,7 @@ import { replicationCheckpoints } from './store/replicationCheckpoints.js';
 import { roleStore } from './store/roles.js';
 import { rosterStore } from './store/roster.js';
 import { sessionStore } from './store/sessions.js';
-import { openStore, type Store, storeLocation, withTimeout } from './store/store.js';
+import { openStore, type Store, storeLocation } from './store/store.js';
 import { studentStore } from './store/students.js';
 import { userStore } from './store/users.js';
 import { followChanges$ } from './sync/changeFeed.js';

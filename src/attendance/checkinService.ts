@@ -15,6 +15,7 @@ import { type NewEvent, toEventDoc } from '../domain/event.js';
 import { checkinAspect } from '../domain/eventTypes.js';
 import type { Actor } from '../domain/principal.js';
 import type { StudentDoc } from '../domain/student.js';
+import { keyedLock } from '../lib/keyedLock.js';
 import type { StudentService } from '../roster/studentService.js';
 import {
   decideCheckin,
@@ -30,7 +31,6 @@ import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
 import type { EventStore } from '../store/events.js';
 import type { StudentStore } from '../store/students.js';
-import { keyedLock } from '../sync/keyedLock.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
 import type { AllowedAdult, PickupService } from './pickupService.js';
 

@@ -14,6 +14,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
+import { boundedCache } from '../lib/boundedCache.js';
 
 export interface VerifiedTokens {
   /**
@@ -49,7 +50,7 @@ const stillValid = (r: Remembered, clockTimestamp: number): void => {
  * found expired is let go at once.
  */
 export const verifiedTokens = (key: KeyObject, maxEntries = 2_000): VerifiedTokens => {
-  const known = new Map<string, Remembered>();
+  const known = boundedCache<Remembered>({ maxEntries });
   return {
     verify(token, clockTimestamp) {
       const hit = known.get(token);
@@ -66,10 +67,6 @@ export const verifiedTokens = (key: KeyObject, maxEntries = 2_000): VerifiedToke
       const payload: unknown = jwt.verify(token, key, { algorithms: ['HS256'], clockTimestamp });
       // A string payload (a token whose body is not JSON) is decoded by nobody downstream; not kept.
       if (typeof payload !== 'object' || payload === null) return payload;
-      if (known.size >= maxEntries) {
-        const oldest = known.keys().next();
-        if (oldest.done !== true) known.delete(oldest.value);
-      }
       known.set(token, {
         payload: structuredClone(payload),
         exp: numberAt(payload, 'exp'),
@@ -77,6 +74,6 @@ export const verifiedTokens = (key: KeyObject, maxEntries = 2_000): VerifiedToke
       });
       return payload;
     },
-    size: () => known.size,
+    size: () => known.size(),
   };
 };

@@ -1,4 +1,4 @@
-/** The idempotency ledger's stored document (private database). */
+/** The idempotency ledger's stored document (`requests` database). */
 import * as t from 'io-ts';
 
 export const StoredResponse = t.type({

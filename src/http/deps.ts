@@ -1,3 +1,4 @@
+// biome-ignore-all lint/style/noRestrictedImports: AppDeps still hands routes raw stores beside the services; issue #22 (part 4) gives routes services only.
 import type { Logger } from 'pino';
 import type { AttendanceService } from '../attendance/attendanceService.js';
 import type { CheckinService } from '../attendance/checkinService.js';

@@ -10,6 +10,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { isUuidV4 } from '../domain/codec.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import { decideClaim, shouldStore } from '../rules/idempotency.js';
+// biome-ignore lint/style/noRestrictedImports: the Idempotency-Key step claims and completes keys on the ledger itself (types only); issue #22 (part 4).
 import type { Claim, ClaimRequest, IdempotencyLedger, LedgerEntry } from '../store/idempotencyLedger.js';
 import type { RenderedResponse } from './render.js';
 

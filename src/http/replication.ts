@@ -16,6 +16,7 @@ import type { NewAuditEntry } from '../domain/audit.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import type { Actor } from '../domain/principal.js';
 import { authorize } from '../rules/authorization.js';
+// biome-ignore lint/style/noRestrictedImports: the replication router passes the tablets' _changes query to the replica source as is (a type only); issue #22 (part 4) declares these routes like the others.
 import type { ChangesQuery } from '../store/replicaSource.js';
 import type { AppDeps } from './deps.js';
 import { renderError, sendRendered } from './render.js';

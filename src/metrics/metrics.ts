@@ -6,6 +6,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ConflictPolicy } from '../rules/conflicts.js';
+// biome-ignore lint/style/noRestrictedImports: the backlog gauge reads the pipeline's own backlog shape (a type only; nothing of src/sync runs here).
 import type { PipelineBacklog } from '../sync/pipelineRuntime.js';
 
 /** Where a store failure was met; each is also a warning in the log. */

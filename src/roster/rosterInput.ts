@@ -1,4 +1,5 @@
 /** Gathers what `rules/roster.ts` needs from the stores: the roster as it should be right now. */
+// biome-ignore lint/style/noRestrictedImports: the tablets' roster lists who may collect each child, which only the pickup service reads (a type only; attendance imports roster, so this is a cycle between two services, for issue #22 part 4).
 import type { PickupService } from '../attendance/pickupService.js';
 import { dayKey } from '../crypto/dayKeys.js';
 import type { AspectDoc } from '../domain/projection.js';

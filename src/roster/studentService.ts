@@ -24,6 +24,7 @@ import {
   type StudentRecord,
   studentWritable,
 } from '../domain/student.js';
+import { keyedLock } from '../lib/keyedLock.js';
 import {
   decideDelete,
   hasPhotos,
@@ -33,7 +34,6 @@ import {
 } from '../rules/students.js';
 import type { EventStore } from '../store/events.js';
 import { type StudentStore, toRecord } from '../store/students.js';
-import { keyedLock } from '../sync/keyedLock.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
 

@@ -5,7 +5,7 @@
  * means the same entry is already stored (another instance, or a replay, wrote it), which counts as
  * stored: one decision, one entry.
  *
- * Appends go through the batching writer of `src/sync/batchWriter.ts` (a generic RxJS stream that
+ * Appends go through the batching writer of `src/lib/batchWriter.ts` (a generic RxJS stream that
  * imports nothing from the store); `append` resolves once its batch's bulk write stored the entry.
  *
  * Reads page newest first by keyset on the `_id`, which sorts by `created_at` and then `audit_id`: a
@@ -37,7 +37,7 @@ import {
   type NewAuditEntry,
   toAuditEntry,
 } from '../domain/audit.js';
-import { type BatchingOptions, batchWriter, type ItemResult } from '../sync/batchWriter.js';
+import { type BatchingOptions, batchWriter, type ItemResult } from '../lib/batchWriter.js';
 import { decodeDoc } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isStored } from './storeErrors.js';

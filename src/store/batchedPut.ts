@@ -2,13 +2,13 @@
  * `put` for the stores on the hot paths (idempotency ledger, events, check-ins, students, rate
  * limits), written through one batch writer per database: under load, the puts of concurrent
  * requests and of the pipeline's write-through go to the store as one `bulkDocs` instead of queueing
- * one by one behind its write lock. At rest a put is written at once (see `src/sync/batchWriter.ts`).
+ * one by one behind its write lock. At rest a put is written at once (see `src/lib/batchWriter.ts`).
  *
  * Semantics are those of `put`: each document succeeds or fails alone, a stale `_rev` fails with 409
  * (`isConflict`), and two creates of one id in one batch leave the second with 409, as if it had come
  * second. `_local/` documents are not replicated and not in `bulkDocs`' remit; they go straight to `put`.
  */
-import { type BatchWriter, batchWriter, type ItemResult } from '../sync/batchWriter.js';
+import { type BatchWriter, batchWriter, type ItemResult } from '../lib/batchWriter.js';
 import type { Database } from './pouch.js';
 
 export interface PutDoc {

@@ -11,6 +11,7 @@
  * mode other instances write too, so the service uses `noDocCache` there: a cache fed by the change
  * feed would let a revoked session act for the feed's delay (see decision 0019).
  */
+import { boundedCache } from '../lib/boundedCache.js';
 
 export interface DocCache<T> {
   /** The cached value of `id`, or what `load` reads (remembered unless a write intervened). */
@@ -37,19 +38,15 @@ export interface DocCache<T> {
 }
 
 export const docCache = <T>(maxEntries = 10_000): DocCache<T> => {
-  const entries = new Map<string, T | undefined>();
+  // Boxed: the cache holds the knowledge that a document is absent too, and lru-cache holds no
+  // `undefined`. Oldest fill first out (`src/lib/boundedCache.ts`).
+  const entries = boundedCache<{ readonly value: T | undefined }>({ maxEntries });
   // A load in flight holds a token for its id; a forget or remember of that id takes the token away,
   // and a load whose token is gone keeps its value to itself (it may have read the old document).
   // Per id, so a stream of writes to other documents does not starve the cache of fills.
   const loading = new Map<string, symbol>();
   const fill = (id: string, value: T | undefined) => {
-    entries.delete(id);
-    // Oldest first out: Map keeps insertion order, so the first key is the least recently filled.
-    if (entries.size >= maxEntries) {
-      const oldest = entries.keys().next();
-      if (oldest.done !== true) entries.delete(oldest.value);
-    }
-    entries.set(id, value);
+    entries.set(id, { value });
   };
   const begin = (id: string): symbol => {
     const token = Symbol(id);
@@ -64,7 +61,8 @@ export const docCache = <T>(maxEntries = 10_000): DocCache<T> => {
   };
   return {
     async read(id, load) {
-      if (entries.has(id)) return entries.get(id);
+      const held = entries.get(id);
+      if (held !== undefined) return held.value;
       const token = begin(id);
       let value: T | undefined;
       try {
@@ -80,11 +78,9 @@ export const docCache = <T>(maxEntries = 10_000): DocCache<T> => {
       const out = new Map<string, T>();
       const missing: string[] = [];
       for (const id of ids) {
-        if (!entries.has(id)) missing.push(id);
-        else {
-          const v = entries.get(id);
-          if (v !== undefined) out.set(id, v);
-        }
+        const held = entries.get(id);
+        if (held === undefined) missing.push(id);
+        else if (held.value !== undefined) out.set(id, held.value);
       }
       if (missing.length === 0) return out;
       const tokens = missing.map((id) => [id, begin(id)] as const);
@@ -115,9 +111,9 @@ export const docCache = <T>(maxEntries = 10_000): DocCache<T> => {
       loading.clear();
       entries.clear();
     },
-    size: () => entries.size,
+    size: () => entries.size(),
     has: (id) => entries.has(id),
-    peek: (id) => entries.get(id),
+    peek: (id) => entries.get(id)?.value,
   };
 };
 
@@ -147,33 +143,16 @@ export const weighedCache = <T>(
   weigh: (value: T) => number,
   maxWeight: number,
 ): DocCache<T> => {
-  // In the order they were counted: the first key is the oldest.
-  const weights = new Map<string, number>();
-  let total = 0;
-  const uncount = (id: string) => {
-    const w = weights.get(id);
-    if (w === undefined) return;
-    weights.delete(id);
-    total -= w;
-  };
+  // The weight of each value counted, youngest last; the bounded cache keeps the budget and names
+  // each id it drops to keep it, which `inner` then forgets.
+  const weights = boundedCache<number>({ maxWeight, weigh: (w) => w }, (id) => inner.forget(id));
   const count = (id: string) => {
-    uncount(id);
-    // Absent documents (held as such) weigh nothing.
+    weights.delete(id);
+    // Absent documents (held as such) weigh nothing, and so do values of no weight.
     const value = inner.peek(id);
     if (value === undefined) return;
     const w = weigh(value);
-    if (w > maxWeight) {
-      inner.forget(id);
-      return;
-    }
-    weights.set(id, w);
-    total += w;
-    while (total > maxWeight) {
-      const oldest = weights.keys().next();
-      if (oldest.done === true) break;
-      uncount(oldest.value);
-      inner.forget(oldest.value);
-    }
+    if (w > 0 && !weights.set(id, w)) inner.forget(id);
   };
   return {
     async read(id, load) {
@@ -200,12 +179,11 @@ export const weighedCache = <T>(
     },
     forget(id) {
       inner.forget(id);
-      uncount(id);
+      weights.delete(id);
     },
     clear() {
       inner.clear();
       weights.clear();
-      total = 0;
     },
     size: inner.size,
     has: inner.has,

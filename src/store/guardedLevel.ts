@@ -26,6 +26,7 @@
 import { statfs } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import leveldown from 'leveldown';
+import { waitAtMost } from '../lib/timeouts.js';
 import { isLevelDbIoError, StoreFailedError } from './storeErrors.js';
 
 type LevelDown = leveldown.LevelDown;
@@ -153,22 +154,22 @@ export const enterIndexCall = (source: string): IndexCall => {
  * a running index update makes the save that pouchdb-find does not await reject ("database is
  * closed") with nothing to catch it, which ends the process: the store waits for this before closing.
  */
-export const indexCallsSettled = (source: string, timeoutMs: number): Promise<void> => {
-  if ((indexCalls.get(source) ?? 0) === 0) return Promise.resolve();
-  return new Promise((resolve) => {
-    const waiters = indexIdle.get(source) ?? [];
-    indexIdle.set(source, waiters);
-    const wake = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      const at = waiters.indexOf(wake);
-      if (at >= 0) waiters.splice(at, 1);
-      resolve();
-    }, timeoutMs);
-    waiters.push(wake);
+export const indexCallsSettled = async (source: string, timeoutMs: number): Promise<void> => {
+  if ((indexCalls.get(source) ?? 0) === 0) return;
+  const waiters = indexIdle.get(source) ?? [];
+  indexIdle.set(source, waiters);
+  let wake: () => void = () => undefined;
+  const idle = new Promise<void>((resolve) => {
+    wake = resolve;
   });
+  waiters.push(wake);
+  try {
+    await waitAtMost(idle, timeoutMs);
+  } finally {
+    // Gone already when it was woken; still there when the wait timed out.
+    const at = waiters.indexOf(wake);
+    if (at >= 0) waiters.splice(at, 1);
+  }
 };
 
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
@@ -532,15 +533,12 @@ class GuardedLevelDown {
     }
   }
 
-  private drained(): Promise<void> {
-    if (this.iterators === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(), this.options.drainMs);
-      this.idle.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
+  private async drained(): Promise<void> {
+    if (this.iterators === 0) return;
+    const idle = new Promise<void>((resolve) => {
+      this.idle.push(resolve);
     });
+    await waitAtMost(idle, this.options.drainMs);
   }
 
   /**
@@ -602,7 +600,7 @@ export interface LevelDownFactory {
 export const guardedLevelDown = (options: Partial<GuardOptions> = {}): LevelDownFactory => {
   const settings: GuardOptions = { ...defaultOptions, ...options };
   // PouchDB keys its cache of open databases by this function's name, and `destroy` by its property.
-  const factory = function guardedLeveldown(location: string): GuardedLevelDown {
+  const factory = function openGuardedLevelDown(location: string): GuardedLevelDown {
     return new GuardedLevelDown(location, settings);
   };
   return Object.assign(factory, {
@@ -611,4 +609,4 @@ export const guardedLevelDown = (options: Partial<GuardOptions> = {}): LevelDown
 };
 
 /** The factory the store uses. */
-export const guardedLeveldown = guardedLevelDown();
+export const defaultGuardedLevelDown = guardedLevelDown();

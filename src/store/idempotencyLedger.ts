@@ -15,8 +15,10 @@
  *   that already happened is refused by the check-in rules either way.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import { IdempotencyRecord, type StoredResponse } from '../domain/idempotencyRecord.js';
+import { waitAtMost } from '../lib/timeouts.js';
 import { putBatched } from './batchedPut.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound, isShortOfQuorum } from './storeErrors.js';
@@ -103,8 +105,6 @@ const completeDoc = (claim: Claim, request: ClaimRequest, response: StoredRespon
   state: 'complete' as const,
   response,
 });
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 const purgeExpired = async (
   db: Database,
@@ -417,14 +417,7 @@ export const exclusiveIdempotencyLedger = (
       const h = held.get(ledgerDocId(key, principalId));
       // Nothing held here: the wait is on a stored claim (left by an earlier process), so poll.
       if (h === undefined) return sleep(ms);
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        h.ended,
-        new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, ms);
-        }),
-      ]);
-      clearTimeout(timer);
+      await waitAtMost(h.ended, ms);
     },
 
     purgeExpired: (now, batchSize = 500) => purgeExpired(db, now, batchSize, (id) => stored.removed(id)),

@@ -1,5 +1,5 @@
 /**
- * Rate-limit counters kept in the private database, so every app instance on one CouchDB counts the
+ * Rate-limit counters kept in the `requests` database, so every app instance on one CouchDB counts the
  * same requests. Insert-only, so there is nothing to conflict on: each request writes one hit whose id
  * sorts by client and time, then counts the hits of its window up to its own id with one range read;
  * that count is its rank for the pure rule. Refused requests are hits too.

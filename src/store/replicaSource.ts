@@ -2,6 +2,7 @@
  * The roster database as a replication source (read only): what the `/api/v1/replication/roster`
  * endpoints answer, in CouchDB's shapes, straight from PouchDB. Nothing here writes.
  */
+import { waitAtMost } from '../lib/timeouts.js';
 import type { Database } from './pouch.js';
 
 export interface ChangesQuery {
@@ -66,20 +67,18 @@ export const replicaSource = (db: Database, name: string): ReplicaSource => ({
       last_seq: res.last_seq,
     };
   },
-  waitForChange(q, timeoutMs, signal) {
-    return new Promise<void>((resolve) => {
-      const feed = db.changes({ since: q.since, live: true, limit: 1, ...filterOptions(q) });
-      const finish = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', finish);
-        feed.cancel();
-        resolve();
-      };
-      const timer = setTimeout(finish, timeoutMs);
-      signal.addEventListener('abort', finish);
-      feed.on('change', finish);
-      feed.on('error', finish);
+  async waitForChange(q, timeoutMs, signal) {
+    const feed = db.changes({ since: q.since, live: true, limit: 1, ...filterOptions(q) });
+    // A feed that fails ends the wait as a change would: the caller reads the changes again.
+    const changed = new Promise<void>((resolve) => {
+      feed.on('change', () => resolve());
+      feed.on('error', () => resolve());
     });
+    try {
+      await waitAtMost(changed, timeoutMs, signal);
+    } finally {
+      feed.cancel();
+    }
   },
   // `latest` is a PouchDB option its typings lack; a prepared object passes it through.
   async bulkGet(docs, options) {

@@ -13,10 +13,11 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { withTimeout } from '../lib/timeouts.js';
 import { boundedFetch } from './boundedFetch.js';
 import { ensureEventsGuard } from './eventsDesign.js';
 import {
-  guardedLeveldown,
+  defaultGuardedLevelDown,
   indexCallsSettled,
   type LevelDownFactory,
   unhealthyDatabases,
@@ -63,22 +64,6 @@ export const databaseAddress = (location: StoreLocation, name: DatabaseName): st
   return new URL(encodeURIComponent(dbName), base).toString();
 };
 
-/** Rejects when `p` has not settled within `ms` (what `p` does later is ignored). */
-export const withTimeout = <A>(p: Promise<A>, ms: number): Promise<A> =>
-  new Promise<A>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    p.then(
-      (a) => {
-        clearTimeout(timer);
-        resolve(a);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
-
 export interface StoreOptions {
   /** The embedded store's guarded leveldown; tests give one with injected faults. */
   readonly levelDown?: LevelDownFactory;
@@ -109,7 +94,7 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
   // The index databases already had it (pouchdb-abstract-mapreduce sets it on its own).
   const embedded = {
     adapter: 'leveldb',
-    db: options.levelDown ?? guardedLeveldown,
+    db: options.levelDown ?? defaultGuardedLevelDown,
     cacheSize: 256 * 2 ** 10,
     writeBufferSize: 512 * 2 ** 10,
     auto_compaction: true,

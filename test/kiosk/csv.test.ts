@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { neutralise, toCsv } from '../../src/kiosk/app/csv.js';
+import { toCsv } from '../../src/kiosk/app/csv.js';
+import { neutralise } from '../../src/lib/csvFormulas.js';
 
 /** RFC 4180 read back: quoted cells, doubled quotes, CRLF between records. */
 const parse = (text: string): string[][] => {

@@ -11,6 +11,7 @@ import {
   type NewAuditEntry,
 } from '../../src/domain/audit.js';
 import { isUuidV4 } from '../../src/domain/codec.js';
+import { WriterClosed } from '../../src/lib/batchWriter.js';
 import {
   type AuditLog,
   type AuditLogOptions,
@@ -19,7 +20,6 @@ import {
   InvalidAuditEntry,
 } from '../../src/store/auditLog.js';
 import { openStore, type Store, type StoreLocation } from '../../src/store/store.js';
-import { WriterClosed } from '../../src/sync/batchWriter.js';
 import {
   type CouchServer,
   couchServerLabel,

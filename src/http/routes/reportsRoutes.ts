@@ -15,6 +15,7 @@ import {
 } from '../../domain/codec.js';
 import { type ApiError, apiError } from '../../domain/errors.js';
 import { ConflictRecord } from '../../domain/projection.js';
+import { neutralise } from '../../lib/csvFormulas.js';
 import { defineRoute } from '../route.js';
 
 export const MAX_REPORT_DAYS = 366;
@@ -83,11 +84,14 @@ const CSV_COLUMNS = [
   'checkedOutAt',
 ] as const;
 
-/** One header line and one line per row; cells that a spreadsheet would run as formulas are escaped. */
+/**
+ * One header line and one line per row; cells that a spreadsheet would run as formulas are escaped by
+ * the rule the kiosk's downloads share (`neutralise`), not by csv-stringify's narrower `escape_formulas`.
+ */
 export const attendanceCsv = (report: AttendanceReport): string =>
   stringify(
-    report.rows.map((r) => CSV_COLUMNS.map((c) => (r[c] === null ? '' : String(r[c])))),
-    { header: true, columns: [...CSV_COLUMNS], escape_formulas: true, record_delimiter: 'windows' },
+    report.rows.map((r) => CSV_COLUMNS.map((c) => (r[c] === null ? '' : neutralise(String(r[c]))))),
+    { header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows' },
   );
 
 const invalid = (path: string, message: string): ApiError =>

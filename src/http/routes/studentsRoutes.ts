@@ -17,6 +17,7 @@ import {
 import { exportStudent, StudentExport } from '../../roster/studentExport.js';
 import { studentView } from '../../roster/studentService.js';
 import { foldName, photosAllowed, visibleStudentFields } from '../../rules/students.js';
+// biome-ignore lint/style/noRestrictedImports: this route shapes a stored student with the store's own mapping; issue #22 (part 4) moves it behind the student service.
 import { toRecord } from '../../store/students.js';
 import { actorOf } from '../actor.js';
 import { defineRoute, type HandlerContext } from '../route.js';

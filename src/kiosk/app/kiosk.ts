@@ -13,7 +13,7 @@ import { localCheckinEvents } from './outboxEvents.js';
 import { buildRosterIndex, checkinAspectKey, type RosterIndex } from './rosterIndex.js';
 import type { Session } from './session.js';
 import { type CheckinConfig, loadConfig, saveConfig, saveLang } from './storage.js';
-import type { SyncEngine, SyncStatus } from './sync.js';
+import type { SyncEngine, SyncEngineState } from './sync.js';
 
 export interface Screen {
   readonly name: string;
@@ -48,7 +48,7 @@ export interface KioskParts {
   readonly lang: Lang;
   readonly session: Session;
   readonly sync: SyncEngine;
-  readonly header: (kiosk: Kiosk, status: SyncStatus) => HTMLElement;
+  readonly header: (kiosk: Kiosk, status: SyncEngineState) => HTMLElement;
 }
 
 export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {

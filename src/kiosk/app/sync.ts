@@ -33,7 +33,11 @@ const MetaDoc = t.intersection([Meta, t.type({ _rev: t.string })]);
 const RefusedDoc = t.partial({ id: t.string, reason: t.string, message: t.string });
 const PouchError = t.partial({ status: t.number, name: t.string });
 
-export interface SyncStatus {
+/**
+ * What the header shows of the tablet's sync: connectivity, the outbox and sign-in trouble. Not the
+ * server's `SyncStatus`, which is the outcome of one synced event.
+ */
+export interface SyncEngineState {
   /** The browser says it is online and the last pass reached the server. */
   readonly online: boolean;
   readonly syncing: boolean;
@@ -47,20 +51,20 @@ export interface SyncStatus {
 export interface SyncEngine {
   readonly roster: PouchDB.Database;
   readonly outbox: PouchDB.Database;
-  status(): SyncStatus;
-  onStatus(listener: (s: SyncStatus) => void): void;
+  status(): SyncEngineState;
+  onStatus(listener: (s: SyncEngineState) => void): void;
   /** Called after a pull brought roster changes. */
   onRosterChanged(listener: () => void): void;
   /** Asks for a pass soon; passes never overlap. */
   kick(): void;
   /** One pass now; resolves when it ends (used after sign-in, which needs the roster). */
-  syncNow(): Promise<SyncStatus>;
+  syncNow(): Promise<SyncEngineState>;
   /** Recounts what waits (after a local write). */
   recount(): Promise<void>;
   start(): void;
 }
 
-const authProblemOf = (e: unknown): SyncStatus['authProblem'] | undefined => {
+const authProblemOf = (e: unknown): SyncEngineState['authProblem'] | undefined => {
   const decoded = PouchError.decode(e);
   if (E.isLeft(decoded)) return undefined;
   const { status, name } = decoded.right;
@@ -78,7 +82,7 @@ export const makeSyncEngine = (authedFetch: typeof fetch, canSync: () => boolean
       fetch: (url, opts) => authedFetch(url, opts),
     });
 
-  let status: SyncStatus = {
+  let status: SyncEngineState = {
     online: navigator.onLine,
     syncing: false,
     pending: 0,
@@ -86,9 +90,9 @@ export const makeSyncEngine = (authedFetch: typeof fetch, canSync: () => boolean
     lastSyncAt: null,
     authProblem: 'none',
   };
-  const statusListeners: Array<(s: SyncStatus) => void> = [];
+  const statusListeners: Array<(s: SyncEngineState) => void> = [];
   const rosterListeners: Array<() => void> = [];
-  const update = (patch: Partial<SyncStatus>) => {
+  const update = (patch: Partial<SyncEngineState>) => {
     status = { ...status, ...patch };
     for (const l of statusListeners) l(status);
   };
@@ -133,7 +137,7 @@ export const makeSyncEngine = (authedFetch: typeof fetch, canSync: () => boolean
     if (result.docs_written > 0) for (const l of rosterListeners) l();
   };
 
-  let running: Promise<SyncStatus> | undefined;
+  let running: Promise<SyncEngineState> | undefined;
   let again = false;
   let failures = 0;
   let retry: number | undefined;
@@ -142,7 +146,7 @@ export const makeSyncEngine = (authedFetch: typeof fetch, canSync: () => boolean
     window.clearTimeout(retry);
     retry = window.setTimeout(() => void syncNow(), Math.min(RETRY_MAX_MS, 500 * 2 ** failures));
   };
-  const pass = async (): Promise<SyncStatus> => {
+  const pass = async (): Promise<SyncEngineState> => {
     if (!navigator.onLine || !canSync()) {
       // The `online` event (or the watch below) starts the next pass.
       update({ online: navigator.onLine });
@@ -170,7 +174,7 @@ export const makeSyncEngine = (authedFetch: typeof fetch, canSync: () => boolean
     return status;
   };
 
-  const syncNow = (): Promise<SyncStatus> => {
+  const syncNow = (): Promise<SyncEngineState> => {
     if (running !== undefined) {
       again = true;
       return running;

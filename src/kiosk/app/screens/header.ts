@@ -5,12 +5,12 @@
 import { accessOf } from '../access.js';
 import { h } from '../dom.js';
 import type { Kiosk } from '../kiosk.js';
-import type { SyncStatus } from '../sync.js';
+import type { SyncEngineState } from '../sync.js';
 import { adminScreen } from './admin.js';
 import { sessionsScreen } from './sessions.js';
 import { signInScreen } from './signIn.js';
 
-const statusText = (kiosk: Kiosk, s: SyncStatus): string => {
+const statusText = (kiosk: Kiosk, s: SyncEngineState): string => {
   const parts = [
     s.syncing ? kiosk.t('status.syncing') : kiosk.t(s.online ? 'status.online' : 'status.offline'),
     s.pending > 0 ? kiosk.t('status.pending', { n: s.pending }) : kiosk.t('status.allSent'),
@@ -44,7 +44,7 @@ const nav = (kiosk: Kiosk): HTMLElement | null => {
   return null;
 };
 
-export const header = (kiosk: Kiosk, s: SyncStatus): HTMLElement => {
+export const header = (kiosk: Kiosk, s: SyncEngineState): HTMLElement => {
   const user = kiosk.session.current();
   const notice = h('span', { className: 'header-notice', attrs: { role: 'alert' } });
   const signOut = async () => {

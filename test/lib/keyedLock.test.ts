@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { keyedLock } from '../../src/sync/keyedLock.js';
+import { keyedLock } from '../../src/lib/keyedLock.js';
 
 const tick = () => new Promise((r) => setTimeout(r, 1));
 

@@ -9,7 +9,7 @@ import {
   type ItemResult,
   WriteReportedNothing,
   WriterClosed,
-} from '../../src/sync/batchWriter.js';
+} from '../../src/lib/batchWriter.js';
 
 const newScheduler = () =>
   new TestScheduler((actual, expected) => {
