@@ -11,6 +11,8 @@ import * as t from 'io-ts';
 import { defer, map, merge, type Observable, Subject, type Subscription, takeUntil } from 'rxjs';
 import type { PendingAuditEntry } from '../domain/audit.js';
 import type { EventDoc } from '../domain/event.js';
+import { keyedLock } from '../lib/keyedLock.js';
+import { waitAtMost } from '../lib/timeouts.js';
 import type { AspectProjection } from '../rules/projections.js';
 import type { Database } from '../store/pouch.js';
 import type { ProjectionStore } from '../store/projections.js';
@@ -22,7 +24,6 @@ import {
   type Page,
   type Seq,
 } from './eventPipeline.js';
-import { keyedLock } from './keyedLock.js';
 import { type ProjectedBatch, type ProjectorDeps, projectBatch } from './projector.js';
 import { type Leaf, settledPage } from './settledCopies.js';
 
@@ -266,16 +267,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
         pipeline.wake();
         const known = await options.projections.loadAspects(aspects);
         for (const a of known.values()) for (const e of a.events) pending.delete(e.eventId);
-        if (pending.size > 0) {
-          let timer: NodeJS.Timeout | undefined;
-          await Promise.race([
-            allSeen,
-            new Promise<void>((resolve) => {
-              timer = setTimeout(resolve, timeoutMs);
-            }),
-          ]);
-          clearTimeout(timer);
-        }
+        if (pending.size > 0) await waitAtMost(allSeen, timeoutMs);
       } finally {
         sub.unsubscribe();
       }

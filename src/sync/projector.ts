@@ -13,6 +13,7 @@
  */
 import { v5 as uuidV5 } from 'uuid';
 import type { AuditKey, NewAuditEntry, PendingAuditEntry } from '../domain/audit.js';
+import type { KeyedLock } from '../lib/keyedLock.js';
 import {
   type AspectEventRecord,
   type AspectProjection,
@@ -23,7 +24,6 @@ import {
 } from '../rules/projections.js';
 import type { LoadedAspect, ProjectionStore, Quarantine } from '../store/projections.js';
 import type { DecodedChange } from './eventPipeline.js';
-import type { KeyedLock } from './keyedLock.js';
 
 export interface ProjectorDeps {
   readonly projections: ProjectionStore;
