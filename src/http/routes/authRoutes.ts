@@ -60,7 +60,7 @@ export const loginRoute = defineRoute({
     codec: TokenPair,
     headers: { 'Set-Cookie': 'cookie mode: the refresh token' },
   },
-  errors: ['RATE_LIMITED'],
+  errors: ['UNAUTHORIZED', 'RATE_LIMITED'],
   handler: async ({ body, deps, headers }) => {
     // Public route: X-Device-Id is optional here, and only a UUID is kept on the session.
     const device = headers['x-device-id'];
@@ -92,7 +92,7 @@ export const refreshRoute = defineRoute({
     codec: TokenPair,
     headers: { 'Set-Cookie': 'cookie mode: the new refresh token' },
   },
-  errors: ['COMPROMISED_SESSION', 'SESSION_EXPIRED', 'RATE_LIMITED', 'CSRF_TOKEN_INVALID'],
+  errors: ['UNAUTHORIZED', 'COMPROMISED_SESSION', 'SESSION_EXPIRED', 'RATE_LIMITED', 'CSRF_TOKEN_INVALID'],
   handler: async ({ body, deps, headers, receivedAt }) => {
     const mode = deps.config.sessionMode;
     const token = mode === 'bearer' ? body.refreshToken : cookieValue(headers.cookie, REFRESH_COOKIE);
@@ -125,7 +125,12 @@ export const revokeRoute = defineRoute({
   auth: 'bearer',
   summary: 'Sign out: revoke this session and its refresh token',
   tags: ['auth'],
-  response: { status: 200, description: 'Revoked; the access token stops working at once.', codec: Revoked },
+  response: {
+    status: 200,
+    description: 'Revoked; the access token stops working at once.',
+    codec: Revoked,
+    headers: { 'Set-Cookie': 'cookie mode: clears the refresh cookie' },
+  },
   handler: async ({ principal, deps }) => {
     if (principal === null) return E.left(apiError('UNAUTHORIZED'));
     const revoked = await deps.auth.sessions.revoke(principal);
