@@ -21,6 +21,7 @@ import type { StudentDoc } from './domain/student.js';
 import type { UserDoc } from './domain/user.js';
 import { makeApp } from './http/app.js';
 import { devAuthenticator, jwtAuthenticator, jwtKey } from './http/authenticate.js';
+import { answerClientError } from './http/clientError.js';
 import type { AppDeps } from './http/deps.js';
 import { DEFAULT_IDEMPOTENCY_SETTINGS, type IdempotencySettings } from './http/idempotency.js';
 import { routes as defaultRoutes } from './http/registry.js';
@@ -336,6 +337,8 @@ export const startService = async (
   );
   const app = makeApp(deps, options.routes ?? defaultRoutes);
   const server = createServer(app);
+  // What Node's parser refuses never reaches Express: answered in the envelope here (0005).
+  server.on('clientError', answerClientError(logger));
   // Slow or idle clients must not hold sockets for ever (tablets on bad Wi-Fi open many).
   server.headersTimeout = 20_000;
   server.requestTimeout = 60_000;

@@ -9,15 +9,19 @@ export interface AccessClaims {
   readonly csrfToken: string;
 }
 
-/** HS256 with the prebuilt key; `iat` and `exp` come from the injected clock, not jsonwebtoken's. */
+/**
+ * HS256 with the prebuilt key; `iat` and `exp` come from the injected clock, not jsonwebtoken's.
+ * `expiresAt` is already capped at the session's end (`sessionWindow`); JWT times are whole seconds,
+ * so it is rounded down: the token never outlives the session by a fraction.
+ */
 export const signAccessToken = (
   key: KeyObject,
   claims: AccessClaims,
   now: Date,
-  ttlSeconds: number,
+  expiresAt: Date,
 ): { token: string; expiresAt: Date } => {
   const iat = Math.floor(now.getTime() / 1000);
-  const exp = iat + ttlSeconds;
+  const exp = Math.floor(expiresAt.getTime() / 1000);
   const token = jwt.sign({ ...claims, roles: [...claims.roles], iat, exp }, key, { algorithm: 'HS256' });
   return { token, expiresAt: new Date(exp * 1000) };
 };

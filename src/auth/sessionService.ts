@@ -11,17 +11,13 @@ import { type ApiError, apiError } from '../domain/errors.js';
 import type { Principal } from '../domain/principal.js';
 import type { SessionDoc, TokenPair } from '../domain/session.js';
 import type { UserDoc } from '../domain/user.js';
-import { decideAccess, decideRefresh } from '../rules/sessions.js';
+import { decideAccess, decideRefresh, type SessionLifetimes, sessionWindow } from '../rules/sessions.js';
 import type { RoleStore } from '../store/roles.js';
 import type { NewSession, SessionStore } from '../store/sessions.js';
 import type { UserStore } from '../store/users.js';
 import { signAccessToken } from './accessTokens.js';
 
-export interface SessionSettings {
-  readonly accessTokenTtlSeconds: number;
-  readonly refreshTokenTtlSeconds: number;
-  readonly sessionTtlSeconds: number;
-}
+export type SessionSettings = SessionLifetimes;
 
 export interface SessionServiceDeps {
   readonly users: UserStore;
@@ -36,14 +32,14 @@ export interface SessionServiceDeps {
 export interface Issued {
   readonly pair: Omit<TokenPair, 'refreshToken'>;
   readonly refreshToken: string;
+  /** What is left of the refresh token's life: a cookie must not outlive it (nor the session). */
+  readonly refreshTtlSeconds: number;
 }
 
 const loginFailed = (): ApiError =>
   apiError('UNAUTHORIZED', 'The email or password is wrong, or the account is not active.');
 const refreshFailed = (): ApiError =>
   apiError('UNAUTHORIZED', 'The refresh token is not valid; sign in again.');
-
-const plusSeconds = (d: Date, s: number): Date => new Date(d.getTime() + s * 1000);
 
 export interface SessionService {
   login(email: string, password: string, deviceId: string | null): Promise<E.Either<ApiError, Issued>>;
@@ -79,11 +75,14 @@ export interface SessionService {
 export const sessionService = (deps: SessionServiceDeps): SessionService => {
   const { settings } = deps;
 
+  /** `sessionEnd`: the end of the login a refresh continues; a login starts a new one. */
   const issue = async (
     user: UserDoc,
     deviceId: string | null,
+    sessionEnd?: Date,
   ): Promise<{ session: NewSession; issued: Issued }> => {
     const now = deps.clock();
+    const window = sessionWindow(now, settings, sessionEnd);
     const refreshToken = newRefreshToken();
     const session: NewSession = {
       sessionId: newSessionId(),
@@ -91,8 +90,8 @@ export const sessionService = (deps: SessionServiceDeps): SessionService => {
       refreshTokenHash: hashToken(refreshToken),
       csrfToken: newCsrfToken(),
       createdAt: now.toISOString(),
-      expiresAt: plusSeconds(now, settings.sessionTtlSeconds).toISOString(),
-      refreshExpiresAt: plusSeconds(now, settings.refreshTokenTtlSeconds).toISOString(),
+      expiresAt: window.sessionExpiresAt.toISOString(),
+      refreshExpiresAt: window.refreshExpiresAt.toISOString(),
       deviceId,
       revokedAt: null,
       revokeReason: null,
@@ -109,12 +108,16 @@ export const sessionService = (deps: SessionServiceDeps): SessionService => {
         csrfToken: session.csrfToken,
       },
       now,
-      settings.accessTokenTtlSeconds,
+      window.accessExpiresAt,
     );
     return {
       session,
       issued: {
         refreshToken,
+        refreshTtlSeconds: Math.max(
+          0,
+          Math.floor((window.refreshExpiresAt.getTime() - now.getTime()) / 1000),
+        ),
         pair: {
           accessToken: access.token,
           csrfToken: session.csrfToken,
@@ -166,10 +169,12 @@ export const sessionService = (deps: SessionServiceDeps): SessionService => {
         await deps.sessions.revokeAllForUser(session.userId, 'COMPROMISED', now.toISOString());
         return E.left(apiError('COMPROMISED_SESSION'));
       }
+      if (decision === 'session-expired') return E.left(apiError('SESSION_EXPIRED'));
       if (decision === 'race' || decision === 'expired') return E.left(refreshFailed());
       const user = await deps.users.get(session.userId);
       if (user === undefined || user.status !== 'ACTIVE') return E.left(refreshFailed());
-      const { session: next, issued } = await issue(user, session.deviceId);
+      // The new link keeps the login's end: refreshing rotates tokens, it never prolongs the session.
+      const { session: next, issued } = await issue(user, session.deviceId, new Date(session.expiresAt));
       const rotated = await deps.sessions.rotate(session, next, now.toISOString());
       // Another refresh with this token won the compare-and-swap a moment ago: a benign double send
       // (a later, sequential reuse of the same token is caught above as a compromise).
@@ -194,6 +199,7 @@ export const sessionService = (deps: SessionServiceDeps): SessionService => {
       const session = await deps.sessions.get(sessionId);
       if (session === undefined) return E.left(apiError('UNAUTHORIZED'));
       const now = deps.clock();
+      if (now.getTime() >= Date.parse(session.expiresAt)) return E.left(apiError('SESSION_EXPIRED'));
       return E.right({
         status: 'ACTIVE' as const,
         expiresAt: session.expiresAt,

@@ -2,6 +2,29 @@
 import * as t from 'io-ts';
 import { boundedString, IsoInstant, nullable, object, refine, Uuid } from './codec.js';
 
+/** The daily code's alphabet has no look-alikes (no 0/O, 1/I/L); `rules/checkin.ts` draws from it. */
+export const CODE_ALPHABET = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
+export const CODE_LENGTH = 6;
+
+const CODE_RE = new RegExp(`^[${CODE_ALPHABET}]{${CODE_LENGTH}}$`, 'i');
+
+/**
+ * A typed daily code: exactly 6 characters of the alphabet, either case. Anything else cannot be a
+ * code, so it is a validation failure and never counts as a wrong attempt towards the lock: a typo
+ * of length (or a 0 for an O) must not cost a family one of its tries.
+ */
+export const DailyCode = refine(
+  t.string,
+  (s) => CODE_RE.test(s),
+  `${CODE_LENGTH} characters of ${CODE_ALPHABET} (either case)`,
+  {
+    pattern: `^[${CODE_ALPHABET}${CODE_ALPHABET.replace(/[0-9]/g, '').toLowerCase()}]{${CODE_LENGTH}}$`,
+    minLength: CODE_LENGTH,
+    maxLength: CODE_LENGTH,
+    examples: ['K7M2QX'],
+  },
+);
+
 /**
  * CODE_ONLY: the label's code opens the gate. CODE_AND_ADULT: the code and an adult on the child's
  * pickup list (a guardian named on the record; later also verified adults and temporary grants), with
@@ -114,7 +137,7 @@ export const CheckoutBody = object(
   'CheckOutBody',
   {
     checkInId: Uuid,
-    code: boundedString(1, 12),
+    code: DailyCode,
     pickupPerson: boundedString(1, 120, { classification: 'personal' }),
   },
   { pickupPhoneSuffix: boundedString(4, 12) },

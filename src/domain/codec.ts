@@ -23,6 +23,8 @@ export interface SchemaMeta {
   readonly examples?: ReadonlyArray<unknown>;
   readonly classification?: Classification;
   readonly readOnly?: boolean;
+  /** Still accepted, kept for older clients; new clients should not send it. */
+  readonly deprecated?: boolean;
 }
 
 // Kept outside the codecs so that io-ts' own types stay untouched; only codecs created by the helpers

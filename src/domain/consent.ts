@@ -3,7 +3,7 @@
  * new record. The term text is frozen into the record at consent time.
  */
 import * as t from 'io-ts';
-import { boundedString, IsoInstant, nullable, object, Uuid } from './codec.js';
+import { annotate, boundedString, IsoInstant, nullable, object, Uuid } from './codec.js';
 
 export const VerificationMethod = t.keyof({
   RECEPTION_GUARDIAN_PHOTO: null,
@@ -117,5 +117,25 @@ export const ConsentHistory = object(
   },
 );
 
-export const RevokeConsentBody = object('RevokeConsentBody', { reason: boundedString(3, 500) });
+const RevocationReason = boundedString(3, 500);
+
+/**
+ * `revocation_reason` is the record's field and the spec's name (consent bodies use the record's
+ * snake_case names). `reason`, the name this endpoint first took, stays accepted as a deprecated
+ * alias: v1 admits only backward-compatible changes (decision 0014). Exactly one of the two: each
+ * form is a closed object, so a body with both, or neither, matches no form and is a 400.
+ */
+export const RevokeConsentBody = t.union([
+  object('RevokeConsentBody', { revocation_reason: RevocationReason }),
+  object(
+    'RevokeConsentBodyDeprecated',
+    { reason: annotate(boundedString(3, 500), { deprecated: true }) },
+    {},
+    { deprecated: true, description: 'Deprecated: send `revocation_reason`.' },
+  ),
+]);
+export type RevokeConsentBody = t.TypeOf<typeof RevokeConsentBody>;
+
+export const revocationReasonOf = (body: RevokeConsentBody): string =>
+  'revocation_reason' in body ? body.revocation_reason : body.reason;
 export const ConsentIdParams = object('ConsentIdParams', { consentId: t.string });

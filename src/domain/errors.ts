@@ -27,6 +27,8 @@ export const errorCatalogue = {
   ALREADY_SEEDED: { status: 409, message: 'The database already holds users.' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than allowed.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body encoding is not supported.' },
+  REQUEST_TIMEOUT: { status: 408, message: 'The request took too long to arrive.' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are larger than allowed.' },
   CHECKOUT_LOCKED: {
     status: 423,
     message: 'Check-out is locked after too many wrong codes; use an emergency check-out.',

@@ -5,6 +5,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
+import jwt from 'jsonwebtoken';
 import { verifiedTokens } from '../auth/verifiedTokens.js';
 import type { DevTokens } from '../config/config.js';
 import { equalBytes, sha256 } from '../crypto/bytes.js';
@@ -104,14 +105,34 @@ export interface JwtAuthenticatorOptions {
 export const jwtAuthenticator = (options: JwtAuthenticatorOptions): Authenticator => {
   // A token's signature is checked once per process; its times and its session on every request.
   const tokens = verifiedTokens(options.key);
+  /**
+   * An access token's `exp` is capped at its session's end, so at the end of a session the client
+   * holds an expired token. Genuine (signature checked) and bound to a session that has ended, it is
+   * answered SESSION_EXPIRED: the client must sign in again, and refreshing will not help. Any other
+   * expired token stays the plain 401 that a refresh cures.
+   */
+  const expiredToken = async (token: string): Promise<E.Either<ApiError, Principal>> => {
+    if (options.checkPrincipal === undefined) return E.left(invalidToken());
+    let payload: unknown;
+    try {
+      payload = jwt.verify(token, options.key, { algorithms: ['HS256'], ignoreExpiration: true });
+    } catch {
+      return E.left(invalidToken());
+    }
+    const decoded = AccessTokenClaims.decode(payload);
+    const principal = E.isRight(decoded) ? principalFromClaims(decoded.right) : undefined;
+    if (principal === undefined) return E.left(invalidToken());
+    const checked = await options.checkPrincipal(principal);
+    return E.isLeft(checked) && checked.left.code === 'SESSION_EXPIRED' ? checked : E.left(invalidToken());
+  };
   return {
     mode: 'jwt',
     async authenticate(token) {
       let payload: unknown;
       try {
         payload = tokens.verify(token, Math.floor(options.clock().getTime() / 1000));
-      } catch {
-        return E.left(invalidToken());
+      } catch (e) {
+        return e instanceof jwt.TokenExpiredError ? expiredToken(token) : E.left(invalidToken());
       }
       const decoded = AccessTokenClaims.decode(payload);
       if (E.isLeft(decoded)) return E.left(invalidToken());

@@ -8,8 +8,9 @@
  * of IO and of any particular crypto library (Node's on the server, WebCrypto on a tablet).
  */
 
-export const CODE_ALPHABET = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
-export const CODE_LENGTH = 6;
+import { CODE_ALPHABET, CODE_LENGTH } from '../domain/checkin.js';
+
+export { CODE_ALPHABET, CODE_LENGTH };
 
 /** A handful of substrings a printed label should never show a family; matched after the code is drawn. */
 const BLOCKED = [

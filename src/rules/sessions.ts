@@ -1,5 +1,6 @@
 /**
- * Session rules, pure. A session is one link of a login's refresh chain.
+ * Session rules, pure. A session is one link of a login's refresh chain; every link carries the
+ * login's end (SESSION_TTL from the sign-in), so rotating tokens never makes a session last longer.
  * - Refresh: a live, unexpired session rotates; a revoked or replaced one means the token was stolen
  *   or replayed (reuse → every session of the user is revoked); past the refresh lifetime it expired.
  *   Except when a refresh with the same token rotated it after this one arrived: a client that sent
@@ -20,7 +21,37 @@ export interface SessionFacts {
   readonly refreshExpiresAt: string;
 }
 
-export type RefreshDecision = 'rotate' | 'race' | 'reuse' | 'expired';
+export type RefreshDecision = 'rotate' | 'race' | 'reuse' | 'session-expired' | 'expired';
+
+export interface SessionLifetimes {
+  readonly accessTokenTtlSeconds: number;
+  readonly refreshTokenTtlSeconds: number;
+  readonly sessionTtlSeconds: number;
+}
+
+export interface SessionWindow {
+  /** The login's absolute end: a refresh inherits it, so it is never moved. */
+  readonly sessionExpiresAt: Date;
+  readonly refreshExpiresAt: Date;
+  readonly accessExpiresAt: Date;
+}
+
+const earlier = (a: Date, b: Date): Date => (a.getTime() <= b.getTime() ? a : b);
+const plusSeconds = (d: Date, s: number): Date => new Date(d.getTime() + s * 1000);
+
+/**
+ * The times of a new link of the chain. `sessionEnd` is the chain's end when refreshing, absent at
+ * login. Nothing issued outlives the session: a refresh token or access token that did would be a
+ * way round SESSION_TTL (and a client could not tell when signing in again becomes necessary).
+ */
+export const sessionWindow = (now: Date, ttl: SessionLifetimes, sessionEnd?: Date): SessionWindow => {
+  const sessionExpiresAt = sessionEnd ?? plusSeconds(now, ttl.sessionTtlSeconds);
+  return {
+    sessionExpiresAt,
+    refreshExpiresAt: earlier(plusSeconds(now, ttl.refreshTokenTtlSeconds), sessionExpiresAt),
+    accessExpiresAt: earlier(plusSeconds(now, ttl.accessTokenTtlSeconds), sessionExpiresAt),
+  };
+};
 
 /**
  * `receivedAt`: when this refresh reached the server. A rotation stamped after it was made by a
@@ -32,6 +63,7 @@ export const decideRefresh = (session: SessionFacts, now: Date, receivedAt: Date
       session.revokeReason === 'ROTATED' && session.revokedAt !== null ? Date.parse(session.revokedAt) : NaN;
     return rotatedAt > receivedAt.getTime() ? 'race' : 'reuse';
   }
+  if (now.getTime() >= Date.parse(session.expiresAt)) return 'session-expired';
   if (now.getTime() >= Date.parse(session.refreshExpiresAt)) return 'expired';
   return 'rotate';
 };

@@ -407,8 +407,9 @@ describe('cookie session mode', function () {
     );
     expect(r.status).to.equal(200);
     const setCookie = r.headers.get('set-cookie') ?? '';
+    // The cookie lives as long as the session (24 h), not the refresh token's 7 days: it could not be used after.
     expect(setCookie).to.match(
-      /^chamada_refresh=[A-Za-z0-9_-]{43}; Path=\/api\/v1\/auth; Max-Age=604800; HttpOnly; Secure; SameSite=Strict$/,
+      /^chamada_refresh=[A-Za-z0-9_-]{43}; Path=\/api\/v1\/auth; Max-Age=86400; HttpOnly; Secure; SameSite=Strict$/,
     );
     expect(r.json).not.to.have.property('refreshToken');
   });

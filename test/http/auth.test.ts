@@ -320,10 +320,51 @@ describe('authentication (JWT mode)', function () {
       expectEnvelope(await refresh('A'.repeat(43)), 401, 'UNAUTHORIZED');
     });
 
-    it('a refresh token past its lifetime → 401', async () => {
+    it("a refresh after the session's end → 401 SESSION_EXPIRED, even within the refresh token's 7 days", async () => {
       const first = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      now += 3_600_000;
+      expectEnvelope(await refresh(first.refreshToken), 401, 'SESSION_EXPIRED');
       now += 604_800_000;
-      expectEnvelope(await refresh(first.refreshToken), 401, 'UNAUTHORIZED');
+      expectEnvelope(await refresh(first.refreshToken), 401, 'SESSION_EXPIRED');
+    });
+
+    it("refreshes rotate tokens within the login's lifetime and never extend it", async () => {
+      const loginAt = now;
+      const end = new Date(loginAt + 3_600_000).toISOString();
+      let tokens = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      // A client refreshing every 14 minutes, as an access token's life runs out.
+      for (let i = 0; i < 4; i++) {
+        now += 14 * 60_000;
+        const r = await refresh(tokens.refreshToken);
+        expect(r.status, r.text).to.equal(200);
+        expect(r.json).to.deep.include({ sessionExpiresAt: end, refreshTokenExpiresAt: end });
+        tokens = decodeTokens(r.json);
+      }
+      // 56 minutes after sign-in: the access token may live 4 more minutes, not 15.
+      expect(tokens.expiresAt).to.equal(end);
+      const claims = jwt.verify(tokens.accessToken, TEST_JWT_SECRET, {
+        algorithms: ['HS256'],
+        clockTimestamp: now / 1000,
+      });
+      expect(claims).to.deep.include({ exp: Date.parse(end) / 1000 });
+      now = loginAt + 3_600_000;
+      expectEnvelope(await refresh(tokens.refreshToken), 401, 'SESSION_EXPIRED');
+      expectEnvelope(
+        await call(url('/api/v1/users'), { headers: bearer(tokens.accessToken) }),
+        401,
+        'SESSION_EXPIRED',
+      );
+    });
+
+    it('an expired access token of a live session stays 401 UNAUTHORIZED: a refresh cures it', async () => {
+      const tokens = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      now += 15 * 60_000;
+      expectEnvelope(
+        await call(url('/api/v1/users'), { headers: bearer(tokens.accessToken) }),
+        401,
+        'UNAUTHORIZED',
+      );
+      expect((await refresh(tokens.refreshToken)).status).to.equal(200);
     });
   });
 
@@ -364,6 +405,21 @@ describe('authentication (JWT mode)', function () {
         body: JSON.stringify(body),
       });
       expectEnvelope(expired, 401, 'SESSION_EXPIRED');
+    });
+
+    it("after the session's end, its own last access token gets 401 SESSION_EXPIRED from validate", async () => {
+      const tokens = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      now += 50 * 60_000;
+      const last = decodeTokens(
+        (await call(url('/api/v1/auth/refresh'), jsonPost({ refreshToken: tokens.refreshToken }))).json,
+      );
+      now += 10 * 60_000;
+      const r = await call(url('/api/v1/session/validate'), {
+        method: 'POST',
+        headers: bearerMutation(last.accessToken),
+        body: JSON.stringify({ sessionId: last.sessionId, clientTime: new Date(now).toISOString() }),
+      });
+      expectEnvelope(r, 401, 'SESSION_EXPIRED');
     });
 
     it("a session id that is not the token's → 401", async () => {

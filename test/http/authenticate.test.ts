@@ -118,8 +118,18 @@ describe('JWT authenticator on a token it has verified before', () => {
     revoked = false;
     now = new Date((base.exp + 1) * 1000);
     const expired = await auth.authenticate(token);
+    // Expired inside a live session: a plain 401 a refresh cures. The check runs once more to tell
+    // this apart from a token that expired with its session (SESSION_EXPIRED, decision 0013).
     expect(E.isLeft(expired) && expired.left.code).to.equal('UNAUTHORIZED');
-    expect(checks).to.equal(3);
+    expect(checks).to.equal(4);
+    const sessionEnded = jwtAuthenticator({
+      key: jwtKey(SECRET),
+      clock: () => now,
+      checkPrincipal: async () =>
+        E.left({ _tag: 'ApiError', code: 'SESSION_EXPIRED', status: 401, message: 'ended' }),
+    });
+    const ended = await sessionEnded.authenticate(token);
+    expect(E.isLeft(ended) && ended.left.code).to.equal('SESSION_EXPIRED');
   });
 
   it('still refuses a token whose claims were changed after a verified one was remembered', async () => {

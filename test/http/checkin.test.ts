@@ -254,6 +254,31 @@ describe('check-in and check-out', function () {
       ).to.have.length(1);
     });
 
+    it('a code that is not 6 characters of the code alphabet → 400 VALIDATION_FAILED, never counted towards the lock', async () => {
+      const c = await checkIn();
+      const notCodes = [
+        c.code.slice(0, 5), // one character short
+        `${c.code}2`, // one too many
+        c.code.replace(/./, '0'), // 0, O, 1, I, L are not in the alphabet
+        c.code.replace(/./, 'I'),
+        ` ${c.code.slice(1)}`,
+        '',
+      ];
+      // More malformed codes than the lock allows attempts: none of them may lock the check-in.
+      for (const code of [...notCodes, ...notCodes]) {
+        const r = expectEnvelope(await out(c.checkInId, code), 400, 'VALIDATION_FAILED');
+        expect(JSON.stringify(r.details), code).to.contain('body.code');
+      }
+      expect(await attemptEvents(c.checkInId)).to.equal(0);
+      // A wrong code of the right form still counts, and the lock is untouched: 4 tries remain.
+      expect(
+        expectEnvelope(await out(c.checkInId, wrongCode(c.code)), 400, 'CHECKOUT_CODE_MISMATCH').details,
+      ).to.deep.equal({
+        remainingAttempts: 4,
+      });
+      expect((await out(c.checkInId, c.code.toLowerCase())).status).to.equal(200);
+    });
+
     it('50 concurrent wrong codes never allow more than the limit', async () => {
       const c = await checkIn();
       const results = await Promise.all(

@@ -1,4 +1,5 @@
 /** Black-box tests of the plumbing every endpoint shares, against the real app on a loopback port. */
+import { connect } from 'node:net';
 import { expect } from 'chai';
 import { CORS_ALLOWED_HEADERS } from '../../src/http/middleware/cors.js';
 import { AUTH_CLASSES, type AuthClass } from '../../src/rules/authorization.js';
@@ -19,6 +20,35 @@ const expectSecurityHeaders = (r: HttpResult) => {
   for (const [name, value] of SPEC_SECURITY_HEADERS) expect(r.headers.get(name), name).to.equal(value);
   expect(r.headers.get('x-powered-by')).to.equal(null);
 };
+
+/** Raw bytes to the server and its whole answer (it closes the connection), for what fetch cannot send. */
+const rawRequest = (base: string, request: string): Promise<HttpResult> =>
+  new Promise((resolve, reject) => {
+    const { hostname, port } = new URL(base);
+    const socket = connect(Number(port), hostname, () => socket.end(request));
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (c: string) => {
+      text += c;
+    });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head = '', body = ''] = text.split('\r\n\r\n', 2);
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const headers = new Headers();
+      for (const line of lines) {
+        const at = line.indexOf(':');
+        headers.append(line.slice(0, at), line.slice(at + 1).trim());
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(body);
+      } catch {
+        json = undefined;
+      }
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, text: body, json });
+    });
+  });
 
 describe('HTTP plumbing', () => {
   let svc: TestService;
@@ -192,6 +222,31 @@ describe('HTTP plumbing', () => {
         .find((l) => l.msg === 'unhandled error' && l.correlationId === e.correlationId);
       expect(logged, 'log line').to.not.equal(undefined);
     });
+
+    it("headers over Node's limit → 431 HEADERS_TOO_LARGE in the envelope, with the security headers", async () => {
+      const r = await rawRequest(
+        svc.url,
+        `GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`,
+      );
+      expectEnvelope(r, 431, 'HEADERS_TOO_LARGE');
+      expectSecurityHeaders(r);
+      expect(r.headers.get('cache-control')).to.equal('no-store');
+    });
+
+    for (const [what, request] of [
+      ['a request line that is not HTTP', 'HELLO THERE\r\n\r\n'],
+      ['a header without a colon', 'GET /api/v1/health HTTP/1.1\r\nHost: x\r\nbroken header\r\n\r\n'],
+      [
+        'a Content-Length that is not a number',
+        'POST /api/v1/health HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n',
+      ],
+    ] as const) {
+      it(`${what} → 400 VALIDATION_FAILED in the envelope, with the security headers`, async () => {
+        const r = await rawRequest(svc.url, request);
+        expectEnvelope(r, 400, 'VALIDATION_FAILED');
+        expectSecurityHeaders(r);
+      });
+    }
 
     it('a valid body passes through and the handler sets status and headers', async () => {
       const r = await call(url(`/api/v1/_probe/echo/${DEVICE_ID}`), {

@@ -313,10 +313,11 @@ describe('students', function () {
       const revoked = await send(
         'POST',
         `/api/v1/image-consents/${consentId}/revoke`,
-        { reason: 'A mãe pediu' },
+        { revocation_reason: 'A mãe pediu' },
         DEV_TOKENS.DEV_ADMIN_TOKEN,
       );
       expect(revoked.status, revoked.text).to.equal(200);
+      expect(revoked.json).to.deep.include({ revocation_reason: 'A mãe pediu' });
       expect((await get(`/api/v1/students/${id}`)).json).to.deep.include({ photoRef: null });
       expect(decodeAs(Page, (await get('/api/v1/students')).json).items[0]?.photoRef).to.equal(null);
       expectEnvelope(
@@ -364,6 +365,32 @@ describe('students', function () {
       expect(history.history.map((c) => c.consentId)).to.have.members([first, second]);
       expect(history.history.find((c) => c.consentId === first)?.revoked_at).to.be.a('string');
       expect(history.history.find((c) => c.consentId === second)?.revoked_at).to.equal(null);
+    });
+
+    it("revocation takes the spec's `revocation_reason`; the deprecated `reason` still works; both or neither → 400", async () => {
+      const id = await create();
+      const consentOf = async () =>
+        decodeAs(
+          t.type({ consentId: t.string }),
+          (await send('POST', '/api/v1/image-consents', consent(id))).json,
+        ).consentId;
+      const revoke = (c: string, body: unknown) =>
+        send('POST', `/api/v1/image-consents/${c}/revoke`, body, DEV_TOKENS.DEV_ADMIN_TOKEN);
+      const c = await consentOf();
+      for (const body of [
+        { revocation_reason: 'A mãe pediu', reason: 'A mãe pediu' },
+        {},
+        { revocation_reason: 'x' },
+        { reason: 'x' },
+      ]) {
+        expectEnvelope(await revoke(c, body), 400, 'VALIDATION_FAILED');
+      }
+      const legacy = await revoke(c, { reason: 'Pedido do pai' });
+      expect(legacy.status, legacy.text).to.equal(200);
+      expect(legacy.json).to.deep.include({ revocation_reason: 'Pedido do pai' });
+      const current = await revoke(await consentOf(), { revocation_reason: 'Pedido da mãe' });
+      expect(current.status, current.text).to.equal(200);
+      expect(current.json).to.deep.include({ revocation_reason: 'Pedido da mãe' });
     });
 
     it('only ADMIN revokes; a consent for an unknown subject → 400', async () => {

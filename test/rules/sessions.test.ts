@@ -4,6 +4,7 @@ import {
   decideRefresh,
   type RefreshDecision,
   type SessionFacts,
+  sessionWindow,
 } from '../../src/rules/sessions.js';
 
 const NOW = new Date('2026-03-01T12:00:00.000Z');
@@ -25,6 +26,12 @@ describe('decideRefresh', () => {
   const table: ReadonlyArray<[string, Partial<SessionFacts>, Date, RefreshDecision]> = [
     ['a live session rotates', {}, before, 'rotate'],
     ['past the refresh lifetime it has expired', { refreshExpiresAt: ago(1) }, before, 'expired'],
+    [
+      "past the login's end the session has expired, whatever the refresh token's lifetime",
+      { expiresAt: ago(0) },
+      before,
+      'session-expired',
+    ],
     ['rotated after this refresh arrived: a concurrent double send, not theft', rotated, before, 'race'],
     [
       // A frozen clock cannot tell a sequential reuse from a double send: it counts as reuse.
@@ -54,6 +61,37 @@ describe('decideRefresh', () => {
   }
   it('without an arrival time, a rotated token is reuse', () =>
     expect(decideRefresh({ ...live, ...rotated }, NOW)).to.equal('reuse'));
+});
+
+describe('sessionWindow', () => {
+  const ttl = { accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 604_800, sessionTtlSeconds: 86_400 };
+  const at = (ms: number) => new Date(NOW.getTime() + ms);
+
+  it('a login starts the session: its end is SESSION_TTL away; nothing issued outlives it', () =>
+    expect(sessionWindow(NOW, ttl)).to.deep.equal({
+      sessionExpiresAt: at(86_400_000),
+      refreshExpiresAt: at(86_400_000),
+      accessExpiresAt: at(900_000),
+    }));
+
+  it("a refresh keeps the login's end: it never extends the session", () => {
+    const end = at(3_600_000);
+    expect(sessionWindow(NOW, ttl, end).sessionExpiresAt).to.equal(end);
+  });
+
+  it("an access token issued near the session's end expires with the session", () => {
+    const end = at(60_000);
+    expect(sessionWindow(NOW, ttl, end)).to.deep.equal({
+      sessionExpiresAt: end,
+      refreshExpiresAt: end,
+      accessExpiresAt: end,
+    });
+  });
+
+  it('a refresh token shorter than the session keeps its own lifetime', () =>
+    expect(sessionWindow(NOW, { ...ttl, refreshTokenTtlSeconds: 600 }).refreshExpiresAt).to.deep.equal(
+      at(600_000),
+    ));
 });
 
 describe('decideAccess', () => {

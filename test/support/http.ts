@@ -3,6 +3,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { isUuid } from '../../src/domain/codec.js';
 import { ErrorEnvelope } from '../../src/domain/errors.js';
+import { contractOf } from './openApiContract.js';
 
 export interface HttpResult {
   readonly status: number;
@@ -11,6 +12,11 @@ export interface HttpResult {
   readonly json: unknown;
 }
 
+/**
+ * One request, and its whole answer. Every answer is checked against the OpenAPI document its server
+ * serves (`openApiContract.ts`): a status, header or field the document does not describe fails the
+ * test that met it.
+ */
 export const call = async (url: string, init: RequestInit = {}): Promise<HttpResult> => {
   const res = await fetch(url, init);
   const text = await res.text();
@@ -19,6 +25,17 @@ export const call = async (url: string, init: RequestInit = {}): Promise<HttpRes
     json = text === '' ? undefined : JSON.parse(text);
   } catch {
     json = undefined;
+  }
+  const method = (init.method ?? 'GET').toUpperCase();
+  if (method !== 'OPTIONS') {
+    const { origin, pathname } = new URL(url);
+    const contract = await contractOf(origin);
+    const problems =
+      contract?.check({ method, path: pathname, status: res.status, headers: res.headers, text }) ?? [];
+    expect(
+      problems,
+      `the response departs from the served OpenAPI document:\n${text.slice(0, 500)}`,
+    ).to.deep.equal([]);
   }
   return { status: res.status, headers: res.headers, text, json };
 };

@@ -144,6 +144,7 @@ export const countingRoutes = (effects: SideEffects, delayMs = 0): ReadonlyArray
     params: object('ProbeMissingParams', { itemId: t.string }),
     body: ItemBody,
     response: { status: 200, description: 'never', codec: t.null },
+    errors: ['NOT_FOUND'],
     handler: async () => {
       effects.missing += 1;
       return E.left(apiError('NOT_FOUND', 'No such item.'));

@@ -10,6 +10,7 @@ import { createLogger } from '../../src/log/logger.js';
 import type { Notifier } from '../../src/notify/notifier.js';
 import { type RunningService, startService } from '../../src/service.js';
 import { call, type HttpResult } from './http.js';
+import { forgetContract } from './openApiContract.js';
 import { makeTempDir, removeDir } from './tempDir.js';
 
 export const DEV_TOKENS = {
@@ -69,6 +70,7 @@ export const startTestService = async (options: TestServiceOptions = {}): Promis
         .filter((l) => l.trim() !== '')
         .map((l): Record<string, unknown> => JSON.parse(l)),
     async dispose() {
+      forgetContract(service.url);
       await service.stop(1000);
       await removeDir(dataDir);
     },

@@ -46,6 +46,7 @@ const metaKeywords = (meta: SchemaMeta | undefined): JsonSchema => {
   for (const k of copy) if (meta[k] !== undefined) out[k] = meta[k];
   if (meta.examples !== undefined) out.examples = [...meta.examples];
   if (meta.readOnly === true) out.readOnly = true;
+  if (meta.deprecated === true) out.deprecated = true;
   if (meta.classification !== undefined) out['x-classification'] = meta.classification;
   if (meta.integer === true) out.type = 'integer';
   return out;

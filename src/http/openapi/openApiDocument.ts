@@ -7,7 +7,7 @@ import { ObjectType } from '../../domain/codec.js';
 import { type ErrorCode, ErrorEnvelope, errorCatalogue } from '../../domain/errors.js';
 import { type AuthClass, rolesAllowed } from '../../rules/authorization.js';
 import { CORRELATION_HEADER } from '../requestContext.js';
-import { needsIdempotencyKey, type Route } from '../route.js';
+import { MUTATING_METHODS, needsIdempotencyKey, type Route } from '../route.js';
 import { type JsonSchema, SchemaRegistry } from './jsonSchema.js';
 
 export const API_VERSION = '1.0.0';
@@ -27,6 +27,8 @@ export const sharedErrorCodes = (route: Route): ErrorCode[] => {
   if (route.auth !== 'none' && route.auth !== 'bearer') codes.push('FORBIDDEN_ROLE');
   if (route.body !== undefined) codes.push('PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
   if (needsIdempotencyKey(route)) codes.push('IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD', 'CONFLICT');
+  // A session's CSRF token, when sent on a mutation, must match (decision 0013), in either mode.
+  if (route.auth !== 'none' && MUTATING_METHODS.has(route.method)) codes.push('CSRF_TOKEN_INVALID');
   return codes;
 };
 
@@ -51,7 +53,8 @@ const parametersOf = (route: Route, reg: SchemaRegistry): JsonSchema[] => {
   return out;
 };
 
-const errorResponses = (codes: ReadonlyArray<ErrorCode>): Record<string, JsonSchema> => {
+/** `replayable`: an idempotent route's errors from its handler are stored and replayed like successes. */
+const errorResponses = (codes: ReadonlyArray<ErrorCode>, replayable: boolean): Record<string, JsonSchema> => {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
     const status = errorCatalogue[code].status;
@@ -64,6 +67,7 @@ const errorResponses = (codes: ReadonlyArray<ErrorCode>): Record<string, JsonSch
       headers: {
         [CORRELATION_HEADER]: { $ref: '#/components/headers/CorrelationId' },
         ...(status === 429 ? { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } : {}),
+        ...(replayable ? { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } : {}),
       },
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
     };
@@ -78,6 +82,12 @@ const operationOf = (route: Route, reg: SchemaRegistry): JsonSchema => {
   };
   for (const [name, description] of Object.entries(route.response.headers ?? {})) {
     successHeaders[name] = { description, schema: { type: 'string' } };
+  }
+  if (route.response.csv !== undefined) {
+    successHeaders['Content-Disposition'] = {
+      description: `With \`text/csv\`: \`attachment; filename="${route.response.csv.filename}"\`.`,
+      schema: { type: 'string' },
+    };
   }
   if (needsIdempotencyKey(route))
     successHeaders['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
@@ -115,7 +125,7 @@ const operationOf = (route: Route, reg: SchemaRegistry): JsonSchema => {
             : { 'text/csv': { schema: { type: 'string', description: route.response.csv.description } } }),
         },
       },
-      ...errorResponses([...sharedErrorCodes(route), ...route.errors]),
+      ...errorResponses([...sharedErrorCodes(route), ...route.errors], needsIdempotencyKey(route)),
     },
   };
 };

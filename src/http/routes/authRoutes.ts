@@ -22,10 +22,13 @@ const refreshCookie = (value: string, maxAgeSeconds: number): string =>
   `${REFRESH_COOKIE}=${value}; Path=${REFRESH_COOKIE_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; SameSite=Strict`;
 
 /** Bearer mode hands the refresh token over in the body; cookie mode in an httpOnly cookie only. */
-const tokenReply = (issued: Issued, mode: SessionMode, refreshTtlSeconds: number) =>
+const tokenReply = (issued: Issued, mode: SessionMode) =>
   mode === 'bearer'
     ? { body: { ...issued.pair, refreshToken: issued.refreshToken } }
-    : { headers: { 'Set-Cookie': refreshCookie(issued.refreshToken, refreshTtlSeconds) }, body: issued.pair };
+    : {
+        headers: { 'Set-Cookie': refreshCookie(issued.refreshToken, issued.refreshTtlSeconds) },
+        body: issued.pair,
+      };
 
 const cookieValue = (header: string | undefined, name: string): string | undefined => {
   for (const part of (header ?? '').split(';')) {
@@ -57,15 +60,13 @@ export const loginRoute = defineRoute({
     codec: TokenPair,
     headers: { 'Set-Cookie': 'cookie mode: the refresh token' },
   },
-  errors: ['RATE_LIMITED'],
+  errors: ['UNAUTHORIZED', 'RATE_LIMITED'],
   handler: async ({ body, deps, headers }) => {
     // Public route: X-Device-Id is optional here, and only a UUID is kept on the session.
     const device = headers['x-device-id'];
     const deviceId = typeof device === 'string' && isUuid(device) ? device.toLowerCase() : null;
     const issued = await deps.auth.sessions.login(body.email, body.password, deviceId);
-    return E.map((i: Issued) => tokenReply(i, deps.config.sessionMode, deps.config.refreshTokenTtlSeconds))(
-      issued,
-    );
+    return E.map((i: Issued) => tokenReply(i, deps.config.sessionMode))(issued);
   },
 });
 
@@ -78,7 +79,9 @@ export const refreshRoute = defineRoute({
   description:
     'Each use rotates: the old session is marked revoked and replaced. Presenting a revoked or replaced token ' +
     'revokes every session of the user and answers 401 COMPROMISED_SESSION. Cookie mode: the `chamada_refresh` ' +
-    'cookie plus `X-CSRF-Token`. Limited to 10 requests per 60 s per client IP.',
+    "cookie plus `X-CSRF-Token`. The new pair keeps the login's end (SESSION_TTL_SECONDS from sign-in): a refresh " +
+    'never prolongs a session, and after its end refresh answers 401 SESSION_EXPIRED (sign in again). ' +
+    'Limited to 10 requests per 60 s per client IP.',
   tags: ['auth'],
   idempotency: { exempt: EXEMPT },
   rateLimit: { scope: 'refresh', policy: REFRESH_POLICY },
@@ -89,7 +92,7 @@ export const refreshRoute = defineRoute({
     codec: TokenPair,
     headers: { 'Set-Cookie': 'cookie mode: the new refresh token' },
   },
-  errors: ['COMPROMISED_SESSION', 'RATE_LIMITED', 'CSRF_TOKEN_INVALID'],
+  errors: ['UNAUTHORIZED', 'COMPROMISED_SESSION', 'SESSION_EXPIRED', 'RATE_LIMITED', 'CSRF_TOKEN_INVALID'],
   handler: async ({ body, deps, headers, receivedAt }) => {
     const mode = deps.config.sessionMode;
     const token = mode === 'bearer' ? body.refreshToken : cookieValue(headers.cookie, REFRESH_COOKIE);
@@ -111,7 +114,7 @@ export const refreshRoute = defineRoute({
       mode === 'cookie' ? { csrfToken: typeof csrf === 'string' ? csrf : '' } : undefined,
       receivedAt,
     );
-    return E.map((i: Issued) => tokenReply(i, mode, deps.config.refreshTokenTtlSeconds))(issued);
+    return E.map((i: Issued) => tokenReply(i, mode))(issued);
   },
 });
 
@@ -122,7 +125,12 @@ export const revokeRoute = defineRoute({
   auth: 'bearer',
   summary: 'Sign out: revoke this session and its refresh token',
   tags: ['auth'],
-  response: { status: 200, description: 'Revoked; the access token stops working at once.', codec: Revoked },
+  response: {
+    status: 200,
+    description: 'Revoked; the access token stops working at once.',
+    codec: Revoked,
+    headers: { 'Set-Cookie': 'cookie mode: clears the refresh cookie' },
+  },
   handler: async ({ principal, deps }) => {
     if (principal === null) return E.left(apiError('UNAUTHORIZED'));
     const revoked = await deps.auth.sessions.revoke(principal);
@@ -140,7 +148,9 @@ export const validateSessionRoute = defineRoute({
   path: '/api/v1/session/validate',
   auth: 'bearer',
   summary: 'Is this session still active?',
-  description: '401 SESSION_EXPIRED once the session is past its 24-hour lifetime (SESSION_TTL_SECONDS).',
+  description:
+    '401 SESSION_EXPIRED once the session is past its lifetime (SESSION_TTL_SECONDS, 24 hours by default, counted ' +
+    'from sign-in; refreshing does not extend it). An access token never outlives its session.',
   tags: ['auth'],
   body: ValidateSessionBody,
   response: { status: 200, description: 'The session is active.', codec: SessionStatus },

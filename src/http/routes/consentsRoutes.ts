@@ -8,6 +8,7 @@ import {
   ConsentQuery,
   CreateConsentBody,
   RevokeConsentBody,
+  revocationReasonOf,
   toConsent,
 } from '../../domain/consent.js';
 import { actorOf } from '../actor.js';
@@ -72,7 +73,8 @@ export const revokeConsentRoute = defineRoute({
   auth: 'admin',
   summary: 'Revoke an image consent (once)',
   description:
-    "Sets the revocation fields once; the student's photo references stop being served at once. A second revoke is 409.",
+    "Sets the revocation fields once; the student's photo references stop being served at once. A second revoke is 409. " +
+    'Body: `revocation_reason` (3 to 500 characters); `reason` is its deprecated alias.',
   tags: ['image-consents'],
   params: ConsentIdParams,
   body: RevokeConsentBody,
@@ -81,7 +83,11 @@ export const revokeConsentRoute = defineRoute({
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
-    const revoked = await ctx.deps.roster.consents.revoke(actor.right, ctx.params.consentId, ctx.body.reason);
+    const revoked = await ctx.deps.roster.consents.revoke(
+      actor.right,
+      ctx.params.consentId,
+      revocationReasonOf(ctx.body),
+    );
     return E.map((c: ConsentDoc) => ({ body: toConsent(c), auditSubjectId: c.subject_id }))(revoked);
   },
 });

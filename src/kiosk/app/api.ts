@@ -9,12 +9,15 @@ import { type AuthState, CheckinConfig } from './storage.js';
 
 export type ApiFailure = 'network' | 'unauthorized' | 'forbidden' | 'rate_limited' | 'unexpected';
 
-const TokenAnswer = t.type({
-  accessToken: t.string,
-  refreshToken: t.string,
-  accessTokenExpiresAt: t.string,
-  user: t.type({ userId: t.string, email: t.string, displayName: t.string, roles: t.array(t.string) }),
-});
+const TokenAnswer = t.intersection([
+  t.type({
+    accessToken: t.string,
+    refreshToken: t.string,
+    accessTokenExpiresAt: t.string,
+    user: t.type({ userId: t.string, email: t.string, displayName: t.string, roles: t.array(t.string) }),
+  }),
+  t.partial({ sessionExpiresAt: t.string }),
+]);
 
 const failureOf = (status: number): ApiFailure =>
   status === 401
@@ -52,6 +55,7 @@ const tokens = (a: t.TypeOf<typeof TokenAnswer>): AuthState => ({
   accessTokenExpiresAt: a.accessTokenExpiresAt,
   user: a.user,
   expired: false,
+  ...(a.sessionExpiresAt === undefined ? {} : { sessionExpiresAt: a.sessionExpiresAt }),
 });
 
 export const login = async (

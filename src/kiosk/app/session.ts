@@ -1,15 +1,15 @@
 /**
  * The signed-in user of this tablet and the fetch that every call to the server goes through: bearer
  * token and X-Device-Id added, the access token refreshed once when it is about to expire or a call
- * answers 401. A refused refresh marks the session expired but keeps the user: the kiosk goes on
- * working offline, and what it records waits until the same user signs in again (spec: unsynced
- * actions stay queued until re-authentication).
+ * answers 401. A refused refresh, or a session past its end (SESSION_TTL from sign-in, which refreshing
+ * never extends), marks the session expired but keeps the user: the kiosk goes on working offline, and
+ * what it records waits until the same user signs in again (spec: unsynced actions stay queued until
+ * re-authentication).
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as api from './api.js';
+import { refreshPlan } from './sessionEnd.js';
 import { type AuthState, loadAuth, saveAuth } from './storage.js';
-
-const REFRESH_MARGIN_MS = 60_000;
 
 export interface Session {
   readonly deviceId: string;
@@ -60,16 +60,23 @@ export const makeSession = (deviceId: string): Session => {
     return fetch(input, { ...init, headers });
   };
 
+  const notSignedIn = () =>
+    new Response(JSON.stringify({ error: 'unauthorized', reason: 'not signed in' }), {
+      status: 401,
+      headers: { 'Content-Type': 'application/json' },
+    });
+
   const authedFetch: typeof fetch = async (input, init) => {
     const usable = () => (auth === undefined || auth.expired ? undefined : auth);
     const before = usable();
-    if (before === undefined) {
-      return new Response(JSON.stringify({ error: 'unauthorized', reason: 'not signed in' }), {
-        status: 401,
-        headers: { 'Content-Type': 'application/json' },
-      });
+    if (before === undefined) return notSignedIn();
+    const plan = refreshPlan(before, Date.now());
+    if (plan === 'session-ended') {
+      // No refresh can help: ask for a sign-in, and send nothing as a session the server has ended.
+      set({ ...before, expired: true });
+      return notSignedIn();
     }
-    if (Date.parse(before.accessTokenExpiresAt) - Date.now() < REFRESH_MARGIN_MS) await refreshOnce();
+    if (plan === 'refresh-ahead') await refreshOnce();
     const first = await send(input, init, usable()?.accessToken ?? before.accessToken);
     if (first.status !== 401 || !(await refreshOnce())) return first;
     return send(input, init, usable()?.accessToken ?? before.accessToken);

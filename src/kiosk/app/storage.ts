@@ -14,14 +14,18 @@ const KEYS = {
   config: 'chamada.kiosk.checkinConfig',
 } as const;
 
-export const AuthState = t.type({
-  accessToken: t.string,
-  refreshToken: t.string,
-  accessTokenExpiresAt: t.string,
-  user: t.type({ userId: t.string, email: t.string, displayName: t.string, roles: t.array(t.string) }),
-  /** Set when the server refused the refresh token: the kiosk keeps working, but cannot send. */
-  expired: t.boolean,
-});
+export const AuthState = t.intersection([
+  t.type({
+    accessToken: t.string,
+    refreshToken: t.string,
+    accessTokenExpiresAt: t.string,
+    user: t.type({ userId: t.string, email: t.string, displayName: t.string, roles: t.array(t.string) }),
+    /** Set when the server refused the refresh token: the kiosk keeps working, but cannot send. */
+    expired: t.boolean,
+  }),
+  /** The login's end (absent in what older kiosks stored); refreshing never moves it. */
+  t.partial({ sessionExpiresAt: t.string }),
+]);
 export type AuthState = t.TypeOf<typeof AuthState>;
 
 export const CheckinConfig = t.type({

@@ -79,6 +79,19 @@ export const header = (kiosk: Kiosk, s: SyncEngineState): HTMLElement => {
       'span',
       { className: 'topbar-actions' },
       nav(kiosk),
+      // An ended session with events waiting cannot sign out (they would be lost), so this is the way
+      // back: the sign-in screen keeps the user, and only the same user may carry the outbox (0020).
+      user?.expired === true
+        ? h(
+            'button',
+            {
+              className: 'quiet',
+              attrs: { type: 'button', 'data-test': 'sign-in-again' },
+              onClick: () => kiosk.show(signInScreen),
+            },
+            kiosk.t('header.signInAgain'),
+          )
+        : null,
       h(
         'button',
         {
