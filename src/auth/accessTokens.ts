@@ -25,3 +25,13 @@ export const signAccessToken = (
   const token = jwt.sign({ ...claims, roles: [...claims.roles], iat, exp }, key, { algorithm: 'HS256' });
   return { token, expiresAt: new Date(exp * 1000) };
 };
+
+/**
+ * The payload of an access token whose signature is good, expired or not (throws otherwise, as
+ * `jsonwebtoken` does): an expired token bound to a session that has ended is told SESSION_EXPIRED.
+ */
+export const verifyIgnoringExpiry = (token: string, key: KeyObject): unknown =>
+  jwt.verify(token, key, { algorithms: ['HS256'], ignoreExpiration: true });
+
+/** Whether a verification failed only because the token has expired. */
+export const isTokenExpired = (e: unknown): boolean => e instanceof jwt.TokenExpiredError;

@@ -5,7 +5,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import jwt from 'jsonwebtoken';
+import { isTokenExpired, verifyIgnoringExpiry } from '../auth/accessTokens.js';
 import { verifiedTokens } from '../auth/verifiedTokens.js';
 import type { DevTokens } from '../config/config.js';
 import { equalBytes, sha256 } from '../crypto/bytes.js';
@@ -115,7 +115,7 @@ export const jwtAuthenticator = (options: JwtAuthenticatorOptions): Authenticato
     if (options.checkPrincipal === undefined) return E.left(invalidToken());
     let payload: unknown;
     try {
-      payload = jwt.verify(token, options.key, { algorithms: ['HS256'], ignoreExpiration: true });
+      payload = verifyIgnoringExpiry(token, options.key);
     } catch {
       return E.left(invalidToken());
     }
@@ -132,7 +132,7 @@ export const jwtAuthenticator = (options: JwtAuthenticatorOptions): Authenticato
       try {
         payload = tokens.verify(token, Math.floor(options.clock().getTime() / 1000));
       } catch (e) {
-        return e instanceof jwt.TokenExpiredError ? expiredToken(token) : E.left(invalidToken());
+        return isTokenExpired(e) ? expiredToken(token) : E.left(invalidToken());
       }
       const decoded = AccessTokenClaims.decode(payload);
       if (E.isLeft(decoded)) return E.left(invalidToken());
