@@ -11,6 +11,7 @@ import * as t from 'io-ts';
 import { defer, map, merge, type Observable, Subject, type Subscription, takeUntil } from 'rxjs';
 import type { PendingAuditEntry } from '../domain/audit.js';
 import type { EventDoc } from '../domain/event.js';
+import { batchWriter } from '../lib/batchWriter.js';
 import { keyedLock } from '../lib/keyedLock.js';
 import { waitAtMost } from '../lib/timeouts.js';
 import type { AspectProjection } from '../rules/projections.js';
@@ -19,6 +20,7 @@ import type { ProjectionStore } from '../store/projections.js';
 import { type Change, followChanges$ } from './changeFeed.js';
 import {
   type BatchOutcome,
+  type DecodedChange,
   decodeEventChange,
   eventPipeline$,
   type Page,
@@ -160,6 +162,24 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
   let projectedUpTo: Seq = since;
   let stopped = false;
   const drainWaiters = new Set<() => void>();
+  /**
+   * Requests' own events, projected together: everything that arrives while a projection is under
+   * way forms the next one (no timer), so a burst of check-ins costs one projection and one commit,
+   * as a page of the pipeline does, instead of one each (measured: projected one by one, a check-in
+   * took 1.8 times the CPU of waiting for the pipeline).
+   */
+  const requestProjections = batchWriter<ReadonlyArray<DecodedChange>, ReadonlyMap<string, AspectProjection>>(
+    async (items) => {
+      try {
+        const projected = await projectBatch(projector, items.flat());
+        options.onProjected?.(projected);
+        return items.map(() => ({ ok: true as const, value: projected.projections }));
+      } catch (error) {
+        options.onError?.(error);
+        return items.map(() => ({ ok: false as const, error }));
+      }
+    },
+  );
   const projector: ProjectorDeps = {
     projections: options.projections,
     audit: options.audit,
@@ -290,29 +310,19 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       const stored = events.flatMap(({ doc }) =>
         doc === undefined ? [] : [decodeEventChange({ id: doc._id, seq: 0, deleted: false, doc })],
       );
+      const projecting = requestProjections.submit(stored.filter((d) => d.kind === 'aspect'));
       if (stored.length === events.length) {
-        try {
-          const projected = await projectBatch(
-            projector,
-            stored.filter((d) => d.kind === 'aspect'),
-          );
-          options.onProjected?.(projected);
-          const out = new Map<string, AspectProjection>();
-          for (const { eventId, aspect } of wanted) {
-            const p = projected.projections.get(aspect);
-            if (p === undefined || !p.events.some((e) => e.eventId === eventId)) break;
-            out.set(aspect, p);
-          }
-          if (out.size === new Set(wanted.map((w) => w.aspect)).size) return out;
-        } catch (e) {
-          options.onError?.(e);
+        const projected = await projecting.catch(() => undefined);
+        const out = new Map<string, AspectProjection>();
+        for (const { eventId, aspect } of wanted) {
+          const p = projected?.get(aspect);
+          if (p === undefined || !p.events.some((e) => e.eventId === eventId)) break;
+          out.set(aspect, p);
         }
-      } else if (stored.length > 0) {
+        if (out.size === new Set(wanted.map((w) => w.aspect)).size) return out;
+      } else {
         // The copies this request stored are projected now; the others (read back) by the pipeline.
-        await projectBatch(
-          projector,
-          stored.filter((d) => d.kind === 'aspect'),
-        ).then(options.onProjected, options.onError);
+        await projecting.catch(() => undefined);
       }
       return pipeline.settle(wanted, timeoutMs);
     },
@@ -360,6 +370,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       stop$.next();
       stop$.complete();
       await done;
+      await requestProjections.close();
       outcomes$.complete();
       drained$.complete();
       // Callers still waiting in catchUp are released: nothing more will be drained.

@@ -222,9 +222,13 @@ export const projectBatch = async (
     }
     const projections = new Map(unchanged);
     for (const p of projected) projections.set(p.after.aspect, p.after);
+    // An aspect another projector brought up to date while this one waited for its lock has had its
+    // records written by that projector, before its commit.
+    const held = (p: (typeof projected)[number]) =>
+      p.known !== undefined && holdsEvents(p.known.events, pending.get(p.after.aspect) ?? []);
     await writeThroughConcurrently(
       deps.writeThrough,
-      projected.map((p) => p.after),
+      projected.filter((p) => !held(p)).map((p) => p.after),
     );
     const aspects: Array<{ projection: AspectProjection; rev: string | undefined }> = [];
     const conflictsPut: ConflictRecordFull[] = [];
