@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
 import { type ApiError, apiError } from '../domain/errors.js';
-import { isResendOf, type NewEvent, toEventDoc } from '../domain/event.js';
+import { isResendOf } from '../domain/event.js';
 import { attendanceAspect } from '../domain/eventTypes.js';
 import type { Actor } from '../domain/principal.js';
 import { resolveAspect } from '../rules/conflicts.js';
@@ -39,7 +39,7 @@ export const attendanceService = (deps: {
   readonly events: EventStore;
   readonly students: StudentStore;
   readonly classes: ClassStore;
-  readonly pipeline: Pick<EventPipeline, 'apply'>;
+  readonly pipeline: Pick<EventPipeline, 'settle'>;
   readonly clock: () => Date;
 }): AttendanceService => ({
   async mark(actor, input) {
@@ -59,29 +59,26 @@ export const attendanceService = (deps: {
       );
     }
     const serverTime = deps.clock().toISOString();
-    const event: NewEvent = {
-      eventId,
-      type: input.actionType,
-      subjectType: 'STUDENT',
-      subjectId: input.studentId,
-      aspect,
-      baseVersion: input.baseVersion ?? null,
-      payload: {
-        actionType: input.actionType,
-        ...(input.sessionId === undefined ? {} : { sessionId: input.sessionId }),
-      },
-      actor: { userId: actor.principal.userId, role: actor.principal.primaryRole },
-      deviceId: actor.deviceId,
-      clientTimestamp: input.timestamp,
-      serverTimestamp: serverTime,
-    };
-    // Read-your-writes: the answer is the projector's decision on the mark (a resend's stored copy).
-    // Read-your-writes: the copy this request stored is projected at once; a resend's (or a copy
-    // another request stored first) is the pipeline's to read (decision 0024).
-    const stored = existing === undefined && (await deps.events.append(event)) === 'stored';
-    const projected = (
-      await deps.pipeline.apply([{ eventId, aspect, ...(stored ? { doc: toEventDoc(event) } : {}) }])
-    ).get(aspect);
+    if (existing === undefined) {
+      await deps.events.append({
+        eventId,
+        type: input.actionType,
+        subjectType: 'STUDENT',
+        subjectId: input.studentId,
+        aspect,
+        baseVersion: input.baseVersion ?? null,
+        payload: {
+          actionType: input.actionType,
+          ...(input.sessionId === undefined ? {} : { sessionId: input.sessionId }),
+        },
+        actor: { userId: actor.principal.userId, role: actor.principal.primaryRole },
+        deviceId: actor.deviceId,
+        clientTimestamp: input.timestamp,
+        serverTimestamp: serverTime,
+      });
+    }
+    // Read-your-writes: the answer is the pipeline's decision once it has projected the mark.
+    const projected = (await deps.pipeline.settle([{ eventId, aspect }])).get(aspect);
     const standing = projected === undefined ? undefined : outcomeOf(projected, eventId);
     if (standing !== undefined) return E.right({ eventId, accepted: standing !== 'SUPERSEDED', serverTime });
     // The pipeline is behind (a store hiccup): decide from the events themselves, with the same rule.

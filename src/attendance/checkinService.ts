@@ -11,7 +11,6 @@ import { randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
 import type { CheckinConfig, CheckinDoc, PickupMode } from '../domain/checkin.js';
 import { type ApiError, apiError } from '../domain/errors.js';
-import { type NewEvent, toEventDoc } from '../domain/event.js';
 import { checkinAspect } from '../domain/eventTypes.js';
 import type { Actor } from '../domain/principal.js';
 import type { StudentDoc } from '../domain/student.js';
@@ -41,7 +40,7 @@ export interface CheckinServiceDeps {
   readonly classes: ClassStore;
   readonly pickups: PickupService;
   readonly events: EventStore;
-  readonly pipeline: Pick<EventPipeline, 'apply' | 'current' | 'catchUp'>;
+  readonly pipeline: Pick<EventPipeline, 'settle' | 'current' | 'catchUp'>;
   readonly clock: () => Date;
   readonly settleTimeoutMs?: number;
 }
@@ -144,7 +143,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
   ): Promise<'applied' | 'lost' | 'pending'> => {
     const eventId = randomUUID();
     const at = now().toISOString();
-    const event: NewEvent = {
+    await deps.events.append({
       eventId,
       type,
       subjectType: 'CHECK_IN',
@@ -156,11 +155,8 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
       deviceId: actor.deviceId,
       clientTimestamp: at,
       serverTimestamp: at,
-    };
-    await deps.events.append(event);
-    const projection = (
-      await deps.pipeline.apply([{ eventId, aspect, doc: toEventDoc(event) }], deps.settleTimeoutMs)
-    ).get(aspect);
+    });
+    const projection = (await deps.pipeline.settle([{ eventId, aspect }], deps.settleTimeoutMs)).get(aspect);
     if (projection === undefined) return 'pending';
     return outcomeOf(projection, eventId) === 'APPLIED' ? 'applied' : 'lost';
   };

@@ -12,7 +12,6 @@ import { randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import * as E from 'fp-ts/lib/Either.js';
 import { type ApiError, apiError } from '../domain/errors.js';
-import { toEventDoc } from '../domain/event.js';
 import { studentFieldAspect } from '../domain/eventTypes.js';
 import type { Actor, Principal } from '../domain/principal.js';
 import {
@@ -46,7 +45,7 @@ export interface StudentServiceDeps {
   readonly directory: StudentDirectory;
   readonly classes: ClassLookup;
   readonly events: EventStore;
-  readonly pipeline: Pick<EventPipeline, 'apply' | 'current'>;
+  readonly pipeline: Pick<EventPipeline, 'settle' | 'current'>;
   readonly clock: () => Date;
   readonly settleTimeoutMs?: number;
 }
@@ -202,13 +201,9 @@ export const studentService = (deps: StudentServiceDeps): StudentService => {
             };
           }),
         );
-        const stored = await deps.events.appendMany(events);
-        const settled = await deps.pipeline.apply(
-          events.map((e) => ({
-            eventId: e.eventId,
-            aspect: e.aspect,
-            ...(stored.get(e.eventId) === 'stored' ? { doc: toEventDoc(e) } : {}),
-          })),
+        await deps.events.appendMany(events);
+        const settled = await deps.pipeline.settle(
+          events.map((e) => ({ eventId: e.eventId, aspect: e.aspect })),
           deps.settleTimeoutMs,
         );
         if (settled.size < new Set(events.map((e) => e.aspect)).size) {

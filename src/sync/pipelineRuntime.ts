@@ -10,22 +10,12 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { defer, map, merge, type Observable, Subject, type Subscription, takeUntil } from 'rxjs';
 import type { PendingAuditEntry } from '../domain/audit.js';
-import type { EventDoc } from '../domain/event.js';
-import { batchWriter } from '../lib/batchWriter.js';
-import { keyedLock } from '../lib/keyedLock.js';
 import { waitAtMost } from '../lib/timeouts.js';
 import type { AspectProjection } from '../rules/projections.js';
 import type { Database } from '../store/pouch.js';
 import type { ProjectionStore } from '../store/projections.js';
 import { type Change, followChanges$ } from './changeFeed.js';
-import {
-  type BatchOutcome,
-  type DecodedChange,
-  decodeEventChange,
-  eventPipeline$,
-  type Page,
-  type Seq,
-} from './eventPipeline.js';
+import { type BatchOutcome, eventPipeline$, type Page, type Seq } from './eventPipeline.js';
 import { type ProjectedBatch, type ProjectorDeps, projectBatch } from './projector.js';
 import { type Leaf, settledPage } from './settledCopies.js';
 
@@ -69,19 +59,6 @@ export interface EventPipeline {
    * aspects as it then stands; an aspect whose events are not all projected in time is left out.
    */
   settle(events: ReadonlyArray<SettledEvent>, timeoutMs?: number): Promise<Map<string, AspectProjection>>;
-  /**
-   * Projects the events the caller has just stored (`doc`: the copy it wrote), here and now, with the
-   * pipeline's own projector and under its per-aspect locks, and returns each of their aspects as it
-   * then stands: a request's answer waits for its own event, not for the change feed to bring it back
-   * (decision 0024). The pipeline meets those events later and finds them known. An event without
-   * `doc` (a resend, or one another writer stored first) is waited for as `settle` does: on a cluster
-   * a copy read back right after a race may be one its writer is withdrawing (decision 0023), and only
-   * the pipeline reads settled copies. So is every event when the projection fails.
-   */
-  apply(
-    events: ReadonlyArray<SettledEvent & { readonly doc?: EventDoc }>,
-    timeoutMs?: number,
-  ): Promise<Map<string, AspectProjection>>;
   /** The aspect as projected so far (its head version and value); undefined before any event. */
   current(aspect: string): Promise<AspectProjection | undefined>;
   /** Resolves once everything stored before the call has been projected. */
@@ -162,28 +139,9 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
   let projectedUpTo: Seq = since;
   let stopped = false;
   const drainWaiters = new Set<() => void>();
-  /**
-   * Requests' own events, projected together: everything that arrives while a projection is under
-   * way forms the next one (no timer), so a burst of check-ins costs one projection and one commit,
-   * as a page of the pipeline does, instead of one each (measured: projected one by one, a check-in
-   * took 1.8 times the CPU of waiting for the pipeline).
-   */
-  const requestProjections = batchWriter<ReadonlyArray<DecodedChange>, ReadonlyMap<string, AspectProjection>>(
-    async (items) => {
-      try {
-        const projected = await projectBatch(projector, items.flat());
-        options.onProjected?.(projected);
-        return items.map(() => ({ ok: true as const, value: projected.projections }));
-      } catch (error) {
-        options.onError?.(error);
-        return items.map(() => ({ ok: false as const, error }));
-      }
-    },
-  );
   const projector: ProjectorDeps = {
     projections: options.projections,
     audit: options.audit,
-    locks: keyedLock(),
     ...(options.writeThrough === undefined ? {} : { writeThrough: options.writeThrough }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   };
@@ -305,28 +263,6 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       return out;
     },
 
-    async apply(events, timeoutMs) {
-      const wanted = events.map(({ eventId, aspect }) => ({ eventId, aspect }));
-      const stored = events.flatMap(({ doc }) =>
-        doc === undefined ? [] : [decodeEventChange({ id: doc._id, seq: 0, deleted: false, doc })],
-      );
-      const projecting = requestProjections.submit(stored.filter((d) => d.kind === 'aspect'));
-      if (stored.length === events.length) {
-        const projected = await projecting.catch(() => undefined);
-        const out = new Map<string, AspectProjection>();
-        for (const { eventId, aspect } of wanted) {
-          const p = projected?.get(aspect);
-          if (p === undefined || !p.events.some((e) => e.eventId === eventId)) break;
-          out.set(aspect, p);
-        }
-        if (out.size === new Set(wanted.map((w) => w.aspect)).size) return out;
-      } else {
-        // The copies this request stored are projected now; the others (read back) by the pipeline.
-        await projecting.catch(() => undefined);
-      }
-      return pipeline.settle(wanted, timeoutMs);
-    },
-
     current: async (aspect) => (await options.projections.project([aspect])).get(aspect),
 
     catchUp() {
@@ -370,7 +306,6 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       stop$.next();
       stop$.complete();
       await done;
-      await requestProjections.close();
       outcomes$.complete();
       drained$.complete();
       // Callers still waiting in catchUp are released: nothing more will be drained.

@@ -13,7 +13,6 @@
  */
 import { v5 as uuidV5 } from 'uuid';
 import type { AuditKey, NewAuditEntry, PendingAuditEntry } from '../domain/audit.js';
-import type { KeyedLock } from '../lib/keyedLock.js';
 import {
   type AspectEventRecord,
   type AspectProjection,
@@ -38,12 +37,6 @@ export interface ProjectorDeps {
   readonly maxAttempts?: number;
   /** The time a quarantine is first detected at (its audit entry's time). */
   readonly clock?: () => Date;
-  /**
-   * Per-aspect locks shared by every projector of this process: the pipeline and the requests that
-   * project their own events (`EventPipeline.apply`). Held from the read of an aspect to its commit,
-   * so a projection from an older read never writes its records over a newer one's.
-   */
-  readonly locks?: KeyedLock;
 }
 
 export interface ProjectedBatch {
@@ -195,8 +188,8 @@ export const projectBatch = async (
     quarantinesRecorded,
     projections,
   });
-  // Aspects that already hold every event given (a replay, or events a request projected itself)
-  // need nothing: their records were written before they were committed. Only the others are locked.
+  // Aspects that already hold every event given (a replay, or another instance's pipeline got there
+  // first) need nothing: their records were written before they were committed.
   const first = await deps.projections.loadAspects([...incoming.keys()]);
   const unchanged = new Map<string, AspectProjection>();
   const pending = new Map<string, AspectEventRecord[]>();
@@ -222,8 +215,8 @@ export const projectBatch = async (
     }
     const projections = new Map(unchanged);
     for (const p of projected) projections.set(p.after.aspect, p.after);
-    // An aspect another projector brought up to date while this one waited for its lock has had its
-    // records written by that projector, before its commit.
+    // An aspect another projector (another instance) brought up to date since the first read has had
+    // its records written by that projector, before its commit.
     const held = (p: (typeof projected)[number]) =>
       p.known !== undefined && holdsEvents(p.known.events, pending.get(p.after.aspect) ?? []);
     await writeThroughConcurrently(
@@ -270,15 +263,8 @@ export const projectBatch = async (
     for (const loser of conflictsRemoved) touched.add(loser);
     return undefined;
   };
-  const keys = [...pending.keys()].sort();
-  const locked = <A>(task: () => Promise<A>, from = 0): Promise<A> => {
-    const key = keys[from];
-    return deps.locks === undefined || key === undefined
-      ? task()
-      : deps.locks.run(key, () => locked(task, from + 1));
-  };
   for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
-    const outcome = await locked(attemptAll);
+    const outcome = await attemptAll();
     if (outcome !== undefined) return outcome;
   }
   throw new ProjectionContended(maxAttempts);

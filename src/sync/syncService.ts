@@ -8,7 +8,7 @@
  * cannot claim ADMIN precedence for itself.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { type EventDoc, isResendOf, type NewEvent, toEventDoc } from '../domain/event.js';
+import { isResendOf, type NewEvent } from '../domain/event.js';
 import { aspectOfSync, decodeSyncEvent, payloadOfSync, type SyncEvent } from '../domain/eventTypes.js';
 import type { ValidationIssue } from '../domain/issues.js';
 import { capIssues, MAX_REPORTED_EVENT_ISSUES, toIssues } from '../domain/issues.js';
@@ -110,7 +110,7 @@ export const syncService = (deps: {
   readonly events: EventStore;
   readonly students: StudentStore;
   readonly classes: ClassStore;
-  readonly pipeline: Pick<EventPipeline, 'apply'>;
+  readonly pipeline: Pick<EventPipeline, 'settle'>;
   readonly clock: () => Date;
   readonly settleTimeoutMs?: number;
 }): SyncService => ({
@@ -177,8 +177,6 @@ export const syncService = (deps: {
     const existing =
       refused.length === 0 ? new Map() : await deps.events.getMany(refused.map((v) => v.event.eventId));
     const toStore: NewEvent[] = [];
-    /** The copies this request stored (a resend's, or one stored first by another, are read back). */
-    const docs = new Map<string, EventDoc>();
     const answered: Array<{
       index: number;
       eventId: string;
@@ -218,7 +216,6 @@ export const syncService = (deps: {
     }
 
     const outcome = await deps.events.appendMany(toStore);
-    for (const e of toStore) if (outcome.get(e.eventId) === 'stored') docs.set(e.eventId, toEventDoc(e));
     // Already stored (a resend, or another request in between): read it back.
     const raced = [...outcome.entries()].filter(([, o]) => o === 'duplicate').map(([id]) => id);
     if (raced.length > 0) {
@@ -242,11 +239,8 @@ export const syncService = (deps: {
     const projected =
       options.settle === false
         ? new Map<string, AspectProjection>()
-        : await deps.pipeline.apply(
-            answered.map((a) => {
-              const doc = docs.get(a.eventId);
-              return { eventId: a.eventId, aspect: a.aspect, ...(doc === undefined ? {} : { doc }) };
-            }),
+        : await deps.pipeline.settle(
+            answered.map((a) => ({ eventId: a.eventId, aspect: a.aspect })),
             deps.settleTimeoutMs ?? 10_000,
           );
     const ids = new Set(answered.map((a) => a.eventId));
