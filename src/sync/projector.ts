@@ -45,8 +45,6 @@ export interface ProjectedBatch {
   readonly quarantined: ReadonlyArray<string>;
   /** The quarantines this batch detected first: a replay of the batch finds none. */
   readonly quarantinesRecorded: ReadonlyArray<Quarantine>;
-  /** Each aspect of the batch as it stands after it. */
-  readonly projections: ReadonlyMap<string, AspectProjection>;
 }
 
 const PIPELINE_ENDPOINT = 'PIPELINE /events/_changes';
@@ -177,90 +175,76 @@ export const projectBatch = async (
     .filter((q) => q.firstDetected)
     .map((q) => ({ docId: q.docId, reason: q.reason }));
   const maxAttempts = deps.maxAttempts ?? 20;
-  const done = (
-    projections: ReadonlyMap<string, AspectProjection>,
-    written: ReadonlyArray<ConflictRecordFull>,
-    aspectsWritten: number,
-  ): ProjectedBatch => ({
+  const done = (written: ReadonlyArray<ConflictRecordFull>, aspectsWritten: number): ProjectedBatch => ({
     aspectsWritten,
     conflictsChanged: written,
     quarantined: quarantined.map((q) => q.docId),
     quarantinesRecorded,
-    projections,
   });
-  // Aspects that already hold every event given (a replay, or another instance's pipeline got there
-  // first) need nothing: their records were written before they were committed.
-  const first = await deps.projections.loadAspects([...incoming.keys()]);
-  const unchanged = new Map<string, AspectProjection>();
-  const pending = new Map<string, AspectEventRecord[]>();
-  for (const [aspect, events] of incoming) {
-    const kind = kindOfAspect(aspect);
-    if (kind === undefined) continue;
-    const known = first.get(aspect);
-    if (known !== undefined && holdsEvents(known.events, events))
-      unchanged.set(aspect, projectAspect(aspect, kind, known.events, []));
-    else pending.set(aspect, events);
-  }
-  if (pending.size === 0) return done(unchanged, [], 0);
-  /** Conflict records written by attempts whose commit lost (see below). */
-  const touched = new Set<string>();
+  /** Conflict records written by attempts whose commit lost (see below), with their aspects. */
+  const touched = new Map<string, string>();
   const attemptAll = async (): Promise<ProjectedBatch | undefined> => {
-    const loaded = await deps.projections.loadAspects([...pending.keys()]);
+    const loaded = await deps.projections.loadAspects([...incoming.keys()]);
     const projected: Array<{ after: AspectProjection; known: LoadedAspect | undefined }> = [];
-    for (const [aspect, events] of pending) {
+    const decided = new Map<string, ConflictRecordFull>();
+    for (const [aspect, events] of incoming) {
       const kind = kindOfAspect(aspect);
       if (kind === undefined) continue;
       const known = loaded.get(aspect);
+      // An aspect that already holds every event given (a replay, or another instance's pipeline got
+      // there first) needs nothing: its records were written before it was committed.
+      if (known !== undefined && holdsEvents(known.events, events)) {
+        if ([...touched.values()].includes(aspect))
+          for (const c of projectAspect(aspect, kind, known.events, []).conflicts)
+            decided.set(c.loser.eventId, c);
+        continue;
+      }
       projected.push({ after: projectAspect(aspect, kind, known?.events ?? [], events), known });
     }
-    const projections = new Map(unchanged);
-    for (const p of projected) projections.set(p.after.aspect, p.after);
-    // An aspect another projector (another instance) brought up to date since the first read has had
-    // its records written by that projector, before its commit.
-    const held = (p: (typeof projected)[number]) =>
-      p.known !== undefined && holdsEvents(p.known.events, pending.get(p.after.aspect) ?? []);
     await writeThroughConcurrently(
       deps.writeThrough,
-      projected.filter((p) => !held(p)).map((p) => p.after),
+      projected.map((p) => p.after),
     );
     const aspects: Array<{ projection: AspectProjection; rev: string | undefined }> = [];
     const conflictsPut: ConflictRecordFull[] = [];
     const conflictsRemoved: string[] = [];
+    const aspectOf = new Map(touched);
     for (const { after, known } of projected) {
-      const knownEvents = known?.events ?? [];
-      // Every event already known (another projector got there first): nothing changes.
-      if (known !== undefined && holdsEvents(knownEvents, pending.get(after.aspect) ?? [])) continue;
+      for (const c of after.conflicts) decided.set(c.loser.eventId, c);
       const kind = kindOfAspect(after.aspect);
       if (kind === undefined) continue;
-      const before = projectAspect(after.aspect, kind, knownEvents, []);
+      const before = projectAspect(after.aspect, kind, known?.events ?? [], []);
       const previous = new Map(before.conflicts.map((c) => [c.loser.eventId, JSON.stringify(c)]));
       for (const c of after.conflicts) {
         if (previous.get(c.loser.eventId) !== JSON.stringify(c)) conflictsPut.push(c);
         previous.delete(c.loser.eventId);
       }
-      conflictsRemoved.push(...previous.keys());
+      for (const loser of previous.keys()) {
+        conflictsRemoved.push(loser);
+        aspectOf.set(loser, after.aspect);
+      }
       aspects.push({ projection: after, rev: known?.rev });
     }
     // Conflict records a lost attempt wrote are put right from this attempt's projection, whatever
     // its aspects' stored state says: that attempt's aspect write failed, but its conflict records
     // (written in the same `_bulk_docs`, not a transaction) may have landed over a newer writer's.
-    const decided = new Map(
-      projected.flatMap((p) => p.after.conflicts.map((c) => [c.loser.eventId, c] as const)),
-    );
     const putIds = new Set(conflictsPut.map((c) => c.loser.eventId));
-    for (const loser of touched) {
+    for (const loser of touched.keys()) {
       if (putIds.has(loser) || conflictsRemoved.includes(loser)) continue;
       const c = decided.get(loser);
       if (c === undefined) conflictsRemoved.push(loser);
       else conflictsPut.push(c);
     }
     if (aspects.length === 0 && conflictsPut.length === 0 && conflictsRemoved.length === 0)
-      return done(projections, [], 0);
+      return done([], 0);
     await deps.audit(conflictsPut.map((c) => ({ entry: conflictEntry(c), key: conflictAuditKey(c) })));
     const written = await deps.projections.commit({ aspects, conflictsPut, conflictsRemoved });
-    if (written === 'OK') return done(projections, conflictsPut, aspects.length);
-    for (const c of conflictsPut) touched.add(c.loser.eventId);
-    for (const loser of conflictsRemoved) touched.add(loser);
+    if (written === 'OK') return done(conflictsPut, aspects.length);
+    for (const c of conflictsPut) touched.set(c.loser.eventId, c.aspect);
+    for (const loser of conflictsRemoved) {
+      const aspect = aspectOf.get(loser);
+      if (aspect !== undefined) touched.set(loser, aspect);
+    }
     return undefined;
   };
   for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {

@@ -81,12 +81,11 @@ const scripted = (
 
 describe('projectBatch against a concurrent projector (another instance on one CouchDB)', () => {
   it('puts right the conflict records of an attempt that lost its aspect write', async () => {
-    // First read (the skip check) and first attempt: the aspect holds e1. The commit loses: another
+    // The first attempt reads an aspect that holds e1. Its commit loses: another
     // projector stored e2 and e3 meanwhile, and this attempt's conflict record (written in the same
     // _bulk_docs) may have landed over theirs. The retry reads an aspect that holds every event.
     const { store, commits } = scripted(
       [
-        { rev: '1-a', events: [e1] },
         { rev: '1-a', events: [e1] },
         { rev: '2-b', events: [e1, e2, e3] },
       ],
@@ -108,7 +107,7 @@ describe('projectBatch against a concurrent projector (another instance on one C
     expect(commits[1]?.conflictsPut.map((c) => [c.loser.eventId, c.winner.eventId])).to.deep.equal([
       ['e3', 'e2'],
     ]);
-    expect(out.projections.get(ASPECT)?.events.map((e) => e.eventId)).to.deep.equal(['e1', 'e2', 'e3']);
+    expect(out.aspectsWritten).to.equal(0);
     // The same decision, the same audit key: one entry however often it is written.
     expect(new Set(audited).size).to.equal(1);
   });
@@ -119,7 +118,6 @@ describe('projectBatch against a concurrent projector (another instance on one C
     const e3First = rec('e3', checkOut('Tio'), 'CHAMADOR', 'e1', '2026-11-26T11:30:00.000Z');
     const { store, commits } = scripted(
       [
-        { rev: '1-a', events: [e1] },
         { rev: '1-a', events: [e1, e2] },
         { rev: '2-b', events: [e1, e3First] },
       ],
@@ -145,6 +143,6 @@ describe('projectBatch against a concurrent projector (another instance on one C
     );
     expect(commits).to.deep.equal([]);
     expect(writeThroughs).to.equal(0);
-    expect(out.projections.get(ASPECT)?.applied).to.deep.equal(['e1', 'e2']);
+    expect(out.aspectsWritten).to.equal(0);
   });
 });
