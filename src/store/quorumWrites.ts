@@ -70,6 +70,13 @@ const single = (result: BulkResult | undefined, id: string): PouchDB.Core.Respon
   throw status === undefined ? result : Object.assign(result, { status });
 };
 
+/**
+ * The deletion that withdraws a copy short of its quorum: the one deletion the events guard lets
+ * through (`eventsDesign.ts`). Also what the pipeline writes for a copy its writer left behind.
+ */
+export const withdrawal = (id: string, rev: string) =>
+  ({ _id: id, _rev: rev, _deleted: true, withdrawn: 'quorum-not-met' }) as const;
+
 /** Attempts of a write that every writer lost (a split: no copy-majority for anyone). */
 const ATTEMPTS = 3;
 
@@ -123,7 +130,7 @@ export const withQuorumWrites = (db: Database): Database => {
       ),
     );
     const withdrawn = results.flatMap((r, i) =>
-      verdicts[i] === true ? [{ _id: r.id, _rev: r.rev, _deleted: true, withdrawn: 'quorum-not-met' }] : [],
+      verdicts[i] === true && isAccepted(r) ? [withdrawal(r.id, r.rev)] : [],
     );
     // Best effort: a copy that cannot be withdrawn now (the cluster is short of nodes) may still be
     // the one CouchDB picks as winner; the caller hears 503 either way.

@@ -14,6 +14,7 @@ import { waitAtMost } from '../lib/timeouts.js';
 import type { AspectProjection } from '../rules/projections.js';
 import type { Database } from '../store/pouch.js';
 import type { ProjectionStore } from '../store/projections.js';
+import { withdrawal } from '../store/quorumWrites.js';
 import { type Change, followChanges$ } from './changeFeed.js';
 import { type BatchOutcome, eventPipeline$, type Page, type Seq } from './eventPipeline.js';
 import { type ProjectedBatch, type ProjectorDeps, projectBatch } from './projector.js';
@@ -30,11 +31,6 @@ export interface EventPipelineOptions {
   readonly pageSize?: number;
   readonly retryDelayMs?: number;
   readonly clock?: () => Date;
-  /**
-   * How long a document of several live leaves may wait for its writer's withdrawal before the
-   * pipeline settles it itself (`settledCopies.ts`); only on a CouchDB cluster.
-   */
-  readonly unsettledGraceMs?: number;
 }
 
 /** Events stored but not yet projected. */
@@ -123,7 +119,10 @@ const leavesOf = async (db: Database, ids: ReadonlyArray<string>): Promise<Map<s
   return out;
 };
 
-/** Seven store timeouts and more: a writer that has not withdrawn its copy by then has stopped. */
+/**
+ * How long a document of several live leaves waits for its writer's withdrawal before the pipeline
+ * settles it itself: three store timeouts and more, so a writer still at it has withdrawn by then.
+ */
 const UNSETTLED_GRACE_MS = 15_000;
 
 export const startEventPipeline = async (options: EventPipelineOptions): Promise<EventPipeline> => {
@@ -148,18 +147,22 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
 
   const clustered = (await copiesOf(options.events)) > 1;
   const unsettledSince = new Map<string, number>();
-  const graceMs = options.unsettledGraceMs ?? UNSETTLED_GRACE_MS;
   /** On a cluster, the page as far as its copies are settled (`settledCopies.ts`). */
   const settled = async (page: Page, from: Seq): Promise<Page> => {
     if (!clustered) return page;
     const ids = page.changes.filter((c) => !c.id.startsWith('_design/')).map((c) => c.id);
     const now = Date.now();
-    const out = settledPage(page, await leavesOf(options.events, ids), from, unsettledSince, now, graceMs);
+    const out = settledPage(
+      page,
+      await leavesOf(options.events, ids),
+      from,
+      unsettledSince,
+      now,
+      UNSETTLED_GRACE_MS,
+    );
     for (const id of ids) if (id !== out.waitingFor) unsettledSince.delete(id);
     if (out.withdraw.length > 0)
-      await options.events.bulkDocs(
-        out.withdraw.map((w) => ({ _id: w.id, _rev: w.rev, _deleted: true, withdrawn: 'quorum-not-met' })),
-      );
+      await options.events.bulkDocs(out.withdraw.map((w) => withdrawal(w.id, w.rev)));
     if (out.waitingFor !== undefined) {
       if (!unsettledSince.has(out.waitingFor)) unsettledSince.set(out.waitingFor, now);
       // The withdrawal wakes the pipeline through the feed; this covers a writer that stopped.
