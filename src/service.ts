@@ -76,6 +76,11 @@ export interface ServiceOptions {
   readonly routes?: ReadonlyArray<Route>;
   readonly idempotency?: Partial<IdempotencySettings>;
   readonly notifier?: Notifier;
+  /**
+   * How long a check-in or a student change waits for the pipeline's decision before it answers 503
+   * "recorded but not applied yet" (5 s). Tests shorten it to reach that answer.
+   */
+  readonly settleTimeoutMs?: number;
 }
 
 export const startService = async (
@@ -213,7 +218,8 @@ export const startService = async (
         : webhookNotifier(config.notifyWebhookUrl)),
     clock,
   });
-  const studentSvc = studentService({ students, directory, classes, events, pipeline, clock });
+  const settling = options.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: options.settleTimeoutMs };
+  const studentSvc = studentService({ students, directory, classes, events, pipeline, clock, ...settling });
   const syncSvc = syncService({ events, students, classes, pipeline, clock });
   const roster = rosterStore(store.db.roster);
   const rosterProjector = startRosterProjector({
@@ -295,6 +301,7 @@ export const startService = async (
         pickups,
         events,
         clock,
+        ...settling,
       }),
       pickups,
       marks: attendanceService({ events, students, classes, pipeline, clock }),

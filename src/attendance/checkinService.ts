@@ -15,6 +15,7 @@ import { checkinAspect } from '../domain/eventTypes.js';
 import type { Actor } from '../domain/principal.js';
 import type { StudentDoc } from '../domain/student.js';
 import { keyedLock } from '../lib/keyedLock.js';
+import { requestScopedId } from '../lib/requestIds.js';
 import type { StudentService } from '../roster/studentService.js';
 import {
   decideCheckin,
@@ -24,7 +25,7 @@ import {
   phoneSuffixMatches,
   remainingAttempts,
 } from '../rules/checkin.js';
-import { outcomeOf } from '../rules/projections.js';
+import { type AspectProjection, outcomeOf } from '../rules/projections.js';
 import { foldName } from '../rules/students.js';
 import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
@@ -131,17 +132,19 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
   /**
    * Appends a state change of the child's check-in aspect based on `baseVersion` and waits for the
    * pipeline's decision: `applied` when it took effect, `lost` when a concurrent change won (or it
-   * changed nothing), `pending` when the pipeline did not get to it in time.
+   * changed nothing), `pending` when the pipeline did not get to it in time. An earlier attempt of
+   * the same keyed request stored this very event (its id derives from the request): appending it
+   * again stores nothing, and the decision read is that event's.
    */
   const decide = async (
     actor: Actor,
+    eventId: string,
     aspect: string,
     baseVersion: string | null,
     type: 'CHECK_IN' | 'CHECK_OUT' | 'EMERGENCY_CHECKOUT',
     studentId: string,
     payload: Record<string, unknown>,
   ): Promise<'applied' | 'lost' | 'pending'> => {
-    const eventId = randomUUID();
     const at = now().toISOString();
     await deps.events.append({
       eventId,
@@ -158,15 +161,24 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     });
     const projection = (await deps.pipeline.settle([{ eventId, aspect }], deps.settleTimeoutMs)).get(aspect);
     if (projection === undefined) return 'pending';
-    return outcomeOf(projection, eventId) === 'APPLIED' ? 'applied' : 'lost';
+    return applied(projection, eventId);
   };
+  const applied = (projection: AspectProjection, eventId: string): 'applied' | 'lost' =>
+    outcomeOf(projection, eventId) === 'APPLIED' ? 'applied' : 'lost';
 
-  /** The aspect's current version, and the check-in the projection holds for `checkInId`. */
-  const head = async (sessionId: string, studentId: string) => {
+  /**
+   * The aspect's current version and check-ins, and what became of `eventId` when the aspect already
+   * holds it: an earlier attempt of this keyed request was decided, and this attempt answers the same.
+   */
+  const head = async (sessionId: string, studentId: string, eventId?: string) => {
     const aspect = checkinAspect(sessionId, studentId);
     const current = await deps.pipeline.current(aspect);
     const state = current?.state?.kind === 'checkin' ? current.state : undefined;
-    return { aspect, version: current?.version ?? null, checkins: state?.checkins ?? [] };
+    const earlier =
+      current === undefined || eventId === undefined || outcomeOf(current, eventId) === undefined
+        ? undefined
+        : applied(current, eventId);
+    return { aspect, version: current?.version ?? null, checkins: state?.checkins ?? [], earlier };
   };
 
   /**
@@ -196,12 +208,18 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     payload: Record<string, unknown>,
   ): Promise<E.Either<ApiError, CheckinDoc>> => {
     await backlogProjected();
+    const eventId = requestScopedId(actor.requestKey, type);
     const outcome = await locks.run(checkinAspect(current.sessionId, current.studentId), async () => {
-      const { aspect, version, checkins } = await head(current.sessionId, current.studentId);
+      const { aspect, version, checkins, earlier } = await head(
+        current.sessionId,
+        current.studentId,
+        eventId,
+      );
+      if (earlier !== undefined) return earlier;
       // Decided under the lock: a request just before this one may have closed it.
       const decision = decideCheckin(checkins, { type, checkInId: current.checkInId });
       if (decision.kind === 'REFUSED') return 'lost';
-      return decide(actor, aspect, version, decision.type, current.studentId, payload);
+      return decide(actor, eventId, aspect, version, decision.type, current.studentId, payload);
     });
     if (outcome === 'pending') return E.left(notApplied());
     const after = await deps.checkins.get(current.checkInId);
@@ -210,6 +228,19 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     }
     return E.right(after);
   };
+
+  /**
+   * Whether a check-in found closed was closed by an earlier attempt of this keyed request (its
+   * answer was lost, or was a 503 while the pipeline caught up): the retry answers that success again.
+   */
+  const closedByThisRequest = async (
+    actor: Actor,
+    closed: CheckinDoc,
+    type: 'CHECK_OUT' | 'EMERGENCY_CHECKOUT',
+  ): Promise<boolean> =>
+    actor.requestKey !== undefined &&
+    (await head(closed.sessionId, closed.studentId, requestScopedId(actor.requestKey, type))).earlier ===
+      'applied';
 
   const service: CheckinService = {
     async config() {
@@ -266,14 +297,17 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
         );
       const { sessionId } = session;
       const { studentId, visitor } = student;
-      const checkInId = randomUUID();
-      deps.checkins.minted(checkInId);
+      const checkInId = requestScopedId(actor.requestKey, 'check-in');
+      const eventId = requestScopedId(actor.requestKey, 'CHECK_IN');
+      // A random id has no record yet, and the cache may say so; a derived one may (an earlier attempt).
+      if (actor.requestKey === undefined) deps.checkins.minted(checkInId);
       await backlogProjected();
       const outcome = await locks.run(checkinAspect(sessionId, studentId), async () => {
-        const current = await head(sessionId, studentId);
+        const current = await head(sessionId, studentId, eventId);
+        if (current.earlier !== undefined) return current.earlier;
         const decision = decideCheckin(current.checkins, { type: 'CHECK_IN', checkInId });
         if (decision.kind === 'REFUSED') return 'lost';
-        return decide(actor, current.aspect, current.version, decision.type, studentId, {
+        return decide(actor, eventId, current.aspect, current.version, decision.type, studentId, {
           checkInId,
           sessionId,
           visitor,
@@ -326,7 +360,9 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
         });
         switch (decision.kind) {
           case 'ALREADY_CHECKED_OUT':
-            return E.left(alreadyOut());
+            return (await closedByThisRequest(actor, current, 'CHECK_OUT'))
+              ? E.right(current)
+              : E.left(alreadyOut());
           case 'SUPERSEDED':
             return E.left(supersededCheckin());
           case 'LOCKED':
@@ -371,7 +407,10 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
       }
       const current = await deps.checkins.get(input.checkInId);
       if (current === undefined) return E.left(notFound('check-in'));
-      if (current.status === 'CHECKED_OUT') return E.left(alreadyOut());
+      if (current.status === 'CHECKED_OUT')
+        return (await closedByThisRequest(actor, current, 'EMERGENCY_CHECKOUT'))
+          ? E.right(current)
+          : E.left(alreadyOut());
       if (current.status === 'SUPERSEDED') return E.left(supersededCheckin());
       return closeCheckin(actor, current, 'EMERGENCY_CHECKOUT', {
         checkInId: current.checkInId,

@@ -59,4 +59,9 @@ export interface Principal {
 export interface Actor {
   readonly principal: Principal;
   readonly deviceId: string | null;
+  /**
+   * The keyed request the change belongs to (principal and Idempotency-Key), when a client keyed it:
+   * the ids of what it creates derive from it (`src/lib/requestIds.ts`), the same on every attempt.
+   */
+  readonly requestKey?: string;
 }

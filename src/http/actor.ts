@@ -5,8 +5,14 @@ import type { HandlerContext } from './route.js';
 
 /** The actor of an authenticated route's request (its auth class guarantees a principal). */
 export const actorOf = (
-  ctx: Pick<HandlerContext<unknown, unknown, unknown>, 'principal' | 'deviceId'>,
+  ctx: Pick<HandlerContext<unknown, unknown, unknown>, 'principal' | 'deviceId'> & {
+    readonly requestKey?: string | undefined;
+  },
 ): E.Either<ApiError, Actor> =>
   ctx.principal === null
     ? E.left(apiError('UNAUTHORIZED'))
-    : E.right({ principal: ctx.principal, deviceId: ctx.deviceId });
+    : E.right({
+        principal: ctx.principal,
+        deviceId: ctx.deviceId,
+        ...(ctx.requestKey === undefined ? {} : { requestKey: ctx.requestKey }),
+      });

@@ -25,6 +25,8 @@ export interface HandlerContext<P, Q, B> {
   readonly principal: Principal | null;
   readonly deviceId: string | null;
   readonly correlationId: string;
+  /** A keyed mutation's scope (principal and Idempotency-Key), the same for every attempt of it. */
+  readonly requestKey: string | undefined;
   /** When the request arrived, by the service's clock. */
   readonly receivedAt: Date;
   /** The request's headers, for the few handlers that read one (cookies, the CSRF header). */

@@ -9,6 +9,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { isUuid } from '../domain/codec.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import type { Principal } from '../domain/principal.js';
+import { requestKeyOf } from '../lib/requestIds.js';
 import { authorize } from '../rules/authorization.js';
 import type { AppDeps } from './deps.js';
 import { executeIdempotently, idempotencyKeyOf, REPLAY_HEADER, requestFingerprint } from './idempotency.js';
@@ -144,6 +145,10 @@ const respond = async (
     const reply = await prepared.right({
       ...caller.right,
       correlationId: state.correlationId,
+      requestKey:
+        idempotent && caller.right.principal !== null
+          ? requestKeyOf(caller.right.principal.userId, key.right)
+          : undefined,
       receivedAt: state.receivedAt,
       headers: req.headers,
       deps,

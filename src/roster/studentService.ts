@@ -24,6 +24,7 @@ import {
   studentWritable,
 } from '../domain/student.js';
 import { keyedLock } from '../lib/keyedLock.js';
+import { requestScopedId } from '../lib/requestIds.js';
 import {
   decideDelete,
   hasPhotos,
@@ -32,6 +33,7 @@ import {
   visibleStudentFields,
 } from '../rules/students.js';
 import type { EventStore } from '../store/events.js';
+import { isConflict } from '../store/storeErrors.js';
 import { type StudentStore, toRecord } from '../store/students.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
@@ -107,9 +109,15 @@ export const studentService = (deps: StudentServiceDeps): StudentService => {
       : E.right(found.nucleusId ?? null);
   };
 
-  const record = (actor: Actor, type: string, doc: StudentDoc, payload: Record<string, unknown>) =>
+  const record = (
+    actor: Actor,
+    type: string,
+    doc: StudentDoc,
+    payload: Record<string, unknown>,
+    eventId: string = randomUUID(),
+  ) =>
     deps.events.append({
-      eventId: randomUUID(),
+      eventId,
       type,
       subjectType: 'STUDENT',
       subjectId: doc.studentId,
@@ -127,8 +135,9 @@ export const studentService = (deps: StudentServiceDeps): StudentService => {
       // No consent can exist for a student that does not exist yet.
       if (hasPhotos(body)) return E.left(noConsent());
       const at = now();
-      const created = await deps.students.create({
-        studentId: randomUUID(),
+      const studentId = requestScopedId(actor.requestKey, 'student');
+      const stored = deps.students.create({
+        studentId,
         displayName: body.displayName,
         photoRef: null,
         photo_refs: [],
@@ -149,11 +158,22 @@ export const studentService = (deps: StudentServiceDeps): StudentService => {
         updatedAt: at,
         deleted_justification: null,
       });
-      deps.directory.upsertStudent(created);
-      await record(actor, 'STUDENT_CREATED', created, {
-        fields: Object.keys(body).sort(),
-        visitor: created.visitor,
+      // A retry of this keyed request finds the student its earlier attempt created (the id derives
+      // from the request), and answers it rather than a second child or a conflict.
+      const created = await stored.catch(async (e: unknown) => {
+        const earlier =
+          actor.requestKey !== undefined && isConflict(e) ? await deps.students.get(studentId) : undefined;
+        if (earlier === undefined) throw e;
+        return earlier;
       });
+      deps.directory.upsertStudent(created);
+      await record(
+        actor,
+        'STUDENT_CREATED',
+        created,
+        { fields: Object.keys(body).sort(), visitor: created.visitor },
+        requestScopedId(actor.requestKey, 'STUDENT_CREATED'),
+      );
       return E.right(created);
     },
 

@@ -41,6 +41,7 @@ export interface TestServiceOptions {
   readonly clock?: () => Date;
   readonly idempotency?: Partial<IdempotencySettings>;
   readonly notifier?: Notifier;
+  readonly settleTimeoutMs?: number;
 }
 
 export const startTestService = async (options: TestServiceOptions = {}): Promise<TestService> => {
@@ -59,6 +60,7 @@ export const startTestService = async (options: TestServiceOptions = {}): Promis
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.idempotency === undefined ? {} : { idempotency: options.idempotency }),
     ...(options.notifier === undefined ? {} : { notifier: options.notifier }),
+    ...(options.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: options.settleTimeoutMs }),
   });
   const rawLog = () => chunks.join('');
   return {
