@@ -112,7 +112,9 @@ const purgeExpired = async (
   batchSize: number,
   onRemoved: (id: string) => void = () => undefined,
 ): Promise<number> => {
-  let purged = 0;
+  // Each id once: on a cluster a query may read a copy the last batch's deletions have not reached
+  // yet, and find an entry again that is already gone.
+  const purged = new Set<string>();
   for (;;) {
     const found = await db.find({
       selector: { docType: 'idempotency', expiresAt: { $lte: now } },
@@ -120,18 +122,18 @@ const purgeExpired = async (
       limit: batchSize,
       use_index: 'idx-by-docType-expiresAt',
     });
-    if (found.docs.length === 0) return purged;
+    if (found.docs.length === 0) return purged.size;
     const results = await db.bulkDocs(found.docs.map((d) => ({ _id: d._id, _rev: d._rev, _deleted: true })));
     let removed = 0;
     results.forEach((r, i) => {
       const id = found.docs[i]?._id;
-      if (!('ok' in r) || r.ok !== true || id === undefined) return;
+      if (!('ok' in r) || r.ok !== true || id === undefined || purged.has(id)) return;
       removed += 1;
+      purged.add(id);
       onRemoved(id);
     });
-    purged += removed;
     // A batch that removed nothing (every entry changed meanwhile) must not loop for ever.
-    if (found.docs.length < batchSize || removed === 0) return purged;
+    if (found.docs.length < batchSize || removed === 0) return purged.size;
   }
 };
 

@@ -25,12 +25,15 @@
  * by two instances differ in their server time, which projections and conflict records carry.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { copiesOf } from './copies.js';
 import type { Database } from './pouch.js';
 import { QuorumNotMetError } from './storeErrors.js';
 
 type BulkResult = PouchDB.Core.Response | PouchDB.Core.Error;
 type NewDoc = PouchDB.Core.PutDocument<object>;
 type PutDoc = NewDoc & { readonly _id: string };
+
+const isOk = (r: BulkResult | undefined): boolean => r !== undefined && 'ok' in r && r.ok === true;
 
 const isAccepted = (r: BulkResult): r is PouchDB.Core.Response =>
   'ok' in r && r.ok === true && 'accepted' in r && r.accepted === true;
@@ -75,10 +78,15 @@ const single = (result: BulkResult | undefined, id: string): PouchDB.Core.Respon
  * through (`eventsDesign.ts`). Also what the pipeline writes for a copy its writer left behind.
  */
 export const withdrawal = (id: string, rev: string) =>
-  ({ _id: id, _rev: rev, _deleted: true, withdrawn: 'quorum-not-met' }) as const;
+  ({ _id: id, _rev: rev, _deleted: true, withdrawn: WITHDRAWN }) as const;
+
+/** The mark of a withdrawal (`withdrawn`), which the events guard checks for. */
+export const WITHDRAWN = 'quorum-not-met';
 
 /** Attempts of a write that every writer lost (a split: no copy-majority for anyone). */
 const ATTEMPTS = 3;
+/** Attempts of a withdrawal that no copy took. */
+const WITHDRAWAL_ATTEMPTS = 3;
 
 export const withQuorumWrites = (db: Database): Database => {
   const bulkDocs = db.bulkDocs.bind(db);
@@ -94,13 +102,32 @@ export const withQuorumWrites = (db: Database): Database => {
       if (!Array.isArray(e) || e.length !== docs.length) throw e;
       return e.map(perDocument);
     });
+  let copies: Promise<number> | undefined;
   /**
-   * Whether a write short of its quorum must be withdrawn. Every leaf of the document is read with
-   * `open_revs=all`, which merges the revision trees of the copies that answer (r = 2 of 3: at least
-   * one copy of any write that reached the quorum). A plain quorum read is not enough: when the two
-   * copies that answer first disagree, CouchDB answers the copy whose revision sorts highest, with
-   * only the conflicts that copy knows of, and that is this write's own copy about one time in three
-   * (measured: 22 of 67 short writes read as alone while the other writer had heard 201).
+   * Every leaf of a document as all its live copies hold them: `open_revs=all` merges the revision
+   * trees of the copies that answer, and `r` = every copy makes that all of them (a dead node's copy
+   * fails at once and is not waited for; a slow one is, bounded by the store timeout). The default
+   * r = 2 of 3 is not enough when two writers each reached one copy and the third copy had taken
+   * neither yet: each then read its own copy and the empty one, found itself alone, and both kept
+   * their claim (the two-instance row after a node came back: one key executed twice).
+   */
+  const allLeaves = async (id: string): Promise<unknown> => {
+    const raw: unknown = Reflect.get(db, 'fetch');
+    if (typeof raw !== 'function') return get(id, { open_revs: 'all' });
+    copies ??= copiesOf(db);
+    const answer: unknown = await Reflect.apply(raw, db, [
+      `${encodeURIComponent(id)}?open_revs=all&r=${await copies}`,
+      { headers: { Accept: 'application/json' } },
+    ]);
+    if (!(answer instanceof Response) || !answer.ok) throw new Error(`open_revs of ${id}: no answer`);
+    return answer.json();
+  };
+  /**
+   * Whether a write short of its quorum must be withdrawn. Every leaf of the document is read from
+   * every copy (`allLeaves`). A plain quorum read is not enough: when the two copies that answer first
+   * disagree, CouchDB answers the copy whose revision sorts highest, with only the conflicts that copy
+   * knows of, and that is this write's own copy about one time in three (measured: 22 of 67 short
+   * writes read as alone while the other writer had heard 201).
    * Kept when this very revision is the only live leaf: either no other writer reached the quorum
    * (the cluster is short of nodes, and this copy is what readers get, as CouchDB's own 202 means), or
    * another writer wrote the same bytes and so the same revision (two pipelines projecting one aspect,
@@ -110,7 +137,7 @@ export const withQuorumWrites = (db: Database): Database => {
    */
   const mustWithdraw = async (r: PouchDB.Core.Response, wasDeletion: boolean): Promise<boolean> => {
     if (wasDeletion) return false;
-    const leaves: unknown = await get(r.id, { open_revs: 'all' }).catch(() => undefined);
+    const leaves: unknown = await allLeaves(r.id).catch(() => undefined);
     if (!Array.isArray(leaves)) return true;
     const live = leaves.flatMap((leaf: unknown) => {
       const doc: unknown = typeof leaf === 'object' && leaf !== null ? Reflect.get(leaf, 'ok') : undefined;
@@ -119,6 +146,21 @@ export const withQuorumWrites = (db: Database): Database => {
       return typeof rev === 'string' ? [rev] : [];
     });
     return !(live.length === 1 && live[0] === r.rev);
+  };
+  /**
+   * Deletes the leaves of `withdrawals`, again after a short pause for those no copy took: a copy
+   * short of its quorum may sit on a single node, and the coordinator of the deletion may ask copies
+   * that have not heard of that revision yet (they refuse it as a conflict) until internal
+   * replication brings it to them. Best effort in the end: a copy that still cannot be withdrawn (the
+   * cluster is short of nodes) stays a conflicting leaf, and the caller hears 503 either way.
+   */
+  const withdraw = async (withdrawals: NewDoc[]): Promise<void> => {
+    let left = withdrawals;
+    for (let n = 0; n < WITHDRAWAL_ATTEMPTS && left.length > 0; n += 1) {
+      if (n > 0) await sleep(20 + Math.random() * 80);
+      const results = await bulk(left).catch(() => undefined);
+      left = results === undefined ? left : left.filter((_, i) => !isOk(results[i]));
+    }
   };
   /** Writes `docs`; a write short of its quorum is withdrawn and comes back as `undefined`. */
   const attempt = async (docs: NewDoc[]): Promise<Array<BulkResult | undefined>> => {
@@ -132,9 +174,7 @@ export const withQuorumWrites = (db: Database): Database => {
     const withdrawn = results.flatMap((r, i) =>
       verdicts[i] === true && isAccepted(r) ? [withdrawal(r.id, r.rev)] : [],
     );
-    // Best effort: a copy that cannot be withdrawn now (the cluster is short of nodes) may still be
-    // the one CouchDB picks as winner; the caller hears 503 either way.
-    if (withdrawn.length > 0) await bulk(withdrawn).catch(() => undefined);
+    if (withdrawn.length > 0) await withdraw(withdrawn);
     return results.map((r, i) => (verdicts[i] === true ? undefined : r));
   };
   const judged = async (docs: NewDoc[], options: PouchDB.Core.BulkDocsOptions): Promise<BulkResult[]> => {

@@ -12,13 +12,14 @@ import { defer, map, merge, type Observable, Subject, type Subscription, takeUnt
 import type { PendingAuditEntry } from '../domain/audit.js';
 import { waitAtMost } from '../lib/timeouts.js';
 import type { AspectProjection } from '../rules/projections.js';
+import { copiesOf } from '../store/copies.js';
 import type { Database } from '../store/pouch.js';
 import type { ProjectionStore } from '../store/projections.js';
 import { withdrawal } from '../store/quorumWrites.js';
 import { type Change, followChanges$ } from './changeFeed.js';
 import { type BatchOutcome, eventPipeline$, type Page, type Seq } from './eventPipeline.js';
 import { type ProjectedBatch, type ProjectorDeps, projectBatch } from './projector.js';
-import { type Leaf, settledPage } from './settledCopies.js';
+import { type Leaf, type Leaves, settledPage, UNREADABLE } from './settledCopies.js';
 
 export interface EventPipelineOptions {
   readonly events: Database;
@@ -93,28 +94,24 @@ const seqCount = (seq: Seq): number =>
 
 const StoredAt = t.type({ serverTimestamp: t.string });
 
-/** Copies per document of a CouchDB database (`cluster.n` of its info); 1 for a single node or PouchDB. */
-const copiesOf = async (db: Database): Promise<number> => {
-  const cluster: unknown = Reflect.get(await db.info(), 'cluster');
-  const n: unknown = typeof cluster === 'object' && cluster !== null ? Reflect.get(cluster, 'n') : undefined;
-  return typeof n === 'number' ? n : 1;
-};
-
 /** Every leaf of each document, from a `_bulk_get` without revisions (CouchDB's `open_revs=all`). */
-const leavesOf = async (db: Database, ids: ReadonlyArray<string>): Promise<Map<string, Leaf[]>> => {
-  const out = new Map<string, Leaf[]>();
+const leavesOf = async (db: Database, ids: ReadonlyArray<string>): Promise<Map<string, Leaves>> => {
+  const out = new Map<string, Leaves>();
   if (ids.length === 0) return out;
   const got = await db.bulkGet({ docs: ids.map((id) => ({ id })) });
   for (const result of got.results) {
     const leaves: Leaf[] = [];
-    for (const answer of result.docs) {
+    // An error in place of a leaf (while a node dies, the whole batch answers internal_fabric_error):
+    // what the document holds is unknown, which is not "no live leaf".
+    const unreadable = result.docs.length === 0 || result.docs.some((answer) => !('ok' in answer));
+    for (const answer of unreadable ? [] : result.docs) {
       if (!('ok' in answer)) continue;
       const doc: unknown = answer.ok;
       const rev: unknown = typeof doc === 'object' && doc !== null ? Reflect.get(doc, '_rev') : undefined;
       if (typeof rev !== 'string') continue;
       leaves.push({ rev, deleted: Reflect.get(Object(doc), '_deleted') === true, doc });
     }
-    out.set(result.id, leaves);
+    out.set(result.id, unreadable ? UNREADABLE : leaves);
   }
   return out;
 };
@@ -135,6 +132,9 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
   const drained$ = new Subject<number>();
   let pulls = 0;
   let lastPull = 0;
+  // The last pull stopped before a document whose copies are not settled (or not readable): the drain
+  // that ends with it has not seen everything, and a wake 250 ms later starts the one that will.
+  let lastPullHeld = false;
   let projectedUpTo: Seq = since;
   let stopped = false;
   const drainWaiters = new Set<() => void>();
@@ -148,8 +148,8 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
   const clustered = (await copiesOf(options.events)) > 1;
   const unsettledSince = new Map<string, number>();
   /** On a cluster, the page as far as its copies are settled (`settledCopies.ts`). */
-  const settled = async (page: Page, from: Seq): Promise<Page> => {
-    if (!clustered) return page;
+  const settled = async (page: Page, from: Seq): Promise<{ page: Page; held: boolean }> => {
+    if (!clustered) return { page, held: false };
     const ids = page.changes.filter((c) => !c.id.startsWith('_design/')).map((c) => c.id);
     const now = Date.now();
     const out = settledPage(
@@ -164,13 +164,13 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     if (out.withdraw.length > 0)
       await options.events.bulkDocs(out.withdraw.map((w) => withdrawal(w.id, w.rev)));
     if (out.waitingFor !== undefined) {
-      if (!unsettledSince.has(out.waitingFor)) unsettledSince.set(out.waitingFor, now);
+      if (!out.unreadable && !unsettledSince.has(out.waitingFor)) unsettledSince.set(out.waitingFor, now);
       // The withdrawal wakes the pipeline through the feed; this covers a writer that stopped.
       setTimeout(() => {
         if (!stopped) wakes$.next();
       }, 250).unref();
     }
-    return out.page;
+    return { page: out.page, held: out.waitingFor !== undefined };
   };
 
   const streams$ = eventPipeline$({
@@ -184,11 +184,12 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       defer(async () => {
         pulls += 1;
         const number = pulls;
-        const page = await settled(
+        const { page, held } = await settled(
           toPage(await options.events.changes({ since: from, limit, include_docs: true })),
           from,
         );
         lastPull = number;
+        lastPullHeld = held;
         return page;
       }),
     process: (batch) =>
@@ -202,7 +203,9 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     pageSize: options.pageSize ?? 500,
     retryDelayMs: options.retryDelayMs ?? 1000,
     onError: (error) => options.onError?.(error),
-    onDrained: () => drained$.next(lastPull),
+    onDrained: () => {
+      if (!lastPullHeld) drained$.next(lastPull);
+    },
   });
 
   const done = new Promise<void>((resolve) => {

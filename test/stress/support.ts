@@ -562,6 +562,34 @@ export const resumedAndRebuilt = async (store: Store): Promise<RebuildComparison
   return { resumed, rebuilt: await snapshot(store.db.projections) };
 };
 
+/** One instance's projections: every event replayed into a fresh embedded store. */
+export const rebuildFrom = async (events: ReadonlyArray<Record<string, unknown>>): Promise<unknown[]> => {
+  const dir = await makeTempDir('rebuild');
+  const fresh = await openEmbedded(dir);
+  try {
+    for (let i = 0; i < events.length; i += 500) await fresh.db.events.bulkDocs(events.slice(i, i + 500));
+    const pipeline = await startEventPipeline({
+      events: fresh.db.events,
+      projections: projectionStore(fresh.db.projections),
+      audit: async () => undefined,
+    });
+    await pipeline.catchUp();
+    await pipeline.stop();
+    return await snapshot(fresh.db.projections);
+  } finally {
+    await fresh.close();
+    await removeDir(dir);
+  }
+};
+
+/** Every event document of `store` as stored, without its revision (design documents left out). */
+export const storedEvents = async (store: Store): Promise<Array<Record<string, unknown>>> =>
+  (await store.db.events.allDocs({ include_docs: true })).rows.flatMap((r) => {
+    if (r.id.startsWith('_design/') || r.doc === undefined) return [];
+    const { _rev: _r, ...doc } = r.doc;
+    return [doc];
+  });
+
 /** Opens the embedded store of a stopped service. */
 export const openEmbedded = (dataDir: string): Promise<Store> =>
   openStore({ kind: 'embedded', dataDir, prefix: 'chamada_' });

@@ -10,21 +10,23 @@
  * check-in records follow the projections, and there are no duplicate side effects: each event id is
  * stored and projected once, and each Idempotency-Key gives one execution (one event, one check-in
  * record, one audit entry; the other request is a replay of it).
+ *
+ * On a cluster of three whose nodes this run controls, the third node (neither instance's) is
+ * SIGKILLed in the middle of a round and started again two rounds later: the copies of every write
+ * are then two, so two instances racing on one document split them more often, and the same criteria
+ * hold.
  */
 import { randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { PouchDB } from '../../src/store/pouch.js';
-import { projectionStore } from '../../src/store/projections.js';
 import { openStore, type Store } from '../../src/store/store.js';
-import { startEventPipeline } from '../../src/sync/pipelineRuntime.js';
 import { figure } from '../reliability/figures.js';
 import { type CouchServer, isRealCouch, startCouchServer } from '../support/couchServer.js';
 import { decodeAs, type HttpResult } from '../support/http.js';
 import { createdId, SyncAnswer, seedSmallRoster } from '../support/seed.js';
 import { snapshot } from '../support/snapshot.js';
-import { makeTempDir, removeDir } from '../support/tempDir.js';
 import { DEV_TOKENS } from '../support/testService.js';
 import {
   type ChildService,
@@ -34,16 +36,19 @@ import {
   eventsInAspects,
   eventually,
   get,
-  openEmbedded,
   post,
   projectedCheckins,
+  rebuildFrom,
   repeats,
   sleep,
+  storedEvents,
 } from './support.js';
 
 const ROUNDS = 6;
 const PER_TABLET = 100;
 const KEYED = 8;
+/** On a cluster of three, node 3 dies during this round and comes back two rounds later. */
+const KILL_ROUND = 2;
 
 const Page = t.type({ items: t.array(t.unknown), nextCursor: t.union([t.string, t.null]) });
 const CheckedIn = t.type({ checkInId: t.string, code: t.string, status: t.string });
@@ -72,26 +77,6 @@ const allPages = async (base: string, path: string): Promise<unknown[]> => {
     cursor = page.nextCursor;
   } while (cursor !== null);
   return items;
-};
-
-/** One instance's projections: every event replayed into a fresh embedded store. */
-const rebuildFrom = async (events: ReadonlyArray<Record<string, unknown>>): Promise<unknown[]> => {
-  const dir = await makeTempDir('rebuild');
-  const fresh = await openEmbedded(dir);
-  try {
-    for (let i = 0; i < events.length; i += 500) await fresh.db.events.bulkDocs(events.slice(i, i + 500));
-    const pipeline = await startEventPipeline({
-      events: fresh.db.events,
-      projections: projectionStore(fresh.db.projections),
-      audit: async () => undefined,
-    });
-    await pipeline.catchUp();
-    await pipeline.stop();
-    return await snapshot(fresh.db.projections);
-  } finally {
-    await fresh.close();
-    await removeDir(dir);
-  }
 };
 
 describe('two instances on one CouchDB-protocol server, written to concurrently', function () {
@@ -202,7 +187,24 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
     // an old tablet's or a hand-made document would: CouchDB runs the guard, express-pouchdb did not)
     // and has no kind or payload.
     const rawEvents = new PouchDB(`${couch.url}/chamada_events`);
+    const cluster = couch;
+    const killing =
+      isRealCouch(cluster) && cluster.nodes >= 3 && process.env.COUCHDB_TEST_NO_FAULTS === undefined;
+    let nodeDownMs = 0;
     for (let round = 0; round < ROUNDS; round += 1) {
+      // The fault runs beside the round's requests: the node dies while they are in flight.
+      const fault =
+        !killing || (round !== KILL_ROUND && round !== KILL_ROUND + 2)
+          ? Promise.resolve()
+          : round === KILL_ROUND
+            ? sleep(300).then(async () => {
+                await cluster.killNode(3);
+                nodeDownMs = -Date.now();
+              })
+            : sleep(300).then(async () => {
+                await cluster.startNode(3);
+                nodeDownMs += Date.now();
+              });
       await rawEvents.put({
         _id: `event:unreadable-${round}`,
         docType: 'event',
@@ -217,6 +219,7 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
         postServed(`${urlA}/api/v1/sync/events`, { events: both }, DEV_TOKENS.DEV_ADMIN_TOKEN),
         postServed(`${urlB}/api/v1/sync/events`, { events: both }, DEV_TOKENS.DEV_ADMIN_TOKEN),
       ]);
+      await fault;
       syncOk(ra, admin.length, `round ${round}, ADMIN through A`);
       syncOk(rb, caller.length, `round ${round}, CHAMADOR through B`);
       const first = syncOk(r1, both.length, `round ${round}, both (A)`);
@@ -270,11 +273,7 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
     // one instance's rebuild from the same events.
     shared = await openStore({ kind: 'couchdb', url: couch.url, prefix: 'chamada_' });
     const store = shared;
-    const events = (await store.db.events.allDocs({ include_docs: true })).rows.flatMap((r) => {
-      if (r.id.startsWith('_design/') || r.doc === undefined) return [];
-      const { _rev: _r, ...doc } = r.doc;
-      return [doc];
-    });
+    const events = await storedEvents(store);
     const rebuilt = await rebuildFrom(events);
     let current: unknown[] = [];
     const settledMs = await eventually(
@@ -345,7 +344,8 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
     figure(
       'two instances',
       `${ROUNDS} rounds × (100 ADMIN via A ∥ 100 CHAMADOR via B ∥ 100 to both)` +
-        `${isRealCouch(couch) && couch.nodes > 1 ? `, through nodes 1 and 2 of ${couch.nodes}` : ''}: ${sent.size} events, ` +
+        `${isRealCouch(couch) && couch.nodes > 1 ? `, through nodes 1 and 2 of ${couch.nodes}` : ''}` +
+        `${killing ? `, node 3 killed in round ${KILL_ROUND} and back ${(nodeDownMs / 1000).toFixed(1)} s later` : ''}: ${sent.size} events, ` +
         `${retriedAfter503} requests sent again after a 503, ` +
         `${missing.length} missing, ${repeats(projected)} projected twice, ${withConflicts.length} with conflicting revisions, ` +
         `${bothNew} of ${ROUNDS * PER_TABLET} sent to both answered "stored" by both; ` +

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import expressPouchDB from 'express-pouchdb';
 import * as t from 'io-ts';
-import { PouchDB } from '../../src/store/pouch.js';
+import { type Database, PouchDB } from '../../src/store/pouch.js';
 import { makeTempDir, removeDir } from './tempDir.js';
 
 export interface CouchServer {
@@ -243,4 +243,24 @@ const startRealCouch = async (real: {
 export const startCouchServer = async (options: { validation?: boolean } = {}): Promise<CouchServer> => {
   const real = realCouch();
   return real === undefined ? startExpressPouchDB(options) : startRealCouch(real);
+};
+
+/**
+ * The conflicting revisions of document `id` once the copies have had time to agree (at most
+ * `withinMs`). On a cluster a copy that lost a race is withdrawn by a deletion that may reach one copy
+ * first, CouchDB's internal replication bringing it to the others a moment later, and a quorum read
+ * in between can still show the loser as a conflict. What must not be is a loser left standing.
+ */
+export const conflictsOnceSettled = async (
+  db: Database,
+  id: string,
+  withinMs = 10_000,
+): Promise<string[]> => {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const stored = await db.get(id, { conflicts: true });
+    const conflicts = stored._conflicts ?? [];
+    if (conflicts.length === 0 || Date.now() > deadline) return conflicts;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 };

@@ -129,6 +129,50 @@ describe('event pipeline on the store (real PouchDB)', () => {
     expect(after?.state).to.deep.include({ value: 'amendoim e leite' });
   });
 
+  it('on a cluster, a page whose leaves the cluster could not read is read again, never skipped or quarantined', async () => {
+    // The events database as a cluster of three shows it (decision 0023), whose `_bulk_get` answers
+    // internal_fabric_error for every document of its first reads, as while a node dies.
+    const events = store.db.events;
+    const info = events.info.bind(events);
+    const bulkGet = events.bulkGet.bind(events);
+    let failing = 3;
+    Object.assign(events, {
+      info: async () => ({ ...(await info()), cluster: { q: 2, n: 3, w: 2, r: 2 } }),
+      bulkGet: async (options: PouchDB.Core.BulkGetOptions) => {
+        if (failing <= 0) return bulkGet(options);
+        failing -= 1;
+        return {
+          results: options.docs.map((d) => ({
+            id: d.id,
+            docs: [{ error: Object.assign(new Error('timeout'), { error: 'internal_fabric_error' }) }],
+          })),
+        };
+      },
+    });
+    const ids = Array.from({ length: 20 }, () => randomUUID());
+    for (const [i, id] of ids.entries())
+      await eventStore(events).append(
+        fieldEvent(
+          id,
+          'CHAMADOR',
+          `2026-11-26T10:00:${String(i).padStart(2, '0')}.000Z`,
+          null,
+          `v${i}`,
+          `f${i}`,
+        ),
+      );
+    const p = await start();
+    await p.catchUp();
+    expect(failing, 'reads left to fail').to.be.below(3);
+    const projections = projectionStore(store.db.projections);
+    const aspects = ids.map((_, i) => studentFieldAspect(STUDENT, `f${i}`));
+    const loaded = await projections.loadAspects(aspects);
+    expect(aspects.map((a) => loaded.get(a)?.events.map((e) => e.eventId))).to.deep.equal(
+      ids.map((id) => [id]),
+    );
+    expect(await projections.quarantined()).to.deep.equal([]);
+  });
+
   it('quarantines a poisoned document and keeps projecting the events after it', async () => {
     await store.db.events.put({ _id: 'event:poison', docType: 'event', eventId: 42 });
     const good = randomUUID();

@@ -1,7 +1,14 @@
 import { expect } from 'chai';
+import { withdrawal } from '../../src/store/quorumWrites.js';
 import type { Change } from '../../src/sync/changeFeed.js';
 import { decodeEventChange } from '../../src/sync/eventPipeline.js';
-import { type Leaf, settledPage, winningLeaf } from '../../src/sync/settledCopies.js';
+import {
+  type Leaf,
+  type Leaves,
+  settledPage,
+  UNREADABLE,
+  winningLeaf,
+} from '../../src/sync/settledCopies.js';
 
 const change = (id: string, seq: number, doc: object = { id, copy: 'feed' }): Change => ({
   id,
@@ -14,6 +21,7 @@ const leaf = (rev: string, copy: string, deleted = false): Leaf => ({
   deleted,
   doc: { copy, _rev: rev },
 });
+const withdrawn = (rev: string): Leaf => ({ rev, deleted: true, doc: withdrawal('a', rev) });
 const page = (...changes: Change[]) => ({ changes, lastSeq: changes.at(-1)?.seq ?? 0 });
 const GRACE = 1000;
 
@@ -21,13 +29,14 @@ describe('settledPage: which copy of an event a pipeline on a cluster projects',
   const cases: ReadonlyArray<{
     name: string;
     deletedInFeed?: boolean;
-    leaves: ReadonlyArray<readonly [string, ReadonlyArray<Leaf>]>;
+    leaves: ReadonlyArray<readonly [string, Leaves]>;
     unsettled?: ReadonlyArray<readonly [string, number]>;
     now?: number;
     kept: ReadonlyArray<readonly [string, string]>;
     lastSeq: number;
     withdraw: ReadonlyArray<readonly [string, string]>;
     waitingFor?: string;
+    unreadable?: boolean;
   }> = [
     {
       name: 'one live leaf: that copy, whatever the feed showed',
@@ -90,15 +99,40 @@ describe('settledPage: which copy of an event a pipeline on a cluster projects',
       withdraw: [],
     },
     {
-      name: 'a deletion in the feed with no live copy anywhere stays a deletion',
+      name: 'a deletion in the feed with no live copy anywhere, not a withdrawal, stays a deletion',
       deletedInFeed: true,
       leaves: [
-        ['a', [leaf('2-x', 'withdrawn', true)]],
+        ['a', [leaf('2-x', 'deleted by hand', true)]],
         ['b', [leaf('1-b', 'b')]],
       ],
       kept: [
         ['a', 'deleted'],
         ['b', 'b'],
+      ],
+      lastSeq: 2,
+      withdraw: [],
+    },
+    {
+      name: 'a deletion with only withdrawals as leaves: a write withdrawn, nothing to project or quarantine',
+      deletedInFeed: true,
+      leaves: [
+        ['a', [withdrawn('2-x'), withdrawn('3-y')]],
+        ['b', [leaf('1-b', 'b')]],
+      ],
+      kept: [
+        ['a', 'superseded'],
+        ['b', 'b'],
+      ],
+      lastSeq: 2,
+      withdraw: [],
+    },
+    {
+      name: 'a withdrawal beside a deletion that is not one stays a deletion',
+      deletedInFeed: true,
+      leaves: [['a', [withdrawn('2-x'), leaf('2-y', 'deleted by hand', true)]]],
+      kept: [
+        ['a', 'deleted'],
+        ['b', 'as-fed'],
       ],
       lastSeq: 2,
       withdraw: [],
@@ -131,6 +165,39 @@ describe('settledPage: which copy of an event a pipeline on a cluster projects',
       lastSeq: 0,
       withdraw: [],
       waitingFor: 'a',
+    },
+    {
+      name: 'leaves the cluster could not read (a node dying): the page stops before them, not "no live leaf"',
+      leaves: [
+        ['a', [leaf('1-a', 'a')]],
+        ['b', UNREADABLE],
+      ],
+      kept: [['a', 'a']],
+      lastSeq: 1,
+      withdraw: [],
+      waitingFor: 'b',
+      unreadable: true,
+    },
+    {
+      name: 'an unreadable deletion is not kept as a deletion either (it would be quarantined)',
+      deletedInFeed: true,
+      leaves: [['a', UNREADABLE]],
+      kept: [],
+      lastSeq: 0,
+      withdraw: [],
+      waitingFor: 'a',
+      unreadable: true,
+    },
+    {
+      name: 'unreadable past the grace of an unsettled document: still waiting, nothing withdrawn',
+      leaves: [['a', UNREADABLE]],
+      unsettled: [['a', 5000]],
+      now: 5000 + GRACE * 10,
+      kept: [],
+      lastSeq: 0,
+      withdraw: [],
+      waitingFor: 'a',
+      unreadable: true,
     },
     {
       name: "past the grace: CouchDB's winner is kept and the others withdrawn",
@@ -180,6 +247,7 @@ describe('settledPage: which copy of an event a pipeline on a cluster projects',
       expect(out.page.lastSeq).to.equal(c.lastSeq);
       expect(out.withdraw.map((w) => [w.id, w.rev])).to.deep.equal(c.withdraw);
       expect(out.waitingFor).to.equal(c.waitingFor);
+      expect(out.unreadable).to.equal(c.unreadable ?? false);
     });
 
   it('picks the winner as CouchDB does: the highest generation first, then the highest revision id', () => {
