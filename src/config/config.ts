@@ -183,6 +183,12 @@ export const EnvCodec = t.type({
   ACCESS_TOKEN_TTL_SECONDS: withDefault(intFromString(30, 86_400), 900),
   REFRESH_TOKEN_TTL_SECONDS: withDefault(intFromString(60, 31_536_000), 604_800),
   SESSION_TTL_SECONDS: withDefault(intFromString(60, 31_536_000), 86_400),
+  // Every authenticated route, per principal and device: 600 a minute (10 a second sustained). A door's
+  // busiest quarter hour stays far below it (README, "Rate limits"); a client stuck in a loop or a
+  // stolen token scraping the directory is stopped within the minute. 0 turns it off: for load
+  // generators only (each counted request reads the bucket's window, so a huge limit costs more than none).
+  RATE_LIMIT_REQUESTS: withDefault(intFromString(0, 1_000_000), 600),
+  RATE_LIMIT_WINDOW_SECONDS: withDefault(intFromString(1, 3_600), 60),
   SEED_ADMIN_EMAIL: optionalString,
   SEED_ADMIN_PASSWORD: optionalString,
   SECURITY_CONTACTS: withDefault(
@@ -243,6 +249,8 @@ export interface Config {
   readonly accessTokenTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
   readonly sessionTtlSeconds: number;
+  /** Every authenticated route, per principal and device (RATE_LIMIT_REQUESTS per RATE_LIMIT_WINDOW_SECONDS); limit 0: off. */
+  readonly deviceRateLimit: { readonly limit: number; readonly windowMs: number };
   readonly seedAdminEmail: string | undefined;
   readonly seedAdminPassword: string | undefined;
   readonly securityContacts: ReadonlyArray<string>;
@@ -349,6 +357,7 @@ export const decodeConfig = (
         accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
         refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
         sessionTtlSeconds: env.SESSION_TTL_SECONDS,
+        deviceRateLimit: { limit: env.RATE_LIMIT_REQUESTS, windowMs: env.RATE_LIMIT_WINDOW_SECONDS * 1000 },
         seedAdminEmail: env.SEED_ADMIN_EMAIL,
         seedAdminPassword: env.SEED_ADMIN_PASSWORD,
         securityContacts: env.SECURITY_CONTACTS,

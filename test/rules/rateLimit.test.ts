@@ -12,10 +12,20 @@ const FIVE_A_MINUTE: RateLimitPolicy = { limit: 5, windowMs: 60_000 };
 
 describe('decideRateLimit (sliding-window rule)', () => {
   const table: ReadonlyArray<[string, number, number | undefined, RateLimitDecision]> = [
-    ['the first request of a window is allowed', 1, NOW, { allowed: true }],
-    ['the last request within the limit is allowed', 5, NOW - 59_000, { allowed: true }],
     [
-      'one request over the limit is refused until the oldest leaves the window',
+      'the first request of a window is allowed, four remain until it leaves the window',
+      1,
+      NOW,
+      { allowed: true, quota: { remaining: 4, resetSeconds: 60 } },
+    ],
+    [
+      'the last request within the limit is allowed, none remains until the oldest leaves',
+      5,
+      NOW - 59_000,
+      { allowed: true, quota: { remaining: 0, resetSeconds: 1 } },
+    ],
+    [
+      'one request over the limit is refused until the request that frees a place leaves the window',
       6,
       NOW - 15_000,
       { allowed: false, retryAfterSeconds: 45 },
@@ -28,7 +38,7 @@ describe('decideRateLimit (sliding-window rule)', () => {
       { allowed: false, retryAfterSeconds: 1 },
     ],
     [
-      'an oldest request already outside the window still asks for one second',
+      'a freeing request already outside the window still asks for one second',
       6,
       NOW - 61_000,
       { allowed: false, retryAfterSeconds: 1 },
@@ -40,31 +50,31 @@ describe('decideRateLimit (sliding-window rule)', () => {
       { allowed: false, retryAfterSeconds: 60 },
     ],
     [
-      'far over the limit the wait still depends only on the oldest request',
+      'far over the limit the wait still depends only on the request that frees a place',
       40,
       NOW - 30_000,
       { allowed: false, retryAfterSeconds: 30 },
     ],
     [
-      'without a known oldest request the whole window is to be waited',
+      'without a known freeing request the whole window is to be waited',
       6,
       undefined,
       { allowed: false, retryAfterSeconds: 60 },
     ],
   ];
-  for (const [what, rank, oldestInWindowAt, expected] of table) {
+  for (const [what, rank, freesPlaceAt, expected] of table) {
     it(`${what} (rank ${rank})`, () => {
-      expect(decideRateLimit({ rank, oldestInWindowAt, now: NOW, policy: FIVE_A_MINUTE })).to.deep.equal(
+      expect(decideRateLimit({ rank, freesPlaceAt, now: NOW, policy: FIVE_A_MINUTE })).to.deep.equal(
         expected,
       );
     });
   }
 
-  it('rounds a window that is not a whole number of seconds up when the oldest is unknown', () => {
+  it('rounds a window that is not a whole number of seconds up when the freeing request is unknown', () => {
     expect(
       decideRateLimit({
         rank: 2,
-        oldestInWindowAt: undefined,
+        freesPlaceAt: undefined,
         now: NOW,
         policy: { limit: 1, windowMs: 1_500 },
       }),
@@ -78,8 +88,8 @@ describe('decideRateLimit (sliding-window rule)', () => {
   for (const [name, policy, limit] of policies) {
     it(`the ${name} policy allows ${limit} requests a minute and refuses the next`, () => {
       expect(policy).to.deep.equal({ limit, windowMs: 60_000 });
-      const at = (rank: number) => decideRateLimit({ rank, oldestInWindowAt: NOW, now: NOW, policy });
-      expect(at(limit)).to.deep.equal({ allowed: true });
+      const at = (rank: number) => decideRateLimit({ rank, freesPlaceAt: NOW, now: NOW, policy });
+      expect(at(limit)).to.deep.equal({ allowed: true, quota: { remaining: 0, resetSeconds: 60 } });
       expect(at(limit + 1)).to.deep.equal({ allowed: false, retryAfterSeconds: 60 });
     });
   }

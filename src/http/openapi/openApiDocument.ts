@@ -23,7 +23,8 @@ export const sharedErrorCodes = (route: Route): ErrorCode[] => {
   // Query strings are always decoded (unknown parameters are refused), so every route can answer 400.
   // And any route can meet a store that is down or out of space (503, see storeErrors.ts).
   const codes: ErrorCode[] = ['VALIDATION_FAILED', 'INTERNAL_ERROR', 'STORE_UNAVAILABLE'];
-  if (route.auth !== 'none') codes.push('UNAUTHORIZED');
+  // Every authenticated route counts its caller (per principal and device): any of them may answer 429.
+  if (route.auth !== 'none') codes.push('UNAUTHORIZED', 'RATE_LIMITED');
   if (route.auth !== 'none' && route.auth !== 'bearer') codes.push('FORBIDDEN_ROLE');
   if (route.body !== undefined) codes.push('PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
   if (needsIdempotencyKey(route)) codes.push('IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD', 'CONFLICT');
@@ -53,8 +54,23 @@ const parametersOf = (route: Route, reg: SchemaRegistry): JsonSchema[] => {
   return out;
 };
 
-/** `replayable`: an idempotent route's errors from its handler are stored and replayed like successes. */
-const errorResponses = (codes: ReadonlyArray<ErrorCode>, replayable: boolean): Record<string, JsonSchema> => {
+/** Routes whose answers carry `RateLimit` and `RateLimit-Policy` (decision 0013). */
+const isRateLimited = (route: Route): boolean => route.auth !== 'none' || route.rateLimit !== undefined;
+
+const RATE_LIMIT_HEADERS = {
+  RateLimit: { $ref: '#/components/headers/RateLimit' },
+  'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' },
+};
+
+/**
+ * `replayable`: an idempotent route's errors from its handler are stored and replayed like successes.
+ * `limited`: the route counts its requests and says so in every answer it counted.
+ */
+const errorResponses = (
+  codes: ReadonlyArray<ErrorCode>,
+  replayable: boolean,
+  limited: boolean,
+): Record<string, JsonSchema> => {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
     const status = errorCatalogue[code].status;
@@ -68,6 +84,7 @@ const errorResponses = (codes: ReadonlyArray<ErrorCode>, replayable: boolean): R
         [CORRELATION_HEADER]: { $ref: '#/components/headers/CorrelationId' },
         ...(status === 429 ? { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } : {}),
         ...(replayable ? { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } : {}),
+        ...(limited ? RATE_LIMIT_HEADERS : {}),
       },
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
     };
@@ -91,6 +108,7 @@ const operationOf = (route: Route, reg: SchemaRegistry): JsonSchema => {
   }
   if (needsIdempotencyKey(route))
     successHeaders['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
+  if (isRateLimited(route)) Object.assign(successHeaders, RATE_LIMIT_HEADERS);
   const parameters = parametersOf(route, reg);
   return {
     operationId: route.operationId,
@@ -125,7 +143,11 @@ const operationOf = (route: Route, reg: SchemaRegistry): JsonSchema => {
             : { 'text/csv': { schema: { type: 'string', description: route.response.csv.description } } }),
         },
       },
-      ...errorResponses([...sharedErrorCodes(route), ...route.errors], needsIdempotencyKey(route)),
+      ...errorResponses(
+        [...sharedErrorCodes(route), ...route.errors],
+        needsIdempotencyKey(route),
+        isRateLimited(route),
+      ),
     },
   };
 };
@@ -248,6 +270,23 @@ export const buildOpenApiDocument = (routes: ReadonlyArray<Route>): JsonSchema =
           : {}),
         ...(uses('#/components/headers/RetryAfter')
           ? { RetryAfter: { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } }
+          : {}),
+        ...(uses('#/components/headers/RateLimit')
+          ? {
+              RateLimit: {
+                description:
+                  'IETF RateLimit header field: `"<policy>";r=<requests remaining>;t=<seconds until one more is ' +
+                  'allowed>`. Absent when the request could not be counted (the counters failed open).',
+                schema: { type: 'string', pattern: '^"[a-z][a-z0-9-]*";r=\\d+;t=\\d+$' },
+              },
+              RateLimitPolicy: {
+                description:
+                  'IETF RateLimit-Policy header field: `"<policy>";q=<quota>;w=<window in seconds>`. `device`: every ' +
+                  'authenticated route, per principal and device (RATE_LIMIT_REQUESTS, RATE_LIMIT_WINDOW_SECONDS); ' +
+                  '`login`, `refresh`: per client IP.',
+                schema: { type: 'string', pattern: '^"[a-z][a-z0-9-]*";q=\\d+;w=\\d+$' },
+              },
+            }
           : {}),
       },
     },
