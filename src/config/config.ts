@@ -185,10 +185,13 @@ export const EnvCodec = t.type({
   SESSION_TTL_SECONDS: withDefault(intFromString(60, 31_536_000), 86_400),
   // Every authenticated route, per principal and device: 600 a minute (10 a second sustained). A door's
   // busiest quarter hour stays far below it (README, "Rate limits"); a client stuck in a loop or a
-  // stolen token scraping the directory is stopped within the minute. 0 turns it off: for load
-  // generators only (each counted request reads the bucket's window, so a huge limit costs more than none).
+  // stolen token scraping the directory is stopped within the minute. Counted in memory, so any limit
+  // costs the same; 0 turns it off.
   RATE_LIMIT_REQUESTS: withDefault(intFromString(0, 1_000_000), 600),
   RATE_LIMIT_WINDOW_SECONDS: withDefault(intFromString(1, 3_600), 60),
+  // How often instances on one CouchDB exchange their counts: each may let through what the others
+  // counted in one period beyond the limit, so it is a small share of the window.
+  RATE_LIMIT_EXCHANGE_MS: withDefault(intFromString(100, 60_000), 1000),
   SEED_ADMIN_EMAIL: optionalString,
   SEED_ADMIN_PASSWORD: optionalString,
   SECURITY_CONTACTS: withDefault(
@@ -251,6 +254,8 @@ export interface Config {
   readonly sessionTtlSeconds: number;
   /** Every authenticated route, per principal and device (RATE_LIMIT_REQUESTS per RATE_LIMIT_WINDOW_SECONDS); limit 0: off. */
   readonly deviceRateLimit: { readonly limit: number; readonly windowMs: number };
+  /** How often instances sharing a CouchDB exchange their per-device counts (RATE_LIMIT_EXCHANGE_MS). */
+  readonly rateLimitExchangeMs: number;
   readonly seedAdminEmail: string | undefined;
   readonly seedAdminPassword: string | undefined;
   readonly securityContacts: ReadonlyArray<string>;
@@ -358,6 +363,7 @@ export const decodeConfig = (
         refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
         sessionTtlSeconds: env.SESSION_TTL_SECONDS,
         deviceRateLimit: { limit: env.RATE_LIMIT_REQUESTS, windowMs: env.RATE_LIMIT_WINDOW_SECONDS * 1000 },
+        rateLimitExchangeMs: env.RATE_LIMIT_EXCHANGE_MS,
         seedAdminEmail: env.SEED_ADMIN_EMAIL,
         seedAdminPassword: env.SEED_ADMIN_PASSWORD,
         securityContacts: env.SECURITY_CONTACTS,

@@ -84,7 +84,7 @@ const authenticate =
     }
     state.deviceId = deviceId.right;
     // The same bucket as the device's REST calls: one principal on one tablet, whatever it calls.
-    const limited = await countCaller(req, deps, {
+    const limited = countCaller(req, deps, {
       userId: principal.right.userId,
       deviceId: deviceId.right,
     });

@@ -66,7 +66,7 @@ const authenticateRequest = async (
   if (E.isLeft(deviceId)) return deviceId;
   state.deviceId = deviceId.right;
   // Counted once the caller is known and before anything it may not do, so refusals count too.
-  const limited = await countCaller(req, deps, { userId: principal.right.userId, deviceId: deviceId.right });
+  const limited = countCaller(req, deps, { userId: principal.right.userId, deviceId: deviceId.right });
   if (E.isLeft(limited)) return limited;
   const access = authorize(route.auth, principal.right, route.permission);
   if (E.isLeft(access))

@@ -17,6 +17,7 @@ import {
   seed,
   type TokensWithRefresh,
 } from '../support/auth.js';
+import { type CouchServer, startCouchServer } from '../support/couchServer.js';
 import { call, expectEnvelope } from '../support/http.js';
 import { attendanceProbeRoute, probeRoutes } from '../support/probeRoutes.js';
 import {
@@ -397,6 +398,42 @@ describe('login and refresh rate limits', function () {
   });
 });
 
+describe('the per-device limit shared by two instances on one CouchDB-protocol server', function () {
+  this.timeout(60_000);
+  let couch: CouchServer;
+  let a: TestService;
+  let b: TestService;
+  before(async () => {
+    couch = await startCouchServer();
+    const env = {
+      COUCHDB_URL: couch.url,
+      // Instances of one deployment share the secret the bucket names are keyed with.
+      JWT_SECRET: 'one-deployment-shares-this-secret-0123456789',
+      RATE_LIMIT_REQUESTS: '4',
+      RATE_LIMIT_WINDOW_SECONDS: '3600',
+      RATE_LIMIT_EXCHANGE_MS: '100',
+    };
+    a = await startTestService({ env });
+    b = await startTestService({ env });
+  });
+  after(async () => {
+    await a.dispose();
+    await b.dispose();
+    await couch.dispose();
+  });
+
+  it('what one instance counted, the other refuses once they have exchanged (within a second)', async () => {
+    const users = (svc: TestService) =>
+      call(`${svc.url}/api/v1/users`, { headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN) });
+    for (let i = 0; i < 4; i += 1) expect((await users(a)).status).to.equal(200);
+    // Several exchange periods: A has written its counts, B has read them. Alone, B would allow four.
+    await new Promise((r) => setTimeout(r, 600));
+    const refused = await users(b);
+    expectEnvelope(refused, 429, 'RATE_LIMITED');
+    expect(Number(refused.headers.get('retry-after'))).to.be.greaterThan(0);
+  });
+});
+
 describe('rate limit of every authenticated route, per principal and device', function () {
   this.timeout(60_000);
   let svc: TestService;
@@ -428,16 +465,23 @@ describe('rate limit of every authenticated route, per principal and device', fu
     expect((await users()).headers.get('ratelimit')).to.equal('"device";r=0;t=40');
     const refused = await users();
     expectEnvelope(refused, 429, 'RATE_LIMITED');
-    // The refusal counts: a place frees when the third-newest request (at +20 s) leaves, at +80 s.
-    expect(refused.headers.get('retry-after')).to.equal('60');
-    expect(refused.headers.get('ratelimit')).to.equal('"device";r=0;t=60');
-    now += 60_000;
-    // Replication is an authenticated route too, counted in the same bucket.
+    // The refusal counts (four in this minute): in the next minute those four weigh as the share of it
+    // the sliding window still overlaps, 4 × (60 − t) / 60, so one more fits once that is 2, at +30 s
+    // into it: 40 s + 30 s from now.
+    expect(refused.headers.get('retry-after')).to.equal('70');
+    expect(refused.headers.get('ratelimit')).to.equal('"device";r=0;t=70');
+    now += 70_000;
+    // Replication is an authenticated route too, counted in the same bucket; obeying Retry-After is enough.
     const replication = await call(`${svc.url}/api/v1/replication/roster/`, {
       headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
     });
     expect(replication.status, replication.text).to.equal(200);
-    expect(replication.headers.get('ratelimit')).to.equal('"device";r=2;t=60');
+    expect(replication.headers.get('ratelimit')).to.equal('"device";r=0;t=30');
+    now += 20_000;
+    // 50 s into the minute the previous one weighs 4 × 10 / 60: a second request of this minute fits.
+    const later = await users();
+    expect(later.status, later.text).to.equal(200);
+    expect(later.headers.get('ratelimit')).to.equal('"device";r=0;t=10');
   });
 
   it('another device of the same user, and another user on the same device, have buckets of their own', async () => {
