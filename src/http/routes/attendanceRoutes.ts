@@ -3,6 +3,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import type { MarkResult } from '../../attendance/attendanceService.js';
 import { IsoInstant, isUuidV4, nullable, object, refine, Uuid } from '../../domain/codec.js';
+import { ConflictPolicyC } from '../../domain/projection.js';
 import { actorOf } from '../actor.js';
 import { defineRoute } from '../route.js';
 
@@ -27,10 +28,11 @@ export const MarkBody = object(
 export const MarkAccepted = object(
   'AttendanceMarkAccepted',
   { eventId: Uuid, accepted: t.boolean, serverTime: IsoInstant },
-  {},
+  { policy: ConflictPolicyC, winnerEventId: t.string, loserEventId: t.string },
   {
     description:
-      '`accepted` is false when a concurrent mark of higher precedence (ADMIN, or later) already stands.',
+      '`accepted` is false when a concurrent mark of higher precedence (ADMIN, or later) already stands; then ' +
+      '`policy`, `winnerEventId` and `loserEventId` name the conflict as `/sync/events` does (the loser is this mark).',
   },
 );
 

@@ -81,7 +81,7 @@ export const checkInRoute = defineRoute({
     codec: Checkin,
     headers: { Location: 'the check-in' },
   },
-  errors: ['NOT_FOUND', 'CONFLICT'],
+  errors: ['NOT_FOUND', 'CONFLICT', 'CONFLICT_SUPERSEDED'],
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
@@ -158,7 +158,14 @@ export const checkOutRoute = defineRoute({
   tags: ['check-in'],
   body: CheckoutBody,
   response: { status: 200, description: 'Checked out.', codec: Checkin },
-  errors: ['CHECKOUT_CODE_MISMATCH', 'PICKUP_NOT_AUTHORIZED', 'NOT_FOUND', 'CONFLICT', 'CHECKOUT_LOCKED'],
+  errors: [
+    'CHECKOUT_CODE_MISMATCH',
+    'PICKUP_NOT_AUTHORIZED',
+    'NOT_FOUND',
+    'CONFLICT',
+    'CONFLICT_SUPERSEDED',
+    'CHECKOUT_LOCKED',
+  ],
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
@@ -180,7 +187,7 @@ export const emergencyCheckOutRoute = defineRoute({
   tags: ['check-in'],
   body: EmergencyCheckoutBody,
   response: { status: 200, description: 'Checked out.', codec: Checkin },
-  errors: ['NOT_FOUND', 'CONFLICT'],
+  errors: ['NOT_FOUND', 'CONFLICT', 'CONFLICT_SUPERSEDED'],
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
