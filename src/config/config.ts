@@ -202,7 +202,15 @@ export const EnvCodec = t.type({
     ),
     [...DEFAULT_SECURITY_CONTACTS],
   ),
-  LICENSE_MODULES: withDefault(csvOf(ModuleId, 'a comma-separated list of module ids'), []),
+  // At most 100: GET /api/v1/license states the bound (OWASP API4).
+  LICENSE_MODULES: withDefault(
+    refine(
+      csvOf(ModuleId, 'a comma-separated list of module ids'),
+      (a) => a.length <= 100,
+      'at most 100 module ids',
+    ),
+    [],
+  ),
   NOTIFY_WEBHOOK_URL: withDefault(t.union([HttpUrl, t.undefined]), undefined),
   SESSION_MODE: withDefault(t.keyof({ bearer: null, cookie: null }), 'bearer'),
   TRUST_PROXY: withDefault(TrustProxyC, false),
