@@ -37,6 +37,7 @@ import { rosterForAspects, rosterWanted } from './roster/rosterInput.js';
 import { studentWriteThrough } from './roster/studentProjection.js';
 import { studentService } from './roster/studentService.js';
 import { auditLog } from './store/auditLog.js';
+import { callerRateLimiter } from './store/callerRateLimiter.js';
 import { type CheckinCaches, checkinStore } from './store/checkins.js';
 import { classStore } from './store/classes.js';
 import { consentStore } from './store/consents.js';
@@ -252,6 +253,27 @@ export const startService = async (
       );
     },
   });
+  // Derived from the JWT secret, which every instance of one deployment shares.
+  const rateLimitKey = new Uint8Array(
+    hkdfSync('sha256', config.jwtSecret, 'chamada', 'rate-limit client key', 32),
+  );
+  // Both limiters fail open on a store failure: counted, logged, and the request goes on.
+  const failedOpen =
+    (source: 'rate_limiter' | 'rate_limit_exchange', message: string) =>
+    (e: unknown): void => {
+      metrics.storeError(source);
+      logger.warn({ errorName: e instanceof Error ? e.name : typeof e }, message);
+    };
+  // Per device, in memory; on the embedded store this process is the only instance, so nothing to share.
+  const callers = callerRateLimiter(exclusive ? undefined : store.db.requests, {
+    clock,
+    clientKeySecret: rateLimitKey,
+    onExchangeFailure: failedOpen(
+      'rate_limit_exchange',
+      'rate-limit exchange failed; counting this instance alone',
+    ),
+  });
+  callers.startExchange(config.rateLimitExchangeMs);
   const deps: AppDeps = {
     config,
     store,
@@ -264,18 +286,10 @@ export const startService = async (
     clock,
     rateLimiter: rateLimiter(store.db.requests, {
       clock,
-      // Derived from the JWT secret, which every instance of one deployment shares.
-      clientKeySecret: new Uint8Array(
-        hkdfSync('sha256', config.jwtSecret, 'chamada', 'rate-limit client key', 32),
-      ),
-      onStoreFailure: (e) => {
-        metrics.storeError('rate_limiter');
-        logger.warn(
-          { errorName: e instanceof Error ? e.name : typeof e },
-          'rate-limit store failed; allowing (fail open)',
-        );
-      },
+      clientKeySecret: rateLimitKey,
+      onStoreFailure: failedOpen('rate_limiter', 'rate-limit store failed; allowing (fail open)'),
     }),
+    callerRateLimiter: callers,
     auth: {
       sessions: sessionSvc,
       users: userService({ users, sessions, roles, events, clock }),
@@ -363,6 +377,7 @@ export const startService = async (
     following.unsubscribe();
     forgetting.unsubscribe();
     rosterProjector.stop();
+    await callers.stop();
     await pipeline.stop();
     await auditTrail.close();
     await store.close();
@@ -389,6 +404,7 @@ export const startService = async (
         following.unsubscribe();
         forgetting.unsubscribe();
         rosterProjector.stop();
+        await callers.stop();
         // The page in hand is projected (its audit entries queued) before the audit writer closes.
         await pipeline.stop();
         // In-flight requests have finished: write the audit entries still buffered, then close.

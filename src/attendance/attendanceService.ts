@@ -10,7 +10,7 @@ import { isResendOf } from '../domain/event.js';
 import { attendanceAspect } from '../domain/eventTypes.js';
 import type { Actor } from '../domain/principal.js';
 import { resolveAspect } from '../rules/conflicts.js';
-import { outcomeOf } from '../rules/projections.js';
+import { outcomeOf, type Supersession, supersessionOf } from '../rules/projections.js';
 import type { ClassStore } from '../store/classes.js';
 import type { EventStore } from '../store/events.js';
 import type { StudentStore } from '../store/students.js';
@@ -29,6 +29,10 @@ export interface MarkResult {
   readonly eventId: string;
   readonly accepted: boolean;
   readonly serverTime: string;
+  /** With `accepted: false`: the conflict that superseded the mark, as `/sync/events` names it. */
+  readonly policy?: Supersession['policy'];
+  readonly winnerEventId?: string;
+  readonly loserEventId?: string;
 }
 
 export interface AttendanceService {
@@ -80,7 +84,14 @@ export const attendanceService = (deps: {
     // Read-your-writes: the answer is the pipeline's decision once it has projected the mark.
     const projected = (await deps.pipeline.settle([{ eventId, aspect }])).get(aspect);
     const standing = projected === undefined ? undefined : outcomeOf(projected, eventId);
-    if (standing !== undefined) return E.right({ eventId, accepted: standing !== 'SUPERSEDED', serverTime });
+    if (projected !== undefined && standing !== undefined) {
+      return E.right({
+        eventId,
+        accepted: standing !== 'SUPERSEDED',
+        serverTime,
+        ...supersessionOf(projected, eventId),
+      });
+    }
     // The pipeline is behind (a store hiccup): decide from the events themselves, with the same rule.
     const resolution = resolveAspect(
       aspect,
@@ -92,6 +103,14 @@ export const attendanceService = (deps: {
         clientTimestamp: e.clientTimestamp,
       })),
     );
-    return E.right({ eventId, accepted: !resolution.superseded.includes(eventId), serverTime });
+    const lost = resolution.conflicts.find((c) => c.loserEventId === eventId);
+    return E.right({
+      eventId,
+      accepted: !resolution.superseded.includes(eventId),
+      serverTime,
+      ...(lost === undefined
+        ? {}
+        : { policy: lost.policy, winnerEventId: lost.winnerEventId, loserEventId: lost.loserEventId }),
+    });
   },
 });

@@ -25,7 +25,7 @@ import {
   phoneSuffixMatches,
   remainingAttempts,
 } from '../rules/checkin.js';
-import { type AspectProjection, outcomeOf } from '../rules/projections.js';
+import { type AspectProjection, outcomeOf, type Supersession, supersessionOf } from '../rules/projections.js';
 import { foldName } from '../rules/students.js';
 import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
@@ -130,11 +130,17 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     });
 
   /**
+   * `lost` when the change changed nothing; a supersession when the conflict rule let another event
+   * win over it.
+   */
+  type Decided = 'applied' | 'lost' | 'pending' | Supersession;
+
+  /**
    * Appends a state change of the child's check-in aspect based on `baseVersion` and waits for the
-   * pipeline's decision: `applied` when it took effect, `lost` when a concurrent change won (or it
-   * changed nothing), `pending` when the pipeline did not get to it in time. An earlier attempt of
-   * the same keyed request stored this very event (its id derives from the request): appending it
-   * again stores nothing, and the decision read is that event's.
+   * pipeline's decision: `applied` when it took effect, the supersession when a concurrent change won,
+   * `lost` when it changed nothing, `pending` when the pipeline did not get to it in time. An earlier
+   * attempt of the same keyed request stored this very event (its id derives from the request):
+   * appending it again stores nothing, and the decision read is that event's.
    */
   const decide = async (
     actor: Actor,
@@ -144,7 +150,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     type: 'CHECK_IN' | 'CHECK_OUT' | 'EMERGENCY_CHECKOUT',
     studentId: string,
     payload: Record<string, unknown>,
-  ): Promise<'applied' | 'lost' | 'pending'> => {
+  ): Promise<Decided> => {
     const at = now().toISOString();
     await deps.events.append({
       eventId,
@@ -161,10 +167,13 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     });
     const projection = (await deps.pipeline.settle([{ eventId, aspect }], deps.settleTimeoutMs)).get(aspect);
     if (projection === undefined) return 'pending';
-    return applied(projection, eventId);
+    return decided(projection, eventId);
   };
-  const applied = (projection: AspectProjection, eventId: string): 'applied' | 'lost' =>
-    outcomeOf(projection, eventId) === 'APPLIED' ? 'applied' : 'lost';
+  const decided = (projection: AspectProjection, eventId: string): Exclude<Decided, 'pending'> =>
+    outcomeOf(projection, eventId) === 'APPLIED'
+      ? 'applied'
+      : // Superseded by the conflict rule: another instance's change or a tablet's event got in first.
+        (supersessionOf(projection, eventId) ?? 'lost');
 
   /**
    * The aspect's current version and check-ins, and what became of `eventId` when the aspect already
@@ -177,7 +186,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     const earlier =
       current === undefined || eventId === undefined || outcomeOf(current, eventId) === undefined
         ? undefined
-        : applied(current, eventId);
+        : decided(current, eventId);
     return { aspect, version: current?.version ?? null, checkins: state?.checkins ?? [], earlier };
   };
 
@@ -199,6 +208,22 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     apiError('CONFLICT', 'This check-in lost to a concurrent check-in of the same child.', {
       reason: 'CHECKIN_SUPERSEDED',
     });
+
+  /**
+   * This request's own event lost to a concurrent one (two instances racing, or a tablet's event that
+   * arrived meanwhile): kept, but superseded, and the answer names the conflict as `/sync/events` does.
+   */
+  const superseded = (
+    reason: 'CHECKIN_SUPERSEDED' | 'CHECKOUT_SUPERSEDED',
+    conflict: Supersession,
+  ): ApiError =>
+    apiError(
+      'CONFLICT_SUPERSEDED',
+      reason === 'CHECKIN_SUPERSEDED'
+        ? 'A concurrent check-in of the same child won; this one is kept as superseded.'
+        : 'A concurrent change of this check-in won; this check-out is kept as superseded.',
+      { reason, ...conflict },
+    );
 
   /** Closes an open check-in through an event; the record is re-read once the pipeline applied it. */
   const closeCheckin = async (
@@ -222,6 +247,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
       return decide(actor, eventId, aspect, version, decision.type, current.studentId, payload);
     });
     if (outcome === 'pending') return E.left(notApplied());
+    if (typeof outcome !== 'string') return E.left(superseded('CHECKOUT_SUPERSEDED', outcome));
     const after = await deps.checkins.get(current.checkInId);
     if (outcome === 'lost' || after === undefined) {
       return E.left(after?.status === 'SUPERSEDED' ? supersededCheckin() : alreadyOut());
@@ -314,6 +340,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
         });
       });
       if (outcome === 'lost') return alreadyIn();
+      if (typeof outcome !== 'string') return E.left(superseded('CHECKIN_SUPERSEDED', outcome));
       const created = await deps.checkins.get(checkInId);
       if (outcome === 'pending' || created === undefined) return E.left(notApplied());
       return E.right(created);

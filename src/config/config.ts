@@ -183,6 +183,15 @@ export const EnvCodec = t.type({
   ACCESS_TOKEN_TTL_SECONDS: withDefault(intFromString(30, 86_400), 900),
   REFRESH_TOKEN_TTL_SECONDS: withDefault(intFromString(60, 31_536_000), 604_800),
   SESSION_TTL_SECONDS: withDefault(intFromString(60, 31_536_000), 86_400),
+  // Every authenticated route, per principal and device: 600 a minute (10 a second sustained). A door's
+  // busiest quarter hour stays far below it (README, "Rate limits"); a client stuck in a loop or a
+  // stolen token scraping the directory is stopped within the minute. Counted in memory, so any limit
+  // costs the same; 0 turns it off.
+  RATE_LIMIT_REQUESTS: withDefault(intFromString(0, 1_000_000), 600),
+  RATE_LIMIT_WINDOW_SECONDS: withDefault(intFromString(1, 3_600), 60),
+  // How often instances on one CouchDB exchange their counts: each may let through what the others
+  // counted in one period beyond the limit, so it is a small share of the window.
+  RATE_LIMIT_EXCHANGE_MS: withDefault(intFromString(100, 60_000), 1000),
   SEED_ADMIN_EMAIL: optionalString,
   SEED_ADMIN_PASSWORD: optionalString,
   SECURITY_CONTACTS: withDefault(
@@ -193,7 +202,15 @@ export const EnvCodec = t.type({
     ),
     [...DEFAULT_SECURITY_CONTACTS],
   ),
-  LICENSE_MODULES: withDefault(csvOf(ModuleId, 'a comma-separated list of module ids'), []),
+  // At most 100: GET /api/v1/license states the bound (OWASP API4).
+  LICENSE_MODULES: withDefault(
+    refine(
+      csvOf(ModuleId, 'a comma-separated list of module ids'),
+      (a) => a.length <= 100,
+      'at most 100 module ids',
+    ),
+    [],
+  ),
   NOTIFY_WEBHOOK_URL: withDefault(t.union([HttpUrl, t.undefined]), undefined),
   SESSION_MODE: withDefault(t.keyof({ bearer: null, cookie: null }), 'bearer'),
   TRUST_PROXY: withDefault(TrustProxyC, false),
@@ -243,6 +260,10 @@ export interface Config {
   readonly accessTokenTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
   readonly sessionTtlSeconds: number;
+  /** Every authenticated route, per principal and device (RATE_LIMIT_REQUESTS per RATE_LIMIT_WINDOW_SECONDS); limit 0: off. */
+  readonly deviceRateLimit: { readonly limit: number; readonly windowMs: number };
+  /** How often instances sharing a CouchDB exchange their per-device counts (RATE_LIMIT_EXCHANGE_MS). */
+  readonly rateLimitExchangeMs: number;
   readonly seedAdminEmail: string | undefined;
   readonly seedAdminPassword: string | undefined;
   readonly securityContacts: ReadonlyArray<string>;
@@ -349,6 +370,8 @@ export const decodeConfig = (
         accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
         refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
         sessionTtlSeconds: env.SESSION_TTL_SECONDS,
+        deviceRateLimit: { limit: env.RATE_LIMIT_REQUESTS, windowMs: env.RATE_LIMIT_WINDOW_SECONDS * 1000 },
+        rateLimitExchangeMs: env.RATE_LIMIT_EXCHANGE_MS,
         seedAdminEmail: env.SEED_ADMIN_EMAIL,
         seedAdminPassword: env.SEED_ADMIN_PASSWORD,
         securityContacts: env.SECURITY_CONTACTS,

@@ -8,6 +8,7 @@
  */
 import * as t from 'io-ts';
 import {
+  boundedArray,
   boundedString,
   IsoInstant,
   isPlainObject,
@@ -15,6 +16,7 @@ import {
   object,
   pageLimit,
   refine,
+  ShortText,
   Uuid,
 } from './codec.js';
 
@@ -83,14 +85,14 @@ const entryFields = {
   audit_id: Uuid,
   correlation_id: Uuid,
   /** Null for an anonymous caller (a failed login, a public route). */
-  actor_user_id: nullable(t.string),
-  actor_role: nullable(t.string),
+  actor_user_id: nullable(ShortText),
+  actor_role: nullable(ShortText),
   endpoint: AuditEndpoint,
   outcome: AuditOutcome,
   details: AuditDetails,
   created_at: IsoInstant,
   /** The student, user or consent the entry is about, for filtering and the data-subject export. */
-  subject_id: nullable(t.string),
+  subject_id: nullable(ShortText),
   action: AuditAction,
 };
 
@@ -141,15 +143,16 @@ export const toAuditEntry = (doc: AuditDoc): AuditEntry => ({
   action: doc.action,
 });
 
+export const MAX_AUDIT_PAGE_SIZE = 200;
+
 export const AuditPage = object(
   'AuditPage',
-  { items: t.array(AuditEntry), nextCursor: nullable(t.string) },
+  { items: boundedArray(AuditEntry, MAX_AUDIT_PAGE_SIZE), nextCursor: nullable(ShortText) },
   {},
   { description: 'Newest first. `nextCursor` is null on the last page.' },
 );
 export type AuditPage = t.TypeOf<typeof AuditPage>;
 
-export const MAX_AUDIT_PAGE_SIZE = 200;
 export const DEFAULT_AUDIT_PAGE_SIZE = 50;
 
 /** `toAuditFilter` converts it to a number. */

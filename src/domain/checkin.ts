@@ -1,6 +1,6 @@
 /** Check-in configuration, check-in records and the check-in / check-out endpoints' shapes. */
 import * as t from 'io-ts';
-import { boundedString, IsoInstant, nullable, object, refine, Uuid } from './codec.js';
+import { boundedString, IsoInstant, nullable, object, refine, ShortText, Text, Uuid } from './codec.js';
 
 /** The daily code's alphabet has no look-alikes (no 0/O, 1/I/L); `rules/checkin.ts` draws from it. */
 export const CODE_ALPHABET = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
@@ -124,12 +124,12 @@ export const Checkin = object(
     checkInId: Uuid,
     studentId: Uuid,
     sessionId: Uuid,
-    code: t.string,
+    code: ShortText,
     checkedInAt: IsoInstant,
     remainingAttempts: t.number,
     status: CheckinStatus,
   },
-  { checkedOutAt: nullable(IsoInstant), pickupPerson: nullable(t.string), emergency: t.boolean },
+  { checkedOutAt: nullable(IsoInstant), pickupPerson: nullable(Text), emergency: t.boolean },
   { description: "`code` is the child's 6-character daily code, for the label." },
 );
 
@@ -159,20 +159,20 @@ export const ActiveCheckinQuery = object(
 );
 
 export const PickupAdult = object('PickupAdult', {
-  name: t.string,
+  name: Text,
   level: t.keyof({ N1: null, N2: null, N3: null }),
-  relationship: t.string,
-  phoneSuffix: nullable(t.string),
+  relationship: Text,
+  phoneSuffix: nullable(ShortText),
 });
 
 export const ActiveCheckin = object('ActiveCheckIn', {
   checkIn: Checkin,
   child: object('ActiveCheckInChild', {
     studentId: Uuid,
-    displayName: t.string,
-    photoRef: nullable(t.string),
-    allergies: nullable(t.string),
-    specialNeeds: nullable(t.string),
+    displayName: Text,
+    photoRef: nullable(ShortText),
+    allergies: nullable(Text),
+    specialNeeds: nullable(Text),
     visitor: t.boolean,
   }),
   mayCollect: t.array(PickupAdult),

@@ -4,7 +4,17 @@
  * already means an authentication session here, hence `ClassSession` and the `classSession` docType.
  */
 import * as t from 'io-ts';
-import { boundedString, calendarDate, IsoInstant, isUuid, nullable, object, refine, Uuid } from './codec.js';
+import {
+  boundedString,
+  calendarDate,
+  IsoInstant,
+  isUuid,
+  nullable,
+  object,
+  PathId,
+  refine,
+  Uuid,
+} from './codec.js';
 
 /** The local calendar day of a meeting, without a time zone (the tablets' day, not a UTC instant). */
 export const MeetingDate = calendarDate({ examples: ['2026-03-01'] });
@@ -14,7 +24,7 @@ const SessionTitle = boundedString(1, 120);
 
 // Separate codecs from the shared `Uuid` / `IsoInstant`, so marking them read-only in the OpenAPI
 // document does not mark every other use of those codecs.
-const ReadOnlyId = refine(t.string, isUuid, 'a UUID', { format: 'uuid', readOnly: true });
+const ReadOnlyId = refine(t.string, isUuid, 'a UUID', { format: 'uuid', maxLength: 36, readOnly: true });
 const ReadOnlyInstant = refine(IsoInstant, () => true, 'a UTC ISO 8601 timestamp ending in Z', {
   format: 'date-time',
   readOnly: true,
@@ -89,7 +99,7 @@ export const toNucleus = (doc: NucleusDoc): Nucleus => ({
 export const NucleusList = object('NucleusList', { items: t.array(Nucleus) });
 export const CreateNucleusBody = object('CreateNucleusBody', { name: GroupName });
 export const PatchNucleusBody = object('PatchNucleusBody', {}, { name: GroupName });
-export const NucleusIdParams = object('NucleusIdParams', { nucleusId: t.string });
+export const NucleusIdParams = object('NucleusIdParams', { nucleusId: PathId });
 
 // ---- classes ----
 
@@ -128,7 +138,7 @@ export const PatchClassBody = object(
   { name: GroupName, nucleusId: nullable(Uuid) },
   { description: 'Any subset of the fields; `nucleusId: null` detaches the class from its nucleus.' },
 );
-export const ClassIdParams = object('ClassIdParams', { classId: t.string });
+export const ClassIdParams = object('ClassIdParams', { classId: PathId });
 
 // ---- class sessions ----
 
@@ -191,7 +201,7 @@ export const PatchClassSessionBody = object(
       'stored ones. `nucleusId` is read-only (400).',
   },
 );
-export const ClassSessionIdParams = object('ClassSessionIdParams', { sessionId: t.string });
+export const ClassSessionIdParams = object('ClassSessionIdParams', { sessionId: PathId });
 export const ClassSessionListQuery = object(
   'ClassSessionListQuery',
   {},

@@ -73,13 +73,39 @@ export const boundedString = (minLength: number, maxLength: number, meta: Schema
     },
   );
 
+/**
+ * Identifiers and short names the service returns or stores (ids, aspects, roles, event types, user
+ * ids from a token): far longer than any it makes, short enough that no field can carry a document.
+ */
+export const ShortText = boundedString(0, 1_000);
+
+/** An id in a path or query: looked up, never stored; a longer one is a 400, not a search. */
+export const PathId = boundedString(1, 200);
+
+/** Free text the service returns or stores; the longest any request may send (a consent term) is 20,000. */
+export const Text = boundedString(0, 20_000);
+
+/** An array of at most `maxItems`, checked on decode and stated in the document (OWASP API4). */
+export const boundedArray = <C extends t.Mixed>(item: C, maxItems: number, meta: SchemaMeta = {}) =>
+  refine(t.array(item), (a) => a.length <= maxItems, `at most ${maxItems} items`, { maxItems, ...meta });
+
+/** A whole number from `minimum` to `maximum`. */
+export const boundedInt = (minimum: number, maximum: number, meta: SchemaMeta = {}) =>
+  refine(
+    t.number,
+    (n) => Number.isInteger(n) && n >= minimum && n <= maximum,
+    `an integer from ${minimum} to ${maximum}`,
+    { integer: true, minimum, maximum, ...meta },
+  );
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 const UUID_V4_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
 export const isUuid = (s: string): boolean => UUID_RE.test(s);
 export const isUuidV4 = (s: string): boolean => UUID_V4_RE.test(s);
 
-export const Uuid = refine(t.string, isUuid, 'a UUID', { format: 'uuid' });
+// The patterns fix the length; maxLength says so to clients and linters (OWASP API4).
+export const Uuid = refine(t.string, isUuid, 'a UUID', { format: 'uuid', maxLength: 36 });
 
 const ISO_INSTANT_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
 
@@ -88,7 +114,7 @@ export const IsoInstant = refine(
   t.string,
   (s) => ISO_INSTANT_RE.test(s) && !Number.isNaN(Date.parse(s)),
   'a UTC ISO 8601 timestamp ending in Z',
-  { format: 'date-time' },
+  { format: 'date-time', maxLength: 30 },
 );
 
 const isCalendarDate = (s: string): boolean => {
@@ -100,7 +126,7 @@ const isCalendarDate = (s: string): boolean => {
 
 /** A calendar day YYYY-MM-DD that exists (no 2026-02-30). Each use gets its own annotated codec. */
 export const calendarDate = (meta: SchemaMeta = {}) =>
-  refine(t.string, isCalendarDate, 'a calendar date YYYY-MM-DD', { format: 'date', ...meta });
+  refine(t.string, isCalendarDate, 'a calendar date YYYY-MM-DD', { format: 'date', maxLength: 10, ...meta });
 
 /**
  * A page size in a query string: digits only (query parameters arrive as strings, and the OpenAPI

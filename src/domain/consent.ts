@@ -3,7 +3,17 @@
  * new record. The term text is frozen into the record at consent time.
  */
 import * as t from 'io-ts';
-import { annotate, boundedString, IsoInstant, nullable, object, Uuid } from './codec.js';
+import {
+  annotate,
+  boundedString,
+  IsoInstant,
+  nullable,
+  object,
+  PathId,
+  ShortText,
+  Text,
+  Uuid,
+} from './codec.js';
 
 export const VerificationMethod = t.keyof({
   RECEPTION_GUARDIAN_PHOTO: null,
@@ -42,19 +52,19 @@ export const Consent = object(
   {
     consentId: Uuid,
     subject_type: SubjectType,
-    subject_id: t.string,
-    term_version: t.string,
-    purpose: t.string,
-    term_text: t.string,
+    subject_id: ShortText,
+    term_version: ShortText,
+    purpose: Text,
+    term_text: Text,
     granted_by_name: boundedString(1, 120, { classification: 'personal' }),
-    granted_by_user_id: nullable(t.string),
-    relationship: t.string,
+    granted_by_user_id: nullable(ShortText),
+    relationship: Text,
     verification_method: VerificationMethod,
-    verified_by_user_id: t.string,
+    verified_by_user_id: ShortText,
     granted_at: IsoInstant,
     revoked_at: nullable(IsoInstant),
-    revoked_by_user_id: nullable(t.string),
-    revocation_reason: nullable(t.string),
+    revoked_by_user_id: nullable(ShortText),
+    revocation_reason: nullable(Text),
   },
   {},
   { description: 'Immutable: only the revocation fields are ever set, once.' },
@@ -100,13 +110,13 @@ export const CreateConsentBody = object(
 );
 export type CreateConsentBody = t.TypeOf<typeof CreateConsentBody>;
 
-export const ConsentQuery = object('ConsentQuery', { subjectType: SubjectType, subjectId: t.string });
+export const ConsentQuery = object('ConsentQuery', { subjectType: SubjectType, subjectId: PathId });
 
 export const ConsentHistory = object(
   'ConsentHistory',
   {
     subjectType: SubjectType,
-    subjectId: t.string,
+    subjectId: ShortText,
     current: nullable(Consent),
     history: t.array(Consent),
   },
@@ -138,4 +148,4 @@ export type RevokeConsentBody = t.TypeOf<typeof RevokeConsentBody>;
 
 export const revocationReasonOf = (body: RevokeConsentBody): string =>
   'revocation_reason' in body ? body.revocation_reason : body.reason;
-export const ConsentIdParams = object('ConsentIdParams', { consentId: t.string });
+export const ConsentIdParams = object('ConsentIdParams', { consentId: PathId });

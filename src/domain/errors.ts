@@ -3,7 +3,7 @@
  * middleware produce `ApiError` values; only the error handler turns them into the envelope.
  */
 import * as t from 'io-ts';
-import { anonymousObject, object, Uuid } from './codec.js';
+import { anonymousObject, object, Text, Uuid } from './codec.js';
 
 export const errorCatalogue = {
   VALIDATION_FAILED: { status: 400, message: 'The request is not valid.' },
@@ -82,13 +82,13 @@ export const ErrorEnvelope = object(
   'ErrorEnvelope',
   {
     error: anonymousObject(
-      { code: ErrorCodeC, message: t.string, correlationId: Uuid },
+      { code: ErrorCodeC, message: Text, correlationId: Uuid },
       { details: t.UnknownRecord },
     ),
   },
   {
-    name: t.string,
-    reason: t.string,
+    name: Text,
+    reason: Text,
   },
   {
     description:

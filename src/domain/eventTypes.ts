@@ -23,6 +23,7 @@ const SyncStudentField = t.keyof({
 
 const EventId = refine(t.string, isUuidV4, 'a UUID v4', {
   format: 'uuid',
+  maxLength: 36,
   description: 'Generated on the device, so a resend is stored once.',
 });
 const BaseVersion = nullable(Uuid);

@@ -4,7 +4,7 @@
  * an active N1/N2 entry, for a window of at most 7 days. No adult gets a user account.
  */
 import * as t from 'io-ts';
-import { boundedString, IsoInstant, nullable, object, Uuid } from './codec.js';
+import { boundedString, IsoInstant, nullable, object, PathId, ShortText, Text, Uuid } from './codec.js';
 
 export const PickupLevel = t.keyof({ N1: null, N2: null, N3: null });
 export const PickupStatus = t.keyof({ PENDING_VERIFICATION: null, ACTIVE: null, REVOKED: null });
@@ -52,12 +52,12 @@ export type GrantDoc = t.TypeOf<typeof GrantDoc>;
 export const PickupEntry = object(
   'PickupEntry',
   {
-    pickupId: t.string,
+    pickupId: ShortText,
     studentId: Uuid,
     level: PickupLevel,
     name: boundedString(1, 120, { classification: 'personal' }),
-    relationship: t.string,
-    phoneSuffix: nullable(t.string),
+    relationship: Text,
+    phoneSuffix: nullable(ShortText),
     status: PickupStatus,
   },
   {},
@@ -74,19 +74,19 @@ export const AddPickupAdultBody = object('AddPickupAdultBody', {
   phone: boundedString(8, 30, { classification: 'personal', description: 'The one-time code is sent here.' }),
 });
 export const VerifyPickupBody = object('VerifyPickupBody', { code: boundedString(4, 12) });
-export const PickupParams = object('PickupParams', { studentId: t.string, pickupId: t.string });
+export const PickupParams = object('PickupParams', { studentId: PathId, pickupId: PathId });
 
 export const Grant = object(
   'PickupAuthorization',
   {
     authorizationId: Uuid,
     studentId: Uuid,
-    authorized_by_pickup_id: t.string,
-    authorized_by: t.string,
-    created_by: t.string,
-    relationship: t.string,
+    authorized_by_pickup_id: ShortText,
+    authorized_by: ShortText,
+    created_by: ShortText,
+    relationship: Text,
     adultName: boundedString(1, 120, { classification: 'personal' }),
-    phoneSuffix: nullable(t.string),
+    phoneSuffix: nullable(ShortText),
     valid_from: IsoInstant,
     valid_until: IsoInstant,
     active: t.boolean,
@@ -100,7 +100,7 @@ export const GrantList = object('PickupAuthorizationList', { items: t.array(Gran
 export const CreateGrantBody = object(
   'CreatePickupAuthorizationBody',
   {
-    authorized_by_pickup_id: t.string,
+    authorized_by_pickup_id: ShortText,
     adultName: boundedString(1, 120, { classification: 'personal' }),
     relationship: boundedString(1, 60),
   },
@@ -116,5 +116,5 @@ export const CreateGrantBody = object(
 export const RevokeGrantBody = object('RevokePickupAuthorizationBody', {
   justification: boundedString(10, 500),
 });
-export const GrantParams = object('PickupAuthorizationParams', { authorizationId: t.string });
-export const StudentGrantParams = object('StudentPickupParams', { studentId: t.string });
+export const GrantParams = object('PickupAuthorizationParams', { authorizationId: PathId });
+export const StudentGrantParams = object('StudentPickupParams', { studentId: PathId });

@@ -34,6 +34,7 @@ export const RoleName = refine(
   'a role name (A-Z, 0-9, _; 2-40 characters)',
   {
     pattern: '^[A-Z][A-Z0-9_]{1,39}$',
+    maxLength: 40,
   },
 );
 export type RoleName = t.TypeOf<typeof RoleName>;

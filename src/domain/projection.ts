@@ -6,7 +6,7 @@
  * same documents.
  */
 import * as t from 'io-ts';
-import { IsoInstant, nullable, object } from './codec.js';
+import { IsoInstant, nullable, object, ShortText } from './codec.js';
 
 export const StoredAspectEvent = t.type({
   eventId: t.string,
@@ -47,18 +47,18 @@ export const quarantineDocId = (docId: string): string => `quarantine:${docId}`;
 
 const ChangeSummary = object(
   'ConflictChange',
-  { type: t.string },
-  { field: t.string, checkInId: t.string },
+  { type: ShortText },
+  { field: ShortText, checkInId: ShortText },
   { description: 'What the event changed: its kind, and the field or check-in; never the values.' },
 );
 
 export const ConflictSide = object(
   'ConflictSide',
   {
-    eventId: t.string,
-    userId: t.string,
-    role: t.string,
-    deviceId: nullable(t.string),
+    eventId: ShortText,
+    userId: ShortText,
+    role: ShortText,
+    deviceId: nullable(ShortText),
     clientTimestamp: IsoInstant,
     serverTimestamp: IsoInstant,
     change: ChangeSummary,
@@ -74,9 +74,9 @@ export const ConflictPolicyC = t.keyof({
 });
 
 const conflictFields = {
-  aspect: t.string,
+  aspect: ShortText,
   kind: t.keyof({ attendance: null, checkin: null, student: null }),
-  subjectId: t.string,
+  subjectId: ShortText,
   policy: ConflictPolicyC,
   winner: ConflictSide,
   loser: ConflictSide,

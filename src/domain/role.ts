@@ -1,6 +1,6 @@
 /** The roles record: name (primary key), display_name, permissions, is_system, timestamps. */
 import * as t from 'io-ts';
-import { boundedString, IsoInstant, object } from './codec.js';
+import { boundedArray, boundedString, IsoInstant, object, PathId, Text } from './codec.js';
 import { PermissionC, RoleName } from './principal.js';
 
 export const RoleDoc = t.type({
@@ -16,13 +16,14 @@ export const RoleDoc = t.type({
 });
 export type RoleDoc = t.TypeOf<typeof RoleDoc>;
 
-const Permissions = t.array(PermissionC);
+// Each permission at most once makes a handful; 50 leaves room for new ones.
+const Permissions = boundedArray(PermissionC, 50);
 
 export const Role = object(
   'Role',
   {
     name: RoleName,
-    display_name: t.string,
+    display_name: Text,
     permissions: Permissions,
     is_system: t.union([t.literal(0), t.literal(1)]),
     created_at: IsoInstant,
@@ -57,5 +58,5 @@ export const PatchRoleBody = object(
   {},
   { display_name: boundedString(1, 80), permissions: Permissions },
 );
-export const RoleNameParams = object('RoleNameParams', { name: t.string });
+export const RoleNameParams = object('RoleNameParams', { name: PathId });
 export const RoleDeleted = object('RoleDeleted', { name: RoleName, deleted: t.literal(true) });

@@ -1,7 +1,7 @@
 /** Refresh sessions (`auth_refresh_sessions`) and the authentication endpoints' shapes. */
 import * as t from 'io-ts';
-import { boundedString, IsoInstant, object, Uuid } from './codec.js';
-import { Email } from './user.js';
+import { boundedArray, boundedString, IsoInstant, object, ShortText, Text, Uuid } from './codec.js';
+import { Email, MAX_USER_ROLES } from './user.js';
 
 /** Why a session stopped: rotation keeps its access tokens usable until they expire; the others do not. */
 export const RevokeReason = t.keyof({
@@ -51,16 +51,16 @@ export const RefreshBody = object(
 export const SessionUser = object('SessionUser', {
   userId: Uuid,
   email: Email,
-  displayName: t.string,
-  role: t.string,
-  roles: t.array(t.string),
-  primaryRole: t.string,
+  displayName: Text,
+  role: ShortText,
+  roles: boundedArray(ShortText, MAX_USER_ROLES),
+  primaryRole: ShortText,
 });
 
 export const TokenPair = object(
   'TokenPair',
   {
-    accessToken: t.string,
+    accessToken: Text,
     csrfToken: Uuid,
     sessionId: Uuid,
     expiresAt: IsoInstant,
@@ -69,7 +69,7 @@ export const TokenPair = object(
     refreshTokenExpiresAt: IsoInstant,
     user: SessionUser,
   },
-  { refreshToken: t.string },
+  { refreshToken: Text },
   {
     description:
       '`expiresAt` and `accessTokenExpiresAt` are the access token expiry (both names of the contract). ' +
@@ -81,7 +81,7 @@ export type TokenPair = t.TypeOf<typeof TokenPair>;
 export const Revoked = object('Revoked', { revoked: t.literal(true), sessionId: Uuid });
 
 export const ValidateSessionBody = object('ValidateSessionBody', {
-  sessionId: t.string,
+  sessionId: ShortText,
   clientTime: IsoInstant,
 });
 

@@ -5,6 +5,7 @@
  */
 import * as t from 'io-ts';
 import {
+  boundedArray,
   boundedString,
   type Classification,
   calendarDate,
@@ -12,7 +13,9 @@ import {
   metaOf,
   nullable,
   object,
+  PathId,
   refine,
+  ShortText,
   Uuid,
 } from './codec.js';
 
@@ -226,7 +229,8 @@ export type StudentSummary = t.TypeOf<typeof StudentSummary>;
 
 export const StudentPage = object(
   'StudentPage',
-  { items: t.array(StudentSummary), nextCursor: nullable(t.string) },
+  // The page size's bound (MAX_PAGE_SIZE of the students route).
+  { items: boundedArray(StudentSummary, 200), nextCursor: nullable(ShortText) },
   {},
   {
     description: '`nextCursor` is opaque; null at the end.',
@@ -237,7 +241,7 @@ export const DeleteStudentBody = object('DeleteStudentBody', {
   justification: boundedString(10, 500, { classification: 'personal', description: '10 to 500 characters.' }),
 });
 
-export const StudentIdParams = object('StudentIdParams', { studentId: t.string });
+export const StudentIdParams = object('StudentIdParams', { studentId: PathId });
 
 /** A codec's classification, looking through `nullable(x)` to `x`. */
 const classificationOf = (codec: t.Mixed): Classification => {

@@ -1,6 +1,6 @@
 /** Users: stored records (private database), API shapes and request bodies. */
 import * as t from 'io-ts';
-import { boundedString, IsoInstant, object, refine, Uuid } from './codec.js';
+import { boundedArray, boundedString, IsoInstant, object, PathId, refine, ShortText, Uuid } from './codec.js';
 import { RoleName } from './principal.js';
 
 export const UserStatus = t.keyof({ ACTIVE: null, DEACTIVATED: null });
@@ -21,12 +21,16 @@ export const NewPassword = boundedString(12, 256, {
 
 export const DisplayName = boundedString(1, 120, { classification: 'personal' });
 
+/** Roles one user may hold: far more than any deployment defines, few enough to bound a token. */
+export const MAX_USER_ROLES = 50;
+
 const Roles = refine(
   t.array(RoleName),
-  (a) => a.length > 0 && new Set(a).size === a.length,
-  'a non-empty list of distinct roles',
+  (a) => a.length > 0 && a.length <= MAX_USER_ROLES && new Set(a).size === a.length,
+  `a non-empty list of at most ${MAX_USER_ROLES} distinct roles`,
   {
     minItems: 1,
+    maxItems: MAX_USER_ROLES,
   },
 );
 
@@ -53,9 +57,9 @@ export const User = object(
     userId: Uuid,
     email: Email,
     displayName: DisplayName,
-    role: t.string,
-    roles: t.array(t.string),
-    primaryRole: t.string,
+    role: ShortText,
+    roles: boundedArray(ShortText, MAX_USER_ROLES),
+    primaryRole: ShortText,
     status: UserStatus,
     createdAt: IsoInstant,
     updatedAt: IsoInstant,
@@ -111,4 +115,4 @@ export const PasswordReset = object('PasswordReset', {
 
 export const DeactivateUserBody = object('DeactivateUserBody', {}, { reason: boundedString(1, 500) });
 
-export const UserIdParams = object('UserIdParams', { userId: t.string });
+export const UserIdParams = object('UserIdParams', { userId: PathId });

@@ -11,6 +11,7 @@ import type { ReportService } from '../reports/reportService.js';
 import type { ConsentService } from '../roster/consentService.js';
 import type { StudentService } from '../roster/studentService.js';
 import type { AuditLog } from '../store/auditLog.js';
+import type { CallerRateLimiter } from '../store/callerRateLimiter.js';
 import type { ClassStore } from '../store/classes.js';
 import type { ConsentStore } from '../store/consents.js';
 import type { EventStore } from '../store/events.js';
@@ -41,7 +42,10 @@ export interface AppDeps {
   /** The only source of "now" for handlers, so tests control time. */
   readonly clock: () => Date;
   readonly idempotency: { readonly ledger: IdempotencyLedger; readonly settings: IdempotencySettings };
+  /** Login and refresh, per client IP: store-backed, exact across instances. */
   readonly rateLimiter: RateLimiter;
+  /** Every authenticated route, per principal and device: in memory, shared by background exchange. */
+  readonly callerRateLimiter: CallerRateLimiter;
   readonly classes: ClassStore;
   readonly roster: {
     readonly students: StudentService;

@@ -19,6 +19,7 @@ import { authorize } from '../rules/authorization.js';
 // biome-ignore lint/style/noRestrictedImports: the replication router passes the tablets' _changes query to the replica source as is (a type only); issue #22 (part 4) declares these routes like the others.
 import type { ChangesQuery } from '../store/replicaSource.js';
 import type { AppDeps } from './deps.js';
+import { countCaller } from './rateLimit.js';
 import { renderError, sendRendered } from './render.js';
 import { requestState, routeNamed } from './requestContext.js';
 import { bearerToken, deviceIdOf } from './runRoute.js';
@@ -82,6 +83,16 @@ const authenticate =
       return;
     }
     state.deviceId = deviceId.right;
+    // The same bucket as the device's REST calls: one principal on one tablet, whatever it calls.
+    const limited = countCaller(req, deps, {
+      userId: principal.right.userId,
+      deviceId: deviceId.right,
+    });
+    for (const [name, value] of Object.entries(state.rateLimitHeaders ?? {})) res.setHeader(name, value);
+    if (E.isLeft(limited)) {
+      sendError(req, res, limited.left);
+      return;
+    }
     if (E.isLeft(authorize('chamador', principal.right, 'attendance'))) {
       sendError(
         req,

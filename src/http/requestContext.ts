@@ -15,6 +15,8 @@ export interface RequestState {
   route?: string;
   principal?: Principal;
   deviceId?: string;
+  /** `RateLimit` and `RateLimit-Policy` of the limit that counted this request (set on any answer). */
+  rateLimitHeaders?: Readonly<Record<string, string>>;
 }
 
 const states = new WeakMap<IncomingMessage, RequestState>();

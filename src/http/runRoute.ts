@@ -1,6 +1,7 @@
 /**
  * The one path every request to a registered route takes:
- * rate limit → authenticate → device id → authorise → CSRF → Idempotency-Key → decode → (claim) → handle
+ * rate limit (public routes, per IP) → authenticate → device id → rate limit (per principal and device)
+ * → authorise → CSRF → Idempotency-Key → decode → (claim) → handle
  * → encode → (record).
  * Every failure is a value turned into the envelope; handlers never write responses themselves.
  */
@@ -13,6 +14,7 @@ import { requestKeyOf } from '../lib/requestIds.js';
 import { authorize } from '../rules/authorization.js';
 import type { AppDeps } from './deps.js';
 import { executeIdempotently, idempotencyKeyOf, REPLAY_HEADER, requestFingerprint } from './idempotency.js';
+import { countCaller, countRequest } from './rateLimit.js';
 import { type RenderedResponse, renderError, renderReply, sendRendered } from './render.js';
 import { CORRELATION_HEADER, requestState } from './requestContext.js';
 import { MUTATING_METHODS, needsIdempotencyKey, type Route } from './route.js';
@@ -64,6 +66,9 @@ const authenticateRequest = async (
   const deviceId = deviceIdOf(req);
   if (E.isLeft(deviceId)) return deviceId;
   state.deviceId = deviceId.right;
+  // Counted once the caller is known and before anything it may not do, so refusals count too.
+  const limited = countCaller(req, deps, { userId: principal.right.userId, deviceId: deviceId.right });
+  if (E.isLeft(limited)) return limited;
   const access = authorize(route.auth, principal.right, route.permission);
   if (E.isLeft(access))
     return E.left(apiError(access.left === 'FORBIDDEN_ROLE' ? 'FORBIDDEN_ROLE' : 'UNAUTHORIZED'));
@@ -93,24 +98,14 @@ const checkRateLimit = async (
   route: Route,
   req: Request,
   deps: AppDeps,
-): Promise<E.Either<ApiError, void>> => {
-  if (route.rateLimit === undefined) return E.right(undefined);
-  const verdict = await deps.rateLimiter.check(
-    route.rateLimit.scope,
-    req.ip ?? req.socket.remoteAddress ?? 'unknown',
-    route.rateLimit.policy,
-  );
-  if (verdict.allowed) return E.right(undefined);
-  deps.metrics.rateLimitRefused(route.rateLimit.scope);
-  return E.left(
-    apiError(
-      'RATE_LIMITED',
-      undefined,
-      { retryAfterSeconds: verdict.retryAfterSeconds },
-      { 'Retry-After': String(verdict.retryAfterSeconds) },
-    ),
-  );
-};
+): Promise<E.Either<ApiError, void>> =>
+  route.rateLimit === undefined
+    ? E.right(undefined)
+    : countRequest(req, deps, {
+        scope: route.rateLimit.scope,
+        clientKey: req.ip ?? req.socket.remoteAddress ?? 'unknown',
+        policy: route.rateLimit.policy,
+      });
 
 interface Outcome {
   readonly rendered: RenderedResponse;
@@ -273,6 +268,7 @@ export const routeHandler =
         res.setHeader(CORRELATION_HEADER, outcome.replayOf);
         res.setHeader(REPLAY_HEADER, 'true');
       }
+      for (const [name, value] of Object.entries(state.rateLimitHeaders ?? {})) res.setHeader(name, value);
       sendRendered(res, outcome.rendered);
     } catch (e) {
       next(e);

@@ -19,6 +19,8 @@ export type StoreErrorSource =
   | 'roster_projector'
   /** a rate-limit count (the limiter fails open) */
   | 'rate_limiter'
+  /** an exchange of per-device counts with the other instances (each then counts alone) */
+  | 'rate_limit_exchange'
   /** writing a response to the idempotency ledger */
   | 'idempotency_ledger'
   /** the periodic purge of the idempotency ledger */

@@ -7,7 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { AuditEntry } from '../domain/audit.js';
 import { CheckinDoc } from '../domain/checkin.js';
-import { IsoInstant, object } from '../domain/codec.js';
+import { IsoInstant, object, ShortText } from '../domain/codec.js';
 import { Consent, toConsent } from '../domain/consent.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import { EventDoc } from '../domain/event.js';
@@ -25,17 +25,17 @@ import { studentView } from './studentService.js';
 export const EventRecord = object(
   'EventRecord',
   {
-    eventId: t.string,
-    type: t.string,
-    subjectType: t.string,
-    subjectId: t.string,
+    eventId: ShortText,
+    type: ShortText,
+    subjectType: ShortText,
+    subjectId: ShortText,
     payload: t.UnknownRecord,
-    actor: object('EventActor', { userId: t.string, role: t.string }),
-    deviceId: t.union([t.string, t.null]),
-    clientTimestamp: t.string,
-    serverTimestamp: t.string,
+    actor: object('EventActor', { userId: ShortText, role: ShortText }),
+    deviceId: t.union([ShortText, t.null]),
+    clientTimestamp: ShortText,
+    serverTimestamp: ShortText,
   },
-  { aspect: t.string, baseVersion: t.union([t.string, t.null]) },
+  { aspect: ShortText, baseVersion: t.union([ShortText, t.null]) },
 );
 
 export const StudentExport = object(

@@ -336,3 +336,22 @@ export const outcomeOf = (p: AspectProjection, eventId: string): EventOutcome | 
     ? 'NO_EFFECT'
     : standing;
 };
+
+/** Why an event was superseded, as every answer names it: the policy, the winner and the loser. */
+export interface Supersession {
+  readonly policy: ConflictPolicy;
+  readonly winnerEventId: string;
+  readonly loserEventId: string;
+}
+
+/**
+ * The conflict that superseded `eventId`, from the projection's records (an event built on a loser has
+ * a record of its own, `BASED_ON_SUPERSEDED`); undefined when it was not superseded.
+ */
+export const supersessionOf = (p: AspectProjection, eventId: string): Supersession | undefined => {
+  if (standingOf(p, eventId) !== 'SUPERSEDED') return undefined;
+  const record = p.conflicts.find((c) => c.loser.eventId === eventId);
+  return record === undefined
+    ? undefined
+    : { policy: record.policy, winnerEventId: record.winner.eventId, loserEventId: record.loser.eventId };
+};

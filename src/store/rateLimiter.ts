@@ -1,8 +1,8 @@
 /**
  * Rate-limit counters kept in the `requests` database, so every app instance on one CouchDB counts the
  * same requests. Insert-only, so there is nothing to conflict on: each request writes one hit whose id
- * sorts by client and time, then counts the hits of its window up to its own id with one range read;
- * that count is its rank for the pure rule. Refused requests are hits too.
+ * sorts by client and time, then reads the newest hits of its window down from its own id with one
+ * range read; their count is its rank for the pure rule. Refused requests are hits too.
  *
  * The client key (an IP address) is personal data: only its SHA-256 appears in stored ids.
  *
@@ -119,21 +119,25 @@ export const rateLimiter = (db: Database, options: RateLimiterOptions): RateLimi
       const id = `${prefix}${padded(now, TIME_DIGITS)}:${padded(sequence, SEQUENCE_DIGITS)}:${randomUUID()}`;
       try {
         await putBatched(db, { _id: id, docType: 'rateHit', scope, at: now });
-        const inWindow = await db.allDocs({
-          startkey: `${prefix}${padded(now - policy.windowMs + 1, TIME_DIGITS)}`,
-          endkey: id,
+        // Newest first from our own hit: the `limit + 1` newest say both whether we are within the limit
+        // and which hit's departure frees a place (the oldest of them within it, the limit-th over it).
+        const newest = await db.allDocs({
+          startkey: id,
+          endkey: `${prefix}${padded(now - policy.windowMs + 1, TIME_DIGITS)}`,
+          descending: true,
           limit: policy.limit + 1,
         });
-        const oldest = inWindow.rows[0];
+        const rank = newest.rows.length;
+        const frees = rank <= policy.limit ? newest.rows[rank - 1] : newest.rows[policy.limit - 1];
         return decideRateLimit({
-          rank: inWindow.rows.length,
-          oldestInWindowAt: oldest === undefined ? undefined : hitTime(oldest.id, prefix),
+          rank,
+          freesPlaceAt: frees === undefined ? undefined : hitTime(frees.id, prefix),
           now,
           policy,
         });
       } catch (e) {
         report(e);
-        return { allowed: true };
+        return { allowed: true, quota: null };
       } finally {
         maybeCleanUp(now);
       }

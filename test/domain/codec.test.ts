@@ -1,8 +1,20 @@
 import { expect } from 'chai';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { boundedString, IsoInstant, object, Uuid } from '../../src/domain/codec.js';
+import {
+  boundedArray,
+  boundedInt,
+  boundedString,
+  calendarDate,
+  IsoInstant,
+  object,
+  PathId,
+  ShortText,
+  Text,
+  Uuid,
+} from '../../src/domain/codec.js';
 import { toIssues } from '../../src/domain/issues.js';
+import { SchemaRegistry, toSchema } from '../../src/http/openapi/jsonSchema.js';
 
 const Person = object(
   'PersonForTest',
@@ -66,5 +78,30 @@ describe('codecs', () => {
     expect(E.isRight(Uuid.decode('6F1C2A8E-9D3B-4C5E-8F7A-1B2C3D4E5F60'))).to.equal(true);
     expect(E.isRight(Uuid.decode('not-a-uuid'))).to.equal(false);
     expect(E.isRight(Uuid.decode(42))).to.equal(false);
+  });
+
+  it('the limits the OpenAPI document states are the ones the codecs enforce (OWASP API4)', () => {
+    const reg = new SchemaRegistry();
+    const cases: ReadonlyArray<[t.Mixed, Record<string, unknown>, unknown, unknown]> = [
+      [
+        Uuid,
+        { maxLength: 36 },
+        '6f1c2a8e-9d3b-4c5e-8f7a-1b2c3d4e5f60',
+        `${'6f1c2a8e-9d3b-4c5e-8f7a-1b2c3d4e5f60'}0`,
+      ],
+      [IsoInstant, { maxLength: 30 }, '2026-11-27T01:00:00.123456789Z', '2026-11-27T01:00:00.1234567890Z'],
+      [calendarDate(), { maxLength: 10 }, '2026-11-27', '2026-11-270'],
+      [ShortText, { maxLength: 1_000 }, 'x'.repeat(1_000), 'x'.repeat(1_001)],
+      [Text, { maxLength: 20_000 }, 'x'.repeat(20_000), 'x'.repeat(20_001)],
+      [PathId, { minLength: 1, maxLength: 200 }, 'x'.repeat(200), ''],
+      [boundedArray(t.number, 3), { maxItems: 3 }, [1, 2, 3], [1, 2, 3, 4]],
+      [boundedInt(0, 999), { type: 'integer', format: 'int32', minimum: 0, maximum: 999 }, 999, 1_000],
+      [boundedInt(0, 2 ** 40), { type: 'integer', format: 'int64' }, 2 ** 40, 0.5],
+    ];
+    for (const [codec, stated, within, beyond] of cases) {
+      expect(toSchema(codec, reg), codec.name).to.deep.include(stated);
+      expect(E.isRight(codec.decode(within)), `${codec.name} accepts its bound`).to.equal(true);
+      expect(E.isLeft(codec.decode(beyond)), `${codec.name} refuses past it`).to.equal(true);
+    }
   });
 });

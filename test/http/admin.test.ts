@@ -17,9 +17,16 @@ import {
   seed,
   type TokensWithRefresh,
 } from '../support/auth.js';
+import { type CouchServer, startCouchServer } from '../support/couchServer.js';
 import { call, expectEnvelope } from '../support/http.js';
 import { attendanceProbeRoute, probeRoutes } from '../support/probeRoutes.js';
-import { startTestService, type TestService } from '../support/testService.js';
+import {
+  authHeaders,
+  DEV_TOKENS,
+  DEVICE_ID,
+  startTestService,
+  type TestService,
+} from '../support/testService.js';
 
 const UserC = t.type({
   userId: t.string,
@@ -367,6 +374,8 @@ describe('login and refresh rate limits', function () {
     expectEnvelope(sixth, 429, 'RATE_LIMITED');
     const retryAfter = Number(sixth.headers.get('retry-after'));
     expect(retryAfter).to.be.within(1, 60);
+    expect(sixth.headers.get('ratelimit-policy')).to.equal('"login";q=5;w=60');
+    expect(sixth.headers.get('ratelimit')).to.equal(`"login";r=0;t=${retryAfter}`);
     // A malformed body counts too: the limit comes before validation.
     const malformed = await call(`${svc.url}/api/v1/auth/login`, jsonPost({ nope: true }));
     expectEnvelope(malformed, 429, 'RATE_LIMITED');
@@ -386,6 +395,122 @@ describe('login and refresh rate limits', function () {
     }
     expect(statuses.slice(0, 10).every((s) => s === 401)).to.equal(true);
     expect(statuses[10]).to.equal(429);
+  });
+});
+
+describe('the per-device limit shared by two instances on one CouchDB-protocol server', function () {
+  this.timeout(60_000);
+  let couch: CouchServer;
+  let a: TestService;
+  let b: TestService;
+  before(async () => {
+    couch = await startCouchServer();
+    const env = {
+      COUCHDB_URL: couch.url,
+      // Instances of one deployment share the secret the bucket names are keyed with.
+      JWT_SECRET: 'one-deployment-shares-this-secret-0123456789',
+      RATE_LIMIT_REQUESTS: '4',
+      RATE_LIMIT_WINDOW_SECONDS: '3600',
+      RATE_LIMIT_EXCHANGE_MS: '100',
+    };
+    a = await startTestService({ env });
+    b = await startTestService({ env });
+  });
+  after(async () => {
+    await a.dispose();
+    await b.dispose();
+    await couch.dispose();
+  });
+
+  it('what one instance counted, the other refuses once they have exchanged (within a second)', async () => {
+    const users = (svc: TestService) =>
+      call(`${svc.url}/api/v1/users`, { headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN) });
+    for (let i = 0; i < 4; i += 1) expect((await users(a)).status).to.equal(200);
+    // Several exchange periods: A has written its counts, B has read them. Alone, B would allow four.
+    await new Promise((r) => setTimeout(r, 600));
+    const refused = await users(b);
+    expectEnvelope(refused, 429, 'RATE_LIMITED');
+    expect(Number(refused.headers.get('retry-after'))).to.be.greaterThan(0);
+  });
+});
+
+describe('rate limit of every authenticated route, per principal and device', function () {
+  this.timeout(60_000);
+  let svc: TestService;
+  let now: number;
+  beforeEach(async () => {
+    now = Date.parse('2026-11-29T09:00:00Z');
+    svc = await startTestService({
+      env: { RATE_LIMIT_REQUESTS: '3', RATE_LIMIT_WINDOW_SECONDS: '60' },
+      clock: () => new Date(now),
+    });
+  });
+  afterEach(() => svc.dispose());
+
+  const OTHER_DEVICE = '0d6a4d3c-5b2e-4f1a-9c8b-7a6f5e4d3c2b';
+  const users = (token: string = DEV_TOKENS.DEV_ADMIN_TOKEN, device: string = DEVICE_ID) =>
+    call(`${svc.url}/api/v1/users`, { headers: { ...authHeaders(token), 'X-Device-Id': device } });
+
+  it('answers with RateLimit and RateLimit-Policy, then 429 with Retry-After past the quota, every route sharing it', async () => {
+    const first = await users();
+    expect(first.status, first.text).to.equal(200);
+    expect(first.headers.get('ratelimit-policy')).to.equal('"device";q=3;w=60');
+    expect(first.headers.get('ratelimit')).to.equal('"device";r=2;t=60');
+    now += 20_000;
+    // Another route, the same bucket; a refusal by role counts too.
+    const second = await call(`${svc.url}/api/v1/students`, {
+      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+    });
+    expect(second.headers.get('ratelimit')).to.equal('"device";r=1;t=40');
+    expect((await users()).headers.get('ratelimit')).to.equal('"device";r=0;t=40');
+    const refused = await users();
+    expectEnvelope(refused, 429, 'RATE_LIMITED');
+    // The refusal counts (four in this minute): in the next minute those four weigh as the share of it
+    // the sliding window still overlaps, 4 × (60 − t) / 60, so one more fits once that is 2, at +30 s
+    // into it: 40 s + 30 s from now.
+    expect(refused.headers.get('retry-after')).to.equal('70');
+    expect(refused.headers.get('ratelimit')).to.equal('"device";r=0;t=70');
+    now += 70_000;
+    // Replication is an authenticated route too, counted in the same bucket; obeying Retry-After is enough.
+    const replication = await call(`${svc.url}/api/v1/replication/roster/`, {
+      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+    });
+    expect(replication.status, replication.text).to.equal(200);
+    expect(replication.headers.get('ratelimit')).to.equal('"device";r=0;t=30');
+    now += 20_000;
+    // 50 s into the minute the previous one weighs 4 × 10 / 60: a second request of this minute fits.
+    const later = await users();
+    expect(later.status, later.text).to.equal(200);
+    expect(later.headers.get('ratelimit')).to.equal('"device";r=0;t=10');
+  });
+
+  it('another device of the same user, and another user on the same device, have buckets of their own', async () => {
+    for (let i = 0; i < 4; i += 1) await users();
+    expect((await users()).status).to.equal(429);
+    expect((await users(DEV_TOKENS.DEV_ADMIN_TOKEN, OTHER_DEVICE)).status).to.equal(200);
+    const caller = await call(`${svc.url}/api/v1/students`, {
+      headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+    });
+    expect(caller.status, caller.text).to.equal(200);
+  });
+
+  it('RATE_LIMIT_REQUESTS=0 turns it off (load generators): no 429, no RateLimit fields', async () => {
+    const off = await startTestService({ env: { RATE_LIMIT_REQUESTS: '0' } });
+    try {
+      for (let i = 0; i < 5; i += 1) {
+        const r = await call(`${off.url}/api/v1/users`, { headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN) });
+        expect(r.status).to.equal(200);
+        expect(r.headers.get('ratelimit-policy')).to.equal(null);
+      }
+    } finally {
+      await off.dispose();
+    }
+  });
+
+  it('an anonymous or device-less request is refused before it is counted (no principal and device to count)', async () => {
+    expectEnvelope(await call(`${svc.url}/api/v1/users`), 401, 'UNAUTHORIZED');
+    const first = await users();
+    expect(first.headers.get('ratelimit')).to.equal('"device";r=2;t=60');
   });
 });
 

@@ -10,7 +10,9 @@ const FIVE_A_MINUTE: RateLimitPolicy = { limit: 5, windowMs: 60_000 };
 const IP = '203.0.113.7';
 const SECRET = 'shared-by-the-instances';
 const OTHER_IP = '2001:db8::42';
-const ALLOWED: RateLimitDecision = { allowed: true };
+const ALLOWED = true;
+/** Fail open: let through, nothing counted, so no quota to tell. */
+const UNCOUNTED: RateLimitDecision = { allowed: true, quota: null };
 
 const hitIds = async (store: Store): Promise<string[]> => {
   const all = await store.db.requests.allDocs({ startkey: 'rl:', endkey: 'rl:\uffff' });
@@ -48,27 +50,53 @@ describe('rate limiter on the embedded store', () => {
 
   it('allows five requests a minute and refuses the sixth until the oldest leaves the window', async () => {
     const l = limiter();
-    expect(await l.check('login', IP, FIVE_A_MINUTE)).to.deep.equal(ALLOWED);
+    expect((await l.check('login', IP, FIVE_A_MINUTE)).allowed).to.equal(ALLOWED);
     now = T0 + 10_000;
-    expect(await checks(l, 4)).to.deep.equal([ALLOWED, ALLOWED, ALLOWED, ALLOWED]);
+    expect((await checks(l, 4)).map((d) => d.allowed)).to.deep.equal([ALLOWED, ALLOWED, ALLOWED, ALLOWED]);
     now = T0 + 15_000;
+    // Not 45 s (when the first leaves): this refusal counts too, so the four of T0 + 10 s must leave.
     expect(await l.check('login', IP, FIVE_A_MINUTE)).to.deep.equal({
       allowed: false,
-      retryAfterSeconds: 45,
+      retryAfterSeconds: 55,
     });
     expect(failures).to.deep.equal([]);
+  });
+
+  it('a client that waits exactly Retry-After is let in', async () => {
+    const l = limiter();
+    await checks(l, 1);
+    now = T0 + 10_000;
+    await checks(l, 4);
+    now = T0 + 15_000;
+    const refused = await l.check('login', IP, FIVE_A_MINUTE);
+    if (refused.allowed) throw new Error('the sixth request should be refused');
+    now += refused.retryAfterSeconds * 1000;
+    expect((await l.check('login', IP, FIVE_A_MINUTE)).allowed).to.equal(true);
+  });
+
+  it('tells what is left of the quota and when the oldest counted request frees a place', async () => {
+    const l = limiter();
+    expect(await l.check('login', IP, FIVE_A_MINUTE)).to.deep.equal({
+      allowed: true,
+      quota: { remaining: 4, resetSeconds: 60 },
+    });
+    now = T0 + 20_000;
+    expect(await l.check('login', IP, FIVE_A_MINUTE)).to.deep.equal({
+      allowed: true,
+      quota: { remaining: 3, resetSeconds: 40 },
+    });
   });
 
   it('counts each client on its own', async () => {
     const l = limiter();
     await checks(l, 6);
-    expect(await l.check('login', OTHER_IP, FIVE_A_MINUTE)).to.deep.equal(ALLOWED);
+    expect((await l.check('login', OTHER_IP, FIVE_A_MINUTE)).allowed).to.equal(ALLOWED);
   });
 
   it('counts each scope on its own', async () => {
     const l = limiter();
     await checks(l, 6);
-    expect(await l.check('refresh', IP, FIVE_A_MINUTE)).to.deep.equal(ALLOWED);
+    expect((await l.check('refresh', IP, FIVE_A_MINUTE)).allowed).to.equal(ALLOWED);
   });
 
   it('allows requests again once the window has passed', async () => {
@@ -77,7 +105,7 @@ describe('rate limiter on the embedded store', () => {
     now = T0 + 59_999;
     expect((await l.check('login', IP, FIVE_A_MINUTE)).allowed).to.equal(false);
     now = T0 + 60_000 + 59_999;
-    expect(await l.check('login', IP, FIVE_A_MINUTE)).to.deep.equal(ALLOWED);
+    expect((await l.check('login', IP, FIVE_A_MINUTE)).allowed).to.equal(ALLOWED);
   });
 
   it('lets exactly five of 20 concurrent requests through', async () => {
@@ -109,13 +137,13 @@ describe('rate limiter on the embedded store', () => {
     }
     // A minute of quiet after the last attempt is what reopens it.
     now = T0 + 180_001;
-    expect(await l.check('login', IP, FIVE_A_MINUTE)).to.deep.equal(ALLOWED);
+    expect((await l.check('login', IP, FIVE_A_MINUTE)).allowed).to.equal(ALLOWED);
   });
 
   it('lets requests through and reports the failure when the store is down (fail open)', async () => {
     const l = limiter();
     await store.close();
-    expect(await checks(l, 7)).to.deep.equal(Array.from({ length: 7 }, () => ALLOWED));
+    expect(await checks(l, 7)).to.deep.equal(Array.from({ length: 7 }, () => UNCOUNTED));
     expect(failures).to.have.length(7);
   });
 
@@ -126,7 +154,7 @@ describe('rate limiter on the embedded store', () => {
       },
     });
     await store.close();
-    expect(await l.check('login', IP, FIVE_A_MINUTE)).to.deep.equal(ALLOWED);
+    expect(await l.check('login', IP, FIVE_A_MINUTE)).to.deep.equal(UNCOUNTED);
   });
 
   it('refuses a scope that could fall into another scope’s ids, as a programming error', async () => {
@@ -200,9 +228,10 @@ describe('rate limiter shared by two app instances on one CouchDB-protocol serve
       now += 1000;
     }
     expect(decisions.every((d) => d.allowed)).to.equal(true);
+    // The refusal (at +5 s) counts: a place frees when the hit of +1 s leaves, at +61 s.
     expect(await onB.check('login', IP, FIVE_A_MINUTE)).to.deep.equal({
       allowed: false,
-      retryAfterSeconds: 55,
+      retryAfterSeconds: 56,
     });
   });
 });

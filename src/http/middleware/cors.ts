@@ -11,7 +11,13 @@ export const CORS_ALLOWED_HEADERS = [
 ] as const;
 
 /** Headers a browser client needs to read: tracing, created resources, back-off. */
-export const CORS_EXPOSED_HEADERS = ['X-Correlation-Id', 'Location', 'Retry-After'] as const;
+export const CORS_EXPOSED_HEADERS = [
+  'X-Correlation-Id',
+  'Location',
+  'Retry-After',
+  'RateLimit',
+  'RateLimit-Policy',
+] as const;
 
 export const PREFLIGHT_MAX_AGE_SECONDS = 86_400;
 

@@ -48,7 +48,16 @@ const metaKeywords = (meta: SchemaMeta | undefined): JsonSchema => {
   if (meta.readOnly === true) out.readOnly = true;
   if (meta.deprecated === true) out.deprecated = true;
   if (meta.classification !== undefined) out['x-classification'] = meta.classification;
-  if (meta.integer === true) out.type = 'integer';
+  if (meta.integer === true) {
+    out.type = 'integer';
+    // The codec's own bounds say which width holds it (unbounded: int64, as JSON numbers go).
+    const within32 =
+      meta.minimum !== undefined &&
+      meta.maximum !== undefined &&
+      meta.minimum >= -(2 ** 31) &&
+      meta.maximum < 2 ** 31;
+    out.format ??= within32 ? 'int32' : 'int64';
+  }
   return out;
 };
 

@@ -23,7 +23,8 @@ export const sharedErrorCodes = (route: Route): ErrorCode[] => {
   // Query strings are always decoded (unknown parameters are refused), so every route can answer 400.
   // And any route can meet a store that is down or out of space (503, see storeErrors.ts).
   const codes: ErrorCode[] = ['VALIDATION_FAILED', 'INTERNAL_ERROR', 'STORE_UNAVAILABLE'];
-  if (route.auth !== 'none') codes.push('UNAUTHORIZED');
+  // Every authenticated route counts its caller (per principal and device): any of them may answer 429.
+  if (route.auth !== 'none') codes.push('UNAUTHORIZED', 'RATE_LIMITED');
   if (route.auth !== 'none' && route.auth !== 'bearer') codes.push('FORBIDDEN_ROLE');
   if (route.body !== undefined) codes.push('PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
   if (needsIdempotencyKey(route)) codes.push('IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD', 'CONFLICT');
@@ -53,8 +54,31 @@ const parametersOf = (route: Route, reg: SchemaRegistry): JsonSchema[] => {
   return out;
 };
 
-/** `replayable`: an idempotent route's errors from its handler are stored and replayed like successes. */
-const errorResponses = (codes: ReadonlyArray<ErrorCode>, replayable: boolean): Record<string, JsonSchema> => {
+/** Routes whose answers carry `RateLimit` and `RateLimit-Policy` (decision 0013). */
+const isRateLimited = (route: Route): boolean => route.auth !== 'none' || route.rateLimit !== undefined;
+
+/**
+ * On every response, so browser clients know what to expect (OWASP API8): the origin echoed when it is
+ * one of CORS_ORIGINS (decision 0006), absent otherwise.
+ */
+const CORS_HEADER = {
+  'Access-Control-Allow-Origin': { $ref: '#/components/headers/Access-Control-Allow-Origin' },
+};
+
+const RATE_LIMIT_HEADERS = {
+  RateLimit: { $ref: '#/components/headers/RateLimit' },
+  'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' },
+};
+
+/**
+ * `replayable`: an idempotent route's errors from its handler are stored and replayed like successes.
+ * `limited`: the route counts its requests and says so in every answer it counted.
+ */
+const errorResponses = (
+  codes: ReadonlyArray<ErrorCode>,
+  replayable: boolean,
+  limited: boolean,
+): Record<string, JsonSchema> => {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
     const status = errorCatalogue[code].status;
@@ -66,8 +90,10 @@ const errorResponses = (codes: ReadonlyArray<ErrorCode>, replayable: boolean): R
       description: `Error envelope; \`error.code\`: ${list.map((c) => `\`${c}\``).join(', ')}.`,
       headers: {
         [CORRELATION_HEADER]: { $ref: '#/components/headers/CorrelationId' },
+        ...CORS_HEADER,
         ...(status === 429 ? { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } : {}),
         ...(replayable ? { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } : {}),
+        ...(limited ? RATE_LIMIT_HEADERS : {}),
       },
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
     };
@@ -79,18 +105,23 @@ const operationOf = (route: Route, reg: SchemaRegistry): JsonSchema => {
   const mediaType = route.response.mediaType ?? 'application/json';
   const successHeaders: Record<string, unknown> = {
     [CORRELATION_HEADER]: { $ref: '#/components/headers/CorrelationId' },
+    ...CORS_HEADER,
   };
+  // A route's own header fields (Location, Set-Cookie): a path or a cookie this service makes, never
+  // near a header line's length.
   for (const [name, description] of Object.entries(route.response.headers ?? {})) {
-    successHeaders[name] = { description, schema: { type: 'string' } };
+    successHeaders[name] = { description, schema: { type: 'string', maxLength: 4096 } };
   }
   if (route.response.csv !== undefined) {
+    const value = `attachment; filename="${route.response.csv.filename}"`;
     successHeaders['Content-Disposition'] = {
-      description: `With \`text/csv\`: \`attachment; filename="${route.response.csv.filename}"\`.`,
-      schema: { type: 'string' },
+      description: `With \`text/csv\`: \`${value}\`.`,
+      schema: { type: 'string', const: value },
     };
   }
   if (needsIdempotencyKey(route))
     successHeaders['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
+  if (isRateLimited(route)) Object.assign(successHeaders, RATE_LIMIT_HEADERS);
   const parameters = parametersOf(route, reg);
   return {
     operationId: route.operationId,
@@ -125,7 +156,11 @@ const operationOf = (route: Route, reg: SchemaRegistry): JsonSchema => {
             : { 'text/csv': { schema: { type: 'string', description: route.response.csv.description } } }),
         },
       },
-      ...errorResponses([...sharedErrorCodes(route), ...route.errors], needsIdempotencyKey(route)),
+      ...errorResponses(
+        [...sharedErrorCodes(route), ...route.errors],
+        needsIdempotencyKey(route),
+        isRateLimited(route),
+      ),
     },
   };
 };
@@ -161,7 +196,15 @@ export const buildOpenApiDocument = (routes: ReadonlyArray<Route>): JsonSchema =
         "endpoints answer CouchDB's shapes, so they are not operations of this document).",
       license: { name: 'Proprietary', identifier: 'LicenseRef-Chamada-Proprietary' },
     },
-    servers: [{ url: '/', description: 'The server that serves this document' }],
+    // One document for every environment (local, staging, production): the server that serves it.
+    servers: [
+      {
+        url: '/',
+        description:
+          'The server that serves this document, whichever environment it is (local, staging or production)',
+        'x-internal': false,
+      },
+    ],
     'x-replication': {
       base: '/api/v1/replication',
       roster: {
@@ -210,7 +253,7 @@ export const buildOpenApiDocument = (routes: ReadonlyArray<Route>): JsonSchema =
                 in: 'header',
                 required: true,
                 description: 'The calling device (UUID). Missing or malformed: 400 VALIDATION_FAILED.',
-                schema: { type: 'string', format: 'uuid' },
+                schema: { type: 'string', format: 'uuid', maxLength: 36 },
               },
               ...(uses('#/components/parameters/IdempotencyKey')
                 ? {
@@ -225,7 +268,7 @@ export const buildOpenApiDocument = (routes: ReadonlyArray<Route>): JsonSchema =
                         'no second effect; the same key with another payload is 409 ' +
                         '`IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD`. Requests refused before the handler ' +
                         '(401, 403, 400) do not use the key up; 5xx responses are not kept.',
-                      schema: { type: 'string', format: 'uuid' },
+                      schema: { type: 'string', format: 'uuid', maxLength: 36 },
                     },
                   }
                 : {}),
@@ -233,9 +276,15 @@ export const buildOpenApiDocument = (routes: ReadonlyArray<Route>): JsonSchema =
           }
         : {}),
       headers: {
+        'Access-Control-Allow-Origin': {
+          description:
+            "The request's `Origin`, echoed when it is one of CORS_ORIGINS (with `Vary: Origin`); absent for any " +
+            'other origin and when CORS_ORIGINS is empty (the default): no browser origin may read the answer.',
+          schema: { type: 'string', format: 'uri', maxLength: 2048 },
+        },
         CorrelationId: {
           description: 'The request correlation id (UUID), also in `error.correlationId`.',
-          schema: { type: 'string', format: 'uuid' },
+          schema: { type: 'string', format: 'uuid', maxLength: 36 },
         },
         ...(uses('#/components/headers/IdempotentReplayed')
           ? {
@@ -247,7 +296,31 @@ export const buildOpenApiDocument = (routes: ReadonlyArray<Route>): JsonSchema =
             }
           : {}),
         ...(uses('#/components/headers/RetryAfter')
-          ? { RetryAfter: { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } }
+          ? {
+              RetryAfter: {
+                description:
+                  'Seconds to wait before retrying (at most two windows of the longest policy, 2 hours).',
+                schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 7200 },
+              },
+            }
+          : {}),
+        ...(uses('#/components/headers/RateLimit')
+          ? {
+              RateLimit: {
+                description:
+                  'IETF RateLimit header field: `"<policy>";r=<requests remaining>;t=<seconds>`: on `device`, until ' +
+                  'the counting window ends (on a 429, `Retry-After`); on `login` and `refresh`, until one more is ' +
+                  'allowed. Absent when the request could not be counted (the counters failed open).',
+                schema: { type: 'string', pattern: '^"[a-z][a-z0-9-]*";r=\\d+;t=\\d+$', maxLength: 100 },
+              },
+              RateLimitPolicy: {
+                description:
+                  'IETF RateLimit-Policy header field: `"<policy>";q=<quota>;w=<window in seconds>`. `device`: every ' +
+                  'authenticated route, per principal and device (RATE_LIMIT_REQUESTS, RATE_LIMIT_WINDOW_SECONDS); ' +
+                  '`login`, `refresh`: per client IP.',
+                schema: { type: 'string', pattern: '^"[a-z][a-z0-9-]*";q=\\d+;w=\\d+$', maxLength: 100 },
+              },
+            }
           : {}),
       },
     },

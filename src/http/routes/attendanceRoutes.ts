@@ -2,7 +2,8 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import type { MarkResult } from '../../attendance/attendanceService.js';
-import { IsoInstant, isUuidV4, nullable, object, refine, Uuid } from '../../domain/codec.js';
+import { IsoInstant, isUuidV4, nullable, object, refine, ShortText, Uuid } from '../../domain/codec.js';
+import { ConflictPolicyC } from '../../domain/projection.js';
 import { actorOf } from '../actor.js';
 import { defineRoute } from '../route.js';
 
@@ -13,9 +14,10 @@ export const MarkBody = object(
     sessionId: Uuid,
     eventId: refine(t.string, isUuidV4, 'a UUID v4', {
       format: 'uuid',
+      maxLength: 36,
       description: 'Client-generated, so a resend is stored once.',
     }),
-    baseVersion: nullable(t.string),
+    baseVersion: nullable(ShortText),
   },
   {
     description:
@@ -27,10 +29,11 @@ export const MarkBody = object(
 export const MarkAccepted = object(
   'AttendanceMarkAccepted',
   { eventId: Uuid, accepted: t.boolean, serverTime: IsoInstant },
-  {},
+  { policy: ConflictPolicyC, winnerEventId: ShortText, loserEventId: ShortText },
   {
     description:
-      '`accepted` is false when a concurrent mark of higher precedence (ADMIN, or later) already stands.',
+      '`accepted` is false when a concurrent mark of higher precedence (ADMIN, or later) already stands; then ' +
+      '`policy`, `winnerEventId` and `loserEventId` name the conflict as `/sync/events` does (the loser is this mark).',
   },
 );
 

@@ -1,6 +1,5 @@
 /** Check-in configuration, check-in, the pickup desk's view, check-out and emergency check-out. */
 import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
 import { dayKey } from '../../crypto/dayKeys.js';
 import {
   ActiveCheckin,
@@ -12,7 +11,7 @@ import {
   CheckoutBody,
   EmergencyCheckoutBody,
 } from '../../domain/checkin.js';
-import { object } from '../../domain/codec.js';
+import { boundedArray, object, ShortText, Text } from '../../domain/codec.js';
 import type { StudentDoc } from '../../domain/student.js';
 import { utcDay } from '../../rules/checkin.js';
 import { photosAllowed } from '../../rules/students.js';
@@ -81,7 +80,7 @@ export const checkInRoute = defineRoute({
     codec: Checkin,
     headers: { Location: 'the check-in' },
   },
-  errors: ['NOT_FOUND', 'CONFLICT'],
+  errors: ['NOT_FOUND', 'CONFLICT', 'CONFLICT_SUPERSEDED'],
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
@@ -158,7 +157,14 @@ export const checkOutRoute = defineRoute({
   tags: ['check-in'],
   body: CheckoutBody,
   response: { status: 200, description: 'Checked out.', codec: Checkin },
-  errors: ['CHECKOUT_CODE_MISMATCH', 'PICKUP_NOT_AUTHORIZED', 'NOT_FOUND', 'CONFLICT', 'CHECKOUT_LOCKED'],
+  errors: [
+    'CHECKOUT_CODE_MISMATCH',
+    'PICKUP_NOT_AUTHORIZED',
+    'NOT_FOUND',
+    'CONFLICT',
+    'CONFLICT_SUPERSEDED',
+    'CHECKOUT_LOCKED',
+  ],
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
@@ -180,7 +186,7 @@ export const emergencyCheckOutRoute = defineRoute({
   tags: ['check-in'],
   body: EmergencyCheckoutBody,
   response: { status: 200, description: 'Checked out.', codec: Checkin },
-  errors: ['NOT_FOUND', 'CONFLICT'],
+  errors: ['NOT_FOUND', 'CONFLICT', 'CONFLICT_SUPERSEDED'],
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
@@ -194,7 +200,7 @@ export const DAY_KEYS_AHEAD = 2;
 
 export const DayKeys = object(
   'DayKeys',
-  { keys: t.array(object('DayKey', { day: t.string, key: t.string })) },
+  { keys: boundedArray(object('DayKey', { day: ShortText, key: Text }), DAY_KEYS_AHEAD + 1) },
   {},
   {
     description:

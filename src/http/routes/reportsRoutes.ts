@@ -4,13 +4,15 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { openCursor, signCursor } from '../../crypto/cursor.js';
 import {
+  boundedArray,
+  boundedInt,
   boundedString,
   calendarDate,
   IsoInstant,
   nullable,
   object,
   pageLimit,
-  refine,
+  ShortText,
   Uuid,
 } from '../../domain/codec.js';
 import { type ApiError, apiError } from '../../domain/errors.js';
@@ -40,11 +42,11 @@ const AttendanceRow = object(
   {
     date: calendarDate(),
     sessionId: nullable(Uuid),
-    classId: nullable(t.string),
-    studentId: t.string,
+    classId: nullable(ShortText),
+    studentId: ShortText,
     displayName: nullable(boundedString(0, 120, { classification: 'personal' })),
     mark: nullable(t.keyof({ PRESENT: null, ABSENT: null })),
-    markedBy: nullable(t.string),
+    markedBy: nullable(ShortText),
     markedAt: nullable(IsoInstant),
     checkedInAt: nullable(IsoInstant),
     checkedOutAt: nullable(IsoInstant),
@@ -63,9 +65,10 @@ const AttendanceReport = object('AttendanceReport', {
   to: calendarDate(),
   rows: t.array(AttendanceRow),
   totals: object('AttendanceTotals', {
-    rows: refine(t.number, Number.isInteger, 'an integer', { integer: true, minimum: 0 }),
-    present: refine(t.number, Number.isInteger, 'an integer', { integer: true, minimum: 0 }),
-    absent: refine(t.number, Number.isInteger, 'an integer', { integer: true, minimum: 0 }),
+    // Counts of children on one day: int32 holds any roster.
+    rows: boundedInt(0, 2 ** 31 - 1),
+    present: boundedInt(0, 2 ** 31 - 1),
+    absent: boundedInt(0, 2 ** 31 - 1),
   }),
 });
 type AttendanceReport = t.TypeOf<typeof AttendanceReport>;
@@ -157,7 +160,7 @@ const ConflictQuery = object(
 
 const ConflictPage = object(
   'ConflictPage',
-  { items: t.array(ConflictRecord), nextCursor: nullable(t.string) },
+  { items: boundedArray(ConflictRecord, MAX_CONFLICT_PAGE), nextCursor: nullable(ShortText) },
   {},
   { description: 'Oldest first by `detectedAt`, then id. `nextCursor` is null on the last page.' },
 );

@@ -2,7 +2,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { isProduction } from '../../config/config.js';
-import { object, Uuid } from '../../domain/codec.js';
+import { boundedArray, object, Text, Uuid } from '../../domain/codec.js';
 import { apiError } from '../../domain/errors.js';
 import type { UserDoc } from '../../domain/user.js';
 import { seedDemoRoster } from '../../roster/demoRoster.js';
@@ -14,11 +14,12 @@ export const DEV_SEED_ADMIN_PASSWORD = 'chamada-dev-password';
 
 export const Seeded = object('Seeded', {
   seeded: t.literal(true),
-  admin: object('SeededAdmin', { userId: Uuid, email: t.string }),
+  admin: object('SeededAdmin', { userId: Uuid, email: Text }),
   roster: object('SeededRoster', {
     nucleusId: Uuid,
-    classIds: t.array(Uuid),
-    sessionIds: t.array(Uuid),
+    // The demo roster is a handful of classes and sessions.
+    classIds: boundedArray(Uuid, 100),
+    sessionIds: boundedArray(Uuid, 100),
     students: t.number,
   }),
 });

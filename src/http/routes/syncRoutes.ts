@@ -1,7 +1,17 @@
 /** Offline events from devices (`POST /api/v1/sync/events`). */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { annotate, boundedString, IsoInstant, nullable, object, refine } from '../../domain/codec.js';
+import {
+  annotate,
+  boundedArray,
+  boundedInt,
+  boundedString,
+  IsoInstant,
+  nullable,
+  object,
+  ShortText,
+  Text,
+} from '../../domain/codec.js';
 import { apiError } from '../../domain/errors.js';
 import { SyncEvent } from '../../domain/eventTypes.js';
 import { MAX_REPORTED_EVENT_ISSUES } from '../../domain/issues.js';
@@ -41,7 +51,7 @@ export const SyncBatch = object(
 const SyncedEvent = object(
   'SyncedEvent',
   {
-    eventId: t.string,
+    eventId: ShortText,
     serverTimestamp: IsoInstant,
     status: t.keyof({
       APPLIED: null,
@@ -64,17 +74,17 @@ const SyncedEvent = object(
 
 const SyncConflict = object(
   'SyncConflict',
-  { aspect: t.string, policy: ConflictPolicyC, winnerEventId: t.string, loserEventId: t.string },
+  { aspect: ShortText, policy: ConflictPolicyC, winnerEventId: ShortText, loserEventId: ShortText },
   {},
   { description: 'A conflict involving an event of this batch, as decided by the conflict rule.' },
 );
 
-const Issue = object('SyncIssue', { path: t.string, message: t.string });
+const Issue = object('SyncIssue', { path: Text, message: Text });
 
 const SyncFailure = object(
   'SyncFailure',
   {
-    index: refine(t.number, Number.isInteger, 'an integer', { integer: true, minimum: 0 }),
+    index: boundedInt(0, MAX_SYNC_EVENTS - 1),
     eventId: nullable(boundedString(0, 100)),
     reason: t.keyof({
       VALIDATION_FAILED: null,
@@ -85,13 +95,12 @@ const SyncFailure = object(
       UNKNOWN_SESSION: null,
       EVENT_ID_TAKEN: null,
     }),
-    message: t.string,
+    message: Text,
   },
   {
-    issues: t.array(Issue),
-    issuesOmitted: refine(t.number, Number.isInteger, 'an integer', {
-      integer: true,
-      minimum: 1,
+    issues: boundedArray(Issue, MAX_REPORTED_EVENT_ISSUES),
+    // An issue per malformed field: fewer than the body's bytes, so far below 2^31.
+    issuesOmitted: boundedInt(1, 2 ** 31 - 1, {
       description: `Issues beyond the first ${MAX_REPORTED_EVENT_ISSUES} listed, when there were more.`,
     }),
   },
@@ -102,9 +111,9 @@ const SyncFailure = object(
 );
 
 export const SyncResult = object('SyncResult', {
-  synced: t.array(SyncedEvent),
+  synced: boundedArray(SyncedEvent, MAX_SYNC_EVENTS),
   conflicts: t.array(SyncConflict),
-  failed: t.array(SyncFailure),
+  failed: boundedArray(SyncFailure, MAX_SYNC_EVENTS),
 });
 
 export const syncEventsRoute = defineRoute({

@@ -1,7 +1,7 @@
 /** Public endpoints that describe the service itself: health, license, security.txt. */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { IsoInstant, object, refine } from '../../domain/codec.js';
+import { boundedArray, boundedString, IsoInstant, object } from '../../domain/codec.js';
 import { apiError } from '../../domain/errors.js';
 import { renderSecurityTxt } from '../../rules/securityTxt.js';
 import { defineRoute } from '../route.js';
@@ -13,7 +13,8 @@ export const Health = object('Health', {
 
 export const License = object(
   'License',
-  { modules: t.array(refine(t.string, (s) => s.length > 0, 'a module id')) },
+  // LICENSE_MODULES' own bounds (src/config): at most 100 ids of at most 64 characters.
+  { modules: boundedArray(boundedString(1, 64), 100) },
   {},
   { description: 'Entitled module ids (from LICENSE_MODULES); an empty list when unlicensed.' },
 );
@@ -68,7 +69,8 @@ export const securityTxtRoute = defineRoute({
   response: {
     status: 200,
     description: 'Two Contact lines, Expires one year after serving, Preferred-Languages.',
-    codec: t.string,
+    // Contacts and a policy URL: a few hundred characters.
+    codec: boundedString(0, 20_000),
     mediaType: 'text/plain',
   },
   handler: async ({ deps }) =>
