@@ -1,6 +1,7 @@
 /** Check-in configuration, check-in records and the check-in / check-out endpoints' shapes. */
 import * as t from 'io-ts';
 import { boundedString, IsoInstant, nullable, object, refine, Uuid } from './codec.js';
+import { PhoneNumber } from './student.js';
 
 /** The daily code's alphabet has no look-alikes (no 0/O, 1/I/L); `rules/checkin.ts` draws from it. */
 export const CODE_ALPHABET = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
@@ -105,7 +106,7 @@ export type CheckinDoc = t.TypeOf<typeof CheckinDoc>;
 export const VisitorBody = object('Visitor', {
   displayName: boundedString(1, 120, { classification: 'personal' }),
   guardianName: boundedString(1, 120, { classification: 'personal' }),
-  phone: boundedString(4, 30, { classification: 'personal' }),
+  phone: PhoneNumber,
 });
 
 export const CheckinBody = object(

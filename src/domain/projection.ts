@@ -75,7 +75,7 @@ export const ConflictPolicyC = t.keyof({
 
 const conflictFields = {
   aspect: t.string,
-  kind: t.keyof({ attendance: null, checkin: null, student: null }),
+  kind: t.keyof({ attendance: null, checkin: null, student: null, visitor: null }),
   subjectId: t.string,
   policy: ConflictPolicyC,
   winner: ConflictSide,

@@ -86,6 +86,21 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
 };
 
 /**
+ * The index with children the roster does not hold yet (visitors this tablet registered, before the
+ * server's record comes back with a pull); a child the roster holds is the roster's.
+ */
+export const withStudents = (index: RosterIndex, extra: ReadonlyArray<RosterStudent>): RosterIndex => {
+  const added = extra.filter((s) => !index.students.has(s.studentId));
+  if (added.length === 0) return index;
+  const students = new Map(index.students);
+  for (const s of added) students.set(s.studentId, s);
+  const searchable = [...students.values()]
+    .sort(byName)
+    .map((student) => ({ student, words: normalizeText(student.displayName).split(' ') }));
+  return { ...index, students, searchable };
+};
+
+/**
  * Children whose name has, for every word typed, a word starting with it ("ana lu" finds "Ana Lúcia
  * Ferreira", "joao" finds "João"), the session's class first, then by name. An empty query lists the
  * session's class.

@@ -13,6 +13,7 @@ import { checkInDoc } from '../outboxEvents.js';
 import { type RosterSessionDoc, searchStudents } from '../rosterIndex.js';
 import { checkoutScreen } from './checkout.js';
 import { labelScreen } from './label.js';
+import { newChildScreen } from './newChild.js';
 import { sessionLabel, sessionsScreen } from './sessions.js';
 
 const statusLine = (kiosk: Kiosk, session: RosterSessionDoc, student: RosterStudent): string => {
@@ -27,34 +28,43 @@ const statusLine = (kiosk: Kiosk, session: RosterSessionDoc, student: RosterStud
   return last.pending ? `${text} (${kiosk.t('desk.unconfirmed')})` : text;
 };
 
+/**
+ * Checks one child in on this tablet (the server's own rule on what the tablet knows), then shows the
+ * label; online or offline alike, since the event goes through the outbox. Answers what stopped it.
+ */
+export const checkInChild = async (
+  kiosk: Kiosk,
+  session: RosterSessionDoc,
+  student: RosterStudent,
+): Promise<string | undefined> => {
+  const now = new Date();
+  const key = kiosk.index().dayKeys.get(utcDay(now));
+  const view = kiosk.aspect(session.sessionId, student.studentId);
+  if (key === undefined) return kiosk.t('checkin.noKey');
+  const decision = decideCheckin(view.checkins, { type: 'CHECK_IN', checkInId: crypto.randomUUID() });
+  if (decision.kind === 'REFUSED') return kiosk.t('checkin.already', { name: student.displayName });
+  const code = await deviceDailyCode(base64UrlBytes(key), student.studentId);
+  await kiosk.record(
+    checkInDoc({
+      eventId: crypto.randomUUID(),
+      now,
+      studentId: student.studentId,
+      sessionId: session.sessionId,
+      checkInId: decision.checkInId,
+      baseVersion: view.version,
+    }),
+  );
+  kiosk.show(labelScreen({ session, student, code, checkedInAt: now.toISOString() }));
+  return undefined;
+};
+
 export const deskScreen = (session: RosterSessionDoc): Screen => {
   let query = '';
   let list: HTMLElement | undefined;
   let notice: HTMLElement | undefined;
   let busy = false;
 
-  const checkIn = async (kiosk: Kiosk, student: RosterStudent) => {
-    const now = new Date();
-    const key = kiosk.index().dayKeys.get(utcDay(now));
-    const view = kiosk.aspect(session.sessionId, student.studentId);
-    if (key === undefined) return kiosk.t('checkin.noKey');
-    // The server's own rule, on what this tablet knows of the child's check-ins.
-    const decision = decideCheckin(view.checkins, { type: 'CHECK_IN', checkInId: crypto.randomUUID() });
-    if (decision.kind === 'REFUSED') return kiosk.t('checkin.already', { name: student.displayName });
-    const code = await deviceDailyCode(base64UrlBytes(key), student.studentId);
-    await kiosk.record(
-      checkInDoc({
-        eventId: crypto.randomUUID(),
-        now,
-        studentId: student.studentId,
-        sessionId: session.sessionId,
-        checkInId: decision.checkInId,
-        baseVersion: view.version,
-      }),
-    );
-    kiosk.show(labelScreen({ session, student, code, checkedInAt: now.toISOString() }));
-    return undefined;
-  };
+  const checkIn = (kiosk: Kiosk, student: RosterStudent) => checkInChild(kiosk, session, student);
 
   const act = async (action: () => Promise<string | undefined>) => {
     if (busy) return;
@@ -77,6 +87,7 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
         { className: 'child-main' },
         h('span', { className: 'child-name' }, student.displayName),
         h('span', { className: 'child-class' }, kiosk.index().classes.get(student.classId) ?? ''),
+        student.visitor ? h('span', { className: 'badge visitor' }, kiosk.t('desk.visitor')) : null,
         student.allergies === null
           ? null
           : h('span', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: student.allergies })),
@@ -145,6 +156,15 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
           'div',
           { className: 'desk-head' },
           h('h1', {}, sessionLabel(kiosk, session)),
+          h(
+            'button',
+            {
+              className: 'secondary',
+              attrs: { type: 'button', 'data-test': 'new-child' },
+              onClick: () => kiosk.show(newChildScreen(session)),
+            },
+            kiosk.t('desk.newChild'),
+          ),
           h(
             'button',
             { className: 'quiet', attrs: { type: 'button' }, onClick: () => kiosk.show(sessionsScreen) },
