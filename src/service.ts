@@ -10,6 +10,7 @@ import { filter, interval, map, merge, mergeMap, share } from 'rxjs';
 import { attendanceService } from './attendance/attendanceService.js';
 import { checkinWriteThrough } from './attendance/checkinProjection.js';
 import { checkinService } from './attendance/checkinService.js';
+import { headcountService } from './attendance/headcountService.js';
 import { pickupService } from './attendance/pickupService.js';
 import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
@@ -302,6 +303,7 @@ export const startService = async (
       }),
       pickups,
       marks: attendanceService({ events, students, classes, pipeline, clock }),
+      headcount: headcountService({ classes, projections }),
     },
     sync: { pipeline, projections, service: syncSvc },
     replication: {

@@ -178,3 +178,26 @@ export const ActiveCheckin = object('ActiveCheckIn', {
   }),
   mayCollect: t.array(PickupAdult),
 });
+
+const Count = refine(t.number, (n) => Number.isInteger(n) && n >= 0, 'a count', {
+  integer: true,
+  minimum: 0,
+});
+
+export const HeadcountC = object(
+  'Headcount',
+  {
+    sessionId: Uuid,
+    checkedIn: Count,
+    checkedOut: Count,
+    capacity: nullable(Count),
+  },
+  { childrenPerVolunteer: nullable(Count), volunteersNeeded: nullable(Count) },
+  {
+    description:
+      "A session's room: children checked in now, children checked in and gone, and the class's capacity (null: no " +
+      'limit). With a ratio of children per volunteer, the volunteers it asks for. A child counts once, by their ' +
+      'latest check-in; events still on their way from tablets count once they arrive.',
+  },
+);
+export const HeadcountParams = object('HeadcountParams', { sessionId: Uuid });

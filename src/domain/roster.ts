@@ -30,12 +30,16 @@ export const RosterStudent = t.type({
   pickup: t.array(PickupAdult),
 });
 
-export const RosterClass = t.type({
-  _id: t.string,
-  docType: t.literal('rosterClass'),
-  classId: t.string,
-  name: t.string,
-});
+export const RosterClass = t.intersection([
+  t.type({
+    _id: t.string,
+    docType: t.literal('rosterClass'),
+    classId: t.string,
+    name: t.string,
+  }),
+  // Optional, so a roster pulled from a server that sends none still reads: no limit, no ratio.
+  t.partial({ capacity: t.union([t.number, t.null]), childrenPerVolunteer: t.union([t.number, t.null]) }),
+]);
 
 export const RosterSession = t.type({
   _id: t.string,

@@ -28,7 +28,12 @@ export interface RosterInput {
       readonly phones: ReadonlyArray<string>;
     }>
   >;
-  readonly classes: ReadonlyArray<{ readonly classId: string; readonly name: string }>;
+  readonly classes: ReadonlyArray<{
+    readonly classId: string;
+    readonly name: string;
+    readonly capacity?: number | null;
+    readonly childrenPerVolunteer?: number | null;
+  }>;
   readonly sessions: ReadonlyArray<{
     readonly sessionId: string;
     readonly classId: string;
@@ -112,7 +117,15 @@ export const rosterDocs = (input: RosterInput): RosterDoc[] => {
     });
   }
   for (const c of input.classes) {
-    docs.push({ _id: `class:${c.classId}`, docType: 'rosterClass', classId: c.classId, name: c.name });
+    docs.push({
+      _id: `class:${c.classId}`,
+      docType: 'rosterClass',
+      classId: c.classId,
+      name: c.name,
+      // The desk's headcount warns at the capacity offline too.
+      capacity: c.capacity ?? null,
+      childrenPerVolunteer: c.childrenPerVolunteer ?? null,
+    });
   }
   for (const s of input.sessions) {
     docs.push({

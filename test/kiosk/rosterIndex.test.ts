@@ -54,3 +54,23 @@ describe('kiosk: the local roster and its search', () => {
     expect(index.classes.get('c1')).to.equal('Turma A');
   });
 });
+
+describe("kiosk: each class's room", () => {
+  it('reads the capacity and ratio the roster sends, and none from a roster that sends none', () => {
+    const rooms = buildRosterIndex([
+      {
+        _id: 'class:c1',
+        docType: 'rosterClass',
+        classId: 'c1',
+        name: 'A',
+        capacity: 12,
+        childrenPerVolunteer: 4,
+      },
+      { _id: 'class:c2', docType: 'rosterClass', classId: 'c2', name: 'B' },
+    ]).rooms;
+    expect([...rooms]).to.deep.equal([
+      ['c1', { capacity: 12, childrenPerVolunteer: 4 }],
+      ['c2', { capacity: null, childrenPerVolunteer: null }],
+    ]);
+  });
+});

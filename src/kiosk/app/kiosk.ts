@@ -6,7 +6,7 @@
  */
 
 import type { RosterStudent } from '../../domain/roster.js';
-import { utcDay } from '../../rules/checkin.js';
+import { type Headcount, headcountOf, utcDay } from '../../rules/checkin.js';
 import { type AspectView, aspectView, type LocalCheckinEvent } from './checkinState.js';
 import { rememberDayKeys } from './dayKeys.js';
 import { h, replaceChildren } from './dom.js';
@@ -37,6 +37,11 @@ export interface Kiosk {
   setConfig(config: CheckinConfig): void;
   /** The child's check-in state at a session: the roster with this tablet's events over it. */
   aspect(sessionId: string, studentId: string): AspectView;
+  /**
+   * The session's headcount as this tablet knows it: the roster's check-ins (live while online, as
+   * pulls bring other tablets' and the server's) with this tablet's own events over them.
+   */
+  headcount(sessionId: string): Headcount;
   /** Writes one event to the outbox, then refreshes the views and asks for a sync pass. */
   record(doc: { readonly _id: string }): Promise<void>;
   reloadRoster(): Promise<void>;
@@ -123,6 +128,14 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
       const refused = new Set(parts.sync.status().refused.map((r) => r.eventId));
       const mine = local.filter((e) => e.sessionId === sessionId && e.studentId === studentId);
       return aspectView(index.checkins.get(checkinAspectKey(sessionId, studentId)), mine, refused);
+    },
+    headcount(sessionId) {
+      const prefix = checkinAspectKey(sessionId, '');
+      const children = new Set<string>();
+      for (const key of index.checkins.keys())
+        if (key.startsWith(prefix)) children.add(key.slice(prefix.length));
+      for (const e of local) if (e.sessionId === sessionId) children.add(e.studentId);
+      return headcountOf([...children].map((studentId) => kiosk.aspect(sessionId, studentId).checkins));
     },
     async record(doc) {
       await parts.sync.outbox.put(doc);

@@ -3,7 +3,7 @@
  * they are here, check them in (the label follows) or out.
  */
 import type { RosterStudent } from '../../../domain/roster.js';
-import { decideCheckin, utcDay } from '../../../rules/checkin.js';
+import { decideCheckin, roomIsFull, utcDay, volunteersNeeded } from '../../../rules/checkin.js';
 import { latestCheckin, openCheckin } from '../checkinState.js';
 import { base64UrlBytes, deviceDailyCode } from '../deviceCode.js';
 import { h, replaceChildren } from '../dom.js';
@@ -28,9 +28,26 @@ const statusLine = (kiosk: Kiosk, session: RosterSessionDoc, student: RosterStud
   return last.pending ? `${text} (${kiosk.t('desk.unconfirmed')})` : text;
 };
 
+/** The room as this tablet counts it: full at the class's capacity; an ADMIN may check in beyond it. */
+export type RoomCheck = 'OPEN' | 'FULL' | 'FULL_ADMIN_MAY_OVERRIDE';
+
+export const roomCheck = (kiosk: Kiosk, session: RosterSessionDoc): RoomCheck => {
+  const capacity = kiosk.index().rooms.get(session.classId)?.capacity ?? null;
+  if (!roomIsFull(kiosk.headcount(session.sessionId).checkedIn, capacity)) return 'OPEN';
+  return (kiosk.session.current()?.user.roles ?? []).includes('ADMIN') ? 'FULL_ADMIN_MAY_OVERRIDE' : 'FULL';
+};
+
+/** What the desk says when the room is full, with the count and the capacity. */
+export const roomFullMessage = (kiosk: Kiosk, session: RosterSessionDoc, check: RoomCheck): string =>
+  kiosk.t(check === 'FULL' ? 'room.fullRefused' : 'room.fullOverride', {
+    n: kiosk.headcount(session.sessionId).checkedIn,
+    capacity: kiosk.index().rooms.get(session.classId)?.capacity ?? 0,
+  });
+
 /**
  * Checks one child in on this tablet (the server's own rule on what the tablet knows), then shows the
  * label; online or offline alike, since the event goes through the outbox. Answers what stopped it.
+ * The room's capacity is checked by the caller (`roomCheck`), which may let an ADMIN override it.
  */
 export const checkInChild = async (
   kiosk: Kiosk,
@@ -64,7 +81,7 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
   let notice: HTMLElement | undefined;
   let busy = false;
 
-  const checkIn = (kiosk: Kiosk, student: RosterStudent) => checkInChild(kiosk, session, student);
+  let headcount: HTMLElement | undefined;
 
   const act = async (action: () => Promise<string | undefined>) => {
     if (busy) return;
@@ -75,6 +92,48 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
     } finally {
       busy = false;
     }
+  };
+
+  /** At capacity a volunteer is told so; an ADMIN is offered to check the child in all the same. */
+  const checkIn = async (kiosk: Kiosk, student: RosterStudent): Promise<string | undefined> => {
+    const room = roomCheck(kiosk, session);
+    if (room === 'OPEN') return checkInChild(kiosk, session, student);
+    if (room === 'FULL' || notice === undefined) return roomFullMessage(kiosk, session, room);
+    replaceChildren(
+      notice,
+      roomFullMessage(kiosk, session, room),
+      ' ',
+      h(
+        'button',
+        {
+          className: 'danger-outline',
+          attrs: { type: 'button' },
+          onClick: () => void act(() => checkInChild(kiosk, session, student)),
+        },
+        kiosk.t('room.override', { name: student.displayName }),
+      ),
+    );
+    return undefined;
+  };
+
+  /** "In the room: 12 / 15", live: the roster's check-ins with this tablet's own over them. */
+  const drawHeadcount = (kiosk: Kiosk) => {
+    if (headcount === undefined) return;
+    const count = kiosk.headcount(session.sessionId);
+    const room = kiosk.index().rooms.get(session.classId);
+    const capacity = room?.capacity ?? null;
+    const needed = volunteersNeeded(count.checkedIn, room?.childrenPerVolunteer ?? null);
+    headcount.dataset.checkedIn = String(count.checkedIn);
+    headcount.dataset.full = String(roomIsFull(count.checkedIn, capacity));
+    headcount.textContent = [
+      capacity === null
+        ? kiosk.t('room.in', { n: count.checkedIn })
+        : kiosk.t('room.inOf', { n: count.checkedIn, capacity }),
+      kiosk.t('room.out', { n: count.checkedOut }),
+      needed === null ? null : kiosk.t('room.volunteers', { n: needed }),
+    ]
+      .filter((part) => part !== null)
+      .join(' · ');
   };
 
   const row = (kiosk: Kiosk, student: RosterStudent): HTMLElement => {
@@ -116,6 +175,7 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
   };
 
   const drawList = (kiosk: Kiosk) => {
+    drawHeadcount(kiosk);
     if (list === undefined) return;
     const found = searchStudents(kiosk.index(), query, session.classId);
     replaceChildren(
@@ -147,6 +207,7 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
       search.value = query;
       list = h('ul', { className: 'children' });
       notice = h('p', { className: 'notice', attrs: { role: 'alert' } });
+      headcount = h('p', { className: 'headcount', attrs: { 'data-test': 'headcount' } });
       drawList(kiosk);
       queueMicrotask(() => search.focus());
       return h(
@@ -171,6 +232,7 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
             kiosk.t('header.changeSession'),
           ),
         ),
+        headcount,
         search,
         notice,
         list,

@@ -9,7 +9,7 @@ import { field, h, leaveButton, submitOnce } from '../dom.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { type VisitorInput, visitorProblems, visitorRegisteredDoc } from '../outboxEvents.js';
 import type { RosterSessionDoc } from '../rosterIndex.js';
-import { checkInChild, deskScreen } from './desk.js';
+import { checkInChild, deskScreen, roomCheck, roomFullMessage } from './desk.js';
 
 /** The form's inputs, by the field they fill. */
 type Inputs = Readonly<Record<keyof VisitorInput, HTMLInputElement | HTMLTextAreaElement>>;
@@ -35,6 +35,8 @@ export const newChildScreen = (session: RosterSessionDoc): Screen => ({
       kiosk.t('newChild.confirm'),
     );
 
+    /** An ADMIN who was told the room is full and submits again checks the child in beyond it. */
+    let overriding = false;
     const attempt = async (): Promise<string | undefined> => {
       const allergies = optional(inputs.allergies.value);
       const specialNeeds = optional(inputs.specialNeeds.value);
@@ -53,6 +55,13 @@ export const newChildScreen = (session: RosterSessionDoc): Screen => ({
         );
       if (problems.size > 0) return kiosk.t('newChild.invalid');
       if (kiosk.index().dayKeys.size === 0) return kiosk.t('checkin.noKey');
+      // Checked before anything is recorded: a child refused at the door is not registered either.
+      const room = roomCheck(kiosk, session);
+      if (room === 'FULL') return roomFullMessage(kiosk, session, room);
+      if (room === 'FULL_ADMIN_MAY_OVERRIDE' && !overriding) {
+        overriding = true;
+        return `${roomFullMessage(kiosk, session, room)} ${kiosk.t('newChild.fullAgain')}`;
+      }
       const studentId = crypto.randomUUID();
       await kiosk.record(
         visitorRegisteredDoc(visitor, {
