@@ -11,6 +11,7 @@ import {
   ADMIN,
   type Api,
   adminApi,
+  docShot,
   eventually,
   type KioskPage,
   launchChromium,
@@ -93,7 +94,7 @@ describe('kiosk (e2e): the headcount and the room capacity', function () {
     expect(await page.locator('body').getAttribute('data-screen')).to.equal('desk');
     await waitForStatus(door, { online: false, pending: 2 });
     await door.shot('01-full');
-    await page.screenshot({ path: 'docs/screenshots/kiosk-room-full.png' });
+    await docShot(door, 'kiosk-room-full');
   });
 
   it('once the door syncs, the office desk follows the count from the roster', async () => {

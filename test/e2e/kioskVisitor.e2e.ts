@@ -4,7 +4,6 @@
  * label whose code the tablet computed. Once the tablet syncs, the server holds the visitor with the
  * tablet's id and the same code, and a second tablet finds the child, checked in, after its own sync.
  */
-import { mkdir } from 'node:fs/promises';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import type { Browser } from 'playwright-core';
@@ -13,6 +12,7 @@ import type { ServiceProcess } from '../support/mainProcess.js';
 import {
   type Api,
   adminApi,
+  docShot,
   eventually,
   type KioskPage,
   launchChromium,
@@ -23,9 +23,6 @@ import {
   startKioskService,
   waitForStatus,
 } from './kioskHarness.js';
-
-/** Small screenshots for the README, kept in the repository. */
-const DOCS_SHOTS = 'docs/screenshots';
 
 const Students = t.type({ items: t.array(t.type({ studentId: t.string, displayName: t.string })) });
 const Student = t.type({ studentId: t.string, displayName: t.string, visitor: t.boolean });
@@ -54,7 +51,6 @@ describe('kiosk (e2e): a first-time visitor registered offline reaches the serve
     browser = await launchChromium();
     door = await openKiosk(browser, started.url, 'visitor-door');
     other = await openKiosk(browser, started.url, 'visitor-other');
-    await mkdir(DOCS_SHOTS, { recursive: true });
   });
 
   after(async () => {
@@ -91,7 +87,7 @@ describe('kiosk (e2e): a first-time visitor registered offline reaches the serve
     expect(await page.getByLabel('Telefone do responsável').getAttribute('aria-invalid')).to.equal(null);
     await page.evaluate('window.scrollTo(0, 0)');
     await door.shot('01-new-child');
-    await page.screenshot({ path: `${DOCS_SHOTS}/kiosk-new-child.png` });
+    await docShot(door, 'kiosk-new-child');
     await page.getByRole('button', { name: 'Registrar e dar entrada' }).click();
     await page.locator('body[data-screen="label"]').waitFor();
     const label = page.locator('[data-test="label"]');
@@ -100,7 +96,7 @@ describe('kiosk (e2e): a first-time visitor registered offline reaches the serve
     code = (await label.locator('[data-test="label-code"]').textContent()) ?? '';
     expect(code).to.match(/^[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{6}$/);
     await door.shot('02-label');
-    await page.screenshot({ path: `${DOCS_SHOTS}/kiosk-visitor-label.png` });
+    await docShot(door, 'kiosk-visitor-label');
     await page.getByRole('button', { name: 'Concluir' }).click();
     await page.locator('body[data-screen="desk"]').waitFor();
     await page.getByRole('searchbox').fill('helena');
