@@ -113,6 +113,18 @@ export const withStudents = (index: RosterIndex, extra: ReadonlyArray<RosterStud
 };
 
 /**
+ * A child's brothers and sisters: the other children who share a guardian phone with them (a family
+ * key in the roster), by name. None for a child the roster names no family for.
+ */
+export const siblingsOf = (index: RosterIndex, student: RosterStudent): RosterStudent[] => {
+  const families = new Set(student.families ?? []);
+  if (families.size === 0) return [];
+  return index.searchable
+    .map((s) => s.student)
+    .filter((s) => s.studentId !== student.studentId && (s.families ?? []).some((f) => families.has(f)));
+};
+
+/**
  * Children whose name has, for every word typed, a word starting with it ("ana lu" finds "Ana Lúcia
  * Ferreira", "joao" finds "João"), the session's class first, then by name. An empty query lists the
  * session's class.

@@ -10,11 +10,12 @@ import { h, replaceChildren } from '../dom.js';
 import { formatTime } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { checkInDoc } from '../outboxEvents.js';
-import { type RosterSessionDoc, searchStudents } from '../rosterIndex.js';
+import { type RosterSessionDoc, searchStudents, siblingsOf } from '../rosterIndex.js';
 import { checkoutScreen } from './checkout.js';
 import { labelScreen } from './label.js';
 import { newChildScreen } from './newChild.js';
 import { sessionLabel, sessionsScreen } from './sessions.js';
+import { siblingsScreen } from './siblings.js';
 
 const statusLine = (kiosk: Kiosk, session: RosterSessionDoc, student: RosterStudent): string => {
   const last = latestCheckin(kiosk.aspect(session.sessionId, student.studentId));
@@ -31,9 +32,10 @@ const statusLine = (kiosk: Kiosk, session: RosterSessionDoc, student: RosterStud
 /** The room as this tablet counts it: full at the class's capacity; an ADMIN may check in beyond it. */
 export type RoomCheck = 'OPEN' | 'FULL' | 'FULL_ADMIN_MAY_OVERRIDE';
 
-export const roomCheck = (kiosk: Kiosk, session: RosterSessionDoc): RoomCheck => {
+export const roomCheck = (kiosk: Kiosk, session: RosterSessionDoc, adding = 1): RoomCheck => {
   const capacity = kiosk.index().rooms.get(session.classId)?.capacity ?? null;
-  if (!roomIsFull(kiosk.headcount(session.sessionId).checkedIn, capacity)) return 'OPEN';
+  // Full when the last of the children coming in would find the room full.
+  if (!roomIsFull(kiosk.headcount(session.sessionId).checkedIn + adding - 1, capacity)) return 'OPEN';
   return (kiosk.session.current()?.user.roles ?? []).includes('ADMIN') ? 'FULL_ADMIN_MAY_OVERRIDE' : 'FULL';
 };
 
@@ -45,21 +47,23 @@ export const roomFullMessage = (kiosk: Kiosk, session: RosterSessionDoc, check: 
   });
 
 /**
- * Checks one child in on this tablet (the server's own rule on what the tablet knows), then shows the
- * label; online or offline alike, since the event goes through the outbox. Answers what stopped it.
- * The room's capacity is checked by the caller (`roomCheck`), which may let an ADMIN override it.
+ * Records one child's check-in on this tablet (the server's own rule on what the tablet knows) and
+ * answers the code for the label, or what stopped it; online or offline alike, since the event goes
+ * through the outbox. The room's capacity is checked by the caller (`roomCheck`), which may let an
+ * ADMIN override it.
  */
-export const checkInChild = async (
+export const recordCheckIn = async (
   kiosk: Kiosk,
   session: RosterSessionDoc,
   student: RosterStudent,
-): Promise<string | undefined> => {
-  const now = new Date();
+  now: Date,
+): Promise<{ readonly code: string } | { readonly problem: string }> => {
   const key = kiosk.index().dayKeys.get(utcDay(now));
   const view = kiosk.aspect(session.sessionId, student.studentId);
-  if (key === undefined) return kiosk.t('checkin.noKey');
+  if (key === undefined) return { problem: kiosk.t('checkin.noKey') };
   const decision = decideCheckin(view.checkins, { type: 'CHECK_IN', checkInId: crypto.randomUUID() });
-  if (decision.kind === 'REFUSED') return kiosk.t('checkin.already', { name: student.displayName });
+  if (decision.kind === 'REFUSED')
+    return { problem: kiosk.t('checkin.already', { name: student.displayName }) };
   const code = await deviceDailyCode(base64UrlBytes(key), student.studentId);
   await kiosk.record(
     checkInDoc({
@@ -71,7 +75,25 @@ export const checkInChild = async (
       baseVersion: view.version,
     }),
   );
-  kiosk.show(labelScreen({ session, student, code, checkedInAt: now.toISOString() }));
+  return { code };
+};
+
+/** Checks one child in, then shows the label and the guardian's stub. */
+export const checkInChild = async (
+  kiosk: Kiosk,
+  session: RosterSessionDoc,
+  student: RosterStudent,
+): Promise<string | undefined> => {
+  const now = new Date();
+  const recorded = await recordCheckIn(kiosk, session, student, now);
+  if ('problem' in recorded) return recorded.problem;
+  kiosk.show(
+    labelScreen({
+      children: [{ session, student, code: recorded.code }],
+      checkedInAt: now.toISOString(),
+      desk: session,
+    }),
+  );
   return undefined;
 };
 
@@ -138,6 +160,7 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
 
   const row = (kiosk: Kiosk, student: RosterStudent): HTMLElement => {
     const open = openCheckin(kiosk.aspect(session.sessionId, student.studentId));
+    const siblings = siblingsOf(kiosk.index(), student).length;
     return h(
       'li',
       { className: 'child', attrs: { 'data-student-id': student.studentId } },
@@ -152,6 +175,17 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
           : h('span', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: student.allergies })),
         h('span', { className: 'child-status' }, statusLine(kiosk, session, student)),
       ),
+      siblings === 0
+        ? null
+        : h(
+            'button',
+            {
+              className: 'secondary',
+              attrs: { type: 'button' },
+              onClick: () => kiosk.show(siblingsScreen(session, student)),
+            },
+            kiosk.t('desk.siblings', { n: siblings }),
+          ),
       open === undefined
         ? h(
             'button',
