@@ -8,6 +8,7 @@ import { h } from '../dom.js';
 import { formatTime } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import type { RosterSessionDoc } from '../rosterIndex.js';
+import { isLabelLayout, LABEL_LAYOUTS, loadLabelLayout, saveLabelLayout } from '../storage.js';
 import { deskScreen } from './desk.js';
 import { sessionLabel } from './sessions.js';
 
@@ -70,12 +71,41 @@ const stub = (kiosk: Kiosk, children: ReadonlyArray<LabelledChild>, checkedInAt:
     h('p', { className: 'label-hint' }, kiosk.t('label.stubHint')),
   );
 
+/** The tablet's label printer: its layout is the body's `data-label-layout`, which the print styles read. */
+const printerChoice = (kiosk: Kiosk): HTMLElement => {
+  const current = loadLabelLayout();
+  document.body.dataset.labelLayout = current;
+  const select = h(
+    'select',
+    {
+      attrs: { name: 'labelLayout' },
+      onInput: () => {
+        if (!isLabelLayout(select.value)) return;
+        saveLabelLayout(select.value);
+        document.body.dataset.labelLayout = select.value;
+      },
+    },
+    ...LABEL_LAYOUTS.map((layout) => h('option', { attrs: { value: layout } }, kiosk.t(`printer.${layout}`))),
+  );
+  select.value = current;
+  return h(
+    'label',
+    { className: 'field printer no-print' },
+    h('span', { className: 'field-label' }, kiosk.t('printer.label')),
+    select,
+  );
+};
+
 export const labelScreen = ({ children, checkedInAt, desk }: LabelInput): Screen => ({
   name: 'label',
+  // The labels show what was recorded: a roster pull arriving meanwhile must not rebuild them under
+  // the volunteer's hands (or under the print dialog).
+  update: () => undefined,
   render(kiosk: Kiosk) {
     return h(
       'section',
       { className: 'label-screen' },
+      printerChoice(kiosk),
       h(
         'div',
         { className: 'print-area' },
