@@ -10,11 +10,13 @@ import { filter, interval, map, merge, mergeMap, share } from 'rxjs';
 import { attendanceService } from './attendance/attendanceService.js';
 import { checkinWriteThrough } from './attendance/checkinProjection.js';
 import { checkinService } from './attendance/checkinService.js';
+import { headcountService } from './attendance/headcountService.js';
 import { pickupService } from './attendance/pickupService.js';
 import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
 import type { Config } from './config/config.js';
 import { resolveJwtSecret } from './config/jwtSecret.js';
+import type { PendingAuditEntry } from './domain/audit.js';
 import type { ClassSessionDoc } from './domain/classes.js';
 import type { SessionDoc } from './domain/session.js';
 import type { StudentDoc } from './domain/student.js';
@@ -36,6 +38,7 @@ import { consentService } from './roster/consentService.js';
 import { rosterForAspects, rosterWanted } from './roster/rosterInput.js';
 import { studentWriteThrough } from './roster/studentProjection.js';
 import { studentService } from './roster/studentService.js';
+import { visitorWriteThrough } from './roster/visitorProjection.js';
 import { auditLog } from './store/auditLog.js';
 import { callerRateLimiter } from './store/callerRateLimiter.js';
 import { type CheckinCaches, checkinStore } from './store/checkins.js';
@@ -173,11 +176,19 @@ export const startService = async (
     exclusive ? docCache<LoadedAspect>(20_000) : noDocCache<LoadedAspect>(),
   );
   const checkins = checkinStore(store.db.private, checkinCaches);
+  const pipelineAudit = async (entries: ReadonlyArray<PendingAuditEntry>): Promise<void> => {
+    await Promise.all(
+      entries.map(({ entry, key }) =>
+        key === undefined ? auditTrail.append(entry) : auditTrail.appendKeyed(entry, key),
+      ),
+    );
+  };
   const pipeline = await startEventPipeline({
     events: store.db.events,
     projections,
     clock,
     writeThrough: writeThroughAll([
+      visitorWriteThrough({ students, classes, directory, audit: pipelineAudit, clock }),
       checkinWriteThrough({ checkins, clock }),
       studentWriteThrough({
         students,
@@ -187,13 +198,7 @@ export const startService = async (
           logger.warn('a student field event does not fit its field; the record keeps its value'),
       }),
     ]),
-    audit: async (entries) => {
-      await Promise.all(
-        entries.map(({ entry, key }) =>
-          key === undefined ? auditTrail.append(entry) : auditTrail.appendKeyed(entry, key),
-        ),
-      );
-    },
+    audit: pipelineAudit,
     onError: (e) => {
       metrics.storeError('pipeline');
       logger.warn(
@@ -319,6 +324,7 @@ export const startService = async (
       }),
       pickups,
       marks: attendanceService({ events, students, classes, pipeline, clock }),
+      headcount: headcountService({ classes, projections }),
     },
     sync: { pipeline, projections, service: syncSvc },
     replication: {

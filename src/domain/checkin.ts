@@ -1,6 +1,17 @@
 /** Check-in configuration, check-in records and the check-in / check-out endpoints' shapes. */
 import * as t from 'io-ts';
-import { boundedString, IsoInstant, nullable, object, refine, ShortText, Text, Uuid } from './codec.js';
+import {
+  boundedInt,
+  boundedString,
+  IsoInstant,
+  nullable,
+  object,
+  refine,
+  ShortText,
+  Text,
+  Uuid,
+} from './codec.js';
+import { PhoneNumber } from './student.js';
 
 /** The daily code's alphabet has no look-alikes (no 0/O, 1/I/L); `rules/checkin.ts` draws from it. */
 export const CODE_ALPHABET = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
@@ -105,7 +116,7 @@ export type CheckinDoc = t.TypeOf<typeof CheckinDoc>;
 export const VisitorBody = object('Visitor', {
   displayName: boundedString(1, 120, { classification: 'personal' }),
   guardianName: boundedString(1, 120, { classification: 'personal' }),
-  phone: boundedString(4, 30, { classification: 'personal' }),
+  phone: PhoneNumber,
 });
 
 export const CheckinBody = object(
@@ -177,3 +188,24 @@ export const ActiveCheckin = object('ActiveCheckIn', {
   }),
   mayCollect: t.array(PickupAdult),
 });
+
+// Bounded for the OWASP lint (decision 0029): a session never holds a million children.
+const Count = boundedInt(0, 1_000_000);
+
+export const HeadcountC = object(
+  'Headcount',
+  {
+    sessionId: Uuid,
+    checkedIn: Count,
+    checkedOut: Count,
+    capacity: nullable(Count),
+  },
+  { childrenPerVolunteer: nullable(Count), volunteersNeeded: nullable(Count) },
+  {
+    description:
+      "A session's room: children checked in now, children checked in and gone, and the class's capacity (null: no " +
+      'limit). With a ratio of children per volunteer, the volunteers it asks for. A child counts once, by their ' +
+      'latest check-in; events still on their way from tablets count once they arrive.',
+  },
+);
+export const HeadcountParams = object('HeadcountParams', { sessionId: Uuid });

@@ -43,16 +43,20 @@ export const NucleusDoc = t.type({
 });
 export type NucleusDoc = t.TypeOf<typeof NucleusDoc>;
 
-export const ClassDoc = t.type({
-  _id: t.string,
-  _rev: t.string,
-  docType: t.literal('class'),
-  classId: t.string,
-  name: t.string,
-  nucleusId: t.union([t.string, t.null]),
-  createdAt: t.string,
-  updatedAt: t.string,
-});
+export const ClassDoc = t.intersection([
+  t.type({
+    _id: t.string,
+    _rev: t.string,
+    docType: t.literal('class'),
+    classId: t.string,
+    name: t.string,
+    nucleusId: t.union([t.string, t.null]),
+    createdAt: t.string,
+    updatedAt: t.string,
+  }),
+  // Absent on classes stored before rooms had a capacity: none.
+  t.partial({ capacity: t.union([t.number, t.null]), childrenPerVolunteer: t.union([t.number, t.null]) }),
+]);
 export type ClassDoc = t.TypeOf<typeof ClassDoc>;
 
 export const ClassSessionDoc = t.type({
@@ -103,17 +107,39 @@ export const NucleusIdParams = object('NucleusIdParams', { nucleusId: PathId });
 
 // ---- classes ----
 
+const RoomCount = (description: string) =>
+  refine(t.number, (n) => Number.isInteger(n) && n >= 1 && n <= 10_000, 'an integer from 1 to 10000', {
+    integer: true,
+    minimum: 1,
+    maximum: 10_000,
+    description,
+  });
+/** How many children the room takes; the desk warns at it. Null: no limit. */
+const Capacity = nullable(RoomCount('How many children the room takes; the desk warns when it is full.'));
+/** The church's ratio, when it uses one: children per volunteer in the room. */
+const ChildrenPerVolunteer = nullable(
+  RoomCount(
+    'Children per volunteer, when the church uses a ratio; the headcount says how many volunteers that needs.',
+  ),
+);
+const roomFields = { capacity: Capacity, childrenPerVolunteer: ChildrenPerVolunteer };
+
 export const ClassC = object(
   'Class',
   {
     classId: ReadOnlyId,
     name: GroupName,
     nucleusId: nullable(Uuid),
+    ...roomFields,
     createdAt: ReadOnlyInstant,
     updatedAt: ReadOnlyInstant,
   },
   {},
-  { description: '`nucleusId` is null when the class belongs to no nucleus.' },
+  {
+    description:
+      '`nucleusId` is null when the class belongs to no nucleus; `capacity` and `childrenPerVolunteer` are null when ' +
+      'not set.',
+  },
 );
 export type Class = t.TypeOf<typeof ClassC>;
 
@@ -121,6 +147,8 @@ export const toClass = (doc: ClassDoc): Class => ({
   classId: doc.classId,
   name: doc.name,
   nucleusId: doc.nucleusId,
+  capacity: doc.capacity ?? null,
+  childrenPerVolunteer: doc.childrenPerVolunteer ?? null,
   createdAt: doc.createdAt,
   updatedAt: doc.updatedAt,
 });
@@ -129,14 +157,17 @@ export const ClassList = object('ClassList', { items: t.array(ClassC) });
 export const CreateClassBody = object(
   'CreateClassBody',
   { name: GroupName },
-  { nucleusId: nullable(Uuid) },
+  { nucleusId: nullable(Uuid), ...roomFields },
   { description: '`nucleusId`, when given, must name an existing nucleus (400 otherwise).' },
 );
 export const PatchClassBody = object(
   'PatchClassBody',
   {},
-  { name: GroupName, nucleusId: nullable(Uuid) },
-  { description: 'Any subset of the fields; `nucleusId: null` detaches the class from its nucleus.' },
+  { name: GroupName, nucleusId: nullable(Uuid), ...roomFields },
+  {
+    description:
+      'Any subset of the fields; `nucleusId: null` detaches the class from its nucleus, `capacity: null` removes the limit.',
+  },
 );
 export const ClassIdParams = object('ClassIdParams', { classId: PathId });
 

@@ -4,12 +4,15 @@
  * - `MARK_PRESENT` / `MARK_ABSENT`: `attendance:<studentId>:<sessionId or UTC day>`;
  * - `CHECK_IN`, `CHECK_OUT`, `EMERGENCY_CHECKOUT`: `checkin:<sessionId>:<studentId>` (a child's
  *   presence at one session: check-in, check-out and a later re-entry form one chain of versions);
- * - `STUDENT_FIELD_SET`: `student:<studentId>:<field>`.
+ * - `STUDENT_FIELD_SET`: `student:<studentId>:<field>`;
+ * - `VISITOR_REGISTERED`: `visitor:<studentId>` (a first-time child registered at the door, with the
+ *   id the device generated, so the registration and the check-in that follows it can both be made
+ *   offline and a resend registers nobody twice).
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { boundedString, IsoInstant, isUuidV4, nullable, object, refine, Uuid } from './codec.js';
-import { studentWritable } from './student.js';
+import { PhoneNumber, studentWritable } from './student.js';
 
 /** The student fields a device may change through sync (no photos: they need a consent check). */
 const SyncStudentField = t.keyof({
@@ -91,12 +94,41 @@ export const SyncStudentFieldSet = object(
   },
 );
 
+/**
+ * The fields of a first-time visitor, the same codecs as a student's record: the kiosk's "new child"
+ * form validates with them before it records anything, and the server validates the event with them.
+ */
+export const visitorFields = {
+  displayName: studentWritable.displayName,
+  guardianName: studentWritable.guardianName,
+  phone: PhoneNumber,
+  classId: Uuid,
+};
+export const visitorOptionalFields = {
+  allergies: studentWritable.allergies,
+  specialNeeds: studentWritable.specialNeeds,
+};
+
+export const SyncVisitorRegistered = object(
+  'SyncVisitorRegistered',
+  { ...common, type: t.literal('VISITOR_REGISTERED'), ...visitorFields },
+  visitorOptionalFields,
+  {
+    description:
+      'A first-time child registered at the door, online or offline. `studentId` is generated on the device; the ' +
+      'server creates the student flagged `visitor` with that id, once (a resend registers nobody twice). The ' +
+      "device's CHECK_IN for the child may follow in the same batch or a later one. The phone is kept on the " +
+      'record only; tablets receive its last four digits, as for any guardian.',
+  },
+);
+
 export const SyncEvent = t.union([
   SyncMark,
   SyncCheckIn,
   SyncCheckOut,
   SyncEmergencyCheckout,
   SyncStudentFieldSet,
+  SyncVisitorRegistered,
 ]);
 export type SyncEvent = t.TypeOf<typeof SyncEvent>;
 
@@ -107,6 +139,7 @@ const byType: Readonly<Record<SyncEvent['type'], t.Mixed>> = {
   CHECK_OUT: SyncCheckOut,
   EMERGENCY_CHECKOUT: SyncEmergencyCheckout,
   STUDENT_FIELD_SET: SyncStudentFieldSet,
+  VISITOR_REGISTERED: SyncVisitorRegistered,
 };
 
 export type SyncDecodeFailure =
@@ -146,6 +179,8 @@ export const aspectOfSync = (e: SyncEvent): string => {
       return checkinAspect(e.sessionId, e.studentId);
     case 'STUDENT_FIELD_SET':
       return studentFieldAspect(e.studentId, e.field);
+    case 'VISITOR_REGISTERED':
+      return visitorAspect(e.studentId);
   }
 };
 
@@ -158,6 +193,7 @@ export const checkinAspect = (sessionId: string, studentId: string): string =>
   `checkin:${sessionId}:${studentId}`;
 export const studentFieldAspect = (studentId: string, field: string): string =>
   `student:${studentId}:${field}`;
+export const visitorAspect = (studentId: string): string => `visitor:${studentId}`;
 
 /**
  * An aspect event as the pipeline reads it back from the events database: the envelope plus a payload
@@ -181,6 +217,10 @@ const EmergencyPayload = t.intersection([
   t.partial({ pickupPerson: t.string }),
 ]);
 const FieldPayload = t.type({ field: t.string, value: t.unknown });
+const VisitorPayload = t.intersection([
+  t.type({ displayName: t.string, guardianName: t.string, phone: t.string, classId: t.string }),
+  t.partial({ allergies: t.union([t.string, t.null]), specialNeeds: t.union([t.string, t.null]) }),
+]);
 
 export type AspectChange =
   | { readonly type: 'MARK_PRESENT' | 'MARK_ABSENT'; readonly sessionId: string | null }
@@ -203,7 +243,18 @@ export type AspectChange =
       readonly pickupPerson: string | null;
       readonly justification: string;
     }
-  | { readonly type: 'STUDENT_FIELD_SET'; readonly field: string; readonly value: unknown };
+  | { readonly type: 'STUDENT_FIELD_SET'; readonly field: string; readonly value: unknown }
+  | ({ readonly type: 'VISITOR_REGISTERED' } & VisitorRegistration);
+
+/** What a visitor's registration carries, as stored and as the pipeline folds it. */
+export interface VisitorRegistration {
+  readonly displayName: string;
+  readonly guardianName: string;
+  readonly phone: string;
+  readonly classId: string;
+  readonly allergies: string | null;
+  readonly specialNeeds: string | null;
+}
 
 /** The payload of a stored aspect event, typed by its kind; `undefined` when it does not fit. */
 export const decodeChange = (type: string, payload: unknown): AspectChange | undefined => {
@@ -242,6 +293,20 @@ export const decodeChange = (type: string, payload: unknown): AspectChange | und
       const p = FieldPayload.decode(payload);
       return E.isRight(p) ? { type, field: p.right.field, value: p.right.value } : undefined;
     }
+    case 'VISITOR_REGISTERED': {
+      const p = VisitorPayload.decode(payload);
+      if (E.isLeft(p)) return undefined;
+      const { displayName, guardianName, phone, classId, allergies, specialNeeds } = p.right;
+      return {
+        type,
+        displayName,
+        guardianName,
+        phone,
+        classId,
+        allergies: allergies ?? null,
+        specialNeeds: specialNeeds ?? null,
+      };
+    }
     default:
       return undefined;
   }
@@ -266,5 +331,14 @@ export const payloadOfSync = (e: SyncEvent): Record<string, unknown> => {
       };
     case 'STUDENT_FIELD_SET':
       return { field: e.field, value: e.value };
+    case 'VISITOR_REGISTERED':
+      return {
+        displayName: e.displayName,
+        guardianName: e.guardianName,
+        phone: e.phone,
+        classId: e.classId,
+        allergies: e.allergies ?? null,
+        specialNeeds: e.specialNeeds ?? null,
+      };
   }
 };

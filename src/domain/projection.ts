@@ -75,7 +75,7 @@ export const ConflictPolicyC = t.keyof({
 
 const conflictFields = {
   aspect: ShortText,
-  kind: t.keyof({ attendance: null, checkin: null, student: null }),
+  kind: t.keyof({ attendance: null, checkin: null, student: null, visitor: null }),
   subjectId: ShortText,
   policy: ConflictPolicyC,
   winner: ConflictSide,

@@ -16,26 +16,39 @@ const PickupAdult = t.type({
   phoneSuffixes: t.array(t.string),
 });
 
-export const RosterStudent = t.type({
-  _id: t.string,
-  docType: t.literal('rosterStudent'),
-  studentId: t.string,
-  displayName: t.string,
-  classId: t.string,
-  /** Only while the child has an active image consent. */
-  photoRef: t.union([t.string, t.null]),
-  allergies: t.union([t.string, t.null]),
-  specialNeeds: t.union([t.string, t.null]),
-  visitor: t.boolean,
-  pickup: t.array(PickupAdult),
-});
+export const RosterStudent = t.intersection([
+  t.type({
+    _id: t.string,
+    docType: t.literal('rosterStudent'),
+    studentId: t.string,
+    displayName: t.string,
+    classId: t.string,
+    /** Only while the child has an active image consent. */
+    photoRef: t.union([t.string, t.null]),
+    allergies: t.union([t.string, t.null]),
+    specialNeeds: t.union([t.string, t.null]),
+    visitor: t.boolean,
+    pickup: t.array(PickupAdult),
+  }),
+  t.partial({
+    /**
+     * One opaque key per guardian phone (a keyed hash, `rules/roster.ts`): children who share one are
+     * siblings to the desk, which learns that they share a number and never the number itself.
+     */
+    families: t.array(t.string),
+  }),
+]);
 
-export const RosterClass = t.type({
-  _id: t.string,
-  docType: t.literal('rosterClass'),
-  classId: t.string,
-  name: t.string,
-});
+export const RosterClass = t.intersection([
+  t.type({
+    _id: t.string,
+    docType: t.literal('rosterClass'),
+    classId: t.string,
+    name: t.string,
+  }),
+  // Optional, so a roster pulled from a server that sends none still reads: no limit, no ratio.
+  t.partial({ capacity: t.union([t.number, t.null]), childrenPerVolunteer: t.union([t.number, t.null]) }),
+]);
 
 export const RosterSession = t.type({
   _id: t.string,

@@ -21,11 +21,14 @@ import {
 
 const BirthDate = calendarDate({ classification: 'personal' });
 
+/** One phone number as the family gave it: the student record's, a walk-in's and a visitor event's. */
+export const PhoneNumber = boundedString(4, 30, {
+  classification: 'personal',
+  description: 'Digits, spaces, +, -, ( ) as the family gave it.',
+});
+
 export const Phone = object('Phone', {
-  number: boundedString(4, 30, {
-    classification: 'personal',
-    description: 'Digits, spaces, +, -, ( ) as the family gave it.',
-  }),
+  number: PhoneNumber,
   qualifier: boundedString(1, 40, {
     classification: 'none',
     description: 'A label such as "mãe", "pai", "trabalho".',

@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { AttendanceService } from '../attendance/attendanceService.js';
 import type { CheckinService } from '../attendance/checkinService.js';
+import type { HeadcountService } from '../attendance/headcountService.js';
 import type { PickupService } from '../attendance/pickupService.js';
 import type { SessionService } from '../auth/sessionService.js';
 import type { UserService } from '../auth/userService.js';
@@ -59,6 +60,7 @@ export interface AppDeps {
     readonly checkins: CheckinService;
     readonly pickups: PickupService;
     readonly marks: AttendanceService;
+    readonly headcount: HeadcountService;
   };
   readonly sync: {
     readonly pipeline: EventPipeline;

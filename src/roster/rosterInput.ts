@@ -1,4 +1,6 @@
 /** Gathers what `rules/roster.ts` needs from the stores: the roster as it should be right now. */
+
+import { createHmac } from 'node:crypto';
 // biome-ignore lint/style/noRestrictedImports: the tablets' roster lists who may collect each child, which only the pickup service reads (a type only; attendance imports roster, so this is a cycle between two services, for issue #22 part 4).
 import type { PickupService } from '../attendance/pickupService.js';
 import { dayKey } from '../crypto/dayKeys.js';
@@ -14,6 +16,16 @@ import { type ProjectionStore, projectionOfDoc } from '../store/projections.js';
 import type { StudentStore } from '../store/students.js';
 import type { RosterContext } from '../sync/rosterProjector.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
+
+/**
+ * A guardian phone's family key: a keyed hash under the check-in secret (which never leaves the
+ * server), so tablets can group siblings without holding the number, and cannot recover it from the
+ * key by trying the few billion phone numbers there are.
+ */
+export const familyKeyOf =
+  (secret: Uint8Array) =>
+  (phoneDigits: string): string =>
+    createHmac('sha256', secret).update(`chamada-family:${phoneDigits}`).digest('base64url').slice(0, 22);
 
 /** Today and the next two UTC days: the days a tablet may check children in offline for. */
 export const KEY_DAYS = 3;
@@ -82,6 +94,7 @@ export const rosterWanted =
     const docs = rosterDocs({
       students,
       photosAllowed: (id) => photosAllowed(deps.directory.activeConsents(id)),
+      familyKey: familyKeyOf(secret),
       adults,
       classes: await deps.classes.listClasses(),
       sessions,

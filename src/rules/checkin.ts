@@ -183,3 +183,35 @@ export const phoneSuffixMatches = (phone: string, suffix: string): boolean => {
   const typed = suffix.replace(/\D/g, '');
   return typed.length >= 4 && digits.endsWith(typed);
 };
+
+/** Who is in a session's room, and who has come and gone. */
+export interface Headcount {
+  readonly checkedIn: number;
+  readonly checkedOut: number;
+}
+
+/**
+ * The headcount from each child's check-ins at the session, in order: a child counts once, by their
+ * latest check-in that stands (a superseded one lost a conflict and never happened), as in the room
+ * while it is open and as gone once it is closed. The server counts the projections; the desk, the
+ * roster with its own events over it.
+ */
+export const headcountOf = (children: Iterable<ReadonlyArray<{ readonly status: string }>>): Headcount => {
+  let checkedIn = 0;
+  let checkedOut = 0;
+  for (const checkins of children) {
+    const standing = checkins.filter((c) => c.status !== 'SUPERSEDED');
+    const latest = standing[standing.length - 1]?.status;
+    if (latest === 'CHECKED_IN') checkedIn += 1;
+    else if (latest === 'CHECKED_OUT') checkedOut += 1;
+  }
+  return { checkedIn, checkedOut };
+};
+
+/** Whether one more child may come in: never limited without a capacity; full at it. */
+export const roomIsFull = (checkedIn: number, capacity: number | null): boolean =>
+  capacity !== null && checkedIn >= capacity;
+
+/** The volunteers a ratio asks for (at least one while a child is in); null without a ratio. */
+export const volunteersNeeded = (checkedIn: number, childrenPerVolunteer: number | null): number | null =>
+  childrenPerVolunteer === null ? null : Math.ceil(checkedIn / childrenPerVolunteer);

@@ -4,7 +4,7 @@
  * conflict records with both sides described. Nothing here depends on the order events arrived in or
  * on the time they were processed, so a rebuild from the events gives the same documents.
  */
-import type { AspectChange } from '../domain/eventTypes.js';
+import type { AspectChange, VisitorRegistration } from '../domain/eventTypes.js';
 import { type ConflictPolicy, resolveAspect } from './conflicts.js';
 
 /** One event of an aspect as the projection keeps it. */
@@ -23,11 +23,13 @@ export interface AspectEventRecord {
   readonly change: AspectChange;
 }
 
-export type AspectKind = 'attendance' | 'checkin' | 'student';
+export type AspectKind = 'attendance' | 'checkin' | 'student' | 'visitor';
 
 export const kindOfAspect = (aspect: string): AspectKind | undefined => {
   const head = aspect.slice(0, aspect.indexOf(':'));
-  return head === 'attendance' || head === 'checkin' || head === 'student' ? head : undefined;
+  return head === 'attendance' || head === 'checkin' || head === 'student' || head === 'visitor'
+    ? head
+    : undefined;
 };
 
 export interface AttendanceState {
@@ -75,7 +77,18 @@ export interface StudentFieldState {
   readonly eventId: string;
 }
 
-export type AspectState = AttendanceState | CheckinState | StudentFieldState;
+/** A first-time visitor as registered: the record the server creates, once, from the standing event. */
+export interface VisitorState extends VisitorRegistration {
+  readonly kind: 'visitor';
+  readonly studentId: string;
+  readonly eventId: string;
+  readonly registeredAt: string;
+  readonly registeredBy: string;
+  /** Applied registrations after the first: the child exists already, so they change nothing. */
+  readonly ineffective: ReadonlyArray<string>;
+}
+
+export type AspectState = AttendanceState | CheckinState | StudentFieldState | VisitorState;
 
 const foldAttendance = (last: AspectEventRecord): AttendanceState | null =>
   last.change.type === 'MARK_PRESENT' || last.change.type === 'MARK_ABSENT'
@@ -153,6 +166,26 @@ const foldStudentField = (last: AspectEventRecord): StudentFieldState | null =>
       }
     : null;
 
+/**
+ * A registration creates the child; the first applied one stands. A second one on the same id (only a
+ * faulty device sends one: ids are generated per registration) is a later version of the aspect that
+ * changes nothing, since a registration is not an edit: edits are STUDENT_FIELD_SET events.
+ */
+const foldVisitor = (applied: ReadonlyArray<AspectEventRecord>): VisitorState | null => {
+  const [first, ...rest] = applied;
+  if (first === undefined || first.change.type !== 'VISITOR_REGISTERED') return null;
+  const { type: _type, ...fields } = first.change;
+  return {
+    kind: 'visitor',
+    studentId: first.subjectId,
+    ...fields,
+    eventId: first.eventId,
+    registeredAt: first.clientTimestamp,
+    registeredBy: first.userId,
+    ineffective: rest.map((e) => e.eventId),
+  };
+};
+
 /** The aspect's value after its applied events, in order; null before any. */
 export const foldAspect = (
   kind: AspectKind,
@@ -167,6 +200,8 @@ export const foldAspect = (
       return foldCheckin(applied);
     case 'student':
       return foldStudentField(last);
+    case 'visitor':
+      return foldVisitor(applied);
   }
 };
 
@@ -332,7 +367,9 @@ export type EventOutcome = EventStanding | 'NO_EFFECT';
  */
 export const outcomeOf = (p: AspectProjection, eventId: string): EventOutcome | undefined => {
   const standing = standingOf(p, eventId);
-  return standing === 'APPLIED' && p.state?.kind === 'checkin' && p.state.ineffective.includes(eventId)
+  return standing === 'APPLIED' &&
+    (p.state?.kind === 'checkin' || p.state?.kind === 'visitor') &&
+    p.state.ineffective.includes(eventId)
     ? 'NO_EFFECT'
     : standing;
 };

@@ -19,6 +19,11 @@ export interface RosterInput {
     readonly visitor: boolean;
   }>;
   readonly photosAllowed: (studentId: string) => boolean;
+  /**
+   * The opaque family key of a guardian's phone (`familyPhone` gives what it is computed from); absent:
+   * the roster names no families.
+   */
+  readonly familyKey?: (phoneDigits: string) => string;
   readonly adults: ReadonlyMap<
     string,
     ReadonlyArray<{
@@ -28,7 +33,12 @@ export interface RosterInput {
       readonly phones: ReadonlyArray<string>;
     }>
   >;
-  readonly classes: ReadonlyArray<{ readonly classId: string; readonly name: string }>;
+  readonly classes: ReadonlyArray<{
+    readonly classId: string;
+    readonly name: string;
+    readonly capacity?: number | null;
+    readonly childrenPerVolunteer?: number | null;
+  }>;
   readonly sessions: ReadonlyArray<{
     readonly sessionId: string;
     readonly classId: string;
@@ -43,6 +53,24 @@ export interface RosterInput {
 }
 
 export const phoneSuffix = (phone: string): string => phone.replace(/\D/g, '').slice(-4);
+
+/**
+ * What a family key is computed from: the phone's last 11 digits (area code and number in Brazil),
+ * so "+55 11 98765-4321" and "(11) 98765-4321" are one family; a number of fewer than 8 digits is too
+ * short to tell families apart and names none.
+ */
+export const familyPhone = (phone: string): string | undefined => {
+  const digits = phone.replace(/\D/g, '');
+  return digits.length < 8 ? undefined : digits.slice(-11);
+};
+
+/** The family keys of a child: one per phone of the guardians on the record (N1), sorted, unique. */
+type Adults = RosterInput['adults'] extends ReadonlyMap<string, infer A> ? A : never;
+
+const familiesOf = (adults: Adults, familyKey: (phoneDigits: string) => string): string[] => {
+  const phones = adults.filter((a) => a.level === 'N1').flatMap((a) => a.phones);
+  return [...new Set(phones.flatMap((p) => familyPhone(p) ?? []).map(familyKey))].sort();
+};
 
 /**
  * The roster document of one check-in or attendance aspect (its id is the aspect's name), when the
@@ -109,10 +137,21 @@ export const rosterDocs = (input: RosterInput): RosterDoc[] => {
         relationship: a.relationship,
         phoneSuffixes: [...new Set(a.phones.map(phoneSuffix).filter((x) => x.length > 0))],
       })),
+      ...(input.familyKey === undefined
+        ? {}
+        : { families: familiesOf(input.adults.get(s.studentId) ?? [], input.familyKey) }),
     });
   }
   for (const c of input.classes) {
-    docs.push({ _id: `class:${c.classId}`, docType: 'rosterClass', classId: c.classId, name: c.name });
+    docs.push({
+      _id: `class:${c.classId}`,
+      docType: 'rosterClass',
+      classId: c.classId,
+      name: c.name,
+      // The desk's headcount warns at the capacity offline too.
+      capacity: c.capacity ?? null,
+      childrenPerVolunteer: c.childrenPerVolunteer ?? null,
+    });
   }
   for (const s of input.sessions) {
     docs.push({

@@ -88,6 +88,11 @@ export interface ProjectionStore {
   loadAspects(aspects: ReadonlyArray<string>): Promise<Map<string, LoadedAspect>>;
   /** The aspects as they stand, projected from their stored events; absent ones are left out. */
   project(aspects: ReadonlyArray<string>): Promise<Map<string, AspectProjection>>;
+  /**
+   * Every aspect whose name starts with `prefix` (`checkin:<sessionId>:`, a session's check-ins), as
+   * it stands: one range read of the ids, which sort by aspect name.
+   */
+  projectPrefix(prefix: string): Promise<AspectProjection[]>;
   commit(write: ProjectionWrite): Promise<'OK' | 'CONFLICT'>;
   checkpoint(): Promise<string | number>;
   saveCheckpoint(seq: string | number): Promise<void>;
@@ -230,6 +235,16 @@ export const projectionStore = (
         if (kind !== undefined) out.set(aspect, projectAspect(aspect, kind, a.events, []));
       }
       return out;
+    },
+
+    async projectPrefix(prefix) {
+      const from = aspectDocId(prefix);
+      const res = await db.allDocs({ startkey: from, endkey: `${from}\ufff0`, include_docs: true });
+      return res.rows.flatMap((row) => {
+        const doc = row.doc === undefined ? undefined : decodeDoc(AspectDoc, row.id, row.doc);
+        const p = doc === undefined ? undefined : projectionOfDoc(doc);
+        return p === undefined ? [] : [p];
+      });
     },
 
     loadAspects: (aspects) =>

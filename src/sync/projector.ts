@@ -47,7 +47,7 @@ export interface ProjectedBatch {
   readonly quarantinesRecorded: ReadonlyArray<Quarantine>;
 }
 
-const PIPELINE_ENDPOINT = 'PIPELINE /events/_changes';
+export const PIPELINE_ENDPOINT = 'PIPELINE /events/_changes';
 
 /** The namespace of the pipeline's name-based audit ids (fixed: changing it would re-audit every decision). */
 export const PIPELINE_AUDIT_NAMESPACE = 'a81ca8c0-c925-44be-b86e-43cb7d4305a5';
@@ -60,6 +60,15 @@ export const conflictAuditKey = (c: ConflictRecordFull): AuditKey => ({
     JSON.stringify(['CONFLICT_RESOLVED', c.aspect, c.loser.eventId, c.winner.eventId, c.policy]),
     PIPELINE_AUDIT_NAMESPACE,
   ),
+});
+
+/**
+ * The key of an entry for a record the pipeline writes from one event (a visitor's student record):
+ * the event's id names it, so a replay or another instance writes the same entry.
+ */
+export const recordAuditKey = (action: string, eventId: string, at: string): AuditKey => ({
+  at: new Date(at).toISOString(),
+  auditId: uuidV5(JSON.stringify([action, eventId]), PIPELINE_AUDIT_NAMESPACE),
 });
 
 const conflictEntry = (c: ConflictRecordFull): NewAuditEntry => ({
@@ -101,11 +110,20 @@ const quarantineAudit = (docId: string, reason: string): NewAuditEntry => ({
 });
 
 /**
- * The record an aspect's write-through touches: every field aspect of one student writes the same
- * student document, so those go one after another; every other aspect has records of its own.
+ * The record an aspect's write-through touches: every field aspect of one student, and the visitor
+ * registration that creates the student, write the same student document, so those go one after
+ * another (the registration first, in the batch's order); every other aspect has records of its own.
  */
-const recordOf = (aspect: string): string =>
-  kindOfAspect(aspect) === 'student' ? aspect.slice(0, aspect.indexOf(':', 'student:'.length)) : aspect;
+const recordOf = (aspect: string): string => {
+  switch (kindOfAspect(aspect)) {
+    case 'student':
+      return aspect.slice(0, aspect.indexOf(':', 'student:'.length));
+    case 'visitor':
+      return `student:${aspect.slice('visitor:'.length)}`;
+    default:
+      return aspect;
+  }
+};
 
 /**
  * Write-throughs of different records run at once (their puts then share bulk writes, see

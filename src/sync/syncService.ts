@@ -9,7 +9,13 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { isResendOf, type NewEvent } from '../domain/event.js';
-import { aspectOfSync, decodeSyncEvent, payloadOfSync, type SyncEvent } from '../domain/eventTypes.js';
+import {
+  aspectOfSync,
+  decodeSyncEvent,
+  payloadOfSync,
+  type SyncEvent,
+  visitorAspect,
+} from '../domain/eventTypes.js';
 import type { ValidationIssue } from '../domain/issues.js';
 import { capIssues, MAX_REPORTED_EVENT_ISSUES, toIssues } from '../domain/issues.js';
 import type { Actor } from '../domain/principal.js';
@@ -29,6 +35,8 @@ export type SyncFailureReason =
   | 'UNKNOWN_SUBJECT'
   | 'SUBJECT_DELETED'
   | 'UNKNOWN_SESSION'
+  | 'UNKNOWN_CLASS'
+  | 'STUDENT_ID_TAKEN'
   | 'EVENT_ID_TAKEN';
 
 export type SyncStatus = 'APPLIED' | 'NO_EFFECT' | 'CONFLICT_SUPERSEDED' | 'WAITING_FOR_BASE' | 'PENDING';
@@ -88,6 +96,8 @@ const failureMessages: Readonly<Record<SyncFailureReason, string>> = {
   UNKNOWN_SUBJECT: 'No such student.',
   SUBJECT_DELETED: 'The student is deleted.',
   UNKNOWN_SESSION: 'No such session.',
+  UNKNOWN_CLASS: 'No such class.',
+  STUDENT_ID_TAKEN: 'A student with this studentId exists already; a registration creates a new one.',
   EVENT_ID_TAKEN: 'This eventId belongs to another event.',
 };
 
@@ -156,6 +166,25 @@ export const syncService = (deps: {
     const sessionIds = [...new Set(accepted.flatMap((a) => needsSession(a.event) ?? []))];
     const sessions = new Set<string>();
     for (const id of sessionIds) if ((await deps.classes.getSession(id)) !== undefined) sessions.add(id);
+    const registrations = accepted.flatMap((a) => (a.event.type === 'VISITOR_REGISTERED' ? [a.event] : []));
+    const classes = new Set<string>();
+    for (const id of new Set(registrations.map((r) => r.classId)))
+      if ((await deps.classes.getClass(id)) !== undefined) classes.add(id);
+    const registeredHere = new Set(
+      registrations
+        .filter((r) => classes.has(r.classId) && !students.has(r.studentId))
+        .map((r) => r.studentId),
+    );
+    // A visitor registered offline exists as an event before the pipeline creates the record: the
+    // check-in that follows it (in this batch, or pushed after it) names a child the server knows of.
+    const registeredBefore = new Set<string>();
+    for (const id of new Set(accepted.map((a) => a.event.studentId)))
+      if (
+        !students.has(id) &&
+        !registeredHere.has(id) &&
+        (await deps.events.ofAspect(visitorAspect(id))).length > 0
+      )
+        registeredBefore.add(id);
     const serverTimestamp = deps.clock().toISOString();
     // Events that pass every check are written straight away; the store refuses an id it holds, and
     // only those refusals are read back (a resend answers as stored). An event that fails a check is
@@ -164,13 +193,23 @@ export const syncService = (deps: {
       const student = students.get(event.studentId);
       const sessionId = needsSession(event);
       const reason: SyncFailureReason | undefined =
-        student === undefined
-          ? 'UNKNOWN_SUBJECT'
-          : student.status === 'DELETED'
-            ? 'SUBJECT_DELETED'
-            : sessionId !== undefined && !sessions.has(sessionId)
-              ? 'UNKNOWN_SESSION'
-              : undefined;
+        event.type === 'VISITOR_REGISTERED'
+          ? student !== undefined || registeredBefore.has(event.studentId)
+            ? 'STUDENT_ID_TAKEN'
+            : !classes.has(event.classId)
+              ? 'UNKNOWN_CLASS'
+              : undefined
+          : student === undefined
+            ? registeredHere.has(event.studentId) || registeredBefore.has(event.studentId)
+              ? sessionId !== undefined && !sessions.has(sessionId)
+                ? 'UNKNOWN_SESSION'
+                : undefined
+              : 'UNKNOWN_SUBJECT'
+            : student.status === 'DELETED'
+              ? 'SUBJECT_DELETED'
+              : sessionId !== undefined && !sessions.has(sessionId)
+                ? 'UNKNOWN_SESSION'
+                : undefined;
       return { index, event, aspect, reason };
     });
     const refused = verdicts.filter((v) => v.reason !== undefined);
@@ -205,7 +244,8 @@ export const syncService = (deps: {
         subjectType: 'STUDENT',
         subjectId: event.studentId,
         aspect,
-        baseVersion: event.baseVersion ?? null,
+        // A registration starts its aspect: it has no base.
+        baseVersion: 'baseVersion' in event ? (event.baseVersion ?? null) : null,
         payload: payloadOfSync(event),
         actor: { userId: actor.principal.userId, role: actor.principal.primaryRole },
         deviceId: actor.deviceId,

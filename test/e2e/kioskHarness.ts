@@ -203,3 +203,13 @@ export const eventually = async <A>(check: () => Promise<A>, timeoutMs = 20_000)
     }
   }
 };
+
+/** The README's screenshots, kept in the repository: written only when asked, so a run leaves the tree clean. */
+const DOCS_SHOTS = 'docs/screenshots';
+
+/** Saves the page as `docs/screenshots/<name>.png` when `KIOSK_DOC_SHOTS=1` (the README's pictures). */
+export const docShot = async (k: KioskPage, name: string): Promise<void> => {
+  if (process.env.KIOSK_DOC_SHOTS !== '1') return;
+  await mkdir(DOCS_SHOTS, { recursive: true });
+  await k.page.screenshot({ path: path.join(DOCS_SHOTS, `${name}.png`) });
+};

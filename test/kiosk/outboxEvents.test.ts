@@ -1,7 +1,13 @@
 import { expect } from 'chai';
 import * as E from 'fp-ts/lib/Either.js';
 import { decodeSyncEvent } from '../../src/domain/eventTypes.js';
-import { emergencyCheckoutDoc, localCheckinEvents } from '../../src/kiosk/app/outboxEvents.js';
+import {
+  emergencyCheckoutDoc,
+  localCheckinEvents,
+  localVisitors,
+  visitorProblems,
+  visitorRegisteredDoc,
+} from '../../src/kiosk/app/outboxEvents.js';
 
 const ids = {
   eventId: '6f1c1d2e-8a9b-4c3d-9e8f-0a1b2c3d4e5f',
@@ -44,5 +50,57 @@ describe('kiosk: the emergency check-out event', () => {
         justification: 'curta',
       }),
     ).to.throw(/invalid EMERGENCY_CHECKOUT/);
+  });
+});
+
+describe('kiosk: a first-time visitor (the new-child form)', () => {
+  const form = { displayName: 'Helena Prado', guardianName: 'Rita Prado', phone: '+55 11 91234-5678' };
+  const problemsTable: ReadonlyArray<readonly [string, Record<string, string>, string[]]> = [
+    ['a complete form', {}, []],
+    ['with allergies and care notes', { allergies: 'Lactose', specialNeeds: 'Usa óculos' }, []],
+    ['an empty name', { displayName: '' }, ['displayName']],
+    ['a guardian name over 120 characters', { guardianName: 'x'.repeat(121) }, ['guardianName']],
+    [
+      'a phone under 4 characters, and no guardian',
+      { phone: '123', guardianName: '' },
+      ['guardianName', 'phone'],
+    ],
+    ['allergies over 2,000 characters', { allergies: 'x'.repeat(2001) }, ['allergies']],
+  ];
+  for (const [name, over, fields] of problemsTable)
+    it(`the server's codec judges ${name}`, () => {
+      expect([...visitorProblems({ ...form, ...over })].sort()).to.deep.equal(fields);
+    });
+
+  it('is recorded in the shape the server accepts and shown on the desk with the phone as its last four digits', () => {
+    const doc = visitorRegisteredDoc(
+      { ...form, allergies: 'Lactose' },
+      {
+        eventId: ids.eventId,
+        studentId: ids.studentId,
+        classId: ids.sessionId,
+        now: new Date('2026-11-29T09:00:00.000Z'),
+      },
+    );
+    const { _id, ...event } = doc;
+    expect(E.isRight(decodeSyncEvent(event))).to.equal(true);
+    expect(localVisitors([{ ...doc }])).to.deep.equal([
+      {
+        eventId: ids.eventId,
+        student: {
+          _id: `student:${ids.studentId}`,
+          docType: 'rosterStudent',
+          studentId: ids.studentId,
+          displayName: 'Helena Prado',
+          classId: ids.sessionId,
+          photoRef: null,
+          allergies: 'Lactose',
+          specialNeeds: null,
+          visitor: true,
+          pickup: [{ name: 'Rita Prado', level: 'N1', relationship: 'guardian', phoneSuffixes: ['5678'] }],
+        },
+      },
+    ]);
+    expect(localCheckinEvents([{ ...doc }])).to.deep.equal([]);
   });
 });

@@ -1,5 +1,10 @@
 import { expect } from 'chai';
-import { buildRosterIndex, normalizeText, searchStudents } from '../../src/kiosk/app/rosterIndex.js';
+import {
+  buildRosterIndex,
+  normalizeText,
+  searchStudents,
+  siblingsOf,
+} from '../../src/kiosk/app/rosterIndex.js';
 
 const student = (studentId: string, displayName: string, classId: string) => ({
   _id: `student:${studentId}`,
@@ -52,5 +57,59 @@ describe('kiosk: the local roster and its search', () => {
     expect(index.unreadable).to.equal(1);
     expect(index.dayKeys.get('2026-11-26')).to.equal('abc');
     expect(index.classes.get('c1')).to.equal('Turma A');
+  });
+});
+
+describe("kiosk: each class's room", () => {
+  it('reads the capacity and ratio the roster sends, and none from a roster that sends none', () => {
+    const rooms = buildRosterIndex([
+      {
+        _id: 'class:c1',
+        docType: 'rosterClass',
+        classId: 'c1',
+        name: 'A',
+        capacity: 12,
+        childrenPerVolunteer: 4,
+      },
+      { _id: 'class:c2', docType: 'rosterClass', classId: 'c2', name: 'B' },
+    ]).rooms;
+    expect([...rooms]).to.deep.equal([
+      ['c1', { capacity: 12, childrenPerVolunteer: 4 }],
+      ['c2', { capacity: null, childrenPerVolunteer: null }],
+    ]);
+  });
+});
+
+describe('kiosk: siblings', () => {
+  const kid = (id: string, displayName: string, families?: string[]) => ({
+    _id: `student:${id}`,
+    docType: 'rosterStudent',
+    studentId: id,
+    displayName,
+    classId: 'c1',
+    photoRef: null,
+    allergies: null,
+    specialNeeds: null,
+    visitor: false,
+    pickup: [],
+    ...(families === undefined ? {} : { families }),
+  });
+  const family = buildRosterIndex([
+    kid('1', 'Caio', ['f1']),
+    kid('2', 'Ana', ['f1', 'f2']),
+    kid('3', 'Bia', ['f2']),
+    kid('4', 'Davi', ['f9']),
+    kid('5', 'Eva'),
+  ]);
+  const names = (id: string) => {
+    const s = family.students.get(id);
+    return s === undefined ? [] : siblingsOf(family, s).map((x) => x.displayName);
+  };
+
+  it('are the other children sharing a family key with the child, by name', () => {
+    expect(names('2')).to.deep.equal(['Bia', 'Caio']);
+    expect(names('1')).to.deep.equal(['Ana']);
+    expect(names('4')).to.deep.equal([]);
+    expect(names('5')).to.deep.equal([]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The OWASP API Security Top 10 lint of `npm run lint` (decision 0025): the served document has no
+ * The OWASP API Security Top 10 lint of `npm run lint` (decision 0029): the served document has no
  * error under `.spectral.yaml`, and the ruleset still finds errors where they are (a document that
  * loses its limits fails), so a passing lint is not an empty one.
  */

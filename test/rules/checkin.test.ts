@@ -14,11 +14,14 @@ import {
   endOfUtcDay,
   grantActive,
   grantWindow,
+  headcountOf,
   isOffensive,
   mayEmergencyCheckout,
   normaliseCode,
   phoneSuffixMatches,
+  roomIsFull,
   utcDay,
+  volunteersNeeded,
 } from '../../src/rules/checkin.js';
 
 const SECRET = new Uint8Array(32).fill(7);
@@ -304,4 +307,38 @@ describe('decideCheckin: what a command on a child check-in aspect becomes', () 
     it(c.name, () => {
       expect(decideCheckin(c.checkins, c.command)).to.deep.equal(c.expected);
     });
+});
+
+describe('the headcount of a session (table)', () => {
+  const IN = { status: 'CHECKED_IN' };
+  const OUT = { status: 'CHECKED_OUT' };
+  const LOST = { status: 'SUPERSEDED' };
+  const table: ReadonlyArray<
+    readonly [string, Array<Array<{ status: string }>>, { checkedIn: number; checkedOut: number }]
+  > = [
+    ['nobody yet', [], { checkedIn: 0, checkedOut: 0 }],
+    ['two in, one gone', [[IN], [IN], [IN, OUT]], { checkedIn: 2, checkedOut: 1 }],
+    ['a child who came back counts once, as in the room', [[OUT, IN]], { checkedIn: 1, checkedOut: 0 }],
+    ['a check-in that lost a conflict never happened', [[IN, LOST], [LOST]], { checkedIn: 1, checkedOut: 0 }],
+    ['a child with no check-in that stands is not counted', [[]], { checkedIn: 0, checkedOut: 0 }],
+  ];
+  for (const [name, children, expected] of table)
+    it(name, () => {
+      expect(headcountOf(children)).to.deep.equal(expected);
+    });
+
+  it('a room is full at its capacity, never without one; a ratio asks for whole volunteers', () => {
+    expect([roomIsFull(9, 10), roomIsFull(10, 10), roomIsFull(11, 10), roomIsFull(500, null)]).to.deep.equal([
+      false,
+      true,
+      true,
+      false,
+    ]);
+    expect([
+      volunteersNeeded(0, 4),
+      volunteersNeeded(4, 4),
+      volunteersNeeded(5, 4),
+      volunteersNeeded(5, null),
+    ]).to.deep.equal([0, 1, 2, null]);
+  });
 });

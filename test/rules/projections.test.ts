@@ -235,3 +235,80 @@ describe('a later copy of an event (two instances on a CouchDB cluster)', () => 
     expect(holdsEvents([], [])).to.equal(true);
   });
 });
+
+describe('a visitor registration (table)', () => {
+  const registered = (displayName: string): AspectChange => ({
+    type: 'VISITOR_REGISTERED',
+    displayName,
+    guardianName: 'Rita',
+    phone: '11 91234-5678',
+    classId: 'cls-1',
+    allergies: null,
+    specialNeeds: 'Usa óculos',
+  });
+
+  it('names its aspect kind', () => {
+    expect(kindOfAspect('visitor:stu-1')).to.equal('visitor');
+  });
+
+  const table: ReadonlyArray<
+    readonly [
+      string,
+      AspectEventRecord[],
+      string | null,
+      ReadonlyArray<readonly [string, string | undefined]>,
+    ]
+  > = [
+    ['no event: no visitor', [], null, []],
+    [
+      'one registration creates the child with its fields',
+      [rec('r1', registered('Helena'))],
+      'Helena',
+      [['r1', 'APPLIED']],
+    ],
+    [
+      'two concurrent registrations of one id (a faulty device): the conflict rule picks one, the other is kept superseded',
+      [
+        rec('r1', registered('Helena')),
+        rec('r2', registered('Helena P.'), { at: '2026-11-26T10:05:00.000Z' }),
+      ],
+      'Helena P.',
+      [
+        ['r1', 'SUPERSEDED'],
+        ['r2', 'APPLIED'],
+      ],
+    ],
+    [
+      'a registration based on the first one applies in order but changes nothing: a registration is no edit',
+      [rec('r1', registered('Helena')), rec('r2', registered('Outra'), { base: 'r1' })],
+      'Helena',
+      [
+        ['r1', 'APPLIED'],
+        ['r2', 'NO_EFFECT'],
+      ],
+    ],
+  ];
+  for (const [name, events, displayName, outcomes] of table)
+    it(name, () => {
+      const p = projectAspect('visitor:stu-1', 'visitor', [], events);
+      const state = p.state?.kind === 'visitor' ? p.state : null;
+      expect(state?.displayName ?? null).to.equal(displayName);
+      if (state !== null)
+        expect(state).to.deep.include({
+          studentId: 'stu-1',
+          guardianName: 'Rita',
+          classId: 'cls-1',
+          allergies: null,
+          specialNeeds: 'Usa óculos',
+        });
+      expect(outcomes.map(([id]) => [id, outcomeOf(p, id)])).to.deep.equal(outcomes);
+    });
+
+  it('the fold is the same whatever order the events arrive in', () => {
+    const a = rec('r1', registered('Helena'));
+    const b = rec('r2', registered('Helena P.'), { at: '2026-11-26T10:05:00.000Z' });
+    expect(projectAspect('visitor:stu-1', 'visitor', [a], [b]).state).to.deep.equal(
+      projectAspect('visitor:stu-1', 'visitor', [b], [a]).state,
+    );
+  });
+});

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { phoneSuffix, type RosterInput, rosterDocs } from '../../src/rules/roster.js';
+import { familyPhone, phoneSuffix, type RosterInput, rosterDocs } from '../../src/rules/roster.js';
 
 const student = (id: string, over: Partial<RosterInput['students'][number]> = {}) => ({
   studentId: id,
@@ -115,5 +115,57 @@ describe('roster for tablets (minimisation, table)', () => {
       'student:a',
       'student:b',
     ]);
+  });
+});
+
+describe('families in the roster: siblings by a shared guardian phone, never the number', () => {
+  const guardian = (phones: string[], level: 'N1' | 'N2' = 'N1') => ({
+    name: 'G',
+    level,
+    relationship: 'guardian',
+    phones,
+  });
+  const familyKey = (digits: string) => `key(${digits})`;
+
+  it('what a family key is computed from: the last 11 digits, none for a number under 8', () => {
+    const table: ReadonlyArray<readonly [string, string | undefined]> = [
+      ['+55 11 98765-4321', '11987654321'],
+      ['(11) 98765-4321', '11987654321'],
+      ['5555-0101', '55550101'],
+      ['123-4567', undefined],
+    ];
+    for (const [phone, digits] of table) expect(familyPhone(phone), phone).to.equal(digits);
+  });
+
+  it('children whose guardians share a phone, however written, share a family; an N2 adult makes none', () => {
+    const docs = rosterDocs({
+      ...base,
+      familyKey,
+      students: [student('a'), student('b'), student('c'), student('d')],
+      adults: new Map([
+        ['a', [guardian(['+55 11 98765-4321'])]],
+        ['b', [guardian(['(11) 98765-4321', '11 3333-0000'])]],
+        ['c', [guardian(['21 99999-0000'])]],
+        ['d', [guardian(['+55 11 98765-4321'], 'N2')]],
+      ]),
+    });
+    const families = new Map(
+      docs.flatMap((d) => (d.docType === 'rosterStudent' ? [[d.studentId, d.families]] : [])),
+    );
+    expect(Object.fromEntries(families)).to.deep.equal({
+      a: ['key(11987654321)'],
+      b: ['key(1133330000)', 'key(11987654321)'],
+      c: ['key(21999990000)'],
+      d: [],
+    });
+  });
+
+  it('without a key function the roster names no families', () => {
+    const docs = rosterDocs({
+      ...base,
+      students: [student('a')],
+      adults: new Map([['a', [guardian(['11 98765-4321'])]]]),
+    });
+    expect(docs.find((d) => d.docType === 'rosterStudent')).not.to.have.property('families');
   });
 });

@@ -65,6 +65,23 @@ describe('event pipeline decode', () => {
     expect(decodeEventChange(change(3, {}, '_design/immutable')).kind).to.equal('skip');
   });
 
+  it("decodes a visitor's registration as an aspect change of its own kind, and quarantines one without a phone", () => {
+    const payload = { displayName: 'Helena', guardianName: 'Rita', phone: '11 91234-5678', classId: 'c1' };
+    const doc = { ...eventDoc('v1'), type: 'VISITOR_REGISTERED', aspect: `visitor:${STUDENT}`, payload };
+    const decoded = decodeEventChange(change(1, doc));
+    expect(decoded.kind === 'aspect' ? decoded.record.change : undefined).to.deep.equal({
+      type: 'VISITOR_REGISTERED',
+      ...payload,
+      allergies: null,
+      specialNeeds: null,
+    });
+    const { phone: _p, ...noPhone } = payload;
+    expect(decodeEventChange(change(2, { ...doc, payload: noPhone }))).to.deep.include({
+      kind: 'quarantine',
+      reason: 'UNDECODABLE_PAYLOAD',
+    });
+  });
+
   it('quarantines what it cannot read, with the reason, and never throws', () => {
     const cases: ReadonlyArray<readonly [unknown, string]> = [
       [{ nonsense: true }, 'UNDECODABLE_EVENT'],

@@ -69,6 +69,7 @@ const scripted = (
     },
     recordQuarantines: async () => [],
     project: unused,
+    projectPrefix: unused,
     checkpoint: unused,
     saveCheckpoint: unused,
     eachAspectByDay: unused,

@@ -1,5 +1,6 @@
 /** Check-in configuration, check-in, the pickup desk's view, check-out and emergency check-out. */
 import * as E from 'fp-ts/lib/Either.js';
+import type { SessionHeadcount } from '../../attendance/headcountService.js';
 import { dayKey } from '../../crypto/dayKeys.js';
 import {
   ActiveCheckin,
@@ -10,6 +11,8 @@ import {
   type CheckinDoc,
   CheckoutBody,
   EmergencyCheckoutBody,
+  HeadcountC,
+  HeadcountParams,
 } from '../../domain/checkin.js';
 import { boundedArray, object, ShortText, Text } from '../../domain/codec.js';
 import type { StudentDoc } from '../../domain/student.js';
@@ -230,6 +233,24 @@ export const dayKeysRoute = defineRoute({
   },
 });
 
+export const headcountRoute = defineRoute({
+  operationId: 'sessionHeadcount',
+  method: 'get',
+  path: '/api/v1/sessions/{sessionId}/headcount',
+  auth: 'chamador',
+  permission: 'attendance',
+  summary: "A session's headcount and its room's capacity",
+  description:
+    'Children checked in now and children checked in and gone, from the check-ins the server has applied (a ' +
+    "tablet's offline ones count once they arrive), beside the class's `capacity`. An unknown session is 404.",
+  tags: ['check-in'],
+  params: HeadcountParams,
+  response: { status: 200, description: 'The headcount.', codec: HeadcountC },
+  errors: ['NOT_FOUND'],
+  handler: async ({ params, deps }) =>
+    E.map((body: SessionHeadcount) => ({ body }))(await deps.attendance.headcount.of(params.sessionId)),
+});
+
 export const checkinRoutes = [
   dayKeysRoute,
   getCheckinConfigRoute,
@@ -238,4 +259,5 @@ export const checkinRoutes = [
   activeCheckinRoute,
   checkOutRoute,
   emergencyCheckOutRoute,
+  headcountRoute,
 ];

@@ -173,6 +173,8 @@ export const createClassRoute = defineRoute({
     const created = await deps.classes.createClass({
       name: body.name,
       nucleusId: body.nucleusId ?? null,
+      capacity: body.capacity ?? null,
+      childrenPerVolunteer: body.childrenPerVolunteer ?? null,
       createdAt: now,
       updatedAt: now,
     });
@@ -190,7 +192,7 @@ export const patchClassRoute = defineRoute({
   path: '/api/v1/classes/{classId}',
   auth: 'cadastro',
   permission: 'sessions.edit',
-  summary: 'Rename a class or move it to another nucleus',
+  summary: "Rename a class, move it to another nucleus, or set its room's capacity",
   description:
     '`nucleusId: null` detaches the class; an unknown `nucleusId` is refused with 400. Sessions already ' +
     `recorded keep the nucleus they were written with. ${NUCLEUS_AND_CLASS_WRITES}`,
@@ -209,6 +211,11 @@ export const patchClassRoute = defineRoute({
           await deps.classes.updateClass(current, {
             name: body.name ?? current.name,
             nucleusId: body.nucleusId === undefined ? current.nucleusId : body.nucleusId,
+            capacity: body.capacity === undefined ? (current.capacity ?? null) : body.capacity,
+            childrenPerVolunteer:
+              body.childrenPerVolunteer === undefined
+                ? (current.childrenPerVolunteer ?? null)
+                : body.childrenPerVolunteer,
             createdAt: current.createdAt,
             updatedAt: deps.clock().toISOString(),
           }),

@@ -93,6 +93,8 @@ const SyncFailure = object(
       UNKNOWN_SUBJECT: null,
       SUBJECT_DELETED: null,
       UNKNOWN_SESSION: null,
+      UNKNOWN_CLASS: null,
+      STUDENT_ID_TAKEN: null,
       EVENT_ID_TAKEN: null,
     }),
     message: Text,
@@ -123,10 +125,11 @@ export const syncEventsRoute = defineRoute({
   auth: 'bearer',
   summary: 'Send a batch of offline events',
   description:
-    'Each event is validated, authorised for its kind (attendance and check-in kinds: ADMIN, CHAMADOR or `attendance`; ' +
+    'Each event is validated, authorised for its kind (attendance, check-in and VISITOR_REGISTERED kinds: ADMIN, CHAMADOR or `attendance`; ' +
     'STUDENT_FIELD_SET: ADMIN, CADASTRO or `students.add`), checked against the student and session it names, and ' +
     'stored once. One bad event never fails the batch. The actor recorded is the caller, never a field of the ' +
-    'event. Conflicts are decided by the conflict rule (ADMIN precedence, then the later clientTimestamp, then the ' +
+    'event. A VISITOR_REGISTERED event creates the student (flagged `visitor`) with its `studentId`; a CHECK_IN for that ' +
+    'child may come in the same batch or a later one. Conflicts are decided by the conflict rule (ADMIN precedence, then the later clientTimestamp, then the ' +
     'greater eventId) and reported with both event ids.',
   tags: ['sync'],
   body: SyncBatch,

@@ -44,3 +44,36 @@ export const replaceChildren = (parent: Element, ...children: ReadonlyArray<Chil
 /** A labelled input: the label wraps it, so tapping the words focuses the field. */
 export const field = (label: string, input: HTMLInputElement | HTMLTextAreaElement): HTMLLabelElement =>
   h('label', { className: 'field' }, h('span', { className: 'field-label' }, label), input);
+
+/**
+ * A form's submit handler: runs `attempt` one at a time (a double tap records nothing twice), the
+ * confirm button disabled meanwhile, and shows in `message` what stopped it, if anything.
+ */
+export const submitOnce = (
+  confirm: HTMLButtonElement,
+  message: HTMLElement,
+  attempt: () => Promise<string | undefined>,
+  onProblem: () => void = () => undefined,
+): ((event: SubmitEvent) => Promise<void>) => {
+  let busy = false;
+  return async (event) => {
+    event.preventDefault();
+    if (busy) return;
+    busy = true;
+    confirm.disabled = true;
+    try {
+      const problem = await attempt();
+      if (problem !== undefined) {
+        message.textContent = problem;
+        onProblem();
+      }
+    } finally {
+      busy = false;
+      confirm.disabled = false;
+    }
+  };
+};
+
+/** A big quiet button that leaves a form without submitting it (back, cancel). */
+export const leaveButton = (label: string, onClick: () => void): HTMLButtonElement =>
+  h('button', { className: 'quiet big', attrs: { type: 'button' }, onClick }, label);

@@ -4,13 +4,15 @@
  * render from it; when data changes (a pull, a local write, the language) the current screen is drawn
  * again through its `update`, or whole when it has none.
  */
-import { utcDay } from '../../rules/checkin.js';
+
+import type { RosterStudent } from '../../domain/roster.js';
+import { type Headcount, headcountOf, utcDay } from '../../rules/checkin.js';
 import { type AspectView, aspectView, type LocalCheckinEvent } from './checkinState.js';
 import { rememberDayKeys } from './dayKeys.js';
 import { h, replaceChildren } from './dom.js';
 import { type Lang, type MessageKey, translate } from './i18n.js';
-import { localCheckinEvents } from './outboxEvents.js';
-import { buildRosterIndex, checkinAspectKey, type RosterIndex } from './rosterIndex.js';
+import { localCheckinEvents, localVisitors } from './outboxEvents.js';
+import { buildRosterIndex, checkinAspectKey, type RosterIndex, withStudents } from './rosterIndex.js';
 import type { Session } from './session.js';
 import { type CheckinConfig, loadConfig, saveConfig, saveLang } from './storage.js';
 import type { SyncEngine, SyncEngineState } from './sync.js';
@@ -35,6 +37,11 @@ export interface Kiosk {
   setConfig(config: CheckinConfig): void;
   /** The child's check-in state at a session: the roster with this tablet's events over it. */
   aspect(sessionId: string, studentId: string): AspectView;
+  /**
+   * The session's headcount as this tablet knows it: the roster's check-ins (live while online, as
+   * pulls bring other tablets' and the server's) with this tablet's own events over them.
+   */
+  headcount(sessionId: string): Headcount;
   /** Writes one event to the outbox, then refreshes the views and asks for a sync pass. */
   record(doc: { readonly _id: string }): Promise<void>;
   reloadRoster(): Promise<void>;
@@ -55,6 +62,7 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
   let lang = parts.lang;
   let index = buildRosterIndex([]);
   let local: LocalCheckinEvent[] = [];
+  let visitors: Array<{ readonly eventId: string; readonly student: RosterStudent }> = [];
   let config = loadConfig();
   let screen: Screen | undefined;
   const headerSlot = h('div', { className: 'header-slot' });
@@ -69,7 +77,25 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
   };
   const loadLocal = async () => {
     const all = await parts.sync.outbox.allDocs({ include_docs: true });
-    local = localCheckinEvents(all.rows.flatMap((r) => (r.doc === undefined ? [] : [{ ...r.doc }])));
+    const docs = all.rows.flatMap((r) => (r.doc === undefined ? [] : [{ ...r.doc }]));
+    local = localCheckinEvents(docs);
+    visitors = localVisitors(docs);
+  };
+  /**
+   * The roster, with the visitors this tablet registered that the server has not refused; kept until
+   * the roster, the outbox or the refusals change (the desk asks for it once per row).
+   */
+  let merged:
+    | { readonly from: readonly [RosterIndex, unknown, number]; readonly index: RosterIndex }
+    | undefined;
+  const indexNow = (): RosterIndex => {
+    const refusals = parts.sync.status().refused;
+    const from = [index, visitors, refusals.length] as const;
+    if (merged?.from.every((v, i) => v === from[i])) return merged.index;
+    const refused = new Set(refusals.map((r) => r.eventId));
+    const extra = visitors.filter((v) => !refused.has(v.eventId)).map((v) => v.student);
+    merged = { from, index: withStudents(index, extra) };
+    return merged.index;
   };
 
   const drawHeader = () => replaceChildren(headerSlot, parts.header(kiosk, parts.sync.status()));
@@ -91,7 +117,7 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
     },
     session: parts.session,
     sync: parts.sync,
-    index: () => index,
+    index: indexNow,
     config: () => config,
     setConfig(next) {
       config = next;
@@ -102,6 +128,14 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
       const refused = new Set(parts.sync.status().refused.map((r) => r.eventId));
       const mine = local.filter((e) => e.sessionId === sessionId && e.studentId === studentId);
       return aspectView(index.checkins.get(checkinAspectKey(sessionId, studentId)), mine, refused);
+    },
+    headcount(sessionId) {
+      const prefix = checkinAspectKey(sessionId, '');
+      const children = new Set<string>();
+      for (const key of index.checkins.keys())
+        if (key.startsWith(prefix)) children.add(key.slice(prefix.length));
+      for (const e of local) if (e.sessionId === sessionId) children.add(e.studentId);
+      return headcountOf([...children].map((studentId) => kiosk.aspect(sessionId, studentId).checkins));
     },
     async record(doc) {
       await parts.sync.outbox.put(doc);

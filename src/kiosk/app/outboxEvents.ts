@@ -6,6 +6,8 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { eventDocId } from '../../domain/event.js';
 import { decodeSyncEvent, type SyncEvent } from '../../domain/eventTypes.js';
+import type { RosterStudent } from '../../domain/roster.js';
+import { phoneSuffix } from '../../rules/roster.js';
 import type { LocalCheckinEvent } from './checkinState.js';
 
 export type OutboxDoc = SyncEvent & { readonly _id: string };
@@ -67,6 +69,106 @@ export const localCheckinEvents = (docs: ReadonlyArray<Record<string, unknown>>)
         clientTimestamp: e.clientTimestamp,
       });
     }
+  }
+  return out;
+};
+
+/** What the "new child" form gathers; optional fields are absent when left blank. */
+export interface VisitorInput {
+  readonly displayName: string;
+  readonly guardianName: string;
+  readonly phone: string;
+  readonly allergies?: string;
+  readonly specialNeeds?: string;
+}
+
+/** The form's fields the server's codec refused, by field name (empty: the registration is valid). */
+export type VisitorProblems = ReadonlySet<keyof VisitorInput>;
+
+const visitorEvent = (
+  input: VisitorInput,
+  ids: { readonly eventId: string; readonly studentId: string; readonly classId: string; readonly now: Date },
+): SyncEvent & { readonly type: 'VISITOR_REGISTERED' } => ({
+  type: 'VISITOR_REGISTERED',
+  eventId: ids.eventId,
+  clientTimestamp: ids.now.toISOString(),
+  studentId: ids.studentId,
+  classId: ids.classId,
+  displayName: input.displayName,
+  guardianName: input.guardianName,
+  phone: input.phone,
+  ...(input.allergies === undefined ? {} : { allergies: input.allergies }),
+  ...(input.specialNeeds === undefined ? {} : { specialNeeds: input.specialNeeds }),
+});
+
+const FORM_FIELDS: ReadonlyArray<keyof VisitorInput> = [
+  'displayName',
+  'guardianName',
+  'phone',
+  'allergies',
+  'specialNeeds',
+];
+const isFormField = (key: string): key is keyof VisitorInput =>
+  (FORM_FIELDS as ReadonlyArray<string>).includes(key);
+
+/**
+ * The form's fields checked with the server's own codec of the event (the API's validation, not a
+ * copy of it): the fields named by the codec's errors are the ones to correct.
+ */
+export const visitorProblems = (input: VisitorInput): VisitorProblems => {
+  const decoded = decodeSyncEvent(
+    visitorEvent(input, {
+      eventId: crypto.randomUUID(),
+      studentId: crypto.randomUUID(),
+      classId: crypto.randomUUID(),
+      now: new Date(),
+    }),
+  );
+  if (E.isRight(decoded)) return new Set();
+  if (decoded.left.reason !== 'VALIDATION_FAILED') throw new Error('the kiosk built an unknown event');
+  return new Set(decoded.left.errors.flatMap((e) => e.context.map((c) => c.key).filter(isFormField)));
+};
+
+export const visitorRegisteredDoc = (
+  input: VisitorInput,
+  ids: { readonly eventId: string; readonly studentId: string; readonly classId: string; readonly now: Date },
+): OutboxDoc => checked(visitorEvent(input, ids));
+
+/**
+ * The children this tablet registered, as the desk shows them until the roster brings the server's
+ * record: what a pulled roster document would hold, the guardian's phone as its last four digits
+ * only (as the roster gives it), never shown in full once recorded.
+ */
+export const localVisitors = (
+  docs: ReadonlyArray<Record<string, unknown>>,
+): Array<{ readonly eventId: string; readonly student: RosterStudent }> => {
+  const out: Array<{ readonly eventId: string; readonly student: RosterStudent }> = [];
+  for (const { _id: _i, _rev: _r, ...doc } of docs) {
+    const decoded = decodeSyncEvent(doc);
+    if (E.isLeft(decoded) || decoded.right.type !== 'VISITOR_REGISTERED') continue;
+    const e = decoded.right;
+    out.push({
+      eventId: e.eventId,
+      student: {
+        _id: `student:${e.studentId}`,
+        docType: 'rosterStudent',
+        studentId: e.studentId,
+        displayName: e.displayName,
+        classId: e.classId,
+        photoRef: null,
+        allergies: e.allergies ?? null,
+        specialNeeds: e.specialNeeds ?? null,
+        visitor: true,
+        pickup: [
+          {
+            name: e.guardianName,
+            level: 'N1',
+            relationship: 'guardian',
+            phoneSuffixes: [phoneSuffix(e.phone)],
+          },
+        ],
+      },
+    });
   }
   return out;
 };

@@ -20,9 +20,16 @@ interface Searchable {
   readonly words: ReadonlyArray<string>;
 }
 
+export interface Room {
+  readonly capacity: number | null;
+  readonly childrenPerVolunteer: number | null;
+}
+
 export interface RosterIndex {
   readonly students: ReadonlyMap<string, RosterStudent>;
   readonly classes: ReadonlyMap<string, string>;
+  /** Each class's room: its capacity and ratio (null: none). */
+  readonly rooms: ReadonlyMap<string, Room>;
   readonly sessions: ReadonlyArray<RosterSessionDoc>;
   /** base64url day keys by UTC day. */
   readonly dayKeys: ReadonlyMap<string, string>;
@@ -45,6 +52,7 @@ const byName = (a: RosterStudent, b: RosterStudent): number =>
 export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
   const students = new Map<string, RosterStudent>();
   const classes = new Map<string, string>();
+  const rooms = new Map<string, Room>();
   const sessions: RosterSessionDoc[] = [];
   const dayKeys = new Map<string, string>();
   const checkins = new Map<string, RosterCheckinDoc>();
@@ -62,6 +70,10 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
         break;
       case 'rosterClass':
         classes.set(doc.classId, doc.name);
+        rooms.set(doc.classId, {
+          capacity: doc.capacity ?? null,
+          childrenPerVolunteer: doc.childrenPerVolunteer ?? null,
+        });
         break;
       case 'rosterSession':
         sessions.push(doc);
@@ -82,7 +94,34 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
   const searchable = [...students.values()]
     .sort(byName)
     .map((student) => ({ student, words: normalizeText(student.displayName).split(' ') }));
-  return { students, classes, sessions, dayKeys, checkins, searchable, unreadable };
+  return { students, classes, rooms, sessions, dayKeys, checkins, searchable, unreadable };
+};
+
+/**
+ * The index with children the roster does not hold yet (visitors this tablet registered, before the
+ * server's record comes back with a pull); a child the roster holds is the roster's.
+ */
+export const withStudents = (index: RosterIndex, extra: ReadonlyArray<RosterStudent>): RosterIndex => {
+  const added = extra.filter((s) => !index.students.has(s.studentId));
+  if (added.length === 0) return index;
+  const students = new Map(index.students);
+  for (const s of added) students.set(s.studentId, s);
+  const searchable = [...students.values()]
+    .sort(byName)
+    .map((student) => ({ student, words: normalizeText(student.displayName).split(' ') }));
+  return { ...index, students, searchable };
+};
+
+/**
+ * A child's brothers and sisters: the other children who share a guardian phone with them (a family
+ * key in the roster), by name. None for a child the roster names no family for.
+ */
+export const siblingsOf = (index: RosterIndex, student: RosterStudent): RosterStudent[] => {
+  const families = new Set(student.families ?? []);
+  if (families.size === 0) return [];
+  return index.searchable
+    .map((s) => s.student)
+    .filter((s) => s.studentId !== student.studentId && (s.families ?? []).some((f) => families.has(f)));
 };
 
 /**

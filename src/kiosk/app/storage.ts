@@ -1,6 +1,7 @@
 /**
  * What the kiosk keeps in localStorage, each value decoded on the way back in (storage is input too):
- * the device id, the language, the signed-in user and tokens, and the check-in configuration.
+ * the device id, the language, the signed-in user and tokens, the check-in configuration, and the
+ * label printer this tablet prints on.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
@@ -12,7 +13,17 @@ const KEYS = {
   lang: 'chamada.kiosk.lang',
   auth: 'chamada.kiosk.auth',
   config: 'chamada.kiosk.checkinConfig',
+  labelLayout: 'chamada.kiosk.labelLayout',
 } as const;
+
+/**
+ * The label layouts, by printer: a sheet (any printer, the browser's page), a Brother QL with 62 mm
+ * continuous tape (cut at 100 mm), a Dymo 30252 address label (2.25 × 1.25 in), a 4 × 6 in shipping
+ * label (Zebra and the like). Each is one `@page` size in the print styles.
+ */
+export const LABEL_LAYOUTS = ['sheet', 'brother62', 'dymo30252', 'label4x6'] as const;
+export type LabelLayout = (typeof LABEL_LAYOUTS)[number];
+export const isLabelLayout = (s: unknown): s is LabelLayout => LABEL_LAYOUTS.some((l) => l === s);
 
 export const AuthState = t.intersection([
   t.type({
@@ -65,6 +76,13 @@ export const loadLang = (): Lang => {
   return isLang(stored) ? stored : 'pt-BR';
 };
 export const saveLang = (lang: Lang): void => localStorage.setItem(KEYS.lang, lang);
+
+/** Kept per tablet: each door has its own printer. */
+export const loadLabelLayout = (): LabelLayout => {
+  const stored = localStorage.getItem(KEYS.labelLayout);
+  return isLabelLayout(stored) ? stored : 'sheet';
+};
+export const saveLabelLayout = (layout: LabelLayout): void => localStorage.setItem(KEYS.labelLayout, layout);
 
 export const loadAuth = (): AuthState | undefined => readJson(KEYS.auth, AuthState);
 export const saveAuth = (auth: AuthState | undefined): void => {

@@ -11,7 +11,7 @@ import { mayEmergencyCheckout } from '../access.js';
 import { makeAttempts } from '../attempts.js';
 import { openCheckin } from '../checkinState.js';
 import { base64UrlBytes, deviceDailyCode } from '../deviceCode.js';
-import { field, h, replaceChildren } from '../dom.js';
+import { field, h, leaveButton, replaceChildren, submitOnce } from '../dom.js';
 import { pickupAdultLabel } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { checkOutDoc } from '../outboxEvents.js';
@@ -154,23 +154,7 @@ export const checkoutScreen = (session: RosterSessionDoc, student: RosterStudent
       }
     };
 
-    let busy = false;
-    const onSubmit = async (event: SubmitEvent) => {
-      event.preventDefault();
-      if (busy) return;
-      busy = true;
-      confirm.disabled = true;
-      try {
-        const problem = await attempt();
-        if (problem !== undefined) {
-          message.textContent = problem;
-          code.select();
-        }
-      } finally {
-        busy = false;
-        confirm.disabled = false;
-      }
-    };
+    const onSubmit = submitOnce(confirm, message, attempt, () => code.select());
 
     const adults = pickupList(kiosk, student, (adult) => {
       chosen = adult;
@@ -196,15 +180,7 @@ export const checkoutScreen = (session: RosterSessionDoc, student: RosterStudent
         h(
           'div',
           { className: 'actions' },
-          h(
-            'button',
-            {
-              className: 'quiet big',
-              attrs: { type: 'button' },
-              onClick: () => kiosk.show(deskScreen(session)),
-            },
-            kiosk.t('checkout.back'),
-          ),
+          leaveButton(kiosk.t('checkout.back'), () => kiosk.show(deskScreen(session))),
           confirm,
           emergencyAllowed
             ? h(

@@ -7,7 +7,7 @@
 import type { RosterStudent } from '../../../domain/roster.js';
 import { mayEmergencyCheckout } from '../access.js';
 import { openCheckin } from '../checkinState.js';
-import { field, h } from '../dom.js';
+import { field, h, leaveButton, submitOnce } from '../dom.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { emergencyCheckoutDoc } from '../outboxEvents.js';
 import type { RosterSessionDoc } from '../rosterIndex.js';
@@ -69,20 +69,7 @@ export const emergencyScreen = (session: RosterSessionDoc, student: RosterStuden
       return undefined;
     };
 
-    let busy = false;
-    const onSubmit = async (event: SubmitEvent) => {
-      event.preventDefault();
-      if (busy) return;
-      busy = true;
-      confirm.disabled = true;
-      try {
-        const problem = await attempt();
-        if (problem !== undefined) message.textContent = problem;
-      } finally {
-        busy = false;
-        confirm.disabled = false;
-      }
-    };
+    const onSubmit = submitOnce(confirm, message, attempt);
 
     queueMicrotask(() => person.focus());
     return h(
@@ -114,15 +101,7 @@ export const emergencyScreen = (session: RosterSessionDoc, student: RosterStuden
         h(
           'div',
           { className: 'actions' },
-          h(
-            'button',
-            {
-              className: 'quiet big',
-              attrs: { type: 'button' },
-              onClick: () => kiosk.show(checkoutScreen(session, student)),
-            },
-            kiosk.t('checkout.back'),
-          ),
+          leaveButton(kiosk.t('checkout.back'), () => kiosk.show(checkoutScreen(session, student))),
           confirm,
         ),
       ),

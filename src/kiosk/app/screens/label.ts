@@ -1,60 +1,116 @@
 /**
- * The label after a check-in: the child's tag (name, class, allergy alert, care notes, the daily code)
- * and the guardian's stub with the same code. Print styles show only these two.
+ * The labels after a check-in: one tag per child (name, class, allergy alert, care notes, the daily
+ * code) and one guardian's stub listing every child checked in together, each with their code (a
+ * mother with three children keeps one stub). Print styles show only these.
  */
 import type { RosterStudent } from '../../../domain/roster.js';
 import { h } from '../dom.js';
 import { formatTime } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import type { RosterSessionDoc } from '../rosterIndex.js';
+import { isLabelLayout, LABEL_LAYOUTS, loadLabelLayout, saveLabelLayout } from '../storage.js';
 import { deskScreen } from './desk.js';
 import { sessionLabel } from './sessions.js';
 
-export interface LabelInput {
+export interface LabelledChild {
   readonly session: RosterSessionDoc;
   readonly student: RosterStudent;
   readonly code: string;
-  readonly checkedInAt: string;
 }
 
-export const labelScreen = ({ session, student, code, checkedInAt }: LabelInput): Screen => ({
+export interface LabelInput {
+  readonly children: ReadonlyArray<LabelledChild>;
+  readonly checkedInAt: string;
+  /** Where "done" returns to. */
+  readonly desk: RosterSessionDoc;
+}
+
+const childLabel = (kiosk: Kiosk, { session, student, code }: LabelledChild, checkedInAt: string) =>
+  h(
+    'article',
+    { className: 'label', attrs: { 'data-test': 'label' } },
+    h(
+      'p',
+      { className: 'label-when' },
+      `${sessionLabel(kiosk, session)} · ${formatTime(kiosk.lang(), checkedInAt)}`,
+    ),
+    h('p', { className: 'label-name' }, student.displayName),
+    h('p', { className: 'label-class' }, kiosk.index().classes.get(student.classId) ?? ''),
+    student.allergies === null
+      ? null
+      : h('p', { className: 'label-allergy' }, kiosk.t('label.allergy', { text: student.allergies })),
+    student.specialNeeds === null
+      ? null
+      : h('p', { className: 'label-care' }, kiosk.t('label.care', { text: student.specialNeeds })),
+    h(
+      'p',
+      { className: 'label-code' },
+      h('span', { className: 'label-code-caption' }, kiosk.t('label.code')),
+      h('span', { className: 'code', attrs: { 'data-test': 'label-code' } }, code),
+    ),
+  );
+
+const stub = (kiosk: Kiosk, children: ReadonlyArray<LabelledChild>, checkedInAt: string) =>
+  h(
+    'article',
+    { className: 'label stub', attrs: { 'data-test': 'stub' } },
+    h(
+      'p',
+      { className: 'label-when' },
+      `${kiosk.t('label.stub')} · ${formatTime(kiosk.lang(), checkedInAt)}`,
+    ),
+    ...children.map(({ student, code }) =>
+      h(
+        'p',
+        { className: 'stub-child', attrs: { 'data-test': 'stub-child' } },
+        h('span', { className: 'label-name' }, student.displayName),
+        ' ',
+        h('span', { className: 'code' }, code),
+      ),
+    ),
+    h('p', { className: 'label-hint' }, kiosk.t('label.stubHint')),
+  );
+
+/** The tablet's label printer: its layout is the body's `data-label-layout`, which the print styles read. */
+const printerChoice = (kiosk: Kiosk): HTMLElement => {
+  const current = loadLabelLayout();
+  document.body.dataset.labelLayout = current;
+  const select = h(
+    'select',
+    {
+      attrs: { name: 'labelLayout' },
+      onInput: () => {
+        if (!isLabelLayout(select.value)) return;
+        saveLabelLayout(select.value);
+        document.body.dataset.labelLayout = select.value;
+      },
+    },
+    ...LABEL_LAYOUTS.map((layout) => h('option', { attrs: { value: layout } }, kiosk.t(`printer.${layout}`))),
+  );
+  select.value = current;
+  return h(
+    'label',
+    { className: 'field printer no-print' },
+    h('span', { className: 'field-label' }, kiosk.t('printer.label')),
+    select,
+  );
+};
+
+export const labelScreen = ({ children, checkedInAt, desk }: LabelInput): Screen => ({
   name: 'label',
+  // The labels show what was recorded: a roster pull arriving meanwhile must not rebuild them under
+  // the volunteer's hands (or under the print dialog).
+  update: () => undefined,
   render(kiosk: Kiosk) {
-    const when = `${sessionLabel(kiosk, session)} · ${formatTime(kiosk.lang(), checkedInAt)}`;
-    const className = kiosk.index().classes.get(student.classId) ?? '';
     return h(
       'section',
       { className: 'label-screen' },
+      printerChoice(kiosk),
       h(
         'div',
         { className: 'print-area' },
-        h(
-          'article',
-          { className: 'label', attrs: { 'data-test': 'label' } },
-          h('p', { className: 'label-when' }, when),
-          h('p', { className: 'label-name' }, student.displayName),
-          h('p', { className: 'label-class' }, className),
-          student.allergies === null
-            ? null
-            : h('p', { className: 'label-allergy' }, kiosk.t('label.allergy', { text: student.allergies })),
-          student.specialNeeds === null
-            ? null
-            : h('p', { className: 'label-care' }, kiosk.t('label.care', { text: student.specialNeeds })),
-          h(
-            'p',
-            { className: 'label-code' },
-            h('span', { className: 'label-code-caption' }, kiosk.t('label.code')),
-            h('span', { className: 'code', attrs: { 'data-test': 'label-code' } }, code),
-          ),
-        ),
-        h(
-          'article',
-          { className: 'label stub', attrs: { 'data-test': 'stub' } },
-          h('p', { className: 'label-when' }, `${kiosk.t('label.stub')} · ${when}`),
-          h('p', { className: 'label-name' }, student.displayName),
-          h('p', { className: 'label-code' }, h('span', { className: 'code' }, code)),
-          h('p', { className: 'label-hint' }, kiosk.t('label.stubHint')),
-        ),
+        ...children.map((c) => childLabel(kiosk, c, checkedInAt)),
+        stub(kiosk, children, checkedInAt),
       ),
       h(
         'div',
@@ -69,7 +125,7 @@ export const labelScreen = ({ session, student, code, checkedInAt }: LabelInput)
           {
             className: 'primary big',
             attrs: { type: 'button' },
-            onClick: () => kiosk.show(deskScreen(session)),
+            onClick: () => kiosk.show(deskScreen(desk)),
           },
           kiosk.t('label.done'),
         ),

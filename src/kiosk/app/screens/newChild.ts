@@ -1,0 +1,118 @@
+/**
+ * A family's first visit: "new child" registers the child as a visitor in the session's class and
+ * checks them in, with the label, in one go. Online and offline alike: the tablet generates the
+ * child's id and records VISITOR_REGISTERED then CHECK_IN in its outbox, and the server creates the
+ * visitor with that id when they arrive. The fields are checked with the server's own codec of the
+ * event, so the form refuses exactly what the API would.
+ */
+import { field, h, leaveButton, submitOnce } from '../dom.js';
+import type { Kiosk, Screen } from '../kiosk.js';
+import { type VisitorInput, visitorProblems, visitorRegisteredDoc } from '../outboxEvents.js';
+import type { RosterSessionDoc } from '../rosterIndex.js';
+import { checkInChild, deskScreen, roomCheck, roomFullMessage } from './desk.js';
+
+/** The form's inputs, by the field they fill. */
+type Inputs = Readonly<Record<keyof VisitorInput, HTMLInputElement | HTMLTextAreaElement>>;
+
+const optional = (s: string): string | undefined => (s.trim() === '' ? undefined : s.trim());
+
+export const newChildScreen = (session: RosterSessionDoc): Screen => ({
+  name: 'new-child',
+  render(kiosk: Kiosk) {
+    const input = (name: string, extra: Readonly<Record<string, string>> = {}) =>
+      h('input', { attrs: { name, autocomplete: 'off', ...extra } });
+    const inputs: Inputs = {
+      displayName: input('displayName', { maxlength: '120' }),
+      guardianName: input('guardianName', { maxlength: '120' }),
+      phone: input('phone', { type: 'tel', maxlength: '30' }),
+      allergies: h('textarea', { attrs: { name: 'allergies', rows: '2', maxlength: '2000' } }),
+      specialNeeds: h('textarea', { attrs: { name: 'specialNeeds', rows: '2', maxlength: '2000' } }),
+    };
+    const message = h('p', { className: 'form-error', attrs: { role: 'alert' } });
+    const confirm = h(
+      'button',
+      { className: 'primary big', attrs: { type: 'submit' } },
+      kiosk.t('newChild.confirm'),
+    );
+
+    /** An ADMIN who was told the room is full and submits again checks the child in beyond it. */
+    let overriding = false;
+    const attempt = async (): Promise<string | undefined> => {
+      const allergies = optional(inputs.allergies.value);
+      const specialNeeds = optional(inputs.specialNeeds.value);
+      const visitor: VisitorInput = {
+        displayName: inputs.displayName.value.trim(),
+        guardianName: inputs.guardianName.value.trim(),
+        phone: inputs.phone.value.trim(),
+        ...(allergies === undefined ? {} : { allergies }),
+        ...(specialNeeds === undefined ? {} : { specialNeeds }),
+      };
+      const problems = visitorProblems(visitor);
+      for (const [name, el] of Object.entries(inputs))
+        el.toggleAttribute(
+          'aria-invalid',
+          [...problems].some((p) => p === name),
+        );
+      if (problems.size > 0) return kiosk.t('newChild.invalid');
+      if (kiosk.index().dayKeys.size === 0) return kiosk.t('checkin.noKey');
+      // Checked before anything is recorded: a child refused at the door is not registered either.
+      const room = roomCheck(kiosk, session);
+      if (room === 'FULL') return roomFullMessage(kiosk, session, room);
+      if (room === 'FULL_ADMIN_MAY_OVERRIDE' && !overriding) {
+        overriding = true;
+        return `${roomFullMessage(kiosk, session, room)} ${kiosk.t('newChild.fullAgain')}`;
+      }
+      const studentId = crypto.randomUUID();
+      await kiosk.record(
+        visitorRegisteredDoc(visitor, {
+          eventId: crypto.randomUUID(),
+          studentId,
+          classId: session.classId,
+          now: new Date(),
+        }),
+      );
+      // The index now holds the child from the outbox; the check-in is the desk's, label included.
+      const student = kiosk.index().students.get(studentId);
+      if (student === undefined) throw new Error('a registered visitor is missing from the index');
+      return checkInChild(kiosk, session, student);
+    };
+
+    const onSubmit = submitOnce(confirm, message, attempt);
+
+    queueMicrotask(() => inputs.displayName.focus());
+    return h(
+      'section',
+      { className: 'new-child' },
+      h('h1', {}, kiosk.t('newChild.title')),
+      h(
+        'p',
+        { className: 'field-hint' },
+        kiosk.t('newChild.hint', { class: kiosk.index().classes.get(session.classId) ?? '' }),
+      ),
+      h(
+        'form',
+        {
+          attrs: { novalidate: '' },
+          onSubmit: (e) => void onSubmit(e),
+          onInput: (e) => {
+            message.textContent = '';
+            // A field being corrected is no longer marked; the next attempt checks it again.
+            if (e.target instanceof HTMLElement) e.target.removeAttribute('aria-invalid');
+          },
+        },
+        field(kiosk.t('newChild.name'), inputs.displayName),
+        field(kiosk.t('newChild.guardian'), inputs.guardianName),
+        field(kiosk.t('newChild.phone'), inputs.phone),
+        field(kiosk.t('newChild.allergies'), inputs.allergies),
+        field(kiosk.t('newChild.specialNeeds'), inputs.specialNeeds),
+        message,
+        h(
+          'div',
+          { className: 'actions' },
+          leaveButton(kiosk.t('newChild.cancel'), () => kiosk.show(deskScreen(session))),
+          confirm,
+        ),
+      ),
+    );
+  },
+});

@@ -1,0 +1,113 @@
+/**
+ * Brothers and sisters in one go: the children who share a guardian phone with the one found, each
+ * in their own class's session of the day, ticked and checked in with one action (one CHECK_IN event
+ * per child, one label per child and one guardian's stub listing them all with each code). Offline
+ * too: every event goes through the outbox.
+ */
+import type { RosterStudent } from '../../../domain/roster.js';
+import { openCheckin } from '../checkinState.js';
+import { h, leaveButton, submitOnce } from '../dom.js';
+import type { Kiosk, Screen } from '../kiosk.js';
+import { type RosterSessionDoc, siblingsOf } from '../rosterIndex.js';
+import { deskScreen, recordCheckIn, roomCheck, roomFullMessage } from './desk.js';
+import { type LabelledChild, labelScreen } from './label.js';
+
+/** The session a child would be checked in to: their class's session on the desk's day, if any. */
+const sessionFor = (
+  kiosk: Kiosk,
+  desk: RosterSessionDoc,
+  child: RosterStudent,
+): RosterSessionDoc | undefined =>
+  child.classId === desk.classId
+    ? desk
+    : kiosk.index().sessions.find((s) => s.classId === child.classId && s.date === desk.date);
+
+export const siblingsScreen = (desk: RosterSessionDoc, found: RosterStudent): Screen => ({
+  name: 'siblings',
+  render(kiosk: Kiosk) {
+    const family = [found, ...siblingsOf(kiosk.index(), found)];
+    const boxes = new Map<string, HTMLInputElement>();
+    const row = (child: RosterStudent): HTMLElement => {
+      const session = sessionFor(kiosk, desk, child);
+      const inside = session !== undefined && openCheckin(kiosk.aspect(session.sessionId, child.studentId));
+      const box = h('input', { attrs: { type: 'checkbox', name: child.studentId } });
+      box.checked = session !== undefined && !inside;
+      box.disabled = session === undefined || inside !== undefined;
+      boxes.set(child.studentId, box);
+      return h(
+        'li',
+        { className: 'child sibling', attrs: { 'data-student-id': child.studentId } },
+        h(
+          'label',
+          { className: 'child-main' },
+          box,
+          h('span', { className: 'child-name' }, child.displayName),
+          h('span', { className: 'child-class' }, kiosk.index().classes.get(child.classId) ?? ''),
+          child.allergies === null
+            ? null
+            : h('span', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: child.allergies })),
+          session === undefined
+            ? h('span', { className: 'child-status' }, kiosk.t('siblings.noSession'))
+            : inside
+              ? h('span', { className: 'child-status' }, kiosk.t('siblings.inside'))
+              : null,
+        ),
+      );
+    };
+    const message = h('p', { className: 'form-error', attrs: { role: 'alert' } });
+    const confirm = h(
+      'button',
+      { className: 'primary big', attrs: { type: 'submit' } },
+      kiosk.t('siblings.confirm'),
+    );
+
+    /** An ADMIN told that a room would be over its capacity checks the children in on the next tap. */
+    let overriding = false;
+    const attempt = async (): Promise<string | undefined> => {
+      const chosen = family.flatMap((child) => {
+        const session = sessionFor(kiosk, desk, child);
+        return boxes.get(child.studentId)?.checked === true && session !== undefined
+          ? [{ child, session }]
+          : [];
+      });
+      if (chosen.length === 0) return kiosk.t('siblings.noneChosen');
+      for (const session of new Set(chosen.map((c) => c.session))) {
+        const room = roomCheck(kiosk, session, chosen.filter((c) => c.session === session).length);
+        if (room === 'FULL') return roomFullMessage(kiosk, session, room);
+        if (room === 'FULL_ADMIN_MAY_OVERRIDE' && !overriding) {
+          overriding = true;
+          return `${roomFullMessage(kiosk, session, room)} ${kiosk.t('siblings.fullAgain')}`;
+        }
+      }
+      const now = new Date();
+      const labelled: LabelledChild[] = [];
+      for (const { child, session } of chosen) {
+        const recorded = await recordCheckIn(kiosk, session, child, now);
+        // One child refused (checked in meanwhile on this tablet) does not hold back the others.
+        if ('code' in recorded) labelled.push({ session, student: child, code: recorded.code });
+      }
+      if (labelled.length === 0) return kiosk.t('siblings.noneChosen');
+      kiosk.show(labelScreen({ children: labelled, checkedInAt: now.toISOString(), desk }));
+      return undefined;
+    };
+
+    const onSubmit = submitOnce(confirm, message, attempt);
+    return h(
+      'section',
+      { className: 'siblings' },
+      h('h1', {}, kiosk.t('siblings.title', { name: found.displayName })),
+      h(
+        'form',
+        { onSubmit: (e) => void onSubmit(e) },
+        h('ul', { className: 'children' }, ...family.map(row)),
+        message,
+        h(
+          'div',
+          { className: 'actions' },
+          leaveButton(kiosk.t('newChild.cancel'), () => kiosk.show(deskScreen(desk))),
+          confirm,
+        ),
+      ),
+    );
+  },
+});
