@@ -33,6 +33,7 @@ import { type Metrics, noMetrics, prometheusMetrics } from './metrics/metrics.js
 import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
 import { reportService } from './reports/reportService.js';
 import { consentService } from './roster/consentService.js';
+import { rosterImportService } from './roster/rosterImport.js';
 import { rosterForAspects, rosterWanted } from './roster/rosterInput.js';
 import { studentWriteThrough } from './roster/studentProjection.js';
 import { studentService } from './roster/studentService.js';
@@ -283,6 +284,15 @@ export const startService = async (
       directory,
       consents: consentService({ consents, students, users, directory, events, clock }),
       consentStore: consents,
+      imports: rosterImportService({
+        students,
+        studentService: studentSvc,
+        classes,
+        audit: auditTrail,
+        clock,
+        // Derived from the JWT secret, so every instance derives the same id for the same row.
+        idKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'imported student ids', 32)),
+      }),
     },
     audit: auditTrail,
     attendance: {

@@ -1,5 +1,6 @@
 /** `makeApp` builds the Express application from its dependencies and the route registry; it never listens. */
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { BytesType } from '../domain/codec.js';
 import { apiError } from '../domain/errors.js';
 import type { AppDeps } from './deps.js';
 import { KIOSK_BASE, kioskRouter } from './kioskStatic.js';
@@ -16,6 +17,11 @@ import { expressPath, type Route } from './route.js';
 import { routeHandler } from './runRoute.js';
 
 export const BODY_LIMIT = '1mb';
+/**
+ * Routes whose body is a file (a roster CSV of up to 10,000 rows) take it as bytes, up to this size;
+ * every other route keeps the 1 MiB JSON limit.
+ */
+export const FILE_BODY_LIMIT = '16mb';
 
 export const makeApp = (deps: AppDeps, routes: ReadonlyArray<Route> = defaultRoutes): Express => {
   const app = express();
@@ -40,7 +46,16 @@ export const makeApp = (deps: AppDeps, routes: ReadonlyArray<Route> = defaultRou
   // The CouchDB-protocol endpoints for tablets: their own router (CouchDB's shapes, not the registry's).
   app.use(REPLICATION_BASE, routeNamed(`${REPLICATION_BASE}/*`), replicationRouter(deps));
   for (const route of routes) {
-    app[route.method](expressPath(route.path), routeHandler(route, deps, routes));
+    const body = route.body;
+    if (body instanceof BytesType) {
+      // Only this route's own media type is read as bytes; any other body reaches the codec as
+      // whatever the JSON parser made of it, and is refused there (400) with the expected type.
+      app[route.method](
+        expressPath(route.path),
+        express.raw({ type: body.mediaType, limit: FILE_BODY_LIMIT }),
+        routeHandler(route, deps, routes),
+      );
+    } else app[route.method](expressPath(route.path), routeHandler(route, deps, routes));
   }
   app.use((req: Request, res: Response, _next: NextFunction) => {
     sendError(req, res, apiError('NOT_FOUND', 'No such route.'));

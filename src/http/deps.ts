@@ -9,6 +9,7 @@ import type { Config } from '../config/config.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ReportService } from '../reports/reportService.js';
 import type { ConsentService } from '../roster/consentService.js';
+import type { RosterImportService } from '../roster/rosterImport.js';
 import type { StudentService } from '../roster/studentService.js';
 import type { AuditLog } from '../store/auditLog.js';
 import type { ClassStore } from '../store/classes.js';
@@ -49,6 +50,7 @@ export interface AppDeps {
     readonly directory: StudentDirectory;
     readonly consents: ConsentService;
     readonly consentStore: ConsentStore;
+    readonly imports: RosterImportService;
   };
   readonly audit: AuditLog;
   readonly attendance: {

@@ -6,6 +6,7 @@ import { authRoutes } from './routes/authRoutes.js';
 import { checkinRoutes } from './routes/checkinRoutes.js';
 import { classesRoutes } from './routes/classesRoutes.js';
 import { consentsRoutes } from './routes/consentsRoutes.js';
+import { importsRoutes } from './routes/importsRoutes.js';
 import { openApiRoute } from './routes/openApiRoute.js';
 import { pickupRoutes } from './routes/pickupRoutes.js';
 import { reportsRoutes } from './routes/reportsRoutes.js';
@@ -26,6 +27,7 @@ export const routes: ReadonlyArray<Route> = [
   ...rolesRoutes,
   ...classesRoutes,
   ...studentsRoutes,
+  ...importsRoutes,
   ...consentsRoutes,
   ...auditRoutes,
   ...checkinRoutes,
