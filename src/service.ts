@@ -27,6 +27,7 @@ import { DEFAULT_IDEMPOTENCY_SETTINGS, type IdempotencySettings } from './http/i
 import { routes as defaultRoutes } from './http/registry.js';
 import type { Route } from './http/route.js';
 import { idempotencyPurge$ } from './jobs/idempotencyPurge.js';
+import { scheduleMaterialisation$ } from './jobs/scheduleMaterialisation.js';
 import { withTimeout } from './lib/timeouts.js';
 import { createLogger } from './log/logger.js';
 import { type Metrics, noMetrics, prometheusMetrics } from './metrics/metrics.js';
@@ -37,6 +38,7 @@ import { rosterImportService } from './roster/rosterImport.js';
 import { rosterForAspects, rosterWanted } from './roster/rosterInput.js';
 import { studentWriteThrough } from './roster/studentProjection.js';
 import { studentService } from './roster/studentService.js';
+import { scheduleService } from './schedules/scheduleService.js';
 import { auditLog } from './store/auditLog.js';
 import { type CheckinCaches, checkinStore } from './store/checkins.js';
 import { classStore } from './store/classes.js';
@@ -52,6 +54,7 @@ import { replicaSource } from './store/replicaSource.js';
 import { replicationCheckpoints } from './store/replicationCheckpoints.js';
 import { roleStore } from './store/roles.js';
 import { rosterStore } from './store/roster.js';
+import { scheduleStore } from './store/schedules.js';
 import { sessionStore } from './store/sessions.js';
 import { openStore, type Store, storeLocation } from './store/store.js';
 import { studentStore } from './store/students.js';
@@ -278,6 +281,7 @@ export const startService = async (
       roleStore: roles,
     },
     classes,
+    schedules: scheduleService({ schedules: scheduleStore(store.db.private), classes, checkins, clock }),
     roster: {
       students: studentSvc,
       studentStore: students,
@@ -345,6 +349,17 @@ export const startService = async (
       }
     },
   );
+  // At start, then hourly (scheduleMaterialisation.ts): a line only when something changed.
+  const materialising = scheduleMaterialisation$(() => deps.schedules.materialiseAll()).subscribe((run) => {
+    if (!run.ok) {
+      metrics.storeError('schedule_materialisation');
+      logger.warn({ errorName: run.error }, 'schedule materialisation failed; retrying next hour');
+    } else if (run.created + run.updated + run.removed > 0)
+      logger.info(
+        { created: run.created, updated: run.updated, removed: run.removed },
+        'schedule sessions made',
+      );
+  });
   const app = makeApp(deps, options.routes ?? defaultRoutes);
   const server = createServer(app);
   // What Node's parser refuses never reaches Express: answered in the envelope here (0005).
@@ -363,6 +378,7 @@ export const startService = async (
     });
   } catch (e) {
     purges.unsubscribe();
+    materialising.unsubscribe();
     following.unsubscribe();
     forgetting.unsubscribe();
     rosterProjector.stop();
@@ -389,6 +405,7 @@ export const startService = async (
         await closed;
         clearTimeout(timer);
         purges.unsubscribe();
+        materialising.unsubscribe();
         following.unsubscribe();
         forgetting.unsubscribe();
         rosterProjector.stop();

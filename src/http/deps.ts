@@ -11,6 +11,7 @@ import type { ReportService } from '../reports/reportService.js';
 import type { ConsentService } from '../roster/consentService.js';
 import type { RosterImportService } from '../roster/rosterImport.js';
 import type { StudentService } from '../roster/studentService.js';
+import type { ScheduleService } from '../schedules/scheduleService.js';
 import type { AuditLog } from '../store/auditLog.js';
 import type { ClassStore } from '../store/classes.js';
 import type { ConsentStore } from '../store/consents.js';
@@ -44,6 +45,7 @@ export interface AppDeps {
   readonly idempotency: { readonly ledger: IdempotencyLedger; readonly settings: IdempotencySettings };
   readonly rateLimiter: RateLimiter;
   readonly classes: ClassStore;
+  readonly schedules: ScheduleService;
   readonly roster: {
     readonly students: StudentService;
     readonly studentStore: StudentStore;

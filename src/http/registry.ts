@@ -11,6 +11,7 @@ import { openApiRoute } from './routes/openApiRoute.js';
 import { pickupRoutes } from './routes/pickupRoutes.js';
 import { reportsRoutes } from './routes/reportsRoutes.js';
 import { rolesRoutes } from './routes/rolesRoutes.js';
+import { schedulesRoutes } from './routes/schedulesRoutes.js';
 import { seedRoute } from './routes/seedRoute.js';
 import { studentsRoutes } from './routes/studentsRoutes.js';
 import { syncRoutes } from './routes/syncRoutes.js';
@@ -26,6 +27,7 @@ export const routes: ReadonlyArray<Route> = [
   ...usersRoutes,
   ...rolesRoutes,
   ...classesRoutes,
+  ...schedulesRoutes,
   ...studentsRoutes,
   ...importsRoutes,
   ...consentsRoutes,
