@@ -3,7 +3,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { BytesType } from '../domain/codec.js';
 import { apiError } from '../domain/errors.js';
 import type { AppDeps } from './deps.js';
-import { KIOSK_BASE, kioskRouter } from './kioskStatic.js';
+import { KIOSK_BASE, kioskRouter, OFFICE_BASE, officeRouter } from './kioskStatic.js';
 import { METRICS_PATH, metricsEndpoint } from './metricsEndpoint.js';
 import { corsMiddleware } from './middleware/cors.js';
 import { errorHandler, sendError } from './middleware/errorHandler.js';
@@ -40,6 +40,8 @@ export const makeApp = (deps: AppDeps, routes: ReadonlyArray<Route> = defaultRou
   if (metricsAccess !== undefined) app.get(METRICS_PATH, metricsEndpoint(metricsAccess, deps.metrics));
   // The tablet app (0020): static files, same origin as the API it calls.
   app.use(KIOSK_BASE, routeNamed(`${KIOSK_BASE}/*`), kioskRouter(deps.logger));
+  // The office web app (0032): the same way, for the coordinators' desks.
+  app.use(OFFICE_BASE, routeNamed(`${OFFICE_BASE}/*`), officeRouter(deps.logger));
   app.use(
     express.json({ limit: BODY_LIMIT, strict: true, type: ['application/json', 'application/*+json'] }),
   );
