@@ -198,6 +198,7 @@ export const studentService = (deps: StudentServiceDeps): StudentService => {
         if (E.isLeft(nucleus)) out.push(nucleus);
         else if (hasPhotos(body)) out.push(E.left(noConsent()));
         else {
+          // A place held in the answer's order; the write's own answer replaces it below.
           out.push(E.left(apiError('INTERNAL_ERROR')));
           toWrite.push({ index, body, record: newRecord(studentId, body, nucleus.right, at, false) });
         }
