@@ -134,6 +134,7 @@ describe('office (e2e): import a spreadsheet with bad rows, apply, schedule', fu
   it('switches to English and meets no CSP violation or page error', async () => {
     await page.getByRole('button', { name: 'English' }).click();
     await page.getByRole('heading', { name: 'Weekly schedules' }).waitFor();
+    await page.getByRole('cell', { name: 'Sun', exact: true }).waitFor();
     await shot('schedules-en');
     expect(problems).to.deep.equal([]);
   });
