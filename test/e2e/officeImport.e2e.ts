@@ -112,9 +112,11 @@ describe('office (e2e): import a spreadsheet with bad rows, apply, schedule', fu
     expect(listed.items).to.have.length(38);
   });
 
-  it('finds an imported child by a name typed without accents, and schedules the class', async () => {
+  it('finds an imported child by a name typed without accents and by class, and schedules the class', async () => {
     await page.getByRole('link', { name: 'Crianças' }).click();
     await page.getByLabel('Buscar pelo nome').fill('crianca 07');
+    await page.getByRole('link', { name: 'Criança 07 Teste' }).waitFor();
+    await page.getByLabel('Turma', { exact: true }).selectOption({ label: 'Turma Sol' });
     await page.getByRole('link', { name: 'Criança 07 Teste' }).waitFor();
     await shot('children-search');
     await page.getByRole('link', { name: 'Horários' }).click();

@@ -5,6 +5,7 @@ import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
 import { apiCall, errorMessage } from '../api.js';
 import type { Shell } from '../shell.js';
 
+const Classes = t.type({ items: t.array(t.type({ classId: t.string, name: t.string })) });
 const Page = t.type({
   items: t.array(t.type({ studentId: t.string, displayName: t.string, updatedAt: t.string })),
   nextCursor: t.union([t.string, t.null]),
@@ -19,6 +20,7 @@ export const childrenPage = (shell: Shell): void => {
     h('option', { attrs: { value: 'ACTIVE' } }, tr('children.active')),
     h('option', { attrs: { value: 'DELETED' } }, tr('children.deleted')),
   );
+  const classFilter = h('select', {}, h('option', { attrs: { value: '' } }, tr('children.allClasses')));
   const body = h('tbody');
   const pager = h('div', { className: 'pager' });
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -26,6 +28,7 @@ export const childrenPage = (shell: Shell): void => {
   const load = async (cursor?: string) => {
     const q = new URLSearchParams({ status: status.value, limit: '25' });
     if (search.value.trim() !== '') q.set('q', search.value.trim());
+    if (classFilter.value !== '') q.set('classId', classFilter.value);
     if (cursor !== undefined) q.set('cursor', cursor);
     const a = await apiCall('GET', `/api/v1/students?${q}`);
     const page = Page.decode(a.json);
@@ -63,6 +66,7 @@ export const childrenPage = (shell: Shell): void => {
     timer = setTimeout(() => void load(), 250);
   });
   status.addEventListener('change', () => void load());
+  classFilter.addEventListener('change', () => void load());
   replaceChildren(
     shell.main,
     h('h1', {}, tr('children.title')),
@@ -71,6 +75,7 @@ export const childrenPage = (shell: Shell): void => {
       'div',
       { className: 'filters' },
       field(tr('children.search'), search),
+      labelled(tr('child.class'), classFilter),
       labelled(tr('children.status'), status),
     ),
     h(
@@ -90,9 +95,27 @@ export const childrenPage = (shell: Shell): void => {
     ),
     pager,
   );
-  void load();
+  void (async () => {
+    const classes = Classes.decode((await apiCall('GET', '/api/v1/classes')).json);
+    if (E.isRight(classes))
+      for (const c of classes.right.items)
+        classFilter.append(h('option', { attrs: { value: c.classId } }, c.name));
+    await load();
+  })();
 };
 
-/** A select with its label (the kiosk's `field` takes inputs only). */
-export const labelled = (label: string, control: HTMLElement): HTMLLabelElement =>
-  h('label', { className: 'field' }, h('span', { className: 'field-label' }, label), control);
+let nextId = 0;
+/**
+ * A select with its label, tied by `for`: a label wrapping a select would make the options' text part
+ * of its accessible name ("Turma Todas as turmas…"), which screen readers read out.
+ */
+export const labelled = (label: string, control: HTMLElement): HTMLDivElement => {
+  nextId += 1;
+  control.id = `control-${nextId}`;
+  return h(
+    'div',
+    { className: 'field' },
+    h('label', { className: 'field-label', attrs: { for: control.id } }, label),
+    control,
+  );
+};
