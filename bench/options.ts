@@ -2,7 +2,7 @@
  * Command-line options of `npm run bench`:
  *   --quick            a minute instead of five (shorter runs, a smaller data set)
  *   --only a,b         only the named scenarios: students, check-in, cold-start, memory, sync,
- *                      first-pull, idempotency (a change to one path need not wait for the others)
+ *                      first-pull, idempotency, import (a change to one path need not wait for the others)
  *   --runs N           measured runs per service scenario (default 3), for tighter medians
  *   --cpu-prof DIR     the service process writes a V8 CPU profile into DIR when it stops
  *                      (`bench/cpuProfile.mjs`; Node 20 refuses `--cpu-prof` in NODE_OPTIONS)
@@ -18,6 +18,7 @@ export const SCENARIOS = [
   'sync',
   'first-pull',
   'idempotency',
+  'import',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

@@ -8,6 +8,7 @@ import { cpus, totalmem } from 'node:os';
 import { type BenchOptions, parseBenchOptions, type ScenarioName } from './options.js';
 import { firstPull } from './scenarios/firstPull.js';
 import { idempotencyOverhead } from './scenarios/idempotencyOverhead.js';
+import { rosterImport } from './scenarios/rosterImport.js';
 import { serviceScenarios } from './scenarios/serviceLoad.js';
 import { syncThroughput } from './scenarios/syncThroughput.js';
 import type { ScenarioResult } from './scenarios/types.js';
@@ -23,6 +24,7 @@ const scenarios: ReadonlyArray<(options: BenchOptions) => Promise<ScenarioResult
   single('sync', syncThroughput),
   single('first-pull', firstPull),
   single('idempotency', idempotencyOverhead),
+  single('import', rosterImport),
 ];
 
 const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '—' : n.toFixed(digits));

@@ -29,16 +29,19 @@ import { DEFAULT_IDEMPOTENCY_SETTINGS, type IdempotencySettings } from './http/i
 import { routes as defaultRoutes } from './http/registry.js';
 import type { Route } from './http/route.js';
 import { idempotencyPurge$ } from './jobs/idempotencyPurge.js';
+import { scheduleMaterialisation$ } from './jobs/scheduleMaterialisation.js';
 import { withTimeout } from './lib/timeouts.js';
 import { createLogger } from './log/logger.js';
 import { type Metrics, noMetrics, prometheusMetrics } from './metrics/metrics.js';
 import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
 import { reportService } from './reports/reportService.js';
 import { consentService } from './roster/consentService.js';
+import { rosterImportService } from './roster/rosterImport.js';
 import { rosterForAspects, rosterWanted } from './roster/rosterInput.js';
 import { studentWriteThrough } from './roster/studentProjection.js';
 import { studentService } from './roster/studentService.js';
 import { visitorWriteThrough } from './roster/visitorProjection.js';
+import { scheduleService } from './schedules/scheduleService.js';
 import { auditLog } from './store/auditLog.js';
 import { callerRateLimiter } from './store/callerRateLimiter.js';
 import { type CheckinCaches, checkinStore } from './store/checkins.js';
@@ -55,6 +58,7 @@ import { replicaSource } from './store/replicaSource.js';
 import { replicationCheckpoints } from './store/replicationCheckpoints.js';
 import { roleStore } from './store/roles.js';
 import { rosterStore } from './store/roster.js';
+import { scheduleStore } from './store/schedules.js';
 import { sessionStore } from './store/sessions.js';
 import { openStore, type Store, storeLocation } from './store/store.js';
 import { studentStore } from './store/students.js';
@@ -302,12 +306,22 @@ export const startService = async (
       roleStore: roles,
     },
     classes,
+    schedules: scheduleService({ schedules: scheduleStore(store.db.private), classes, checkins, clock }),
     roster: {
       students: studentSvc,
       studentStore: students,
       directory,
       consents: consentService({ consents, students, users, directory, events, clock }),
       consentStore: consents,
+      imports: rosterImportService({
+        students,
+        studentService: studentSvc,
+        classes,
+        audit: auditTrail,
+        clock,
+        // Derived from the JWT secret, so every instance derives the same id for the same row.
+        idKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'imported student ids', 32)),
+      }),
     },
     audit: auditTrail,
     attendance: {
@@ -362,6 +376,17 @@ export const startService = async (
       }
     },
   );
+  // At start, then hourly (scheduleMaterialisation.ts): a line only when something changed.
+  const materialising = scheduleMaterialisation$(() => deps.schedules.materialiseAll()).subscribe((run) => {
+    if (!run.ok) {
+      metrics.storeError('schedule_materialisation');
+      logger.warn({ errorName: run.error }, 'schedule materialisation failed; retrying next hour');
+    } else if (run.created + run.updated + run.removed > 0)
+      logger.info(
+        { created: run.created, updated: run.updated, removed: run.removed },
+        'schedule sessions made',
+      );
+  });
   const app = makeApp(deps, options.routes ?? defaultRoutes);
   const server = createServer(app);
   // What Node's parser refuses never reaches Express: answered in the envelope here (0005).
@@ -380,6 +405,7 @@ export const startService = async (
     });
   } catch (e) {
     purges.unsubscribe();
+    materialising.unsubscribe();
     following.unsubscribe();
     forgetting.unsubscribe();
     rosterProjector.stop();
@@ -407,6 +433,7 @@ export const startService = async (
         await closed;
         clearTimeout(timer);
         purges.unsubscribe();
+        materialising.unsubscribe();
         following.unsubscribe();
         forgetting.unsubscribe();
         rosterProjector.stop();

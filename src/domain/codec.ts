@@ -242,3 +242,25 @@ export const anonymousObject = <R extends Props, O extends Props = Record<never,
 ): ObjectType<R, O> => new ObjectType('object', required, optional ?? ({} as O));
 
 export const nullable = <C extends t.Mixed>(codec: C) => t.union([codec, t.null]);
+
+/**
+ * A request body kept as its bytes (an uploaded file), for routes that take something other than
+ * JSON: the route decodes the bytes itself, since only it knows their encoding. `mediaType` is what
+ * the OpenAPI document lists for the request body.
+ */
+export class BytesType extends t.Type<Uint8Array, Uint8Array, unknown> {
+  readonly _tag = 'ChamadaBytesType' as const;
+  constructor(
+    readonly mediaType: string,
+    readonly description: string,
+    /** The largest body the route reads (413 beyond), as the document states it. */
+    readonly maxBytes: number,
+  ) {
+    super(
+      'Bytes',
+      (u): u is Uint8Array => u instanceof Uint8Array,
+      (u, c) => (u instanceof Uint8Array ? t.success(u) : t.failure(u, c, `expected a ${mediaType} body`)),
+      (a) => a,
+    );
+  }
+}

@@ -10,7 +10,9 @@ import type { Config } from '../config/config.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ReportService } from '../reports/reportService.js';
 import type { ConsentService } from '../roster/consentService.js';
+import type { RosterImportService } from '../roster/rosterImport.js';
 import type { StudentService } from '../roster/studentService.js';
+import type { ScheduleService } from '../schedules/scheduleService.js';
 import type { AuditLog } from '../store/auditLog.js';
 import type { CallerRateLimiter } from '../store/callerRateLimiter.js';
 import type { ClassStore } from '../store/classes.js';
@@ -48,12 +50,14 @@ export interface AppDeps {
   /** Every authenticated route, per principal and device: in memory, shared by background exchange. */
   readonly callerRateLimiter: CallerRateLimiter;
   readonly classes: ClassStore;
+  readonly schedules: ScheduleService;
   readonly roster: {
     readonly students: StudentService;
     readonly studentStore: StudentStore;
     readonly directory: StudentDirectory;
     readonly consents: ConsentService;
     readonly consentStore: ConsentStore;
+    readonly imports: RosterImportService;
   };
   readonly audit: AuditLog;
   readonly attendance: {

@@ -65,7 +65,12 @@ export const requestFingerprint = (parts: {
 }): E.Either<ApiError, string> => {
   let canonical: string | undefined;
   try {
-    canonical = canonicalize({ ...parts, body: parts.body ?? null });
+    // A file body is fingerprinted by its digest: canonical JSON of its bytes would be a number per byte.
+    const body =
+      parts.body instanceof Uint8Array
+        ? { sha256: createHash('sha256').update(parts.body).digest('hex') }
+        : (parts.body ?? null);
+    canonical = canonicalize({ ...parts, body });
   } catch {
     // canonicalize refuses lone surrogates: the body is not valid Unicode text.
     return E.left(

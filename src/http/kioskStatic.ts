@@ -19,16 +19,35 @@ export const IMMUTABLE = 'public, max-age=31536000, immutable';
 export const REVALIDATE = 'no-cache';
 const NOT_BUILT = 'The kiosk app is not built: run `npm run build` (or `npm run build:kiosk`), then reload.';
 
-export const kioskRouter = (logger: Logger, dir: string = KIOSK_DIR): Router => {
+export const kioskRouter = (logger: Logger, dir: string = KIOSK_DIR): Router =>
+  builtAppRouter(logger, { base: KIOSK_BASE, dir, notBuilt: NOT_BUILT });
+
+export const OFFICE_BASE = '/office';
+/** <repository>/dist/office: the office web app (decision 0032), built and served like the kiosk. */
+export const OFFICE_DIR = fileURLToPath(new URL('../../dist/office/', import.meta.url));
+
+export const officeRouter = (logger: Logger, dir: string = OFFICE_DIR): Router =>
+  builtAppRouter(logger, {
+    base: OFFICE_BASE,
+    dir,
+    notBuilt: 'The office app is not built: run `npm run build` (or `npm run build:office`), then reload.',
+  });
+
+/** A Vite build served at `base`: the kiosk's rules (caching, the trailing slash, the 404 when not built). */
+const builtAppRouter = (
+  logger: Logger,
+  app: { readonly base: string; readonly dir: string; readonly notBuilt: string },
+): Router => {
+  const { base, dir } = app;
   const built = () => existsSync(path.join(dir, 'index.html'));
-  if (!built()) logger.warn({ path: `${KIOSK_BASE}/` }, NOT_BUILT);
+  if (!built()) logger.warn({ path: `${base}/` }, app.notBuilt);
   const assets = path.join(dir, 'assets') + path.sep;
   const r = express.Router();
   // Relative URLs (the worker's scope) need the trailing slash: /kiosk → /kiosk/.
   r.use((req: Request, res: Response, next) => {
     const [pathname, query] = req.originalUrl.split('?', 2);
-    if (pathname !== KIOSK_BASE) return next();
-    res.redirect(301, `${KIOSK_BASE}/${query === undefined ? '' : `?${query}`}`);
+    if (pathname !== base) return next();
+    res.redirect(301, `${base}/${query === undefined ? '' : `?${query}`}`);
   });
   r.use(
     express.static(dir, {
@@ -42,7 +61,7 @@ export const kioskRouter = (logger: Logger, dir: string = KIOSK_DIR): Router => 
     }),
   );
   r.use((req: Request, res: Response) => {
-    sendError(req, res, apiError('NOT_FOUND', built() ? 'No such file.' : NOT_BUILT));
+    sendError(req, res, apiError('NOT_FOUND', built() ? 'No such file.' : app.notBuilt));
   });
   return r;
 };

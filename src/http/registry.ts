@@ -6,10 +6,12 @@ import { authRoutes } from './routes/authRoutes.js';
 import { checkinRoutes } from './routes/checkinRoutes.js';
 import { classesRoutes } from './routes/classesRoutes.js';
 import { consentsRoutes } from './routes/consentsRoutes.js';
+import { importsRoutes } from './routes/importsRoutes.js';
 import { openApiRoute } from './routes/openApiRoute.js';
 import { pickupRoutes } from './routes/pickupRoutes.js';
 import { reportsRoutes } from './routes/reportsRoutes.js';
 import { rolesRoutes } from './routes/rolesRoutes.js';
+import { schedulesRoutes } from './routes/schedulesRoutes.js';
 import { seedRoute } from './routes/seedRoute.js';
 import { studentsRoutes } from './routes/studentsRoutes.js';
 import { syncRoutes } from './routes/syncRoutes.js';
@@ -25,7 +27,9 @@ export const routes: ReadonlyArray<Route> = [
   ...usersRoutes,
   ...rolesRoutes,
   ...classesRoutes,
+  ...schedulesRoutes,
   ...studentsRoutes,
+  ...importsRoutes,
   ...consentsRoutes,
   ...auditRoutes,
   ...checkinRoutes,

@@ -25,6 +25,8 @@ export type StoreErrorSource =
   | 'idempotency_ledger'
   /** the periodic purge of the idempotency ledger */
   | 'idempotency_purge'
+  /** the hourly run that makes schedules' sessions ahead */
+  | 'schedule_materialisation'
   /** the private database's change feed, reconnecting */
   | 'change_feed'
   /** reading the pipeline's backlog for a scrape */

@@ -87,6 +87,11 @@ export interface CheckinStore {
   applyProjected(next: ProjectedCheckin): Promise<'written' | 'unchanged'>;
   /** Compare-and-swap of the attempt counter. */
   countFailure(current: CheckinDoc): Promise<CheckinDoc | 'CONFLICT'>;
+  /**
+   * Which of `sessionIds` have a check-in record. Read through the by-docType index (no index by
+   * session): it serves schedule edits, a few a week, never the door.
+   */
+  sessionsWithCheckins(sessionIds: ReadonlyArray<string>): Promise<Set<string>>;
 }
 
 export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCaches()): CheckinStore => {
@@ -185,6 +190,19 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
         if (isConflict(e)) return 'CONFLICT';
         throw e;
       }
+    },
+
+    async sessionsWithCheckins(sessionIds) {
+      if (sessionIds.length === 0) return new Set();
+      const found = await db.find({
+        selector: { docType: 'checkin', sessionId: { $in: [...sessionIds] } },
+        fields: ['sessionId'],
+        limit: 100_000,
+        use_index: 'idx-by-docType',
+      });
+      return new Set(
+        found.docs.flatMap((d) => ('sessionId' in d && typeof d.sessionId === 'string' ? [d.sessionId] : [])),
+      );
     },
   };
   return store;

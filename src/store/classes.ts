@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { ClassDoc, ClassSessionDoc, type ClassSessionFilter, NucleusDoc } from '../domain/classes.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
-import { getDoc, listDocs } from './docs.js';
+import { getDoc, getDocs, listDocs } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
 
@@ -34,6 +34,15 @@ export interface ClassStore {
   createNucleus(fields: NucleusFields): Promise<NucleusDoc>;
   createClass(fields: ClassFields): Promise<ClassDoc>;
   createSession(fields: ClassSessionFields): Promise<ClassSessionDoc>;
+  /** The sessions among `sessionIds` that exist, by id (one read). */
+  getSessions(sessionIds: ReadonlyArray<string>): Promise<Map<string, ClassSessionDoc>>;
+  /**
+   * Creates a session with an id the caller derived (a schedule's); `EXISTS` when that id is taken,
+   * which is how two instances making the same session agree on one.
+   */
+  createSessionWithId(sessionId: string, fields: ClassSessionFields): Promise<ClassSessionDoc | 'EXISTS'>;
+  /** Removes a session (one a schedule no longer wants); `CONFLICT` when it changed meanwhile. */
+  removeSession(current: ClassSessionDoc): Promise<'REMOVED' | 'CONFLICT'>;
   /** Compare-and-swap on `current._rev`; `CONFLICT` when the document changed meanwhile. */
   updateNucleus(current: NucleusDoc, next: NucleusFields): Promise<NucleusDoc | 'CONFLICT'>;
   updateClass(current: ClassDoc, next: ClassFields): Promise<ClassDoc | 'CONFLICT'>;
@@ -116,6 +125,33 @@ export const classStore = (db: Database, sessions: DocCache<ClassSessionDoc> = n
         docType: 'classSession' as const,
         sessionId,
       });
+    },
+
+    async getSessions(sessionIds) {
+      const docs: ClassSessionDoc[] = await getDocs(db, ClassSessionDoc, sessionIds.map(classSessionDocId));
+      return new Map(docs.map((d) => [d.sessionId, d]));
+    },
+    async createSessionWithId(sessionId, fields) {
+      try {
+        return await create({
+          ...fields,
+          _id: classSessionDocId(sessionId),
+          docType: 'classSession' as const,
+          sessionId,
+        });
+      } catch (e) {
+        if (isConflict(e)) return 'EXISTS';
+        throw e;
+      }
+    },
+    async removeSession(current) {
+      try {
+        await writingThrough(sessions, current._id, () => db.remove(current._id, current._rev));
+        return 'REMOVED';
+      } catch (e) {
+        if (isConflict(e)) return 'CONFLICT';
+        throw e;
+      }
     },
 
     async updateNucleus(current, next) {

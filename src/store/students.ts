@@ -11,7 +11,7 @@ import { putBatched } from './batchedPut.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc, getDocs, listDocs } from './docs.js';
 import type { Database } from './pouch.js';
-import { isConflict } from './storeErrors.js';
+import { isConflict, isStored } from './storeErrors.js';
 
 export const studentDocId = (studentId: string): string => `student:${studentId}`;
 
@@ -21,6 +21,11 @@ export interface StudentStore {
   getMany(studentIds: ReadonlyArray<string>): Promise<Map<string, StudentDoc>>;
   listAll(): Promise<StudentDoc[]>;
   create(record: StudentRecord): Promise<StudentDoc>;
+  /**
+   * Creates many in one bulk write (the caller bounds the batch). Each record is stored whole or not
+   * at all: `CONFLICT` when its id is taken (a concurrent import of the same row).
+   */
+  createMany(records: ReadonlyArray<StudentRecord>): Promise<Array<StudentDoc | 'CONFLICT'>>;
   /** Compare-and-swap on `current._rev`. */
   update(current: StudentDoc, next: StudentRecord): Promise<StudentDoc | 'CONFLICT'>;
   /**
@@ -40,6 +45,14 @@ export const toRecord = (doc: StudentDoc): StudentRecord => {
   const { _id: _i, _rev: _r, docType: _d, ...record } = doc;
   return record;
 };
+
+const newDoc = (record: StudentRecord): Omit<StudentDoc, '_rev'> => ({
+  _id: studentDocId(record.studentId),
+  docType: 'student' as const,
+  ...record,
+  photo_refs: [...record.photo_refs],
+  phones: [...record.phones],
+});
 
 const sameValue = (a: unknown, b: unknown): boolean => canonicalize(a) === canonicalize(b);
 
@@ -63,14 +76,24 @@ export const studentStore = (db: Database, cache: DocCache<StudentDoc> = noDocCa
       return new Map([...found.values()].map((d) => [d.studentId, d]));
     },
     listAll: () => listDocs(db, StudentDoc, 'student'),
-    create: (record) =>
-      write({
-        _id: studentDocId(record.studentId),
-        docType: 'student' as const,
-        ...record,
-        photo_refs: [...record.photo_refs],
-        phones: [...record.phones],
-      }),
+    create: (record) => write(newDoc(record)),
+    async createMany(records) {
+      if (records.length === 0) return [];
+      const docs = records.map(newDoc);
+      for (const d of docs) cache.forget(d._id);
+      const results = await db.bulkDocs(docs);
+      return docs.map((doc, i): StudentDoc | 'CONFLICT' => {
+        const r = results[i];
+        cache.forget(doc._id);
+        if (r !== undefined && isStored(r)) {
+          const stored: StudentDoc = { ...doc, _rev: r.rev };
+          cache.remember(doc._id, stored);
+          return stored;
+        }
+        if (r !== undefined && isConflict(r)) return 'CONFLICT';
+        throw new Error(`student write failed: ${r?.name ?? 'no result'}`, { cause: r });
+      });
+    },
     async update(current, next) {
       try {
         return await write({

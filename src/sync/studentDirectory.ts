@@ -35,6 +35,8 @@ export interface StudentDirectory {
   page(query: {
     status: StudentStatus;
     q: string;
+    /** Only the students of this class, when given. */
+    classId?: string;
     afterKey: string | undefined;
     limit: number;
   }): DirectoryPage;
@@ -116,13 +118,15 @@ export const studentDirectory = (): StudentDirectory => {
 
     activeConsents: (studentId) => activeBySubject.get(studentId) ?? 0,
 
-    page({ status, q, afterKey, limit }) {
+    page({ status, q, classId, afterKey, limit }) {
       const list = sorted[status];
       const matches = queryMatcher(foldName(q));
+      const inClass = (studentId: string) =>
+        classId === undefined || students.get(studentId)?.classId === classId;
       const items: DirectoryEntry[] = [];
       for (let i = afterKey === undefined ? 0 : upperBound(list, afterKey); i < list.length; i += 1) {
         const entry = list[i];
-        if (entry === undefined || !matches(entry.folded)) continue;
+        if (entry === undefined || !matches(entry.folded) || !inClass(entry.studentId)) continue;
         if (items.length === limit) return { items, lastKey: items[items.length - 1]?.sortKey };
         items.push(entry);
       }

@@ -193,6 +193,32 @@ describe('students', function () {
       expect(third.nextCursor).to.equal(null);
     });
 
+    it('filters by class, and a cursor belongs to its class filter', async () => {
+      const other = decodeAs(
+        t.type({ classId: t.string }),
+        (await send('POST', '/api/v1/classes', { name: 'Jardim' })).json,
+      ).classId;
+      for (const n of ['Ana', 'Bia', 'Caio']) await create({ displayName: n });
+      for (const n of ['Davi', 'Eva', 'Fábio']) await create({ displayName: n, classId: other });
+      const first = decodeAs(Page, (await get(`/api/v1/students?classId=${other}&limit=2`)).json);
+      expect(first.items.map((i) => i.displayName)).to.deep.equal(['Davi', 'Eva']);
+      const second = decodeAs(
+        Page,
+        (await get(`/api/v1/students?classId=${other}&limit=2&cursor=${first.nextCursor}`)).json,
+      );
+      expect(second.items.map((i) => i.displayName)).to.deep.equal(['Fábio']);
+      expectEnvelope(
+        await get(`/api/v1/students?limit=2&cursor=${first.nextCursor}`),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expectEnvelope(
+        await get(`/api/v1/students?classId=${classId}&limit=2&cursor=${first.nextCursor}`),
+        400,
+        'VALIDATION_FAILED',
+      );
+    });
+
     it('refuses a forged cursor, a cursor of another query, and limits outside 1..200', async () => {
       await create({ displayName: 'Ana' });
       await create({ displayName: 'Bia' });

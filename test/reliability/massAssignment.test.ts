@@ -120,7 +120,21 @@ describe('reliability: mass assignment', function () {
       'name',
     );
     const nucleusId = idOf(await post('/api/v1/nuclei', { name: 'Núcleo' }), 'nucleusId');
+    const scheduleId = idOf(
+      await post('/api/v1/schedules', {
+        classId: roster.classId,
+        weekdays: ['SUN'],
+        localTime: '09:00',
+        from: new Date().toISOString().slice(0, 10),
+      }),
+      'scheduleId',
+    );
     return {
+      updateSchedule: {
+        path: `/api/v1/schedules/${scheduleId}`,
+        allowed: { title: 'Renamed' },
+        read: () => itemOf('/api/v1/schedules', 'scheduleId', scheduleId),
+      },
       updateUser: {
         path: `/api/v1/users/${userId}`,
         allowed: { displayName: 'Renamed' },

@@ -14,10 +14,15 @@ export const sendError = (req: Request, res: Response, error: ApiError): void =>
 interface HttpishError {
   readonly status: number;
   readonly type?: string;
+  /** body-parser's limit in bytes, on `entity.too.large` (not checked by the guard: read with care). */
+  readonly limit?: unknown;
 }
 
 const isHttpishError = (e: unknown): e is HttpishError =>
   typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number';
+
+const sizeText = (bytes: number): string =>
+  bytes >= 1 << 20 ? `${Math.round(bytes / (1 << 20))} MiB` : `${bytes} bytes`;
 
 /** body-parser and the router raise errors with a `status`; map them onto the catalogue. */
 const fromHttpishError = (e: HttpishError): ApiError | undefined => {
@@ -27,7 +32,10 @@ const fromHttpishError = (e: HttpishError): ApiError | undefined => {
         issues: [{ path: 'body', message: 'malformed JSON' }],
       });
     case 'entity.too.large':
-      return apiError('PAYLOAD_TOO_LARGE', 'The request body is larger than 1 MiB.');
+      return apiError(
+        'PAYLOAD_TOO_LARGE',
+        typeof e.limit === 'number' ? `The request body is larger than ${sizeText(e.limit)}.` : undefined,
+      );
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return apiError('UNSUPPORTED_MEDIA_TYPE');

@@ -3,7 +3,7 @@
  * by hand beside a codec. A test checks that the router and this document list the same operations.
  */
 import type * as t from 'io-ts';
-import { ObjectType } from '../../domain/codec.js';
+import { BytesType, ObjectType } from '../../domain/codec.js';
 import { type ErrorCode, ErrorEnvelope, errorCatalogue } from '../../domain/errors.js';
 import { type AuthClass, rolesAllowed } from '../../rules/authorization.js';
 import { CORRELATION_HEADER } from '../requestContext.js';
@@ -142,7 +142,11 @@ const operationOf = (route: Route, reg: SchemaRegistry): JsonSchema => {
       : {
           requestBody: {
             required: !route.bodyOptional,
-            content: { 'application/json': { schema: reg.ref(route.body) } },
+            content: {
+              [route.body instanceof BytesType ? route.body.mediaType : 'application/json']: {
+                schema: reg.ref(route.body),
+              },
+            },
           },
         }),
     responses: {

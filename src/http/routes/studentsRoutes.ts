@@ -35,12 +35,17 @@ export const StudentListQuery = object(
       description: 'Words that must all appear in the name; case and accents are ignored (joao finds João).',
     }),
     status: StudentStatus,
+    classId: boundedString(1, 64, { description: 'Only the students of this class.' }),
     limit: Limit,
     cursor: boundedString(1, 2048, { description: 'The `nextCursor` of the previous page, opaque.' }),
   },
 );
 
-const CursorPayload = t.type({ k: t.string, s: StudentStatus, q: t.string });
+// `c` (the class filter) came with the office; a cursor without it pages the whole roster.
+const CursorPayload = t.intersection([
+  t.type({ k: t.string, s: StudentStatus, q: t.string }),
+  t.partial({ c: t.string }),
+]);
 
 const badCursor = (): ApiError =>
   apiError('VALIDATION_FAILED', 'The cursor is not one this server issued for this query.', {
@@ -63,8 +68,8 @@ export const listStudentsRoute = defineRoute({
   summary: 'Search and page students',
   description:
     `Ordered by name (accents and case folded), then id. Keyset paging: \`limit\` ${DEFAULT_PAGE_SIZE} by default, at most ` +
-    `${MAX_PAGE_SIZE}; \`nextCursor\` is opaque and signed (a forged or edited cursor is 400) and belongs to its \`q\` and ` +
-    '`status`. Paging never repeats or skips a student that exists throughout, even while others are added. ' +
+    `${MAX_PAGE_SIZE}; \`nextCursor\` is opaque and signed (a forged or edited cursor is 400) and belongs to its \`q\`, ` +
+    '`status` and `classId`. Paging never repeats or skips a student that exists throughout, even while others are added. ' +
     '`photoRef` is null unless the student has an active image consent.',
   tags: ['students'],
   query: StudentListQuery,
@@ -76,13 +81,19 @@ export const listStudentsRoute = defineRoute({
     let afterKey: string | undefined;
     if (query.cursor !== undefined) {
       const decoded = CursorPayload.decode(openCursor(deps.secrets.cursorKey, query.cursor));
-      if (E.isLeft(decoded) || decoded.right.s !== status || decoded.right.q !== q)
+      if (
+        E.isLeft(decoded) ||
+        decoded.right.s !== status ||
+        decoded.right.q !== q ||
+        decoded.right.c !== query.classId
+      )
         return E.left(badCursor());
       afterKey = decoded.right.k;
     }
     const page = deps.roster.directory.page({
       status,
       q,
+      ...(query.classId === undefined ? {} : { classId: query.classId }),
       afterKey,
       limit: query.limit === undefined ? DEFAULT_PAGE_SIZE : Number(query.limit),
     });
@@ -98,7 +109,12 @@ export const listStudentsRoute = defineRoute({
         nextCursor:
           page.lastKey === undefined
             ? null
-            : signCursor(deps.secrets.cursorKey, { k: page.lastKey, s: status, q }),
+            : signCursor(deps.secrets.cursorKey, {
+                k: page.lastKey,
+                s: status,
+                q,
+                ...(query.classId === undefined ? {} : { c: query.classId }),
+              }),
       },
     });
   },

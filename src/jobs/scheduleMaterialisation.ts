@@ -1,0 +1,40 @@
+/**
+ * Schedules make their sessions ahead (decision 0031): at start and then every hour, so the window of
+ * four weeks moves with the days and a restarted or added instance catches up at once. Runs never
+ * overlap (`exhaustMap`); a failed run is reported and the next tick tries again. Every instance runs
+ * it: session ids derived from schedule and date make the runs agree instead of duplicating.
+ */
+import {
+  asyncScheduler,
+  catchError,
+  defer,
+  exhaustMap,
+  map,
+  type Observable,
+  type ObservableInput,
+  of,
+  type SchedulerLike,
+  timer,
+} from 'rxjs';
+
+export const MATERIALISE_PERIOD_MS = 60 * 60 * 1000;
+
+export type MaterialiseRun =
+  | { readonly ok: true; readonly created: number; readonly updated: number; readonly removed: number }
+  | { readonly ok: false; readonly error: string };
+
+export const scheduleMaterialisation$ = (
+  materialise: () => ObservableInput<{ created: number; updated: number; removed: number }>,
+  periodMs: number = MATERIALISE_PERIOD_MS,
+  scheduler: SchedulerLike = asyncScheduler,
+): Observable<MaterialiseRun> =>
+  timer(0, periodMs, scheduler).pipe(
+    exhaustMap(() =>
+      defer(materialise).pipe(
+        map((r): MaterialiseRun => ({ ok: true, ...r })),
+        catchError((e: unknown) =>
+          of<MaterialiseRun>({ ok: false, error: e instanceof Error ? e.name : 'unknown' }),
+        ),
+      ),
+    ),
+  );

@@ -1,0 +1,135 @@
+/**
+ * The office's REST calls: sign in (bearer mode), one refresh on a 401, and every other call with
+ * the access token, the device id and, for mutations, a fresh Idempotency-Key. Answers are decoded by
+ * the callers with tolerant codecs; a failure is a value, never a throw.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
+
+const AUTH_KEY = 'chamada-office-auth';
+const DEVICE_KEY = 'chamada-office-device';
+
+const Auth = t.type({
+  accessToken: t.string,
+  refreshToken: t.string,
+  user: t.type({ displayName: t.string, roles: t.array(t.string) }),
+});
+export type Auth = t.TypeOf<typeof Auth>;
+
+export const deviceId = (): string => {
+  const known = localStorage.getItem(DEVICE_KEY);
+  if (known !== null) return known;
+  const id = crypto.randomUUID();
+  localStorage.setItem(DEVICE_KEY, id);
+  return id;
+};
+
+const readJson = (text: string | null): unknown => {
+  if (text === null) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+};
+
+/** Kept for the tab only (sessionStorage): closing the office's tab signs out. */
+export const currentAuth = (): Auth | undefined => {
+  const decoded = Auth.decode(readJson(sessionStorage.getItem(AUTH_KEY)));
+  return E.isRight(decoded) ? decoded.right : undefined;
+};
+const saveAuth = (auth: Auth | undefined): void => {
+  if (auth === undefined) sessionStorage.removeItem(AUTH_KEY);
+  else sessionStorage.setItem(AUTH_KEY, JSON.stringify(auth));
+};
+
+export interface Answer {
+  /** 0 when the server could not be reached. */
+  readonly status: number;
+  readonly json: unknown;
+}
+
+const Envelope = t.type({ error: t.type({ code: t.string, message: t.string }) });
+export const errorMessage = (a: Answer): string => {
+  const d = Envelope.decode(a.json);
+  return E.isRight(d) ? d.right.error.message : `HTTP ${a.status}`;
+};
+
+const send = async (path: string, init: RequestInit): Promise<Answer> => {
+  try {
+    const res = await fetch(path, { ...init, cache: 'no-store' });
+    return { status: res.status, json: readJson(await res.text()) };
+  } catch {
+    return { status: 0, json: undefined };
+  }
+};
+
+export const signIn = async (email: string, password: string): Promise<Answer> => {
+  const a = await send('/api/v1/auth/login', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Device-Id': deviceId() },
+    body: JSON.stringify({ email, password }),
+  });
+  const auth = Auth.decode(a.json);
+  if (a.status === 200 && E.isRight(auth)) saveAuth(auth.right);
+  return a;
+};
+
+export const signOut = async (): Promise<void> => {
+  const auth = currentAuth();
+  saveAuth(undefined);
+  if (auth !== undefined)
+    await send('/api/v1/auth/revoke', {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${auth.accessToken}`,
+        'X-Device-Id': deviceId(),
+        'Idempotency-Key': crypto.randomUUID(),
+      },
+    });
+};
+
+const refreshOnce = async (auth: Auth): Promise<Auth | undefined> => {
+  const a = await send('/api/v1/auth/refresh', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Device-Id': deviceId() },
+    body: JSON.stringify({ refreshToken: auth.refreshToken }),
+  });
+  const next = t.type({ accessToken: t.string, refreshToken: t.string }).decode(a.json);
+  if (a.status !== 200 || E.isLeft(next)) return undefined;
+  const renewed = { ...auth, ...next.right };
+  saveAuth(renewed);
+  return renewed;
+};
+
+/**
+ * An authenticated call. `body` is JSON unless it is a File (an upload, sent as `text/csv`). A 401
+ * refreshes once and retries with the same Idempotency-Key, so a retry never does a thing twice.
+ */
+export const apiCall = async (method: string, path: string, body?: unknown): Promise<Answer> => {
+  const key = crypto.randomUUID();
+  const attempt = (auth: Auth) => {
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${auth.accessToken}`,
+      'X-Device-Id': deviceId(),
+    };
+    if (method !== 'GET') headers['Idempotency-Key'] = key;
+    if (body instanceof File) headers['Content-Type'] = 'text/csv';
+    else if (body !== undefined) headers['Content-Type'] = 'application/json';
+    return send(path, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: body instanceof File ? body : JSON.stringify(body) }),
+    });
+  };
+  const auth = currentAuth();
+  if (auth === undefined) return { status: 401, json: undefined };
+  const first = await attempt(auth);
+  if (first.status !== 401) return first;
+  const renewed = await refreshOnce(auth);
+  if (renewed === undefined) {
+    saveAuth(undefined);
+    return first;
+  }
+  return attempt(renewed);
+};

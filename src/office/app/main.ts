@@ -1,0 +1,102 @@
+/**
+ * The office (decision 0032): sign in, then the pages by hash (`#/children`, `#/children/new`,
+ * `#/children/<id>`, `#/import`, `#/schedules`). Built like the kiosk: DOM from `h()` only, no inline
+ * script or style, so the service's CSP holds unchanged.
+ */
+import './styles.css';
+import { h, replaceChildren } from '../../kiosk/app/dom.js';
+import { currentAuth, signOut } from './api.js';
+import { type Lang, loadLang, saveLang, translator } from './i18n.js';
+import { childFormPage } from './pages/childForm.js';
+import { childrenPage } from './pages/children.js';
+import { importPage } from './pages/import.js';
+import { schedulesPage } from './pages/schedules.js';
+import { signInPage } from './pages/signIn.js';
+import type { Shell } from './shell.js';
+
+const root = document.getElementById('app');
+if (root === null) throw new Error('index.html lost its #app element');
+let lang: Lang = loadLang();
+
+const render = (): void => {
+  const t = translator(lang);
+  document.documentElement.lang = lang;
+  document.title = t('appName');
+  const main = h('main', { attrs: { id: 'main', tabindex: '-1' } });
+  const message = h('p', { className: 'message', attrs: { role: 'status', 'aria-live': 'polite' } });
+  const shell: Shell = {
+    t,
+    main,
+    go: (hash) => {
+      if (location.hash === hash) render();
+      else location.hash = hash;
+    },
+    say: (text, kind = 'info') => {
+      message.textContent = text;
+      message.className = `message ${kind}`;
+      message.setAttribute('role', kind === 'error' ? 'alert' : 'status');
+    },
+  };
+  const net = h('p', { className: 'net', attrs: { 'data-test': 'net', role: 'status' } });
+  const showNet = () => {
+    net.textContent = navigator.onLine ? t('net.online') : t('net.offline');
+    net.className = navigator.onLine ? 'net online' : 'net offline';
+  };
+  showNet();
+  window.onoffline = showNet;
+  window.ononline = showNet;
+  const toggle = h(
+    'button',
+    {
+      className: 'link',
+      attrs: { type: 'button', lang: lang === 'en' ? 'pt-BR' : 'en' },
+      onClick: () => {
+        lang = lang === 'en' ? 'pt-BR' : 'en';
+        saveLang(lang);
+        render();
+      },
+    },
+    t('nav.language'),
+  );
+  const auth = currentAuth();
+  const route = location.hash.replace(/^#\/?/, '');
+  const link = (hash: string, label: string, current: boolean) =>
+    h('a', { attrs: { href: hash, ...(current ? { 'aria-current': 'page' } : {}) } }, label);
+  const header = h(
+    'header',
+    {},
+    h('span', { className: 'brand' }, t('appName')),
+    auth === undefined
+      ? null
+      : h(
+          'nav',
+          { attrs: { 'aria-label': t('appName') } },
+          link('#/children', t('nav.children'), route.startsWith('children')),
+          link('#/import', t('nav.import'), route === 'import'),
+          link('#/schedules', t('nav.schedules'), route === 'schedules'),
+          h(
+            'button',
+            {
+              className: 'link',
+              attrs: { type: 'button' },
+              onClick: () => {
+                void signOut().then(() => shell.go('#/'));
+              },
+            },
+            t('nav.signOut'),
+          ),
+        ),
+    toggle,
+  );
+  replaceChildren(root, header, net, message, main);
+  document.body.dataset.page = auth === undefined ? 'sign-in' : route.split('/')[0] || 'children';
+  if (auth === undefined) signInPage(shell, () => shell.go('#/children'));
+  else if (route === 'import') importPage(shell);
+  else if (route === 'schedules') schedulesPage(shell);
+  else if (route === 'children/new') childFormPage(shell, undefined);
+  else if (route.startsWith('children/')) childFormPage(shell, route.slice('children/'.length));
+  else childrenPage(shell);
+};
+
+window.addEventListener('hashchange', render);
+render();

@@ -1,0 +1,121 @@
+/** Register or edit a child: every field the office keeps, with the server's validation shown by field. */
+import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
+import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
+import { apiCall, errorMessage } from '../api.js';
+import type { Shell } from '../shell.js';
+import { labelled } from './children.js';
+
+const Classes = t.type({ items: t.array(t.type({ classId: t.string, name: t.string })) });
+const optionalText = t.union([t.string, t.null, t.undefined]);
+const StudentAnswer = t.type({
+  studentId: t.string,
+  displayName: t.string,
+  classId: t.string,
+  guardianName: optionalText,
+  guardianNameAlt: optionalText,
+  birthDate: optionalText,
+  allergies: optionalText,
+  specialNeeds: optionalText,
+  phones: t.union([t.array(t.type({ number: t.string, qualifier: t.string })), t.undefined]),
+});
+const Issues = t.type({
+  error: t.type({ details: t.type({ issues: t.array(t.type({ path: t.string, message: t.string })) }) }),
+});
+
+export const childFormPage = (shell: Shell, studentId: string | undefined): void => {
+  const { t: tr } = shell;
+  const input = (type = 'text', required = false) =>
+    h('input', { attrs: { type, ...(required ? { required: '' } : {}) } });
+  const f = {
+    displayName: input('text', true),
+    guardianName: input('text', true),
+    guardianNameAlt: input(),
+    birthDate: input('date'),
+    phone: input('tel'),
+    phone2: input('tel'),
+    allergies: h('textarea'),
+    specialNeeds: h('textarea'),
+  };
+  const classSelect = h('select', { attrs: { required: '' } });
+  const orNull = (el: HTMLInputElement | HTMLTextAreaElement) =>
+    el.value.trim() === '' ? null : el.value.trim();
+  const form = h(
+    'form',
+    {
+      onSubmit: (e) => {
+        e.preventDefault();
+        void (async () => {
+          const phones = [f.phone, f.phone2]
+            .map((el, i) => ({ number: el.value.trim(), qualifier: i === 0 ? 'principal' : 'outro' }))
+            .filter((p) => p.number !== '');
+          const body = {
+            displayName: f.displayName.value.trim(),
+            guardianName: f.guardianName.value.trim(),
+            guardianNameAlt: orNull(f.guardianNameAlt),
+            birthDate: orNull(f.birthDate),
+            phones,
+            classId: classSelect.value,
+            allergies: orNull(f.allergies),
+            specialNeeds: orNull(f.specialNeeds),
+          };
+          const a =
+            studentId === undefined
+              ? await apiCall('POST', '/api/v1/students', body)
+              : await apiCall('PATCH', `/api/v1/students/${studentId}`, body);
+          if (a.status === 200 || a.status === 201) {
+            shell.say(tr('child.saved'));
+            return shell.go('#/children');
+          }
+          const issues = Issues.decode(a.json);
+          shell.say(
+            a.status === 0
+              ? tr('error.network')
+              : E.isRight(issues)
+                ? issues.right.error.details.issues.map((i) => `${i.path}: ${i.message}`).join('; ')
+                : tr('error.generic', { message: errorMessage(a) }),
+            'error',
+          );
+        })();
+      },
+    },
+    field(tr('child.displayName'), f.displayName),
+    field(tr('child.guardianName'), f.guardianName),
+    field(tr('child.guardianNameAlt'), f.guardianNameAlt),
+    field(tr('child.birthDate'), f.birthDate),
+    field(tr('child.phone'), f.phone),
+    field(tr('child.phone2'), f.phone2),
+    labelled(tr('child.class'), classSelect),
+    field(tr('child.allergies'), f.allergies),
+    field(tr('child.specialNeeds'), f.specialNeeds),
+    h('button', { attrs: { type: 'submit' } }, tr('child.save')),
+  );
+  replaceChildren(
+    shell.main,
+    h('p', {}, h('a', { attrs: { href: '#/children' } }, tr('child.back'))),
+    h('h1', {}, studentId === undefined ? tr('child.newTitle') : tr('child.editTitle')),
+    form,
+  );
+  void (async () => {
+    const classes = Classes.decode((await apiCall('GET', '/api/v1/classes')).json);
+    if (E.isRight(classes))
+      replaceChildren(
+        classSelect,
+        ...classes.right.items.map((c) => h('option', { attrs: { value: c.classId } }, c.name)),
+      );
+    if (studentId === undefined) return f.displayName.focus();
+    const read = StudentAnswer.decode((await apiCall('GET', `/api/v1/students/${studentId}`)).json);
+    if (E.isLeft(read)) return shell.say(tr('error.network'), 'error');
+    const s = read.right;
+    f.displayName.value = s.displayName;
+    f.guardianName.value = s.guardianName ?? '';
+    f.guardianNameAlt.value = s.guardianNameAlt ?? '';
+    f.birthDate.value = s.birthDate ?? '';
+    f.phone.value = s.phones?.[0]?.number ?? '';
+    f.phone2.value = s.phones?.[1]?.number ?? '';
+    f.allergies.value = s.allergies ?? '';
+    f.specialNeeds.value = s.specialNeeds ?? '';
+    classSelect.value = s.classId;
+    f.displayName.focus();
+  })();
+};

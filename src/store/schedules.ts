@@ -1,0 +1,41 @@
+/** Recurring schedules (decision 0031), one document each in the private database. */
+import { randomUUID } from 'node:crypto';
+import { ScheduleDoc, type ScheduleFields } from '../domain/schedules.js';
+import { getDoc, listDocs } from './docs.js';
+import type { Database } from './pouch.js';
+import { isConflict } from './storeErrors.js';
+
+export const scheduleDocId = (scheduleId: string): string => `schedule:${scheduleId}`;
+
+export interface ScheduleStore {
+  get(scheduleId: string): Promise<ScheduleDoc | undefined>;
+  /** Ordered by creation. */
+  list(): Promise<ScheduleDoc[]>;
+  create(fields: ScheduleFields): Promise<ScheduleDoc>;
+  /** Compare-and-swap on `current._rev`. */
+  update(current: ScheduleDoc, next: ScheduleFields): Promise<ScheduleDoc | 'CONFLICT'>;
+}
+
+export const scheduleStore = (db: Database): ScheduleStore => ({
+  get: (scheduleId) => getDoc(db, ScheduleDoc, scheduleDocId(scheduleId)),
+  list: async () =>
+    (await listDocs(db, ScheduleDoc, 'schedule')).sort(
+      (a, b) => a.createdAt.localeCompare(b.createdAt) || a._id.localeCompare(b._id),
+    ),
+  async create(fields) {
+    const scheduleId = randomUUID();
+    const doc = { ...fields, _id: scheduleDocId(scheduleId), docType: 'schedule' as const, scheduleId };
+    const r = await db.put(doc);
+    return { ...doc, _rev: r.rev };
+  },
+  async update(current, next) {
+    const doc = { ...next, _id: current._id, docType: 'schedule' as const, scheduleId: current.scheduleId };
+    try {
+      const r = await db.put({ ...doc, _rev: current._rev });
+      return { ...doc, _rev: r.rev };
+    } catch (e) {
+      if (isConflict(e)) return 'CONFLICT';
+      throw e;
+    }
+  },
+});
