@@ -2,7 +2,8 @@
  * Command-line options of `npm run bench`:
  *   --quick            a minute instead of five (shorter runs, a smaller data set)
  *   --only a,b         only the named scenarios: students, check-in, cold-start, memory, sync,
- *                      first-pull, idempotency, import (a change to one path need not wait for the others)
+ *                      first-pull, idempotency, import, couchdb (a change to one path need not
+ *                      wait for the others; couchdb needs BENCH_COUCHDB_URL or shared/couchdb)
  *   --runs N           measured runs per service scenario (default 3), for tighter medians
  *   --cpu-prof DIR     the service process writes a V8 CPU profile into DIR when it stops
  *                      (`bench/cpuProfile.mjs`; Node 20 refuses `--cpu-prof` in NODE_OPTIONS)
@@ -19,6 +20,7 @@ export const SCENARIOS = [
   'first-pull',
   'idempotency',
   'import',
+  'couchdb',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

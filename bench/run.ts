@@ -6,6 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { type BenchOptions, parseBenchOptions, type ScenarioName } from './options.js';
+import { couchdbScenarios } from './scenarios/couchdbLoad.js';
 import { firstPull } from './scenarios/firstPull.js';
 import { idempotencyOverhead } from './scenarios/idempotencyOverhead.js';
 import { rosterImport } from './scenarios/rosterImport.js';
@@ -25,6 +26,7 @@ const scenarios: ReadonlyArray<(options: BenchOptions) => Promise<ScenarioResult
   single('first-pull', firstPull),
   single('idempotency', idempotencyOverhead),
   single('import', rosterImport),
+  couchdbScenarios,
 ];
 
 const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '—' : n.toFixed(digits));

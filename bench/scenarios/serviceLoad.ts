@@ -21,7 +21,7 @@ import type { ScenarioResult } from './types.js';
 
 const DEVICE_ID = '6f1c2a8e-9d3b-4c5e-8f7a-1b2c3d4e5f60';
 
-interface Load {
+export interface Load {
   readonly rps: number;
   readonly p99: number;
   readonly non2xx: number;
@@ -63,7 +63,7 @@ const quiet = async (pid: number | undefined): Promise<void> => {
   }
 };
 
-const drive = async (options: autocannon.Options, pid: number | undefined): Promise<Load> => {
+export const drive = async (options: autocannon.Options, pid: number | undefined): Promise<Load> => {
   const cpuBefore = await cpuMs(pid);
   const r = await autocannon(options);
   const cpuAtEnd = await cpuMs(pid);
@@ -91,6 +91,20 @@ const rssMb = async (pid: number | undefined): Promise<number | undefined> => {
 };
 
 const Token = t.type({ accessToken: t.string });
+
+/** Seeds the development data set (the ADMIN user) and signs in as it: the headers of its requests. */
+export const signedInAdmin = async (url: string): Promise<Record<string, string>> => {
+  const seeded = await fetch(`${url}/api/v1/_seed`, { method: 'POST' });
+  if (seeded.status !== 200 && seeded.status !== 201) throw new Error(`seed answered ${seeded.status}`);
+  const login = await fetch(`${url}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'admin@chamada.local', password: 'chamada-dev-password' }),
+  });
+  const token = Token.decode(await login.json());
+  if (token._tag === 'Left') throw new Error(`login answered ${login.status}`);
+  return { authorization: `Bearer ${token.right.accessToken}`, 'x-device-id': DEVICE_ID };
+};
 
 const medianOf = (xs: ReadonlyArray<number | undefined>): number | undefined => {
   const known = xs.filter((x): x is number => x !== undefined);
@@ -147,16 +161,7 @@ export const serviceScenarios = async (options: BenchOptions): Promise<ScenarioR
     let url = await svc.start(60_000);
     const bareUrl = await listeningUrl(collect(bare.stdout));
     await waitHealthy(url);
-    const seeded = await fetch(`${url}/api/v1/_seed`, { method: 'POST' });
-    if (seeded.status !== 200 && seeded.status !== 201) throw new Error(`seed answered ${seeded.status}`);
-    const login = await fetch(`${url}/api/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'admin@chamada.local', password: 'chamada-dev-password' }),
-    });
-    const token = Token.decode(await login.json());
-    if (token._tag === 'Left') throw new Error(`login answered ${login.status}`);
-    const auth = { authorization: `Bearer ${token.right.accessToken}`, 'x-device-id': DEVICE_ID };
+    const auth = await signedInAdmin(url);
     const duration = quick ? 2 : 10;
     const runs = options.runs ?? 3;
 

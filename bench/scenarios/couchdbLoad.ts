@@ -1,0 +1,274 @@
+/**
+ * The service on a real CouchDB (issue #23's CouchDB rows): how many CouchDB requests one check-in
+ * and one student creation cost, counted by a proxy (`bench/countingProxy.ts`) with the idle rate of
+ * the same process taken off; check-in throughput at 50 connections beside CouchDB's own single-
+ * document write rate at 50 connections, measured in the same run; and two instances on that one
+ * CouchDB beside one. Left out when there is no CouchDB (`bench/couchServer.ts`).
+ */
+import { randomUUID } from 'node:crypto';
+import autocannon from 'autocannon';
+import * as t from 'io-ts';
+import { serviceProcess, waitHealthy } from '../../test/support/mainProcess.js';
+import { basicAuth, benchCouch } from '../couchServer.js';
+import { countingProxy } from '../countingProxy.js';
+import type { BenchOptions } from '../options.js';
+import { median, spread } from '../stats.js';
+import { drive, type Load, signedInAdmin } from './serviceLoad.js';
+import type { ScenarioResult } from './types.js';
+
+const Created = (key: string) => t.type({ [key]: t.string });
+
+/** The six most frequent kinds of request, each per counted request: what a row is made of. */
+const breakdown = (counts: ReadonlyMap<string, number>, per: number): string =>
+  [...counts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([kind, n]) => `${kind} ${(n / per).toFixed(1)}`)
+    .join(', ');
+
+export const couchdbScenarios = async (options: BenchOptions): Promise<ScenarioResult[]> => {
+  if (!options.wants('couchdb')) return [];
+  const couch = await benchCouch();
+  if (couch === undefined) {
+    process.stderr.write(
+      'bench: no CouchDB (BENCH_COUCHDB_URL, or shared/couchdb beside the checkout): its rows are left out\n',
+    );
+    return [];
+  }
+  const { quick } = options;
+  const runs = options.runs ?? 3;
+  const duration = quick ? 3 : 10;
+  const prefix = `bench${randomUUID().slice(0, 8)}_`;
+  const jwtSecret = randomUUID() + randomUUID();
+  const proxy = await countingProxy(couch.url, prefix);
+  const env = (couchdbUrl: string) => ({
+    AUTH_MODE: 'jwt',
+    NODE_ENV: 'development',
+    COUCHDB_URL: couchdbUrl,
+    DB_PREFIX: prefix,
+    // One device drives the whole load: the per-device limit stays on, set above it (as serviceLoad).
+    RATE_LIMIT_REQUESTS: '1000000',
+    // Both instances are one deployment: they share the secret that names the limit's buckets.
+    JWT_SECRET: jwtSecret,
+  });
+  const counted = await serviceProcess('bench-couch-counted', env(proxy.url), {
+    kind: 'built',
+    path: 'dist/server/main.js',
+  });
+  const a = await serviceProcess('bench-couch-a', env(couch.url), {
+    kind: 'built',
+    path: 'dist/server/main.js',
+  });
+  const b = await serviceProcess('bench-couch-b', env(couch.url), {
+    kind: 'built',
+    path: 'dist/server/main.js',
+  });
+  const raw = basicAuth(couch.url);
+  try {
+    // 1. Counted: the set-up and the single requests go through the proxy.
+    const url = await counted.start(60_000);
+    await waitHealthy(url);
+    const auth = await signedInAdmin(url);
+    const create = async (base: string, path: string, body: unknown, key: string): Promise<string> => {
+      const r = await fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+        body: JSON.stringify(body),
+      });
+      const decoded = Created(key).decode(await r.json());
+      const id = decoded._tag === 'Right' ? decoded.right[key] : undefined;
+      if (r.status !== 201 || id === undefined) throw new Error(`POST ${path} answered ${r.status}`);
+      return id;
+    };
+    const classId = await create(url, '/api/v1/classes', { name: 'Turma' }, 'classId');
+    const today = new Date().toISOString().slice(0, 10);
+    const sessions: string[] = [];
+    for (let i = 0; i < (quick ? 40 : 150); i += 1)
+      sessions.push(
+        await create(url, '/api/v1/sessions', { classId, date: today, title: `Culto ${i}` }, 'sessionId'),
+      );
+    const newStudent = (i: number) => ({
+      displayName: `Criança ${i}`,
+      guardianName: 'Responsável',
+      phones: [],
+      classId,
+    });
+    const students: string[] = [];
+    const studentCount = quick ? 150 : 300;
+    const countedStudents = 40;
+    for (let i = 0; i < studentCount - countedStudents; i += 1)
+      students.push(await create(url, '/api/v1/students', newStudent(i), 'studentId'));
+
+    // What the process asks of CouchDB when nobody asks anything of it (feeds, timers), per second.
+    await new Promise((r) => setTimeout(r, 1000));
+    proxy.reset();
+    const idleStarted = performance.now();
+    await new Promise((r) => setTimeout(r, 3000));
+    const idlePerSecond = proxy.total() / ((performance.now() - idleStarted) / 1000);
+    const countedRun = async (n: number, work: () => Promise<void>) => {
+      proxy.reset();
+      const started = performance.now();
+      await work();
+      // The pipeline's and the roster's work after the last answer belongs to these requests too.
+      await new Promise((r) => setTimeout(r, 1500));
+      const seconds = (performance.now() - started) / 1000;
+      return {
+        perRequest: Math.max(0, proxy.total() - idlePerSecond * seconds) / n,
+        counts: new Map(proxy.counts()),
+      };
+    };
+    const creation = await countedRun(countedStudents, async () => {
+      for (let i = studentCount - countedStudents; i < studentCount; i += 1)
+        students.push(await create(url, '/api/v1/students', newStudent(i), 'studentId'));
+    });
+    const pairs = sessions.flatMap((sessionId) => students.map((studentId) => ({ studentId, sessionId })));
+    let next = 0;
+    const pair = () => {
+      const p = pairs[next % pairs.length];
+      next += 1;
+      return p;
+    };
+    const countedCheckins = 100;
+    const checkin = await countedRun(countedCheckins, async () => {
+      // Ten at a time, as a few doors at once would.
+      await Promise.all(
+        Array.from({ length: 10 }, async () => {
+          for (let i = 0; i < countedCheckins / 10; i += 1)
+            await create(url, '/api/v1/check-in', pair(), 'checkInId');
+        }),
+      );
+    });
+    await counted.stop();
+
+    // 2. Throughput, straight to CouchDB: one instance, CouchDB's own writes, then two instances.
+    const checkIns = (base: string, connections: number, pid: number | undefined) =>
+      drive(
+        {
+          url: base,
+          connections,
+          duration,
+          requests: [
+            {
+              method: 'POST',
+              path: '/api/v1/check-in',
+              setupRequest: (req) => ({
+                ...req,
+                headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+                body: JSON.stringify(pair()),
+              }),
+            },
+          ],
+        },
+        pid,
+      );
+    const writesDb = `${prefix}raw_writes`;
+    const created = await fetch(`${raw.base}/${writesDb}`, {
+      method: 'PUT',
+      headers: { authorization: raw.authorization },
+    });
+    if (created.status !== 201) throw new Error(`creating ${writesDb} answered ${created.status}`);
+    const couchWrites = async (): Promise<Load> => {
+      const r = await autocannon({
+        url: `${raw.base}/${writesDb}`,
+        connections: 50,
+        duration,
+        method: 'POST',
+        headers: { authorization: raw.authorization, 'content-type': 'application/json' },
+        body: JSON.stringify({ docType: 'bench', note: 'a single-document write, as one check-in event' }),
+      });
+      return {
+        rps: r.requests.average,
+        p99: r.latency.p99,
+        non2xx: r.non2xx,
+        errors: r.errors,
+        cpuMsPerRequest: undefined,
+        afterMsPerRequest: undefined,
+      };
+    };
+    const urlA = await a.start(60_000);
+    await waitHealthy(urlA);
+    await checkIns(urlA, 50, a.pid());
+    await couchWrites();
+    const one: Load[] = [];
+    const base: Load[] = [];
+    for (let i = 0; i < runs; i += 1) {
+      base.push(await couchWrites());
+      one.push(await checkIns(urlA, 50, a.pid()));
+    }
+    const urlB = await b.start(60_000);
+    await waitHealthy(urlB);
+    const two: number[] = [];
+    const twoLoads: Load[] = [];
+    for (let i = 0; i < runs; i += 1) {
+      const [x, y] = await Promise.all([checkIns(urlA, 50, a.pid()), checkIns(urlB, 50, b.pid())]);
+      two.push(x.rps + y.rps);
+      twoLoads.push(x, y);
+    }
+    const errorsOf = (loads: ReadonlyArray<Load>) => loads.reduce((n, l) => n + l.non2xx + l.errors, 0);
+    const flagged = (name: string, loads: ReadonlyArray<Load>) =>
+      `${name}${errorsOf(loads) > 0 ? ` — ${errorsOf(loads)} non-2xx or errors` : ''}`;
+    const count = (
+      scenario: string,
+      c: { perRequest: number; counts: ReadonlyMap<string, number> },
+      n: number,
+      target: string,
+    ): ScenarioResult => ({
+      scenario: `${scenario} (${couch.where}; idle ${idlePerSecond.toFixed(1)}/s taken off; most: ${breakdown(c.counts, n)})`,
+      unit: 'requests',
+      median: c.perRequest,
+      spread: { min: c.perRequest, max: c.perRequest },
+      p99Ms: undefined,
+      baseline: undefined,
+      ratio: undefined,
+      target,
+      runs: 1,
+    });
+    const oneRps = one.map((l) => l.rps);
+    return [
+      count('CouchDB requests per check-in, 10 at a time', checkin, countedCheckins, '≤ 4'),
+      count('CouchDB requests per student creation, one at a time', creation, countedStudents, '≤ 3'),
+      {
+        scenario: flagged('POST /api/v1/check-in on CouchDB (50 connections)', one),
+        unit: 'req/s',
+        median: median(oneRps),
+        spread: spread(oneRps),
+        p99Ms: median(one.map((l) => l.p99)),
+        baseline: {
+          name: 'CouchDB single-document POSTs, 50 connections',
+          median: median(base.map((l) => l.rps)),
+          spread: spread(base.map((l) => l.rps)),
+        },
+        ratio: median(one.map((l, i) => l.rps / (base[i]?.rps ?? 1))),
+        target: '≥ 0.5, p99 ≤ 100 ms',
+        runs,
+      },
+      {
+        scenario: flagged('two instances on that CouchDB, 50 connections each (sum)', twoLoads),
+        unit: 'req/s',
+        median: median(two),
+        spread: spread(two),
+        p99Ms: median(twoLoads.map((l) => l.p99)),
+        baseline: { name: 'one instance (the row above)', median: median(oneRps), spread: spread(oneRps) },
+        ratio: median(two.map((x, i) => x / (oneRps[i] ?? 1))),
+        target: '≥ 1.6',
+        runs,
+      },
+    ];
+  } finally {
+    await Promise.all([counted.dispose(), a.dispose(), b.dispose()]);
+    await proxy.close();
+    // Only the bench's own databases, on a server someone else may use too.
+    const all: unknown = await fetch(`${raw.base}/_all_dbs`, {
+      headers: { authorization: raw.authorization },
+    })
+      .then((r) => r.json())
+      .catch(() => []);
+    for (const name of Array.isArray(all) ? all : [])
+      if (typeof name === 'string' && name.startsWith(prefix))
+        await fetch(`${raw.base}/${name}`, {
+          method: 'DELETE',
+          headers: { authorization: raw.authorization },
+        }).catch(() => undefined);
+    await couch.dispose();
+  }
+};
