@@ -37,3 +37,6 @@ export const withTimeout = async <A>(p: Promise<A>, ms: number): Promise<A> => {
     over.abort();
   }
 };
+
+/** A pause of `ms` (a back-off between attempts), for the layers that do not reach Node's timers. */
+export const pause = (ms: number): Promise<void> => sleep(ms);

@@ -19,14 +19,19 @@ import {
 import type { ValidationIssue } from '../domain/issues.js';
 import { capIssues, MAX_REPORTED_EVENT_ISSUES, toIssues } from '../domain/issues.js';
 import type { Actor } from '../domain/principal.js';
+import { pause } from '../lib/timeouts.js';
 import { authorize } from '../rules/authorization.js';
 import { type AspectProjection, outcomeOf } from '../rules/projections.js';
 import type { ClassStore } from '../store/classes.js';
 import type { EventStore } from '../store/events.js';
+import { QuorumNotMetError } from '../store/storeErrors.js';
 import type { StudentStore } from '../store/students.js';
 import type { EventPipeline } from './pipelineRuntime.js';
 
 export const MAX_SYNC_EVENTS = 1000;
+
+/** Writes of an event whose stored copy was withdrawn before it could be read back. */
+const RACED_WRITE_ATTEMPTS = 4;
 
 export type SyncFailureReason =
   | 'VALIDATION_FAILED'
@@ -255,23 +260,32 @@ export const syncService = (deps: {
       answered.push({ index, eventId: event.eventId, aspect, serverTimestamp, duplicate: false });
     }
 
-    const outcome = await deps.events.appendMany(toStore);
-    // Already stored (a resend, or another request in between): read it back.
-    const raced = [...outcome.entries()].filter(([, o]) => o === 'duplicate').map(([id]) => id);
-    if (raced.length > 0) {
-      const now = await deps.events.getMany(raced);
+    // Already stored (a resend, or another request in between): read it back. On a cluster the copy
+    // that refused ours may be withdrawn by its writer right after (decision 0023), leaving nothing to
+    // read: that event is written again, a few times, before the batch is answered 503.
+    let writing = toStore;
+    for (let attempt = 1; writing.length > 0; attempt += 1) {
+      const outcome = await deps.events.appendMany(writing);
+      const raced = [...outcome.entries()].filter(([, o]) => o === 'duplicate').map(([id]) => id);
+      const now = raced.length === 0 ? new Map() : await deps.events.getMany(raced);
       const racedIds = new Set(raced);
+      const unread = new Set<string>();
       for (let i = answered.length - 1; i >= 0; i -= 1) {
         const a = answered[i];
         if (a === undefined || a.duplicate || !racedIds.has(a.eventId)) continue;
         const other = now.get(a.eventId);
-        if (other !== undefined && isResendOf(other, a.aspect, actor.principal.userId)) {
+        if (other === undefined) unread.add(a.eventId);
+        else if (isResendOf(other, a.aspect, actor.principal.userId)) {
           answered[i] = { ...a, serverTimestamp: other.serverTimestamp, duplicate: true };
         } else {
           answered.splice(i, 1);
           failed.push(fail(a.index, a.eventId, 'EVENT_ID_TAKEN'));
         }
       }
+      writing = writing.filter((e) => unread.has(e.eventId));
+      if (writing.length > 0 && attempt === RACED_WRITE_ATTEMPTS)
+        throw new QuorumNotMetError(writing[0]?.eventId ?? '');
+      if (writing.length > 0) await pause(20 + Math.random() * 80);
     }
     // In the order the device sent them.
     answered.sort((a, b) => a.index - b.index);

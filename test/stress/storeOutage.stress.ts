@@ -153,10 +153,21 @@ const afterTheFault = async (couchUrl: string) => {
       60_000,
       500,
     ).catch(() => -1);
+    // Each document that differs, as both sides hold it (key order is the server's: compared as values).
+    const byId = (docs: ReadonlyArray<unknown>) =>
+      new Map(docs.map((d) => [String(Reflect.get(Object(d), '_id')), canonicalize(d) ?? ''] as const));
+    const ours = byId(projections);
+    const theirs = byId(rebuilt);
+    const differing = [...new Set([...ours.keys(), ...theirs.keys()])]
+      .filter((id) => ours.get(id) !== theirs.get(id))
+      .map(
+        (id) =>
+          `${id}: ${ours.get(id)?.slice(0, 600) ?? 'absent'} / rebuilt: ${theirs.get(id)?.slice(0, 600) ?? 'absent'}`,
+      );
     return {
       events: events.length,
-      rebuilt,
       projections,
+      differing,
       settledMs,
       withConflicts,
       twice: repeats(eventsInAspects(projections)),
@@ -392,9 +403,10 @@ for (const fault of faults)
       expect(after.twice, 'events projected twice').to.equal(0);
       expect(after.withConflicts, 'events stored under conflicting revisions').to.equal(0);
       expect(after.outOfLine, 'check-in records out of line with the projections').to.deep.equal([]);
-      expect(after.projections, 'the projections equal a rebuild from the stored events').to.deep.equal(
-        after.rebuilt,
-      );
+      expect(
+        after.differing,
+        'documents of the projections that differ from a rebuild from the stored events',
+      ).to.deep.equal([]);
       if (fault === frozen)
         // Bounded by the store timeout (a few calls of 2 s at most), not by the 12 s stall.
         expect(longestInOutageMs, 'the longest request during the stall (ms)').to.be.below(FREEZE_MS - 4_000);
