@@ -1,19 +1,9 @@
 /**
- * The periodic purge of idempotency entries past their retention. A failed run is reported and the
- * schedule goes on; a run that is still going when the next tick comes is not overlapped.
+ * The periodic purge of idempotency entries past their retention, on the shared job shape
+ * (`periodic.ts`: no overlapping runs, a failed run reported and the schedule going on).
  */
-import {
-  asyncScheduler,
-  catchError,
-  defer,
-  exhaustMap,
-  map,
-  type Observable,
-  type ObservableInput,
-  of,
-  type SchedulerLike,
-  timer,
-} from 'rxjs';
+import { asyncScheduler, map, type Observable, type ObservableInput, type SchedulerLike } from 'rxjs';
+import { periodic$ } from './periodic.js';
 
 export type PurgeRun =
   | { readonly ok: true; readonly purged: number }
@@ -34,13 +24,6 @@ export const idempotencyPurge$ = (
   periodMs: number = PURGE_PERIOD_MS,
   scheduler: SchedulerLike = asyncScheduler,
 ): Observable<PurgeRun> =>
-  timer(periodMs, periodMs, scheduler).pipe(
-    exhaustMap(() =>
-      defer(() => purge(clock().getTime())).pipe(
-        map((purged): PurgeRun => ({ ok: true, purged })),
-        catchError((e: unknown) =>
-          of<PurgeRun>({ ok: false, error: e instanceof Error ? e.name : 'unknown' }),
-        ),
-      ),
-    ),
+  periodic$(() => purge(clock().getTime()), periodMs, periodMs, scheduler).pipe(
+    map((r): PurgeRun => (r.ok ? { ok: true, purged: r.result } : r)),
   );

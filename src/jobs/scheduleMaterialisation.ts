@@ -1,21 +1,11 @@
 /**
  * Schedules make their sessions ahead (decision 0031): at start and then every hour, so the window of
  * four weeks moves with the days and a restarted or added instance catches up at once. Runs never
- * overlap (`exhaustMap`); a failed run is reported and the next tick tries again. Every instance runs
+ * overlap (`periodic.ts`); a failed run is reported and the next tick tries again. Every instance runs
  * it: session ids derived from schedule and date make the runs agree instead of duplicating.
  */
-import {
-  asyncScheduler,
-  catchError,
-  defer,
-  exhaustMap,
-  map,
-  type Observable,
-  type ObservableInput,
-  of,
-  type SchedulerLike,
-  timer,
-} from 'rxjs';
+import { asyncScheduler, map, type Observable, type ObservableInput, type SchedulerLike } from 'rxjs';
+import { periodic$ } from './periodic.js';
 
 export const MATERIALISE_PERIOD_MS = 60 * 60 * 1000;
 
@@ -28,13 +18,6 @@ export const scheduleMaterialisation$ = (
   periodMs: number = MATERIALISE_PERIOD_MS,
   scheduler: SchedulerLike = asyncScheduler,
 ): Observable<MaterialiseRun> =>
-  timer(0, periodMs, scheduler).pipe(
-    exhaustMap(() =>
-      defer(materialise).pipe(
-        map((r): MaterialiseRun => ({ ok: true, ...r })),
-        catchError((e: unknown) =>
-          of<MaterialiseRun>({ ok: false, error: e instanceof Error ? e.name : 'unknown' }),
-        ),
-      ),
-    ),
+  periodic$(materialise, 0, periodMs, scheduler).pipe(
+    map((r): MaterialiseRun => (r.ok ? { ok: true, ...r.result } : r)),
   );
