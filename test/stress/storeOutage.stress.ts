@@ -37,6 +37,7 @@ import {
   type ChildService,
   checkinRecordsOutOfLine,
   childService,
+  differingDocs,
   eventsInAspects,
   eventually,
   get,
@@ -153,17 +154,7 @@ const afterTheFault = async (couchUrl: string) => {
       60_000,
       500,
     ).catch(() => -1);
-    // Each document that differs, as both sides hold it (key order is the server's: compared as values).
-    const byId = (docs: ReadonlyArray<unknown>) =>
-      new Map(docs.map((d) => [String(Reflect.get(Object(d), '_id')), canonicalize(d) ?? ''] as const));
-    const ours = byId(projections);
-    const theirs = byId(rebuilt);
-    const differing = [...new Set([...ours.keys(), ...theirs.keys()])]
-      .filter((id) => ours.get(id) !== theirs.get(id))
-      .map(
-        (id) =>
-          `${id}: ${ours.get(id)?.slice(0, 600) ?? 'absent'} / rebuilt: ${theirs.get(id)?.slice(0, 600) ?? 'absent'}`,
-      );
+    const differing = differingDocs(projections, rebuilt);
     return {
       events: events.length,
       projections,

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { open, readdir, readFile, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
+import canonicalize from 'canonicalize';
 import * as t from 'io-ts';
 import { SERVICE_ENV, SERVICE_NODE_FLAGS } from '../../src/config/runtime.js';
 import type { Database } from '../../src/store/pouch.js';
@@ -586,6 +587,23 @@ export const rebuildFrom = async (events: ReadonlyArray<Record<string, unknown>>
 };
 
 /** Every event document of `store` as stored, without its revision (design documents left out). */
+/**
+ * Each document that differs between two sets of projections, as both sides hold it (key order is
+ * the server's to choose: compared as values), for a failure that names what differs.
+ */
+export const differingDocs = (ours: ReadonlyArray<unknown>, rebuilt: ReadonlyArray<unknown>): string[] => {
+  const byId = (docs: ReadonlyArray<unknown>) =>
+    new Map(docs.map((d) => [String(Reflect.get(Object(d), '_id')), canonicalize(d) ?? ''] as const));
+  const a = byId(ours);
+  const b = byId(rebuilt);
+  return [...new Set([...a.keys(), ...b.keys()])]
+    .filter((id) => a.get(id) !== b.get(id))
+    .map(
+      (id) =>
+        `${id}: ${a.get(id)?.slice(0, 600) ?? 'absent'} / rebuilt: ${b.get(id)?.slice(0, 600) ?? 'absent'}`,
+    );
+};
+
 export const storedEvents = async (store: Store): Promise<Array<Record<string, unknown>>> =>
   (await store.db.events.allDocs({ include_docs: true })).rows.flatMap((r) => {
     if (r.id.startsWith('_design/') || r.doc === undefined) return [];
