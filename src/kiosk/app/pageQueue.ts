@@ -15,8 +15,6 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import PouchDB from 'pouchdb-browser';
 
-export const PAGE_MESSAGE_MAX = 140;
-
 export interface PageRequest {
   readonly checkInId: string;
   readonly studentId: string;

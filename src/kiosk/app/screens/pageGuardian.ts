@@ -4,12 +4,13 @@
  * phones were reached. Offline, or before the server knows the check-in, the page waits on the tablet
  * and the screen says so.
  */
+import { PAGE_MESSAGE_MAX } from '../../../domain/pages.js';
 import type { RosterStudent } from '../../../domain/roster.js';
 import { openCheckin } from '../checkinState.js';
 import { field, h, leaveButton, submitOnce } from '../dom.js';
 import type { MessageKey } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
-import { PAGE_MESSAGE_MAX, type PageOutcome } from '../pageQueue.js';
+import type { PageOutcome } from '../pageQueue.js';
 import type { RosterSessionDoc } from '../rosterIndex.js';
 import { checkoutScreen } from './checkout.js';
 
@@ -21,7 +22,7 @@ const OUTCOME_TEXT: Readonly<
   failed: 'page.failed',
 };
 
-const describe = (kiosk: Kiosk, outcome: PageOutcome): string => {
+const outcomeText = (kiosk: Kiosk, outcome: PageOutcome): string => {
   switch (outcome.kind) {
     case 'sent':
       return kiosk.t('page.sent', { n: outcome.phonesPaged });
@@ -61,7 +62,7 @@ export const pageGuardianScreen = (session: RosterSessionDoc, student: RosterStu
         message: text === '' ? null : text.slice(0, PAGE_MESSAGE_MAX),
       });
       result.dataset.outcome = outcome.kind;
-      result.textContent = describe(kiosk, outcome);
+      result.textContent = outcomeText(kiosk, outcome);
       problem.textContent = '';
       return undefined;
     };
