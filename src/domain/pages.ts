@@ -80,7 +80,7 @@ export const GuardianPageList = object(
   'GuardianPageList',
   { items: boundedArray(GuardianPage, MAX_PAGES_LISTED) },
   {},
-  { description: 'Oldest first.' },
+  { description: `Oldest first; a session's first ${MAX_PAGES_LISTED.toLocaleString('en')} pages at most.` },
 );
 
 export const GuardianPageQuery = object('GuardianPageQuery', { sessionId: Uuid });
