@@ -1,3 +1,4 @@
+import canonicalize from 'canonicalize';
 /**
  * The projections database: aspect documents, conflict records and quarantined event ids written by
  * the event pipeline, and the pipeline's checkpoint. Writes are compare-and-swap on each document's
@@ -58,9 +59,15 @@ export interface ProjectionWrite {
     readonly projection: AspectProjection;
     readonly rev: string | undefined;
   }>;
-  readonly conflictsPut: ReadonlyArray<ConflictRecordFull>;
-  /** Loser event ids whose conflict record no longer holds. */
-  readonly conflictsRemoved: ReadonlyArray<string>;
+  /**
+   * Every conflict record the batch's aspects hold, written where the stored one differs or is
+   * missing. All of them, not only those the batch changed: the records and the aspect are written in
+   * one `_bulk_docs`, which is no transaction, so an attempt whose aspect write lost may still have
+   * put its records over a newer writer's; whichever pipeline next projects the aspect puts them right.
+   */
+  readonly conflicts: ReadonlyArray<ConflictRecordFull>;
+  /** The other events of those aspects, no losers: a conflict record stored for one is removed. */
+  readonly noConflict: ReadonlyArray<string>;
 }
 
 export interface Quarantine {
@@ -203,16 +210,27 @@ const conflictDocBody = (c: ConflictRecordFull) => ({
   detectedAt: c.detectedAt,
 });
 
-/** Current revisions of the given ids; absent and deleted ids are left out. */
-const revisions = async (db: Database, ids: ReadonlyArray<string>): Promise<Map<string, string>> => {
-  const revs = new Map<string, string>();
-  if (ids.length === 0) return revs;
-  const res = await db.allDocs({ keys: [...ids] });
+/**
+ * The stored conflict records of the given ids, each as its revision and its body in canonical form
+ * (compared with the body a commit means to store); absent and deleted ids are left out.
+ */
+const conflictDocs = async (
+  db: Database,
+  ids: ReadonlyArray<string>,
+): Promise<Map<string, { readonly rev: string; readonly body: string | undefined }>> => {
+  const out = new Map<string, { rev: string; body: string | undefined }>();
+  if (ids.length === 0) return out;
+  const res = await db.allDocs({ keys: [...ids], include_docs: true });
   for (const row of res.rows) {
-    if ('error' in row) continue;
-    if (row.value.deleted !== true) revs.set(row.id, row.value.rev);
+    if ('error' in row || row.value.deleted === true) continue;
+    const doc: unknown = row.doc;
+    const body =
+      typeof doc === 'object' && doc !== null
+        ? Object.fromEntries(Object.entries(doc).filter(([k]) => k !== '_rev'))
+        : undefined;
+    out.set(row.id, { rev: row.value.rev, body: canonicalize(body) });
   }
-  return revs;
+  return out;
 };
 
 /**
@@ -264,24 +282,24 @@ export const projectionStore = (
       }),
 
     async commit(write) {
-      const conflictIds = [
-        ...write.conflictsPut.map((c) => conflictDocId(c.loser.eventId)),
-        ...write.conflictsRemoved.map(conflictDocId),
-      ];
-      const revs = await revisions(db, conflictIds);
-      const withRev = <D extends { _id: string }>(doc: D) => {
-        const rev = revs.get(doc._id);
-        return rev === undefined ? doc : { ...doc, _rev: rev };
-      };
+      const stored = await conflictDocs(db, [
+        ...write.conflicts.map((c) => conflictDocId(c.loser.eventId)),
+        ...write.noConflict.map(conflictDocId),
+      ]);
       const docs = [
         ...write.aspects.map(({ projection, rev }) => ({
           ...aspectDocBody(projection),
           ...(rev === undefined ? {} : { _rev: rev }),
         })),
-        ...write.conflictsPut.map((c) => withRev(conflictDocBody(c))),
-        ...write.conflictsRemoved.flatMap((loser) => {
-          const rev = revs.get(conflictDocId(loser));
-          return rev === undefined ? [] : [{ _id: conflictDocId(loser), _rev: rev, _deleted: true }];
+        ...write.conflicts.flatMap((c) => {
+          const body = conflictDocBody(c);
+          const now = stored.get(body._id);
+          if (now === undefined) return [body];
+          return now.body === canonicalize(body) ? [] : [{ ...body, _rev: now.rev }];
+        }),
+        ...write.noConflict.flatMap((loser) => {
+          const now = stored.get(conflictDocId(loser));
+          return now === undefined ? [] : [{ _id: conflictDocId(loser), _rev: now.rev, _deleted: true }];
         }),
       ];
       if (docs.length === 0) return 'OK';

@@ -199,71 +199,56 @@ export const projectBatch = async (
     quarantined: quarantined.map((q) => q.docId),
     quarantinesRecorded,
   });
-  /** Conflict records written by attempts whose commit lost (see below), with their aspects. */
-  const touched = new Map<string, string>();
   const attemptAll = async (): Promise<ProjectedBatch | undefined> => {
     const loaded = await deps.projections.loadAspects([...incoming.keys()]);
     const projected: Array<{ after: AspectProjection; known: LoadedAspect | undefined }> = [];
-    const decided = new Map<string, ConflictRecordFull>();
+    // The conflict records every aspect of the batch must have, replays included (see `expect`).
+    const conflicts = new Map<string, ConflictRecordFull>();
+    const noConflict = new Set<string>();
+    const expect = (p: AspectProjection) => {
+      for (const e of p.events) noConflict.add(e.eventId);
+      for (const c of p.conflicts) {
+        conflicts.set(c.loser.eventId, c);
+        noConflict.delete(c.loser.eventId);
+      }
+    };
     for (const [aspect, events] of incoming) {
       const kind = kindOfAspect(aspect);
       if (kind === undefined) continue;
       const known = loaded.get(aspect);
       // An aspect that already holds every event given (a replay, or another instance's pipeline got
-      // there first) needs nothing: its records were written before it was committed.
+      // there first) is not written again; its conflict records are checked all the same.
       if (known !== undefined && holdsEvents(known.events, events)) {
-        if ([...touched.values()].includes(aspect))
-          for (const c of projectAspect(aspect, kind, known.events, []).conflicts)
-            decided.set(c.loser.eventId, c);
+        expect(projectAspect(aspect, kind, known.events, []));
         continue;
       }
-      projected.push({ after: projectAspect(aspect, kind, known?.events ?? [], events), known });
+      const after = projectAspect(aspect, kind, known?.events ?? [], events);
+      expect(after);
+      projected.push({ after, known });
     }
     await writeThroughConcurrently(
       deps.writeThrough,
       projected.map((p) => p.after),
     );
     const aspects: Array<{ projection: AspectProjection; rev: string | undefined }> = [];
-    const conflictsPut: ConflictRecordFull[] = [];
-    const conflictsRemoved: string[] = [];
-    const aspectOf = new Map(touched);
+    // Decisions new to this batch (a record that appears or changes), audited once each.
+    const decided: ConflictRecordFull[] = [];
     for (const { after, known } of projected) {
-      for (const c of after.conflicts) decided.set(c.loser.eventId, c);
       const kind = kindOfAspect(after.aspect);
       if (kind === undefined) continue;
       const before = projectAspect(after.aspect, kind, known?.events ?? [], []);
       const previous = new Map(before.conflicts.map((c) => [c.loser.eventId, JSON.stringify(c)]));
-      for (const c of after.conflicts) {
-        if (previous.get(c.loser.eventId) !== JSON.stringify(c)) conflictsPut.push(c);
-        previous.delete(c.loser.eventId);
-      }
-      for (const loser of previous.keys()) {
-        conflictsRemoved.push(loser);
-        aspectOf.set(loser, after.aspect);
-      }
+      for (const c of after.conflicts)
+        if (previous.get(c.loser.eventId) !== JSON.stringify(c)) decided.push(c);
       aspects.push({ projection: after, rev: known?.rev });
     }
-    // Conflict records a lost attempt wrote are put right from this attempt's projection, whatever
-    // its aspects' stored state says: that attempt's aspect write failed, but its conflict records
-    // (written in the same `_bulk_docs`, not a transaction) may have landed over a newer writer's.
-    const putIds = new Set(conflictsPut.map((c) => c.loser.eventId));
-    for (const loser of touched.keys()) {
-      if (putIds.has(loser) || conflictsRemoved.includes(loser)) continue;
-      const c = decided.get(loser);
-      if (c === undefined) conflictsRemoved.push(loser);
-      else conflictsPut.push(c);
-    }
-    if (aspects.length === 0 && conflictsPut.length === 0 && conflictsRemoved.length === 0)
-      return done([], 0);
-    await deps.audit(conflictsPut.map((c) => ({ entry: conflictEntry(c), key: conflictAuditKey(c) })));
-    const written = await deps.projections.commit({ aspects, conflictsPut, conflictsRemoved });
-    if (written === 'OK') return done(conflictsPut, aspects.length);
-    for (const c of conflictsPut) touched.set(c.loser.eventId, c.aspect);
-    for (const loser of conflictsRemoved) {
-      const aspect = aspectOf.get(loser);
-      if (aspect !== undefined) touched.set(loser, aspect);
-    }
-    return undefined;
+    await deps.audit(decided.map((c) => ({ entry: conflictEntry(c), key: conflictAuditKey(c) })));
+    const written = await deps.projections.commit({
+      aspects,
+      conflicts: [...conflicts.values()],
+      noConflict: [...noConflict],
+    });
+    return written === 'OK' ? done(decided, aspects.length) : undefined;
   };
   for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
     const outcome = await attemptAll();

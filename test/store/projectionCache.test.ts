@@ -46,8 +46,8 @@ describe('the projection store’s aspect cache', () => {
       const projection = projectAspect(aspectOf(day), 'attendance', [], marks(day, 4));
       const write = {
         aspects: [{ projection, rev: undefined }],
-        conflictsPut: [],
-        conflictsRemoved: [],
+        conflicts: [],
+        noConflict: [],
       };
       expect(await cached.commit(write)).to.equal('OK');
     }
@@ -57,8 +57,8 @@ describe('the projection store’s aspect cache', () => {
     const heavy = projectAspect(aspectOf('2026-11-05'), 'attendance', [], marks('2026-11-05', 11));
     await cached.commit({
       aspects: [{ projection: heavy, rev: undefined }],
-      conflictsPut: [],
-      conflictsRemoved: [],
+      conflicts: [],
+      noConflict: [],
     });
     expect(entries.has(aspectOf('2026-11-05'))).to.equal(false);
     expect(entries.has(aspectOf(days[3] ?? ''))).to.equal(true);

@@ -447,8 +447,8 @@ describe('event pipeline on the store (real PouchDB)', () => {
     if (before === undefined || projection === undefined) throw new Error('expected the aspect');
     const write = (rev: string) => ({
       aspects: [{ projection, rev }],
-      conflictsPut: [],
-      conflictsRemoved: [],
+      conflicts: [],
+      noConflict: [],
     });
     expect(await other.commit(write(before.rev))).to.equal('OK');
     expect(await cached.commit(write(before.rev))).to.equal('CONFLICT');

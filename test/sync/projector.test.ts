@@ -102,12 +102,14 @@ describe('projectBatch against a concurrent projector (another instance on one C
     );
     expect(commits).to.have.length(2);
     expect(commits[0]?.aspects.map((a) => a.rev)).to.deep.equal(['1-a']);
-    expect(commits[0]?.conflictsPut.map((c) => c.loser.eventId)).to.deep.equal(['e3']);
-    // Nothing of the aspect left to write, but the record is written again from the retry's projection.
+    expect(commits[0]?.conflicts.map((c) => c.loser.eventId)).to.deep.equal(['e3']);
+    // Nothing of the aspect left to write, but its records are given again from the retry's
+    // projection, for the store to put right what the lost attempt may have written.
     expect(commits[1]?.aspects).to.deep.equal([]);
-    expect(commits[1]?.conflictsPut.map((c) => [c.loser.eventId, c.winner.eventId])).to.deep.equal([
+    expect(commits[1]?.conflicts.map((c) => [c.loser.eventId, c.winner.eventId])).to.deep.equal([
       ['e3', 'e2'],
     ]);
+    expect([...(commits[1]?.noConflict ?? [])].sort()).to.deep.equal(['e1', 'e2']);
     expect(out.aspectsWritten).to.equal(0);
     // The same decision, the same audit key: one entry however often it is written.
     expect(new Set(audited).size).to.equal(1);
@@ -125,11 +127,12 @@ describe('projectBatch against a concurrent projector (another instance on one C
       ['CONFLICT', 'OK'],
     );
     await projectBatch({ projections: store, audit: async () => undefined }, [change(e3)]);
-    expect(commits[0]?.conflictsPut.map((c) => c.loser.eventId)).to.deep.equal(['e3']);
-    expect(commits[1]?.conflictsRemoved).to.deep.equal(['e3']);
+    expect(commits[0]?.conflicts.map((c) => c.loser.eventId)).to.deep.equal(['e3']);
+    expect(commits[1]?.conflicts).to.deep.equal([]);
+    expect([...(commits[1]?.noConflict ?? [])].sort()).to.deep.equal(['e1', 'e3']);
   });
 
-  it('leaves alone a batch whose aspects already hold its events: no write-through, no commit', async () => {
+  it('does not write again a batch whose aspects already hold its events: no write-through, no aspect; its conflict records checked', async () => {
     const { store, commits } = scripted([{ rev: '2-b', events: [e1, e2, e3] }], []);
     let writeThroughs = 0;
     const out = await projectBatch(
@@ -142,8 +145,12 @@ describe('projectBatch against a concurrent projector (another instance on one C
       },
       [change(e2), change(e3)],
     );
-    expect(commits).to.deep.equal([]);
+    expect(commits.map((c) => c.aspects)).to.deep.equal([[]]);
+    expect(commits[0]?.conflicts.map((c) => [c.loser.eventId, c.winner.eventId])).to.deep.equal([
+      ['e3', 'e2'],
+    ]);
     expect(writeThroughs).to.equal(0);
     expect(out.aspectsWritten).to.equal(0);
+    expect(out.conflictsChanged, 'a replay decides nothing new').to.deep.equal([]);
   });
 });

@@ -1,0 +1,99 @@
+/**
+ * A commit brings an aspect's conflict records in line with its projection, whatever is stored: the
+ * aspect and its records are written in one `_bulk_docs`, which is no transaction, so an attempt of
+ * another pipeline whose aspect write lost may have put stale records over the right ones (the
+ * two-instance row on a three-node cluster: 1,173 records naming an earlier winner, for good).
+ */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { type AspectEventRecord, projectAspect } from '../../src/rules/projections.js';
+import type { Database } from '../../src/store/pouch.js';
+import { fromStoredEvent, projectionStore } from '../../src/store/projections.js';
+import { type StoreHost, storeBackends } from '../support/storeBackends.js';
+
+const STUDENT = '6f1c2a8e-9d3b-4c5e-8f7a-1b2c3d4e5f60';
+const ASPECT = `attendance:${STUDENT}:2026-11-29`;
+
+const mark = (
+  eventId: string,
+  type: 'MARK_PRESENT' | 'MARK_ABSENT',
+  role: 'ADMIN' | 'CHAMADOR',
+  base: string | null,
+  minute: number,
+): AspectEventRecord => {
+  const record = fromStoredEvent({
+    eventId,
+    type,
+    baseVersion: base,
+    subjectId: STUDENT,
+    userId: role === 'ADMIN' ? 'admin-1' : 'caller-1',
+    role,
+    deviceId: null,
+    clientTimestamp: `2026-11-29T08:${String(minute).padStart(2, '0')}:00.000Z`,
+    serverTimestamp: `2026-11-29T09:${String(minute).padStart(2, '0')}:00.000Z`,
+    payload: { actionType: type },
+  });
+  if (record === undefined) throw new Error('undecodable mark');
+  return record;
+};
+
+for (const [name, host] of storeBackends('projection-conflicts')) {
+  describe(`conflict records put right by the next commit of their aspect, on ${name}`, () => {
+    let server: StoreHost;
+    let db: Database;
+    before(async () => {
+      server = await host();
+    });
+    after(() => server.dispose());
+    beforeEach(() => {
+      db = server.open(`projections-${randomUUID()}`);
+    });
+    afterEach(() => db.destroy());
+
+    // A CHAMADOR's absent and an ADMIN's present, both on the first mark: the ADMIN's stands.
+    const first = mark(randomUUID(), 'MARK_PRESENT', 'CHAMADOR', null, 0);
+    const caller = mark(randomUUID(), 'MARK_ABSENT', 'CHAMADOR', first.eventId, 1);
+    const admin = mark(randomUUID(), 'MARK_PRESENT', 'ADMIN', first.eventId, 2);
+    const projection = projectAspect(ASPECT, 'attendance', [], [first, caller, admin]);
+    const write = (aspects: boolean) => ({
+      aspects: aspects ? [{ projection, rev: undefined }] : [],
+      conflicts: projection.conflicts,
+      noConflict: [first.eventId, admin.eventId],
+    });
+    const record = (eventId: string) => db.get(`conflict:${eventId}`).catch(() => undefined);
+
+    it('rewrites a record another writer overwrote with an earlier decision', async () => {
+      const store = projectionStore(db);
+      expect(projection.conflicts.map((c) => [c.loser.eventId, c.winner.eventId])).to.deep.equal([
+        [caller.eventId, admin.eventId],
+      ]);
+      expect(await store.commit(write(true))).to.equal('OK');
+      const right = await db.get(`conflict:${caller.eventId}`);
+      const winner: unknown = Reflect.get(right, 'winner');
+      const earlier = { ...(typeof winner === 'object' ? winner : {}), eventId: first.eventId };
+      await db.put({ ...right, winner: earlier });
+      expect(await store.commit(write(false))).to.equal('OK');
+      const after = await db.get(`conflict:${caller.eventId}`);
+      expect(Reflect.get(after, 'winner')).to.deep.equal(Reflect.get(right, 'winner'));
+    });
+
+    it('removes a record stored for an event that is no loser', async () => {
+      const store = projectionStore(db);
+      expect(await store.commit(write(true))).to.equal('OK');
+      const right = await db.get(`conflict:${caller.eventId}`);
+      const { _rev: _r, ...body } = right;
+      await db.put({ ...body, _id: `conflict:${admin.eventId}` });
+      expect(await store.commit(write(false))).to.equal('OK');
+      expect(await record(admin.eventId)).to.equal(undefined);
+      expect(await record(caller.eventId)).not.to.equal(undefined);
+    });
+
+    it('writes nothing when the stored records are already right', async () => {
+      const store = projectionStore(db);
+      expect(await store.commit(write(true))).to.equal('OK');
+      const before = await db.info();
+      expect(await store.commit(write(false))).to.equal('OK');
+      expect((await db.info()).update_seq).to.deep.equal(before.update_seq);
+    });
+  });
+}
