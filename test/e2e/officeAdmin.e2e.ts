@@ -100,6 +100,25 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
     await shot('child-page');
   });
 
+  it('edits the fields the list does not show (address, membership) and returns to the page', async () => {
+    await page.getByRole('link', { name: 'Editar dados' }).click();
+    await page.getByLabel('Bairro').fill('Vila Mariana');
+    await page.getByLabel('Cidade').fill('São Paulo');
+    await page.getByLabel('Situação da família na igreja').fill('membros');
+    await page.getByRole('button', { name: 'Salvar' }).click();
+    await page.locator('body[data-page="child"] dd', { hasText: 'Vila Mariana, São Paulo' }).waitFor();
+    const stored = decodeAs(
+      t.type({ address: t.unknown, familyMembershipStatus: t.unknown, phones: t.unknown }),
+      (await api.get(`/api/v1/students/${idOf('Maria Antônia Souza')}`)).json,
+    );
+    expect({ ...stored }).to.deep.include({
+      address: { neighborhood: 'Vila Mariana', city: 'São Paulo' },
+      familyMembershipStatus: 'membros',
+      // The phone's qualifier is the family's word, kept through the edit.
+      phones: [{ number: '+55 11 98765-4321', qualifier: 'mãe' }],
+    });
+  });
+
   it('gives a temporary pickup grant in the name of a guardian', async () => {
     const form = page.locator('[data-test="grant-form"]');
     await form.getByLabel('Autorizado por').selectOption({ label: 'Carla Souza (N1)' });
