@@ -11,6 +11,7 @@ import { adminTranslator } from './pages/adminText.js';
 import { childFormPage } from './pages/childForm.js';
 import { childPage } from './pages/childPage.js';
 import { childrenPage } from './pages/children.js';
+import { classesPage } from './pages/classes.js';
 import { importPage } from './pages/import.js';
 import { reportsPage } from './pages/reports.js';
 import { schedulesPage } from './pages/schedules.js';
@@ -80,6 +81,7 @@ const render = (): void => {
           link('#/schedules', t('nav.schedules'), route === 'schedules'),
           link('#/users', adminTranslator()('nav.users'), route === 'users'),
           link('#/reports', adminTranslator()('nav.reports'), route === 'reports'),
+          link('#/classes', adminTranslator()('nav.classes'), route === 'classes'),
           h(
             'button',
             {
@@ -101,6 +103,7 @@ const render = (): void => {
   else if (route === 'schedules') schedulesPage(shell);
   else if (route === 'users') usersPage(shell);
   else if (route === 'reports') reportsPage(shell);
+  else if (route === 'classes') classesPage(shell);
   else if (route.startsWith('child/')) childPage(shell, route.slice('child/'.length));
   else if (route === 'children/new') childFormPage(shell, undefined);
   else if (route.startsWith('children/')) childFormPage(shell, route.slice('children/'.length));
