@@ -219,18 +219,18 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
   it('classes: a nucleus, a class moved into it with a capacity, and a one-off session', async () => {
     await page.getByRole('link', { name: 'Turmas' }).click();
     await page.locator('body[data-page="classes"]').waitFor();
-    await page.locator('[data-test="nucleus-form"]').getByLabel('Nome').fill('Núcleo Centro');
+    await page.locator('[data-test="nucleus-form"]').getByLabel('Nome').fill('Núcleo Norte');
     await page.locator('[data-test="nucleus-form"]').getByRole('button', { name: 'Criar' }).click();
     // The tables are drawn again with the new nucleus among the choices.
-    await page.locator('[data-test="nuclei"] input[value="Núcleo Centro"]').waitFor();
+    await page.locator('[data-test="nuclei"] input[value="Núcleo Norte"]').waitFor();
     await page
-      .locator('[data-test="classes"] option', { hasText: 'Núcleo Centro' })
+      .locator('[data-test="classes"] option', { hasText: 'Núcleo Norte' })
       .first()
       .waitFor({ state: 'attached' });
     const row = page.locator('[data-test="classes"] tr', {
       has: page.locator('input[value="Turma Arco-Íris"]'),
     });
-    await row.getByLabel('Núcleo').selectOption({ label: 'Núcleo Centro' });
+    await row.getByLabel('Núcleo').selectOption({ label: 'Núcleo Norte' });
     await row.getByLabel('Capacidade').fill('20');
     await row.getByRole('button', { name: 'Salvar' }).click();
     await page.locator('.message', { hasText: 'Salvo.' }).waitFor();
@@ -244,7 +244,13 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
     );
     const moved = classes.items.find((c) => c.name === 'Turma Arco-Íris');
     expect(moved?.capacity, JSON.stringify(classes.items)).to.equal(20);
-    expect(moved?.nucleusId).to.be.a('string');
+    const nuclei = decodeAs(
+      t.type({ items: t.array(t.type({ nucleusId: t.string, name: t.string })) }),
+      (await api.get('/api/v1/nuclei')).json,
+    );
+    const norte = nuclei.items.filter((x) => x.name === 'Núcleo Norte');
+    expect(norte).to.have.length(1);
+    expect(moved?.nucleusId).to.equal(norte[0]?.nucleusId);
     await page.getByLabel('Sessões da turma').selectOption({ label: 'Turma Arco-Íris' });
     await page.locator(`[data-test="sessions"][data-class-id="${ministry.classId}"]`).waitFor();
     const form = page.locator('[data-test="session-form"]');
