@@ -102,10 +102,8 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
 
   it('edits the fields the list does not show (address, membership) and returns to the page', async () => {
     await page.getByRole('link', { name: 'Editar dados' }).click();
-    // The form fills itself from the server first; typing before that would be overwritten.
-    await page.waitForFunction(() =>
-      [...document.querySelectorAll('input')].some((i) => i.value === 'Maria Antônia Souza'),
-    );
+    // The form is inert and busy until it holds the record.
+    await page.locator('main form:not([aria-busy])').waitFor();
     await page.getByLabel('Bairro').fill('Vila Mariana');
     await page.getByLabel('Cidade').fill('São Paulo');
     await page.getByLabel('Situação da família na igreja').fill('membros');

@@ -137,6 +137,15 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
     h('h1', {}, studentId === undefined ? tr('child.newTitle') : tr('child.editTitle')),
     form,
   );
+  // Nothing can be typed until the record is in: the values read would overwrite what was typed, and a
+  // form left empty by a failed read must not be sent as the child's record.
+  form.inert = true;
+  form.setAttribute('aria-busy', 'true');
+  const ready = () => {
+    form.inert = false;
+    form.removeAttribute('aria-busy');
+    f.displayName.focus();
+  };
   void (async () => {
     const classes = Classes.decode((await apiCall('GET', '/api/v1/classes')).json);
     if (E.isRight(classes))
@@ -148,7 +157,7 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
     if (E.isRight(nuclei))
       for (const n of nuclei.right.items)
         nucleusSelect.append(h('option', { attrs: { value: n.nucleusId } }, n.name));
-    if (studentId === undefined) return f.displayName.focus();
+    if (studentId === undefined) return ready();
     const read = StudentAnswer.decode((await apiCall('GET', `/api/v1/students/${studentId}`)).json);
     if (E.isLeft(read)) return shell.say(tr('error.network'), 'error');
     const s = read.right;
@@ -165,6 +174,6 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
     qualifiers.push(...(s.phones ?? []).map((p) => p.qualifier));
     membership.value = s.familyMembershipStatus ?? '';
     for (const k of ADDRESS) address[k].value = s.address?.[k] ?? '';
-    f.displayName.focus();
+    ready();
   })();
 };

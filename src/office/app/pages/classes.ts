@@ -87,9 +87,6 @@ export const classesPage = (shell: Shell): void => {
         }),
         at('classes.none'),
       ),
-      createForm(at, 'nucleus-form', [at('classes.name')], async ([name]) => {
-        if (await send('POST', '/api/v1/nuclei', { name }, 201, at('classes.created'))) await load();
-      }),
     );
     replaceChildren(
       classes,
@@ -130,9 +127,6 @@ export const classesPage = (shell: Shell): void => {
         }),
         at('classes.none'),
       ),
-      createForm(at, 'class-form', [at('classes.name')], async ([name]) => {
-        if (await send('POST', '/api/v1/classes', { name }, 201, at('classes.created'))) await load();
-      }),
     );
     const chosen = sessionClass.value;
     replaceChildren(
@@ -143,10 +137,15 @@ export const classesPage = (shell: Shell): void => {
     await loadSessions();
   };
 
+  // Only the newest read draws: a slower earlier one (another class chosen meanwhile) is dropped.
+  let sessionsRead = 0;
   const loadSessions = async () => {
     if (sessionClass.value === '') return replaceChildren(sessions, h('p', {}, at('classes.none')));
     const classId = sessionClass.value;
+    sessionsRead += 1;
+    const mine = sessionsRead;
     const s = Sessions.decode((await apiCall('GET', `/api/v1/sessions?classId=${classId}`)).json);
+    if (mine !== sessionsRead) return;
     if (E.isLeft(s)) return shell.say(shell.t('error.network'), 'error');
     const sorted = [...s.right.items].sort((a, b) => b.date.localeCompare(a.date));
     replaceChildren(
@@ -179,38 +178,59 @@ export const classesPage = (shell: Shell): void => {
         at('classes.none'),
         'sessions-table',
       ),
-      createForm(
-        at,
-        'session-form',
-        [at('classes.date'), at('classes.sessionTitle')],
-        async ([date, title]) => {
-          const body = { classId, date, ...(title === '' || title === undefined ? {} : { title }) };
-          if (await send('POST', '/api/v1/sessions', body, 201, at('classes.created'))) await loadSessions();
-        },
-        { [at('classes.date')]: 'date' },
-      ),
     );
     // Which class the list shows, once drawn (a test waits for it rather than for time).
     sessions.dataset.classId = classId;
   };
   sessionClass.addEventListener('change', () => void loadSessions());
+  // The forms that create are drawn once, outside the tables that are drawn again after each change,
+  // so what is typed in them survives any redraw.
+  const nucleusForm = createForm(at, 'nucleus-form', [at('classes.name')], async ([name]) => {
+    const taken = await send('POST', '/api/v1/nuclei', { name }, 201, at('classes.created'));
+    if (taken) await load();
+    return taken;
+  });
+  const classForm = createForm(at, 'class-form', [at('classes.name')], async ([name]) => {
+    const taken = await send('POST', '/api/v1/classes', { name }, 201, at('classes.created'));
+    if (taken) await load();
+    return taken;
+  });
+  const sessionForm = createForm(
+    at,
+    'session-form',
+    [at('classes.date'), at('classes.sessionTitle')],
+    async ([date, title]) => {
+      const body = {
+        classId: sessionClass.value,
+        date,
+        ...(title === '' || title === undefined ? {} : { title }),
+      };
+      const taken = await send('POST', '/api/v1/sessions', body, 201, at('classes.created'));
+      if (taken) await loadSessions();
+      return taken;
+    },
+    { [at('classes.date')]: 'date' },
+  );
 
   replaceChildren(
     shell.main,
     h('h1', {}, at('classes.title')),
-    section(at('classes.nuclei'), nuclei),
-    section(at('classes.classes'), classes),
-    section(at('classes.sessions'), labelled(at('classes.sessionsOf'), sessionClass), sessions),
+    section(at('classes.nuclei'), nuclei, nucleusForm),
+    section(at('classes.classes'), classes, classForm),
+    section(at('classes.sessions'), labelled(at('classes.sessionsOf'), sessionClass), sessions, sessionForm),
   );
   void load();
 };
 
-/** A one-line form: labelled inputs (the first required) and a Create button; `done` gets the values. */
+/**
+ * A one-line form: labelled inputs (the first required) and a Create button; `done` gets the values
+ * and says whether the server took them, and only then is the form emptied.
+ */
 const createForm = (
   at: AdminT,
   test: string,
   labels: ReadonlyArray<string>,
-  done: (values: ReadonlyArray<string>) => Promise<void>,
+  done: (values: ReadonlyArray<string>) => Promise<boolean>,
   types: Readonly<Record<string, string>> = {},
 ): HTMLFormElement => {
   const inputs = labels.map((l, i) =>
@@ -218,14 +238,16 @@ const createForm = (
       attrs: { type: types[l] ?? 'text', maxlength: '120', ...(i === 0 ? { required: '' } : {}) },
     }),
   );
-  return h(
+  const form = h(
     'form',
     {
       className: 'inline',
       attrs: { 'data-test': test },
       onSubmit: (e) => {
         e.preventDefault();
-        void done(inputs.map((i) => i.value.trim()));
+        void done(inputs.map((i) => i.value.trim())).then((taken) => {
+          if (taken) form.reset();
+        });
       },
     },
     ...labels.map((l, i) => {
@@ -234,4 +256,5 @@ const createForm = (
     }),
     h('button', { attrs: { type: 'submit' } }, at('classes.create')),
   );
+  return form;
 };
