@@ -14,6 +14,8 @@ export interface AttendanceQuery {
   readonly to: string;
   readonly sessionId?: string;
   readonly classId?: string;
+  /** One child's history (the office's child page). */
+  readonly studentId?: string;
 }
 
 export interface AttendanceRow {
@@ -97,6 +99,7 @@ export const reportService = (deps: {
       // Recomputed from the stored events, so a report never trusts a stale folded value.
       const state = projectionOfDoc(doc)?.state;
       if (state === null || state === undefined) return;
+      if (query.studentId !== undefined && state.studentId !== query.studentId) return;
       if (state.kind === 'attendance') {
         const cell = cellOf(state.studentId, state.sessionId, state.day);
         cell.mark = state.mark;

@@ -34,6 +34,7 @@ const AttendanceQuery = object(
     }),
     sessionId: Uuid,
     classId: Uuid,
+    studentId: Uuid,
   },
 );
 
@@ -137,6 +138,7 @@ export const attendanceReportRoute = defineRoute({
       to,
       ...(query.sessionId === undefined ? {} : { sessionId: query.sessionId }),
       ...(query.classId === undefined ? {} : { classId: query.classId }),
+      ...(query.studentId === undefined ? {} : { studentId: query.studentId }),
     });
     return E.right({
       body: { ...report, rows: report.rows.map((r) => ({ ...r })), totals: { ...report.totals } },
@@ -210,4 +212,86 @@ export const conflictReportRoute = defineRoute({
   },
 });
 
-export const reportsRoutes = [attendanceReportRoute, conflictReportRoute];
+export const MAX_VISITORS = 1000;
+
+const VisitorsQuery = object(
+  'VisitorsReportQuery',
+  {},
+  {
+    from: calendarDate({ description: 'First day (UTC) of registration, inclusive; default 30 days ago.' }),
+    to: calendarDate({ description: 'Last day (UTC), inclusive; default today.' }),
+    classId: Uuid,
+  },
+);
+
+const VisitorRow = object('VisitorRow', {
+  studentId: Uuid,
+  displayName: boundedString(1, 120, { classification: 'personal' }),
+  classId: ShortText,
+  status: t.keyof({ ACTIVE: null, DELETED: null }),
+  createdAt: IsoInstant,
+});
+
+const VisitorsReport = object(
+  'VisitorsReport',
+  {
+    from: calendarDate(),
+    to: calendarDate(),
+    items: boundedArray(VisitorRow, MAX_VISITORS),
+    truncated: t.boolean,
+  },
+  {},
+  {
+    description: `Newest first; at most ${MAX_VISITORS} (\`truncated\` says when more were registered in the range).`,
+  },
+);
+
+export const visitorsReportRoute = defineRoute({
+  operationId: 'visitorsReport',
+  method: 'get',
+  path: '/api/v1/reports/visitors',
+  auth: 'relatorios',
+  permission: 'reports',
+  summary: 'First-time visitors registered in a date range',
+  description:
+    'Students flagged `visitor` (registered at the door, 0025) whose record was created in the range, so the ' +
+    'office can welcome them and complete their record. Names only: the record itself is read from the student.',
+  tags: ['reports'],
+  query: VisitorsQuery,
+  response: { status: 200, description: 'The visitors, newest first.', codec: VisitorsReport },
+  auditRead: 'READ_SENSITIVE',
+  handler: async ({ query, deps }) => {
+    const today = deps.clock().toISOString().slice(0, 10);
+    const to = query.to ?? today;
+    const from = query.from ?? new Date(Date.parse(to) - 30 * DAY_MS).toISOString().slice(0, 10);
+    if (to < from) return E.left(invalid('query.to', 'must not be before `from`'));
+    if ((Date.parse(to) - Date.parse(from)) / DAY_MS + 1 > MAX_REPORT_DAYS)
+      return E.left(invalid('query.to', `at most ${MAX_REPORT_DAYS} days from \`from\``));
+    const found = deps.roster.directory
+      .all()
+      .filter(
+        (s) =>
+          s.visitor &&
+          s.createdAt.slice(0, 10) >= from &&
+          s.createdAt.slice(0, 10) <= to &&
+          (query.classId === undefined || s.classId === query.classId),
+      )
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || a.studentId.localeCompare(b.studentId));
+    return E.right({
+      body: {
+        from,
+        to,
+        items: found.slice(0, MAX_VISITORS).map((s) => ({
+          studentId: s.studentId,
+          displayName: s.displayName,
+          classId: s.classId,
+          status: s.status,
+          createdAt: s.createdAt,
+        })),
+        truncated: found.length > MAX_VISITORS,
+      },
+    });
+  },
+});
+
+export const reportsRoutes = [attendanceReportRoute, conflictReportRoute, visitorsReportRoute];

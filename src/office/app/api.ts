@@ -133,3 +133,27 @@ export const apiCall = async (method: string, path: string, body?: unknown): Pro
   }
   return attempt(renewed);
 };
+
+/**
+ * A GET whose answer is a file (a report's CSV): the body as text with its status, refreshed once on a
+ * 401 like `apiCall`. The text is handed to a download as is, never parsed here.
+ */
+export const apiText = async (path: string, accept: string): Promise<{ status: number; text: string }> => {
+  const attempt = async (auth: Auth) => {
+    try {
+      const res = await fetch(path, {
+        cache: 'no-store',
+        headers: { Authorization: `Bearer ${auth.accessToken}`, 'X-Device-Id': deviceId(), Accept: accept },
+      });
+      return { status: res.status, text: await res.text() };
+    } catch {
+      return { status: 0, text: '' };
+    }
+  };
+  const auth = currentAuth();
+  if (auth === undefined) return { status: 401, text: '' };
+  const first = await attempt(auth);
+  if (first.status !== 401) return first;
+  const renewed = await refreshOnce(auth);
+  return renewed === undefined ? first : attempt(renewed);
+};

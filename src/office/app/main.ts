@@ -7,11 +7,16 @@ import './styles.css';
 import { h, replaceChildren } from '../../kiosk/app/dom.js';
 import { currentAuth, signOut } from './api.js';
 import { type Lang, loadLang, saveLang, translator } from './i18n.js';
+import { adminTranslator } from './pages/adminText.js';
 import { childFormPage } from './pages/childForm.js';
+import { childPage } from './pages/childPage.js';
 import { childrenPage } from './pages/children.js';
+import { classesPage } from './pages/classes.js';
 import { importPage } from './pages/import.js';
+import { reportsPage } from './pages/reports.js';
 import { schedulesPage } from './pages/schedules.js';
 import { signInPage } from './pages/signIn.js';
+import { usersPage } from './pages/users.js';
 import type { Shell } from './shell.js';
 
 const root = document.getElementById('app');
@@ -74,6 +79,9 @@ const render = (): void => {
           link('#/children', t('nav.children'), route.startsWith('children')),
           link('#/import', t('nav.import'), route === 'import'),
           link('#/schedules', t('nav.schedules'), route === 'schedules'),
+          link('#/users', adminTranslator()('nav.users'), route === 'users'),
+          link('#/reports', adminTranslator()('nav.reports'), route === 'reports'),
+          link('#/classes', adminTranslator()('nav.classes'), route === 'classes'),
           h(
             'button',
             {
@@ -93,6 +101,10 @@ const render = (): void => {
   if (auth === undefined) signInPage(shell, () => shell.go('#/children'));
   else if (route === 'import') importPage(shell);
   else if (route === 'schedules') schedulesPage(shell);
+  else if (route === 'users') usersPage(shell);
+  else if (route === 'reports') reportsPage(shell);
+  else if (route === 'classes') classesPage(shell);
+  else if (route.startsWith('child/')) childPage(shell, route.slice('child/'.length));
   else if (route === 'children/new') childFormPage(shell, undefined);
   else if (route.startsWith('children/')) childFormPage(shell, route.slice('children/'.length));
   else childrenPage(shell);

@@ -4,6 +4,7 @@ import * as t from 'io-ts';
 import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
 import { apiCall, errorMessage } from '../api.js';
 import type { Shell } from '../shell.js';
+import { adminTranslator } from './adminText.js';
 import { labelled } from './children.js';
 
 const Classes = t.type({ items: t.array(t.type({ classId: t.string, name: t.string })) });
@@ -18,13 +19,20 @@ const StudentAnswer = t.type({
   allergies: optionalText,
   specialNeeds: optionalText,
   phones: t.union([t.array(t.type({ number: t.string, qualifier: t.string })), t.undefined]),
+  nucleusId: optionalText,
+  familyMembershipStatus: optionalText,
+  address: t.union([t.record(t.string, t.string), t.null, t.undefined]),
 });
+const Nuclei = t.type({ items: t.array(t.type({ nucleusId: t.string, name: t.string })) });
+/** The spec's seven address fields, in the order a Brazilian address is written. */
+const ADDRESS = ['street', 'number', 'complement', 'neighborhood', 'city', 'state', 'postalCode'] as const;
 const Issues = t.type({
   error: t.type({ details: t.type({ issues: t.array(t.type({ path: t.string, message: t.string })) }) }),
 });
 
 export const childFormPage = (shell: Shell, studentId: string | undefined): void => {
   const { t: tr } = shell;
+  const at = adminTranslator();
   const input = (type = 'text', required = false) =>
     h('input', { attrs: { type, ...(required ? { required: '' } : {}) } });
   const f = {
@@ -38,6 +46,23 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
     specialNeeds: h('textarea'),
   };
   const classSelect = h('select', { attrs: { required: '' } });
+  const nucleusSelect = h('select', {}, h('option', { attrs: { value: '' } }, '—'));
+  const membership = input();
+  const address: Record<(typeof ADDRESS)[number], HTMLInputElement> = {
+    street: input(),
+    number: input(),
+    complement: input(),
+    neighborhood: input(),
+    city: input(),
+    state: input(),
+    postalCode: input(),
+  };
+  const addressBody = () => {
+    const filled = ADDRESS.filter((k) => address[k].value.trim() !== '');
+    return filled.length === 0 ? null : Object.fromEntries(filled.map((k) => [k, address[k].value.trim()]));
+  };
+  // The family's own words for each phone ("mãe", "avó"), kept through an edit: the form shows numbers only.
+  const qualifiers: string[] = [];
   const orNull = (el: HTMLInputElement | HTMLTextAreaElement) =>
     el.value.trim() === '' ? null : el.value.trim();
   const form = h(
@@ -47,7 +72,10 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
         e.preventDefault();
         void (async () => {
           const phones = [f.phone, f.phone2]
-            .map((el, i) => ({ number: el.value.trim(), qualifier: i === 0 ? 'principal' : 'outro' }))
+            .map((el, i) => ({
+              number: el.value.trim(),
+              qualifier: qualifiers[i] ?? (i === 0 ? 'principal' : 'outro'),
+            }))
             .filter((p) => p.number !== '');
           const body = {
             displayName: f.displayName.value.trim(),
@@ -58,6 +86,9 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
             classId: classSelect.value,
             allergies: orNull(f.allergies),
             specialNeeds: orNull(f.specialNeeds),
+            nucleusId: nucleusSelect.value === '' ? null : nucleusSelect.value,
+            familyMembershipStatus: orNull(membership),
+            address: addressBody(),
           };
           const a =
             studentId === undefined
@@ -65,7 +96,9 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
               : await apiCall('PATCH', `/api/v1/students/${studentId}`, body);
           if (a.status === 200 || a.status === 201) {
             shell.say(tr('child.saved'));
-            return shell.go('#/children');
+            // Back to the child's page, where what was saved can be seen with the rest of the record.
+            const saved = t.type({ studentId: t.string }).decode(a.json);
+            return shell.go(E.isRight(saved) ? `#/child/${saved.right.studentId}` : '#/children');
           }
           const issues = Issues.decode(a.json);
           shell.say(
@@ -88,6 +121,14 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
     labelled(tr('child.class'), classSelect),
     field(tr('child.allergies'), f.allergies),
     field(tr('child.specialNeeds'), f.specialNeeds),
+    labelled(at('field.nucleus'), nucleusSelect),
+    field(at('field.membership'), membership),
+    h(
+      'fieldset',
+      { className: 'address' },
+      h('legend', {}, at('field.address')),
+      ...ADDRESS.map((k) => field(at(`address.${k}`), address[k])),
+    ),
     h('button', { attrs: { type: 'submit' } }, tr('child.save')),
   );
   replaceChildren(
@@ -96,6 +137,15 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
     h('h1', {}, studentId === undefined ? tr('child.newTitle') : tr('child.editTitle')),
     form,
   );
+  // Nothing can be typed until the record is in: the values read would overwrite what was typed, and a
+  // form left empty by a failed read must not be sent as the child's record.
+  form.inert = true;
+  form.setAttribute('aria-busy', 'true');
+  const ready = () => {
+    form.inert = false;
+    form.removeAttribute('aria-busy');
+    f.displayName.focus();
+  };
   void (async () => {
     const classes = Classes.decode((await apiCall('GET', '/api/v1/classes')).json);
     if (E.isRight(classes))
@@ -103,7 +153,11 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
         classSelect,
         ...classes.right.items.map((c) => h('option', { attrs: { value: c.classId } }, c.name)),
       );
-    if (studentId === undefined) return f.displayName.focus();
+    const nuclei = Nuclei.decode((await apiCall('GET', '/api/v1/nuclei')).json);
+    if (E.isRight(nuclei))
+      for (const n of nuclei.right.items)
+        nucleusSelect.append(h('option', { attrs: { value: n.nucleusId } }, n.name));
+    if (studentId === undefined) return ready();
     const read = StudentAnswer.decode((await apiCall('GET', `/api/v1/students/${studentId}`)).json);
     if (E.isLeft(read)) return shell.say(tr('error.network'), 'error');
     const s = read.right;
@@ -116,6 +170,10 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
     f.allergies.value = s.allergies ?? '';
     f.specialNeeds.value = s.specialNeeds ?? '';
     classSelect.value = s.classId;
-    f.displayName.focus();
+    nucleusSelect.value = s.nucleusId ?? '';
+    qualifiers.push(...(s.phones ?? []).map((p) => p.qualifier));
+    membership.value = s.familyMembershipStatus ?? '';
+    for (const k of ADDRESS) address[k].value = s.address?.[k] ?? '';
+    ready();
   })();
 };

@@ -45,7 +45,7 @@ export const childrenPage = (shell: Shell): void => {
             h(
               'tr',
               {},
-              h('td', {}, h('a', { attrs: { href: `#/children/${s.studentId}` } }, s.displayName)),
+              h('td', {}, h('a', { attrs: { href: `#/child/${s.studentId}` } }, s.displayName)),
               h('td', {}, new Date(s.updatedAt).toLocaleString(document.documentElement.lang)),
             ),
           )),

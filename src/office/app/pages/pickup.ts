@@ -1,0 +1,230 @@
+/**
+ * Who may collect a child, on the child's page: the list (N1 from the record, N2 adults confirmed by a
+ * one-time code sent to their phone) and the temporary N3 grants with their window. The server keeps
+ * every rule (code tries and expiry, who may grant, the 7-day window); this only asks and shows.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
+import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
+import { apiCall } from '../api.js';
+import type { Shell } from '../shell.js';
+import { row, sayFailure, table, when } from './adminKit.js';
+import type { AdminKey, AdminT } from './adminText.js';
+import { labelled } from './children.js';
+
+const Entries = t.type({
+  items: t.array(
+    t.type({
+      pickupId: t.string,
+      level: t.string,
+      name: t.string,
+      relationship: t.string,
+      phoneSuffix: t.union([t.string, t.null]),
+      status: t.string,
+    }),
+  ),
+});
+const Grants = t.type({
+  items: t.array(
+    t.type({
+      authorizationId: t.string,
+      adultName: t.string,
+      relationship: t.string,
+      authorized_by: t.string,
+      valid_from: t.string,
+      valid_until: t.string,
+      active: t.boolean,
+      revokedAt: t.union([t.string, t.null]),
+    }),
+  ),
+});
+
+const statusKey = (s: string): AdminKey | undefined =>
+  s === 'ACTIVE' || s === 'PENDING_VERIFICATION' || s === 'REVOKED' ? `pickup.status.${s}` : undefined;
+
+/** A `datetime-local` value (the office's clock) as an instant, or nothing when left empty. */
+const instant = (el: HTMLInputElement): string | undefined =>
+  el.value === '' ? undefined : new Date(el.value).toISOString();
+
+export const pickupSection = async (
+  shell: Shell,
+  at: AdminT,
+  into: HTMLElement,
+  studentId: string,
+): Promise<void> => {
+  const base = `/api/v1/students/${studentId}`;
+  const list = h('div');
+  const grants = h('div');
+  const bySelect = h('select', { attrs: { required: '' } });
+  const reload = () => pickupSection(shell, at, into, studentId);
+
+  const a = await apiCall('GET', `${base}/pickup-list`);
+  if (a.status === 403) return replaceChildren(into, h('p', {}, at('common.forbidden')));
+  const entries = Entries.decode(a.json);
+  if (a.status !== 200 || E.isLeft(entries)) return sayFailure(shell, at, a);
+  const codeFor = (pickupId: string) => {
+    const code = h('input', { attrs: { inputmode: 'numeric', autocomplete: 'one-time-code', required: '' } });
+    return h(
+      'form',
+      {
+        className: 'inline',
+        onSubmit: (e) => {
+          e.preventDefault();
+          void (async () => {
+            const v = await apiCall('POST', `${base}/pickup-list/${pickupId}/verify`, {
+              code: code.value.trim(),
+            });
+            if (v.status !== 200) return sayFailure(shell, at, v);
+            shell.say(at('pickup.verified'));
+            await reload();
+          })();
+        },
+      },
+      field(at('pickup.code'), code),
+      h('button', { attrs: { type: 'submit' } }, at('pickup.verify')),
+    );
+  };
+  replaceChildren(
+    list,
+    table(
+      [at('col.level'), at('col.name'), at('col.relationship'), at('col.phone'), at('col.status')],
+      entries.right.items.map((p) => {
+        const key = statusKey(p.status);
+        return row(
+          p.level,
+          p.name,
+          p.relationship,
+          p.phoneSuffix === null ? '' : `…${p.phoneSuffix}`,
+          p.status === 'PENDING_VERIFICATION' ? codeFor(p.pickupId) : key === undefined ? p.status : at(key),
+        );
+      }),
+      at('pickup.none'),
+      'pickup-list',
+    ),
+  );
+  for (const p of entries.right.items)
+    if (p.status === 'ACTIVE')
+      bySelect.append(h('option', { attrs: { value: p.pickupId } }, `${p.name} (${p.level})`));
+
+  const g = await apiCall('GET', `${base}/pickup-authorizations`);
+  const decoded = Grants.decode(g.json);
+  const revokeFor = (authorizationId: string) => {
+    const reason = h('input', { attrs: { required: '', minlength: '10', maxlength: '500' } });
+    return h(
+      'form',
+      {
+        className: 'inline',
+        onSubmit: (e) => {
+          e.preventDefault();
+          void (async () => {
+            const r = await apiCall('POST', `/api/v1/pickup-authorizations/${authorizationId}/revoke`, {
+              justification: reason.value.trim(),
+            });
+            if (r.status !== 200) return sayFailure(shell, at, r);
+            shell.say(at('grant.revoked'));
+            await reload();
+          })();
+        },
+      },
+      field(at('grant.revokeReason'), reason),
+      h('button', { attrs: { type: 'submit' } }, at('grant.revoke')),
+    );
+  };
+  replaceChildren(
+    grants,
+    table(
+      [at('grant.adult'), at('col.relationship'), at('col.window'), at('col.status')],
+      (E.isRight(decoded) ? decoded.right.items : []).map((x) =>
+        row(
+          x.adultName,
+          x.relationship,
+          `${when(x.valid_from)} – ${when(x.valid_until)}`,
+          x.active
+            ? h('span', {}, at('grant.active'), ' ', revokeFor(x.authorizationId))
+            : at('grant.inactive'),
+        ),
+      ),
+      at('grant.none'),
+      'pickup-grants',
+    ),
+  );
+
+  const adult = {
+    name: h('input', { attrs: { required: '' } }),
+    rel: h('input', { attrs: { required: '' } }),
+    phone: h('input', { attrs: { type: 'tel', required: '' } }),
+  };
+  const addAdult = h(
+    'form',
+    {
+      onSubmit: (e) => {
+        e.preventDefault();
+        void (async () => {
+          const r = await apiCall('POST', `${base}/pickup-list`, {
+            name: adult.name.value.trim(),
+            relationship: adult.rel.value.trim(),
+            phone: adult.phone.value.trim(),
+          });
+          if (r.status !== 201) return sayFailure(shell, at, r);
+          await reload();
+          shell.say(at('pickup.added'));
+        })();
+      },
+    },
+    h('h3', {}, at('pickup.addAdult')),
+    field(at('pickup.name'), adult.name),
+    field(at('pickup.relationship'), adult.rel),
+    field(at('pickup.phone'), adult.phone),
+    h('button', { attrs: { type: 'submit' } }, at('pickup.add')),
+  );
+  const grant = {
+    name: h('input', { attrs: { required: '' } }),
+    rel: h('input', { attrs: { required: '' } }),
+    phone: h('input', { attrs: { type: 'tel' } }),
+    from: h('input', { attrs: { type: 'datetime-local' } }),
+    until: h('input', { attrs: { type: 'datetime-local' } }),
+  };
+  const addGrant = h(
+    'form',
+    {
+      attrs: { 'data-test': 'grant-form' },
+      onSubmit: (e) => {
+        e.preventDefault();
+        void (async () => {
+          const from = instant(grant.from);
+          const until = instant(grant.until);
+          const phone = grant.phone.value.trim();
+          const r = await apiCall('POST', `${base}/pickup-authorizations`, {
+            authorized_by_pickup_id: bySelect.value,
+            adultName: grant.name.value.trim(),
+            relationship: grant.rel.value.trim(),
+            ...(phone === '' ? {} : { phone }),
+            ...(from === undefined ? {} : { valid_from: from }),
+            ...(until === undefined ? {} : { valid_until: until }),
+          });
+          if (r.status !== 201) return sayFailure(shell, at, r);
+          await reload();
+          shell.say(at('grant.created'));
+        })();
+      },
+    },
+    h('h3', {}, at('grant.new')),
+    labelled(at('grant.by'), bySelect),
+    field(at('grant.adult'), grant.name),
+    field(at('pickup.relationship'), grant.rel),
+    field(at('pickup.phone'), grant.phone),
+    h('p', { className: 'hint' }, at('grant.defaultWindow')),
+    field(at('grant.from'), grant.from),
+    field(at('grant.until'), grant.until),
+    h('button', { attrs: { type: 'submit' } }, at('grant.create')),
+  );
+  replaceChildren(
+    into,
+    h('p', { className: 'hint' }, at('pickup.help')),
+    list,
+    addAdult,
+    h('h3', {}, at('grant.title')),
+    grants,
+    addGrant,
+  );
+};
