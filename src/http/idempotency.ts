@@ -174,7 +174,9 @@ const runClaimed = async (
     await args.ledger.release(claim).catch(() => args.onStoreFailure?.('release'));
     throw e;
   }
-  if (!shouldStore(response.status)) {
+  const body = response.body;
+  // Bytes (an image) are only ever a read's answer, never a keyed mutation's: nothing to keep.
+  if (!shouldStore(response.status) || typeof body !== 'string') {
     await args.ledger.release(claim).catch(() => args.onStoreFailure?.('release'));
     return { response, recorded: Promise.resolve() };
   }
@@ -184,7 +186,7 @@ const runClaimed = async (
     .complete(
       claim,
       request,
-      { ...response, headers: { ...response.headers }, correlationId: args.correlationId },
+      { ...response, body, headers: { ...response.headers }, correlationId: args.correlationId },
       args.clock().getTime(),
     )
     .catch(() => false)

@@ -8,6 +8,7 @@ import { classesRoutes } from './routes/classesRoutes.js';
 import { consentsRoutes } from './routes/consentsRoutes.js';
 import { importsRoutes } from './routes/importsRoutes.js';
 import { openApiRoute } from './routes/openApiRoute.js';
+import { photosRoutes } from './routes/photosRoutes.js';
 import { pickupRoutes } from './routes/pickupRoutes.js';
 import { reportsRoutes } from './routes/reportsRoutes.js';
 import { rolesRoutes } from './routes/rolesRoutes.js';
@@ -31,6 +32,7 @@ export const routes: ReadonlyArray<Route> = [
   ...studentsRoutes,
   ...importsRoutes,
   ...consentsRoutes,
+  ...photosRoutes,
   ...auditRoutes,
   ...checkinRoutes,
   ...pickupRoutes,

@@ -44,7 +44,7 @@ export interface Reply<R> {
   readonly auditSubjectId?: string;
 }
 
-export type MediaType = 'application/json' | 'text/plain' | 'text/csv';
+export type MediaType = 'application/json' | 'text/plain' | 'text/csv' | 'image/jpeg';
 
 export interface ResponseSpec<RC extends t.Mixed> {
   readonly status: number;
