@@ -246,6 +246,23 @@ describe('student photos', function () {
     expect(photoEntries.filter((i) => i.action === 'MUTATION' && i.outcome === 'SUCCESS')).to.have.length(1);
   });
 
+  it('the data-subject export holds the stored photo itself, and none once consent is revoked', async () => {
+    const id = await student();
+    const consentId = await consent(id);
+    const stored = decodeAs(
+      StoredPhoto,
+      (await upload(id, await picture(200, 100).jpeg().toBuffer(), 'image/jpeg')).json,
+    );
+    const Export = t.type({
+      photo: t.union([t.type({ stored: t.type({ photoRef: t.string }), jpegBase64: t.string }), t.null]),
+    });
+    const held = decodeAs(Export, (await get(`/api/v1/students/${id}/export`)).json).photo;
+    expect(held?.stored.photoRef).to.equal(stored.photoRef);
+    expect(Buffer.from(held?.jpegBase64 ?? '', 'base64').equals(Buffer.from(await image(id)))).to.equal(true);
+    expect((await revoke(consentId)).status).to.equal(200);
+    expect(decodeAs(Export, (await get(`/api/v1/students/${id}/export`)).json).photo).to.equal(null);
+  });
+
   it('a new photo replaces the old one under a new key', async () => {
     const id = await student();
     await consent(id);
