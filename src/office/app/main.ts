@@ -10,6 +10,7 @@ import { type Lang, loadLang, saveLang, translator } from './i18n.js';
 import { childFormPage } from './pages/childForm.js';
 import { childrenPage } from './pages/children.js';
 import { importPage } from './pages/import.js';
+import { photoPage } from './pages/photo.js';
 import { schedulesPage } from './pages/schedules.js';
 import { signInPage } from './pages/signIn.js';
 import type { Shell } from './shell.js';
@@ -94,6 +95,7 @@ const render = (): void => {
   else if (route === 'import') importPage(shell);
   else if (route === 'schedules') schedulesPage(shell);
   else if (route === 'children/new') childFormPage(shell, undefined);
+  else if (/^children\/[^/]+\/photo$/.test(route)) photoPage(shell, route.split('/')[1] ?? '');
   else if (route.startsWith('children/')) childFormPage(shell, route.slice('children/'.length));
   else childrenPage(shell);
 };
