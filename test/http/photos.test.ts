@@ -263,6 +263,18 @@ describe('student photos', function () {
     expect(decodeAs(Export, (await get(`/api/v1/students/${id}/export`)).json).photo).to.equal(null);
   });
 
+  it('revoking one of two active consents keeps the photo; revoking the last erases it', async () => {
+    const id = await student();
+    const first = await consent(id);
+    const second = await consent(id);
+    expect((await upload(id, await picture(64, 64).jpeg().toBuffer(), 'image/jpeg')).status).to.equal(200);
+    expect((await revoke(first)).status).to.equal(200);
+    await image(id, '?size=thumb');
+    expect((await revoke(second)).status).to.equal(200);
+    expectEnvelope(await get(`/api/v1/students/${id}/photo?size=thumb`), 409, 'CONFLICT');
+    expect(await svc.store.db.private.get(`photo:${id}`).catch(() => undefined)).to.equal(undefined);
+  });
+
   it('a new photo replaces the old one under a new key', async () => {
     const id = await student();
     await consent(id);

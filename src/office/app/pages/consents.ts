@@ -6,7 +6,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
-import { apiCall, errorMessage } from '../api.js';
+import { apiCall, currentAuth, errorMessage } from '../api.js';
 import type { Key } from '../i18n.js';
 import type { Shell } from '../shell.js';
 import { labelled } from './children.js';
@@ -196,7 +196,12 @@ export const consentSection = (
               relationship: current.relationship,
             }),
       ),
-      current === null ? recordForm() : revokeForm(current),
+      current === null
+        ? recordForm()
+        : // Only ADMIN revokes (the server refuses anyone else): no form that can only fail.
+          (currentAuth()?.user.roles.includes('ADMIN') ?? false)
+          ? revokeForm(current)
+          : null,
       h('h3', {}, tr('consent.history')),
       historyTable(history),
     );
