@@ -6,6 +6,7 @@
  * check-out; the consent is revoked in the office and the photo is gone from the tablet after its next
  * pull. Screenshots of each page go to test-artifacts/e2e/ (`sunday-*`).
  */
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 import * as t from 'io-ts';
@@ -18,6 +19,7 @@ import {
   type Api,
   ARTIFACTS,
   adminApi,
+  docShot,
   eventually,
   type KioskPage,
   launchChromium,
@@ -188,6 +190,11 @@ describe('office (e2e): from a spreadsheet to a first Sunday, with a photo under
     await page.getByRole('button', { name: 'Enviar foto' }).click();
     await page.locator('[data-test="office-photo"][data-loaded="true"]').waitFor();
     await shot('07-photo-with-consent');
+    // The README's picture of the page, rewritten only when asked (as the kiosk's, `docShot`).
+    if (process.env.KIOSK_DOC_SHOTS === '1') {
+      await mkdir('docs/screenshots', { recursive: true });
+      await page.screenshot({ path: path.join('docs/screenshots', 'office-photo-consent.png') });
+    }
     const student = decodeAs(
       t.type({ photoRef: t.string, photo_refs: t.array(t.string) }),
       (await api.get(`/api/v1/students/${studentId}`)).json,
@@ -220,6 +227,7 @@ describe('office (e2e): from a spreadsheet to a first Sunday, with a photo under
       await drawn.evaluate((c) => (c instanceof HTMLCanvasElement ? [c.width, c.height] : [])),
     ).to.deep.equal([192, 256]);
     await kiosk.shot('08-checkout-with-photo');
+    await docShot(kiosk, 'kiosk-checkout-photo');
   });
 
   it('revoking the consent in the office takes the photo off the tablet at its next pull', async () => {
