@@ -119,7 +119,10 @@ export const photoService = (deps: PhotoServiceDeps): PhotoService => {
             reason: 'NO_ACTIVE_IMAGE_CONSENT',
           }),
         );
-      const image = await deps.photos.image(studentId, size);
+      // Served only while the record names it: a PATCH that clears `photoRef` hides the photo too.
+      const stored = await deps.photos.get(studentId);
+      const named = stored !== undefined && student.photo_refs.includes(stored.photoRef);
+      const image = named ? await deps.photos.image(studentId, size) : undefined;
       return image === undefined
         ? E.left(apiError('NOT_FOUND', 'This student has no photo.'))
         : E.right(image);

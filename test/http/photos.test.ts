@@ -275,6 +275,16 @@ describe('student photos', function () {
     expect(await svc.store.db.private.get(`photo:${id}`).catch(() => undefined)).to.equal(undefined);
   });
 
+  it('a photo the record no longer names is not served', async () => {
+    const id = await student();
+    await consent(id);
+    expect((await upload(id, await picture(64, 64).jpeg().toBuffer(), 'image/jpeg')).status).to.equal(200);
+    const cleared = await send('PATCH', `/api/v1/students/${id}`, { photoRef: null, photo_refs: [] });
+    expect(cleared.status, cleared.text).to.equal(200);
+    expectEnvelope(await get(`/api/v1/students/${id}/photo`), 404, 'NOT_FOUND');
+    expect(await rosterDoc(`photo:${id}`)).to.equal(undefined);
+  });
+
   it('a new photo replaces the old one under a new key', async () => {
     const id = await student();
     await consent(id);
