@@ -11,6 +11,7 @@ import { attendanceService } from './attendance/attendanceService.js';
 import { checkinWriteThrough } from './attendance/checkinProjection.js';
 import { checkinService } from './attendance/checkinService.js';
 import { headcountService } from './attendance/headcountService.js';
+import { pageService } from './attendance/pageService.js';
 import { pickupService } from './attendance/pickupService.js';
 import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
@@ -52,6 +53,7 @@ import { type DocCache, docCache, noDocCache } from './store/docCache.js';
 import { eventStore } from './store/events.js';
 import { exclusiveIdempotencyLedger, idempotencyLedger } from './store/idempotencyLedger.js';
 import { replicationInstanceId } from './store/instance.js';
+import { pageStore } from './store/pages.js';
 import { photoStore } from './store/photos.js';
 import { pickupStore } from './store/pickups.js';
 import { type LoadedAspect, projectionStore } from './store/projections.js';
@@ -219,15 +221,14 @@ export const startService = async (
   });
   // A scrape must answer even when the store does not: the gauges then keep their last reading.
   metrics.watchPipeline(() => withTimeout(pipeline.backlog(), 2000));
+  const notifier =
+    options.notifier ??
+    (config.notifyWebhookUrl === undefined ? devNotifier(logger) : webhookNotifier(config.notifyWebhookUrl));
   const pickups = pickupService({
     pickups: pickupStore(store.db.private),
     students,
     events,
-    notifier:
-      options.notifier ??
-      (config.notifyWebhookUrl === undefined
-        ? devNotifier(logger)
-        : webhookNotifier(config.notifyWebhookUrl)),
+    notifier,
     clock,
   });
   const settling = options.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: options.settleTimeoutMs };
@@ -367,6 +368,19 @@ export const startService = async (
       pickups,
       marks: attendanceService({ events, students, classes, pipeline, clock }),
       headcount: headcountService({ classes, projections }),
+      pages: pageService({
+        checkins,
+        students,
+        classes,
+        pages: pageStore(store.db.private),
+        notifier,
+        clock,
+        onNotifierFailure: (e) =>
+          logger.warn(
+            { errorName: e instanceof Error ? e.name : typeof e },
+            'a page to a guardian was not delivered',
+          ),
+      }),
     },
     sync: { pipeline, projections, service: syncSvc },
     replication: {

@@ -36,6 +36,7 @@ export const errorCatalogue = {
   RATE_LIMITED: { status: 429, message: 'Too many requests; retry later.' },
   INTERNAL_ERROR: { status: 500, message: 'An unexpected error occurred.' },
   STORE_UNAVAILABLE: { status: 503, message: 'The data store is unavailable.' },
+  NOTIFICATION_FAILED: { status: 503, message: 'The notifier did not deliver the message; try again.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { AttendanceService } from '../attendance/attendanceService.js';
 import type { CheckinService } from '../attendance/checkinService.js';
 import type { HeadcountService } from '../attendance/headcountService.js';
+import type { PageService } from '../attendance/pageService.js';
 import type { PickupService } from '../attendance/pickupService.js';
 import type { SessionService } from '../auth/sessionService.js';
 import type { UserService } from '../auth/userService.js';
@@ -67,6 +68,8 @@ export interface AppDeps {
     readonly pickups: PickupService;
     readonly marks: AttendanceService;
     readonly headcount: HeadcountService;
+    /** Pages to a checked-in child's guardians (0037). */
+    readonly pages: PageService;
   };
   readonly sync: {
     readonly pipeline: EventPipeline;

@@ -167,24 +167,49 @@ const runClaimed = async (
   claim: Claim,
   request: ClaimRequest,
 ): Promise<{ response: RenderedResponse; recorded: Promise<void> }> => {
+  // The lease is renewed every third of it while the handler runs: a lease that ran out under a live
+  // handler let a duplicate take the key over and run the mutation a second time (two instances on a
+  // loaded cluster, a check-in waiting over a minute for the pipeline's backlog: both answered fresh).
+  let held = claim;
+  let renewals = Promise.resolve();
+  const renewEvery = setInterval(
+    () => {
+      renewals = renewals.then(async () => {
+        const renewed = await args.ledger
+          .renew(held, request, args.clock().getTime())
+          .catch((): Claim | undefined => {
+            args.onStoreFailure?.('renew');
+            return held;
+          });
+        // Taken over meanwhile: the handler finishes, and `complete` refuses to store over the new holder.
+        if (renewed !== undefined) held = renewed;
+      });
+    },
+    Math.max(1, Math.floor(args.settings.leaseMs / 3)),
+  );
+  renewEvery.unref();
   let response: RenderedResponse;
   try {
     response = await args.run();
   } catch (e) {
-    await args.ledger.release(claim).catch(() => args.onStoreFailure?.('release'));
+    clearInterval(renewEvery);
+    await renewals;
+    await args.ledger.release(held).catch(() => args.onStoreFailure?.('release'));
     throw e;
   }
+  clearInterval(renewEvery);
+  await renewals;
   const body = response.body;
   // Bytes (an image) are only ever a read's answer, never a keyed mutation's: nothing to keep.
   if (!shouldStore(response.status) || typeof body !== 'string') {
-    await args.ledger.release(claim).catch(() => args.onStoreFailure?.('release'));
+    await args.ledger.release(held).catch(() => args.onStoreFailure?.('release'));
     return { response, recorded: Promise.resolve() };
   }
   // Not awaited here: the ledger write and the caller's audit write go to different databases and
   // need not wait for each other (decision 0019); the caller awaits both before it answers.
   const recorded = args.ledger
     .complete(
-      claim,
+      held,
       request,
       { ...response, body, headers: { ...response.headers }, correlationId: args.correlationId },
       args.clock().getTime(),

@@ -8,6 +8,7 @@ import { classesRoutes } from './routes/classesRoutes.js';
 import { consentsRoutes } from './routes/consentsRoutes.js';
 import { importsRoutes } from './routes/importsRoutes.js';
 import { openApiRoute } from './routes/openApiRoute.js';
+import { pageRoutes } from './routes/pageRoutes.js';
 import { photosRoutes } from './routes/photosRoutes.js';
 import { pickupRoutes } from './routes/pickupRoutes.js';
 import { reportsRoutes } from './routes/reportsRoutes.js';
@@ -35,6 +36,7 @@ export const routes: ReadonlyArray<Route> = [
   ...photosRoutes,
   ...auditRoutes,
   ...checkinRoutes,
+  ...pageRoutes,
   ...pickupRoutes,
   ...attendanceRoutes,
   ...syncRoutes,

@@ -42,7 +42,11 @@ export interface Reply<R> {
   readonly body: R;
   /** The student, user or consent the request was about, when the path does not name it (creations). */
   readonly auditSubjectId?: string;
+  /** Counts and ids the audit entry adds to its details (never personal data values). */
+  readonly auditDetails?: AuditFacts;
 }
+
+export type AuditFacts = Readonly<Record<string, string | number | boolean>>;
 
 export type MediaType = 'application/json' | 'text/plain' | 'text/csv' | 'image/jpeg';
 
@@ -105,6 +109,7 @@ export interface RawRequest {
 
 export interface EncodedReply {
   readonly auditSubjectId?: string;
+  readonly auditDetails?: AuditFacts;
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: unknown;
@@ -215,6 +220,7 @@ export const defineRoute = <
         return E.map(
           (reply: Reply<t.TypeOf<RC>>): EncodedReply => ({
             ...(reply.auditSubjectId === undefined ? {} : { auditSubjectId: reply.auditSubjectId }),
+            ...(reply.auditDetails === undefined ? {} : { auditDetails: reply.auditDetails }),
             status: reply.status ?? spec.response.status,
             headers: {
               ...(reply.headers ?? {}),

@@ -17,7 +17,7 @@ import { executeIdempotently, idempotencyKeyOf, REPLAY_HEADER, requestFingerprin
 import { countCaller, countRequest } from './rateLimit.js';
 import { type RenderedResponse, renderError, renderReply, sendRendered } from './render.js';
 import { CORRELATION_HEADER, requestState } from './requestContext.js';
-import { MUTATING_METHODS, needsIdempotencyKey, type Route } from './route.js';
+import { type AuditFacts, MUTATING_METHODS, needsIdempotencyKey, type Route } from './route.js';
 
 const BEARER_RE = /^Bearer ([\x21-\x7e]{1,8192})$/;
 
@@ -107,6 +107,13 @@ const checkRateLimit = async (
         policy: route.rateLimit.policy,
       });
 
+/** What the audit entry learns while the request runs. */
+interface Seen {
+  principal: Principal | null;
+  subjectId?: string;
+  details?: AuditFacts;
+}
+
 interface Outcome {
   readonly rendered: RenderedResponse;
   /** Set when this is the stored response of an earlier request with the same key. */
@@ -121,7 +128,7 @@ const respond = async (
   req: Request,
   deps: AppDeps,
   routes: ReadonlyArray<Route>,
-  seen: { principal: Principal | null; subjectId?: string },
+  seen: Seen,
 ): Promise<Outcome> => {
   const state = requestState(req);
   const fail = (error: ApiError): Outcome => ({ rendered: renderError(error, state.correlationId) });
@@ -151,6 +158,7 @@ const respond = async (
     });
     if (E.isLeft(reply)) return renderError(reply.left, state.correlationId);
     if (reply.right.auditSubjectId !== undefined) seen.subjectId = reply.right.auditSubjectId;
+    if (reply.right.auditDetails !== undefined) seen.details = reply.right.auditDetails;
     return renderReply(reply.right);
   };
 
@@ -212,13 +220,7 @@ const errorCodeOf = (rendered: RenderedResponse): string | undefined => {
  * Mutations are audited whatever their outcome (awaited: the record of a change is part of the
  * change); successful reads of personal or sensitive data are audited in the background.
  */
-const audit = async (
-  route: Route,
-  req: Request,
-  deps: AppDeps,
-  outcome: Outcome,
-  seen: { principal: Principal | null; subjectId?: string },
-) => {
+const audit = async (route: Route, req: Request, deps: AppDeps, outcome: Outcome, seen: Seen) => {
   const mutation = MUTATING_METHODS.has(route.method);
   const sensitiveRead = route.auditRead !== undefined && outcome.rendered.status < 300;
   if (!mutation && !sensitiveRead) return;
@@ -231,6 +233,8 @@ const audit = async (
     endpoint: `${route.method.toUpperCase()} ${route.path}`,
     outcome: outcome.rendered.status < 400 ? 'SUCCESS' : 'FAILURE',
     details: {
+      // The handler's facts first: the framework's own fields are never overwritten by them.
+      ...seen.details,
       status: outcome.rendered.status,
       ...(code === undefined ? {} : { errorCode: code }),
       ...(outcome.replayOf === undefined ? {} : { replayOf: outcome.replayOf }),
@@ -254,7 +258,7 @@ export const routeHandler =
     const state = requestState(req);
     state.route = `${route.method.toUpperCase()} ${route.path}`;
     try {
-      const seen: { principal: Principal | null; subjectId?: string } = { principal: null };
+      const seen: Seen = { principal: null };
       const outcome = await respond(route, req, deps, routes, seen);
       // The ledger's copy of the response and the audit entry are written side by side; the answer
       // goes out once both are stored.

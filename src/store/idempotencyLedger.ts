@@ -58,6 +58,13 @@ export interface IdempotencyLedger {
   complete(claim: Claim, request: ClaimRequest, response: StoredResponse, now: number): Promise<boolean>;
   release(claim: Claim): Promise<void>;
   /**
+   * Extends the lease of a claim still held to `now + request.leaseMs`, so a handler that runs longer
+   * than a lease (a check-in waiting out the pipeline's backlog on a loaded cluster) is not taken over
+   * by a duplicate while it runs. The claim to complete with from then on, or `undefined` when it was
+   * taken over already.
+   */
+  renew(claim: Claim, request: ClaimRequest, now: number): Promise<Claim | undefined>;
+  /**
    * Resolves when the claim on the key changes hands or ends (at the latest after `ms`), so a waiting
    * duplicate looks again at once rather than on its next poll. The shared ledger cannot know; it waits.
    */
@@ -169,6 +176,20 @@ export const idempotencyLedger = (db: Database): IdempotencyLedger => ({
         const other = await readStored(db, id).catch(() => undefined);
         if (other !== undefined && other.claimId !== claimId) return undefined;
       }
+      throw e;
+    }
+  },
+
+  async renew(claim, request, now) {
+    const entry = {
+      ...pendingEntry(claim.id, request, claim.claimId, claim.rev),
+      leaseUntil: now + request.leaseMs,
+    };
+    try {
+      const r = await putBatched(db, entry);
+      return { ...claim, rev: r.rev };
+    } catch (e) {
+      if (isConflict(e)) return undefined;
       throw e;
     }
   },
@@ -413,6 +434,14 @@ export const exclusiveIdempotencyLedger = (
 
     async release(claim) {
       drop(claim.id, claim.claimId);
+    },
+
+    async renew(claim, request, now) {
+      const h = held.get(claim.id);
+      if (h?.entry.claimId !== claim.claimId) return undefined;
+      // The same `ended`: duplicates waiting on this claim keep waiting for its end, not for a renewal.
+      held.set(claim.id, { ...h, entry: { ...h.entry, leaseUntil: now + request.leaseMs } });
+      return claim;
     },
 
     async changed(key, principalId, ms) {

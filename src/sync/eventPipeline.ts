@@ -21,8 +21,7 @@ import {
   expand,
   filter,
   map,
-  Observable,
-  type OperatorFunction,
+  type Observable,
   of,
   retry,
   type SchedulerLike,
@@ -32,6 +31,7 @@ import {
 } from 'rxjs';
 import { EventDoc } from '../domain/event.js';
 import { decodeChange } from '../domain/eventTypes.js';
+import { exhaustMapWithTrailing } from '../lib/operators.js';
 import type { AspectEventRecord } from '../rules/projections.js';
 import { kindOfAspect } from '../rules/projections.js';
 import type { Change } from './changeFeed.js';
@@ -82,49 +82,6 @@ export const decodeEventChange = (change: Change): DecodedChange => {
     },
   };
 };
-
-/**
- * Like `exhaustMap`, but a value that arrives while the inner stream runs is not dropped: one more
- * inner stream starts when the current one completes (however many values arrived meanwhile). Wakes
- * collapse; none is lost.
- */
-export const exhaustMapWithTrailing =
-  <A, B>(project: () => Observable<B>): OperatorFunction<A, B> =>
-  (source) =>
-    new Observable<B>((subscriber) => {
-      let running = false;
-      let again = false;
-      let sourceDone = false;
-      let inner: { unsubscribe(): void } | undefined;
-      const start = () => {
-        running = true;
-        again = false;
-        inner = project().subscribe({
-          next: (b) => subscriber.next(b),
-          error: (e: unknown) => subscriber.error(e),
-          complete: () => {
-            running = false;
-            if (again) start();
-            else if (sourceDone) subscriber.complete();
-          },
-        });
-      };
-      const outer = source.subscribe({
-        next: () => {
-          if (running) again = true;
-          else start();
-        },
-        error: (e: unknown) => subscriber.error(e),
-        complete: () => {
-          sourceDone = true;
-          if (!running) subscriber.complete();
-        },
-      });
-      return () => {
-        outer.unsubscribe();
-        inner?.unsubscribe();
-      };
-    });
 
 export interface Page {
   readonly changes: ReadonlyArray<Change>;

@@ -11,8 +11,7 @@ import {
   defer,
   map,
   merge,
-  Observable,
-  type OperatorFunction,
+  type Observable,
   retry,
   type SchedulerLike,
   Subject,
@@ -23,7 +22,7 @@ import {
   timer,
 } from 'rxjs';
 import type { RosterDoc } from '../domain/roster.js';
-import { exhaustMapWithTrailing } from './eventPipeline.js';
+import { debounceWithMaxWait, exhaustMapWithTrailing } from '../lib/operators.js';
 
 /**
  * The private-database documents the roster is made of; any other write (idempotency records, rate
@@ -55,47 +54,6 @@ export interface RosterStreams {
   readonly scheduler?: SchedulerLike;
   readonly onError?: (error: unknown) => void;
 }
-
-/**
- * `debounceTime` with a ceiling: emits once the source has been quiet for `dueMs`, or `maxWaitMs`
- * after the first value not yet emitted, whichever comes first (lodash's `maxWait`; RxJS has no such
- * option). The last value is emitted when the source completes with one pending.
- */
-export const debounceWithMaxWait =
-  <T>(dueMs: number, maxWaitMs: number, scheduler: SchedulerLike = asyncScheduler): OperatorFunction<T, T> =>
-  (source) =>
-    new Observable<T>((subscriber) => {
-      let pending: { value: T } | undefined;
-      let quiet: Subscription | undefined;
-      let ceiling: Subscription | undefined;
-      const flush = () => {
-        quiet?.unsubscribe();
-        ceiling?.unsubscribe();
-        quiet = undefined;
-        ceiling = undefined;
-        const held = pending;
-        pending = undefined;
-        if (held !== undefined) subscriber.next(held.value);
-      };
-      const inner = source.subscribe({
-        next: (value) => {
-          pending = { value };
-          quiet?.unsubscribe();
-          quiet = scheduler.schedule(flush, dueMs);
-          ceiling ??= scheduler.schedule(flush, maxWaitMs);
-        },
-        error: (e: unknown) => subscriber.error(e),
-        complete: () => {
-          flush();
-          subscriber.complete();
-        },
-      });
-      return () => {
-        inner.unsubscribe();
-        quiet?.unsubscribe();
-        ceiling?.unsubscribe();
-      };
-    });
 
 export const rosterReconciles$ = (s: RosterStreams): Observable<{ written: number; deleted: number }> =>
   s.triggers$.pipe(

@@ -30,8 +30,11 @@ export const PASSWORD = 'kiosk-e2e-password-0123';
 export const ADMIN = { email: 'admin@chamada.local', password: 'chamada-dev-password' };
 const API_DEVICE = randomUUID();
 
-export const startKioskService = async (): Promise<{ service: ServiceProcess; url: string }> => {
-  const service = await serviceProcess('kiosk-e2e', { AUTH_MODE: 'jwt', NODE_ENV: 'development' });
+/** `env` adds to the service's environment (a notifier's webhook, say). */
+export const startKioskService = async (
+  env: Readonly<Record<string, string>> = {},
+): Promise<{ service: ServiceProcess; url: string }> => {
+  const service = await serviceProcess('kiosk-e2e', { AUTH_MODE: 'jwt', NODE_ENV: 'development', ...env });
   return { service, url: await service.start() };
 };
 

@@ -1,5 +1,6 @@
 /** Black-box tests of idempotent mutations through the real app, on counting probe routes. */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { needsIdempotencyKey } from '../../src/http/route.js';
 import { call, expectEnvelope, type HttpResult, issuePaths } from '../support/http.js';
@@ -166,6 +167,48 @@ describe('idempotent mutations', () => {
     );
     expect(r.status).to.equal(201);
     expect(effects.items).to.equal(1);
+  });
+
+  it('a handler running past its lease keeps the key: a duplicate then waits and replays, it does not run again', async () => {
+    // A service of its own whose item creation waits until the test opens the gate.
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const gated = await startTestService({
+      routes: probeRoutes(countingRoutes(effects, 0, () => gate)),
+      clock: () => new Date(now),
+      idempotency: { leaseMs: 600, pollMs: 5 },
+    });
+    try {
+      const key = randomUUID();
+      const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, key);
+      const send = () =>
+        call(`${gated.url}/api/v1/_probe/items`, { method: 'POST', headers, body: '{"name":"Ana"}' });
+      const first = send();
+      const ledger = gated.deps.idempotency.ledger;
+      const leaseOf = async () => {
+        const e = await ledger.get(key, 'dev-caller');
+        return e?.state === 'pending' ? e.leaseUntil : undefined;
+      };
+      // Claimed, then the clock passes the claim's lease while the handler still runs.
+      for (let i = 0; i < 400 && (await leaseOf()) === undefined; i += 1) await sleep(5);
+      now += 10_000;
+      // The holder renews it from the clock as it is now (every third of a lease).
+      for (let i = 0; i < 400 && ((await leaseOf()) ?? 0) <= now; i += 1) await sleep(5);
+      expect(await leaseOf(), 'the lease renewed past the clock').to.be.greaterThan(now);
+      const duplicate = send();
+      await sleep(50);
+      open();
+      const [a, b] = await Promise.all([first, duplicate]);
+      expect([a.status, b.status]).to.deep.equal([201, 201]);
+      expect(b.headers.get('idempotent-replayed')).to.equal('true');
+      expect(b.text).to.equal(a.text);
+      expect(effects.items, 'the mutation ran once').to.equal(1);
+    } finally {
+      open();
+      await gated.dispose();
+    }
   });
 
   it('entries are purged after 24 hours; the same key is then a new request', async () => {

@@ -46,6 +46,9 @@ describe('pickup list and temporary grants', function () {
         async sendCode(phone, code) {
           sent.push({ phone, code });
         },
+        async sendMessage() {
+          throw new Error('these tests send no page');
+        },
       },
     });
     const c = await send('POST', '/api/v1/classes', { name: 'Turma A' });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { AttendanceRow, ConflictItem } from '../../src/kiosk/app/adminApi.js';
+import type { AttendanceRow, ConflictItem, PageItem } from '../../src/kiosk/app/adminApi.js';
 import {
   addDays,
   adminHash,
@@ -12,6 +12,8 @@ import {
   isDay,
   localDayBounds,
   type Names,
+  pageLines,
+  pagesTable,
   unnamedStudents,
   withOffset,
 } from '../../src/kiosk/app/adminModel.js';
@@ -64,6 +66,7 @@ describe("kiosk: the admins' view as data", () => {
     expect(adminRoute('#/admin/')).to.equal('conflicts');
     expect(adminRoute(adminHash('conflicts'))).to.equal('conflicts');
     expect(adminRoute(adminHash('attendance'))).to.equal('attendance');
+    expect(adminRoute(adminHash('pages'))).to.equal('pages');
     for (const other of ['', '#', '#/administrator', '#/admin/users', '#admin', '#/admin/attendance/x']) {
       expect(adminRoute(other), other).to.equal(undefined);
     }
@@ -235,5 +238,43 @@ describe("kiosk: the admins' view as data", () => {
       'local:2026-11-26T22:00:00.000Z',
       'local:2026-11-27T00:30:00.000Z',
     ]);
+  });
+
+  it("lists the day's pages oldest first with names, and their CSV rows carry no phone", () => {
+    const item = (pageId: string, sentAt: string, message: string | null): PageItem => ({
+      pageId,
+      studentId: 'kid-1',
+      sessionId: 's1',
+      message,
+      sentAt,
+      sentBy: 'u-admin',
+      deviceId: 'dev-a',
+      phonesPaged: 2,
+      phonesFailed: 0,
+    });
+    const lines = pageLines(
+      [item('p2', '2026-11-26T22:09:00.000Z', null), item('p1', '2026-11-26T22:01:00.000Z', 'Venha.')],
+      names(),
+    );
+    expect(lines.map((l) => [l.pageId, l.child, l.className, l.sessionTitle, l.sentByName])).to.deep.equal([
+      ['p1', 'Luíza Gonçalves', 'Turma Arco-Íris', 'Culto da noite', 'Administrador'],
+      ['p2', 'Luíza Gonçalves', 'Turma Arco-Íris', 'Culto da noite', 'Administrador'],
+    ]);
+    const table = pagesTable(lines, (iso) => `local:${iso}`);
+    expect(table.rows[0]).to.deep.equal([
+      'local:2026-11-26T22:01:00.000Z',
+      'kid-1',
+      'Luíza Gonçalves',
+      'Turma Arco-Íris',
+      'Culto da noite',
+      's1',
+      'u-admin',
+      'Administrador',
+      'dev-a',
+      'Venha.',
+      '2',
+      '0',
+    ]);
+    expect(table.rows[1]?.[9]).to.equal('');
   });
 });

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { decideClaim } from '../../src/rules/idempotency.js';
 import {
   type ClaimRequest,
   exclusiveIdempotencyLedger,
@@ -133,6 +134,33 @@ for (const [name, setUp, ledgerOf] of backends) {
         ledger.claim(request({ now: 2_000_000 }), stale),
       ]);
       expect(both.filter((c) => c !== undefined)).to.have.length(1);
+    });
+
+    it('a renewed claim keeps the key past its first lease, and completes with what the renewal gave', async () => {
+      const ledger = ledgerOf(store.db.requests);
+      const claim = await ledger.claim(request());
+      if (claim === undefined) throw new Error('claim lost');
+      const renewed = await ledger.renew(claim, request(), 1_050_000);
+      if (renewed === undefined) throw new Error('renewal refused');
+      const entry = await ledger.get(request().key, 'user-1');
+      expect(entry).to.deep.include({ state: 'pending', claimId: claim.claimId, leaseUntil: 1_110_000 });
+      if (entry === undefined) throw new Error('no entry');
+      // Past the first lease, inside the renewed one: still held, so a duplicate would wait.
+      expect(decideClaim(entry, 'fp-A', 1_070_000)).to.equal('wait');
+      expect(await ledger.complete(renewed, request(), response, 1_080_000)).to.equal(true);
+      expect(await ledger.get(request().key, 'user-1')).to.deep.include({ state: 'complete' });
+    });
+
+    it('a claim taken over cannot be renewed', async () => {
+      const ledger = ledgerOf(store.db.requests);
+      const late = await ledger.claim(request());
+      if (late === undefined) throw new Error('claim lost');
+      const held = await ledger.get(request().key, 'user-1');
+      if (held === undefined) throw new Error('no entry');
+      const taker = await ledger.claim(request({ now: 1_000_000 + 60_001 }), held);
+      if (taker === undefined) throw new Error('takeover refused');
+      expect(await ledger.renew(late, request(), 1_070_000)).to.equal(undefined);
+      expect(await ledger.get(request().key, 'user-1')).to.deep.include({ claimId: taker.claimId });
     });
 
     it('releases a claim so the key is free again', async () => {

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { open, readdir, readFile, rm, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
+import canonicalize from 'canonicalize';
 import * as t from 'io-ts';
 import { SERVICE_ENV, SERVICE_NODE_FLAGS } from '../../src/config/runtime.js';
 import type { Database } from '../../src/store/pouch.js';
@@ -586,6 +587,33 @@ export const rebuildFrom = async (events: ReadonlyArray<Record<string, unknown>>
 };
 
 /** Every event document of `store` as stored, without its revision (design documents left out). */
+/** The paths at which two JSON values differ, each with both values (at most `max`). */
+const jsonDifferences = (a: unknown, b: unknown, path = '', max = 6): string[] => {
+  if (canonicalize(a) === canonicalize(b)) return [];
+  const objects = typeof a === 'object' && a !== null && typeof b === 'object' && b !== null;
+  if (!objects || Array.isArray(a) !== Array.isArray(b))
+    return [`${path || '.'}: ${canonicalize(a)?.slice(0, 200)} / rebuilt: ${canonicalize(b)?.slice(0, 200)}`];
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  return keys
+    .flatMap((k) => jsonDifferences(Reflect.get(a, k), Reflect.get(b, k), `${path}.${k}`, max))
+    .slice(0, max);
+};
+
+/**
+ * Each document that differs between two sets of projections, named with the fields that differ (key
+ * order is the server's to choose: compared as values), for a failure that says what differs.
+ */
+export const differingDocs = (ours: ReadonlyArray<unknown>, rebuilt: ReadonlyArray<unknown>): string[] => {
+  const byId = (docs: ReadonlyArray<unknown>) =>
+    new Map(docs.map((d) => [String(Reflect.get(Object(d), '_id')), d] as const));
+  const a = byId(ours);
+  const b = byId(rebuilt);
+  return [...new Set([...a.keys(), ...b.keys()])].flatMap((id) => {
+    const differences = jsonDifferences(a.get(id), b.get(id));
+    return differences.length === 0 ? [] : [`${id}: ${differences.join('; ')}`];
+  });
+};
+
 export const storedEvents = async (store: Store): Promise<Array<Record<string, unknown>>> =>
   (await store.db.events.allDocs({ include_docs: true })).rows.flatMap((r) => {
     if (r.id.startsWith('_design/') || r.doc === undefined) return [];

@@ -32,6 +32,7 @@ import {
   type ChildService,
   checkinRecordsOutOfLine,
   childService,
+  differingDocs,
   errorCode,
   eventsInAspects,
   eventually,
@@ -368,7 +369,11 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
       bothNew,
       `events sent to both instances answered "stored" (duplicate: false) by both, e.g. ${sample}`,
     ).to.equal(0);
-    expect(current, 'the shared projections equal a one-instance rebuild').to.deep.equal(rebuilt);
+    const differing = differingDocs(current, rebuilt);
+    expect(
+      differing.slice(0, 12),
+      `documents of the shared projections that differ from a one-instance rebuild (${differing.length}; the first 12)`,
+    ).to.deep.equal([]);
     expect(conflictsB, 'conflict reports of A and B').to.deep.equal(conflictsA);
     expect(conflictsA, 'every conflict record reported').to.have.length(conflictRecords);
     expect(attendanceA?.status).to.equal(200);

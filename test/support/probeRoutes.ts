@@ -97,7 +97,12 @@ export interface SideEffects {
 const ItemBody = object('ProbeItemBody', { name: t.string });
 const Item = object('ProbeItem', { itemId: t.string, name: t.string, n: t.number });
 
-export const countingRoutes = (effects: SideEffects, delayMs = 0): ReadonlyArray<Route> => [
+/** `gate`, when given, is awaited by the item creation after it counted: a handler that runs as long as a test wants. */
+export const countingRoutes = (
+  effects: SideEffects,
+  delayMs = 0,
+  gate?: () => Promise<void>,
+): ReadonlyArray<Route> => [
   defineRoute({
     operationId: 'probe_createItem',
     method: 'post',
@@ -111,6 +116,7 @@ export const countingRoutes = (effects: SideEffects, delayMs = 0): ReadonlyArray
       effects.items += 1;
       const n = effects.items;
       if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+      await gate?.();
       const itemId = randomUUID();
       return E.right({
         status: 201,

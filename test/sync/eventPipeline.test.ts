@@ -7,7 +7,6 @@ import {
   type DecodedChange,
   decodeEventChange,
   eventPipeline$,
-  exhaustMapWithTrailing,
   type Page,
   type Seq,
 } from '../../src/sync/eventPipeline.js';
@@ -100,26 +99,6 @@ describe('event pipeline decode', () => {
     }
     expect(decodeEventChange({ id: 'event:x', seq: 9, deleted: true })).to.deep.include({
       reason: 'DELETED',
-    });
-  });
-});
-
-describe('exhaustMapWithTrailing (marbles)', () => {
-  it('runs one inner stream at a time and one more for any values that arrived meanwhile', () => {
-    newScheduler().run(({ hot, cold, expectObservable }) => {
-      let runs = 0;
-      const source = hot('a-bc------d-|');
-      const inner = () => {
-        runs += 1;
-        return cold('---(x|)', { x: runs });
-      };
-      // a starts run 1 (ends at 3); b and c collapse into run 2 (3..6); d starts run 3 at 10, and the
-      // source's end at 12 waits for it to finish at 13.
-      expectObservable(source.pipe(exhaustMapWithTrailing(inner))).toBe('---x--y------(z|)', {
-        x: 1,
-        y: 2,
-        z: 3,
-      });
     });
   });
 });

@@ -121,3 +121,26 @@ export const fetchStudentName = async (
   const answer = await request(send, `/api/v1/students/${encodeURIComponent(studentId)}`, {}, StudentName);
   return E.isRight(answer) ? answer.right.displayName : undefined;
 };
+
+export const PageItem = t.type({
+  pageId: t.string,
+  studentId: t.string,
+  sessionId: t.string,
+  message: nullableString,
+  sentAt: t.string,
+  sentBy: t.string,
+  deviceId: nullableString,
+  phonesPaged: t.number,
+  phonesFailed: t.number,
+});
+export type PageItem = t.TypeOf<typeof PageItem>;
+const PageList = t.type({ items: t.array(PageItem) });
+
+/** The pages sent to guardians at one session (0037). */
+export const fetchPages = async (
+  send: typeof fetch,
+  sessionId: string,
+): Promise<E.Either<ApiFailure, PageItem[]>> =>
+  E.map((r: t.TypeOf<typeof PageList>) => r.items)(
+    await request(send, `/api/v1/pages?${query({ sessionId })}`, {}, PageList),
+  );

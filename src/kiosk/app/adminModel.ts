@@ -7,17 +7,17 @@
  * kept to the rows of sessions dated that day (a session at 19:00 in Brazil has check-ins on the next
  * UTC day).
  */
-import type { AttendanceRow, ConflictItem, ConflictSide, SessionInfo } from './adminApi.js';
+import type { AttendanceRow, ConflictItem, ConflictSide, PageItem, SessionInfo } from './adminApi.js';
 
-export type AdminTab = 'conflicts' | 'attendance';
+export type AdminTab = 'conflicts' | 'attendance' | 'pages';
 
 export const adminHash = (tab: AdminTab): string => `#/admin/${tab}`;
 
 /** The tab an address opens, if it is the admins' view (`#/admin` alone opens the conflicts). */
 export const adminRoute = (hash: string): AdminTab | undefined => {
-  const m = /^#\/admin(?:\/(conflicts|attendance))?\/?$/.exec(hash);
+  const m = /^#\/admin(?:\/(conflicts|attendance|pages))?\/?$/.exec(hash);
   if (m === null) return undefined;
-  return m[1] === 'attendance' ? 'attendance' : 'conflicts';
+  return m[1] === 'attendance' || m[1] === 'pages' ? m[1] : 'conflicts';
 };
 
 const DAY_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -280,3 +280,77 @@ export const attendanceTable = (
 });
 
 export const csvFileName = (tab: AdminTab, day: string): string => `chamada-${tab}-${day}.csv`;
+
+/** A page sent to a child's guardians, as the admins' view lists it (0037). */
+export interface PageLine {
+  readonly pageId: string;
+  readonly studentId: string;
+  readonly child: string | null;
+  readonly className: string | null;
+  readonly sessionTitle: string | null;
+  readonly sessionId: string;
+  readonly sentAt: string;
+  readonly sentBy: string;
+  readonly sentByName: string | null;
+  readonly deviceId: string | null;
+  readonly message: string | null;
+  readonly phonesPaged: number;
+  readonly phonesFailed: number;
+}
+
+/** The day's pages with names resolved, oldest first. */
+export const pageLines = (items: ReadonlyArray<PageItem>, names: Names): PageLine[] =>
+  [...items]
+    .sort((a, b) => a.sentAt.localeCompare(b.sentAt) || a.pageId.localeCompare(b.pageId))
+    .map((p) => {
+      const session = names.sessions.get(p.sessionId);
+      return {
+        pageId: p.pageId,
+        studentId: p.studentId,
+        child: names.students.get(p.studentId) ?? null,
+        className: session === undefined ? null : (names.classes.get(session.classId) ?? null),
+        sessionTitle: session?.title ?? null,
+        sessionId: p.sessionId,
+        sentAt: p.sentAt,
+        sentBy: p.sentBy,
+        sentByName: names.users.get(p.sentBy) ?? null,
+        deviceId: p.deviceId,
+        message: p.message,
+        phonesPaged: p.phonesPaged,
+        phonesFailed: p.phonesFailed,
+      };
+    });
+
+export const pagesTable = (
+  lines: ReadonlyArray<PageLine>,
+  local: (iso: string) => string = localInstant,
+): Table => ({
+  header: [
+    'sentAt',
+    'studentId',
+    'child',
+    'class',
+    'session',
+    'sessionId',
+    'sentBy',
+    'sentByName',
+    'deviceId',
+    'message',
+    'phonesPaged',
+    'phonesFailed',
+  ],
+  rows: lines.map((l) => [
+    local(l.sentAt),
+    l.studentId,
+    orEmpty(l.child),
+    orEmpty(l.className),
+    orEmpty(l.sessionTitle),
+    l.sessionId,
+    l.sentBy,
+    orEmpty(l.sentByName),
+    orEmpty(l.deviceId),
+    orEmpty(l.message),
+    String(l.phonesPaged),
+    String(l.phonesFailed),
+  ]),
+});

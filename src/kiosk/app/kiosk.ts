@@ -12,6 +12,13 @@ import { rememberDayKeys } from './dayKeys.js';
 import { h, replaceChildren } from './dom.js';
 import { type Lang, type MessageKey, translate } from './i18n.js';
 import { localCheckinEvents, localVisitors } from './outboxEvents.js';
+import {
+  makePageQueue,
+  type PageOutcome,
+  type PageQueue,
+  type PageRequest,
+  type Readiness,
+} from './pageQueue.js';
 import { buildRosterIndex, checkinAspectKey, type RosterIndex, withStudents } from './rosterIndex.js';
 import type { Session } from './session.js';
 import { type CheckinConfig, loadConfig, saveConfig, saveLang } from './storage.js';
@@ -42,6 +49,10 @@ export interface Kiosk {
    * pulls bring other tablets' and the server's) with this tablet's own events over them.
    */
   headcount(sessionId: string): Headcount;
+  /** Pages the child's guardians now, or queues the page until the server can take it (0037). */
+  page(request: PageRequest): Promise<PageOutcome>;
+  /** The pages waiting to be sent, and those the server refused after waiting. */
+  readonly pages: Pick<PageQueue, 'counts'>;
   /** Writes one event to the outbox, then refreshes the views and asks for a sync pass. */
   record(doc: { readonly _id: string }): Promise<void>;
   reloadRoster(): Promise<void>;
@@ -65,6 +76,7 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
   let visitors: Array<{ readonly eventId: string; readonly student: RosterStudent }> = [];
   let config = loadConfig();
   let screen: Screen | undefined;
+  const pages = makePageQueue(parts.session.fetch);
   const headerSlot = h('div', { className: 'header-slot' });
   const content = h('div', { className: 'content' });
   replaceChildren(parts.root, headerSlot, content);
@@ -137,6 +149,8 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
       for (const e of local) if (e.sessionId === sessionId) children.add(e.studentId);
       return headcountOf([...children].map((studentId) => kiosk.aspect(sessionId, studentId).checkins));
     },
+    page: (request) => pages.send(request, pageReadiness(request)),
+    pages,
     async record(doc) {
       await parts.sync.outbox.put(doc);
       await loadLocal();
@@ -147,6 +161,8 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
     async reloadRoster() {
       await loadRoster();
       redraw();
+      // A pull may have confirmed the check-in a waiting page is for.
+      flushPages();
     },
     show(next) {
       screen = next;
@@ -161,9 +177,23 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
     screenName: () => screen?.name,
   };
 
+  /**
+   * A page waits while its check-in is this tablet's alone (not on the server yet: the server would not
+   * know it); a check-in the roster does not name at all goes, and the server's answer settles it.
+   */
+  function pageReadiness(p: PageRequest): Readiness {
+    const c = kiosk.aspect(p.sessionId, p.studentId).checkins.find((v) => v.checkInId === p.checkInId);
+    return c?.pending === true ? 'wait' : 'send';
+  }
+  const flushPages = () => {
+    if (pages.counts().waiting > 0) void pages.flush(pageReadiness);
+  };
+  pages.onChange(drawHeader);
+
   let refusedSeen = 0;
   parts.sync.onStatus((s) => {
     drawHeader();
+    if (s.online && !s.syncing) flushPages();
     // A refused event stops counting on the desk.
     if (s.refused.length !== refusedSeen) {
       refusedSeen = s.refused.length;
@@ -176,6 +206,7 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
   document.documentElement.lang = lang;
   await loadRoster();
   await loadLocal();
+  await pages.load();
   await parts.sync.recount();
   return kiosk;
 };

@@ -1,6 +1,7 @@
 /**
- * The admins' view (ADMIN, RELATORIOS) at `#/admin/conflicts` and `#/admin/attendance`: the conflict
- * report (who, role, device, when, what won and why) and the day's attendance, each with a CSV
+ * The admins' view (ADMIN, RELATORIOS) at `#/admin/conflicts`, `#/admin/attendance` and `#/admin/pages`:
+ * the conflict report (who, role, device, when, what won and why), the day's attendance and the
+ * guardians paged from the door (0037), each with a CSV
  * download of what it shows. Online only: the reports are the server's, and a tablet holds no users,
  * no other days and no conflict records (0020); offline it says so and loads when the network returns.
  */
@@ -9,9 +10,11 @@ import {
   fetchAttendance,
   fetchClassNames,
   fetchConflicts,
+  fetchPages,
   fetchSessions,
   fetchStudentName,
   fetchUserNames,
+  type PageItem,
 } from '../adminApi.js';
 import {
   type AdminTab,
@@ -28,6 +31,9 @@ import {
   isDay,
   localDayBounds,
   type Names,
+  type PageLine,
+  pageLines,
+  pagesTable,
   type SideLine,
   type Table,
   unnamedStudents,
@@ -245,6 +251,80 @@ const loadAttendance = async (kiosk: Kiosk, day: string): Promise<E.Either<ApiFa
   return E.right({ view, table: attendanceTable(day, lines) });
 };
 
+/** Sessions of a day looked at for pages, at most (a church has a handful a day). */
+const MAX_PAGE_SESSIONS = 50;
+
+const pageRow = (kiosk: Kiosk, l: PageLine): HTMLElement => {
+  const where = [l.className, l.sessionTitle].filter((p) => p !== null).join(' · ');
+  return h(
+    'tr',
+    { attrs: { 'data-test': 'page', 'data-student-id': l.studentId, 'data-phones': String(l.phonesPaged) } },
+    h('td', {}, formatTime(kiosk.lang(), l.sentAt)),
+    h(
+      'td',
+      { className: 'att-child' },
+      l.child ?? kiosk.t('admin.unknownChild', { id: shortId(l.studentId) }),
+    ),
+    h('td', {}, where === '' ? kiosk.t('admin.noSession') : where),
+    h('td', {}, l.message ?? kiosk.t('admin.defaultMessage')),
+    h('td', {}, String(l.phonesPaged)),
+    h('td', {}, l.sentByName ?? kiosk.t('admin.unknownUser', { id: shortId(l.sentBy) })),
+  );
+};
+
+/** The pages of the day's sessions (the tablet's calendar day), oldest first. */
+const loadPages = async (kiosk: Kiosk, day: string): Promise<E.Either<ApiFailure, Loaded>> => {
+  const send = kiosk.session.fetch;
+  const sessions = await fetchSessions(send, day);
+  const items: PageItem[] = [];
+  for (const sessionId of [...sessions.keys()].slice(0, MAX_PAGE_SESSIONS)) {
+    const pages = await fetchPages(send, sessionId);
+    if (E.isLeft(pages)) return pages;
+    items.push(...pages.right);
+  }
+  const auth = kiosk.session.current();
+  const users =
+    auth?.user.roles.includes('ADMIN') === true ? await fetchUserNames(send) : new Map<string, string>();
+  if (auth !== undefined && !users.has(auth.user.userId)) users.set(auth.user.userId, auth.user.displayName);
+  const names: Names = {
+    students: rosterNames(kiosk),
+    users,
+    classes: new Map([...kiosk.index().classes, ...(await fetchClassNames(send))]),
+    sessions,
+  };
+  const lines = pageLines(items, names);
+  const columns: MessageKey[] = [
+    'admin.col.when',
+    'admin.col.child',
+    'admin.col.session',
+    'admin.col.message',
+    'admin.col.phones',
+    'admin.col.who',
+  ];
+  const view = h(
+    'div',
+    {},
+    h(
+      'p',
+      { className: 'admin-summary', attrs: { 'data-test': 'page-count' } },
+      lines.length === 0 ? kiosk.t('admin.noPages') : kiosk.t('admin.pageCount', { n: lines.length }),
+    ),
+    lines.length === 0
+      ? null
+      : h(
+          'table',
+          { className: 'attendance pages' },
+          h(
+            'thead',
+            {},
+            h('tr', {}, ...columns.map((c) => h('th', { attrs: { scope: 'col' } }, kiosk.t(c)))),
+          ),
+          h('tbody', {}, ...lines.map((l) => pageRow(kiosk, l))),
+        ),
+  );
+  return E.right({ view, table: pagesTable(lines) });
+};
+
 /** Saves text as a file through a same-origin blob: URL (no server round trip, nothing inline). */
 const download = (fileName: string, text: string): void => {
   const url = URL.createObjectURL(new Blob([text], { type: 'text/csv;charset=utf-8' }));
@@ -295,7 +375,11 @@ export const adminScreen = (tab: AdminTab, startDay?: string): Screen => {
           return;
         }
         setState('loading', kiosk.t('admin.loading'));
-        const loaded = await (tab === 'conflicts' ? loadConflicts(kiosk, day) : loadAttendance(kiosk, day));
+        const loaded = await (tab === 'conflicts'
+          ? loadConflicts(kiosk, day)
+          : tab === 'attendance'
+            ? loadAttendance(kiosk, day)
+            : loadPages(kiosk, day));
         // A later load (another day, a refresh) has replaced this one.
         if (mine !== generation || !body.isConnected) return;
         if (E.isLeft(loaded)) {
@@ -348,6 +432,7 @@ export const adminScreen = (tab: AdminTab, startDay?: string): Screen => {
           { className: 'tabs', attrs: { 'aria-label': kiosk.t('admin.title') } },
           tabButton('conflicts', 'admin.conflicts'),
           tabButton('attendance', 'admin.attendance'),
+          tabButton('pages', 'admin.pages'),
         ),
         h(
           'div',

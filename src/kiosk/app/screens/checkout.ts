@@ -19,6 +19,7 @@ import { photoUrl } from '../photo.js';
 import { photoOf, type RosterSessionDoc } from '../rosterIndex.js';
 import { deskScreen } from './desk.js';
 import { emergencyScreen } from './emergency.js';
+import { pageGuardianScreen } from './pageGuardian.js';
 
 type Adult = RosterStudent['pickup'][number];
 
@@ -193,6 +194,15 @@ export const checkoutScreen = (session: RosterSessionDoc, student: RosterStudent
           { className: 'actions' },
           leaveButton(kiosk.t('checkout.back'), () => kiosk.show(deskScreen(session))),
           confirm,
+          h(
+            'button',
+            {
+              className: 'secondary big',
+              attrs: { type: 'button', 'data-test': 'page-guardian' },
+              onClick: () => kiosk.show(pageGuardianScreen(session, student)),
+            },
+            kiosk.t('checkout.page'),
+          ),
           emergencyAllowed
             ? h(
                 'button',

@@ -16,6 +16,9 @@ const statusText = (kiosk: Kiosk, s: SyncEngineState): string => {
     s.pending > 0 ? kiosk.t('status.pending', { n: s.pending }) : kiosk.t('status.allSent'),
   ];
   if (s.refused.length > 0) parts.push(kiosk.t('status.rejected', { n: s.refused.length }));
+  const pages = kiosk.pages.counts();
+  if (pages.waiting > 0) parts.push(kiosk.t('status.pagesWaiting', { n: pages.waiting }));
+  if (pages.refused > 0) parts.push(kiosk.t('status.pagesRefused', { n: pages.refused }));
   if (s.authProblem !== 'none' || kiosk.session.current()?.expired === true)
     parts.push(kiosk.t('status.signInAgain'));
   return parts.join(' · ');
@@ -69,6 +72,7 @@ export const header = (kiosk: Kiosk, s: SyncEngineState): HTMLElement => {
           'data-online': String(s.online),
           'data-pending': String(s.pending),
           'data-syncing': String(s.syncing),
+          'data-pages-waiting': String(kiosk.pages.counts().waiting),
         },
       },
       h('span', { className: 'dot', attrs: { 'aria-hidden': 'true' } }),

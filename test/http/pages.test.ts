@@ -1,0 +1,317 @@
+/**
+ * Paging a checked-in child's guardians, black-box: the service's notifier is the webhook one, pointed
+ * at a fake SMS gateway on 127.0.0.1, so the test sees what reaches the gateway and what reaches the
+ * tablet, and can make the gateway fail.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import * as t from 'io-ts';
+import { call, decodeAs, expectEnvelope, type HttpResult } from '../support/http.js';
+import { createdId } from '../support/seed.js';
+import {
+  authHeaders,
+  DEV_TOKENS,
+  mutate,
+  mutationHeaders,
+  startTestService,
+  type TestService,
+} from '../support/testService.js';
+
+interface Received {
+  readonly to: string;
+  readonly message: string;
+  readonly purpose: string;
+}
+const ReceivedC = t.type({ to: t.string, message: t.string, purpose: t.string });
+
+/** A gateway that records what it is sent and answers `status` (200 unless a test says otherwise). */
+const fakeGateway = async () => {
+  const received: Received[] = [];
+  const state = { status: 200 };
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => {
+      body += c.toString('utf8');
+    });
+    req.on('end', () => {
+      received.push(decodeAs(ReceivedC, JSON.parse(body)));
+      res.statusCode = state.status;
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const address: AddressInfo | string | null = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return {
+    url: `http://127.0.0.1:${address.port}/sms`,
+    received,
+    state,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+};
+
+const Page = t.type({
+  pageId: t.string,
+  checkInId: t.string,
+  studentId: t.string,
+  sessionId: t.string,
+  message: t.union([t.string, t.null]),
+  status: t.string,
+  sentAt: t.string,
+  sentBy: t.string,
+  deviceId: t.union([t.string, t.null]),
+  phonesPaged: t.number,
+  phonesFailed: t.number,
+});
+const PageList = t.type({ items: t.array(Page) });
+const CheckIn = t.type({ checkInId: t.string, code: t.string });
+const AuditPage = t.type({
+  items: t.array(
+    t.type({ endpoint: t.string, subject_id: t.union([t.string, t.null]), details: t.UnknownRecord }),
+  ),
+});
+
+const MOTHER = '+55 11 98765-4321';
+const FATHER = '+55 21 5555-2222';
+
+describe('paging a guardian from the door', function () {
+  this.timeout(60_000);
+  let gateway: Awaited<ReturnType<typeof fakeGateway>>;
+  let svc: TestService;
+  let now: number;
+  let sessionId: string;
+  let classId: string;
+  let checkInId: string;
+  let studentId: string;
+
+  const pagePath = (id = checkInId) => `/api/v1/check-ins/${id}/page`;
+  const page = (
+    body: unknown,
+    token: string = DEV_TOKENS.DEV_CALLER_TOKEN,
+    key = randomUUID(),
+    id?: string,
+  ) =>
+    call(`${svc.url}${pagePath(id)}`, {
+      method: 'POST',
+      headers: mutationHeaders(token, key),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const sent = (r: HttpResult) => {
+    expect(r.status, r.text).to.equal(201);
+    return decodeAs(Page, r.json);
+  };
+  const list = (token: string = DEV_TOKENS.DEV_ADMIN_TOKEN, id = sessionId) =>
+    call(`${svc.url}/api/v1/pages?sessionId=${id}`, { headers: authHeaders(token) });
+  const checkIn = async (child: string) => {
+    const r = await mutate(
+      `${svc.url}/api/v1/check-in`,
+      'POST',
+      { studentId: child, sessionId },
+      DEV_TOKENS.DEV_CALLER_TOKEN,
+    );
+    expect(r.status, r.text).to.equal(201);
+    return decodeAs(CheckIn, r.json);
+  };
+  const child = (displayName: string, phones: ReadonlyArray<{ number: string; qualifier: string }>) =>
+    createdId(
+      svc.url,
+      '/api/v1/students',
+      { displayName, guardianName: 'Rosa', phones, classId },
+      'studentId',
+    );
+
+  beforeEach(async () => {
+    gateway = await fakeGateway();
+    now = Date.now();
+    svc = await startTestService({ env: { NOTIFY_WEBHOOK_URL: gateway.url }, clock: () => new Date(now) });
+    classId = await createdId(svc.url, '/api/v1/classes', { name: 'Turma' }, 'classId');
+    sessionId = await createdId(
+      svc.url,
+      '/api/v1/sessions',
+      { classId, date: new Date(now).toISOString().slice(0, 10) },
+      'sessionId',
+    );
+    // The mother's number twice, written two ways: paged once.
+    studentId = await child('Ana Souza', [
+      { number: MOTHER, qualifier: 'mãe' },
+      { number: '+5511987654321', qualifier: 'mãe (celular)' },
+      { number: FATHER, qualifier: 'pai' },
+    ]);
+    checkInId = (await checkIn(studentId)).checkInId;
+  });
+  afterEach(async () => {
+    await svc.dispose();
+    await gateway.close();
+  });
+
+  it("sends the message to each guardian's phone and tells the tablet only how many were paged", async () => {
+    const r = await page({ message: '  Ela está com febre, venha à sala 3.  ' });
+    const body = sent(r);
+    expect(body).to.deep.include({
+      checkInId,
+      studentId,
+      sessionId,
+      message: 'Ela está com febre, venha à sala 3.',
+      status: 'SENT',
+      sentBy: 'dev-caller',
+      phonesPaged: 2,
+      phonesFailed: 0,
+    });
+    expect(gateway.received).to.have.deep.members([
+      {
+        to: MOTHER,
+        message: 'Chamada: Ana Souza — Ela está com febre, venha à sala 3.',
+        purpose: 'guardian-page',
+      },
+      {
+        to: FATHER,
+        message: 'Chamada: Ana Souza — Ela está com febre, venha à sala 3.',
+        purpose: 'guardian-page',
+      },
+    ]);
+    for (const digits of ['98765', '4321', '5555', '2222']) expect(r.text).to.not.include(digits);
+    const audit = await call(
+      `${svc.url}/api/v1/audit-logs?endpoint=${encodeURIComponent('POST /api/v1/check-ins/{checkInId}/page')}`,
+      { headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN) },
+    );
+    expect(audit.status, audit.text).to.equal(200);
+    const entries = decodeAs(AuditPage, audit.json).items;
+    expect(entries).to.have.length(1);
+    expect(entries[0]?.subject_id).to.equal(studentId);
+    expect(entries[0]?.details).to.deep.include({
+      pageId: body.pageId,
+      phonesPaged: 2,
+      phonesFailed: 0,
+      status: 201,
+    });
+    for (const digits of ['98765', '4321', '5555', '2222']) expect(audit.text).to.not.include(digits);
+  });
+
+  it('without a message the guardians are asked to come to the room', async () => {
+    expect(sent(await page(undefined)).message).to.equal(null);
+    expect(gateway.received.map((m) => m.message)).to.deep.equal([
+      'Chamada: Ana Souza — por favor, venha até a sala.',
+      'Chamada: Ana Souza — por favor, venha até a sala.',
+    ]);
+  });
+
+  it('a resend with the same Idempotency-Key answers the same page and pages nobody again', async () => {
+    const key = randomUUID();
+    const first = sent(await page({ message: 'Venha, por favor.' }, DEV_TOKENS.DEV_CALLER_TOKEN, key));
+    const again = await page({ message: 'Venha, por favor.' }, DEV_TOKENS.DEV_CALLER_TOKEN, key);
+    expect(sent(again)).to.deep.equal(first);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect(gateway.received).to.have.length(2);
+  });
+
+  it('a child is paged once every two minutes and five times an hour; 429 says when to page again', async () => {
+    sent(await page(undefined));
+    now += 30_000;
+    const soon = expectEnvelope(await page(undefined), 429, 'RATE_LIMITED');
+    expect(soon.details).to.deep.equal({ reason: 'COOLDOWN', retryAfterSeconds: 90 });
+    const refused = await page(undefined);
+    expect(refused.headers.get('retry-after')).to.equal('90');
+    // Obeying Retry-After is enough: a refusal does not push the wait further.
+    now += 90_000;
+    sent(await page(undefined));
+    for (let i = 0; i < 3; i += 1) {
+      now += 2 * 60_000;
+      sent(await page(undefined));
+    }
+    now += 2 * 60_000;
+    // Five pages in the last ten minutes: the sixth waits until the first is an hour old.
+    const hourly = expectEnvelope(await page(undefined), 429, 'RATE_LIMITED');
+    expect(hourly.details).to.deep.equal({ reason: 'TOO_MANY_PAGES', retryAfterSeconds: 50 * 60 });
+    expect(gateway.received).to.have.length(5 * 2);
+    // Another child is not held back by this one.
+    const other = await child('Bia Lima', [{ number: '+55 31 4444-1111', qualifier: 'mãe' }]);
+    sent(await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID(), (await checkIn(other)).checkInId));
+  });
+
+  it('an unknown check-in is 404; a child checked out or without a phone is 409', async () => {
+    expectEnvelope(
+      await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID(), randomUUID()),
+      404,
+      'NOT_FOUND',
+    );
+    const lonely = await child('Caio', []);
+    const noPhone = expectEnvelope(
+      await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID(), (await checkIn(lonely)).checkInId),
+      409,
+      'CONFLICT',
+    );
+    expect(noPhone.details).to.deep.equal({ reason: 'NO_GUARDIAN_PHONE' });
+    const bia = await child('Bia Lima', [{ number: '+55 31 4444-1111', qualifier: 'mãe' }]);
+    const biaIn = await checkIn(bia);
+    const out = await mutate(
+      `${svc.url}/api/v1/check-out`,
+      'POST',
+      { checkInId: biaIn.checkInId, code: biaIn.code, pickupPerson: 'Rosa' },
+      DEV_TOKENS.DEV_CALLER_TOKEN,
+    );
+    expect(out.status, out.text).to.equal(200);
+    const gone = expectEnvelope(
+      await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID(), biaIn.checkInId),
+      409,
+      'CONFLICT',
+    );
+    expect(gone.details).to.deep.equal({ reason: 'ALREADY_CHECKED_OUT' });
+    expect(gateway.received).to.deep.equal([]);
+  });
+
+  it('a message is one line of at most 140 characters; the check-in id is a UUID', async () => {
+    for (const message of ['', '   ', 'a'.repeat(141), 'linha um\nlinha dois', 42])
+      expectEnvelope(await page({ message }), 400, 'VALIDATION_FAILED');
+    expectEnvelope(await page({ message: 'ok', phone: MOTHER }), 400, 'VALIDATION_FAILED');
+    expectEnvelope(
+      await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID(), 'not-a-uuid'),
+      400,
+      'VALIDATION_FAILED',
+    );
+    sent(await page({ message: 'a'.repeat(140) }));
+  });
+
+  it('when the gateway fails the page is not recorded (503), and a resend with the same key tries again', async () => {
+    gateway.state.status = 502;
+    const key = randomUUID();
+    const failed = expectEnvelope(
+      await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, key),
+      503,
+      'NOTIFICATION_FAILED',
+    );
+    expect(failed.details).to.deep.equal({ phonesFailed: 2 });
+    expect(decodeAs(PageList, (await list()).json).items).to.deep.equal([]);
+    gateway.state.status = 200;
+    const retried = await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, key);
+    expect(sent(retried).phonesPaged).to.equal(2);
+    expect(retried.headers.get('idempotent-replayed')).to.equal(null);
+    expect(gateway.received).to.have.length(4);
+  });
+
+  it("the admins list a session's pages; the door may page but not list, the reports may list but not page", async () => {
+    const first = sent(await page({ message: 'Venha.' }));
+    now += 3 * 60_000;
+    const second = sent(await page(undefined, DEV_TOKENS.DEV_ADMIN_TOKEN));
+    for (const token of [DEV_TOKENS.DEV_ADMIN_TOKEN, DEV_TOKENS.DEV_REPORTS_TOKEN]) {
+      const r = await list(token);
+      expect(r.status, r.text).to.equal(200);
+      expect(decodeAs(PageList, r.json).items).to.deep.equal([first, second]);
+      for (const digits of ['98765', '4321', '5555', '2222']) expect(r.text).to.not.include(digits);
+    }
+    expectEnvelope(await list(DEV_TOKENS.DEV_CALLER_TOKEN), 403, 'FORBIDDEN_ROLE');
+    expectEnvelope(await list(DEV_TOKENS.DEV_ADMIN_TOKEN, randomUUID()), 404, 'NOT_FOUND');
+    expectEnvelope(await page(undefined, DEV_TOKENS.DEV_REPORTS_TOKEN), 403, 'FORBIDDEN_ROLE');
+    expectEnvelope(await page(undefined, DEV_TOKENS.DEV_CADASTRO_TOKEN), 403, 'FORBIDDEN_ROLE');
+    expectEnvelope(
+      await call(`${svc.url}${pagePath()}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Idempotency-Key': randomUUID() },
+      }),
+      401,
+      'UNAUTHORIZED',
+    );
+    expect(gateway.received).to.have.length(4);
+  });
+});
