@@ -17,7 +17,7 @@ ENV NODE_ENV=production \
     DATA_DIR=/app/data
 WORKDIR /app
 COPY package.json package-lock.json ./
-# The bundle holds the JavaScript dependencies; LevelDB's native addon (leveldown) is required from
+# The bundle holds the JavaScript dependencies; LevelDB's native addon (leveldown) and sharp (libvips, for photos) are required from
 # node_modules at run time, so the production dependencies are still installed.
 RUN npm ci --omit=dev && npm cache clean --force
 # The service's heap budget (src/config/runtime.ts); an environment variable, so a deployment with

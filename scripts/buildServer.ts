@@ -24,7 +24,8 @@ const bundle = async (entry: string, outfile: string): Promise<void> => {
     target: 'node20',
     // LevelDB's native addon is found by node-gyp-build relative to its own package: it stays a
     // package in node_modules, required at run time from the bundle's folder upwards.
-    external: ['leveldown'],
+    // sharp loads libvips, a native library shipped as a package for the platform, the same way.
+    external: ['leveldown', 'sharp'],
     // CommonJS dependencies call `require` for Node's built-ins; an ES module has none of its own.
     banner: {
       js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",

@@ -37,6 +37,7 @@ import { type Metrics, noMetrics, prometheusMetrics } from './metrics/metrics.js
 import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
 import { reportService } from './reports/reportService.js';
 import { consentService } from './roster/consentService.js';
+import { photoService } from './roster/photoService.js';
 import { rosterImportService } from './roster/rosterImport.js';
 import { rosterForAspects, rosterWanted } from './roster/rosterInput.js';
 import { studentWriteThrough } from './roster/studentProjection.js';
@@ -53,6 +54,7 @@ import { eventStore } from './store/events.js';
 import { exclusiveIdempotencyLedger, idempotencyLedger } from './store/idempotencyLedger.js';
 import { replicationInstanceId } from './store/instance.js';
 import { pageStore } from './store/pages.js';
+import { photoStore } from './store/photos.js';
 import { pickupStore } from './store/pickups.js';
 import { type LoadedAspect, projectionStore } from './store/projections.js';
 import { rateLimiter } from './store/rateLimiter.js';
@@ -231,10 +233,27 @@ export const startService = async (
   });
   const settling = options.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: options.settleTimeoutMs };
   const studentSvc = studentService({ students, directory, classes, events, pipeline, clock, ...settling });
+  const photoSvc = photoService({
+    photos: photoStore(store.db.private),
+    students,
+    studentService: studentSvc,
+    consents,
+    directory,
+    clock,
+  });
   const syncSvc = syncService({ events, students, classes, pipeline, clock });
   const roster = rosterStore(store.db.roster);
   const rosterProjector = startRosterProjector({
-    wanted: rosterWanted({ students, directory, pickups, classes, checkins, projections, clock }),
+    wanted: rosterWanted({
+      students,
+      directory,
+      pickups,
+      classes,
+      checkins,
+      projections,
+      clock,
+      thumbnail: photoSvc.rosterThumbnail,
+    }),
     forAspects: rosterForAspects({ projections }),
     write: (docs) => roster.reconcile(docs),
     writeSome: (ids, docs) => roster.reconcileSome(ids, docs),
@@ -312,7 +331,15 @@ export const startService = async (
       students: studentSvc,
       studentStore: students,
       directory,
-      consents: consentService({ consents, students, users, directory, events, clock }),
+      consents: consentService({
+        consents,
+        students,
+        users,
+        directory,
+        events,
+        clock,
+        onNoActiveConsent: photoSvc.erase,
+      }),
       consentStore: consents,
       imports: rosterImportService({
         students,
@@ -323,6 +350,7 @@ export const startService = async (
         // Derived from the JWT secret, so every instance derives the same id for the same row.
         idKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'imported student ids', 32)),
       }),
+      photos: photoSvc,
     },
     audit: auditTrail,
     attendance: {

@@ -255,12 +255,22 @@ export class BytesType extends t.Type<Uint8Array, Uint8Array, unknown> {
     readonly description: string,
     /** The largest body the route reads (413 beyond), as the document states it. */
     readonly maxBytes: number,
+    /** Further media types read as the same bytes (a photo comes as JPEG, PNG or WebP). */
+    readonly alsoAccepted: ReadonlyArray<string> = [],
   ) {
     super(
       'Bytes',
       (u): u is Uint8Array => u instanceof Uint8Array,
-      (u, c) => (u instanceof Uint8Array ? t.success(u) : t.failure(u, c, `expected a ${mediaType} body`)),
+      (u, c) =>
+        u instanceof Uint8Array
+          ? t.success(u)
+          : t.failure(u, c, `expected a ${[mediaType, ...alsoAccepted].join(' or ')} body`),
       (a) => a,
     );
+  }
+
+  /** Every media type the body may come as, the main one first. */
+  get mediaTypes(): ReadonlyArray<string> {
+    return [this.mediaType, ...this.alsoAccepted];
   }
 }

@@ -95,8 +95,25 @@ export const RosterMark = t.type({
   mark: t.keyof({ PRESENT: null, ABSENT: null }),
 });
 
+/**
+ * A child's photo thumbnail (JPEG, about 256 px), only while the child has an active image consent
+ * and a stored photo (0033): a document of its own, so a change to the child's name or pickup list
+ * does not send the image again. `photoRef` is the child's, so a tablet shows no stale image.
+ */
+export const RosterPhoto = t.type({
+  _id: t.string,
+  docType: t.literal('rosterPhoto'),
+  studentId: t.string,
+  photoRef: t.string,
+  contentType: t.literal('image/jpeg'),
+  /** base64 (not base64url): the image's bytes. */
+  data: t.string,
+});
+export type RosterPhoto = t.TypeOf<typeof RosterPhoto>;
+
 export const RosterDoc = t.union([
   RosterStudent,
+  RosterPhoto,
   RosterClass,
   RosterSession,
   RosterDayKeys,

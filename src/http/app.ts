@@ -50,7 +50,7 @@ export const makeApp = (deps: AppDeps, routes: ReadonlyArray<Route> = defaultRou
       // whatever the JSON parser made of it, and is refused there (400) with the expected type.
       app[route.method](
         expressPath(route.path),
-        express.raw({ type: body.mediaType, limit: body.maxBytes }),
+        express.raw({ type: [...body.mediaTypes], limit: body.maxBytes }),
         routeHandler(route, deps, routes),
       );
     } else app[route.method](expressPath(route.path), routeHandler(route, deps, routes));

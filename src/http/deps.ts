@@ -11,6 +11,7 @@ import type { Config } from '../config/config.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ReportService } from '../reports/reportService.js';
 import type { ConsentService } from '../roster/consentService.js';
+import type { PhotoService } from '../roster/photoService.js';
 import type { RosterImportService } from '../roster/rosterImport.js';
 import type { StudentService } from '../roster/studentService.js';
 import type { ScheduleService } from '../schedules/scheduleService.js';
@@ -59,6 +60,7 @@ export interface AppDeps {
     readonly consents: ConsentService;
     readonly consentStore: ConsentStore;
     readonly imports: RosterImportService;
+    readonly photos: PhotoService;
   };
   readonly audit: AuditLog;
   readonly attendance: {

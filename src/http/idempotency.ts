@@ -199,7 +199,9 @@ const runClaimed = async (
   }
   clearInterval(renewEvery);
   await renewals;
-  if (!shouldStore(response.status)) {
+  const body = response.body;
+  // Bytes (an image) are only ever a read's answer, never a keyed mutation's: nothing to keep.
+  if (!shouldStore(response.status) || typeof body !== 'string') {
     await args.ledger.release(held).catch(() => args.onStoreFailure?.('release'));
     return { response, recorded: Promise.resolve() };
   }
@@ -209,7 +211,7 @@ const runClaimed = async (
     .complete(
       held,
       request,
-      { ...response, headers: { ...response.headers }, correlationId: args.correlationId },
+      { ...response, body, headers: { ...response.headers }, correlationId: args.correlationId },
       args.clock().getTime(),
     )
     .catch(() => false)

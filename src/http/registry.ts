@@ -9,6 +9,7 @@ import { consentsRoutes } from './routes/consentsRoutes.js';
 import { importsRoutes } from './routes/importsRoutes.js';
 import { openApiRoute } from './routes/openApiRoute.js';
 import { pageRoutes } from './routes/pageRoutes.js';
+import { photosRoutes } from './routes/photosRoutes.js';
 import { pickupRoutes } from './routes/pickupRoutes.js';
 import { reportsRoutes } from './routes/reportsRoutes.js';
 import { rolesRoutes } from './routes/rolesRoutes.js';
@@ -32,6 +33,7 @@ export const routes: ReadonlyArray<Route> = [
   ...studentsRoutes,
   ...importsRoutes,
   ...consentsRoutes,
+  ...photosRoutes,
   ...auditRoutes,
   ...checkinRoutes,
   ...pageRoutes,

@@ -11,25 +11,33 @@ export interface RenderedResponse {
   /** Headers the handler (or the error) set, such as `Location` or `Retry-After`. */
   readonly headers: Readonly<Record<string, string>>;
   readonly contentType: string;
-  readonly body: string;
+  /** Bytes only for an image; every other answer (and so every one the ledger keeps) is text. */
+  readonly body: string | Uint8Array;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export const renderReply = (reply: EncodedReply): RenderedResponse =>
-  reply.mediaType === 'text/plain' || reply.mediaType === 'text/csv'
+  reply.mediaType === 'image/jpeg' && reply.body instanceof Uint8Array
     ? {
         status: reply.status,
         headers: reply.headers,
-        contentType: `${reply.mediaType}; charset=utf-8`,
-        body: String(reply.body),
+        contentType: reply.mediaType,
+        body: reply.body,
       }
-    : {
-        status: reply.status,
-        headers: reply.headers,
-        contentType: JSON_TYPE,
-        body: JSON.stringify(reply.body),
-      };
+    : reply.mediaType === 'text/plain' || reply.mediaType === 'text/csv'
+      ? {
+          status: reply.status,
+          headers: reply.headers,
+          contentType: `${reply.mediaType}; charset=utf-8`,
+          body: String(reply.body),
+        }
+      : {
+          status: reply.status,
+          headers: reply.headers,
+          contentType: JSON_TYPE,
+          body: JSON.stringify(reply.body),
+        };
 
 /** `extra` adds top-level fields beside the envelope (the CouchDB `name`/`reason` of replication). */
 export const renderError = (
@@ -53,5 +61,10 @@ export const renderError = (
 
 export const sendRendered = (res: Response, rendered: RenderedResponse): void => {
   for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
-  res.status(rendered.status).type(rendered.contentType).send(rendered.body);
+  const body = rendered.body;
+  // Express sends a Buffer as bytes, any other object as JSON.
+  res
+    .status(rendered.status)
+    .type(rendered.contentType)
+    .send(typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
 };

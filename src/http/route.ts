@@ -48,7 +48,7 @@ export interface Reply<R> {
 
 export type AuditFacts = Readonly<Record<string, string | number | boolean>>;
 
-export type MediaType = 'application/json' | 'text/plain' | 'text/csv';
+export type MediaType = 'application/json' | 'text/plain' | 'text/csv' | 'image/jpeg';
 
 export interface ResponseSpec<RC extends t.Mixed> {
   readonly status: number;

@@ -211,7 +211,7 @@ const subjectOf = (req: Request, seen: { subjectId?: string }): string | null =>
 
 /** The error code of a rendered envelope, for the audit details (never the message or the body). */
 const errorCodeOf = (rendered: RenderedResponse): string | undefined => {
-  if (rendered.status < 400) return undefined;
+  if (rendered.status < 400 || typeof rendered.body !== 'string') return undefined;
   const match = /^\{"error":\{"code":"([A-Z_]+)"/.exec(rendered.body);
   return match?.[1];
 };

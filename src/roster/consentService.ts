@@ -21,6 +21,11 @@ export interface ConsentServiceDeps {
   readonly directory: StudentDirectory;
   readonly events: EventStore;
   readonly clock: () => Date;
+  /**
+   * Told when a revocation leaves a student without an active consent: the photo goes (0033). A photo
+   * is processed only under a consent, and keeping it stored is processing.
+   */
+  readonly onNoActiveConsent?: (actor: Actor, studentId: string) => Promise<void>;
 }
 
 export interface ConsentService {
@@ -122,6 +127,14 @@ export const consentService = (deps: ConsentServiceDeps): ConsentService => {
       }
       deps.directory.upsertConsent(revoked);
       await event(actor, 'IMAGE_CONSENT_REVOKED', revoked);
+      if (
+        revoked.subject_type === 'STUDENT' &&
+        deps.onNoActiveConsent !== undefined &&
+        (await deps.consents.listForSubject('STUDENT', revoked.subject_id)).every(
+          (c) => c.revoked_at !== null,
+        )
+      )
+        await deps.onNoActiveConsent(actor, revoked.subject_id);
       return E.right(revoked);
     },
   };

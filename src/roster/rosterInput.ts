@@ -74,6 +74,8 @@ export const rosterWanted =
     readonly checkins: CheckinStore;
     readonly projections: ProjectionStore;
     readonly clock: () => Date;
+    /** The stored thumbnail of a child's photo by its key, as base64 (photoService). */
+    readonly thumbnail?: (studentId: string, photoRef: string) => Promise<string | undefined>;
   }) =>
   async (): Promise<WantedRoster> => {
     const now = deps.clock();
@@ -91,9 +93,21 @@ export const rosterWanted =
     await deps.projections.eachAspectByDay('checkin', days.aspectFrom, days.aspectTo, keep);
     await deps.projections.eachAspectByDay('attendance', days.aspectFrom, days.aspectTo, keep);
     const sessions = (await deps.classes.listSessions()).filter((s) => days.sessionDays.includes(s.date));
+    const allowed = (id: string) => photosAllowed(deps.directory.activeConsents(id));
+    const thumbnails = new Map<string, { photoRef: string; data: string }>();
+    const thumbnail = deps.thumbnail;
+    if (thumbnail !== undefined) {
+      for (const s of students) {
+        const photoRef = s.photoRef;
+        if (s.status !== 'ACTIVE' || photoRef === null || !allowed(s.studentId)) continue;
+        const data = await thumbnail(s.studentId, photoRef);
+        if (data !== undefined) thumbnails.set(s.studentId, { photoRef, data });
+      }
+    }
     const docs = rosterDocs({
       students,
-      photosAllowed: (id) => photosAllowed(deps.directory.activeConsents(id)),
+      photosAllowed: allowed,
+      thumbnails,
       familyKey: familyKeyOf(secret),
       adults,
       classes: await deps.classes.listClasses(),

@@ -7,16 +7,18 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { AuditEntry } from '../domain/audit.js';
 import { CheckinDoc } from '../domain/checkin.js';
-import { IsoInstant, object, ShortText } from '../domain/codec.js';
+import { boundedString, IsoInstant, nullable, object, ShortText } from '../domain/codec.js';
 import { Consent, toConsent } from '../domain/consent.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import { EventDoc } from '../domain/event.js';
+import { MAX_PHOTO_BYTES, StudentPhoto, toStudentPhoto } from '../domain/photo.js';
 import { GrantDoc, PickupEntryDoc } from '../domain/pickup.js';
 import { Student } from '../domain/student.js';
 import { photosAllowed, visibleStudentFields } from '../rules/students.js';
 import type { AuditLog } from '../store/auditLog.js';
 import type { ConsentStore } from '../store/consents.js';
 import { decodeDoc } from '../store/docs.js';
+import { photoStore } from '../store/photos.js';
 import type { Database } from '../store/pouch.js';
 import { type StudentStore, toRecord } from '../store/students.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
@@ -50,7 +52,17 @@ export const StudentExport = object(
     pickupEntries: t.array(t.UnknownRecord),
     pickupAuthorizations: t.array(t.UnknownRecord),
   },
-  {},
+  {
+    photo: nullable(
+      object('ExportedPhoto', {
+        stored: StudentPhoto,
+        jpegBase64: boundedString(1, Math.ceil((MAX_PHOTO_BYTES * 4) / 3) + 4, {
+          classification: 'sensitive',
+          description: 'The stored image (JPEG), base64.',
+        }),
+      }),
+    ),
+  },
   { description: 'Everything held about the student. Itself audited (action EXPORT).' },
 );
 export type StudentExport = t.TypeOf<typeof StudentExport>;
@@ -112,8 +124,16 @@ export const exportStudent = async (
       }: Record<string, unknown> = decodeDoc(codec, d._id, d);
       return fields;
     });
+  // The stored photo itself, while one is held (a revocation erases it, decision 0033).
+  const photos = photoStore(deps.privateDb);
+  const stored = await photos.get(studentId);
+  const image = stored === undefined ? undefined : await photos.image(studentId, 'full');
   return E.right({
     exportedAt: deps.clock().toISOString(),
+    photo:
+      stored === undefined || image === undefined
+        ? null
+        : { stored: toStudentPhoto(stored), jpegBase64: Buffer.from(image).toString('base64') },
     checkIns: await ofStudent(CheckinDoc, 'checkin'),
     pickupEntries: await ofStudent(PickupEntryDoc, 'pickupEntry'),
     pickupAuthorizations: await ofStudent(GrantDoc, 'pickupGrant'),

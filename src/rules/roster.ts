@@ -20,6 +20,11 @@ export interface RosterInput {
   }>;
   readonly photosAllowed: (studentId: string) => boolean;
   /**
+   * The stored thumbnail (base64 JPEG) of each child by id, for the key it was stored under; absent:
+   * no photo documents. Sent only while photos are allowed and the key is the child's `photoRef`.
+   */
+  readonly thumbnails?: ReadonlyMap<string, { readonly photoRef: string; readonly data: string }>;
+  /**
    * The opaque family key of a guardian's phone (`familyPhone` gives what it is computed from); absent:
    * the roster names no families.
    */
@@ -121,6 +126,17 @@ export const rosterDocs = (input: RosterInput): RosterDoc[] => {
   const sessionIds = new Set(input.sessions.map((s) => s.sessionId));
   const docs: RosterDoc[] = [];
   for (const s of active) {
+    const thumb = input.thumbnails?.get(s.studentId);
+    if (thumb !== undefined && s.photoRef === thumb.photoRef && input.photosAllowed(s.studentId)) {
+      docs.push({
+        _id: `photo:${s.studentId}`,
+        docType: 'rosterPhoto',
+        studentId: s.studentId,
+        photoRef: thumb.photoRef,
+        contentType: 'image/jpeg',
+        data: thumb.data,
+      });
+    }
     docs.push({
       _id: `student:${s.studentId}`,
       docType: 'rosterStudent',

@@ -2,7 +2,8 @@
  * The store: six databases, kept apart by what may leave the server and by how often they change.
  * - roster: what tablets may replicate (minimised student records, sessions of the day);
  * - events: the immutable event log, pushed to by tablets;
- * - private: users, sessions, full student records, check-in records, secrets (never replicated);
+ * - private: users, sessions, full student records, students' photos (JPEG attachments, 0033),
+ *   check-in records, secrets (never replicated);
  * - requests: what requests leave behind for a while, the idempotency ledger and rate-limit hits
  *   (never replicated; entries expire). Two to three writes a mutation: kept out of `private`,
  *   whose live change feed would otherwise read every one of them back;

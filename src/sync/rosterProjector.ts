@@ -35,6 +35,7 @@ const ROSTER_SOURCES = [
   'pickupGrant:',
   'class:',
   'classSession:',
+  'photo:',
 ];
 export const feedsRoster = (docId: string): boolean =>
   docId === 'checkin-secret' || ROSTER_SOURCES.some((prefix) => docId.startsWith(prefix));

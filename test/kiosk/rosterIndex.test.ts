@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import {
   buildRosterIndex,
   normalizeText,
+  photoOf,
   searchStudents,
   siblingsOf,
 } from '../../src/kiosk/app/rosterIndex.js';
@@ -111,5 +112,34 @@ describe('kiosk: siblings', () => {
     expect(names('1')).to.deep.equal(['Ana']);
     expect(names('4')).to.deep.equal([]);
     expect(names('5')).to.deep.equal([]);
+  });
+});
+
+describe("kiosk: a child's photo thumbnail", () => {
+  const photo = (studentId: string, photoRef: string) => ({
+    _id: `photo:${studentId}`,
+    docType: 'rosterPhoto',
+    studentId,
+    photoRef,
+    contentType: 'image/jpeg',
+    data: '/9j/',
+  });
+  const withPhotos = buildRosterIndex([
+    { ...student('s1', 'Ana', 'c1'), photoRef: 'photos/s1/new.jpg' },
+    { ...student('s2', 'Bia', 'c1'), photoRef: 'photos/s2/b.jpg' },
+    student('s3', 'Caio', 'c1'),
+    photo('s1', 'photos/s1/old.jpg'),
+    photo('s2', 'photos/s2/b.jpg'),
+    photo('s3', 'photos/s3/c.jpg'),
+  ]);
+  const of = (id: string) => {
+    const s = withPhotos.students.get(id);
+    return s === undefined ? undefined : photoOf(withPhotos, s)?.photoRef;
+  };
+
+  it("is shown only for the photo the child's record names now", () => {
+    // s1's record names a newer photo than the thumbnail pulled; s3's names none (consent revoked).
+    expect([of('s1'), of('s2'), of('s3')]).to.deep.equal([undefined, 'photos/s2/b.jpg', undefined]);
+    expect(withPhotos.unreadable).to.equal(0);
   });
 });

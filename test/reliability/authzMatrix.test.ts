@@ -19,6 +19,7 @@ import { ErrorEnvelope } from '../../src/domain/errors.js';
 import { PERMISSIONS, type Permission } from '../../src/domain/principal.js';
 import { routes } from '../../src/http/registry.js';
 import { MUTATING_METHODS, type Route } from '../../src/http/route.js';
+import { visibleStudentFields } from '../../src/rules/students.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, createUser, decodeTokens, jsonPost, jwtEnv } from '../support/auth.js';
 import { call, decodeAs, type HttpResult } from '../support/http.js';
 import { seedSmallRoster } from '../support/seed.js';
@@ -59,6 +60,18 @@ const expected = (route: Route, caller: Caller): Expected => {
     return 'pass';
   return 403;
 };
+
+/**
+ * A student's photo goes to the roles that read a student's `photoRef` (decision 0033): the route is
+ * open to any bearer, and its handler (after validation, so the probe still passes it) refuses by the
+ * same field rule that shapes every student read.
+ */
+const refusedByFields = (route: Route, caller: Caller): boolean =>
+  route.operationId === 'getStudentPhoto' &&
+  !visibleStudentFields(
+    caller.role === undefined ? [] : [caller.role],
+    caller.permission === undefined ? [] : [caller.permission],
+  ).has('photoRef');
 
 const Issues = t.type({ issues: t.array(t.type({ path: t.string })) });
 
@@ -150,7 +163,7 @@ const runMatrix = async (
       // A plain read for everyone; a plain mutation only where it must be refused (no side effects).
       if (!mutating || want !== 'pass') {
         const plain = await send(caller, required);
-        const m = mismatch(plain, want, false);
+        const m = mismatch(plain, want === 'pass' && refusedByFields(route, caller) ? 403 : want, false);
         if (m !== undefined) mismatches.push(`${where} (plain): ${m}`);
       }
     }

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
+import { BytesType } from '../../src/domain/codec.js';
 import { routes } from '../../src/http/registry.js';
 import type { Route } from '../../src/http/route.js';
 import { call, decodeAs, type HttpResult } from '../support/http.js';
@@ -186,7 +187,10 @@ describe('reliability: mass assignment', function () {
 
   it('refuses or ignores every protected field on every PATCH and PUT route', async () => {
     const started = Date.now();
-    const writeRoutes: Route[] = routes.filter((r) => r.method === 'patch' || r.method === 'put');
+    // A body of bytes (a photo, decision 0033) has no fields to assign; test/http/photos.test.ts covers it.
+    const writeRoutes: Route[] = routes.filter(
+      (r) => (r.method === 'patch' || r.method === 'put') && !(r.body instanceof BytesType),
+    );
     const table = await subjects();
     // A new PATCH/PUT route must be added to the table above before this battery passes.
     expect(writeRoutes.map((r) => r.operationId).sort()).to.deep.equal(Object.keys(table).sort());

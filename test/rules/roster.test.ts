@@ -41,6 +41,68 @@ describe('roster for tablets (minimisation, table)', () => {
     expect(docs.filter((d) => d.docType === 'rosterStudent').map((d) => d._id)).to.deep.equal(['student:a']);
   });
 
+  it('carries a thumbnail only with consent, for the key the child has now, and for active children only', () => {
+    const thumb = (id: string, photoRef = `photos/${id}.jpg`) =>
+      [id, { photoRef, data: `jpeg-of-${id}` }] as const;
+    const table: ReadonlyArray<{
+      readonly why: string;
+      readonly child: ReturnType<typeof student>;
+      readonly allowed: boolean;
+      readonly stored: ReturnType<typeof thumb> | undefined;
+      readonly sent: boolean;
+    }> = [
+      {
+        why: 'consent and a stored photo',
+        child: student('a'),
+        allowed: true,
+        stored: thumb('a'),
+        sent: true,
+      },
+      { why: 'no active consent', child: student('a'), allowed: false, stored: thumb('a'), sent: false },
+      { why: 'no stored photo', child: student('a'), allowed: true, stored: undefined, sent: false },
+      {
+        why: 'a stored photo under another key (replaced meanwhile)',
+        child: student('a'),
+        allowed: true,
+        stored: thumb('a', 'photos/old.jpg'),
+        sent: false,
+      },
+      {
+        why: 'a child without a photo reference',
+        child: student('a', { photoRef: null }),
+        allowed: true,
+        stored: thumb('a'),
+        sent: false,
+      },
+      {
+        why: 'a deleted child',
+        child: student('a', { status: 'DELETED' }),
+        allowed: true,
+        stored: thumb('a'),
+        sent: false,
+      },
+    ];
+    for (const row of table) {
+      const docs = rosterDocs({
+        ...base,
+        students: [row.child],
+        photosAllowed: () => row.allowed,
+        thumbnails: new Map(row.stored === undefined ? [] : [row.stored]),
+      });
+      const photo = docs.find((d) => d._id === 'photo:a');
+      if (row.sent)
+        expect(photo, row.why).to.deep.equal({
+          _id: 'photo:a',
+          docType: 'rosterPhoto',
+          studentId: 'a',
+          photoRef: 'photos/a.jpg',
+          contentType: 'image/jpeg',
+          data: 'jpeg-of-a',
+        });
+      else expect(photo, row.why).to.equal(undefined);
+    }
+  });
+
   it('shows a photo reference only with consent, and adults with suffixes, never numbers', () => {
     const docs = rosterDocs({
       ...base,

@@ -6,10 +6,18 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import * as t from 'io-ts';
+import sharp from 'sharp';
 import { type CliIo, runCli } from '../../src/backup/cli.js';
 import { call, decodeAs } from './http.js';
 import { seedSmallRoster } from './seed.js';
-import { authHeaders, DEV_TOKENS, mutate, startTestService, type TestService } from './testService.js';
+import {
+  authHeaders,
+  DEV_TOKENS,
+  mutate,
+  mutationHeaders,
+  startTestService,
+  type TestService,
+} from './testService.js';
 
 const DAY = '2026-11-26';
 const TABLET_A = '0b7f1a34-2c1d-4e5f-9a0b-1c2d3e4f5a61';
@@ -17,7 +25,46 @@ const TABLET_B = '0b7f1a34-2c1d-4e5f-9a0b-1c2d3e4f5a62';
 
 export interface Populated {
   readonly checkInIds: ReadonlyArray<string>;
+  /** The student whose photo (an attachment in the private database) must survive the round trip. */
+  readonly withPhoto: string;
 }
+
+/** A child's photo stored under an image consent (decision 0033). */
+const storePhoto = async (url: string, studentId: string): Promise<void> => {
+  await post(
+    url,
+    '/api/v1/image-consents',
+    {
+      subject_type: 'STUDENT',
+      subject_id: studentId,
+      term_version: '2026-01',
+      purpose: 'Identificação na entrega',
+      term_text: 'Autorizo.',
+      granted_by_name: 'G',
+      relationship: 'mãe',
+      verification_method: 'VERIFIED_GUARDIAN_PRESENT',
+    },
+    DEV_TOKENS.DEV_ADMIN_TOKEN,
+  );
+  const jpeg = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#c84' } })
+    .jpeg()
+    .toBuffer();
+  const r = await call(`${url}/api/v1/students/${studentId}/photo`, {
+    method: 'PUT',
+    headers: { ...mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN), 'Content-Type': 'image/jpeg' },
+    body: new Blob([new Uint8Array(jpeg)]),
+  });
+  expect(r.status, r.text).to.equal(200);
+};
+
+/** The stored photo's bytes, as base64 (an image, so not through the contract-checked `call`). */
+const photoOf = async (url: string, studentId: string): Promise<string> => {
+  const res = await fetch(`${url}/api/v1/students/${studentId}/photo`, {
+    headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+  });
+  expect(res.status).to.equal(200);
+  return Buffer.from(await res.arrayBuffer()).toString('base64');
+};
 
 const post = async (url: string, path: string, body: unknown, token: string): Promise<unknown> => {
   const r = await mutate(`${url}${path}`, 'POST', body, token);
@@ -82,7 +129,8 @@ const populate = async (url: string): Promise<Populated> => {
     mark('MARK_ABSENT', `${DAY}T09:00:00.000Z`),
   );
   await syncFromTablet(url, TABLET_B, caller, mark('MARK_PRESENT', `${DAY}T10:00:00.000Z`));
-  return { checkInIds: [first.checkInId, open.checkInId] };
+  await storePhoto(url, carla);
+  return { checkInIds: [first.checkInId, open.checkInId], withPhoto: carla };
 };
 
 const get = async (
@@ -108,6 +156,7 @@ const answers = async (url: string, populated: Populated): Promise<Record<string
   ),
   attendance: await get(url, `/api/v1/reports/attendance?from=${DAY}`, DEV_TOKENS.DEV_REPORTS_TOKEN),
   conflicts: await get(url, '/api/v1/reports/conflicts', DEV_TOKENS.DEV_REPORTS_TOKEN),
+  photo: await photoOf(url, populated.withPhoto),
 });
 
 /** What the comparison covers is not empty: a conflict, marks, check-ins and the audit entries of them. */

@@ -123,6 +123,7 @@ const operationOf = (route: Route, reg: SchemaRegistry): JsonSchema => {
     successHeaders['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
   if (isRateLimited(route)) Object.assign(successHeaders, RATE_LIMIT_HEADERS);
   const parameters = parametersOf(route, reg);
+  const body = route.body;
   return {
     operationId: route.operationId,
     summary: route.summary,
@@ -137,16 +138,17 @@ const operationOf = (route: Route, reg: SchemaRegistry): JsonSchema => {
     'x-auth-class': route.auth,
     security: route.auth === 'none' ? [] : [{ bearerAuth: [] }],
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(route.body === undefined
+    ...(body === undefined
       ? {}
       : {
           requestBody: {
             required: !route.bodyOptional,
-            content: {
-              [route.body instanceof BytesType ? route.body.mediaType : 'application/json']: {
-                schema: reg.ref(route.body),
-              },
-            },
+            content: Object.fromEntries(
+              (body instanceof BytesType ? body.mediaTypes : ['application/json']).map((type) => [
+                type,
+                { schema: reg.ref(body) },
+              ]),
+            ),
           },
         }),
     responses: {

@@ -8,6 +8,7 @@ import type * as t from 'io-ts';
 import {
   type RosterCheckin,
   RosterDoc,
+  type RosterPhoto,
   type RosterSession,
   type RosterStudent,
 } from '../../domain/roster.js';
@@ -36,6 +37,8 @@ export interface RosterIndex {
   /** By `checkinAspectKey(sessionId, studentId)`. */
   readonly checkins: ReadonlyMap<string, RosterCheckinDoc>;
   readonly searchable: ReadonlyArray<Searchable>;
+  /** Photo thumbnails by student id (only children with an active image consent have one). */
+  readonly photos: ReadonlyMap<string, RosterPhoto>;
   /** Documents that did not decode: shown nowhere, counted so a mismatch between versions is visible. */
   readonly unreadable: number;
 }
@@ -56,6 +59,7 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
   const sessions: RosterSessionDoc[] = [];
   const dayKeys = new Map<string, string>();
   const checkins = new Map<string, RosterCheckinDoc>();
+  const photos = new Map<string, RosterPhoto>();
   let unreadable = 0;
   for (const raw of docs) {
     const decoded = RosterDoc.decode(raw);
@@ -86,6 +90,9 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
         break;
       case 'rosterMark':
         break;
+      case 'rosterPhoto':
+        photos.set(doc.studentId, doc);
+        break;
     }
   }
   sessions.sort((a, b) =>
@@ -94,7 +101,7 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
   const searchable = [...students.values()]
     .sort(byName)
     .map((student) => ({ student, words: normalizeText(student.displayName).split(' ') }));
-  return { students, classes, rooms, sessions, dayKeys, checkins, searchable, unreadable };
+  return { students, classes, rooms, sessions, dayKeys, checkins, searchable, photos, unreadable };
 };
 
 /**
@@ -155,3 +162,12 @@ export const sessionsFrom = (
   today: index.sessions.filter((s) => s.date === today),
   later: index.sessions.filter((s) => s.date > today),
 });
+
+/**
+ * The thumbnail the roster holds for a child, when it is for the photo the child has now (a photo
+ * document and its student document arrive in separate pulls, so one may be newer than the other).
+ */
+export const photoOf = (index: RosterIndex, student: RosterStudent): RosterPhoto | undefined => {
+  const photo = index.photos.get(student.studentId);
+  return photo !== undefined && photo.photoRef === student.photoRef ? photo : undefined;
+};

@@ -157,3 +157,51 @@ export const apiText = async (path: string, accept: string): Promise<{ status: n
   const renewed = await refreshOnce(auth);
   return renewed === undefined ? first : attempt(renewed);
 };
+
+export interface BytesAnswer extends Answer {
+  /** The body's bytes when the answer is not JSON (an image). */
+  readonly bytes: Uint8Array<ArrayBuffer> | undefined;
+}
+
+/**
+ * An authenticated call whose body is raw bytes of a given type (a photo upload), or whose answer
+ * may be bytes (reading a photo). Same refresh-once and Idempotency-Key rules as `apiCall`.
+ */
+export const apiBytes = async (
+  method: 'GET' | 'PUT',
+  path: string,
+  upload?: { readonly body: Blob; readonly type: string },
+): Promise<BytesAnswer> => {
+  const key = crypto.randomUUID();
+  const attempt = async (auth: Auth): Promise<BytesAnswer> => {
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${auth.accessToken}`,
+      'X-Device-Id': deviceId(),
+    };
+    if (method !== 'GET') headers['Idempotency-Key'] = key;
+    if (upload !== undefined) headers['Content-Type'] = upload.type;
+    try {
+      const res = await fetch(path, {
+        method,
+        headers,
+        cache: 'no-store',
+        ...(upload === undefined ? {} : { body: upload.body }),
+      });
+      const json = (res.headers.get('content-type') ?? '').startsWith('application/json');
+      if (json) return { status: res.status, json: readJson(await res.text()), bytes: undefined };
+      return { status: res.status, json: undefined, bytes: new Uint8Array(await res.arrayBuffer()) };
+    } catch {
+      return { status: 0, json: undefined, bytes: undefined };
+    }
+  };
+  const auth = currentAuth();
+  if (auth === undefined) return { status: 401, json: undefined, bytes: undefined };
+  const first = await attempt(auth);
+  if (first.status !== 401) return first;
+  const renewed = await refreshOnce(auth);
+  if (renewed === undefined) {
+    saveAuth(undefined);
+    return first;
+  }
+  return attempt(renewed);
+};

@@ -13,6 +13,7 @@ import { childPage } from './pages/childPage.js';
 import { childrenPage } from './pages/children.js';
 import { classesPage } from './pages/classes.js';
 import { importPage } from './pages/import.js';
+import { photoPage } from './pages/photo.js';
 import { reportsPage } from './pages/reports.js';
 import { schedulesPage } from './pages/schedules.js';
 import { signInPage } from './pages/signIn.js';
@@ -106,6 +107,7 @@ const render = (): void => {
   else if (route === 'classes') classesPage(shell);
   else if (route.startsWith('child/')) childPage(shell, route.slice('child/'.length));
   else if (route === 'children/new') childFormPage(shell, undefined);
+  else if (/^children\/[^/]+\/photo$/.test(route)) photoPage(shell, route.split('/')[1] ?? '');
   else if (route.startsWith('children/')) childFormPage(shell, route.slice('children/'.length));
   else childrenPage(shell);
 };

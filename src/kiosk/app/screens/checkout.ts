@@ -11,20 +11,31 @@ import { mayEmergencyCheckout } from '../access.js';
 import { makeAttempts } from '../attempts.js';
 import { openCheckin } from '../checkinState.js';
 import { base64UrlBytes, deviceDailyCode } from '../deviceCode.js';
-import { field, h, leaveButton, replaceChildren, submitOnce } from '../dom.js';
+import { base64Bytes, field, h, imageFromBytes, leaveButton, replaceChildren, submitOnce } from '../dom.js';
 import { pickupAdultLabel } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { checkOutDoc } from '../outboxEvents.js';
 import { photoUrl } from '../photo.js';
-import type { RosterSessionDoc } from '../rosterIndex.js';
+import { photoOf, type RosterSessionDoc } from '../rosterIndex.js';
 import { deskScreen } from './desk.js';
 import { emergencyScreen } from './emergency.js';
 import { pageGuardianScreen } from './pageGuardian.js';
 
 type Adult = RosterStudent['pickup'][number];
 
-/** The child's photo, when the roster carries one this page may load (photo.ts); else nothing. */
+/**
+ * The child's photo: the thumbnail the roster carries (only while the child has an active image
+ * consent, 0033), else one at an address on this origin (photo.ts); else nothing.
+ */
 export const studentPhoto = (kiosk: Kiosk, student: RosterStudent): HTMLElement | null => {
+  const thumb = photoOf(kiosk.index(), student);
+  if (thumb !== undefined)
+    return imageFromBytes(
+      base64Bytes(thumb.data),
+      thumb.contentType,
+      kiosk.t('checkout.photo', { name: student.displayName }),
+      { className: 'child-photo', attrs: { 'data-test': 'child-photo' } },
+    );
   const src = photoUrl(student.photoRef, location.origin);
   if (src === undefined) return null;
   const img = h('img', {

@@ -40,13 +40,18 @@ export const childrenPage = (shell: Shell): void => {
     replaceChildren(
       body,
       ...(page.right.items.length === 0
-        ? [h('tr', {}, h('td', { attrs: { colspan: '2' } }, tr('children.none')))]
+        ? [h('tr', {}, h('td', { attrs: { colspan: '3' } }, tr('children.none')))]
         : page.right.items.map((s) =>
             h(
               'tr',
               {},
               h('td', {}, h('a', { attrs: { href: `#/child/${s.studentId}` } }, s.displayName)),
               h('td', {}, new Date(s.updatedAt).toLocaleString(document.documentElement.lang)),
+              h(
+                'td',
+                {},
+                h('a', { attrs: { href: `#/children/${s.studentId}/photo` } }, tr('children.photo')),
+              ),
             ),
           )),
     );
@@ -89,6 +94,7 @@ export const childrenPage = (shell: Shell): void => {
           {},
           h('th', { attrs: { scope: 'col' } }, tr('children.name')),
           h('th', { attrs: { scope: 'col' } }, tr('children.updated')),
+          h('th', { attrs: { scope: 'col' } }, tr('children.photo')),
         ),
       ),
       body,
