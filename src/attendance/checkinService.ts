@@ -263,10 +263,17 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     actor: Actor,
     closed: CheckinDoc,
     type: 'CHECK_OUT' | 'EMERGENCY_CHECKOUT',
-  ): Promise<boolean> =>
-    actor.requestKey !== undefined &&
-    (await head(closed.sessionId, closed.studentId, requestScopedId(actor.requestKey, type))).earlier ===
-      'applied';
+  ): Promise<boolean> => {
+    if (actor.requestKey === undefined) return false;
+    const eventId = requestScopedId(actor.requestKey, type);
+    const { aspect, earlier } = await head(closed.sessionId, closed.studentId, eventId);
+    if (earlier !== undefined || (await deps.events.get(eventId)) === undefined) return earlier === 'applied';
+    // The pipeline closes the record before it commits the aspect (the write-through comes first): an
+    // earlier attempt's event not in the aspect yet is waited for, not taken for somebody else's
+    // check-out (the same keyed check-out sent to two instances answered 409 ALREADY_CHECKED_OUT twice).
+    const projection = (await deps.pipeline.settle([{ eventId, aspect }], deps.settleTimeoutMs)).get(aspect);
+    return projection !== undefined && decided(projection, eventId) === 'applied';
+  };
 
   const service: CheckinService = {
     async config() {

@@ -141,3 +141,67 @@ describe('a keyed request retried after 503 "recorded but not applied yet"', fun
     expect(await eventsOf('STUDENT_CREATED', registered?.studentId ?? '')).to.equal(1);
   });
 });
+
+describe('a keyed check-out retried while the pipeline has closed the record but not committed the aspect', function () {
+  this.timeout(60_000);
+  let svc: TestService;
+  afterEach(() => svc.dispose());
+
+  it('waits for its own first attempt and answers 200, not 409 ALREADY_CHECKED_OUT', async () => {
+    svc = await startTestService({ settleTimeoutMs: 3_000 });
+    const url = (p: string) => `${svc.url}${p}`;
+    const created = async (path: string, body: unknown, key: string): Promise<string> => {
+      const r = await mutate(url(path), 'POST', body, DEV_TOKENS.DEV_ADMIN_TOKEN);
+      expect(r.status, r.text).to.equal(201);
+      return String(decodeAs(Id(key), r.json)[key]);
+    };
+    const classId = await created('/api/v1/classes', { name: 'Turma' }, 'classId');
+    const sessionId = await created('/api/v1/sessions', { classId, date: '2026-11-27' }, 'sessionId');
+    const studentId = await created(
+      '/api/v1/students',
+      { displayName: 'Ana', guardianName: 'G', phones: [], classId },
+      'studentId',
+    );
+    const checkIn = await mutate(
+      url('/api/v1/check-in'),
+      'POST',
+      { studentId, sessionId },
+      DEV_TOKENS.DEV_CALLER_TOKEN,
+    );
+    expect(checkIn.status, checkIn.text).to.equal(201);
+    const { checkInId, code } = decodeAs(CheckIn, checkIn.json);
+    // Hold the pipeline's commits of the child's check-in aspect: its write-through (the record) runs,
+    // its aspect write waits, as when a commit is slow or loses to another instance's.
+    const projections = svc.store.db.projections;
+    const bulkDocs: unknown = Reflect.get(projections, 'bulkDocs');
+    if (typeof bulkDocs !== 'function') throw new Error('no bulkDocs');
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    Reflect.set(projections, 'bulkDocs', async (docs: unknown, ...rest: unknown[]) => {
+      if (JSON.stringify(docs).includes(`"aspect:checkin:${sessionId}:${studentId}"`)) await gate;
+      return Reflect.apply(bulkDocs, projections, [docs, ...rest]);
+    });
+    const key = crypto.randomUUID();
+    const send = () =>
+      call(url('/api/v1/check-out'), {
+        method: 'POST',
+        headers: mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, key),
+        body: JSON.stringify({ checkInId, code, pickupPerson: 'Responsável' }),
+      });
+    expectEnvelope(await send(), 503, 'STORE_UNAVAILABLE');
+    const record = async () =>
+      (await svc.store.db.private.get(`checkin:${checkInId}`).catch(() => undefined)) ?? {};
+    for (let i = 0; i < 200 && Reflect.get(await record(), 'status') !== 'CHECKED_OUT'; i += 1)
+      await new Promise((r) => setTimeout(r, 25));
+    expect(Reflect.get(await record(), 'status'), 'the record closed before the aspect').to.equal(
+      'CHECKED_OUT',
+    );
+    const retry = send();
+    setTimeout(open, 200);
+    const answer = await retry;
+    expect(answer.status, answer.text).to.equal(200);
+    expect(decodeAs(CheckIn, answer.json).status).to.equal('CHECKED_OUT');
+  });
+});
