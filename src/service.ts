@@ -31,6 +31,7 @@ import { routes as defaultRoutes } from './http/registry.js';
 import type { Route } from './http/route.js';
 import { idempotencyPurge$ } from './jobs/idempotencyPurge.js';
 import { scheduleMaterialisation$ } from './jobs/scheduleMaterialisation.js';
+import { type Disposers, disposers } from './lib/disposers.js';
 import { withTimeout } from './lib/timeouts.js';
 import { createLogger } from './log/logger.js';
 import { type Metrics, noMetrics, prometheusMetrics } from './metrics/metrics.js';
@@ -45,13 +46,13 @@ import { studentService } from './roster/studentService.js';
 import { visitorWriteThrough } from './roster/visitorProjection.js';
 import { scheduleService } from './schedules/scheduleService.js';
 import { auditLog } from './store/auditLog.js';
+import { backendProfile } from './store/backendProfile.js';
 import { callerRateLimiter } from './store/callerRateLimiter.js';
 import { type CheckinCaches, checkinStore } from './store/checkins.js';
 import { classStore } from './store/classes.js';
 import { consentStore } from './store/consents.js';
-import { type DocCache, docCache, noDocCache } from './store/docCache.js';
+import type { DocCache } from './store/docCache.js';
 import { eventStore } from './store/events.js';
-import { exclusiveIdempotencyLedger, idempotencyLedger } from './store/idempotencyLedger.js';
 import { replicationInstanceId } from './store/instance.js';
 import { pageStore } from './store/pages.js';
 import { photoStore } from './store/photos.js';
@@ -100,16 +101,33 @@ export const startService = async (
   options: ServiceOptions = {},
 ): Promise<RunningService> => {
   const config = await resolveJwtSecret(unresolved);
+  const store = await openStore(storeLocation(config), { requestTimeoutMs: config.storeTimeoutMs });
+  // What was opened, closed in reverse order: by the graceful stop, or by a start that fails half-way.
+  const opened = disposers();
+  opened.add('store', () => store.close());
+  try {
+    return await wire(config, options, store, opened);
+  } catch (e) {
+    await opened.disposeAll();
+    throw e;
+  }
+};
+
+const wire = async (
+  config: Config & { readonly jwtSecret: string },
+  options: ServiceOptions,
+  store: Store,
+  opened: Disposers,
+): Promise<RunningService> => {
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? (() => new Date());
   // Recorded only when someone may read them (0021).
   const metrics: Metrics = config.metrics === undefined ? noMetrics : prometheusMetrics({ clock });
-  const store = await openStore(storeLocation(config), { requestTimeoutMs: config.storeTimeoutMs });
   const key = jwtKey(config.jwtSecret);
-  // Every request reads its session and its user; cached only where this process is the one writer.
-  const exclusive = store.backend === 'embedded';
-  const cacheOf = <T>(maxEntries: number): DocCache<T> =>
-    exclusive ? docCache<T>(maxEntries) : noDocCache<T>();
+  // Embedded or CouchDB, decided once: what the backend implies for caches, claims and feeds.
+  const profile = backendProfile(store.backend);
+  const { cacheOf } = profile;
+  // Every request reads its session and its user.
   const userCache = cacheOf<UserDoc>(10_000);
   const sessionCache = cacheOf<SessionDoc>(10_000);
   // Check-ins read the session, the child, the record and the configuration.
@@ -174,15 +192,15 @@ export const startService = async (
   const forgetting = feed.subscribe((c) => {
     for (const cache of privateCaches) cache.forget(c.id);
   });
+  opened.add('private feed: caches', () => forgetting.unsubscribe());
   const following = directory.follow(feed, (id) =>
     logger.warn({ id }, 'undecodable document in the private database; skipped by the student directory'),
   );
+  opened.add('private feed: directory', () => following.unsubscribe());
   const auditTrail = auditLog(store.db.audit, { clock });
-  // The pipeline of this process is the projections' one writer on the embedded store (0019).
-  const projections = projectionStore(
-    store.db.projections,
-    exclusive ? docCache<LoadedAspect>(20_000) : noDocCache<LoadedAspect>(),
-  );
+  // In-flight requests and the pipeline have finished by then: the entries still buffered are written.
+  opened.add('audit log', () => auditTrail.close());
+  const projections = projectionStore(store.db.projections, cacheOf<LoadedAspect>(20_000));
   const checkins = checkinStore(store.db.private, checkinCaches);
   const pipelineAudit = async (entries: ReadonlyArray<PendingAuditEntry>): Promise<void> => {
     await Promise.all(
@@ -219,6 +237,8 @@ export const startService = async (
       for (const q of batch.quarantinesRecorded) metrics.quarantined(q.reason);
     },
   });
+  // The page in hand is projected (its audit entries queued) before the audit writer closes.
+  opened.add('event pipeline', () => pipeline.stop());
   // A scrape must answer even when the store does not: the gauges then keep their last reading.
   metrics.watchPipeline(() => withTimeout(pipeline.backlog(), 2000));
   const notifier =
@@ -265,7 +285,7 @@ export const startService = async (
     // On the embedded store this process's pipeline is the projections' one writer, and it names
     // every aspect it commits: no live feed (a changes query and a read per commit) is needed. In
     // CouchDB mode other instances commit aspects too, so the database's feed is followed.
-    aspectTriggers$: exclusive
+    aspectTriggers$: profile.oneProjectionWriter
       ? pipeline.outcomes$.pipe(
           mergeMap((o) => o.events.map((e) => e.aspect)),
           filter((aspect) => projectionFeedsRoster(`aspect:${aspect}`)),
@@ -282,6 +302,7 @@ export const startService = async (
       );
     },
   });
+  opened.add('roster projector', () => rosterProjector.stop());
   // Derived from the JWT secret, which every instance of one deployment shares.
   const rateLimitKey = new Uint8Array(
     hkdfSync('sha256', config.jwtSecret, 'chamada', 'rate-limit client key', 32),
@@ -293,8 +314,8 @@ export const startService = async (
       metrics.storeError(source);
       logger.warn({ errorName: e instanceof Error ? e.name : typeof e }, message);
     };
-  // Per device, in memory; on the embedded store this process is the only instance, so nothing to share.
-  const callers = callerRateLimiter(exclusive ? undefined : store.db.requests, {
+  // Per device, in memory; exchanged with the other instances where there are any.
+  const callers = callerRateLimiter(profile.rateLimitShareOf(store.db.requests), {
     clock,
     clientKeySecret: rateLimitKey,
     onExchangeFailure: failedOpen(
@@ -303,6 +324,7 @@ export const startService = async (
     ),
   });
   callers.startExchange(config.rateLimitExchangeMs);
+  opened.add('rate-limit exchange', () => callers.stop());
   const deps: AppDeps = {
     config,
     store,
@@ -400,10 +422,7 @@ export const startService = async (
       cursorKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'paging cursor key', 32)),
     },
     idempotency: {
-      // Claims live in memory where this process is the store's one writer: one write per mutation (0019).
-      ledger: exclusive
-        ? exclusiveIdempotencyLedger(store.db.requests)
-        : idempotencyLedger(store.db.requests),
+      ledger: profile.ledgerOf(store.db.requests),
       settings: { ...DEFAULT_IDEMPOTENCY_SETTINGS, ...options.idempotency },
     },
   };
@@ -418,6 +437,7 @@ export const startService = async (
       }
     },
   );
+  opened.add('idempotency purge', () => purges.unsubscribe());
   // At start, then hourly (scheduleMaterialisation.ts): a line only when something changed.
   const materialising = scheduleMaterialisation$(() => deps.schedules.materialiseAll()).subscribe((run) => {
     if (!run.ok) {
@@ -429,6 +449,7 @@ export const startService = async (
         'schedule sessions made',
       );
   });
+  opened.add('schedule materialisation', () => materialising.unsubscribe());
   const app = makeApp(deps, options.routes ?? defaultRoutes);
   const server = createServer(app);
   // What Node's parser refuses never reaches Express: answered in the envelope here (0005).
@@ -437,26 +458,14 @@ export const startService = async (
   server.headersTimeout = 20_000;
   server.requestTimeout = 60_000;
   server.keepAliveTimeout = 5_000;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
+  // A port already taken rejects here, and `startService` closes what was opened.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
     });
-  } catch (e) {
-    purges.unsubscribe();
-    materialising.unsubscribe();
-    following.unsubscribe();
-    forgetting.unsubscribe();
-    rosterProjector.stop();
-    await callers.stop();
-    await pipeline.stop();
-    await auditTrail.close();
-    await store.close();
-    throw e;
-  }
+  });
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('the server has no TCP address');
   const { port } = address satisfies AddressInfo;
@@ -474,17 +483,9 @@ export const startService = async (
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         await closed;
         clearTimeout(timer);
-        purges.unsubscribe();
-        materialising.unsubscribe();
-        following.unsubscribe();
-        forgetting.unsubscribe();
-        rosterProjector.stop();
-        await callers.stop();
-        // The page in hand is projected (its audit entries queued) before the audit writer closes.
-        await pipeline.stop();
-        // In-flight requests have finished: write the audit entries still buffered, then close.
-        await auditTrail.close();
-        await store.close();
+        const failures = await opened.disposeAll();
+        const first = failures[0];
+        if (first !== undefined) throw first.error;
       })();
       return stopping;
     },

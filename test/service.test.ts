@@ -1,11 +1,12 @@
 import { once } from 'node:events';
 import { expect } from 'chai';
+import { startService } from '../src/service.js';
 import { openStore } from '../src/store/store.js';
 import { call } from './support/http.js';
 import { collect, listeningUrl, startMain } from './support/mainProcess.js';
 import { probeRoutes, slowRoute } from './support/probeRoutes.js';
 import { makeTempDir, removeDir } from './support/tempDir.js';
-import { startTestService } from './support/testService.js';
+import { DEV_TOKENS, startTestService, testConfig } from './support/testService.js';
 
 describe('graceful stop (in process)', () => {
   it('finishes an in-flight request, then refuses new connections and closes the store', async () => {
@@ -26,6 +27,31 @@ describe('graceful stop (in process)', () => {
       expect(await svc.store.ping()).to.equal(false);
     } finally {
       await svc.dispose();
+    }
+  });
+});
+
+describe('a start that fails half-way (in process)', () => {
+  it('closes what it opened: the data directory opens again at once', async () => {
+    const dir = await makeTempDir('half-start');
+    const taken = await startTestService();
+    try {
+      const port = Number(new URL(taken.url).port);
+      const failed = await startService(
+        testConfig({ DATA_DIR: dir, AUTH_MODE: 'dev', ...DEV_TOKENS, PORT: String(port) }),
+        {},
+      ).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(String(failed)).to.match(/EADDRINUSE/);
+      // The LevelDB lock is released with the store: opening the same directory works.
+      const again = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
+      expect(await again.ping()).to.equal(true);
+      await again.close();
+    } finally {
+      await taken.dispose();
+      await removeDir(dir);
     }
   });
 });

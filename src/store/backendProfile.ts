@@ -1,0 +1,47 @@
+/**
+ * What the backend implies for the rest of the service, decided here once instead of at each place
+ * that cares (issue #22). The one fact behind every choice: on the embedded store one process holds
+ * the LevelDB directory locked, so every write passes through it; on CouchDB other instances write
+ * the same databases (decisions 0019, 0023).
+ */
+import { type DocCache, docCache, noDocCache } from './docCache.js';
+import {
+  exclusiveIdempotencyLedger,
+  type IdempotencyLedger,
+  idempotencyLedger,
+} from './idempotencyLedger.js';
+import type { Database } from './pouch.js';
+import type { Store } from './store.js';
+
+export interface BackendProfile {
+  readonly backend: Store['backend'];
+  /**
+   * A read cache of documents: kept in memory where this process is the one writer (its stores
+   * forget or remember around each write); none on CouchDB, where a cache fed by the change feed
+   * would let a revoked session act for the feed's delay.
+   */
+  cacheOf<T>(maxEntries: number): DocCache<T>;
+  /**
+   * The idempotency ledger: claims held in memory and only the response written where this process
+   * is the one writer (one write per mutation); stored, create-only claims where instances share it.
+   */
+  ledgerOf(db: Database): IdempotencyLedger;
+  /** The database the per-device rate-limit counts are exchanged through; none with no other instance. */
+  rateLimitShareOf(db: Database): Database | undefined;
+  /**
+   * Whether this process's pipeline is the projections' one writer, so its own outcomes name every
+   * aspect committed; otherwise the projections' change feed does (other instances commit too).
+   */
+  readonly oneProjectionWriter: boolean;
+}
+
+export const backendProfile = (backend: Store['backend']): BackendProfile => {
+  const oneWriter = backend === 'embedded';
+  return {
+    backend,
+    cacheOf: <T>(maxEntries: number): DocCache<T> => (oneWriter ? docCache<T>(maxEntries) : noDocCache<T>()),
+    ledgerOf: (db) => (oneWriter ? exclusiveIdempotencyLedger(db) : idempotencyLedger(db)),
+    rateLimitShareOf: (db) => (oneWriter ? undefined : db),
+    oneProjectionWriter: oneWriter,
+  };
+};
