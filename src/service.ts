@@ -6,9 +6,8 @@ import { hkdfSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { filter, interval, map, merge, mergeMap, share } from 'rxjs';
+import { share } from 'rxjs';
 import { attendanceService } from './attendance/attendanceService.js';
-import { checkinWriteThrough } from './attendance/checkinProjection.js';
 import { checkinService } from './attendance/checkinService.js';
 import { headcountService } from './attendance/headcountService.js';
 import { pageService } from './attendance/pageService.js';
@@ -17,7 +16,6 @@ import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
 import type { Config } from './config/config.js';
 import { resolveJwtSecret } from './config/jwtSecret.js';
-import type { PendingAuditEntry } from './domain/audit.js';
 import type { ClassSessionDoc } from './domain/classes.js';
 import type { SessionDoc } from './domain/session.js';
 import type { StudentDoc } from './domain/student.js';
@@ -29,10 +27,7 @@ import type { AppDeps } from './http/deps.js';
 import { DEFAULT_IDEMPOTENCY_SETTINGS, type IdempotencySettings } from './http/idempotency.js';
 import { routes as defaultRoutes } from './http/registry.js';
 import type { Route } from './http/route.js';
-import { idempotencyPurge$ } from './jobs/idempotencyPurge.js';
-import { scheduleMaterialisation$ } from './jobs/scheduleMaterialisation.js';
 import { type Disposers, disposers } from './lib/disposers.js';
-import { withTimeout } from './lib/timeouts.js';
 import { createLogger } from './log/logger.js';
 import { type Metrics, noMetrics, prometheusMetrics } from './metrics/metrics.js';
 import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
@@ -40,14 +35,10 @@ import { reportService } from './reports/reportService.js';
 import { consentService } from './roster/consentService.js';
 import { photoService } from './roster/photoService.js';
 import { rosterImportService } from './roster/rosterImport.js';
-import { rosterForAspects, rosterWanted } from './roster/rosterInput.js';
-import { studentWriteThrough } from './roster/studentProjection.js';
 import { studentService } from './roster/studentService.js';
-import { visitorWriteThrough } from './roster/visitorProjection.js';
 import { scheduleService } from './schedules/scheduleService.js';
 import { auditLog } from './store/auditLog.js';
 import { backendProfile } from './store/backendProfile.js';
-import { callerRateLimiter } from './store/callerRateLimiter.js';
 import { type CheckinCaches, checkinStore } from './store/checkins.js';
 import { classStore } from './store/classes.js';
 import { consentStore } from './store/consents.js';
@@ -58,21 +49,21 @@ import { pageStore } from './store/pages.js';
 import { photoStore } from './store/photos.js';
 import { pickupStore } from './store/pickups.js';
 import { type LoadedAspect, projectionStore } from './store/projections.js';
-import { rateLimiter } from './store/rateLimiter.js';
 import { replicaSource } from './store/replicaSource.js';
 import { replicationCheckpoints } from './store/replicationCheckpoints.js';
 import { roleStore } from './store/roles.js';
-import { rosterStore } from './store/roster.js';
 import { scheduleStore } from './store/schedules.js';
 import { sessionStore } from './store/sessions.js';
 import { openStore, type Store, storeLocation } from './store/store.js';
 import { studentStore } from './store/students.js';
 import { userStore } from './store/users.js';
 import { followChanges$ } from './sync/changeFeed.js';
-import { startEventPipeline, writeThroughAll } from './sync/pipelineRuntime.js';
-import { feedsRoster, projectionFeedsRoster, startRosterProjector } from './sync/rosterProjector.js';
 import { studentDirectory } from './sync/studentDirectory.js';
 import { syncService } from './sync/syncService.js';
+import { wireJobs } from './wiring/jobs.js';
+import { wirePipeline } from './wiring/pipeline.js';
+import { wireRateLimits } from './wiring/rateLimits.js';
+import { wireRosterProjector } from './wiring/rosterProjector.js';
 
 export interface RunningService {
   readonly url: string;
@@ -202,45 +193,19 @@ const wire = async (
   opened.add('audit log', () => auditTrail.close());
   const projections = projectionStore(store.db.projections, cacheOf<LoadedAspect>(20_000));
   const checkins = checkinStore(store.db.private, checkinCaches);
-  const pipelineAudit = async (entries: ReadonlyArray<PendingAuditEntry>): Promise<void> => {
-    await Promise.all(
-      entries.map(({ entry, key }) =>
-        key === undefined ? auditTrail.append(entry) : auditTrail.appendKeyed(entry, key),
-      ),
-    );
-  };
-  const pipeline = await startEventPipeline({
-    events: store.db.events,
+  const pipeline = await wirePipeline({
+    store,
     projections,
+    auditTrail,
+    students,
+    classes,
+    checkins,
+    directory,
     clock,
-    writeThrough: writeThroughAll([
-      visitorWriteThrough({ students, classes, directory, audit: pipelineAudit, clock }),
-      checkinWriteThrough({ checkins, clock }),
-      studentWriteThrough({
-        students,
-        directory,
-        clock,
-        onUnfit: () =>
-          logger.warn('a student field event does not fit its field; the record keeps its value'),
-      }),
-    ]),
-    audit: pipelineAudit,
-    onError: (e) => {
-      metrics.storeError('pipeline');
-      logger.warn(
-        { errorName: e instanceof Error ? e.name : typeof e },
-        'event pipeline step failed; retrying',
-      );
-    },
-    onProjected: (batch) => {
-      for (const c of batch.conflictsChanged) metrics.conflictDecided(c.policy);
-      for (const q of batch.quarantinesRecorded) metrics.quarantined(q.reason);
-    },
+    logger,
+    metrics,
+    opened,
   });
-  // The page in hand is projected (its audit entries queued) before the audit writer closes.
-  opened.add('event pipeline', () => pipeline.stop());
-  // A scrape must answer even when the store does not: the gauges then keep their last reading.
-  metrics.watchPipeline(() => withTimeout(pipeline.backlog(), 2000));
   const notifier =
     options.notifier ??
     (config.notifyWebhookUrl === undefined ? devNotifier(logger) : webhookNotifier(config.notifyWebhookUrl));
@@ -262,9 +227,10 @@ const wire = async (
     clock,
   });
   const syncSvc = syncService({ events, students, classes, pipeline, clock });
-  const roster = rosterStore(store.db.roster);
-  const rosterProjector = startRosterProjector({
-    wanted: rosterWanted({
+  const rosterProjector = wireRosterProjector({
+    store,
+    profile,
+    wanted: {
       students,
       directory,
       pickups,
@@ -273,58 +239,24 @@ const wire = async (
       projections,
       clock,
       thumbnail: photoSvc.rosterThumbnail,
-    }),
-    forAspects: rosterForAspects({ projections }),
-    write: (docs) => roster.reconcile(docs),
-    writeSome: (ids, docs) => roster.reconcileSome(ids, docs),
-    fullTriggers$: merge(
-      feed.pipe(filter((c) => feedsRoster(c.id))),
-      // Sessions and day keys roll over with the UTC day.
-      interval(10 * 60_000),
-    ),
-    // On the embedded store this process's pipeline is the projections' one writer, and it names
-    // every aspect it commits: no live feed (a changes query and a read per commit) is needed. In
-    // CouchDB mode other instances commit aspects too, so the database's feed is followed.
-    aspectTriggers$: profile.oneProjectionWriter
-      ? pipeline.outcomes$.pipe(
-          mergeMap((o) => o.events.map((e) => e.aspect)),
-          filter((aspect) => projectionFeedsRoster(`aspect:${aspect}`)),
-        )
-      : followChanges$(store.db.projections, { since: 'now' }).pipe(
-          filter((c) => projectionFeedsRoster(c.id)),
-          map((c) => c.id.slice('aspect:'.length)),
-        ),
-    onError: (e) => {
-      metrics.storeError('roster_projector');
-      logger.warn(
-        { errorName: e instanceof Error ? e.name : typeof e },
-        'roster projection failed; retrying',
-      );
     },
+    projections,
+    pipeline,
+    privateFeed: feed,
+    logger,
+    metrics,
+    opened,
   });
-  opened.add('roster projector', () => rosterProjector.stop());
-  // Derived from the JWT secret, which every instance of one deployment shares.
-  const rateLimitKey = new Uint8Array(
-    hkdfSync('sha256', config.jwtSecret, 'chamada', 'rate-limit client key', 32),
-  );
-  // Both limiters fail open on a store failure: counted, logged, and the request goes on.
-  const failedOpen =
-    (source: 'rate_limiter' | 'rate_limit_exchange', message: string) =>
-    (e: unknown): void => {
-      metrics.storeError(source);
-      logger.warn({ errorName: e instanceof Error ? e.name : typeof e }, message);
-    };
-  // Per device, in memory; exchanged with the other instances where there are any.
-  const callers = callerRateLimiter(profile.rateLimitShareOf(store.db.requests), {
+  const limits = wireRateLimits({
+    store,
+    profile,
+    jwtSecret: config.jwtSecret,
+    exchangeMs: config.rateLimitExchangeMs,
     clock,
-    clientKeySecret: rateLimitKey,
-    onExchangeFailure: failedOpen(
-      'rate_limit_exchange',
-      'rate-limit exchange failed; counting this instance alone',
-    ),
+    logger,
+    metrics,
+    opened,
   });
-  callers.startExchange(config.rateLimitExchangeMs);
-  opened.add('rate-limit exchange', () => callers.stop());
   const deps: AppDeps = {
     config,
     store,
@@ -335,12 +267,8 @@ const wire = async (
     logger,
     metrics,
     clock,
-    rateLimiter: rateLimiter(store.db.requests, {
-      clock,
-      clientKeySecret: rateLimitKey,
-      onStoreFailure: failedOpen('rate_limiter', 'rate-limit store failed; allowing (fail open)'),
-    }),
-    callerRateLimiter: callers,
+    rateLimiter: limits.rateLimiter,
+    callerRateLimiter: limits.callers,
     auth: {
       sessions: sessionSvc,
       users: userService({ users, sessions, roles, events, clock }),
@@ -426,30 +354,7 @@ const wire = async (
       settings: { ...DEFAULT_IDEMPOTENCY_SETTINGS, ...options.idempotency },
     },
   };
-  const purges = idempotencyPurge$((now) => deps.idempotency.ledger.purgeExpired(now), clock).subscribe(
-    (run) => {
-      // Every minute (idempotencyPurge.ts): a line only when something was purged.
-      if (run.ok) {
-        if (run.purged > 0) logger.info({ purged: run.purged }, 'idempotency ledger purged');
-      } else {
-        metrics.storeError('idempotency_purge');
-        logger.warn({ errorName: run.error }, 'idempotency ledger purge failed');
-      }
-    },
-  );
-  opened.add('idempotency purge', () => purges.unsubscribe());
-  // At start, then hourly (scheduleMaterialisation.ts): a line only when something changed.
-  const materialising = scheduleMaterialisation$(() => deps.schedules.materialiseAll()).subscribe((run) => {
-    if (!run.ok) {
-      metrics.storeError('schedule_materialisation');
-      logger.warn({ errorName: run.error }, 'schedule materialisation failed; retrying next hour');
-    } else if (run.created + run.updated + run.removed > 0)
-      logger.info(
-        { created: run.created, updated: run.updated, removed: run.removed },
-        'schedule sessions made',
-      );
-  });
-  opened.add('schedule materialisation', () => materialising.unsubscribe());
+  wireJobs({ ledger: deps.idempotency.ledger, schedules: deps.schedules, clock, logger, metrics, opened });
   const app = makeApp(deps, options.routes ?? defaultRoutes);
   const server = createServer(app);
   // What Node's parser refuses never reaches Express: answered in the envelope here (0005).

@@ -1,0 +1,79 @@
+/**
+ * The event pipeline as the service runs it: the change feed of the events projected into the
+ * projections, with the write-throughs that keep the operational records in line (visitors, check-in
+ * records, student fields), the pipeline's audit entries, and its failures and decisions counted.
+ */
+import type { Logger } from 'pino';
+import { checkinWriteThrough } from '../attendance/checkinProjection.js';
+import type { PendingAuditEntry } from '../domain/audit.js';
+import type { Disposers } from '../lib/disposers.js';
+import { withTimeout } from '../lib/timeouts.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { studentWriteThrough } from '../roster/studentProjection.js';
+import { visitorWriteThrough } from '../roster/visitorProjection.js';
+import type { AuditLog } from '../store/auditLog.js';
+import type { CheckinStore } from '../store/checkins.js';
+import type { ClassStore } from '../store/classes.js';
+import type { ProjectionStore } from '../store/projections.js';
+import type { Store } from '../store/store.js';
+import type { StudentStore } from '../store/students.js';
+import { type EventPipeline, startEventPipeline, writeThroughAll } from '../sync/pipelineRuntime.js';
+import type { StudentDirectory } from '../sync/studentDirectory.js';
+
+export interface PipelineWiring {
+  readonly store: Store;
+  readonly projections: ProjectionStore;
+  readonly auditTrail: AuditLog;
+  readonly students: StudentStore;
+  readonly classes: ClassStore;
+  readonly checkins: CheckinStore;
+  readonly directory: StudentDirectory;
+  readonly clock: () => Date;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly opened: Disposers;
+}
+
+export const wirePipeline = async (w: PipelineWiring): Promise<EventPipeline> => {
+  const { auditTrail, clock, logger, metrics } = w;
+  const audit = async (entries: ReadonlyArray<PendingAuditEntry>): Promise<void> => {
+    await Promise.all(
+      entries.map(({ entry, key }) =>
+        key === undefined ? auditTrail.append(entry) : auditTrail.appendKeyed(entry, key),
+      ),
+    );
+  };
+  const pipeline = await startEventPipeline({
+    events: w.store.db.events,
+    projections: w.projections,
+    clock,
+    writeThrough: writeThroughAll([
+      visitorWriteThrough({ students: w.students, classes: w.classes, directory: w.directory, audit, clock }),
+      checkinWriteThrough({ checkins: w.checkins, clock }),
+      studentWriteThrough({
+        students: w.students,
+        directory: w.directory,
+        clock,
+        onUnfit: () =>
+          logger.warn('a student field event does not fit its field; the record keeps its value'),
+      }),
+    ]),
+    audit,
+    onError: (e) => {
+      metrics.storeError('pipeline');
+      logger.warn(
+        { errorName: e instanceof Error ? e.name : typeof e },
+        'event pipeline step failed; retrying',
+      );
+    },
+    onProjected: (batch) => {
+      for (const c of batch.conflictsChanged) metrics.conflictDecided(c.policy);
+      for (const q of batch.quarantinesRecorded) metrics.quarantined(q.reason);
+    },
+  });
+  // The page in hand is projected (its audit entries queued) before the audit writer closes.
+  w.opened.add('event pipeline', () => pipeline.stop());
+  // A scrape must answer even when the store does not: the gauges then keep their last reading.
+  metrics.watchPipeline(() => withTimeout(pipeline.backlog(), 2000));
+  return pipeline;
+};

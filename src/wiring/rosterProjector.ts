@@ -1,0 +1,72 @@
+/**
+ * The roster the tablets replicate, kept in line with the records and the projections: a full
+ * reconcile on changes of the private database (and every ten minutes, as sessions and day keys roll
+ * over), and one of the aspects each commit names.
+ */
+import type { Logger } from 'pino';
+import { filter, interval, map, merge, mergeMap, type Observable } from 'rxjs';
+import type { Disposers } from '../lib/disposers.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { rosterForAspects, rosterWanted } from '../roster/rosterInput.js';
+import type { BackendProfile } from '../store/backendProfile.js';
+import type { ProjectionStore } from '../store/projections.js';
+import { rosterStore } from '../store/roster.js';
+import type { Store } from '../store/store.js';
+import { type Change, followChanges$ } from '../sync/changeFeed.js';
+import type { EventPipeline } from '../sync/pipelineRuntime.js';
+import {
+  feedsRoster,
+  projectionFeedsRoster,
+  type RosterProjector,
+  startRosterProjector,
+} from '../sync/rosterProjector.js';
+
+export interface RosterProjectorWiring {
+  readonly store: Store;
+  readonly profile: BackendProfile;
+  /** What the roster should hold (`rosterWanted`'s dependencies). */
+  readonly wanted: Parameters<typeof rosterWanted>[0];
+  readonly projections: ProjectionStore;
+  readonly pipeline: EventPipeline;
+  /** The private database's live feed, shared with the student directory. */
+  readonly privateFeed: Observable<Change>;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly opened: Disposers;
+}
+
+export const wireRosterProjector = (w: RosterProjectorWiring): RosterProjector => {
+  const roster = rosterStore(w.store.db.roster);
+  const projector = startRosterProjector({
+    wanted: rosterWanted(w.wanted),
+    forAspects: rosterForAspects({ projections: w.projections }),
+    write: (docs) => roster.reconcile(docs),
+    writeSome: (ids, docs) => roster.reconcileSome(ids, docs),
+    fullTriggers$: merge(
+      w.privateFeed.pipe(filter((c) => feedsRoster(c.id))),
+      // Sessions and day keys roll over with the UTC day.
+      interval(10 * 60_000),
+    ),
+    // Where this process's pipeline is the projections' one writer it names every aspect it commits:
+    // no live feed (a changes query and a read per commit) is needed. Where other instances commit
+    // aspects too, the database's feed is followed.
+    aspectTriggers$: w.profile.oneProjectionWriter
+      ? w.pipeline.outcomes$.pipe(
+          mergeMap((o) => o.events.map((e) => e.aspect)),
+          filter((aspect) => projectionFeedsRoster(`aspect:${aspect}`)),
+        )
+      : followChanges$(w.store.db.projections, { since: 'now' }).pipe(
+          filter((c) => projectionFeedsRoster(c.id)),
+          map((c) => c.id.slice('aspect:'.length)),
+        ),
+    onError: (e) => {
+      w.metrics.storeError('roster_projector');
+      w.logger.warn(
+        { errorName: e instanceof Error ? e.name : typeof e },
+        'roster projection failed; retrying',
+      );
+    },
+  });
+  w.opened.add('roster projector', () => projector.stop());
+  return projector;
+};
