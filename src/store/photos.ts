@@ -33,8 +33,12 @@ export const photoStore = (db: Database): PhotoStore => ({
   async image(studentId, size) {
     try {
       const data: unknown = await db.getAttachment(photoDocId(studentId), size);
-      // In Node both adapters answer a Buffer; anything else is not an image this store wrote.
-      return data instanceof Uint8Array ? new Uint8Array(data) : undefined;
+      // LevelDB answers a Buffer; the http adapter a Buffer from express-pouchdb but a Blob from a real
+      // CouchDB (the backup round trip on CouchDB 3.4.3 read "no photo"). Anything else is not an
+      // image this store wrote.
+      if (data instanceof Uint8Array) return new Uint8Array(data);
+      if (data instanceof Blob) return new Uint8Array(await data.arrayBuffer());
+      return undefined;
     } catch (e) {
       if (isNotFound(e)) return undefined;
       throw e;
