@@ -103,27 +103,16 @@ const refreshOnce = async (auth: Auth): Promise<Auth | undefined> => {
 };
 
 /**
- * An authenticated call. `body` is JSON unless it is a File (an upload, sent as `text/csv`). A 401
- * refreshes once and retries with the same Idempotency-Key, so a retry never does a thing twice.
+ * Runs `attempt` with the signed-in tokens; a 401 refreshes them once and runs it again (the caller
+ * keeps one Idempotency-Key across both, so a retry never does a thing twice). A refresh that fails
+ * signs out. Every authenticated call of the office goes through here.
  */
-export const apiCall = async (method: string, path: string, body?: unknown): Promise<Answer> => {
-  const key = crypto.randomUUID();
-  const attempt = (auth: Auth) => {
-    const headers: Record<string, string> = {
-      Authorization: `Bearer ${auth.accessToken}`,
-      'X-Device-Id': deviceId(),
-    };
-    if (method !== 'GET') headers['Idempotency-Key'] = key;
-    if (body instanceof File) headers['Content-Type'] = 'text/csv';
-    else if (body !== undefined) headers['Content-Type'] = 'application/json';
-    return send(path, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body: body instanceof File ? body : JSON.stringify(body) }),
-    });
-  };
+const authorised = async <R extends { readonly status: number }>(
+  attempt: (auth: Auth) => Promise<R>,
+  signedOut: R,
+): Promise<R> => {
   const auth = currentAuth();
-  if (auth === undefined) return { status: 401, json: undefined };
+  if (auth === undefined) return signedOut;
   const first = await attempt(auth);
   if (first.status !== 401) return first;
   const renewed = await refreshOnce(auth);
@@ -134,74 +123,81 @@ export const apiCall = async (method: string, path: string, body?: unknown): Pro
   return attempt(renewed);
 };
 
-/**
- * A GET whose answer is a file (a report's CSV): the body as text with its status, refreshed once on a
- * 401 like `apiCall`. The text is handed to a download as is, never parsed here.
- */
-export const apiText = async (path: string, accept: string): Promise<{ status: number; text: string }> => {
-  const attempt = async (auth: Auth) => {
-    try {
-      const res = await fetch(path, {
-        cache: 'no-store',
-        headers: { Authorization: `Bearer ${auth.accessToken}`, 'X-Device-Id': deviceId(), Accept: accept },
+/** The headers of every authenticated call; the Idempotency-Key on mutations only. */
+const authHeaders = (auth: Auth, method: string, key: string): Record<string, string> => ({
+  Authorization: `Bearer ${auth.accessToken}`,
+  'X-Device-Id': deviceId(),
+  ...(method === 'GET' ? {} : { 'Idempotency-Key': key }),
+});
+
+/** An authenticated call. `body` is JSON unless it is a File (an upload, sent as `text/csv`). */
+export const apiCall = async (method: string, path: string, body?: unknown): Promise<Answer> => {
+  const key = crypto.randomUUID();
+  return authorised(
+    (auth) => {
+      const headers = authHeaders(auth, method, key);
+      if (body instanceof File) headers['Content-Type'] = 'text/csv';
+      else if (body !== undefined) headers['Content-Type'] = 'application/json';
+      return send(path, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: body instanceof File ? body : JSON.stringify(body) }),
       });
-      return { status: res.status, text: await res.text() };
-    } catch {
-      return { status: 0, text: '' };
-    }
-  };
-  const auth = currentAuth();
-  if (auth === undefined) return { status: 401, text: '' };
-  const first = await attempt(auth);
-  if (first.status !== 401) return first;
-  const renewed = await refreshOnce(auth);
-  return renewed === undefined ? first : attempt(renewed);
+    },
+    { status: 401, json: undefined },
+  );
 };
+
+/**
+ * A GET whose answer is a file (a report's CSV): the body as text with its status. The text is handed
+ * to a download as is, never parsed here.
+ */
+export const apiText = (path: string, accept: string): Promise<{ status: number; text: string }> =>
+  authorised(
+    async (auth) => {
+      try {
+        const res = await fetch(path, {
+          cache: 'no-store',
+          headers: { ...authHeaders(auth, 'GET', ''), Accept: accept },
+        });
+        return { status: res.status, text: await res.text() };
+      } catch {
+        return { status: 0, text: '' };
+      }
+    },
+    { status: 401, text: '' },
+  );
 
 export interface BytesAnswer extends Answer {
   /** The body's bytes when the answer is not JSON (an image). */
   readonly bytes: Uint8Array<ArrayBuffer> | undefined;
 }
 
-/**
- * An authenticated call whose body is raw bytes of a given type (a photo upload), or whose answer
- * may be bytes (reading a photo). Same refresh-once and Idempotency-Key rules as `apiCall`.
- */
+/** An authenticated call whose body is raw bytes of a given type (a photo upload), or whose answer may be bytes (reading a photo). */
 export const apiBytes = async (
   method: 'GET' | 'PUT',
   path: string,
   upload?: { readonly body: Blob; readonly type: string },
 ): Promise<BytesAnswer> => {
   const key = crypto.randomUUID();
-  const attempt = async (auth: Auth): Promise<BytesAnswer> => {
-    const headers: Record<string, string> = {
-      Authorization: `Bearer ${auth.accessToken}`,
-      'X-Device-Id': deviceId(),
-    };
-    if (method !== 'GET') headers['Idempotency-Key'] = key;
-    if (upload !== undefined) headers['Content-Type'] = upload.type;
-    try {
-      const res = await fetch(path, {
-        method,
-        headers,
-        cache: 'no-store',
-        ...(upload === undefined ? {} : { body: upload.body }),
-      });
-      const json = (res.headers.get('content-type') ?? '').startsWith('application/json');
-      if (json) return { status: res.status, json: readJson(await res.text()), bytes: undefined };
-      return { status: res.status, json: undefined, bytes: new Uint8Array(await res.arrayBuffer()) };
-    } catch {
-      return { status: 0, json: undefined, bytes: undefined };
-    }
-  };
-  const auth = currentAuth();
-  if (auth === undefined) return { status: 401, json: undefined, bytes: undefined };
-  const first = await attempt(auth);
-  if (first.status !== 401) return first;
-  const renewed = await refreshOnce(auth);
-  if (renewed === undefined) {
-    saveAuth(undefined);
-    return first;
-  }
-  return attempt(renewed);
+  return authorised(
+    async (auth) => {
+      const headers = authHeaders(auth, method, key);
+      if (upload !== undefined) headers['Content-Type'] = upload.type;
+      try {
+        const res = await fetch(path, {
+          method,
+          headers,
+          cache: 'no-store',
+          ...(upload === undefined ? {} : { body: upload.body }),
+        });
+        const json = (res.headers.get('content-type') ?? '').startsWith('application/json');
+        if (json) return { status: res.status, json: readJson(await res.text()), bytes: undefined };
+        return { status: res.status, json: undefined, bytes: new Uint8Array(await res.arrayBuffer()) };
+      } catch {
+        return { status: 0, json: undefined, bytes: undefined };
+      }
+    },
+    { status: 401, json: undefined, bytes: undefined },
+  );
 };

@@ -62,28 +62,35 @@ export const pickupSection = async (
   if (a.status === 403) return replaceChildren(into, h('p', {}, at('common.forbidden')));
   const entries = Entries.decode(a.json);
   if (a.status !== 200 || E.isLeft(entries)) return sayFailure(shell, at, a);
-  const codeFor = (pickupId: string) => {
-    const code = h('input', { attrs: { inputmode: 'numeric', autocomplete: 'one-time-code', required: '' } });
-    return h(
+  /** A one-field form in a table row: posts the field's value, then says so and reads the section again. */
+  const rowAction = (
+    input: HTMLInputElement,
+    labels: { readonly field: string; readonly button: string; readonly done: string },
+    post: (value: string) => Promise<{ readonly status: number; readonly json: unknown }>,
+  ) =>
+    h(
       'form',
       {
         className: 'inline',
         onSubmit: (e) => {
           e.preventDefault();
           void (async () => {
-            const v = await apiCall('POST', `${base}/pickup-list/${pickupId}/verify`, {
-              code: code.value.trim(),
-            });
-            if (v.status !== 200) return sayFailure(shell, at, v);
-            shell.say(at('pickup.verified'));
+            const r = await post(input.value.trim());
+            if (r.status !== 200) return sayFailure(shell, at, r);
+            shell.say(labels.done);
             await reload();
           })();
         },
       },
-      field(at('pickup.code'), code),
-      h('button', { attrs: { type: 'submit' } }, at('pickup.verify')),
+      field(labels.field, input),
+      h('button', { attrs: { type: 'submit' } }, labels.button),
     );
-  };
+  const codeFor = (pickupId: string) =>
+    rowAction(
+      h('input', { attrs: { inputmode: 'numeric', autocomplete: 'one-time-code', required: '' } }),
+      { field: at('pickup.code'), button: at('pickup.verify'), done: at('pickup.verified') },
+      (code) => apiCall('POST', `${base}/pickup-list/${pickupId}/verify`, { code }),
+    );
   replaceChildren(
     list,
     table(
@@ -108,28 +115,13 @@ export const pickupSection = async (
 
   const g = await apiCall('GET', `${base}/pickup-authorizations`);
   const decoded = Grants.decode(g.json);
-  const revokeFor = (authorizationId: string) => {
-    const reason = h('input', { attrs: { required: '', minlength: '10', maxlength: '500' } });
-    return h(
-      'form',
-      {
-        className: 'inline',
-        onSubmit: (e) => {
-          e.preventDefault();
-          void (async () => {
-            const r = await apiCall('POST', `/api/v1/pickup-authorizations/${authorizationId}/revoke`, {
-              justification: reason.value.trim(),
-            });
-            if (r.status !== 200) return sayFailure(shell, at, r);
-            shell.say(at('grant.revoked'));
-            await reload();
-          })();
-        },
-      },
-      field(at('grant.revokeReason'), reason),
-      h('button', { attrs: { type: 'submit' } }, at('grant.revoke')),
+  const revokeFor = (authorizationId: string) =>
+    rowAction(
+      h('input', { attrs: { required: '', minlength: '10', maxlength: '500' } }),
+      { field: at('grant.revokeReason'), button: at('grant.revoke'), done: at('grant.revoked') },
+      (justification) =>
+        apiCall('POST', `/api/v1/pickup-authorizations/${authorizationId}/revoke`, { justification }),
     );
-  };
   replaceChildren(
     grants,
     table(
