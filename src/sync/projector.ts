@@ -9,7 +9,8 @@
  * time is the conflict's `detectedAt`, its id a name-based UUID of the aspect, loser, winner and
  * policy), so the repeat, a second instance deciding the same batch, or a rebuild from the first event
  * write the same document, and the log keeps one entry per decision. A decision that changes (a later
- * event wins over the loser) is a new entry.
+ * event wins over the loser) is a new entry; a record whose event copies changed but whose decision
+ * did not (its `detectedAt` follows the copy's server time) is rewritten and not audited again.
  */
 import { v5 as uuidV5 } from 'uuid';
 import type { AuditKey, NewAuditEntry, PendingAuditEntry } from '../domain/audit.js';
@@ -237,9 +238,12 @@ export const projectBatch = async (
       const kind = kindOfAspect(after.aspect);
       if (kind === undefined) continue;
       const before = projectAspect(after.aspect, kind, known?.events ?? [], []);
-      const previous = new Map(before.conflicts.map((c) => [c.loser.eventId, JSON.stringify(c)]));
-      for (const c of after.conflicts)
-        if (previous.get(c.loser.eventId) !== JSON.stringify(c)) decided.push(c);
+      // A decision is its audit id (aspect, loser, winner, policy), not its whole record: when an
+      // event's stored copy changes after it was projected (a copy withdrawn after a 503, the resend
+      // storing another), the record's `detectedAt` moves with the copy's server time while the
+      // decision stays, and auditing it again put a second entry in the log (its key holds the time).
+      const previous = new Set(before.conflicts.map((c) => conflictAuditKey(c).auditId));
+      for (const c of after.conflicts) if (!previous.has(conflictAuditKey(c).auditId)) decided.push(c);
       aspects.push({ projection: after, rev: known?.rev });
     }
     await deps.audit(decided.map((c) => ({ entry: conflictEntry(c), key: conflictAuditKey(c) })));

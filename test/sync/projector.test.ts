@@ -153,4 +153,28 @@ describe('projectBatch against a concurrent projector (another instance on one C
     expect(out.aspectsWritten).to.equal(0);
     expect(out.conflictsChanged, 'a replay decides nothing new').to.deep.equal([]);
   });
+  it('does not audit a decision again when only the stored copy of one of its events changed', async () => {
+    // e3 lost to e2 and was audited. Its copy was then withdrawn (its writer heard 503) and the batch's
+    // resend stored another, with a later server time: the same decision, a later `detectedAt`.
+    const resent = { ...e3, serverTimestamp: '2026-11-26T12:00:07.000Z' };
+    const { store, commits } = scripted([{ rev: '2-b', events: [e1, e2, e3] }], []);
+    const audited: string[] = [];
+    const out = await projectBatch(
+      {
+        projections: store,
+        audit: async (entries) => void audited.push(...entries.map((e) => e.key?.auditId ?? '')),
+      },
+      [change(resent)],
+    );
+    // The aspect takes the copy that stands now, and the record follows it...
+    expect(commits[0]?.aspects.map((a) => a.projection.events.find((e) => e.eventId === 'e3'))).to.deep.equal(
+      [resent],
+    );
+    expect(commits[0]?.conflicts.map((c) => [c.loser.eventId, c.detectedAt])).to.deep.equal([
+      ['e3', '2026-11-26T12:00:07.000Z'],
+    ]);
+    // ...but the decision is the one already in the log.
+    expect(audited).to.deep.equal([]);
+    expect(out.conflictsChanged).to.deep.equal([]);
+  });
 });
