@@ -89,11 +89,24 @@ for (const [name, host] of storeBackends('projection-conflicts')) {
     });
 
     it('writes nothing when the stored records are already right', async () => {
-      const store = projectionStore(db);
+      // Writes are counted at the store's door: a cluster's update_seq names the copies that answered,
+      // so two reads of it differ with nothing written in between.
+      let writes = 0;
+      const counted = new Proxy(db, {
+        get(target, prop) {
+          const value: unknown = Reflect.get(target, prop, target);
+          if (typeof value !== 'function') return value;
+          return (...args: unknown[]): unknown => {
+            if (prop === 'bulkDocs' || prop === 'put' || prop === 'post') writes += 1;
+            return Reflect.apply(value, target, args);
+          };
+        },
+      });
+      const store = projectionStore(counted);
       expect(await store.commit(write(true))).to.equal('OK');
-      const before = await db.info();
+      expect(writes).to.equal(1);
       expect(await store.commit(write(false))).to.equal('OK');
-      expect((await db.info()).update_seq).to.deep.equal(before.update_seq);
+      expect(writes).to.equal(1);
     });
   });
 }
