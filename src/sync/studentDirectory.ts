@@ -2,11 +2,18 @@
  * The student list served from memory: a projection of the private database's student and consent
  * documents, kept current by this instance's own writes (read-your-writes) and by the database's
  * change feed (other instances on the same CouchDB). Search and keyset paging never touch the store.
+ *
+ * A search used to scan the whole roll in name order, so a query that matches few children (the usual
+ * one: a surname typed at the door) read every name: 438 req/s and p99 51 ms at 50,000 students. Every
+ * name's trigrams now point at its students (`names.ts`); such a query verifies only the students of
+ * its rarest trigram. A query whose words are all shorter than three letters, or whose rarest trigram
+ * is common, still scans in order, and that scan stops after one page of matches.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import type { Observable, Subscription } from 'rxjs';
 import { ConsentDoc } from '../domain/consent.js';
 import { type StudentDoc, StudentDoc as StudentDocC, type StudentStatus } from '../domain/student.js';
+import { trigramIndex } from '../lib/trigramIndex.js';
 import { foldName, photosAllowed, queryMatcher, sortKeyOf } from '../rules/students.js';
 import type { Change } from './changeFeed.js';
 
@@ -59,13 +66,23 @@ const upperBound = (entries: ReadonlyArray<DirectoryEntry>, key: string): number
   return lo;
 };
 
-export const studentDirectory = (): StudentDirectory => {
+export interface StudentDirectoryOptions {
+  /**
+   * A search reads its candidates from the name index while they are at most this share of the list;
+   * beyond it a scan in name order finds a page of matches sooner (tests set it to reach each path).
+   */
+  readonly indexedShare?: number;
+}
+
+export const studentDirectory = (options: StudentDirectoryOptions = {}): StudentDirectory => {
+  const indexedShare = options.indexedShare ?? 1 / 8;
   const students = new Map<string, StudentDoc>();
   const sorted: Record<StudentStatus, DirectoryEntry[]> = { ACTIVE: [], DELETED: [] };
   const entries = new Map<string, DirectoryEntry>();
   // consentId → (studentId, active), so a revocation can be applied without reading the store.
   const consents = new Map<string, { readonly subjectId: string; readonly active: boolean }>();
   const activeBySubject = new Map<string, number>();
+  const names = trigramIndex<DirectoryEntry>();
 
   const remove = (entry: DirectoryEntry) => {
     const list = sorted[entry.status];
@@ -86,6 +103,7 @@ export const studentDirectory = (): StudentDirectory => {
       updatedAt: doc.updatedAt,
     };
     entries.set(doc.studentId, entry);
+    names.set(doc.studentId, entry.folded, entry);
     const list = sorted[entry.status];
     list.splice(upperBound(list, entry.sortKey), 0, entry);
   };
@@ -123,6 +141,18 @@ export const studentDirectory = (): StudentDirectory => {
       const matches = queryMatcher(foldName(q));
       const inClass = (studentId: string) =>
         classId === undefined || students.get(studentId)?.classId === classId;
+      const wanted = (entry: DirectoryEntry) =>
+        entry.status === status &&
+        (afterKey === undefined || entry.sortKey > afterKey) &&
+        matches(entry.folded) &&
+        inClass(entry.studentId);
+      const candidates = names.candidates(foldName(q), list.length * indexedShare);
+      if (candidates !== undefined) {
+        const found = candidates.filter(wanted).sort((a, b) => (a.sortKey < b.sortKey ? -1 : 1));
+        return found.length > limit
+          ? { items: found.slice(0, limit), lastKey: found[limit - 1]?.sortKey }
+          : { items: found, lastKey: undefined };
+      }
       const items: DirectoryEntry[] = [];
       for (let i = afterKey === undefined ? 0 : upperBound(list, afterKey); i < list.length; i += 1) {
         const entry = list[i];

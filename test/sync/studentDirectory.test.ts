@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { Subject } from 'rxjs';
 import type { ConsentDoc } from '../../src/domain/consent.js';
 import type { StudentDoc } from '../../src/domain/student.js';
+import { foldName, queryMatcher, sortKeyOf } from '../../src/rules/students.js';
 import type { Change } from '../../src/sync/changeFeed.js';
 import { studentDirectory } from '../../src/sync/studentDirectory.js';
 import { aStudentRecord } from '../support/fixtures.js';
@@ -152,5 +153,98 @@ describe('student directory (in-memory projection)', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('student directory search: the name index answers what a scan of the roll would', () => {
+  /** The reference: every student of the status in name order, filtered with the same matcher. */
+  const scanned = (docs: ReadonlyMap<string, StudentDoc>, q: string): string[] => {
+    const matches = queryMatcher(foldName(q));
+    return [...docs.values()]
+      .filter((d) => d.status === 'ACTIVE' && matches(foldName(d.displayName)))
+      .map((d) => ({ id: d.studentId, key: sortKeyOf(d.displayName, d.studentId) }))
+      .sort((a, b) => (a.key < b.key ? -1 : 1))
+      .map((e) => e.id);
+  };
+  const paged = (d: ReturnType<typeof studentDirectory>, q: string, limit: number): string[] => {
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (let i = 0; i < 1000; i += 1) {
+      const page = d.page({ status: 'ACTIVE', q, afterKey: after, limit });
+      expect(page.items.length).to.be.at.most(limit);
+      seen.push(...page.items.map((e) => e.studentId));
+      if (page.lastKey === undefined) return seen;
+      after = page.lastKey;
+    }
+    throw new Error('paging did not end');
+  };
+
+  it('property: the same students in the same pages, whichever path answers, across renames and deletions', () => {
+    // A small alphabet, so queries of three letters and more match often, and renames come back to
+    // earlier names (a trigram that leaves a name and returns).
+    const word = fc.stringMatching(/^[aeiosnlrç]{1,6}$/);
+    const name = fc.array(word, { minLength: 1, maxLength: 3 }).map((w) => w.join(' '));
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant('add' as const), name }),
+      fc.record({ kind: fc.constant('rename' as const), which: fc.nat(), name }),
+      fc.record({ kind: fc.constant('delete' as const), which: fc.nat() }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(step, { maxLength: 40 }),
+        fc.array(
+          fc.oneof(
+            word,
+            fc.array(word, { minLength: 2, maxLength: 2 }).map((w) => w.join(' ')),
+          ),
+          {
+            minLength: 1,
+            maxLength: 4,
+          },
+        ),
+        fc.integer({ min: 1, max: 5 }),
+        (steps, queries, limit) => {
+          const indexed = studentDirectory({ indexedShare: Number.POSITIVE_INFINITY });
+          const scanning = studentDirectory({ indexedShare: 0 });
+          const docs = new Map<string, StudentDoc>();
+          const apply = (doc: StudentDoc) => {
+            docs.set(doc.studentId, doc);
+            indexed.upsertStudent(doc);
+            scanning.upsertStudent(doc);
+          };
+          for (const s of steps) {
+            const ids = [...docs.keys()];
+            const target =
+              s.kind === 'add' ? undefined : docs.get(ids[s.which % Math.max(1, ids.length)] ?? '');
+            if (s.kind === 'add') apply(student(s.name));
+            else if (target !== undefined && s.kind === 'rename')
+              apply(student(s.name, { studentId: target.studentId }));
+            else if (target !== undefined && s.kind === 'delete')
+              apply(student(target.displayName, { studentId: target.studentId, status: 'DELETED' }));
+          }
+          // Every name given (renames too) is searched for, whole and by its last word, beside the random queries.
+          const given = steps.flatMap((s) =>
+            s.kind === 'delete' ? [] : [s.name, s.name.split(' ').pop() ?? ''],
+          );
+          for (const q of [...queries, ...given]) {
+            const want = scanned(docs, q);
+            expect(paged(indexed, q, limit), `index, q=${q}`).to.deep.equal(want);
+            expect(paged(scanning, q, limit), `scan, q=${q}`).to.deep.equal(want);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('finds a surname among many students, and a common word across pages', () => {
+    const d = studentDirectory();
+    const many = Array.from({ length: 400 }, (_, i) =>
+      student(`Criança ${String(i).padStart(3, '0')} Silva`),
+    );
+    d.load([...many, student('Bruno Queiroz'), student('Ana Queiroz Lima')], []);
+    expect(allPages(d, 50, 'queiroz')).to.deep.equal(['Ana Queiroz Lima', 'Bruno Queiroz']);
+    expect(allPages(d, 50, 'silva')).to.have.length(400);
+    expect(allPages(d, 50, 'xyz')).to.deep.equal([]);
   });
 });
