@@ -21,6 +21,7 @@ export const SCENARIOS = [
   'idempotency',
   'import',
   'couchdb',
+  'growth',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

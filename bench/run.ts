@@ -8,6 +8,7 @@ import { cpus, totalmem } from 'node:os';
 import { type BenchOptions, parseBenchOptions, type ScenarioName } from './options.js';
 import { couchdbScenarios } from './scenarios/couchdbLoad.js';
 import { firstPull } from './scenarios/firstPull.js';
+import { growth } from './scenarios/growth.js';
 import { idempotencyOverhead } from './scenarios/idempotencyOverhead.js';
 import { rosterImport } from './scenarios/rosterImport.js';
 import { serviceScenarios } from './scenarios/serviceLoad.js';
@@ -27,6 +28,7 @@ const scenarios: ReadonlyArray<(options: BenchOptions) => Promise<ScenarioResult
   single('idempotency', idempotencyOverhead),
   single('import', rosterImport),
   couchdbScenarios,
+  growth,
 ];
 
 const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '—' : n.toFixed(digits));

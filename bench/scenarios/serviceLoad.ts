@@ -83,7 +83,7 @@ export const drive = async (options: autocannon.Options, pid: number | undefined
   };
 };
 
-const rssMb = async (pid: number | undefined): Promise<number | undefined> => {
+export const rssMb = async (pid: number | undefined): Promise<number | undefined> => {
   if (pid === undefined) return undefined;
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
   const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
