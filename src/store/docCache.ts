@@ -8,8 +8,10 @@
  * `remember`, with what they just stored) around each write of a cached id. A revocation is therefore
  * seen by the next request, as decision 0013 asks. A read of an id that was in flight while that id
  * was forgotten or remembered does not fill the cache (it may have read the old value). In CouchDB
- * mode other instances write too, so the service uses `noDocCache` there: a cache fed by the change
- * feed would let a revoked session act for the feed's delay (see decision 0019).
+ * mode other instances write too: sessions and users are not cached there (`noDocCache`: a cache fed
+ * by the change feed would let a revoked session act for the feed's delay), and the documents whose
+ * readers tolerate that delay are, forgotten by the change feeds as well (`forgetChanged`; decision
+ * 0019, eighth round).
  */
 import { boundedCache } from '../lib/boundedCache.js';
 

@@ -248,9 +248,9 @@ export const aspectChanged = (
 const ASPECT_PREFIX = aspectDocId('');
 
 /**
- * `entries` holds aspects as this process last read or wrote them (see decision 0019): only where the
- * pipeline of this process is the projections' one writer (the embedded store). A commit that meets
- * a conflict forgets its aspects, so the retry reads the store. It holds at most `maxCachedEvents`
+ * `entries` holds aspects as this process last read or wrote them (see decision 0019). Where other
+ * instances' pipelines commit too (CouchDB), the projections' change feed forgets what they change
+ * (`aspectChanged`). A commit that meets a conflict forgets its aspects, so the retry reads the store. It holds at most `maxCachedEvents`
  * events in all, whatever bound on entries it has of its own.
  */
 export const projectionStore = (
