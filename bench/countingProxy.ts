@@ -17,7 +17,7 @@ export interface CountingProxy {
   close(): Promise<void>;
 }
 
-/** `GET private doc`, `POST events _bulk_docs`, `GET projections _changes`: what a request is. */
+/** `GET private doc student`, `POST events _bulk_docs`, `GET projections _changes`: what a request is. */
 export const kindOf = (method: string, path: string, prefix: string): string => {
   const [db = '', part = ''] =
     path
@@ -25,7 +25,9 @@ export const kindOf = (method: string, path: string, prefix: string): string => 
       ?.split('/')
       .filter((s) => s !== '') ?? [];
   const name = db.startsWith(prefix) ? db.slice(prefix.length) : db;
-  const what = part === '' ? 'database' : part.startsWith('_') ? decodeURIComponent(part) : 'doc';
+  const id = decodeURIComponent(part);
+  // A document by the kind its id starts with (`classSession`, `checkin`, …): which reads a cache saves.
+  const what = part === '' ? 'database' : id.startsWith('_') ? id : `doc ${id.split(':')[0]}`;
   return `${method} ${name} ${what}`;
 };
 

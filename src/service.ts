@@ -16,7 +16,7 @@ import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
 import type { Config } from './config/config.js';
 import { resolveJwtSecret } from './config/jwtSecret.js';
-import type { ClassSessionDoc } from './domain/classes.js';
+import type { ClassDoc, ClassSessionDoc } from './domain/classes.js';
 import type { SessionDoc } from './domain/session.js';
 import type { StudentDoc } from './domain/student.js';
 import type { UserDoc } from './domain/user.js';
@@ -42,13 +42,13 @@ import { backendProfile } from './store/backendProfile.js';
 import { type CheckinCaches, checkinStore } from './store/checkins.js';
 import { classStore } from './store/classes.js';
 import { consentStore } from './store/consents.js';
-import type { DocCache } from './store/docCache.js';
+import { type DocCache, forgetChanged, listingCache, storedRev } from './store/docCache.js';
 import { eventStore } from './store/events.js';
 import { replicationInstanceId } from './store/instance.js';
 import { pageStore } from './store/pages.js';
 import { photoStore } from './store/photos.js';
 import { pickupStore } from './store/pickups.js';
-import { type LoadedAspect, projectionStore } from './store/projections.js';
+import { aspectChanged, type LoadedAspect, projectionStore } from './store/projections.js';
 import { replicaSource } from './store/replicaSource.js';
 import { replicationCheckpoints } from './store/replicationCheckpoints.js';
 import { roleStore } from './store/roles.js';
@@ -117,23 +117,30 @@ const wire = async (
   const key = jwtKey(config.jwtSecret);
   // Embedded or CouchDB, decided once: what the backend implies for caches, claims and feeds.
   const profile = backendProfile(store.backend);
-  const { cacheOf } = profile;
+  const { cacheOf, sharedCacheOf } = profile;
   // Every request reads its session and its user.
   const userCache = cacheOf<UserDoc>(10_000);
   const sessionCache = cacheOf<SessionDoc>(10_000);
-  // Check-ins read the session, the child, the record and the configuration.
-  const classSessionCache = cacheOf<ClassSessionDoc>(1_000);
+  // Check-ins read the session, the child, the record and the configuration. A class session and the
+  // configuration may lag another instance's change by the private feed's delay: a check-in then goes
+  // as it would have a moment earlier, and their writes are compare-and-swap (issue #23).
+  const classSessionCache = sharedCacheOf<ClassSessionDoc>(1_000);
+  // Every new student's class is read; classes are never deleted, and a change lags as a session's does.
+  const classCache = sharedCacheOf<ClassDoc>(1_000);
   // Every check-in reads its child, and in a session's rush each child once: a cache smaller than the
   // roll misses on nearly every check-in. It is filled at start from the records the directory loads.
   const studentCache = cacheOf<StudentDoc>(20_000);
   const checkinCaches: CheckinCaches = {
-    records: cacheOf(5_000),
-    config: cacheOf(1),
+    // Every write of a record is a compare-and-swap, and the answer after a settled event re-reads a
+    // copy that cannot be what the event left (`checkinService`, `settledRecord`).
+    records: sharedCacheOf(5_000),
+    config: sharedCacheOf(1),
   };
   const privateCaches: ReadonlyArray<DocCache<unknown>> = [
     userCache,
     sessionCache,
     classSessionCache,
+    classCache,
     studentCache,
     checkinCaches.records,
     checkinCaches.config,
@@ -157,9 +164,19 @@ const wire = async (
       sessionTtlSeconds: config.sessionTtlSeconds,
     },
   });
-  const classes = classStore(store.db.private, classSessionCache);
+  const classes = classStore(store.db.private, classSessionCache, classCache);
   const students = studentStore(store.db.private, studentCache);
   const consents = consentStore(store.db.private);
+  const pickupRecords = pickupStore(store.db.private);
+  // What the roster's full pass lists besides the students (the directory holds those): held until the
+  // private feed, which triggers the pass, tells of a change of their kind.
+  const rosterListings = {
+    sessions: listingCache(['classSession:'], () => classes.listSessions()),
+    classes: listingCache(['class:'], () => classes.listClasses()),
+    entries: listingCache(['pickupEntry:'], () => pickupRecords.allEntries()),
+    grants: listingCache(['pickupGrant:'], () => pickupRecords.allGrants()),
+  };
+  const listings = Object.values(rosterListings);
   const directory = studentDirectory();
   // Read the sequence first and follow from it after loading: a change in between is applied twice
   // (harmlessly: the directory keeps the newest), never missed.
@@ -177,11 +194,18 @@ const wire = async (
     onRetry: (attempt) => {
       metrics.storeError('change_feed');
       logger.warn({ attempt }, 'private change feed lost; reconnecting');
+      // What changed while the feed was down is told again from its last sequence; meanwhile nothing
+      // held from before is trusted.
+      for (const cache of privateCaches) cache.clear();
+      for (const listing of listings) listing.clear();
     },
   }).pipe(share());
-  // Belt and braces: a change the stores did not announce (none is expected) still reaches the caches.
+  // On the embedded store, belt and braces (every write passes through the stores, which keep their
+  // caches); on CouchDB, how other instances' writes reach the shared caches. This process's own
+  // writes come back with the revision the cache already holds, and stay.
   const forgetting = feed.subscribe((c) => {
-    for (const cache of privateCaches) cache.forget(c.id);
+    for (const cache of privateCaches) forgetChanged(cache, c.id, c.rev, storedRev);
+    for (const listing of listings) listing.changed(c.id);
   });
   opened.add('private feed: caches', () => forgetting.unsubscribe());
   const following = directory.follow(feed, (id) =>
@@ -191,7 +215,26 @@ const wire = async (
   const auditTrail = auditLog(store.db.audit, { clock });
   // In-flight requests and the pipeline have finished by then: the entries still buffered are written.
   opened.add('audit log', () => auditTrail.close());
-  const projections = projectionStore(store.db.projections, cacheOf<LoadedAspect>(20_000));
+  // Aspects are cached on both backends. On CouchDB other instances' pipelines commit them too, so the
+  // projections' feed forgets what they change; until it does, a stale aspect can only make a commit
+  // meet a 409 (compare-and-swap on its revision: the retry reads the store) or base a decision on the
+  // version of a moment ago, which the conflict rule resolves as it does a race (issue #23).
+  const aspectCache = sharedCacheOf<LoadedAspect>(20_000);
+  const projectionFeed = profile.oneProjectionWriter
+    ? undefined
+    : followChanges$(store.db.projections, {
+        since: (await store.db.projections.info()).update_seq,
+        onRetry: (attempt) => {
+          metrics.storeError('change_feed');
+          logger.warn({ attempt }, 'projections change feed lost; reconnecting');
+          aspectCache.clear();
+        },
+      }).pipe(share());
+  if (projectionFeed !== undefined) {
+    const forgettingAspects = projectionFeed.subscribe((c) => aspectChanged(aspectCache, c));
+    opened.add('projections feed: aspect cache', () => forgettingAspects.unsubscribe());
+  }
+  const projections = projectionStore(store.db.projections, aspectCache);
   const checkins = checkinStore(store.db.private, checkinCaches);
   const pipeline = await wirePipeline({
     store,
@@ -209,13 +252,7 @@ const wire = async (
   const notifier =
     options.notifier ??
     (config.notifyWebhookUrl === undefined ? devNotifier(logger) : webhookNotifier(config.notifyWebhookUrl));
-  const pickups = pickupService({
-    pickups: pickupStore(store.db.private),
-    students,
-    events,
-    notifier,
-    clock,
-  });
+  const pickups = pickupService({ pickups: pickupRecords, students, events, notifier, clock });
   const settling = options.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: options.settleTimeoutMs };
   const studentSvc = studentService({ students, directory, classes, events, pipeline, clock, ...settling });
   const photoSvc = photoService({
@@ -233,8 +270,23 @@ const wire = async (
     wanted: {
       students,
       directory,
-      pickups,
-      classes,
+      // The same rule of who may collect a child, over the held pickup lists.
+      pickups: pickupService({
+        pickups: {
+          ...pickupRecords,
+          allEntries: rosterListings.entries.read,
+          allGrants: rosterListings.grants.read,
+        },
+        students,
+        events,
+        notifier,
+        clock,
+      }),
+      classes: {
+        listSessions: (filter) =>
+          filter === undefined ? rosterListings.sessions.read() : classes.listSessions(filter),
+        listClasses: rosterListings.classes.read,
+      },
       checkins,
       projections,
       clock,
@@ -243,6 +295,7 @@ const wire = async (
     projections,
     pipeline,
     privateFeed: feed,
+    projectionFeed,
     logger,
     metrics,
     opened,
@@ -308,6 +361,7 @@ const wire = async (
         checkins,
         pipeline,
         students,
+        directory,
         studentService: studentSvc,
         classes,
         pickups,

@@ -139,6 +139,17 @@ export const couchdbScenarios = async (options: BenchOptions): Promise<ScenarioR
       );
     });
     await counted.stop();
+    // Every kind, not only the six of the row: where a change moved the count.
+    for (const [name, c, n] of [
+      ['check-in', checkin, countedCheckins],
+      ['student creation', creation, countedStudents],
+    ] as const)
+      process.stderr.write(
+        `bench: CouchDB requests per ${name}, every kind: ${[...c.counts.entries()]
+          .sort((x, y) => y[1] - x[1])
+          .map(([kind, k]) => `${kind} ${(k / n).toFixed(2)}`)
+          .join(', ')}\n`,
+      );
 
     // 2. Throughput, straight to CouchDB: one instance, CouchDB's own writes, then two instances.
     const checkIns = (base: string, connections: number, pid: number | undefined) =>

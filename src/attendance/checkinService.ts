@@ -32,11 +32,19 @@ import type { ClassStore } from '../store/classes.js';
 import type { EventStore } from '../store/events.js';
 import type { StudentStore } from '../store/students.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
+import type { StudentDirectory } from '../sync/studentDirectory.js';
 import type { AllowedAdult, PickupService } from './pickupService.js';
 
 export interface CheckinServiceDeps {
   readonly checkins: CheckinStore;
   readonly students: StudentStore;
+  /**
+   * The records the private feed keeps in memory (`studentDirectory`): a check-in reads its child
+   * there first. On CouchDB another instance's change of the child reaches it within the feed's delay,
+   * and a check-in in between goes as it would have a moment earlier; this process's own writes are
+   * in it at once. A child it does not hold yet is read from the store.
+   */
+  readonly directory?: Pick<StudentDirectory, 'get'>;
   readonly studentService: StudentService;
   readonly classes: ClassStore;
   readonly pickups: PickupService;
@@ -202,6 +210,21 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     return doc?.status === 'CHECKED_IN' ? doc : undefined;
   };
 
+  /**
+   * The record once the pipeline has settled this request's event. Where instances share the store,
+   * another instance's pipeline may have written it and this one found the aspect already holding the
+   * event; the cached copy may then predate that write until the private feed tells this process. A
+   * copy that cannot be what the event left (none at all, or still open after a close) is read again
+   * from the store, so the answer shows what the request did (issue #23).
+   */
+  const settledRecord = async (
+    checkInId: string,
+    couldBeSettled: (record: CheckinDoc) => boolean,
+  ): Promise<CheckinDoc | undefined> => {
+    const held = await deps.checkins.get(checkInId);
+    return held !== undefined && couldBeSettled(held) ? held : deps.checkins.getStored(checkInId);
+  };
+
   const alreadyOut = (): ApiError =>
     apiError('CONFLICT', 'The child is already checked out.', { reason: 'ALREADY_CHECKED_OUT' });
   const supersededCheckin = (): ApiError =>
@@ -248,7 +271,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     });
     if (outcome === 'pending') return E.left(notApplied());
     if (typeof outcome !== 'string') return E.left(superseded('CHECKOUT_SUPERSEDED', outcome));
-    const after = await deps.checkins.get(current.checkInId);
+    const after = await settledRecord(current.checkInId, (r) => r.status !== 'CHECKED_IN');
     if (outcome === 'lost' || after === undefined) {
       return E.left(after?.status === 'SUPERSEDED' ? supersededCheckin() : alreadyOut());
     }
@@ -317,7 +340,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
         if (E.isLeft(created)) return created;
         student = created.right;
       } else if (input.studentId !== undefined) {
-        student = await deps.students.get(input.studentId);
+        student = deps.directory?.get(input.studentId) ?? (await deps.students.get(input.studentId));
       }
       if (student === undefined) return E.left(notFound('student'));
       if (student.status === 'DELETED')
@@ -333,7 +356,11 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
       const checkInId = requestScopedId(actor.requestKey, 'check-in');
       const eventId = requestScopedId(actor.requestKey, 'CHECK_IN');
       // A random id has no record yet, and the cache may say so; a derived one may (an earlier attempt).
-      if (actor.requestKey === undefined) deps.checkins.minted(checkInId);
+      // When the ledger held nothing for the key, the record is almost surely absent, and the cache is
+      // told so (issue #23: the pipeline's read that found nothing). Should an attempt that failed have
+      // stored it after all, nothing decides on the absence: the pipeline's write is a compare-and-swap
+      // (a 409 reads the record), and the answer re-reads a record it finds absent (`settledRecord`).
+      if (actor.requestKey === undefined || actor.freshKey === true) deps.checkins.minted(checkInId);
       await backlogProjected();
       const outcome = await locks.run(checkinAspect(sessionId, studentId), async () => {
         const current = await head(sessionId, studentId, eventId);
@@ -348,8 +375,9 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
       });
       if (outcome === 'lost') return alreadyIn();
       if (typeof outcome !== 'string') return E.left(superseded('CHECKIN_SUPERSEDED', outcome));
-      const created = await deps.checkins.get(checkInId);
-      if (outcome === 'pending' || created === undefined) return E.left(notApplied());
+      if (outcome === 'pending') return E.left(notApplied());
+      const created = await settledRecord(checkInId, () => true);
+      if (created === undefined) return E.left(notApplied());
       return E.right(created);
     },
 

@@ -65,4 +65,10 @@ export interface Actor {
    * the ids of what it creates derive from it (`src/lib/requestIds.ts`), the same on every attempt.
    */
   readonly requestKey?: string;
+  /**
+   * The idempotency ledger held nothing for that key when this attempt claimed it: what the ids derived
+   * from it name most likely does not exist yet. A hint for skipping a read, never for a decision (an
+   * attempt that failed or died with its process may have run in part).
+   */
+  readonly freshKey?: boolean;
 }

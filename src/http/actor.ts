@@ -7,6 +7,7 @@ import type { HandlerContext } from './route.js';
 export const actorOf = (
   ctx: Pick<HandlerContext<unknown, unknown, unknown>, 'principal' | 'deviceId'> & {
     readonly requestKey?: string | undefined;
+    readonly freshKey?: boolean;
   },
 ): E.Either<ApiError, Actor> =>
   ctx.principal === null
@@ -15,4 +16,5 @@ export const actorOf = (
         principal: ctx.principal,
         deviceId: ctx.deviceId,
         ...(ctx.requestKey === undefined ? {} : { requestKey: ctx.requestKey }),
+        ...(ctx.requestKey !== undefined && ctx.freshKey === true ? { freshKey: true } : {}),
       });

@@ -116,7 +116,13 @@ export interface ExecuteArgs {
   readonly fingerprint: string;
   readonly correlationId: string;
   /** Runs the handler; called at most once per successful claim. */
-  readonly run: () => Promise<RenderedResponse>;
+  /**
+   * Runs the mutation; `freshKey` when the ledger held nothing for the key when this attempt claimed
+   * it. Usually no earlier attempt ran, but one that failed (its claim released) or died with a
+   * process whose claims were in memory may have run in part: a hint for skipping a read that would
+   * find nothing, never for a decision.
+   */
+  readonly run: (freshKey: boolean) => Promise<RenderedResponse>;
   readonly onStoreFailure?: (what: string) => void;
 }
 
@@ -135,7 +141,7 @@ export const executeIdempotently = async (args: ExecuteArgs): Promise<Idempotent
   // The common case is a fresh key: try the create-only claim first and read only when it is taken.
   const first = request();
   const claimed = await ledger.claim(first);
-  if (claimed !== undefined) return { kind: 'fresh', ...(await runClaimed(args, claimed, first)) };
+  if (claimed !== undefined) return { kind: 'fresh', ...(await runClaimed(args, claimed, first, true)) };
   for (;;) {
     const existing = await ledger.get(args.key, args.principalId);
     const decision = decideClaim(existing, args.fingerprint, now());
@@ -158,7 +164,7 @@ export const executeIdempotently = async (args: ExecuteArgs): Promise<Idempotent
     const claim = await ledger.claim(retry, decision === 'reclaim' ? existing : undefined);
     // Another request claimed it between our read and our write: read again and follow it.
     if (claim === undefined) continue;
-    return { kind: 'fresh', ...(await runClaimed(args, claim, retry)) };
+    return { kind: 'fresh', ...(await runClaimed(args, claim, retry, false)) };
   }
 };
 
@@ -166,6 +172,7 @@ const runClaimed = async (
   args: ExecuteArgs,
   claim: Claim,
   request: ClaimRequest,
+  freshKey: boolean,
 ): Promise<{ response: RenderedResponse; recorded: Promise<void> }> => {
   // The lease is renewed every third of it while the handler runs: a lease that ran out under a live
   // handler let a duplicate take the key over and run the mutation a second time (two instances on a
@@ -190,7 +197,7 @@ const runClaimed = async (
   renewEvery.unref();
   let response: RenderedResponse;
   try {
-    response = await args.run();
+    response = await args.run(freshKey);
   } catch (e) {
     clearInterval(renewEvery);
     await renewals;

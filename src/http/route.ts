@@ -27,6 +27,8 @@ export interface HandlerContext<P, Q, B> {
   readonly correlationId: string;
   /** A keyed mutation's scope (principal and Idempotency-Key), the same for every attempt of it. */
   readonly requestKey: string | undefined;
+  /** The ledger held nothing for that key when this attempt claimed it (`executeIdempotently`). */
+  readonly freshKey?: boolean;
   /** When the request arrived, by the service's clock. */
   readonly receivedAt: Date;
   /** The request's headers, for the few handlers that read one (cookies, the CSRF header). */

@@ -143,7 +143,7 @@ const respond = async (
   const prepared = route.prepare({ params: req.params, query: req.query, body: req.body });
   if (E.isLeft(prepared)) return fail(prepared.left);
 
-  const run = async (): Promise<RenderedResponse> => {
+  const run = async (freshKey = false): Promise<RenderedResponse> => {
     const reply = await prepared.right({
       ...caller.right,
       correlationId: state.correlationId,
@@ -151,6 +151,7 @@ const respond = async (
         idempotent && caller.right.principal !== null
           ? requestKeyOf(caller.right.principal.userId, key.right)
           : undefined,
+      freshKey,
       receivedAt: state.receivedAt,
       headers: req.headers,
       deps,

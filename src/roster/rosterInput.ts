@@ -69,8 +69,8 @@ export const rosterWanted =
   (deps: {
     readonly students: StudentStore;
     readonly directory: StudentDirectory;
-    readonly pickups: PickupService;
-    readonly classes: ClassStore;
+    readonly pickups: Pick<PickupService, 'allowedAdultsOfAll'>;
+    readonly classes: Pick<ClassStore, 'listSessions' | 'listClasses'>;
     readonly checkins: CheckinStore;
     readonly projections: ProjectionStore;
     readonly clock: () => Date;

@@ -22,6 +22,15 @@ export interface BackendProfile {
    */
   cacheOf<T>(maxEntries: number): DocCache<T>;
   /**
+   * A read cache on both backends, for documents where lagging another instance's write by the change
+   * feed's delay decides nothing wrongly: every write of them is a compare-and-swap (a stale revision
+   * is a 409 and the retry reads the store), or their reader tolerates a value from a moment ago (a
+   * class session, the check-in configuration). Kept coherent by this process's write-through and,
+   * where other instances write, by the change feed that the caller wires to `forgetChanged`
+   * (issue #23); never for sessions and users (decision 0013).
+   */
+  sharedCacheOf<T>(maxEntries: number): DocCache<T>;
+  /**
    * The idempotency ledger: claims held in memory and only the response written where this process
    * is the one writer (one write per mutation); stored, create-only claims where instances share it.
    */
@@ -40,6 +49,7 @@ export const backendProfile = (backend: Store['backend']): BackendProfile => {
   return {
     backend,
     cacheOf: <T>(maxEntries: number): DocCache<T> => (oneWriter ? docCache<T>(maxEntries) : noDocCache<T>()),
+    sharedCacheOf: <T>(maxEntries: number): DocCache<T> => docCache<T>(maxEntries),
     ledgerOf: (db) => (oneWriter ? exclusiveIdempotencyLedger(db) : idempotencyLedger(db)),
     rateLimitShareOf: (db) => (oneWriter ? undefined : db),
     oneProjectionWriter: oneWriter,

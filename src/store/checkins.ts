@@ -28,8 +28,9 @@ const CONFIG_ID = 'checkin-config';
 const SECRET_ID = 'checkin-secret';
 export const checkinDocId = (checkInId: string): string => `checkin:${checkInId}`;
 /**
- * What every check-in and check-out reads: the record and the configuration (embedded store only;
- * see docCache.ts). Every write of them here goes through these caches.
+ * What every check-in and check-out reads: the record and the configuration (see docCache.ts; on
+ * CouchDB kept coherent with other instances by the private feed). Every write of them here goes
+ * through these caches.
  */
 export interface CheckinCaches {
   readonly records: DocCache<CheckinDoc>;
@@ -75,6 +76,8 @@ export interface CheckinStore {
   /** The master secret, created (256 CSPRNG bits) by whichever instance reads it first. Never sent out. */
   secret(at: string): Promise<Uint8Array>;
   get(checkInId: string): Promise<CheckinDoc | undefined>;
+  /** The record as stored now, past the cache (which it fills). */
+  getStored(checkInId: string): Promise<CheckinDoc | undefined>;
   /**
    * Says that `checkInId` was just minted here, so no record of it exists yet: the write-through
    * that creates it skips the read that would find nothing (where records are cached).
@@ -101,6 +104,26 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
     const stored: CheckinDoc = { ...doc, _rev: r.rev };
     caches.records.remember(doc._id, stored);
     return stored;
+  };
+
+  let knownSecret: Uint8Array | undefined;
+  const storedSecret = async (at: string): Promise<Uint8Array> => {
+    const existing = await getDoc(db, CheckinSecretDoc, SECRET_ID);
+    if (existing !== undefined) return new Uint8Array(Buffer.from(existing.secret, 'base64url'));
+    try {
+      await db.put({
+        _id: SECRET_ID,
+        docType: 'checkinSecret',
+        secret: randomBytes(32).toString('base64url'),
+        createdAt: at,
+      });
+    } catch (e) {
+      // Another instance created it first: theirs is the secret.
+      if (!isConflict(e)) throw e;
+    }
+    const created = await getDoc(db, CheckinSecretDoc, SECRET_ID);
+    if (created === undefined) throw new Error('the check-in secret vanished');
+    return new Uint8Array(Buffer.from(created.secret, 'base64url'));
   };
 
   const store: CheckinStore = {
@@ -137,27 +160,22 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
     },
 
     async secret(at) {
-      const existing = await getDoc(db, CheckinSecretDoc, SECRET_ID);
-      if (existing !== undefined) return new Uint8Array(Buffer.from(existing.secret, 'base64url'));
-      try {
-        await db.put({
-          _id: SECRET_ID,
-          docType: 'checkinSecret',
-          secret: randomBytes(32).toString('base64url'),
-          createdAt: at,
-        });
-      } catch (e) {
-        // Another instance created it first: theirs is the secret.
-        if (!isConflict(e)) throw e;
-      }
-      const created = await getDoc(db, CheckinSecretDoc, SECRET_ID);
-      if (created === undefined) throw new Error('the check-in secret vanished');
-      return new Uint8Array(Buffer.from(created.secret, 'base64url'));
+      // Stored once (the first writer wins) and never rewritten while a service runs (a restore runs
+      // with the service stopped), so one read per process: the roster's passes and the configuration
+      // read it on every call (issue #23). A copy, so no caller can change the one held.
+      if (knownSecret !== undefined) return new Uint8Array(knownSecret);
+      knownSecret = await storedSecret(at);
+      return new Uint8Array(knownSecret);
     },
 
     get: (checkInId) => {
       const id = checkinDocId(checkInId);
       return caches.records.read(id, () => getDoc(db, CheckinDoc, id));
+    },
+
+    getStored(checkInId) {
+      caches.records.forget(checkinDocId(checkInId));
+      return store.get(checkInId);
     },
 
     minted(checkInId) {

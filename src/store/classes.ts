@@ -70,21 +70,27 @@ const byMeeting = (a: ClassSessionDoc, b: ClassSessionDoc): number =>
   a._id.localeCompare(b._id);
 
 /**
- * `sessions` caches class sessions, which every check-in reads (embedded store only; see docCache.ts).
- * Every write here goes through it, whatever the kind of document: forgetting an id it does not hold
- * costs nothing.
+ * `sessions` caches class sessions, which every check-in reads, and `classes` the classes every new
+ * student's class is checked against (see docCache.ts). Every write here goes through both, whatever
+ * the kind of document: forgetting an id a cache does not hold costs nothing.
  */
-export const classStore = (db: Database, sessions: DocCache<ClassSessionDoc> = noDocCache()): ClassStore => {
+export const classStore = (
+  db: Database,
+  sessions: DocCache<ClassSessionDoc> = noDocCache(),
+  classes: DocCache<ClassDoc> = noDocCache(),
+): ClassStore => {
+  const put = (doc: { readonly _id: string; readonly _rev?: string }) =>
+    writingThrough(sessions, doc._id, () => writingThrough(classes, doc._id, () => db.put(doc)));
   const create = async <D extends { readonly _id: string }>(doc: D): Promise<D & { _rev: string }> => {
     // A fresh random id cannot be taken, so a conflict here is a bug and is left to throw.
-    const r = await writingThrough(sessions, doc._id, () => db.put(doc));
+    const r = await put(doc);
     return { ...doc, _rev: r.rev };
   };
 
   /** The new revision, or `CONFLICT` when `rev` is no longer the current one. */
   const replace = async (doc: { readonly _id: string }, rev: string): Promise<string | 'CONFLICT'> => {
     try {
-      return (await writingThrough(sessions, doc._id, () => db.put({ ...doc, _rev: rev }))).rev;
+      return (await put({ ...doc, _rev: rev })).rev;
     } catch (e) {
       if (isConflict(e)) return 'CONFLICT';
       throw e;
@@ -93,7 +99,10 @@ export const classStore = (db: Database, sessions: DocCache<ClassSessionDoc> = n
 
   return {
     getNucleus: (nucleusId) => getDoc(db, NucleusDoc, nucleusDocId(nucleusId)),
-    getClass: (classId) => getDoc(db, ClassDoc, classDocId(classId)),
+    getClass: (classId) => {
+      const id = classDocId(classId);
+      return classes.read(id, () => getDoc(db, ClassDoc, id));
+    },
     getSession: (sessionId) => {
       const id = classSessionDocId(sessionId);
       return sessions.read(id, () => getDoc(db, ClassSessionDoc, id));

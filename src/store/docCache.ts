@@ -8,8 +8,10 @@
  * `remember`, with what they just stored) around each write of a cached id. A revocation is therefore
  * seen by the next request, as decision 0013 asks. A read of an id that was in flight while that id
  * was forgotten or remembered does not fill the cache (it may have read the old value). In CouchDB
- * mode other instances write too, so the service uses `noDocCache` there: a cache fed by the change
- * feed would let a revoked session act for the feed's delay (see decision 0019).
+ * mode other instances write too: sessions and users are not cached there (`noDocCache`: a cache fed
+ * by the change feed would let a revoked session act for the feed's delay), and the documents whose
+ * readers tolerate that delay are, forgotten by the change feeds as well (`forgetChanged`; decision
+ * 0019, eighth round).
  */
 import { boundedCache } from '../lib/boundedCache.js';
 
@@ -203,4 +205,61 @@ export const writingThrough = async <R>(
   } finally {
     cache.forget(id);
   }
+};
+
+/**
+ * What a change feed tells a cache: `id` changed to `rev`. Forgotten unless the cache holds that very
+ * revision (this process's own write, which it remembered, coming back through the feed): the next
+ * read of a document another writer changed goes to the store.
+ */
+export const forgetChanged = <T>(
+  cache: DocCache<T>,
+  id: string,
+  rev: string | undefined,
+  revOf: (value: T) => string | undefined,
+): void => {
+  const held = cache.peek(id);
+  if (rev !== undefined && held !== undefined && revOf(held) === rev) return;
+  cache.forget(id);
+};
+
+/** The `_rev` of a stored document read back as `unknown`. */
+export const storedRev = (doc: unknown): string | undefined =>
+  typeof doc === 'object' && doc !== null && '_rev' in doc && typeof doc._rev === 'string'
+    ? doc._rev
+    : undefined;
+
+/**
+ * A listing (every document of some kinds) held until a change of one of its documents is told: for a
+ * reader that follows the same change feed and is triggered by it, the roster's passes (issue #23:
+ * each pass listed classes, sessions and the pickup lists again, four `_all_docs` per creation of a
+ * student on CouchDB). A load that a change raced keeps its result to itself.
+ */
+export interface ListingCache<T> {
+  read(): Promise<T>;
+  /** A document `id` changed: the listing is read again if it is one of its kinds. */
+  changed(id: string): void;
+  clear(): void;
+}
+
+export const listingCache = <T>(prefixes: ReadonlyArray<string>, load: () => Promise<T>): ListingCache<T> => {
+  let held: { readonly value: T } | undefined;
+  let generation = 0;
+  const clear = () => {
+    generation += 1;
+    held = undefined;
+  };
+  return {
+    async read() {
+      if (held !== undefined) return held.value;
+      const started = generation;
+      const value = await load();
+      if (generation === started) held = { value };
+      return value;
+    },
+    changed(id) {
+      if (prefixes.some((p) => id.startsWith(p))) clear();
+    },
+    clear,
+  };
 };

@@ -25,7 +25,7 @@ import {
   kindOfAspect,
   projectAspect,
 } from '../rules/projections.js';
-import { type DocCache, noDocCache, weighedCache } from './docCache.js';
+import { type DocCache, forgetChanged, noDocCache, weighedCache } from './docCache.js';
 import { decodeDoc, getDocs, UndecodableDocument } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound, isStored } from './storeErrors.js';
@@ -234,9 +234,23 @@ const conflictDocs = async (
 };
 
 /**
- * `entries` holds aspects as this process last read or wrote them (see decision 0019): only where the
- * pipeline of this process is the projections' one writer (the embedded store). A commit that meets
- * a conflict forgets its aspects, so the retry reads the store. It holds at most `maxCachedEvents`
+ * What the projections' change feed tells an aspect cache where other instances' pipelines commit too:
+ * the aspect a change names is forgotten unless the cache holds that very revision (this pipeline's
+ * own commit coming back).
+ */
+export const aspectChanged = (
+  cache: DocCache<LoadedAspect>,
+  change: { readonly id: string; readonly rev?: string },
+): void => {
+  if (change.id.startsWith(ASPECT_PREFIX))
+    forgetChanged(cache, change.id.slice(ASPECT_PREFIX.length), change.rev, (a) => a.rev);
+};
+const ASPECT_PREFIX = aspectDocId('');
+
+/**
+ * `entries` holds aspects as this process last read or wrote them (see decision 0019). Where other
+ * instances' pipelines commit too (CouchDB), the projections' change feed forgets what they change
+ * (`aspectChanged`). A commit that meets a conflict forgets its aspects, so the retry reads the store. It holds at most `maxCachedEvents`
  * events in all, whatever bound on entries it has of its own.
  */
 export const projectionStore = (
@@ -245,6 +259,9 @@ export const projectionStore = (
   maxCachedEvents: number = MAX_CACHED_ASPECT_EVENTS,
 ): ProjectionStore => {
   const cache = weighedCache(entries, (a) => a.events.length, maxCachedEvents);
+  const UNKNOWN = Symbol('unknown');
+  /** The checkpoint's revision as this store last wrote it (undefined: none stored). */
+  let checkpointRev: string | undefined | typeof UNKNOWN = UNKNOWN;
   const store: ProjectionStore = {
     async project(aspects) {
       const out = new Map<string, AspectProjection>();
@@ -282,10 +299,19 @@ export const projectionStore = (
       }),
 
     async commit(write) {
-      const stored = await conflictDocs(db, [
-        ...write.conflicts.map((c) => conflictDocId(c.loser.eventId)),
-        ...write.noConflict.map(conflictDocId),
-      ]);
+      // Aspects without a loser (nearly every check-in) have no record to compare or remove, so the
+      // read is skipped (issue #23: one `_all_docs` per commit). Being a loser is monotonic in the
+      // event set (`conflicts.ts`: a group of events on one base only grows, and only a newcomer can
+      // become its winner), so a record of one of these events can only come from an attempt that
+      // held events this one lacks; that attempt's retry or replay, or this pipeline once it projects
+      // those events (then with losers, and reading), puts the records right.
+      const stored =
+        write.conflicts.length === 0
+          ? new Map<string, { readonly rev: string; readonly body: string | undefined }>()
+          : await conflictDocs(db, [
+              ...write.conflicts.map((c) => conflictDocId(c.loser.eventId)),
+              ...write.noConflict.map(conflictDocId),
+            ]);
       const docs = [
         ...write.aspects.map(({ projection, rev }) => ({
           ...aspectDocBody(projection),
@@ -341,14 +367,21 @@ export const projectionStore = (
 
     async saveCheckpoint(seq) {
       for (let attempt = 0; attempt < 5; attempt += 1) {
-        const current: unknown = await db.get(CHECKPOINT_ID).catch((e: unknown) => {
-          if (isNotFound(e)) return undefined;
-          throw e;
-        });
-        const decoded = current === undefined ? undefined : Checkpoint.decode(current);
-        const rev = decoded !== undefined && E.isRight(decoded) ? decoded.right._rev : undefined;
+        // The revision this store last wrote, while nothing says it moved: one request per batch instead
+        // of two. Another writer (a second instance, a reset) makes the put a 409, and the retry reads.
+        let rev = checkpointRev;
+        if (rev === UNKNOWN) {
+          const current: unknown = await db.get(CHECKPOINT_ID).catch((e: unknown) => {
+            if (isNotFound(e)) return undefined;
+            throw e;
+          });
+          const decoded = current === undefined ? undefined : Checkpoint.decode(current);
+          rev = decoded !== undefined && E.isRight(decoded) ? decoded.right._rev : undefined;
+        }
+        checkpointRev = UNKNOWN;
         try {
-          await db.put({ _id: CHECKPOINT_ID, ...(rev === undefined ? {} : { _rev: rev }), seq });
+          const r = await db.put({ _id: CHECKPOINT_ID, ...(rev === undefined ? {} : { _rev: rev }), seq });
+          checkpointRev = r.rev;
           return;
         } catch (e) {
           if (!isConflict(e)) throw e;
@@ -471,6 +504,7 @@ export const projectionStore = (
       }
       const checkpoint: unknown = await db.get(CHECKPOINT_ID).catch(() => undefined);
       const decoded = checkpoint === undefined ? undefined : Checkpoint.decode(checkpoint);
+      checkpointRev = UNKNOWN;
       if (decoded !== undefined && E.isRight(decoded)) await db.remove(CHECKPOINT_ID, decoded.right._rev);
       cache.clear();
     },

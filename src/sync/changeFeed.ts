@@ -9,6 +9,8 @@ export interface Change {
   readonly id: string;
   readonly seq: string | number;
   readonly deleted: boolean;
+  /** The revision the change made (a cache that holds it has nothing to forget). */
+  readonly rev?: string;
   /** Undecoded: a consumer decodes it with the codec of the document kind it expects. */
   readonly doc?: unknown;
   /** The copy the feed showed was withdrawn since (`settledCopies.ts`): its own change comes later. */
@@ -29,10 +31,12 @@ export const changes$ = (db: Database, options: ChangeFeedOptions = {}): Observa
       include_docs: options.includeDocs ?? false,
     });
     feed.on('change', (c) => {
+      const rev = c.changes[0]?.rev;
       subscriber.next({
         id: c.id,
         seq: c.seq,
         deleted: c.deleted === true,
+        ...(rev === undefined ? {} : { rev }),
         ...(c.doc === undefined ? {} : { doc: c.doc }),
       });
     });

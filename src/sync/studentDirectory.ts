@@ -50,6 +50,8 @@ export interface StudentDirectory {
   size(): number;
   /** Every student record held, in no particular order (the roster's full pass reads them here). */
   all(): StudentDoc[];
+  /** The record held for `studentId`, as this process wrote it or the private feed last told it. */
+  get(studentId: string): StudentDoc | undefined;
   /** Follows a change feed of the private database until the subscription ends. */
   follow(changes: Observable<Change>, onUndecodable: (id: string) => void): Subscription;
 }
@@ -166,6 +168,7 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
     size: () => entries.size,
 
     all: () => [...students.values()],
+    get: (studentId) => students.get(studentId),
 
     follow(changes, onUndecodable) {
       return changes.subscribe((change) => {

@@ -30,6 +30,8 @@ export interface RosterProjectorWiring {
   readonly pipeline: EventPipeline;
   /** The private database's live feed, shared with the student directory. */
   readonly privateFeed: Observable<Change>;
+  /** The projections database's live feed where other instances commit aspects too, shared with the aspect cache. */
+  readonly projectionFeed: Observable<Change> | undefined;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly opened: Disposers;
@@ -55,7 +57,7 @@ export const wireRosterProjector = (w: RosterProjectorWiring): RosterProjector =
           mergeMap((o) => o.events.map((e) => e.aspect)),
           filter((aspect) => projectionFeedsRoster(`aspect:${aspect}`)),
         )
-      : followChanges$(w.store.db.projections, { since: 'now' }).pipe(
+      : (w.projectionFeed ?? followChanges$(w.store.db.projections, { since: 'now' })).pipe(
           filter((c) => projectionFeedsRoster(c.id)),
           map((c) => c.id.slice('aspect:'.length)),
         ),

@@ -17,7 +17,6 @@ import {
   seed,
   type TokensWithRefresh,
 } from '../support/auth.js';
-import { type CouchServer, startCouchServer } from '../support/couchServer.js';
 import { call, expectEnvelope } from '../support/http.js';
 import { attendanceProbeRoute, probeRoutes } from '../support/probeRoutes.js';
 import {
@@ -26,6 +25,7 @@ import {
   DEVICE_ID,
   startTestService,
   type TestService,
+  twoInstancesOnOneCouch,
 } from '../support/testService.js';
 
 const UserC = t.type({
@@ -400,29 +400,14 @@ describe('login and refresh rate limits', function () {
 
 describe('the per-device limit shared by two instances on one CouchDB-protocol server', function () {
   this.timeout(60_000);
-  let couch: CouchServer;
-  let a: TestService;
-  let b: TestService;
-  before(async () => {
-    couch = await startCouchServer();
-    const env = {
-      COUCHDB_URL: couch.url,
-      // Instances of one deployment share the secret the bucket names are keyed with.
-      JWT_SECRET: 'one-deployment-shares-this-secret-0123456789',
-      RATE_LIMIT_REQUESTS: '4',
-      RATE_LIMIT_WINDOW_SECONDS: '3600',
-      RATE_LIMIT_EXCHANGE_MS: '100',
-    };
-    a = await startTestService({ env });
-    b = await startTestService({ env });
-  });
-  after(async () => {
-    await a.dispose();
-    await b.dispose();
-    await couch.dispose();
+  const instances = twoInstancesOnOneCouch({
+    RATE_LIMIT_REQUESTS: '4',
+    RATE_LIMIT_WINDOW_SECONDS: '3600',
+    RATE_LIMIT_EXCHANGE_MS: '100',
   });
 
   it('what one instance counted, the other refuses once they have exchanged (within a second)', async () => {
+    const { a, b } = instances();
     const users = (svc: TestService) =>
       call(`${svc.url}/api/v1/users`, { headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN) });
     for (let i = 0; i < 4; i += 1) expect((await users(a)).status).to.equal(200);

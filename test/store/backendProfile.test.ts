@@ -44,4 +44,12 @@ describe('the backend profile', () => {
     expect(p.rateLimitShareOf(db)).to.equal(db);
     expect(p.oneProjectionWriter).to.equal(false);
   });
+
+  it('both: the shared caches hold (coherent by write-through, and on CouchDB by the change feed)', () => {
+    for (const backend of ['embedded', 'couchdb'] as const) {
+      const cache = backendProfile(backend).sharedCacheOf<string>(10);
+      cache.remember('a', 'x');
+      expect(cache.peek('a'), backend).to.equal('x');
+    }
+  });
 });

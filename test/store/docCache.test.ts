@@ -9,6 +9,7 @@ import type { SessionDoc } from '../../src/domain/session.js';
 import {
   type DocCache,
   docCache,
+  listingCache,
   noDocCache,
   weighedCache,
   writingThrough,
@@ -330,5 +331,41 @@ describe('document read cache', () => {
       await store.db.private.remove(doc);
       expect((await sessions.get(created.sessionId))?.revokeReason).to.equal('LOGOUT');
     });
+  });
+});
+
+describe('a listing held until a change of its kinds is told', () => {
+  it('reads once, again after a change of one of its kinds, and not after a change of another kind', async () => {
+    let loads = 0;
+    const listing = listingCache(['classSession:'], async () => {
+      loads += 1;
+      return loads;
+    });
+    expect(await listing.read()).to.equal(1);
+    expect(await listing.read()).to.equal(1);
+    listing.changed('class:c1');
+    listing.changed('student:s1');
+    expect(await listing.read(), 'other kinds leave it').to.equal(1);
+    listing.changed('classSession:x');
+    expect(await listing.read()).to.equal(2);
+    listing.clear();
+    expect(await listing.read()).to.equal(3);
+  });
+
+  it('keeps a load that a change raced to itself: the next read loads again', async () => {
+    let loads = 0;
+    let release: () => void = () => undefined;
+    const listing = listingCache(['pickupEntry:'], async () => {
+      loads += 1;
+      if (loads === 1) await new Promise<void>((r) => (release = r));
+      return loads;
+    });
+    const first = listing.read();
+    await Promise.resolve();
+    listing.changed('pickupEntry:p1');
+    release();
+    expect(await first).to.equal(1);
+    expect(await listing.read(), 'the raced load was not kept').to.equal(2);
+    expect(await listing.read()).to.equal(2);
   });
 });

@@ -6,9 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { type AspectEventRecord, projectAspect } from '../../src/rules/projections.js';
+import { projectAspect } from '../../src/rules/projections.js';
 import type { Database } from '../../src/store/pouch.js';
-import { fromStoredEvent, projectionStore } from '../../src/store/projections.js';
+import { projectionStore } from '../../src/store/projections.js';
+import { attendanceMark } from '../support/attendanceMarks.js';
 import { type StoreHost, storeBackends } from '../support/storeBackends.js';
 
 const STUDENT = '6f1c2a8e-9d3b-4c5e-8f7a-1b2c3d4e5f60';
@@ -20,22 +21,7 @@ const mark = (
   role: 'ADMIN' | 'CHAMADOR',
   base: string | null,
   minute: number,
-): AspectEventRecord => {
-  const record = fromStoredEvent({
-    eventId,
-    type,
-    baseVersion: base,
-    subjectId: STUDENT,
-    userId: role === 'ADMIN' ? 'admin-1' : 'caller-1',
-    role,
-    deviceId: null,
-    clientTimestamp: `2026-11-29T08:${String(minute).padStart(2, '0')}:00.000Z`,
-    serverTimestamp: `2026-11-29T09:${String(minute).padStart(2, '0')}:00.000Z`,
-    payload: { actionType: type },
-  });
-  if (record === undefined) throw new Error('undecodable mark');
-  return record;
-};
+) => attendanceMark(STUDENT, eventId, type, role, base, minute);
 
 for (const [name, host] of storeBackends('projection-conflicts')) {
   describe(`conflict records put right by the next commit of their aspect, on ${name}`, () => {

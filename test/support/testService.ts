@@ -9,6 +9,7 @@ import type { Route } from '../../src/http/route.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { Notifier } from '../../src/notify/notifier.js';
 import { type RunningService, startService } from '../../src/service.js';
+import { type CouchServer, startCouchServer } from './couchServer.js';
 import { call, type HttpResult } from './http.js';
 import { forgetContract } from './openApiContract.js';
 import { makeTempDir, removeDir } from './tempDir.js';
@@ -98,3 +99,34 @@ export const mutate = (url: string, method: string, body: unknown, token: string
     headers: mutationHeaders(token),
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
+
+/**
+ * Two instances of one deployment on one CouchDB-protocol server (express-pouchdb, or the real CouchDB
+ * of npm run test:couchdb), started in a mocha `before` and stopped in its `after`; the function gives
+ * them. `env` is added to what the two share (the server and the JWT secret).
+ */
+export const twoInstancesOnOneCouch = (
+  env: Record<string, string> = {},
+): (() => { readonly a: TestService; readonly b: TestService }) => {
+  let couch: CouchServer | undefined;
+  let both: { a: TestService; b: TestService } | undefined;
+  before(async () => {
+    couch = await startCouchServer();
+    const shared = {
+      COUCHDB_URL: couch.url,
+      // Instances of one deployment share the secret the bucket names are keyed with.
+      JWT_SECRET: 'one-deployment-shares-this-secret-0123456789',
+      ...env,
+    };
+    both = { a: await startTestService({ env: shared }), b: await startTestService({ env: shared }) };
+  });
+  after(async () => {
+    await both?.a.dispose();
+    await both?.b.dispose();
+    await couch?.dispose();
+  });
+  return () => {
+    if (both === undefined) throw new Error('the two instances start in before()');
+    return both;
+  };
+};
