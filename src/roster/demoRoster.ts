@@ -82,3 +82,16 @@ export const seedDemoRoster = async (
     students: created,
   };
 };
+
+export interface DemoRosterService {
+  /** Writes the demo roster as `admin`, dated today. */
+  seed(admin: Principal): Promise<DemoRoster>;
+}
+
+export const demoRosterService = (deps: {
+  readonly classes: ClassStore;
+  readonly students: StudentService;
+  readonly clock: () => Date;
+}): DemoRosterService => ({
+  seed: (admin) => seedDemoRoster(deps.classes, deps.students, admin, deps.clock()),
+});

@@ -143,3 +143,12 @@ export const exportStudent = async (
     auditEntries,
   });
 };
+
+export interface StudentExportService {
+  /** Everything held about one student (LGPD art. 18), or NOT_FOUND. */
+  exportOf(studentId: string): Promise<E.Either<ApiError, StudentExport>>;
+}
+
+export const studentExportService = (deps: StudentExportDeps): StudentExportService => ({
+  exportOf: (studentId) => exportStudent(deps, studentId),
+});

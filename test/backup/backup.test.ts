@@ -86,7 +86,7 @@ describe('backup and restore (embedded store)', function () {
     expect(run.stderr).to.contain('--force');
     const again = await startTestService({ env: { DATA_DIR: target } });
     try {
-      const names = await again.deps.roster.studentStore.listAll();
+      const names = await again.stores.students.listAll();
       expect(names.map((s) => s.displayName)).to.deep.equal(['Zeca']);
       expect((await again.store.db.events.info()).doc_count).to.equal(events);
     } finally {

@@ -14,11 +14,9 @@ import {
   StudentPage,
   StudentStatus,
 } from '../../domain/student.js';
-import { exportStudent, StudentExport } from '../../roster/studentExport.js';
-import { studentView } from '../../roster/studentService.js';
+import { StudentExport } from '../../roster/studentExport.js';
+import { studentDocView } from '../../roster/studentService.js';
 import { foldName, photosAllowed, visibleStudentFields } from '../../rules/students.js';
-// biome-ignore lint/style/noRestrictedImports: this route shapes a stored student with the store's own mapping; issue #22 (part 4) moves it behind the student service.
-import { toRecord } from '../../store/students.js';
 import { actorOf } from '../actor.js';
 import { defineRoute, type HandlerContext } from '../route.js';
 
@@ -54,8 +52,8 @@ const badCursor = (): ApiError =>
 
 /** A freshly written student, shown to its writer (ADMIN, CADASTRO or a `students.add` role: every field). */
 const writerView = (ctx: HandlerContext<unknown, unknown, unknown>, doc: StudentDoc) =>
-  studentView(
-    toRecord(doc),
+  studentDocView(
+    doc,
     visibleStudentFields(ctx.principal?.roles ?? [], ctx.principal?.permissions ?? []),
     photosAllowed(ctx.deps.roster.directory.activeConsents(doc.studentId)),
   );
@@ -234,18 +232,7 @@ export const exportStudentRoute = defineRoute({
   errors: ['NOT_FOUND'],
   auditRead: 'EXPORT',
   handler: async ({ params, deps }) => {
-    const exported = await exportStudent(
-      {
-        students: deps.roster.studentStore,
-        consents: deps.roster.consentStore,
-        directory: deps.roster.directory,
-        eventsDb: deps.store.db.events,
-        privateDb: deps.store.db.private,
-        audit: deps.audit,
-        clock: deps.clock,
-      },
-      params.studentId,
-    );
+    const exported = await deps.roster.exports.exportOf(params.studentId);
     return E.map((body: StudentExport) => ({ body, auditSubjectId: params.studentId }))(exported);
   },
 });
