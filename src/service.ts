@@ -32,13 +32,13 @@ import { type Disposers, disposers } from './lib/disposers.js';
 import { createLogger } from './log/logger.js';
 import { type Metrics, noMetrics, prometheusMetrics } from './metrics/metrics.js';
 import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
+import { consentService } from './registration/consentService.js';
+import { demoDataService } from './registration/demoData.js';
+import { photoService } from './registration/photoService.js';
+import { studentExportService } from './registration/studentExport.js';
+import { studentImportService } from './registration/studentImport.js';
+import { studentService } from './registration/studentService.js';
 import { reportService } from './reports/reportService.js';
-import { consentService } from './roster/consentService.js';
-import { demoRosterService } from './roster/demoRoster.js';
-import { photoService } from './roster/photoService.js';
-import { rosterImportService } from './roster/rosterImport.js';
-import { studentExportService } from './roster/studentExport.js';
-import { studentService } from './roster/studentService.js';
 import { classService } from './schedules/classService.js';
 import { scheduleService } from './schedules/scheduleService.js';
 import { auditLog } from './store/auditLog.js';
@@ -68,7 +68,7 @@ import { syncService } from './sync/syncService.js';
 import { wireJobs } from './wiring/jobs.js';
 import { wirePipeline } from './wiring/pipeline.js';
 import { wireRateLimits } from './wiring/rateLimits.js';
-import { wireRosterProjector } from './wiring/rosterProjector.js';
+import { wireRosterReconciler } from './wiring/rosterReconciler.js';
 
 /** The stores behind the services, for tests that look beneath the API; routes never see them. */
 export interface ServiceStores {
@@ -241,7 +241,7 @@ const wire = async (
     clock,
   });
   const syncSvc = syncService({ events, students, classes, pipeline, clock });
-  const rosterProjector = wireRosterProjector({
+  const rosterReconciler = wireRosterReconciler({
     store,
     profile,
     wanted: {
@@ -290,7 +290,7 @@ const wire = async (
     },
     classes: classService({ classes, clock }),
     schedules: scheduleService({ schedules: scheduleStore(store.db.private), classes, checkins, clock }),
-    roster: {
+    registration: {
       students: studentSvc,
       directory,
       consents: consentService({
@@ -302,7 +302,7 @@ const wire = async (
         clock,
         onNoActiveConsent: photoSvc.erase,
       }),
-      imports: rosterImportService({
+      imports: studentImportService({
         students,
         studentService: studentSvc,
         classes,
@@ -321,7 +321,7 @@ const wire = async (
         audit: auditTrail,
         clock,
       }),
-      demo: demoRosterService({ classes, students: studentSvc, clock }),
+      demo: demoDataService({ classes, students: studentSvc, clock }),
     },
     audit: auditTrail,
     attendance: {
@@ -366,7 +366,7 @@ const wire = async (
         events,
         sync: syncSvc,
       }),
-      projector: rosterProjector,
+      reconciler: rosterReconciler,
     },
     reports: reportService({ projections, students, classes }),
     secrets: {

@@ -9,13 +9,13 @@ import type { SessionService } from '../auth/sessionService.js';
 import type { UserService } from '../auth/userService.js';
 import type { Config } from '../config/config.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { ConsentService } from '../registration/consentService.js';
+import type { DemoDataService } from '../registration/demoData.js';
+import type { PhotoService } from '../registration/photoService.js';
+import type { StudentExportService } from '../registration/studentExport.js';
+import type { StudentImportService } from '../registration/studentImport.js';
+import type { StudentService } from '../registration/studentService.js';
 import type { ReportService } from '../reports/reportService.js';
-import type { ConsentService } from '../roster/consentService.js';
-import type { DemoRosterService } from '../roster/demoRoster.js';
-import type { PhotoService } from '../roster/photoService.js';
-import type { RosterImportService } from '../roster/rosterImport.js';
-import type { StudentExportService } from '../roster/studentExport.js';
-import type { StudentService } from '../roster/studentService.js';
 import type { ClassService } from '../schedules/classService.js';
 import type { ScheduleService } from '../schedules/scheduleService.js';
 // biome-ignore lint/style/noRestrictedImports: the audit trail is written by the one route path (runRoute) and read by the audit-log route; its type lives beside its store.
@@ -28,7 +28,7 @@ import type { IdempotencyLedger } from '../store/idempotencyLedger.js';
 import type { RateLimiter } from '../store/rateLimiter.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
 import type { ReplicationService } from '../sync/replicationService.js';
-import type { RosterProjector } from '../sync/rosterProjector.js';
+import type { RosterReconciler } from '../sync/rosterReconciler.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
 import type { SyncService } from '../sync/syncService.js';
 import type { Authenticator } from './authenticate.js';
@@ -62,16 +62,16 @@ export interface AppDeps {
   /** Nuclei, classes and class sessions. */
   readonly classes: ClassService;
   readonly schedules: ScheduleService;
-  readonly roster: {
+  readonly registration: {
     readonly students: StudentService;
     readonly directory: StudentDirectory;
     readonly consents: ConsentService;
-    readonly imports: RosterImportService;
+    readonly imports: StudentImportService;
     readonly photos: PhotoService;
     /** The data-subject export (LGPD art. 18). */
     readonly exports: StudentExportService;
-    /** The development seed's demo roster. */
-    readonly demo: DemoRosterService;
+    /** The development seed's demo data (its response still calls it `roster`: the published field). */
+    readonly demo: DemoDataService;
   };
   readonly audit: AuditLog;
   readonly attendance: {
@@ -90,7 +90,7 @@ export interface AppDeps {
   readonly replication: {
     /** The roster replica, checkpoints and pushed events behind the CouchDB-protocol routes (0018). */
     readonly service: ReplicationService;
-    readonly projector: RosterProjector;
+    readonly reconciler: RosterReconciler;
   };
   readonly secrets: {
     /** Signs paging cursors; derived from JWT_SECRET so every instance accepts every other's cursors. */

@@ -43,7 +43,7 @@ for (const backend of backends)
       call(`${svc.url}${path}`, { method, headers: mutationHeaders(token), body: JSON.stringify(body) });
     const settled = async () => {
       await svc.deps.sync.pipeline.catchUp();
-      await svc.deps.replication.projector.refresh();
+      await svc.deps.replication.reconciler.refresh();
     };
 
     beforeEach(async () => {

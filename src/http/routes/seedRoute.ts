@@ -1,4 +1,4 @@
-/** Development seed: the first ADMIN and a demo roster, so a newcomer can try every flow. */
+/** Development seed: the first ADMIN and demo data, so a newcomer can try every flow. */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { isProduction } from '../../config/config.js';
@@ -16,7 +16,7 @@ export const Seeded = object('Seeded', {
   admin: object('SeededAdmin', { userId: Uuid, email: Text }),
   roster: object('SeededRoster', {
     nucleusId: Uuid,
-    // The demo roster is a handful of classes and sessions.
+    // The demo data is a handful of classes and sessions.
     classIds: boundedArray(Uuid, 100),
     sessionIds: boundedArray(Uuid, 100),
     students: t.number,
@@ -53,7 +53,7 @@ export const seedRoute = defineRoute({
     if (E.isLeft(created))
       return created.left.code === 'CONFLICT' ? E.left(apiError('ALREADY_SEEDED')) : created;
     const admin: UserDoc = created.right;
-    const roster = await deps.roster.demo.seed({
+    const roster = await deps.registration.demo.seed({
       userId: admin.userId,
       roles: admin.roles,
       primaryRole: admin.primaryRole,

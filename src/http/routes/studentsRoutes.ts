@@ -14,8 +14,8 @@ import {
   StudentPage,
   StudentStatus,
 } from '../../domain/student.js';
-import { StudentExport } from '../../roster/studentExport.js';
-import { studentDocView } from '../../roster/studentService.js';
+import { StudentExport } from '../../registration/studentExport.js';
+import { studentDocView } from '../../registration/studentService.js';
 import { foldName, photosAllowed, visibleStudentFields } from '../../rules/students.js';
 import { actorOf } from '../actor.js';
 import { defineRoute, type HandlerContext } from '../route.js';
@@ -39,7 +39,7 @@ export const StudentListQuery = object(
   },
 );
 
-// `c` (the class filter) came with the office; a cursor without it pages the whole roster.
+// `c` (the class filter) came with the office; a cursor without it pages every student.
 const CursorPayload = t.intersection([
   t.type({ k: t.string, s: StudentStatus, q: t.string }),
   t.partial({ c: t.string }),
@@ -55,7 +55,7 @@ const writerView = (ctx: HandlerContext<unknown, unknown, unknown>, doc: Student
   studentDocView(
     doc,
     visibleStudentFields(ctx.principal?.roles ?? [], ctx.principal?.permissions ?? []),
-    photosAllowed(ctx.deps.roster.directory.activeConsents(doc.studentId)),
+    photosAllowed(ctx.deps.registration.directory.activeConsents(doc.studentId)),
   );
 
 export const listStudentsRoute = defineRoute({
@@ -88,7 +88,7 @@ export const listStudentsRoute = defineRoute({
         return E.left(badCursor());
       afterKey = decoded.right.k;
     }
-    const page = deps.roster.directory.page({
+    const page = deps.registration.directory.page({
       status,
       q,
       ...(query.classId === undefined ? {} : { classId: query.classId }),
@@ -137,7 +137,7 @@ export const createStudentRoute = defineRoute({
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
-    const created = await ctx.deps.roster.students.create(actor.right, ctx.body);
+    const created = await ctx.deps.registration.students.create(actor.right, ctx.body);
     return E.map((doc: StudentDoc) => ({
       status: 201,
       headers: { Location: `/api/v1/students/${doc.studentId}` },
@@ -164,7 +164,7 @@ export const getStudentRoute = defineRoute({
   auditRead: 'READ_SENSITIVE',
   handler: async ({ params, principal, deps }) => {
     if (principal === null) return E.left(apiError('UNAUTHORIZED'));
-    const read = await deps.roster.students.read(principal, params.studentId);
+    const read = await deps.registration.students.read(principal, params.studentId);
     return E.map((r: { view: Student }) => ({ body: r.view, auditSubjectId: params.studentId }))(read);
   },
 });
@@ -186,7 +186,7 @@ export const patchStudentRoute = defineRoute({
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
-    const updated = await ctx.deps.roster.students.patch(actor.right, ctx.params.studentId, ctx.body);
+    const updated = await ctx.deps.registration.students.patch(actor.right, ctx.params.studentId, ctx.body);
     return E.map((doc: StudentDoc) => ({ body: writerView(ctx, doc) }))(updated);
   },
 });
@@ -209,7 +209,7 @@ export const deleteStudentRoute = defineRoute({
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
-    const deleted = await ctx.deps.roster.students.softDelete(
+    const deleted = await ctx.deps.registration.students.softDelete(
       actor.right,
       ctx.params.studentId,
       ctx.body.justification,
@@ -232,7 +232,7 @@ export const exportStudentRoute = defineRoute({
   errors: ['NOT_FOUND'],
   auditRead: 'EXPORT',
   handler: async ({ params, deps }) => {
-    const exported = await deps.roster.exports.exportOf(params.studentId);
+    const exported = await deps.registration.exports.exportOf(params.studentId);
     return E.map((body: StudentExport) => ({ body, auditSubjectId: params.studentId }))(exported);
   },
 });
