@@ -60,6 +60,7 @@ import { scheduleStore } from './store/schedules.js';
 import { sessionStore } from './store/sessions.js';
 import { openStore, type Store, storeLocation } from './store/store.js';
 import { type StudentStore, studentStore } from './store/students.js';
+import { subjectRecords } from './store/subjectRecords.js';
 import { type UserStore, userStore } from './store/users.js';
 import { followChanges$ } from './sync/changeFeed.js';
 import { replicationService } from './sync/replicationService.js';
@@ -232,8 +233,9 @@ const wire = async (
   });
   const settling = options.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: options.settleTimeoutMs };
   const studentSvc = studentService({ students, directory, classes, events, pipeline, clock, ...settling });
+  const photos = photoStore(store.db.private);
   const photoSvc = photoService({
-    photos: photoStore(store.db.private),
+    photos,
     students,
     studentService: studentSvc,
     consents,
@@ -316,8 +318,8 @@ const wire = async (
         students,
         consents,
         directory,
-        eventsDb: store.db.events,
-        privateDb: store.db.private,
+        records: subjectRecords(store.db),
+        photos,
         audit: auditTrail,
         clock,
       }),
