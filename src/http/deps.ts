@@ -8,6 +8,7 @@ import type { RoleService } from '../auth/roleService.js';
 import type { SessionService } from '../auth/sessionService.js';
 import type { UserService } from '../auth/userService.js';
 import type { Config } from '../config/config.js';
+import type { AuditLog } from '../domain/audit.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ConsentService } from '../registration/consentService.js';
 import type { DemoDataService } from '../registration/demoData.js';
@@ -16,16 +17,11 @@ import type { StudentExportService } from '../registration/studentExport.js';
 import type { StudentImportService } from '../registration/studentImport.js';
 import type { StudentService } from '../registration/studentService.js';
 import type { ReportService } from '../reports/reportService.js';
+import type { RateLimitDecision, RateLimitPolicy } from '../rules/rateLimit.js';
 import type { ClassService } from '../schedules/classService.js';
 import type { ScheduleService } from '../schedules/scheduleService.js';
-// biome-ignore lint/style/noRestrictedImports: the audit trail is written by the one route path (runRoute) and read by the audit-log route; its type lives beside its store.
-import type { AuditLog } from '../store/auditLog.js';
-// biome-ignore lint/style/noRestrictedImports: the per-caller rate limit is counted by the one authentication chain, never by a handler.
-import type { CallerRateLimiter } from '../store/callerRateLimiter.js';
 // biome-ignore lint/style/noRestrictedImports: the Idempotency-Key step of the one route path claims keys in the ledger, never a handler.
 import type { IdempotencyLedger } from '../store/idempotencyLedger.js';
-// biome-ignore lint/style/noRestrictedImports: the per-IP rate limit of login and refresh is counted by the one route path, never by a handler.
-import type { RateLimiter } from '../store/rateLimiter.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
 import type { ReplicationService } from '../sync/replicationService.js';
 import type { RosterReconciler } from '../sync/rosterReconciler.js';
@@ -33,6 +29,11 @@ import type { StudentDirectory } from '../sync/studentDirectory.js';
 import type { SyncService } from '../sync/syncService.js';
 import type { Authenticator } from './authenticate.js';
 import type { IdempotencySettings } from './idempotency.js';
+
+/** A rate limit as the route path counts it: one request of `clientKey` in `scope`, decided. */
+export interface RateLimitCounter<D> {
+  check(scope: string, clientKey: string, policy: RateLimitPolicy): D;
+}
 
 /** Whether the store answers, for the health route; the store itself stays behind the services. */
 export interface StoreHealth {
@@ -56,9 +57,9 @@ export interface AppDeps {
   readonly clock: () => Date;
   readonly idempotency: { readonly ledger: IdempotencyLedger; readonly settings: IdempotencySettings };
   /** Login and refresh, per client IP: store-backed, exact across instances. */
-  readonly rateLimiter: RateLimiter;
+  readonly rateLimiter: RateLimitCounter<Promise<RateLimitDecision>>;
   /** Every authenticated route, per principal and device: in memory, shared by background exchange. */
-  readonly callerRateLimiter: CallerRateLimiter;
+  readonly callerRateLimiter: RateLimitCounter<RateLimitDecision>;
   /** Nuclei, classes and class sessions. */
   readonly classes: ClassService;
   readonly schedules: ScheduleService;
