@@ -10,8 +10,8 @@ import { couchdbScenarios } from './scenarios/couchdbLoad.js';
 import { firstPull } from './scenarios/firstPull.js';
 import { growth } from './scenarios/growth.js';
 import { idempotencyOverhead } from './scenarios/idempotencyOverhead.js';
-import { rosterImport } from './scenarios/rosterImport.js';
 import { serviceScenarios } from './scenarios/serviceLoad.js';
+import { studentImport } from './scenarios/studentImport.js';
 import { syncThroughput } from './scenarios/syncThroughput.js';
 import type { ScenarioResult } from './scenarios/types.js';
 
@@ -26,7 +26,7 @@ const scenarios: ReadonlyArray<(options: BenchOptions) => Promise<ScenarioResult
   single('sync', syncThroughput),
   single('first-pull', firstPull),
   single('idempotency', idempotencyOverhead),
-  single('import', rosterImport),
+  single('import', studentImport),
   couchdbScenarios,
   growth,
 ];

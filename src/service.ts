@@ -12,6 +12,7 @@ import { checkinService } from './attendance/checkinService.js';
 import { headcountService } from './attendance/headcountService.js';
 import { pageService } from './attendance/pageService.js';
 import { pickupService } from './attendance/pickupService.js';
+import { roleService } from './auth/roleService.js';
 import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
 import type { Config } from './config/config.js';
@@ -31,11 +32,14 @@ import { type Disposers, disposers } from './lib/disposers.js';
 import { createLogger } from './log/logger.js';
 import { type Metrics, noMetrics, prometheusMetrics } from './metrics/metrics.js';
 import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
+import { consentService } from './registration/consentService.js';
+import { demoDataService } from './registration/demoData.js';
+import { photoService } from './registration/photoService.js';
+import { studentExportService } from './registration/studentExport.js';
+import { studentImportService } from './registration/studentImport.js';
+import { studentService } from './registration/studentService.js';
 import { reportService } from './reports/reportService.js';
-import { consentService } from './roster/consentService.js';
-import { photoService } from './roster/photoService.js';
-import { rosterImportService } from './roster/rosterImport.js';
-import { studentService } from './roster/studentService.js';
+import { classService } from './schedules/classService.js';
 import { scheduleService } from './schedules/scheduleService.js';
 import { auditLog } from './store/auditLog.js';
 import { backendProfile } from './store/backendProfile.js';
@@ -43,33 +47,49 @@ import { type CheckinCaches, checkinStore } from './store/checkins.js';
 import { classStore } from './store/classes.js';
 import { consentStore } from './store/consents.js';
 import { type DocCache, forgetChanged, listingCache, storedRev } from './store/docCache.js';
-import { eventStore } from './store/events.js';
+import { type EventStore, eventStore } from './store/events.js';
 import { replicationInstanceId } from './store/instance.js';
 import { pageStore } from './store/pages.js';
 import { photoStore } from './store/photos.js';
 import { pickupStore } from './store/pickups.js';
-import { aspectChanged, type LoadedAspect, projectionStore } from './store/projections.js';
+import {
+  aspectChanged,
+  type LoadedAspect,
+  type ProjectionStore,
+  projectionStore,
+} from './store/projections.js';
 import { replicaSource } from './store/replicaSource.js';
 import { replicationCheckpoints } from './store/replicationCheckpoints.js';
 import { roleStore } from './store/roles.js';
 import { scheduleStore } from './store/schedules.js';
 import { sessionStore } from './store/sessions.js';
 import { openStore, type Store, storeLocation } from './store/store.js';
-import { studentStore } from './store/students.js';
-import { userStore } from './store/users.js';
+import { type StudentStore, studentStore } from './store/students.js';
+import { subjectRecords } from './store/subjectRecords.js';
+import { type UserStore, userStore } from './store/users.js';
 import { followChanges$ } from './sync/changeFeed.js';
+import { replicationService } from './sync/replicationService.js';
 import { studentDirectory } from './sync/studentDirectory.js';
 import { syncService } from './sync/syncService.js';
 import { wireJobs } from './wiring/jobs.js';
 import { wirePipeline } from './wiring/pipeline.js';
 import { wireRateLimits } from './wiring/rateLimits.js';
-import { wireRosterProjector } from './wiring/rosterProjector.js';
+import { wireRosterReconciler } from './wiring/rosterReconciler.js';
+
+/** The stores behind the services, for tests that look beneath the API; routes never see them. */
+export interface ServiceStores {
+  readonly users: UserStore;
+  readonly students: StudentStore;
+  readonly events: EventStore;
+  readonly projections: ProjectionStore;
+}
 
 export interface RunningService {
   readonly url: string;
   readonly server: Server;
   readonly store: Store;
   readonly deps: AppDeps;
+  readonly stores: ServiceStores;
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes the store. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -255,8 +275,9 @@ const wire = async (
   const pickups = pickupService({ pickups: pickupRecords, students, events, notifier, clock });
   const settling = options.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: options.settleTimeoutMs };
   const studentSvc = studentService({ students, directory, classes, events, pipeline, clock, ...settling });
+  const photos = photoStore(store.db.private);
   const photoSvc = photoService({
-    photos: photoStore(store.db.private),
+    photos,
     students,
     studentService: studentSvc,
     consents,
@@ -264,7 +285,7 @@ const wire = async (
     clock,
   });
   const syncSvc = syncService({ events, students, classes, pipeline, clock });
-  const rosterProjector = wireRosterProjector({
+  const rosterReconciler = wireRosterReconciler({
     store,
     profile,
     wanted: {
@@ -312,7 +333,7 @@ const wire = async (
   });
   const deps: AppDeps = {
     config,
-    store,
+    health: store,
     authenticator:
       config.authMode === 'dev'
         ? devAuthenticator(config.devTokens)
@@ -325,14 +346,12 @@ const wire = async (
     auth: {
       sessions: sessionSvc,
       users: userService({ users, sessions, roles, events, clock }),
-      userStore: users,
-      roleStore: roles,
+      roles: roleService({ roles, users, clock }),
     },
-    classes,
+    classes: classService({ classes, clock }),
     schedules: scheduleService({ schedules: scheduleStore(store.db.private), classes, checkins, clock }),
-    roster: {
+    registration: {
       students: studentSvc,
-      studentStore: students,
       directory,
       consents: consentService({
         consents,
@@ -343,8 +362,7 @@ const wire = async (
         clock,
         onNoActiveConsent: photoSvc.erase,
       }),
-      consentStore: consents,
-      imports: rosterImportService({
+      imports: studentImportService({
         students,
         studentService: studentSvc,
         classes,
@@ -354,6 +372,16 @@ const wire = async (
         idKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'imported student ids', 32)),
       }),
       photos: photoSvc,
+      exports: studentExportService({
+        students,
+        consents,
+        directory,
+        records: subjectRecords(store.db),
+        photos,
+        audit: auditTrail,
+        clock,
+      }),
+      demo: demoDataService({ classes, students: studentSvc, clock }),
     },
     audit: auditTrail,
     attendance: {
@@ -386,18 +414,20 @@ const wire = async (
           ),
       }),
     },
-    sync: { pipeline, projections, service: syncSvc },
+    sync: { pipeline, service: syncSvc },
     replication: {
-      instanceId: await replicationInstanceId(store.db.private),
-      roster: replicaSource(store.db.roster, 'roster'),
-      eventsInfo: async () => {
-        const info = await store.db.events.info();
-        return { db_name: 'events', update_seq: info.update_seq, doc_count: info.doc_count };
-      },
-      checkpoints: replicationCheckpoints(store.db.private),
-      events,
-      sync: syncSvc,
-      projector: rosterProjector,
+      service: replicationService({
+        instanceId: await replicationInstanceId(store.db.private),
+        roster: replicaSource(store.db.roster, 'roster'),
+        eventsInfo: async () => {
+          const info = await store.db.events.info();
+          return { db_name: 'events', update_seq: info.update_seq, doc_count: info.doc_count };
+        },
+        checkpoints: replicationCheckpoints(store.db.private),
+        events,
+        sync: syncSvc,
+      }),
+      reconciler: rosterReconciler,
     },
     reports: reportService({ projections, students, classes }),
     secrets: {
@@ -435,6 +465,7 @@ const wire = async (
     server,
     store,
     deps,
+    stores: { users, students, events, projections },
     stop(graceMs = 10_000) {
       stopping ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

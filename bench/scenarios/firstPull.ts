@@ -37,14 +37,14 @@ export const firstPull = async (quick: boolean): Promise<ScenarioResult> => {
     // Students written straight into the store (the REST path is measured elsewhere); the roster
     // projector picks them up from the private database's feed as it would any change.
     const docs = Array.from({ length: students }, (_, i) => benchStudent(randomUUID(), i, classId, at));
-    await svc.deps.replication.projector.refresh();
+    await svc.deps.replication.reconciler.refresh();
     const before = (await svc.store.db.roster.info()).doc_count;
     for (let i = 0; i < docs.length; i += 1000) await svc.store.db.private.bulkDocs(docs.slice(i, i + 1000));
     // The directory learns of them from that feed, asynchronously: a refresh before it has would
     // leave most of them out of the roster (and both servers would then serve a short one).
     const deadline = Date.now() + 60_000;
     for (;;) {
-      await svc.deps.replication.projector.refresh();
+      await svc.deps.replication.reconciler.refresh();
       if ((await svc.store.db.roster.info()).doc_count >= before + students) break;
       if (Date.now() > deadline) throw new Error('the roster never took in the bench students');
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -16,7 +16,7 @@ import type { Actor } from '../domain/principal.js';
 import type { StudentDoc } from '../domain/student.js';
 import { keyedLock } from '../lib/keyedLock.js';
 import { requestScopedId } from '../lib/requestIds.js';
-import type { StudentService } from '../roster/studentService.js';
+import type { StudentService } from '../registration/studentService.js';
 import {
   decideCheckin,
   decideCheckout,

@@ -7,7 +7,10 @@ import { createHash, randomInt, randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
 import { equalBytes } from '../crypto/bytes.js';
 import { type ApiError, apiError } from '../domain/errors.js';
-import type { GrantDoc, PickupEntryDoc } from '../domain/pickup.js';
+import type { AllowedAdult, GrantDoc, PickupEntryDoc } from '../domain/pickup.js';
+
+export type { AllowedAdult } from '../domain/pickup.js';
+
 import type { Actor } from '../domain/principal.js';
 import type { StudentDoc } from '../domain/student.js';
 import type { Notifier } from '../notify/notifier.js';
@@ -28,14 +31,6 @@ export interface PickupEntryView {
   readonly relationship: string;
   readonly phoneSuffix: string | null;
   readonly status: 'PENDING_VERIFICATION' | 'ACTIVE' | 'REVOKED';
-}
-
-export interface AllowedAdult {
-  readonly name: string;
-  readonly level: 'N1' | 'N2' | 'N3';
-  readonly relationship: string;
-  /** Every phone on record for the adult; the gate checks the typed suffix against them. */
-  readonly phones: ReadonlyArray<string>;
 }
 
 const suffixOf = (phone: string | null | undefined): string | null =>

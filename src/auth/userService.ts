@@ -48,6 +48,10 @@ const invalid = (path: string, message: string): ApiError =>
   apiError('VALIDATION_FAILED', message, { issues: [{ path, message }] });
 
 export interface UserService {
+  /** Every user, ordered by email. */
+  list(): Promise<UserDoc[]>;
+  /** Whether any user exists: the development seed runs only on an empty database. */
+  anyExists(): Promise<boolean>;
   create(actor: Actor | null, input: CreateUser): Promise<E.Either<ApiError, UserDoc>>;
   patch(actor: Actor, userId: string, input: PatchUser): Promise<E.Either<ApiError, UserDoc>>;
   resetPassword(
@@ -93,6 +97,10 @@ export const userService = (deps: UserServiceDeps): UserService => {
     u.status === 'ACTIVE' && u.roles.includes('ADMIN');
 
   return {
+    list: () => deps.users.list(),
+
+    anyExists: async () => (await deps.users.count()) > 0,
+
     async create(actor, input) {
       const primaryRole = input.primaryRole ?? input.roles[0] ?? '';
       const problem = await checkRoles(input.roles, primaryRole);

@@ -6,6 +6,7 @@
  * Stored ids sort by time (`audit:<created_at>:<audit_id>`), so a range read in id order is a read in
  * time order and a page cursor is simply the last id returned.
  */
+import type * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import {
   boundedArray,
@@ -195,3 +196,28 @@ export const toAuditFilter = (q: AuditQuery): AuditFilter => ({
   ...q,
   limit: q.limit === undefined ? DEFAULT_AUDIT_PAGE_SIZE : Number(q.limit),
 });
+
+/** A page cursor the log did not issue. */
+export interface InvalidAuditCursor {
+  readonly _tag: 'InvalidAuditCursor';
+}
+
+/**
+ * The audit trail as its callers see it (the route path, the pipeline, the export); `src/store/auditLog.ts`
+ * keeps it in the `audit` database.
+ */
+export interface AuditLog {
+  /** Resolves once the entry is stored; rejects when it is invalid or its write failed. */
+  append(entry: NewAuditEntry): Promise<void>;
+  /**
+   * Appends with the given time and id; resolves once an entry with that id is stored, whoever wrote
+   * it. Rejects when the key is malformed, as for an invalid entry.
+   */
+  appendKeyed(entry: NewAuditEntry, key: AuditKey): Promise<void>;
+  /** Newest first; `Left` only for a cursor this log did not issue. */
+  query(filter: AuditFilter): Promise<E.Either<InvalidAuditCursor, AuditPage>>;
+  /** Resolves once every entry appended before the call is settled. */
+  flush(): Promise<void>;
+  /** Writes what is queued and stops the writer; later appends reject. */
+  close(): Promise<void>;
+}

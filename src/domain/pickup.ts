@@ -118,3 +118,12 @@ export const RevokeGrantBody = object('RevokePickupAuthorizationBody', {
 });
 export const GrantParams = object('PickupAuthorizationParams', { authorizationId: PathId });
 export const StudentGrantParams = object('StudentPickupParams', { studentId: PathId });
+
+/** An adult who may collect a child, as the pickup list names them. */
+export interface AllowedAdult {
+  readonly name: string;
+  readonly level: 'N1' | 'N2' | 'N3';
+  readonly relationship: string;
+  /** Every phone on record for the adult; the gate checks the typed suffix against them. */
+  readonly phones: ReadonlyArray<string>;
+}

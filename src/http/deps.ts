@@ -1,45 +1,54 @@
-// biome-ignore-all lint/style/noRestrictedImports: AppDeps still hands routes raw stores beside the services; issue #22 (part 4) gives routes services only.
 import type { Logger } from 'pino';
 import type { AttendanceService } from '../attendance/attendanceService.js';
 import type { CheckinService } from '../attendance/checkinService.js';
 import type { HeadcountService } from '../attendance/headcountService.js';
 import type { PageService } from '../attendance/pageService.js';
 import type { PickupService } from '../attendance/pickupService.js';
+import type { RoleService } from '../auth/roleService.js';
 import type { SessionService } from '../auth/sessionService.js';
 import type { UserService } from '../auth/userService.js';
 import type { Config } from '../config/config.js';
+import type { AuditLog } from '../domain/audit.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { ConsentService } from '../registration/consentService.js';
+import type { DemoDataService } from '../registration/demoData.js';
+import type { PhotoService } from '../registration/photoService.js';
+import type { StudentExportService } from '../registration/studentExport.js';
+import type { StudentImportService } from '../registration/studentImport.js';
+import type { StudentService } from '../registration/studentService.js';
 import type { ReportService } from '../reports/reportService.js';
-import type { ConsentService } from '../roster/consentService.js';
-import type { PhotoService } from '../roster/photoService.js';
-import type { RosterImportService } from '../roster/rosterImport.js';
-import type { StudentService } from '../roster/studentService.js';
+import type { RateLimitDecision, RateLimitPolicy } from '../rules/rateLimit.js';
+import type { ClassService } from '../schedules/classService.js';
 import type { ScheduleService } from '../schedules/scheduleService.js';
-import type { AuditLog } from '../store/auditLog.js';
-import type { CallerRateLimiter } from '../store/callerRateLimiter.js';
-import type { ClassStore } from '../store/classes.js';
-import type { ConsentStore } from '../store/consents.js';
-import type { EventStore } from '../store/events.js';
+// biome-ignore lint/style/noRestrictedImports: the Idempotency-Key step of the one route path claims keys in the ledger, never a handler.
 import type { IdempotencyLedger } from '../store/idempotencyLedger.js';
-import type { ProjectionStore } from '../store/projections.js';
-import type { RateLimiter } from '../store/rateLimiter.js';
-import type { ReplicaSource } from '../store/replicaSource.js';
-import type { ReplicationCheckpoints } from '../store/replicationCheckpoints.js';
-import type { RoleStore } from '../store/roles.js';
-import type { Store } from '../store/store.js';
-import type { StudentStore } from '../store/students.js';
-import type { UserStore } from '../store/users.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
-import type { RosterProjector } from '../sync/rosterProjector.js';
+import type { ReplicationService } from '../sync/replicationService.js';
+import type { RosterReconciler } from '../sync/rosterReconciler.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
 import type { SyncService } from '../sync/syncService.js';
 import type { Authenticator } from './authenticate.js';
 import type { IdempotencySettings } from './idempotency.js';
 
-/** Everything a handler may use; `makeApp` receives it whole, so tests can swap any part. */
+/** A rate limit as the route path counts it: one request of `clientKey` in `scope`, decided. */
+export interface RateLimitCounter<D> {
+  check(scope: string, clientKey: string, policy: RateLimitPolicy): D;
+}
+
+/** Whether the store answers, for the health route; the store itself stays behind the services. */
+export interface StoreHealth {
+  /** Embedded databases that refuse writes after an I/O error, until they reopen. */
+  failedDatabases(): ReadonlyArray<string>;
+  ping(): Promise<boolean>;
+}
+
+/**
+ * Everything a handler may use: services, never stores (a route calls a service, the service owns
+ * the store). `makeApp` receives it whole, so tests can swap any part.
+ */
 export interface AppDeps {
   readonly config: Config;
-  readonly store: Store;
+  readonly health: StoreHealth;
   readonly authenticator: Authenticator;
   readonly logger: Logger;
   /** What operators scrape at `/metrics` (0021); records nothing when nobody may read it. */
@@ -48,19 +57,22 @@ export interface AppDeps {
   readonly clock: () => Date;
   readonly idempotency: { readonly ledger: IdempotencyLedger; readonly settings: IdempotencySettings };
   /** Login and refresh, per client IP: store-backed, exact across instances. */
-  readonly rateLimiter: RateLimiter;
+  readonly rateLimiter: RateLimitCounter<Promise<RateLimitDecision>>;
   /** Every authenticated route, per principal and device: in memory, shared by background exchange. */
-  readonly callerRateLimiter: CallerRateLimiter;
-  readonly classes: ClassStore;
+  readonly callerRateLimiter: RateLimitCounter<RateLimitDecision>;
+  /** Nuclei, classes and class sessions. */
+  readonly classes: ClassService;
   readonly schedules: ScheduleService;
-  readonly roster: {
+  readonly registration: {
     readonly students: StudentService;
-    readonly studentStore: StudentStore;
     readonly directory: StudentDirectory;
     readonly consents: ConsentService;
-    readonly consentStore: ConsentStore;
-    readonly imports: RosterImportService;
+    readonly imports: StudentImportService;
     readonly photos: PhotoService;
+    /** The data-subject export (LGPD art. 18). */
+    readonly exports: StudentExportService;
+    /** The development seed's demo data (its response still calls it `roster`: the published field). */
+    readonly demo: DemoDataService;
   };
   readonly audit: AuditLog;
   readonly attendance: {
@@ -73,19 +85,13 @@ export interface AppDeps {
   };
   readonly sync: {
     readonly pipeline: EventPipeline;
-    readonly projections: ProjectionStore;
     readonly service: SyncService;
   };
   readonly reports: ReportService;
   readonly replication: {
-    /** Stable across restarts and instances: tablets key their checkpoints by it. */
-    readonly instanceId: string;
-    readonly roster: ReplicaSource;
-    readonly eventsInfo: () => Promise<{ db_name: string; update_seq: string | number; doc_count: number }>;
-    readonly checkpoints: ReplicationCheckpoints;
-    readonly events: EventStore;
-    readonly sync: SyncService;
-    readonly projector: RosterProjector;
+    /** The roster replica, checkpoints and pushed events behind the CouchDB-protocol routes (0018). */
+    readonly service: ReplicationService;
+    readonly reconciler: RosterReconciler;
   };
   readonly secrets: {
     /** Signs paging cursors; derived from JWT_SECRET so every instance accepts every other's cursors. */
@@ -94,7 +100,6 @@ export interface AppDeps {
   readonly auth: {
     readonly sessions: SessionService;
     readonly users: UserService;
-    readonly userStore: UserStore;
-    readonly roleStore: RoleStore;
+    readonly roles: RoleService;
   };
 }

@@ -7,22 +7,21 @@
  * - `events` (push only): database info, `_local` checkpoints, `_revs_diff`, `_bulk_docs` with
  *   `new_edits: false`, each document judged like an event of `POST /sync/events`.
  * Nothing else answers (no `_all_dbs`, no database creation or deletion, no design documents): 404 in
- * the envelope. Callers need a bearer token, an `X-Device-Id`, and ADMIN, CHAMADOR or `attendance`.
+ * the envelope. Callers need a bearer token, an `X-Device-Id`, and ADMIN, CHAMADOR or `attendance`:
+ * declared once (`REPLICATION_ACCESS`) and checked by the same chain as every registered route
+ * (`authenticateCaller`); each endpoint declares its audit action, written by the same `auditCall`.
  */
 import { type NextFunction, type Request, type Response, Router } from 'express';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import type { NewAuditEntry } from '../domain/audit.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import type { Actor } from '../domain/principal.js';
-import { authorize } from '../rules/authorization.js';
-// biome-ignore lint/style/noRestrictedImports: the replication router passes the tablets' _changes query to the replica source as is (a type only); issue #22 (part 4) declares these routes like the others.
-import type { ChangesQuery } from '../store/replicaSource.js';
+import type { ChangesQuery, ReplicatedDatabase } from '../sync/replicationService.js';
 import type { AppDeps } from './deps.js';
-import { countCaller } from './rateLimit.js';
 import { renderError, sendRendered } from './render.js';
 import { requestState, routeNamed } from './requestContext.js';
-import { bearerToken, deviceIdOf } from './runRoute.js';
+import { type AuditFacts, expressPath } from './route.js';
+import { type Access, type AuditDeclaration, auditCall, authenticateCaller } from './runRoute.js';
 
 export const REPLICATION_BASE = '/api/v1/replication';
 const MAX_BULK = 1000;
@@ -55,6 +54,18 @@ const sendError = (req: Request, res: Response, error: ApiError): void => {
   );
 };
 
+/**
+ * Who may replicate, declared once. No CSRF check: PouchDB's replicator sends only the bearer token
+ * and the device id it is given, never an ambient cookie, so there is no cross-site request to tell
+ * apart; the refusal names who may, since the replicator stops for good on `forbidden`.
+ */
+export const REPLICATION_ACCESS: Access = {
+  auth: 'chamador',
+  permission: 'attendance',
+  csrf: false,
+  forbidden: apiError('FORBIDDEN_ROLE', 'Replication is for ADMIN, CHAMADOR and roles with `attendance`.'),
+};
+
 const locals = new WeakMap<Request, Actor>();
 const actorOf = (req: Request): Actor => {
   const actor = locals.get(req);
@@ -62,60 +73,78 @@ const actorOf = (req: Request): Actor => {
   return actor;
 };
 
+/** Runs the one authentication chain with the declared access, then hands on or refuses in CouchDB's shape. */
 const authenticate =
   (deps: AppDeps) =>
   async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const token = bearerToken(req);
-    if (token === undefined) {
-      sendError(req, res, apiError('UNAUTHORIZED', 'A bearer access token is required.'));
+    const caller = await authenticateCaller(REPLICATION_ACCESS, req, deps);
+    for (const [name, value] of Object.entries(requestState(req).rateLimitHeaders ?? {}))
+      res.setHeader(name, value);
+    if (E.isLeft(caller)) {
+      sendError(req, res, caller.left);
       return;
     }
-    const principal = await deps.authenticator.authenticate(token);
-    if (E.isLeft(principal)) {
-      sendError(req, res, principal.left);
-      return;
-    }
-    const state = requestState(req);
-    state.principal = principal.right;
-    const deviceId = deviceIdOf(req);
-    if (E.isLeft(deviceId)) {
-      sendError(req, res, deviceId.left);
-      return;
-    }
-    state.deviceId = deviceId.right;
-    // The same bucket as the device's REST calls: one principal on one tablet, whatever it calls.
-    const limited = countCaller(req, deps, {
-      userId: principal.right.userId,
-      deviceId: deviceId.right,
-    });
-    for (const [name, value] of Object.entries(state.rateLimitHeaders ?? {})) res.setHeader(name, value);
-    if (E.isLeft(limited)) {
-      sendError(req, res, limited.left);
-      return;
-    }
-    if (E.isLeft(authorize('chamador', principal.right, 'attendance'))) {
-      sendError(
-        req,
-        res,
-        apiError('FORBIDDEN_ROLE', 'Replication is for ADMIN, CHAMADOR and roles with `attendance`.'),
-      );
-      return;
-    }
-    locals.set(req, { principal: principal.right, deviceId: deviceId.right });
+    const { principal, deviceId } = caller.right;
+    // Only `auth: 'none'` passes without a principal, and replication never declares it.
+    if (principal === null) throw new Error('replication reached without a principal');
+    locals.set(req, { principal, deviceId });
     next();
   };
 
-/** Express 5 hands async errors to the error handler; this only keeps handlers short. */
-const handle =
-  (fn: (req: Request, res: Response) => Promise<E.Either<ApiError, void>>) =>
-  async (req: Request, res: Response): Promise<void> => {
-    const out = await fn(req, res);
-    if (E.isLeft(out)) sendError(req, res, out.left);
-  };
+/** A protocol answer: CouchDB's status and body, and what the audit entry adds to its details. */
+interface CouchReply {
+  readonly status: number;
+  readonly body: unknown;
+  readonly auditDetails?: AuditFacts;
+}
 
-const json = (res: Response, status: number, body: unknown): E.Either<ApiError, void> => {
-  res.status(status).json(body);
-  return E.right(undefined);
+/** A longpoll that waited has written its answer itself, a line at a time. */
+const STREAMED = 'STREAMED';
+
+type Answer = E.Either<ApiError, CouchReply> | typeof STREAMED;
+
+const reply = (status: number, body: unknown, auditDetails?: AuditFacts): Answer =>
+  E.right(auditDetails === undefined ? { status, body } : { status, body, auditDetails });
+
+/** One endpoint, declared: its method, its path template, its audit action and its handler. */
+interface ReplicationEndpoint {
+  readonly method: 'get' | 'post' | 'put';
+  /** The path under the replication base, in the registry's `{param}` form. */
+  readonly path: string;
+  /** Further paths answered the same way (a trailing slash). */
+  readonly aliases?: ReadonlyArray<string>;
+  /** Mutations are audited whatever their outcome, sensitive reads when they succeed; none otherwise. */
+  readonly audit?: 'MUTATION' | 'READ_SENSITIVE';
+  readonly handler: (req: Request, res: Response) => Promise<Answer>;
+}
+
+const mount = (r: Router, deps: AppDeps, endpoint: ReplicationEndpoint): void => {
+  const template = `${REPLICATION_BASE}${endpoint.path}`;
+  const declared: AuditDeclaration = {
+    endpoint: `${endpoint.method.toUpperCase()} ${template}`,
+    action: endpoint.audit,
+  };
+  const paths = [endpoint.path, ...(endpoint.aliases ?? [])].map(expressPath);
+  r[endpoint.method](paths, routeNamed(template), async (req: Request, res: Response) => {
+    const answer = await endpoint.handler(req, res);
+    if (answer === STREAMED) return;
+    await auditCall(
+      declared,
+      req,
+      deps,
+      E.isLeft(answer)
+        ? { status: answer.left.status, errorCode: answer.left.code }
+        : { status: answer.right.status },
+      {
+        principal: actorOf(req).principal,
+        ...(E.isRight(answer) && answer.right.auditDetails !== undefined
+          ? { details: answer.right.auditDetails }
+          : {}),
+      },
+    );
+    if (E.isLeft(answer)) sendError(req, res, answer.left);
+    else res.status(answer.right.status).json(answer.right.body);
+  });
 };
 
 const Since = t.union([t.string, t.number]);
@@ -129,6 +158,17 @@ const BulkDocsBody = t.intersection([
   t.type({ docs: t.array(t.UnknownRecord) }),
   t.partial({ new_edits: t.boolean }),
 ]);
+
+/** A bulk body, decoded and held to at most `MAX_BULK` items (CouchDB's own bodies have no bound). */
+const decodeBulk = <A>(
+  codec: t.Decoder<unknown, A>,
+  body: unknown,
+  count: (decoded: A) => number,
+  refusal: () => ApiError,
+): E.Either<ApiError, A> => {
+  const decoded = codec.decode(body);
+  return E.isRight(decoded) && count(decoded.right) <= MAX_BULK ? E.right(decoded.right) : E.left(refusal());
+};
 
 const queryString = (req: Request, name: string): string | undefined => {
   const v = req.query[name];
@@ -194,242 +234,179 @@ const changesQuery = (req: Request): E.Either<ApiError, ChangesQuery & { longpol
   });
 };
 
-/** A route's template, in the registry's form, for its log line and metrics. */
-const named = (template: string) => routeNamed(`${REPLICATION_BASE}${template}`);
-
 export const replicationRouter = (deps: AppDeps): Router => {
   const r = Router();
-  const rep = deps.replication;
-  const audit = (
-    req: Request,
-    endpoint: string,
-    details: Record<string, unknown>,
-    action: NewAuditEntry['action'],
-  ) => {
-    const actor = actorOf(req);
-    void deps.audit
-      .append({
-        correlation_id: requestState(req).correlationId,
-        actor_user_id: actor.principal.userId,
-        actor_role: actor.principal.primaryRole,
-        endpoint,
-        outcome: 'SUCCESS',
-        details,
-        subject_id: null,
-        action,
-      })
-      .catch((e: unknown) =>
-        deps.logger.warn(
-          { errorName: e instanceof Error ? e.name : typeof e },
-          'replication audit entry failed',
-        ),
-      );
-  };
-  const scope = (req: Request, database: string) => {
+  const rep = deps.replication.service;
+  const scope = (req: Request, database: ReplicatedDatabase) => {
     const actor = actorOf(req);
     // The device id was checked by `authenticate`; an actor here always has one.
     return { userId: actor.principal.userId, deviceId: actor.deviceId ?? '', database };
   };
 
-  r.use(authenticate(deps));
-
-  r.get(
-    '/',
-    named('/'),
-    handle(async (_req, res) =>
-      json(res, 200, {
-        couchdb: 'Welcome',
-        uuid: rep.instanceId,
-        vendor: { name: 'Chamada' },
-        version: '3.4.0',
-      }),
-    ),
-  );
-
-  for (const name of ['roster', 'events'] as const) {
-    r.get(
-      [`/${name}`, `/${name}/`],
-      named(`/${name}`),
-      handle(async (_req, res) => {
-        const info = name === 'roster' ? await rep.roster.info() : await rep.eventsInfo();
-        return json(res, 200, { ...info, instance_start_time: '0' });
-      }),
-    );
-    r.get(
-      `/${name}/_local/:id`,
-      named(`/${name}/_local/{id}`),
-      handle(async (req, res) => {
-        const id = String(req.params.id);
-        const found = await rep.checkpoints.get(scope(req, name), id);
-        if (found === undefined) return E.left(apiError('NOT_FOUND', 'No such checkpoint.'));
-        return json(res, 200, { ...found.body, _id: `_local/${id}`, _rev: found.rev });
-      }),
-    );
-    r.put(
-      `/${name}/_local/:id`,
-      named(`/${name}/_local/{id}`),
-      handle(async (req, res) => {
-        const id = String(req.params.id);
-        const body = LocalBody.decode(req.body);
-        if (E.isLeft(body) || JSON.stringify(body.right).length > 64_000)
-          return E.left(invalid('body', 'expected a JSON object of at most 64 kB'));
-        const { _id: _i, _rev: _r, ...rest } = body.right;
-        const rev = await rep.checkpoints.put(scope(req, name), id, rest);
-        return json(res, 201, { ok: true, id: `_local/${id}`, rev });
-      }),
-    );
-  }
-
-  const changes = handle(async (req, res) => {
+  const changes = async (req: Request, res: Response): Promise<Answer> => {
     const q = changesQuery(req);
     if (E.isLeft(q)) return q;
     const { longpoll, ...query } = q.right;
-    let answer = await rep.roster.changes(query);
-    if (longpoll && answer.results.length === 0) {
-      const timeout = intParam(req, 'timeout');
-      const heartbeat = intParam(req, 'heartbeat');
-      if (E.isLeft(timeout)) return timeout;
-      if (E.isLeft(heartbeat)) return heartbeat;
-      // Headers go out now; newlines keep proxies from closing an idle longpoll (as CouchDB does).
-      res.status(200).type('application/json');
-      res.flushHeaders();
-      const every = Math.max(1000, heartbeat.right ?? DEFAULT_HEARTBEAT_MS);
-      const beat = setInterval(() => res.write('\n'), every);
-      const aborted = new AbortController();
-      const onClose = () => aborted.abort();
-      res.on('close', onClose);
-      try {
-        await rep.roster.waitForChange(
-          query,
-          Math.min(timeout.right ?? MAX_LONGPOLL_MS, MAX_LONGPOLL_MS),
-          aborted.signal,
-        );
-      } finally {
-        clearInterval(beat);
-        res.off('close', onClose);
-      }
-      if (aborted.signal.aborted) return E.right(undefined);
-      answer = await rep.roster.changes(query);
-      res.end(JSON.stringify(answer));
-      return E.right(undefined);
-    }
-    return json(res, 200, answer);
-  });
-  r.get('/roster/_changes', named('/roster/_changes'), changes);
-  r.post('/roster/_changes', named('/roster/_changes'), changes);
-
-  r.post(
-    '/roster/_bulk_get',
-    named('/roster/_bulk_get'),
-    handle(async (req, res) => {
-      const body = BulkGetBody.decode(req.body);
-      if (E.isLeft(body) || body.right.docs.length > MAX_BULK)
-        return E.left(invalid('body.docs', `expected at most ${MAX_BULK} {id, rev}`));
-      const answer = await rep.roster.bulkGet(body.right.docs, {
-        revs: queryString(req, 'revs') === 'true',
-        latest: queryString(req, 'latest') === 'true',
-      });
-      deps.metrics.replicationPulled(body.right.docs.length);
-      audit(
-        req,
-        `POST ${REPLICATION_BASE}/roster/_bulk_get`,
-        { docs: body.right.docs.length },
-        'READ_SENSITIVE',
+    const answer = await rep.roster.changes(query);
+    if (!longpoll || answer.results.length > 0) return reply(200, answer);
+    const timeout = intParam(req, 'timeout');
+    const heartbeat = intParam(req, 'heartbeat');
+    if (E.isLeft(timeout)) return timeout;
+    if (E.isLeft(heartbeat)) return heartbeat;
+    // Headers go out now; newlines keep proxies from closing an idle longpoll (as CouchDB does).
+    res.status(200).type('application/json');
+    res.flushHeaders();
+    const every = Math.max(1000, heartbeat.right ?? DEFAULT_HEARTBEAT_MS);
+    const beat = setInterval(() => res.write('\n'), every);
+    const aborted = new AbortController();
+    const onClose = () => aborted.abort();
+    res.on('close', onClose);
+    try {
+      await rep.roster.waitForChange(
+        query,
+        Math.min(timeout.right ?? MAX_LONGPOLL_MS, MAX_LONGPOLL_MS),
+        aborted.signal,
       );
-      return json(res, 200, answer);
-    }),
-  );
+    } finally {
+      clearInterval(beat);
+      res.off('close', onClose);
+    }
+    if (!aborted.signal.aborted) res.end(JSON.stringify(await rep.roster.changes(query)));
+    return STREAMED;
+  };
 
-  r.get(
-    '/roster/:docId',
-    named('/roster/{docId}'),
-    handle(async (req, res) => {
-      const id = String(req.params.docId);
-      if (id.startsWith('_')) return E.left(apiError('NOT_FOUND', 'No such route.'));
-      const revs = queryString(req, 'revs') === 'true';
-      const openRevsRaw = queryString(req, 'open_revs');
-      try {
-        if (openRevsRaw === undefined) {
-          const doc = await rep.roster.get(id, { revs });
-          deps.metrics.replicationPulled(1);
-          audit(req, `GET ${REPLICATION_BASE}/roster/{docId}`, { docs: 1 }, 'READ_SENSITIVE');
-          return json(res, 200, doc);
-        }
-        const openRevs = openRevsRaw === 'all' ? 'all' : parseJson(openRevsRaw);
-        if (openRevs !== 'all' && (!t.array(t.string).is(openRevs) || openRevs.length > MAX_BULK))
-          return E.left(invalid('query.open_revs', 'expected "all" or a JSON list of revisions'));
-        const docs = await rep.roster.openRevs(id, openRevs, {
-          revs,
+  const endpoints: ReadonlyArray<ReplicationEndpoint> = [
+    {
+      method: 'get',
+      path: '/',
+      handler: async () =>
+        reply(200, {
+          couchdb: 'Welcome',
+          uuid: rep.instanceId,
+          vendor: { name: 'Chamada' },
+          version: '3.4.0',
+        }),
+    },
+    ...(['roster', 'events'] as const).flatMap((name): ReplicationEndpoint[] => [
+      {
+        method: 'get',
+        path: `/${name}`,
+        aliases: [`/${name}/`],
+        handler: async () => reply(200, { ...(await rep.info(name)), instance_start_time: '0' }),
+      },
+      {
+        method: 'get',
+        path: `/${name}/_local/{id}`,
+        handler: async (req) => {
+          const id = String(req.params.id);
+          const found = await rep.checkpoints.get(scope(req, name), id);
+          if (found === undefined) return E.left(apiError('NOT_FOUND', 'No such checkpoint.'));
+          return reply(200, { ...found.body, _id: `_local/${id}`, _rev: found.rev });
+        },
+      },
+      {
+        method: 'put',
+        path: `/${name}/_local/{id}`,
+        handler: async (req) => {
+          const id = String(req.params.id);
+          const body = LocalBody.decode(req.body);
+          if (E.isLeft(body) || JSON.stringify(body.right).length > 64_000)
+            return E.left(invalid('body', 'expected a JSON object of at most 64 kB'));
+          const { _id: _i, _rev: _r, ...rest } = body.right;
+          const rev = await rep.checkpoints.put(scope(req, name), id, rest);
+          return reply(201, { ok: true, id: `_local/${id}`, rev });
+        },
+      },
+    ]),
+    { method: 'get', path: '/roster/_changes', handler: changes },
+    { method: 'post', path: '/roster/_changes', handler: changes },
+    {
+      method: 'post',
+      path: '/roster/_bulk_get',
+      audit: 'READ_SENSITIVE',
+      handler: async (req) => {
+        const body = decodeBulk(
+          BulkGetBody,
+          req.body,
+          (b) => b.docs.length,
+          () => invalid('body.docs', `expected at most ${MAX_BULK} {id, rev}`),
+        );
+        if (E.isLeft(body)) return body;
+        const answer = await rep.roster.bulkGet(body.right.docs, {
+          revs: queryString(req, 'revs') === 'true',
           latest: queryString(req, 'latest') === 'true',
         });
-        deps.metrics.replicationPulled(1);
-        audit(req, `GET ${REPLICATION_BASE}/roster/{docId}`, { docs: 1 }, 'READ_SENSITIVE');
-        return json(res, 200, docs);
-      } catch (e) {
-        if (typeof e === 'object' && e !== null && 'status' in e && e.status === 404)
-          return E.left(apiError('NOT_FOUND', 'No such document.'));
-        throw e;
-      }
-    }),
-  );
-
-  r.post(
-    '/events/_revs_diff',
-    named('/events/_revs_diff'),
-    handle(async (req, res) => {
-      const body = RevsDiffBody.decode(req.body);
-      if (E.isLeft(body) || Object.keys(body.right).length > MAX_BULK)
-        return E.left(invalid('body', `expected {docId: [rev]} for at most ${MAX_BULK} documents`));
-      const ids = Object.keys(body.right).filter((id) => id.startsWith('event:'));
-      // Events never change: an event the server holds, under any revision, is not missing.
-      const held = await rep.events.getMany(ids.map((id) => id.slice('event:'.length)));
-      const missing: Record<string, { missing: string[] }> = {};
-      for (const [id, revs] of Object.entries(body.right)) {
-        if (id.startsWith('event:') && held.has(id.slice('event:'.length))) continue;
-        missing[id] = { missing: revs };
-      }
-      return json(res, 200, missing);
-    }),
-  );
-
-  r.post(
-    '/events/_bulk_docs',
-    named('/events/_bulk_docs'),
-    handle(async (req, res) => {
-      const body = BulkDocsBody.decode(req.body);
-      if (E.isLeft(body) || body.right.docs.length > MAX_BULK)
-        return E.left(invalid('body.docs', `expected at most ${MAX_BULK} documents`));
-      const errors: Array<{ id: string; error: string; reason: string }> = [];
-      const events: unknown[] = [];
-      const ids: string[] = [];
-      for (const doc of body.right.docs) {
-        const id = typeof doc._id === 'string' ? doc._id : '';
-        const { _id: _i, _rev: _r, _revisions: _v, docType: _d, ...event } = doc;
-        if (doc._deleted === true) {
-          errors.push({ id, error: 'forbidden', reason: 'events are never deleted' });
-        } else if (typeof event.eventId !== 'string' || id !== `event:${event.eventId}`) {
-          errors.push({ id, error: 'forbidden', reason: 'the _id must be event:<eventId>' });
-        } else {
-          events.push(event);
-          ids.push(id);
+        deps.metrics.replicationPulled(body.right.docs.length);
+        return reply(200, answer, { docs: body.right.docs.length });
+      },
+    },
+    {
+      method: 'get',
+      path: '/roster/{docId}',
+      audit: 'READ_SENSITIVE',
+      handler: async (req) => {
+        const id = String(req.params.docId);
+        if (id.startsWith('_')) return E.left(apiError('NOT_FOUND', 'No such route.'));
+        const revs = queryString(req, 'revs') === 'true';
+        const openRevsRaw = queryString(req, 'open_revs');
+        try {
+          if (openRevsRaw === undefined) {
+            const doc = await rep.roster.get(id, { revs });
+            deps.metrics.replicationPulled(1);
+            return reply(200, doc, { docs: 1 });
+          }
+          const openRevs = openRevsRaw === 'all' ? 'all' : parseJson(openRevsRaw);
+          if (openRevs !== 'all' && (!t.array(t.string).is(openRevs) || openRevs.length > MAX_BULK))
+            return E.left(invalid('query.open_revs', 'expected "all" or a JSON list of revisions'));
+          const docs = await rep.roster.openRevs(id, openRevs, {
+            revs,
+            latest: queryString(req, 'latest') === 'true',
+          });
+          deps.metrics.replicationPulled(1);
+          return reply(200, docs, { docs: 1 });
+        } catch (e) {
+          if (typeof e === 'object' && e !== null && 'status' in e && e.status === 404)
+            return E.left(apiError('NOT_FOUND', 'No such document.'));
+          throw e;
         }
-      }
-      const result = await rep.sync.sync(actorOf(req), events, { settle: false });
-      for (const f of result.failed) {
-        errors.push({ id: ids[f.index] ?? '', error: 'forbidden', reason: `${f.reason}: ${f.message}` });
-      }
-      deps.metrics.replicationPushed(result.synced.length, errors.length);
-      audit(
-        req,
-        `POST ${REPLICATION_BASE}/events/_bulk_docs`,
-        { stored: result.synced.length, refused: errors.length },
-        'MUTATION',
-      );
-      // As CouchDB with new_edits=false: only the documents that were not stored are listed.
-      return json(res, 201, errors);
-    }),
-  );
+      },
+    },
+    {
+      method: 'post',
+      path: '/events/_revs_diff',
+      handler: async (req) => {
+        const body = decodeBulk(
+          RevsDiffBody,
+          req.body,
+          (b) => Object.keys(b).length,
+          () => invalid('body', `expected {docId: [rev]} for at most ${MAX_BULK} documents`),
+        );
+        if (E.isLeft(body)) return body;
+        return reply(200, await rep.revsDiff(body.right));
+      },
+    },
+    {
+      method: 'post',
+      path: '/events/_bulk_docs',
+      audit: 'MUTATION',
+      handler: async (req) => {
+        const body = decodeBulk(
+          BulkDocsBody,
+          req.body,
+          (b) => b.docs.length,
+          () => invalid('body.docs', `expected at most ${MAX_BULK} documents`),
+        );
+        if (E.isLeft(body)) return body;
+        const pushed = await rep.push(actorOf(req), body.right.docs);
+        deps.metrics.replicationPushed(pushed.stored, pushed.refused.length);
+        // As CouchDB with new_edits=false: only the documents that were not stored are listed.
+        return reply(201, pushed.refused, { stored: pushed.stored, refused: pushed.refused.length });
+      },
+    },
+  ];
 
+  r.use(authenticate(deps));
+  for (const endpoint of endpoints) mount(r, deps, endpoint);
   r.use((req: Request, res: Response) => {
     sendError(req, res, apiError('NOT_FOUND', 'No such route.'));
   });

@@ -9,9 +9,9 @@ import type { NextFunction, Request, Response } from 'express';
 import * as E from 'fp-ts/lib/Either.js';
 import { isUuid } from '../domain/codec.js';
 import { type ApiError, apiError } from '../domain/errors.js';
-import type { Principal } from '../domain/principal.js';
+import type { Permission, Principal } from '../domain/principal.js';
 import { requestKeyOf } from '../lib/requestIds.js';
-import { authorize } from '../rules/authorization.js';
+import { type AuthClass, authorize } from '../rules/authorization.js';
 import type { AppDeps } from './deps.js';
 import { executeIdempotently, idempotencyKeyOf, REPLAY_HEADER, requestFingerprint } from './idempotency.js';
 import { countCaller, countRequest } from './rateLimit.js';
@@ -51,12 +51,37 @@ interface Caller {
   readonly deviceId: string | null;
 }
 
-const authenticateRequest = async (
-  route: Route,
+/**
+ * Who may call, as declared: what the one authentication chain checks before any handler runs. Every
+ * registered route gives it from its declaration; the CouchDB-protocol replication router declares its
+ * own (`src/http/replication.ts`).
+ */
+export interface Access {
+  readonly auth: AuthClass;
+  readonly permission?: Permission | undefined;
+  /** Whether the call must pass the CSRF check (every mutation of a registered route). */
+  readonly csrf: boolean;
+  /** The refusal when the principal's roles do not reach the route: the catalogue's own otherwise. */
+  readonly forbidden?: ApiError;
+}
+
+const accessOf = (route: Route): Access => ({
+  auth: route.auth,
+  permission: route.permission,
+  csrf: MUTATING_METHODS.has(route.method),
+});
+
+/**
+ * The one authentication chain: bearer token → principal → X-Device-Id → the caller's rate limit →
+ * auth class or permission → CSRF. The principal and the device id are recorded on the request
+ * state as soon as they are known.
+ */
+export const authenticateCaller = async (
+  access: Access,
   req: Request,
   deps: AppDeps,
 ): Promise<E.Either<ApiError, Caller>> => {
-  if (route.auth === 'none') return E.right({ principal: null, deviceId: null });
+  if (access.auth === 'none') return E.right({ principal: null, deviceId: null });
   const token = bearerToken(req);
   if (token === undefined) return E.left(apiError('UNAUTHORIZED', 'A bearer access token is required.'));
   const principal = await deps.authenticator.authenticate(token);
@@ -69,10 +94,12 @@ const authenticateRequest = async (
   // Counted once the caller is known and before anything it may not do, so refusals count too.
   const limited = countCaller(req, deps, { userId: principal.right.userId, deviceId: deviceId.right });
   if (E.isLeft(limited)) return limited;
-  const access = authorize(route.auth, principal.right, route.permission);
-  if (E.isLeft(access))
-    return E.left(apiError(access.left === 'FORBIDDEN_ROLE' ? 'FORBIDDEN_ROLE' : 'UNAUTHORIZED'));
-  const csrf = checkCsrf(route, req, principal.right, deps);
+  const granted = authorize(access.auth, principal.right, access.permission);
+  if (E.isLeft(granted))
+    return E.left(
+      access.forbidden ?? apiError(granted.left === 'FORBIDDEN_ROLE' ? 'FORBIDDEN_ROLE' : 'UNAUTHORIZED'),
+    );
+  const csrf = checkCsrf(access, req, principal.right, deps);
   if (E.isLeft(csrf)) return csrf;
   return E.right({ principal: principal.right, deviceId: deviceId.right });
 };
@@ -82,12 +109,12 @@ const authenticateRequest = async (
  * header is optional, but when sent it must match (an extra per-session check the contract allows).
  */
 const checkCsrf = (
-  route: Route,
+  access: Access,
   req: Request,
   principal: Principal,
   deps: AppDeps,
 ): E.Either<ApiError, void> => {
-  if (principal.csrfToken === undefined || !MUTATING_METHODS.has(route.method)) return E.right(undefined);
+  if (principal.csrfToken === undefined || !access.csrf) return E.right(undefined);
   const sent = req.headers['x-csrf-token'];
   if (sent === undefined && deps.config.sessionMode === 'bearer') return E.right(undefined);
   return sent === principal.csrfToken ? E.right(undefined) : E.left(apiError('CSRF_TOKEN_INVALID'));
@@ -108,7 +135,7 @@ const checkRateLimit = async (
       });
 
 /** What the audit entry learns while the request runs. */
-interface Seen {
+export interface Seen {
   principal: Principal | null;
   subjectId?: string;
   details?: AuditFacts;
@@ -134,7 +161,7 @@ const respond = async (
   const fail = (error: ApiError): Outcome => ({ rendered: renderError(error, state.correlationId) });
   const limited = await checkRateLimit(route, req, deps);
   if (E.isLeft(limited)) return fail(limited.left);
-  const caller = await authenticateRequest(route, req, deps);
+  const caller = await authenticateCaller(accessOf(route), req, deps);
   if (E.isLeft(caller)) return fail(caller.left);
   seen.principal = caller.right.principal;
   const idempotent = needsIdempotencyKey(route);
@@ -217,32 +244,52 @@ const errorCodeOf = (rendered: RenderedResponse): string | undefined => {
   return match?.[1];
 };
 
+/** What an endpoint declares about its audit entries: its name and what kind of call it is. */
+export interface AuditDeclaration {
+  /** `METHOD /path/{template}`, as the audit log names endpoints. */
+  readonly endpoint: string;
+  /** Mutations are audited whatever their outcome; reads only when declared sensitive. */
+  readonly action: 'MUTATION' | 'READ_SENSITIVE' | 'EXPORT' | undefined;
+}
+
+/** How a call ended, as far as its audit entry tells. */
+export interface AuditedOutcome {
+  readonly status: number;
+  readonly errorCode?: string | undefined;
+  readonly replayOf?: string | undefined;
+}
+
 /**
  * Mutations are audited whatever their outcome (awaited: the record of a change is part of the
  * change); successful reads of personal or sensitive data are audited in the background.
  */
-const audit = async (route: Route, req: Request, deps: AppDeps, outcome: Outcome, seen: Seen) => {
-  const mutation = MUTATING_METHODS.has(route.method);
-  const sensitiveRead = route.auditRead !== undefined && outcome.rendered.status < 300;
+export const auditCall = async (
+  declared: AuditDeclaration,
+  req: Request,
+  deps: AppDeps,
+  outcome: AuditedOutcome,
+  seen: Seen,
+): Promise<void> => {
+  const mutation = declared.action === 'MUTATION';
+  const sensitiveRead = declared.action !== undefined && !mutation && outcome.status < 300;
   if (!mutation && !sensitiveRead) return;
   const state = requestState(req);
-  const code = errorCodeOf(outcome.rendered);
   const written = deps.audit.append({
     correlation_id: state.correlationId,
     actor_user_id: seen.principal?.userId ?? null,
     actor_role: seen.principal?.primaryRole ?? null,
-    endpoint: `${route.method.toUpperCase()} ${route.path}`,
-    outcome: outcome.rendered.status < 400 ? 'SUCCESS' : 'FAILURE',
+    endpoint: declared.endpoint,
+    outcome: outcome.status < 400 ? 'SUCCESS' : 'FAILURE',
     details: {
       // The handler's facts first: the framework's own fields are never overwritten by them.
       ...seen.details,
-      status: outcome.rendered.status,
-      ...(code === undefined ? {} : { errorCode: code }),
+      status: outcome.status,
+      ...(outcome.errorCode === undefined ? {} : { errorCode: outcome.errorCode }),
       ...(outcome.replayOf === undefined ? {} : { replayOf: outcome.replayOf }),
       ...(state.deviceId === undefined ? {} : { deviceId: state.deviceId }),
     },
     subject_id: subjectOf(req, seen),
-    action: mutation ? 'MUTATION' : (route.auditRead ?? 'READ_SENSITIVE'),
+    action: declared.action ?? 'READ_SENSITIVE',
   });
   const report = (e: unknown) =>
     deps.logger.error(
@@ -252,6 +299,18 @@ const audit = async (route: Route, req: Request, deps: AppDeps, outcome: Outcome
   if (mutation) await written.catch(report);
   else written.catch(report);
 };
+
+const audit = (route: Route, req: Request, deps: AppDeps, outcome: Outcome, seen: Seen) =>
+  auditCall(
+    {
+      endpoint: `${route.method.toUpperCase()} ${route.path}`,
+      action: MUTATING_METHODS.has(route.method) ? 'MUTATION' : route.auditRead,
+    },
+    req,
+    deps,
+    { status: outcome.rendered.status, errorCode: errorCodeOf(outcome.rendered), replayOf: outcome.replayOf },
+    seen,
+  );
 
 export const routeHandler =
   (route: Route, deps: AppDeps, routes: ReadonlyArray<Route>) =>

@@ -15,7 +15,7 @@ export type StoreErrorSource =
   | 'request'
   /** an event pipeline step, retried from the checkpoint */
   | 'pipeline'
-  /** a roster projection pass, retried */
+  /** a pass of the roster reconciler, retried */
   | 'roster_projector'
   /** a rate-limit count (the limiter fails open) */
   | 'rate_limiter'

@@ -30,9 +30,10 @@ import {
   AuditDoc,
   AuditEntry,
   type AuditFilter,
-  type AuditKey,
+  type AuditLog,
   type AuditPage,
   auditDocId,
+  type InvalidAuditCursor,
   MAX_AUDIT_PAGE_SIZE,
   type NewAuditEntry,
   toAuditEntry,
@@ -46,25 +47,8 @@ export interface AuditLogOptions extends BatchingOptions {
   readonly clock: () => Date;
 }
 
-export interface InvalidAuditCursor {
-  readonly _tag: 'InvalidAuditCursor';
-}
-
-export interface AuditLog {
-  /** Resolves once the entry is stored; rejects when it is invalid or its write failed. */
-  append(entry: NewAuditEntry): Promise<void>;
-  /**
-   * Appends with the given time and id; resolves once an entry with that id is stored, whoever wrote
-   * it. Rejects when the key is malformed, as for an invalid entry.
-   */
-  appendKeyed(entry: NewAuditEntry, key: AuditKey): Promise<void>;
-  /** Newest first; `Left` only for a cursor this log did not issue. */
-  query(filter: AuditFilter): Promise<E.Either<InvalidAuditCursor, AuditPage>>;
-  /** Resolves once every entry appended before the call is settled. */
-  flush(): Promise<void>;
-  /** Writes what is queued and stops the writer; later appends reject. */
-  close(): Promise<void>;
-}
+// The interface lives in the domain, so the HTTP layer names it without importing the store.
+export type { AuditLog, InvalidAuditCursor };
 
 /** Names the invalid fields only: their values may be exactly the personal data the log must not hold. */
 export class InvalidAuditEntry extends Error {

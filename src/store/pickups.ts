@@ -19,7 +19,7 @@ export interface PickupStore {
   grantsOf(studentId: string): Promise<GrantDoc[]>;
   createGrant(grant: NewGrant): Promise<GrantDoc>;
   updateGrant(current: GrantDoc, next: NewGrant): Promise<GrantDoc | 'CONFLICT'>;
-  /** Every entry and grant, for projections over the whole roster (one read each). */
+  /** Every entry and grant, for the tablets' roster of every child (one read each). */
   allEntries(): Promise<PickupEntryDoc[]>;
   allGrants(): Promise<GrantDoc[]>;
 }

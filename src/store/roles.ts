@@ -35,6 +35,11 @@ export interface RoleStore {
 export const CACHE_TTL_MS = 5_000;
 
 export const roleStore = (db: Database, clock: () => Date = () => new Date()): RoleStore => {
+  // Not on the bounded cache (`src/lib/boundedCache.ts`), on purpose: what is held is one value, the
+  // listing of every role, which the four system roles and an administrator's few custom roles keep
+  // small, so there is nothing to bound and nothing to evict. Its freshness is a time to live (another
+  // instance may change a role, and no feed tells this one), and loads are single-flight across a
+  // generation; neither is what an entry-count cache gives, and the TTL follows the injected clock.
   type ByName = ReadonlyMap<string, ReadonlyArray<Permission>>;
   let cache: { readonly at: number; readonly byName: ByName } | undefined;
   // One listing at a time: when the cache expired under load, every request in flight listed the

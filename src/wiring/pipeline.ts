@@ -4,13 +4,13 @@
  * records, student fields), the pipeline's audit entries, and its failures and decisions counted.
  */
 import type { Logger } from 'pino';
-import { checkinWriteThrough } from '../attendance/checkinProjection.js';
+import { checkinWriteThrough } from '../attendance/checkinWriteThrough.js';
 import type { PendingAuditEntry } from '../domain/audit.js';
 import type { Disposers } from '../lib/disposers.js';
 import { withTimeout } from '../lib/timeouts.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { studentWriteThrough } from '../roster/studentProjection.js';
-import { visitorWriteThrough } from '../roster/visitorProjection.js';
+import { studentWriteThrough } from '../registration/studentWriteThrough.js';
+import { visitorWriteThrough } from '../registration/visitorWriteThrough.js';
 import type { AuditLog } from '../store/auditLog.js';
 import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';

@@ -31,7 +31,7 @@ describe('backup and restore (embedded store)', function () {
     dirs.push(sourceDir);
     try {
       source = await populateAndRecord(service);
-      await service.deps.replication.projector.refresh();
+      await service.deps.replication.reconciler.refresh();
       sourceRoster = await rosterDocs(service);
     } finally {
       await service.stop();
@@ -51,7 +51,7 @@ describe('backup and restore (embedded store)', function () {
     const run = await cli(['restore', '--in', file], { DATA_DIR: target });
     expect(run.status, run.stderr).to.equal(EXIT.ok);
     await expectRestored({ DATA_DIR: target }, source, async (restored) => {
-      await restored.deps.replication.projector.refresh();
+      await restored.deps.replication.reconciler.refresh();
       // Same documents under the same revisions: a tablet's copy stays in line with it.
       expect(await rosterDocs(restored)).to.deep.equal(sourceRoster);
     });
@@ -86,7 +86,7 @@ describe('backup and restore (embedded store)', function () {
     expect(run.stderr).to.contain('--force');
     const again = await startTestService({ env: { DATA_DIR: target } });
     try {
-      const names = await again.deps.roster.studentStore.listAll();
+      const names = await again.stores.students.listAll();
       expect(names.map((s) => s.displayName)).to.deep.equal(['Zeca']);
       expect((await again.store.db.events.info()).doc_count).to.equal(events);
     } finally {

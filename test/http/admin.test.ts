@@ -180,7 +180,7 @@ describe('users and roles administration', function () {
         send('POST', `/api/v1/users/${admin.user.userId}/deactivate`, undefined, e.accessToken),
       ]);
       expect([a.status, b.status].sort()).to.deep.equal([200, 409]);
-      const users = await svc.deps.auth.userStore.list();
+      const users = await svc.stores.users.list();
       expect(users.filter((u) => u.status === 'ACTIVE' && u.roles.includes('ADMIN'))).to.have.length(1);
     });
 
@@ -200,7 +200,7 @@ describe('users and roles administration', function () {
         'COMPROMISED_SESSION',
       );
       expectEnvelope(await send('POST', `/api/v1/users/${id}/deactivate`), 409, 'CONFLICT');
-      expect(await svc.deps.auth.userStore.get(id)).to.deep.include({ status: 'DEACTIVATED' });
+      expect(await svc.stores.users.get(id)).to.deep.include({ status: 'DEACTIVATED' });
     });
 
     it("reset-password sets the ADMIN's chosen password and revokes every session of the user", async () => {

@@ -34,7 +34,7 @@ describe('conflicts named on every path (REST mutations superseded by the confli
    * the aspect and decided on it): whatever `meanwhile` stores then is concurrent with it.
    */
   const beforeNextAppend = (meanwhile: (mine: NewEvent) => Promise<void>): void => {
-    const events = svc.deps.replication.events;
+    const events = svc.stores.events;
     const original = events.append.bind(events);
     Object.assign(events, {
       append: async (mine: NewEvent) => {
@@ -82,7 +82,7 @@ describe('conflicts named on every path (REST mutations superseded by the confli
       winnerEventId: tabletEventId,
     });
     // The loser is this request's own event, kept in the store.
-    const stored = await svc.deps.replication.events.get(details.loserEventId);
+    const stored = await svc.stores.events.get(details.loserEventId);
     expect(stored?.type).to.equal('CHECK_IN');
     expect(stored?.actor.userId).to.equal('dev-caller');
   });
@@ -93,7 +93,7 @@ describe('conflicts named on every path (REST mutations superseded by the confli
       rivalEventId = randomUUID();
       // What another instance on the same CouchDB appends from the same read: same aspect, same base,
       // a CHAMADOR one a minute later.
-      await svc.deps.replication.events.append({
+      await svc.stores.events.append({
         ...mine,
         eventId: rivalEventId,
         deviceId: OTHER_DEVICE,

@@ -186,7 +186,7 @@ describe('GET /metrics: the counters move', function () {
     const tablet = makeTablet(svc.url, DEV_TOKENS.DEV_CALLER_TOKEN);
     try {
       await svc.deps.sync.pipeline.catchUp();
-      await svc.deps.replication.projector.refresh();
+      await svc.deps.replication.reconciler.refresh();
       const before = await scrapeOf(svc);
       const pulled = await tablet.pull();
       expect(pulled.docs_read).to.be.greaterThan(0);

@@ -98,7 +98,7 @@ describe('student photos', function () {
   const revoke = (consentId: string) =>
     send('POST', `/api/v1/image-consents/${consentId}/revoke`, { revocation_reason: 'A mãe pediu' });
   const rosterDoc = async (id: string) => {
-    await svc.deps.replication.projector.refresh();
+    await svc.deps.replication.reconciler.refresh();
     return svc.store.db.roster.get(id).then(
       (d) => d,
       () => undefined,

@@ -43,7 +43,7 @@ for (const backend of backends)
       call(`${svc.url}${path}`, { method, headers: mutationHeaders(token), body: JSON.stringify(body) });
     const settled = async () => {
       await svc.deps.sync.pipeline.catchUp();
-      await svc.deps.replication.projector.refresh();
+      await svc.deps.replication.reconciler.refresh();
     };
 
     beforeEach(async () => {
@@ -203,7 +203,7 @@ for (const backend of backends)
       expect(pushed.docs_written).to.equal(1);
       expect(pushed.doc_write_failures).to.equal(3);
       expect(
-        await svc.deps.replication.events.getMany([good.eventId, unknown.eventId, malformed.eventId]),
+        await svc.stores.events.getMany([good.eventId, unknown.eventId, malformed.eventId]),
       ).to.have.keys([good.eventId]);
     });
 

@@ -31,7 +31,7 @@ describe('siblings in the tablets roster', function () {
     const caio = await child('Caio', '(11) 91234-5678');
     const other = await child('Outro', '+55 21 97777-1111');
     await svc.deps.sync.pipeline.catchUp();
-    await svc.deps.replication.projector.refresh();
+    await svc.deps.replication.reconciler.refresh();
     await tablet.pull();
     const students = await tablet.docs('rosterStudent');
     const families = (id: string) => students.get(`student:${id}`)?.families;

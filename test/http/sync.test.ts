@@ -57,7 +57,7 @@ describe('sync of offline events', function () {
     expect(r.conflicts).to.deep.equal([]);
     expect(r.synced.map((s) => s.status)).to.deep.equal(['APPLIED', 'APPLIED', 'APPLIED']);
     expect(r.synced.every((s) => !s.duplicate && s.serverTimestamp.endsWith('Z'))).to.equal(true);
-    const aspect = (await svc.deps.sync.projections.loadAspects([`checkin:${sessionId}:${studentId}`])).get(
+    const aspect = (await svc.stores.projections.loadAspects([`checkin:${sessionId}:${studentId}`])).get(
       `checkin:${sessionId}:${studentId}`,
     );
     expect(aspect?.events.map((e) => e.eventId).sort()).to.deep.equal(

@@ -179,7 +179,7 @@ describe('first-time visitors registered at the door', function () {
     const second = await tablet.push();
     expect([second.docs_written, second.doc_write_failures]).to.deep.equal([1, 0]);
     await svc.deps.sync.pipeline.catchUp();
-    await svc.deps.replication.projector.refresh();
+    await svc.deps.replication.reconciler.refresh();
     await tablet.pull();
     const students = await tablet.docs('rosterStudent');
     expect(students.get(`student:${reg.studentId}`)).to.deep.include({

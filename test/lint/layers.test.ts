@@ -68,7 +68,7 @@ const FIXTURES: ReadonlyArray<Fixture> = [
   {
     path: 'src/http/routes/wrongImports.ts',
     imports: [
-      { from: '../../roster/studentService.js', refused: false },
+      { from: '../../registration/studentService.js', refused: false },
       { from: '../route.js', refused: false },
       { from: 'express', refused: false },
       { from: '../../store/students.js', refused: true },
@@ -85,7 +85,7 @@ const FIXTURES: ReadonlyArray<Fixture> = [
     imports: [
       { from: 'rxjs', refused: false },
       { from: '../store/events.js', refused: false },
-      { from: '../roster/studentService.js', refused: true },
+      { from: '../registration/studentService.js', refused: true },
       { from: 'express', refused: true },
     ],
   },

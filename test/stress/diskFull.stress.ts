@@ -53,7 +53,7 @@ import {
 const DISK_MB = 48;
 const FULL_LOAD_MS = 4000;
 /**
- * Shorter than the roster projector's 1 s retry, whose full pass (an index update over many batches)
+ * Shorter than the roster reconciler's 1 s retry, whose full pass (an index update over many batches)
  * used to end the process in test 1: test 2 is about what is kept, test 3 about that path.
  */
 const BRIEF_FULL_MS = 600;

@@ -127,7 +127,7 @@ export const activeCheckinRoute = defineRoute({
         child: {
           studentId: student.studentId,
           displayName: student.displayName,
-          photoRef: photosAllowed(deps.roster.directory.activeConsents(student.studentId))
+          photoRef: photosAllowed(deps.registration.directory.activeConsents(student.studentId))
             ? student.photoRef
             : null,
           allergies: student.allergies,

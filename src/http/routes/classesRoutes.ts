@@ -25,51 +25,15 @@ import {
   PatchClassBody,
   PatchClassSessionBody,
   PatchNucleusBody,
-  timesInOrder,
   toClass,
   toClassSession,
   toNucleus,
 } from '../../domain/classes.js';
-import { type ApiError, apiError } from '../../domain/errors.js';
-import type { AppDeps } from '../deps.js';
 import { defineRoute } from '../route.js';
 
 const NOT_PAGED = 'Teams are small, so the list is not paged.';
 const NUCLEUS_AND_CLASS_WRITES =
   'No permission of the contract covers nuclei and classes; `sessions.edit` opens this route to custom roles.';
-
-const invalid = (path: string, message: string): ApiError =>
-  apiError('VALIDATION_FAILED', undefined, { issues: [{ path, message }] });
-
-const MAX_ATTEMPTS = 5;
-
-/**
- * Reads, decides and writes until the write lands on the revision it read: after a concurrent change
- * the patch is applied again to the newer document, so neither change is lost. Only a document that
- * keeps changing answers 409.
- */
-const patchWithRetry = async <D>(
-  what: string,
-  load: () => Promise<D | undefined>,
-  write: (current: D) => Promise<E.Either<ApiError, D | 'CONFLICT'>>,
-): Promise<E.Either<ApiError, D>> => {
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-    const current = await load();
-    if (current === undefined) return E.left(apiError('NOT_FOUND', `No such ${what}.`));
-    const written = await write(current);
-    if (E.isLeft(written)) return written;
-    if (written.right !== 'CONFLICT') return E.right(written.right);
-  }
-  return E.left(apiError('CONFLICT', `The ${what} kept changing while this request ran; try again.`));
-};
-
-/** `undefined` and `null` need no nucleus; an id must name one. */
-const nucleusExists = async (deps: AppDeps, nucleusId: string | null | undefined): Promise<boolean> =>
-  nucleusId === undefined || nucleusId === null || (await deps.classes.getNucleus(nucleusId)) !== undefined;
-
-const unknownNucleus = () => invalid('body.nucleusId', 'no such nucleus');
-const unknownClass = () => invalid('body.classId', 'no such class');
-const timesOutOfOrder = () => invalid('body.endsAt', 'must be later than startsAt');
 
 // ---- nuclei ----
 
@@ -102,8 +66,7 @@ export const createNucleusRoute = defineRoute({
     headers: { Location: 'the nucleus' },
   },
   handler: async ({ body, deps }) => {
-    const now = deps.clock().toISOString();
-    const created = await deps.classes.createNucleus({ name: body.name, createdAt: now, updatedAt: now });
+    const created = await deps.classes.createNucleus(body);
     return E.right({
       status: 201,
       headers: { Location: `/api/v1/nuclei/${created.nucleusId}` },
@@ -125,21 +88,10 @@ export const patchNucleusRoute = defineRoute({
   body: PatchNucleusBody,
   response: { status: 200, description: 'The updated nucleus.', codec: Nucleus },
   errors: ['NOT_FOUND'],
-  handler: async ({ params, body, deps }) => {
-    const updated = await patchWithRetry(
-      'nucleus',
-      () => deps.classes.getNucleus(params.nucleusId),
-      async (current: NucleusDoc) =>
-        E.right(
-          await deps.classes.updateNucleus(current, {
-            name: body.name ?? current.name,
-            createdAt: current.createdAt,
-            updatedAt: deps.clock().toISOString(),
-          }),
-        ),
-    );
-    return E.map((n: NucleusDoc) => ({ body: toNucleus(n) }))(updated);
-  },
+  handler: async ({ params, body, deps }) =>
+    E.map((n: NucleusDoc) => ({ body: toNucleus(n) }))(
+      await deps.classes.patchNucleus(params.nucleusId, body),
+    ),
 });
 
 // ---- classes ----
@@ -167,23 +119,12 @@ export const createClassRoute = defineRoute({
   tags: ['classes'],
   body: CreateClassBody,
   response: { status: 201, description: 'The new class.', codec: ClassC, headers: { Location: 'the class' } },
-  handler: async ({ body, deps }) => {
-    if (!(await nucleusExists(deps, body.nucleusId))) return E.left(unknownNucleus());
-    const now = deps.clock().toISOString();
-    const created = await deps.classes.createClass({
-      name: body.name,
-      nucleusId: body.nucleusId ?? null,
-      capacity: body.capacity ?? null,
-      childrenPerVolunteer: body.childrenPerVolunteer ?? null,
-      createdAt: now,
-      updatedAt: now,
-    });
-    return E.right({
+  handler: async ({ body, deps }) =>
+    E.map((created: ClassDoc) => ({
       status: 201,
       headers: { Location: `/api/v1/classes/${created.classId}` },
       body: toClass(created),
-    });
-  },
+    }))(await deps.classes.createClass(body)),
 });
 
 export const patchClassRoute = defineRoute({
@@ -201,29 +142,8 @@ export const patchClassRoute = defineRoute({
   body: PatchClassBody,
   response: { status: 200, description: 'The updated class.', codec: ClassC },
   errors: ['NOT_FOUND'],
-  handler: async ({ params, body, deps }) => {
-    const updated = await patchWithRetry(
-      'class',
-      () => deps.classes.getClass(params.classId),
-      async (current: ClassDoc) => {
-        if (!(await nucleusExists(deps, body.nucleusId))) return E.left(unknownNucleus());
-        return E.right(
-          await deps.classes.updateClass(current, {
-            name: body.name ?? current.name,
-            nucleusId: body.nucleusId === undefined ? current.nucleusId : body.nucleusId,
-            capacity: body.capacity === undefined ? (current.capacity ?? null) : body.capacity,
-            childrenPerVolunteer:
-              body.childrenPerVolunteer === undefined
-                ? (current.childrenPerVolunteer ?? null)
-                : body.childrenPerVolunteer,
-            createdAt: current.createdAt,
-            updatedAt: deps.clock().toISOString(),
-          }),
-        );
-      },
-    );
-    return E.map((c: ClassDoc) => ({ body: toClass(c) }))(updated);
-  },
+  handler: async ({ params, body, deps }) =>
+    E.map((c: ClassDoc) => ({ body: toClass(c) }))(await deps.classes.patchClass(params.classId, body)),
 });
 
 // ---- class sessions ----
@@ -260,29 +180,12 @@ export const createClassSessionRoute = defineRoute({
     codec: ClassSession,
     headers: { Location: 'the session' },
   },
-  handler: async ({ body, deps }) => {
-    const cls = await deps.classes.getClass(body.classId);
-    if (cls === undefined) return E.left(unknownClass());
-    const startsAt = body.startsAt ?? null;
-    const endsAt = body.endsAt ?? null;
-    if (!timesInOrder(startsAt, endsAt)) return E.left(timesOutOfOrder());
-    const now = deps.clock().toISOString();
-    const created = await deps.classes.createSession({
-      classId: cls.classId,
-      nucleusId: cls.nucleusId,
-      date: body.date,
-      title: body.title ?? null,
-      startsAt,
-      endsAt,
-      createdAt: now,
-      updatedAt: now,
-    });
-    return E.right({
+  handler: async ({ body, deps }) =>
+    E.map((created: ClassSessionDoc) => ({
       status: 201,
       headers: { Location: `/api/v1/sessions/${created.sessionId}` },
       body: toClassSession(created),
-    });
-  },
+    }))(await deps.classes.createSession(body)),
 });
 
 export const patchClassSessionRoute = defineRoute({
@@ -301,33 +204,10 @@ export const patchClassSessionRoute = defineRoute({
   body: PatchClassSessionBody,
   response: { status: 200, description: 'The updated session.', codec: ClassSession },
   errors: ['NOT_FOUND'],
-  handler: async ({ params, body, deps }) => {
-    const updated = await patchWithRetry(
-      'session',
-      () => deps.classes.getSession(params.sessionId),
-      async (current: ClassSessionDoc) => {
-        const cls = await deps.classes.getClass(body.classId ?? current.classId);
-        if (cls === undefined && body.classId !== undefined) return E.left(unknownClass());
-        const startsAt = body.startsAt === undefined ? current.startsAt : body.startsAt;
-        const endsAt = body.endsAt === undefined ? current.endsAt : body.endsAt;
-        if (!timesInOrder(startsAt, endsAt)) return E.left(timesOutOfOrder());
-        return E.right(
-          await deps.classes.updateSession(current, {
-            classId: cls?.classId ?? current.classId,
-            // Classes are never deleted, so a missing class is damage; the session keeps what it had.
-            nucleusId: cls === undefined ? current.nucleusId : cls.nucleusId,
-            date: body.date ?? current.date,
-            title: body.title === undefined ? current.title : body.title,
-            startsAt,
-            endsAt,
-            createdAt: current.createdAt,
-            updatedAt: deps.clock().toISOString(),
-          }),
-        );
-      },
-    );
-    return E.map((s: ClassSessionDoc) => ({ body: toClassSession(s) }))(updated);
-  },
+  handler: async ({ params, body, deps }) =>
+    E.map((s: ClassSessionDoc) => ({ body: toClassSession(s) }))(
+      await deps.classes.patchSession(params.sessionId, body),
+    ),
 });
 
 export const classesRoutes = [

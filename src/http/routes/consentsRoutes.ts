@@ -34,7 +34,7 @@ export const createConsentRoute = defineRoute({
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
-    const created = await ctx.deps.roster.consents.record(actor.right, ctx.body);
+    const created = await ctx.deps.registration.consents.record(actor.right, ctx.body);
     return E.map((c: ConsentDoc) => ({
       status: 201,
       headers: { Location: `/api/v1/image-consents?subjectType=${c.subject_type}&subjectId=${c.subject_id}` },
@@ -54,7 +54,7 @@ export const listConsentsRoute = defineRoute({
   query: ConsentQuery,
   response: { status: 200, description: 'Current and history.', codec: ConsentHistory },
   handler: async ({ query, deps }) => {
-    const { current, history } = await deps.roster.consents.history(query.subjectType, query.subjectId);
+    const { current, history } = await deps.registration.consents.history(query.subjectType, query.subjectId);
     return E.right({
       body: {
         subjectType: query.subjectType,
@@ -83,7 +83,7 @@ export const revokeConsentRoute = defineRoute({
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
-    const revoked = await ctx.deps.roster.consents.revoke(
+    const revoked = await ctx.deps.registration.consents.revoke(
       actor.right,
       ctx.params.consentId,
       revocationReasonOf(ctx.body),

@@ -1,12 +1,12 @@
-/** Roster import from a spreadsheet (decision 0030). */
+/** Student import from a spreadsheet (decision 0030). */
 import * as E from 'fp-ts/lib/Either.js';
 import {
   columnsOfQuery,
   ImportReport,
   ImportStudentsQuery,
   MAX_IMPORT_ROWS,
-  RosterCsv,
-} from '../../domain/rosterImport.js';
+  StudentsCsv,
+} from '../../domain/studentImport.js';
 import { actorOf } from '../actor.js';
 import { defineRoute } from '../route.js';
 
@@ -29,13 +29,13 @@ export const importStudentsRoute = defineRoute({
     'created or changed is audited under its id.',
   tags: ['students'],
   query: ImportStudentsQuery,
-  body: RosterCsv,
+  body: StudentsCsv,
   response: { status: 200, description: 'What the import did, or would do (dry run).', codec: ImportReport },
   errors: ['PAYLOAD_TOO_LARGE'],
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
-    const report = await ctx.deps.roster.imports.importStudents(actor.right, ctx.body, {
+    const report = await ctx.deps.registration.imports.importStudents(actor.right, ctx.body, {
       // A forgotten flag must never write: the default is the dry run.
       dryRun: ctx.query.dryRun !== 'false',
       createClasses: ctx.query.createClasses === 'true',

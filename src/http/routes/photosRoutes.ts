@@ -37,7 +37,7 @@ export const putStudentPhotoRoute = defineRoute({
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
-    const stored = await ctx.deps.roster.photos.upload(actor.right, ctx.params.studentId, ctx.body);
+    const stored = await ctx.deps.registration.photos.upload(actor.right, ctx.params.studentId, ctx.body);
     return E.map((d: PhotoDoc) => ({ body: toStudentPhoto(d) }))(stored);
   },
 });
@@ -68,7 +68,7 @@ export const getStudentPhotoRoute = defineRoute({
     if (principal === null) return E.left(apiError('UNAUTHORIZED'));
     if (!visibleStudentFields(principal.roles, principal.permissions).has('photoRef'))
       return E.left(apiError('FORBIDDEN_ROLE', 'Your roles do not read students’ photos.'));
-    const image = await deps.roster.photos.read(params.studentId, query.size ?? 'full');
+    const image = await deps.registration.photos.read(params.studentId, query.size ?? 'full');
     // `Cache-Control: no-store` like every API answer: no cache keeps it past a revocation.
     return E.map((body: Uint8Array) => ({ body }))(image);
   },

@@ -66,7 +66,7 @@ const AttendanceReport = object('AttendanceReport', {
   to: calendarDate(),
   rows: t.array(AttendanceRow),
   totals: object('AttendanceTotals', {
-    // Counts of children on one day: int32 holds any roster.
+    // Counts of children on one day: int32 holds any ministry.
     rows: boundedInt(0, 2 ** 31 - 1),
     present: boundedInt(0, 2 ** 31 - 1),
     absent: boundedInt(0, 2 ** 31 - 1),
@@ -267,7 +267,7 @@ export const visitorsReportRoute = defineRoute({
     if (to < from) return E.left(invalid('query.to', 'must not be before `from`'));
     if ((Date.parse(to) - Date.parse(from)) / DAY_MS + 1 > MAX_REPORT_DAYS)
       return E.left(invalid('query.to', `at most ${MAX_REPORT_DAYS} days from \`from\``));
-    const found = deps.roster.directory
+    const found = deps.registration.directory
       .all()
       .filter(
         (s) =>

@@ -1,6 +1,5 @@
 /** Roles (ADMIN): the four system roles plus custom roles granting a subset of the permissions. */
 import * as E from 'fp-ts/lib/Either.js';
-import { apiError } from '../../domain/errors.js';
 import {
   CreateRoleBody,
   PatchRoleBody,
@@ -13,9 +12,7 @@ import {
 } from '../../domain/role.js';
 import { defineRoute } from '../route.js';
 
-const notFound = () => apiError('NOT_FOUND', 'No such role.');
-const systemRole = () =>
-  apiError('CONFLICT', 'System roles cannot be changed or deleted.', { reason: 'SYSTEM_ROLE' });
+const asRole = E.map((r: RoleDoc) => ({ body: toRole(r) }));
 
 export const listRolesRoute = defineRoute({
   operationId: 'listRoles',
@@ -25,7 +22,7 @@ export const listRolesRoute = defineRoute({
   summary: 'Every role',
   tags: ['roles'],
   response: { status: 200, description: 'The roles.', codec: RoleList },
-  handler: async ({ deps }) => E.right({ body: { items: (await deps.auth.roleStore.list()).map(toRole) } }),
+  handler: async ({ deps }) => E.right({ body: { items: (await deps.auth.roles.list()).map(toRole) } }),
 });
 
 export const createRoleRoute = defineRoute({
@@ -38,24 +35,12 @@ export const createRoleRoute = defineRoute({
   body: CreateRoleBody,
   response: { status: 201, description: 'The new role.', codec: Role, headers: { Location: 'the role' } },
   errors: ['CONFLICT'],
-  handler: async ({ body, deps }) => {
-    const now = deps.clock().toISOString();
-    const created = await deps.auth.roleStore.create({
-      name: body.name,
-      display_name: body.display_name,
-      permissions: [...new Set(body.permissions ?? [])],
-      is_system: 0,
-      created_at: now,
-      updated_at: now,
-    });
-    if (created === 'EXISTS')
-      return E.left(apiError('CONFLICT', 'A role with this name exists.', { reason: 'ROLE_EXISTS' }));
-    return E.right({
+  handler: async ({ body, deps }) =>
+    E.map((created: RoleDoc) => ({
       status: 201,
       headers: { Location: `/api/v1/roles/${created.name}` },
       body: toRole(created),
-    });
-  },
+    }))(await deps.auth.roles.create(body)),
 });
 
 export const patchRoleRoute = defineRoute({
@@ -69,22 +54,7 @@ export const patchRoleRoute = defineRoute({
   body: PatchRoleBody,
   response: { status: 200, description: 'The updated role.', codec: Role },
   errors: ['NOT_FOUND', 'CONFLICT'],
-  handler: async ({ params, body, deps }) => {
-    const current = await deps.auth.roleStore.get(params.name);
-    if (current === undefined) return E.left(notFound());
-    if (current.is_system === 1) return E.left(systemRole());
-    const updated = await deps.auth.roleStore.update(current, {
-      name: current.name,
-      display_name: body.display_name ?? current.display_name,
-      permissions: body.permissions === undefined ? current.permissions : [...new Set(body.permissions)],
-      is_system: 0,
-      created_at: current.created_at,
-      updated_at: deps.clock().toISOString(),
-    });
-    if (updated === 'CONFLICT')
-      return E.left(apiError('CONFLICT', 'The role changed while this request ran; try again.'));
-    return E.right({ body: toRole(updated) });
-  },
+  handler: async ({ params, body, deps }) => asRole(await deps.auth.roles.patch(params.name, body)),
 });
 
 export const deleteRoleRoute = defineRoute({
@@ -98,24 +68,10 @@ export const deleteRoleRoute = defineRoute({
   params: RoleNameParams,
   response: { status: 200, description: 'Deleted.', codec: RoleDeleted },
   errors: ['NOT_FOUND', 'CONFLICT'],
-  handler: async ({ params, deps }) => {
-    const current: RoleDoc | undefined = await deps.auth.roleStore.get(params.name);
-    if (current === undefined) return E.left(notFound());
-    if (current.is_system === 1) return E.left(systemRole());
-    const holders = (await deps.auth.userStore.list()).filter((u) => u.roles.includes(current.name));
-    if (holders.length > 0) {
-      return E.left(
-        apiError('CONFLICT', 'Users hold this role; take it from them first.', {
-          reason: 'ROLE_IN_USE',
-          holders: holders.length,
-        }),
-      );
-    }
-    const removed = await deps.auth.roleStore.remove(current);
-    if (removed === 'CONFLICT')
-      return E.left(apiError('CONFLICT', 'The role changed while this request ran; try again.'));
-    return E.right({ body: { name: current.name, deleted: true as const } });
-  },
+  handler: async ({ params, deps }) =>
+    E.map((removed: RoleDoc) => ({ body: { name: removed.name, deleted: true as const } }))(
+      await deps.auth.roles.remove(params.name),
+    ),
 });
 
 export const rolesRoutes = [listRolesRoute, createRoleRoute, patchRoleRoute, deleteRoleRoute];

@@ -1,11 +1,10 @@
-/** Development seed: the first ADMIN and a demo roster, so a newcomer can try every flow. */
+/** Development seed: the first ADMIN and demo data, so a newcomer can try every flow. */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { isProduction } from '../../config/config.js';
 import { boundedArray, object, Text, Uuid } from '../../domain/codec.js';
 import { apiError } from '../../domain/errors.js';
 import type { UserDoc } from '../../domain/user.js';
-import { seedDemoRoster } from '../../roster/demoRoster.js';
 import { defineRoute } from '../route.js';
 
 /** Documented development defaults; production never reaches them (the route answers 404 there). */
@@ -17,7 +16,7 @@ export const Seeded = object('Seeded', {
   admin: object('SeededAdmin', { userId: Uuid, email: Text }),
   roster: object('SeededRoster', {
     nucleusId: Uuid,
-    // The demo roster is a handful of classes and sessions.
+    // The demo data is a handful of classes and sessions.
     classIds: boundedArray(Uuid, 100),
     sessionIds: boundedArray(Uuid, 100),
     students: t.number,
@@ -42,7 +41,7 @@ export const seedRoute = defineRoute({
   errors: ['NOT_FOUND', 'ALREADY_SEEDED'],
   handler: async ({ deps }) => {
     if (isProduction(deps.config)) return E.left(apiError('NOT_FOUND', 'No such route.'));
-    if ((await deps.auth.userStore.count()) > 0) return E.left(apiError('ALREADY_SEEDED'));
+    if (await deps.auth.users.anyExists()) return E.left(apiError('ALREADY_SEEDED'));
     const email = deps.config.seedAdminEmail ?? DEV_SEED_ADMIN_EMAIL;
     const created = await deps.auth.users.create(null, {
       email,
@@ -54,18 +53,13 @@ export const seedRoute = defineRoute({
     if (E.isLeft(created))
       return created.left.code === 'CONFLICT' ? E.left(apiError('ALREADY_SEEDED')) : created;
     const admin: UserDoc = created.right;
-    const roster = await seedDemoRoster(
-      deps.classes,
-      deps.roster.students,
-      {
-        userId: admin.userId,
-        roles: admin.roles,
-        primaryRole: admin.primaryRole,
-        permissions: [],
-        authMode: 'jwt',
-      },
-      deps.clock(),
-    );
+    const roster = await deps.registration.demo.seed({
+      userId: admin.userId,
+      roles: admin.roles,
+      primaryRole: admin.primaryRole,
+      permissions: [],
+      authMode: 'jwt',
+    });
     return E.right({
       body: {
         seeded: true as const,

@@ -14,11 +14,9 @@ import {
   StudentPage,
   StudentStatus,
 } from '../../domain/student.js';
-import { exportStudent, StudentExport } from '../../roster/studentExport.js';
-import { studentView } from '../../roster/studentService.js';
+import { StudentExport } from '../../registration/studentExport.js';
+import { studentDocView } from '../../registration/studentService.js';
 import { foldName, photosAllowed, visibleStudentFields } from '../../rules/students.js';
-// biome-ignore lint/style/noRestrictedImports: this route shapes a stored student with the store's own mapping; issue #22 (part 4) moves it behind the student service.
-import { toRecord } from '../../store/students.js';
 import { actorOf } from '../actor.js';
 import { defineRoute, type HandlerContext } from '../route.js';
 
@@ -41,7 +39,7 @@ export const StudentListQuery = object(
   },
 );
 
-// `c` (the class filter) came with the office; a cursor without it pages the whole roster.
+// `c` (the class filter) came with the office; a cursor without it pages every student.
 const CursorPayload = t.intersection([
   t.type({ k: t.string, s: StudentStatus, q: t.string }),
   t.partial({ c: t.string }),
@@ -54,10 +52,10 @@ const badCursor = (): ApiError =>
 
 /** A freshly written student, shown to its writer (ADMIN, CADASTRO or a `students.add` role: every field). */
 const writerView = (ctx: HandlerContext<unknown, unknown, unknown>, doc: StudentDoc) =>
-  studentView(
-    toRecord(doc),
+  studentDocView(
+    doc,
     visibleStudentFields(ctx.principal?.roles ?? [], ctx.principal?.permissions ?? []),
-    photosAllowed(ctx.deps.roster.directory.activeConsents(doc.studentId)),
+    photosAllowed(ctx.deps.registration.directory.activeConsents(doc.studentId)),
   );
 
 export const listStudentsRoute = defineRoute({
@@ -90,7 +88,7 @@ export const listStudentsRoute = defineRoute({
         return E.left(badCursor());
       afterKey = decoded.right.k;
     }
-    const page = deps.roster.directory.page({
+    const page = deps.registration.directory.page({
       status,
       q,
       ...(query.classId === undefined ? {} : { classId: query.classId }),
@@ -139,7 +137,7 @@ export const createStudentRoute = defineRoute({
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
-    const created = await ctx.deps.roster.students.create(actor.right, ctx.body);
+    const created = await ctx.deps.registration.students.create(actor.right, ctx.body);
     return E.map((doc: StudentDoc) => ({
       status: 201,
       headers: { Location: `/api/v1/students/${doc.studentId}` },
@@ -166,7 +164,7 @@ export const getStudentRoute = defineRoute({
   auditRead: 'READ_SENSITIVE',
   handler: async ({ params, principal, deps }) => {
     if (principal === null) return E.left(apiError('UNAUTHORIZED'));
-    const read = await deps.roster.students.read(principal, params.studentId);
+    const read = await deps.registration.students.read(principal, params.studentId);
     return E.map((r: { view: Student }) => ({ body: r.view, auditSubjectId: params.studentId }))(read);
   },
 });
@@ -188,7 +186,7 @@ export const patchStudentRoute = defineRoute({
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
-    const updated = await ctx.deps.roster.students.patch(actor.right, ctx.params.studentId, ctx.body);
+    const updated = await ctx.deps.registration.students.patch(actor.right, ctx.params.studentId, ctx.body);
     return E.map((doc: StudentDoc) => ({ body: writerView(ctx, doc) }))(updated);
   },
 });
@@ -211,7 +209,7 @@ export const deleteStudentRoute = defineRoute({
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
-    const deleted = await ctx.deps.roster.students.softDelete(
+    const deleted = await ctx.deps.registration.students.softDelete(
       actor.right,
       ctx.params.studentId,
       ctx.body.justification,
@@ -234,18 +232,7 @@ export const exportStudentRoute = defineRoute({
   errors: ['NOT_FOUND'],
   auditRead: 'EXPORT',
   handler: async ({ params, deps }) => {
-    const exported = await exportStudent(
-      {
-        students: deps.roster.studentStore,
-        consents: deps.roster.consentStore,
-        directory: deps.roster.directory,
-        eventsDb: deps.store.db.events,
-        privateDb: deps.store.db.private,
-        audit: deps.audit,
-        clock: deps.clock,
-      },
-      params.studentId,
-    );
+    const exported = await deps.registration.exports.exportOf(params.studentId);
     return E.map((body: StudentExport) => ({ body, auditSubjectId: params.studentId }))(exported);
   },
 });

@@ -34,7 +34,7 @@ export const healthRoute = defineRoute({
   response: { status: 200, description: 'The service and its store are up.', codec: Health },
   errors: ['STORE_UNAVAILABLE'],
   handler: async ({ deps }) => {
-    const failed = deps.store.failedDatabases();
+    const failed = deps.health.failedDatabases();
     if (failed.length > 0)
       return E.left(
         apiError('STORE_UNAVAILABLE', 'A database refuses writes after an I/O error until it is reopened.', {
@@ -42,7 +42,7 @@ export const healthRoute = defineRoute({
           databases: [...failed],
         }),
       );
-    return (await deps.store.ping())
+    return (await deps.health.ping())
       ? E.right({ body: { status: 'ok' as const, serverTime: deps.clock().toISOString() } })
       : E.left(apiError('STORE_UNAVAILABLE', undefined, { store: 'unreachable' }));
   },

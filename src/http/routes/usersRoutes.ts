@@ -26,7 +26,7 @@ export const listUsersRoute = defineRoute({
   description: 'Teams are small, so the list is not paged.',
   tags: ['users'],
   response: { status: 200, description: 'The users.', codec: UserList },
-  handler: async ({ deps }) => E.right({ body: { items: (await deps.auth.userStore.list()).map(toUser) } }),
+  handler: async ({ deps }) => E.right({ body: { items: (await deps.auth.users.list()).map(toUser) } }),
 });
 
 export const createUserRoute = defineRoute({

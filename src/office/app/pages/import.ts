@@ -1,10 +1,10 @@
 /**
- * Roster import (decision 0030): choose the CSV, check it (dry run), map columns the server did not
+ * Student import (decision 0030): choose the CSV, check it (dry run), map columns the server did not
  * recognise, read every row's outcome and errors, then apply the same file with the same choices.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { IMPORT_FIELDS } from '../../../domain/rosterImport.js';
+import { IMPORT_FIELDS } from '../../../domain/studentImport.js';
 import { h, replaceChildren } from '../../../kiosk/app/dom.js';
 import { apiCall, errorMessage } from '../api.js';
 import type { Key } from '../i18n.js';

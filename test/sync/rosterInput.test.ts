@@ -5,7 +5,7 @@
  * "today" on the tablet's calendar had left the roster.
  */
 import { expect } from 'chai';
-import { KEY_DAYS, rosterWindow } from '../../src/roster/rosterInput.js';
+import { KEY_DAYS, rosterWindow } from '../../src/sync/rosterInput.js';
 import { seedSmallRoster } from '../support/seed.js';
 import { makeTablet } from '../support/tablet.js';
 import { DEV_TOKENS, startTestService } from '../support/testService.js';
@@ -82,7 +82,7 @@ describe('roster window: a session dated on the tablet calendar reaches the tabl
     try {
       const { sessionId } = await seedSmallRoster(svc.url, ['Ana'], '2026-11-25');
       await svc.deps.sync.pipeline.catchUp();
-      await svc.deps.replication.projector.refresh();
+      await svc.deps.replication.reconciler.refresh();
       const pulled = await tablet.pull();
       expect(pulled.ok).to.equal(true);
       expect([...(await tablet.docs('rosterSession')).keys()]).to.deep.equal([`session:${sessionId}`]);

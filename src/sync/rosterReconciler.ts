@@ -71,7 +71,7 @@ export const rosterReconciles$ = (s: RosterStreams): Observable<{ written: numbe
     ),
   );
 
-export interface RosterProjector {
+export interface RosterReconciler {
   /** Resolves after a full reconcile that started after the call has finished. */
   refresh(): Promise<void>;
   stop(): void;
@@ -88,7 +88,7 @@ export interface RosterContext {
  * or attendance aspects alone reconciles just their documents, using the sessions and students of
  * the last full pass. A failed pass is retried as a full one, so no change is ever dropped.
  */
-export const startRosterProjector = (options: {
+export const startRosterReconciler = (options: {
   readonly wanted: () => Promise<{ docs: ReadonlyArray<RosterDoc>; context: RosterContext }>;
   readonly forAspects: (
     aspects: ReadonlyArray<string>,
@@ -106,7 +106,7 @@ export const startRosterProjector = (options: {
   readonly debounceMs?: number;
   readonly maxWaitMs?: number;
   readonly onError?: (error: unknown) => void;
-}): RosterProjector => {
+}): RosterReconciler => {
   const manual$ = new Subject<void>();
   const stop$ = new Subject<void>();
   const done$ = new Subject<{ run: number; full: boolean }>();

@@ -1,9 +1,9 @@
-/** Roster import (decision 0030), black-box through the real app in development auth mode. */
+/** Student import (decision 0030), black-box through the real app in development auth mode. */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { ClassC } from '../../src/domain/classes.js';
-import { ImportReport } from '../../src/domain/rosterImport.js';
 import { Student, StudentPage } from '../../src/domain/student.js';
+import { ImportReport } from '../../src/domain/studentImport.js';
 import { call, decodeAs, expectEnvelope, issuePaths } from '../support/http.js';
 import {
   authHeaders,
@@ -26,7 +26,7 @@ const FILE = [
   ';01/01/2020;Sem Nome;;Maternal;',
 ].join('\r\n');
 
-describe('roster import', function () {
+describe('student import', function () {
   this.timeout(60_000);
   let svc: TestService;
 

@@ -1,4 +1,4 @@
-/** The pure rules of the roster import: table tests, and the property that a re-import changes nothing. */
+/** The pure rules of the student import: table tests, and the property that a re-import changes nothing. */
 import { expect } from 'chai';
 import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
@@ -14,7 +14,7 @@ import {
   parseBirthDate,
   planImport,
   readRow,
-} from '../../src/rules/rosterImport.js';
+} from '../../src/rules/studentImport.js';
 
 const CLASS = { classId: '11111111-1111-4111-8111-111111111111', nucleusId: null };
 const columnsOf = (headers: string[]): ColumnMap => {
@@ -23,7 +23,7 @@ const columnsOf = (headers: string[]): ColumnMap => {
   return m.right;
 };
 
-describe('roster import rules', () => {
+describe('student import rules', () => {
   describe('normaliseBrazilianPhone', () => {
     const table: Array<[string, string]> = [
       ['(11) 98765-4321', '+5511987654321'],

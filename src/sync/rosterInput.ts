@@ -1,11 +1,11 @@
 /** Gathers what `rules/roster.ts` needs from the stores: the roster as it should be right now. */
 
 import { createHmac } from 'node:crypto';
-// biome-ignore lint/style/noRestrictedImports: the tablets' roster lists who may collect each child, which only the pickup service reads (a type only; attendance imports roster, so this is a cycle between two services, for issue #22 part 4).
-import type { PickupService } from '../attendance/pickupService.js';
 import { dayKey } from '../crypto/dayKeys.js';
+import type { AllowedAdult } from '../domain/pickup.js';
 import type { AspectDoc } from '../domain/projection.js';
 import type { RosterDoc } from '../domain/roster.js';
+import type { StudentDoc } from '../domain/student.js';
 import { utcDay } from '../rules/checkin.js';
 import type { AspectProjection } from '../rules/projections.js';
 import { aspectRosterDoc, rosterDocs } from '../rules/roster.js';
@@ -14,8 +14,8 @@ import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
 import { type ProjectionStore, projectionOfDoc } from '../store/projections.js';
 import type { StudentStore } from '../store/students.js';
-import type { RosterContext } from '../sync/rosterProjector.js';
-import type { StudentDirectory } from '../sync/studentDirectory.js';
+import type { RosterContext } from './rosterReconciler.js';
+import type { StudentDirectory } from './studentDirectory.js';
 
 /**
  * A guardian phone's family key: a keyed hash under the check-in secret (which never leaves the
@@ -69,7 +69,10 @@ export const rosterWanted =
   (deps: {
     readonly students: StudentStore;
     readonly directory: StudentDirectory;
-    readonly pickups: Pick<PickupService, 'allowedAdultsOfAll'>;
+    /** Who may collect each child: the pickup service answers it (the tablets' gate checks it offline). */
+    readonly pickups: {
+      allowedAdultsOfAll(students: ReadonlyArray<StudentDoc>): Promise<Map<string, AllowedAdult[]>>;
+    };
     readonly classes: Pick<ClassStore, 'listSessions' | 'listClasses'>;
     readonly checkins: CheckinStore;
     readonly projections: ProjectionStore;

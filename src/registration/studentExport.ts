@@ -6,21 +6,17 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { AuditEntry } from '../domain/audit.js';
-import { CheckinDoc } from '../domain/checkin.js';
 import { boundedString, IsoInstant, nullable, object, ShortText } from '../domain/codec.js';
 import { Consent, toConsent } from '../domain/consent.js';
 import { type ApiError, apiError } from '../domain/errors.js';
-import { EventDoc } from '../domain/event.js';
 import { MAX_PHOTO_BYTES, StudentPhoto, toStudentPhoto } from '../domain/photo.js';
-import { GrantDoc, PickupEntryDoc } from '../domain/pickup.js';
 import { Student } from '../domain/student.js';
 import { photosAllowed, visibleStudentFields } from '../rules/students.js';
 import type { AuditLog } from '../store/auditLog.js';
 import type { ConsentStore } from '../store/consents.js';
-import { decodeDoc } from '../store/docs.js';
-import { photoStore } from '../store/photos.js';
-import type { Database } from '../store/pouch.js';
+import type { PhotoStore } from '../store/photos.js';
 import { type StudentStore, toRecord } from '../store/students.js';
+import type { SubjectRecords } from '../store/subjectRecords.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
 import { studentView } from './studentService.js';
 
@@ -71,8 +67,8 @@ export interface StudentExportDeps {
   readonly students: StudentStore;
   readonly consents: ConsentStore;
   readonly directory: StudentDirectory;
-  readonly eventsDb: Database;
-  readonly privateDb: Database;
+  readonly records: SubjectRecords;
+  readonly photos: PhotoStore;
   readonly audit: AuditLog;
   readonly clock: () => Date;
 }
@@ -84,13 +80,7 @@ export const exportStudent = async (
   const doc = await deps.students.get(studentId);
   if (doc === undefined) return E.left(apiError('NOT_FOUND', 'No such student.'));
   const everything = visibleStudentFields(['ADMIN'], []);
-  const found = await deps.eventsDb.find({
-    selector: { subjectId: studentId },
-    limit: 100_000,
-    use_index: 'idx-by-subject-and-time',
-  });
-  const events = found.docs
-    .map((d) => decodeDoc(EventDoc, d._id, d))
+  const events = (await deps.records.eventsOf(studentId))
     .map(({ _id: _i, docType: _d, ...event }) => event)
     .sort((a, b) => a.serverTimestamp.localeCompare(b.serverTimestamp));
   const auditEntries = [];
@@ -107,39 +97,32 @@ export const exportStudent = async (
     cursor = page.right.nextCursor;
   }
   // Check-ins, pickup entries (without their one-time-code hashes) and grants naming the student.
-  const ofStudent = async <C extends t.Mixed>(codec: C, docType: string) =>
-    (
-      await deps.privateDb.find({
-        selector: { docType, studentId },
-        limit: 100_000,
-        use_index: 'idx-by-docType-studentId',
-      })
-    ).docs.map((d) => {
-      const {
-        _id: _i,
-        _rev: _r,
-        docType: _d,
-        otpHash: _o,
-        ...fields
-      }: Record<string, unknown> = decodeDoc(codec, d._id, d);
-      return fields;
-    });
+  const withoutStorage = (docs: ReadonlyArray<Record<string, unknown>>) =>
+    docs.map(({ _id: _i, _rev: _r, docType: _d, otpHash: _o, ...fields }) => fields);
   // The stored photo itself, while one is held (a revocation erases it, decision 0033).
-  const photos = photoStore(deps.privateDb);
-  const stored = await photos.get(studentId);
-  const image = stored === undefined ? undefined : await photos.image(studentId, 'full');
+  const stored = await deps.photos.get(studentId);
+  const image = stored === undefined ? undefined : await deps.photos.image(studentId, 'full');
   return E.right({
     exportedAt: deps.clock().toISOString(),
     photo:
       stored === undefined || image === undefined
         ? null
         : { stored: toStudentPhoto(stored), jpegBase64: Buffer.from(image).toString('base64') },
-    checkIns: await ofStudent(CheckinDoc, 'checkin'),
-    pickupEntries: await ofStudent(PickupEntryDoc, 'pickupEntry'),
-    pickupAuthorizations: await ofStudent(GrantDoc, 'pickupGrant'),
+    checkIns: withoutStorage(await deps.records.checkinsOf(studentId)),
+    pickupEntries: withoutStorage(await deps.records.pickupEntriesOf(studentId)),
+    pickupAuthorizations: withoutStorage(await deps.records.grantsOf(studentId)),
     student: studentView(toRecord(doc), everything, photosAllowed(deps.directory.activeConsents(studentId))),
     imageConsents: (await deps.consents.listForSubject('STUDENT', studentId)).map(toConsent),
     events,
     auditEntries,
   });
 };
+
+export interface StudentExportService {
+  /** Everything held about one student (LGPD art. 18), or NOT_FOUND. */
+  exportOf(studentId: string): Promise<E.Either<ApiError, StudentExport>>;
+}
+
+export const studentExportService = (deps: StudentExportDeps): StudentExportService => ({
+  exportOf: (studentId) => exportStudent(deps, studentId),
+});

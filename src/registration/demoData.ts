@@ -1,5 +1,5 @@
 /**
- * The development seed's demo roster: a nucleus, two classes, today's sessions and twenty students
+ * The development seed's demo data: a nucleus, two classes, today's sessions and twenty students
  * with guardians, so a newcomer can try every flow. Names are invented; phones use the reserved
  * 555 prefix style so they reach nobody.
  */
@@ -11,19 +11,19 @@ const FIRST = ['João', 'Maria', 'Ana', 'Pedro', 'Lucas', 'Júlia', 'Gabriel', '
 const FAMILY = ['Silva', 'Souza', 'Oliveira', 'Conceição'];
 const GUARDIANS = ['Cláudia', 'Marcos', 'Fernanda', 'Paulo', 'Simone'];
 
-export interface DemoRoster {
+export interface DemoData {
   readonly nucleusId: string;
   readonly classIds: ReadonlyArray<string>;
   readonly sessionIds: ReadonlyArray<string>;
   readonly students: number;
 }
 
-export const seedDemoRoster = async (
+export const seedDemoData = async (
   classes: ClassStore,
   students: StudentService,
   admin: Principal,
   now: Date,
-): Promise<DemoRoster> => {
+): Promise<DemoData> => {
   const at = now.toISOString();
   const today = at.slice(0, 10);
   const nucleus = await classes.createNucleus({ name: 'Núcleo Centro', createdAt: at, updatedAt: at });
@@ -82,3 +82,16 @@ export const seedDemoRoster = async (
     students: created,
   };
 };
+
+export interface DemoDataService {
+  /** Writes the demo data as `admin`, dated today. */
+  seed(admin: Principal): Promise<DemoData>;
+}
+
+export const demoDataService = (deps: {
+  readonly classes: ClassStore;
+  readonly students: StudentService;
+  readonly clock: () => Date;
+}): DemoDataService => ({
+  seed: (admin) => seedDemoData(deps.classes, deps.students, admin, deps.clock()),
+});

@@ -80,6 +80,13 @@ export const studentView = (
   return decoded.right;
 };
 
+/** The API view of a stored student, as `studentView` shows its record. */
+export const studentDocView = (
+  doc: StudentDoc,
+  visible: ReadonlySet<StudentField>,
+  photosVisible: boolean,
+): Student => studentView(toRecord(doc), visible, photosVisible);
+
 export interface StudentService {
   create(
     actor: Actor,

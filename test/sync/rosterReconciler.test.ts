@@ -5,15 +5,15 @@ import {
   feedsRoster,
   projectionFeedsRoster,
   rosterReconciles$,
-  startRosterProjector,
-} from '../../src/sync/rosterProjector.js';
+  startRosterReconciler,
+} from '../../src/sync/rosterReconciler.js';
 
 const newScheduler = () =>
   new TestScheduler((actual, expected) => {
     expect(actual).to.deep.equal(expected);
   });
 
-describe('roster projector stream (marbles)', () => {
+describe('roster reconciler stream (marbles)', () => {
   it('debounces a burst into one reconcile, and runs one more after a trigger that came during one', () => {
     newScheduler().run(({ hot, cold, expectObservable }) => {
       let runs = 0;
@@ -79,12 +79,12 @@ describe('roster triggers', () => {
   });
 });
 
-describe('roster projector during a rush', () => {
+describe('roster reconciler during a rush', () => {
   it('writes the changed aspects while triggers keep coming closer together than the debounce', async () => {
     const aspects$ = new Subject<string>();
     const writtenDuringRush: string[][] = [];
     let rushing = true;
-    const projector = startRosterProjector({
+    const projector = startRosterReconciler({
       wanted: async () => ({ docs: [], context: { sessionIds: new Set(), activeIds: new Set() } }),
       forAspects: async () => [],
       write: async () => ({ written: 0, deleted: 0 }),

@@ -1,7 +1,7 @@
 /**
- * Roster import (issue 21): the columns a spreadsheet may carry, the query of the import request and
+ * Student import (issue 21): the columns a spreadsheet may carry, the query of the import request and
  * the report it answers. The file itself is the request body (`text/csv`); its rows are read by
- * `rules/rosterImport.ts` and stored through the student service.
+ * `rules/studentImport.ts` and stored through the student service.
  */
 import * as t from 'io-ts';
 import {
@@ -58,7 +58,7 @@ export const ImportFieldC = t.keyof(
 export const isImportField = (s: string): s is ImportField => IMPORT_FIELDS.some((f) => f === s);
 
 /** The body: the spreadsheet as exported, bytes (UTF-8 with or without BOM, or Windows-1252). */
-export const RosterCsv = new BytesType(
+export const StudentsCsv = new BytesType(
   'text/csv',
   'The spreadsheet as CSV: UTF-8 (with or without BOM) or Windows-1252; `,` or `;` separated; the first ' +
     'row names the columns (Portuguese or English), dates `dd/mm/aaaa` or `YYYY-MM-DD`.',

@@ -1,5 +1,5 @@
 /**
- * Roster import, pure: how a spreadsheet's bytes become text, which column holds what, how a row
+ * Student import, pure: how a spreadsheet's bytes become text, which column holds what, how a row
  * becomes a student's fields (dates, Brazilian phones, classes by name), and what importing it does
  * to the register (create, update, leave alone). The service reads the CSV and stores; everything it
  * decides is decided here, so the dry run and the real run cannot disagree.
@@ -11,9 +11,9 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
-import type { ImportAction, ImportErrorCode, ImportField, ImportRowError } from '../domain/rosterImport.js';
-import { ADDRESS_IMPORT_FIELDS, IMPORT_FIELDS } from '../domain/rosterImport.js';
 import { type StudentRecord, type StudentWritableField, studentWritable } from '../domain/student.js';
+import type { ImportAction, ImportErrorCode, ImportField, ImportRowError } from '../domain/studentImport.js';
+import { ADDRESS_IMPORT_FIELDS, IMPORT_FIELDS } from '../domain/studentImport.js';
 import { foldName } from './students.js';
 
 // ---- bytes → text ----

@@ -1,5 +1,5 @@
 /**
- * A roster import of 5,000 children (decision 0030) through the REST endpoint: the dry run and the
+ * A student import of 5,000 children (decision 0030) through the REST endpoint: the dry run and the
  * applying run, each on a fresh service, as an office would do them. The baseline is the time to
  * create the same children one `POST /api/v1/students` at a time, up to 500 of them (scaled), so the
  * row shows what batching buys. Printed, never asserted.
@@ -80,7 +80,7 @@ const oneByOne = async (count: number): Promise<number> => {
   }
 };
 
-export const rosterImport = async (quick: boolean): Promise<ScenarioResult> => {
+export const studentImport = async (quick: boolean): Promise<ScenarioResult> => {
   const rows = quick ? 1000 : 5000;
   const csv = csvOf(rows);
   const runs = quick ? 1 : 3;
@@ -95,7 +95,7 @@ export const rosterImport = async (quick: boolean): Promise<ScenarioResult> => {
   }
   process.stderr.write(`bench: import dry run of ${rows} rows, median ${median(dry).toFixed(2)} s\n`);
   return {
-    scenario: `roster import of ${rows.toLocaleString('en')} rows applied (dry run: ${median(dry).toFixed(1)} s)`,
+    scenario: `student import of ${rows.toLocaleString('en')} rows applied (dry run: ${median(dry).toFixed(1)} s)`,
     unit: 's',
     median: median(applied),
     spread: spread(applied),

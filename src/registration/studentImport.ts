@@ -1,7 +1,7 @@
 /**
- * Roster import (decision 0030): a spreadsheet's rows become students through the student service,
+ * Student import (decision 0030): a spreadsheet's rows become students through the student service,
  * in batches. The file is read with csv-parse; every decision (columns, cells, matching, what changes)
- * is the pure rules' (`rules/rosterImport.ts`), so a dry run reports exactly what applying does.
+ * is the pure rules' (`rules/studentImport.ts`), so a dry run reports exactly what applying does.
  *
  * Personal data: nothing here logs or audits a cell. Each student created or changed gets an audit
  * entry naming it (as a one-by-one creation does), and the request itself is audited by `runRoute`.
@@ -13,13 +13,13 @@ import * as t from 'io-ts';
 import { derivedStudentId } from '../crypto/importIds.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import type { Actor } from '../domain/principal.js';
+import { CreateStudentBody, PatchStudentBody, type StudentDoc } from '../domain/student.js';
 import {
   type ImportField,
   type ImportReport,
   type ImportRowError,
   MAX_IMPORT_ROWS,
-} from '../domain/rosterImport.js';
-import { CreateStudentBody, PatchStudentBody, type StudentDoc } from '../domain/student.js';
+} from '../domain/studentImport.js';
 import {
   type ClassRef,
   decodeCsvText,
@@ -29,7 +29,7 @@ import {
   type PlannedRow,
   planImport,
   readRow,
-} from '../rules/rosterImport.js';
+} from '../rules/studentImport.js';
 import { foldName } from '../rules/students.js';
 import type { AuditLog } from '../store/auditLog.js';
 import type { ClassStore } from '../store/classes.js';
@@ -51,7 +51,7 @@ export interface ImportOptions {
   readonly correlationId: string;
 }
 
-export interface RosterImportService {
+export interface StudentImportService {
   importStudents(
     actor: Actor,
     file: Uint8Array,
@@ -59,7 +59,7 @@ export interface RosterImportService {
   ): Promise<E.Either<ApiError, ImportReport>>;
 }
 
-export interface RosterImportDeps {
+export interface StudentImportDeps {
   readonly students: StudentStore;
   readonly studentService: StudentService;
   readonly classes: Pick<ClassStore, 'listClasses' | 'createClass'>;
@@ -116,7 +116,7 @@ const localToday = (now: Date): string =>
   // en-CA formats as YYYY-MM-DD.
   new Intl.DateTimeFormat('en-CA', { timeZone: BIRTH_DATE_TIME_ZONE }).format(now);
 
-export const rosterImportService = (deps: RosterImportDeps): RosterImportService => ({
+export const studentImportService = (deps: StudentImportDeps): StudentImportService => ({
   async importStudents(actor, file, options) {
     const records = readCsv(decodeCsvText(file));
     if (E.isLeft(records)) return records;
@@ -212,7 +212,7 @@ export const rosterImportService = (deps: RosterImportDeps): RosterImportService
  * events. Returns the rows that were stored; a row that could not be is reported in `errors`.
  */
 const apply = async (
-  deps: RosterImportDeps,
+  deps: StudentImportDeps,
   actor: Actor,
   planned: ReadonlyArray<PlannedRow>,
   classIdOf: (r: ImportedRow) => string,

@@ -7,21 +7,21 @@ import type { Logger } from 'pino';
 import { filter, interval, map, merge, mergeMap, type Observable } from 'rxjs';
 import type { Disposers } from '../lib/disposers.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { rosterForAspects, rosterWanted } from '../roster/rosterInput.js';
 import type { BackendProfile } from '../store/backendProfile.js';
 import type { ProjectionStore } from '../store/projections.js';
 import { rosterStore } from '../store/roster.js';
 import type { Store } from '../store/store.js';
 import { type Change, followChanges$ } from '../sync/changeFeed.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
+import { rosterForAspects, rosterWanted } from '../sync/rosterInput.js';
 import {
   feedsRoster,
   projectionFeedsRoster,
-  type RosterProjector,
-  startRosterProjector,
-} from '../sync/rosterProjector.js';
+  type RosterReconciler,
+  startRosterReconciler,
+} from '../sync/rosterReconciler.js';
 
-export interface RosterProjectorWiring {
+export interface RosterReconcilerWiring {
   readonly store: Store;
   readonly profile: BackendProfile;
   /** What the roster should hold (`rosterWanted`'s dependencies). */
@@ -37,9 +37,9 @@ export interface RosterProjectorWiring {
   readonly opened: Disposers;
 }
 
-export const wireRosterProjector = (w: RosterProjectorWiring): RosterProjector => {
+export const wireRosterReconciler = (w: RosterReconcilerWiring): RosterReconciler => {
   const roster = rosterStore(w.store.db.roster);
-  const projector = startRosterProjector({
+  const reconciler = startRosterReconciler({
     wanted: rosterWanted(w.wanted),
     forAspects: rosterForAspects({ projections: w.projections }),
     write: (docs) => roster.reconcile(docs),
@@ -62,6 +62,7 @@ export const wireRosterProjector = (w: RosterProjectorWiring): RosterProjector =
           map((c) => c.id.slice('aspect:'.length)),
         ),
     onError: (e) => {
+      // The metric label and the log line keep the words operators' dashboards and alerts know them by.
       w.metrics.storeError('roster_projector');
       w.logger.warn(
         { errorName: e instanceof Error ? e.name : typeof e },
@@ -69,6 +70,6 @@ export const wireRosterProjector = (w: RosterProjectorWiring): RosterProjector =
       );
     },
   });
-  w.opened.add('roster projector', () => projector.stop());
-  return projector;
+  w.opened.add('roster reconciler', () => reconciler.stop());
+  return reconciler;
 };
