@@ -3,10 +3,8 @@
  * process environment; black-box tests call it with their own configuration and a loopback port.
  */
 import { hkdfSync } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import type { Logger } from 'pino';
-import { share } from 'rxjs';
 import { attendanceService } from './attendance/attendanceService.js';
 import { checkinService } from './attendance/checkinService.js';
 import { headcountService } from './attendance/headcountService.js';
@@ -17,10 +15,6 @@ import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
 import type { Config } from './config/config.js';
 import { resolveJwtSecret } from './config/jwtSecret.js';
-import type { ClassDoc, ClassSessionDoc } from './domain/classes.js';
-import type { SessionDoc } from './domain/session.js';
-import type { StudentDoc } from './domain/student.js';
-import type { UserDoc } from './domain/user.js';
 import { makeApp } from './http/app.js';
 import { devAuthenticator, jwtAuthenticator, jwtKey } from './http/authenticate.js';
 import { answerClientError } from './http/clientError.js';
@@ -41,39 +35,26 @@ import { studentService } from './registration/studentService.js';
 import { reportService } from './reports/reportService.js';
 import { classService } from './schedules/classService.js';
 import { scheduleService } from './schedules/scheduleService.js';
-import { auditLog } from './store/auditLog.js';
 import { backendProfile } from './store/backendProfile.js';
-import { type CheckinCaches, checkinStore } from './store/checkins.js';
-import { classStore } from './store/classes.js';
-import { consentStore } from './store/consents.js';
-import { type DocCache, forgetChanged, listingCache, storedRev } from './store/docCache.js';
-import { type EventStore, eventStore } from './store/events.js';
+import type { EventStore } from './store/events.js';
 import { replicationInstanceId } from './store/instance.js';
 import { pageStore } from './store/pages.js';
 import { photoStore } from './store/photos.js';
-import { pickupStore } from './store/pickups.js';
-import {
-  aspectChanged,
-  type LoadedAspect,
-  type ProjectionStore,
-  projectionStore,
-} from './store/projections.js';
+import type { ProjectionStore } from './store/projections.js';
 import { replicaSource } from './store/replicaSource.js';
 import { replicationCheckpoints } from './store/replicationCheckpoints.js';
-import { roleStore } from './store/roles.js';
 import { scheduleStore } from './store/schedules.js';
-import { sessionStore } from './store/sessions.js';
 import { openStore, type Store, storeLocation } from './store/store.js';
-import { type StudentStore, studentStore } from './store/students.js';
+import type { StudentStore } from './store/students.js';
 import { subjectRecords } from './store/subjectRecords.js';
-import { type UserStore, userStore } from './store/users.js';
-import { followChanges$ } from './sync/changeFeed.js';
+import type { UserStore } from './store/users.js';
 import { replicationService } from './sync/replicationService.js';
-import { studentDirectory } from './sync/studentDirectory.js';
 import { syncService } from './sync/syncService.js';
+import { listen } from './wiring/httpServer.js';
 import { wireJobs } from './wiring/jobs.js';
 import { wirePipeline } from './wiring/pipeline.js';
 import { wireRateLimits } from './wiring/rateLimits.js';
+import { wireRecords } from './wiring/records.js';
 import { wireRosterReconciler } from './wiring/rosterReconciler.js';
 
 /** The stores behind the services, for tests that look beneath the API; routes never see them. */
@@ -137,45 +118,12 @@ const wire = async (
   const key = jwtKey(config.jwtSecret);
   // Embedded or CouchDB, decided once: what the backend implies for caches, claims and feeds.
   const profile = backendProfile(store.backend);
-  const { cacheOf, sharedCacheOf } = profile;
-  // Every request reads its session and its user.
-  const userCache = cacheOf<UserDoc>(10_000);
-  const sessionCache = cacheOf<SessionDoc>(10_000);
-  // Check-ins read the session, the child, the record and the configuration. A class session and the
-  // configuration may lag another instance's change by the private feed's delay: a check-in then goes
-  // as it would have a moment earlier, and their writes are compare-and-swap (issue #23).
-  const classSessionCache = sharedCacheOf<ClassSessionDoc>(1_000);
-  // Every new student's class is read; classes are never deleted, and a change lags as a session's does.
-  const classCache = sharedCacheOf<ClassDoc>(1_000);
-  // Every check-in reads its child, and in a session's rush each child once: a cache smaller than the
-  // roll misses on nearly every check-in. It is filled at start from the records the directory loads.
-  const studentCache = cacheOf<StudentDoc>(20_000);
-  const checkinCaches: CheckinCaches = {
-    // Every write of a record is a compare-and-swap, and the answer after a settled event re-reads a
-    // copy that cannot be what the event left (`checkinService`, `settledRecord`).
-    records: sharedCacheOf(5_000),
-    config: sharedCacheOf(1),
-  };
-  const privateCaches: ReadonlyArray<DocCache<unknown>> = [
-    userCache,
-    sessionCache,
-    classSessionCache,
-    classCache,
-    studentCache,
-    checkinCaches.records,
-    checkinCaches.config,
-  ];
-  const users = userStore(store.db.private, userCache);
-  const sessions = sessionStore(store.db.private, sessionCache);
-  const roles = roleStore(store.db.private, clock);
-  const events = eventStore(store.db.events);
-  await roles.ensureSystemRoles(clock().toISOString());
-  // Repairs the last-admin guard if a change was interrupted half-way before the last stop.
-  await users.rebuildActiveAdmins();
+  const records = await wireRecords({ store, profile, clock, logger, metrics, opened });
+  const { users, events, classes, students, directory, projections, checkins } = records;
   const sessionSvc = sessionService({
     users,
-    sessions,
-    roles,
+    sessions: records.sessions,
+    roles: records.roles,
     key,
     clock,
     settings: {
@@ -184,82 +132,10 @@ const wire = async (
       sessionTtlSeconds: config.sessionTtlSeconds,
     },
   });
-  const classes = classStore(store.db.private, classSessionCache, classCache);
-  const students = studentStore(store.db.private, studentCache);
-  const consents = consentStore(store.db.private);
-  const pickupRecords = pickupStore(store.db.private);
-  // What the roster's full pass lists besides the students (the directory holds those): held until the
-  // private feed, which triggers the pass, tells of a change of their kind.
-  const rosterListings = {
-    sessions: listingCache(['classSession:'], () => classes.listSessions()),
-    classes: listingCache(['class:'], () => classes.listClasses()),
-    entries: listingCache(['pickupEntry:'], () => pickupRecords.allEntries()),
-    grants: listingCache(['pickupGrant:'], () => pickupRecords.allGrants()),
-  };
-  const listings = Object.values(rosterListings);
-  const directory = studentDirectory();
-  // Read the sequence first and follow from it after loading: a change in between is applied twice
-  // (harmlessly: the directory keeps the newest), never missed.
-  const privateSeq = (await store.db.private.info()).update_seq;
-  const allStudents = await students.listAll();
-  directory.load(allStudents, await consents.listAll());
-  // Nothing writes yet (the pipeline and the server start below), so these are the current records;
-  // they share the directory's objects, so the cache adds only its index.
-  for (const s of allStudents) studentCache.remember(s._id, s);
-  // One live feed of the private database serves the directory and the roster's triggers: every feed
-  // re-reads the database after each write, and the private database is written on every mutation.
-  const feed = followChanges$(store.db.private, {
-    since: privateSeq,
-    includeDocs: true,
-    onRetry: (attempt) => {
-      metrics.storeError('change_feed');
-      logger.warn({ attempt }, 'private change feed lost; reconnecting');
-      // What changed while the feed was down is told again from its last sequence; meanwhile nothing
-      // held from before is trusted.
-      for (const cache of privateCaches) cache.clear();
-      for (const listing of listings) listing.clear();
-    },
-  }).pipe(share());
-  // On the embedded store, belt and braces (every write passes through the stores, which keep their
-  // caches); on CouchDB, how other instances' writes reach the shared caches. This process's own
-  // writes come back with the revision the cache already holds, and stay.
-  const forgetting = feed.subscribe((c) => {
-    for (const cache of privateCaches) forgetChanged(cache, c.id, c.rev, storedRev);
-    for (const listing of listings) listing.changed(c.id);
-  });
-  opened.add('private feed: caches', () => forgetting.unsubscribe());
-  const following = directory.follow(feed, (id) =>
-    logger.warn({ id }, 'undecodable document in the private database; skipped by the student directory'),
-  );
-  opened.add('private feed: directory', () => following.unsubscribe());
-  const auditTrail = auditLog(store.db.audit, { clock });
-  // In-flight requests and the pipeline have finished by then: the entries still buffered are written.
-  opened.add('audit log', () => auditTrail.close());
-  // Aspects are cached on both backends. On CouchDB other instances' pipelines commit them too, so the
-  // projections' feed forgets what they change; until it does, a stale aspect can only make a commit
-  // meet a 409 (compare-and-swap on its revision: the retry reads the store) or base a decision on the
-  // version of a moment ago, which the conflict rule resolves as it does a race (issue #23).
-  const aspectCache = sharedCacheOf<LoadedAspect>(20_000);
-  const projectionFeed = profile.oneProjectionWriter
-    ? undefined
-    : followChanges$(store.db.projections, {
-        since: (await store.db.projections.info()).update_seq,
-        onRetry: (attempt) => {
-          metrics.storeError('change_feed');
-          logger.warn({ attempt }, 'projections change feed lost; reconnecting');
-          aspectCache.clear();
-        },
-      }).pipe(share());
-  if (projectionFeed !== undefined) {
-    const forgettingAspects = projectionFeed.subscribe((c) => aspectChanged(aspectCache, c));
-    opened.add('projections feed: aspect cache', () => forgettingAspects.unsubscribe());
-  }
-  const projections = projectionStore(store.db.projections, aspectCache);
-  const checkins = checkinStore(store.db.private, checkinCaches);
   const pipeline = await wirePipeline({
     store,
     projections,
-    auditTrail,
+    auditTrail: records.auditTrail,
     students,
     classes,
     checkins,
@@ -272,7 +148,7 @@ const wire = async (
   const notifier =
     options.notifier ??
     (config.notifyWebhookUrl === undefined ? devNotifier(logger) : webhookNotifier(config.notifyWebhookUrl));
-  const pickups = pickupService({ pickups: pickupRecords, students, events, notifier, clock });
+  const pickups = pickupService({ pickups: records.pickupRecords, students, events, notifier, clock });
   const settling = options.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: options.settleTimeoutMs };
   const studentSvc = studentService({ students, directory, classes, events, pipeline, clock, ...settling });
   const photos = photoStore(store.db.private);
@@ -280,7 +156,7 @@ const wire = async (
     photos,
     students,
     studentService: studentSvc,
-    consents,
+    consents: records.consents,
     directory,
     clock,
   });
@@ -294,9 +170,9 @@ const wire = async (
       // The same rule of who may collect a child, over the held pickup lists.
       pickups: pickupService({
         pickups: {
-          ...pickupRecords,
-          allEntries: rosterListings.entries.read,
-          allGrants: rosterListings.grants.read,
+          ...records.pickupRecords,
+          allEntries: records.rosterListings.entries.read,
+          allGrants: records.rosterListings.grants.read,
         },
         students,
         events,
@@ -305,8 +181,8 @@ const wire = async (
       }),
       classes: {
         listSessions: (filter) =>
-          filter === undefined ? rosterListings.sessions.read() : classes.listSessions(filter),
-        listClasses: rosterListings.classes.read,
+          filter === undefined ? records.rosterListings.sessions.read() : classes.listSessions(filter),
+        listClasses: records.rosterListings.classes.read,
       },
       checkins,
       projections,
@@ -315,8 +191,8 @@ const wire = async (
     },
     projections,
     pipeline,
-    privateFeed: feed,
-    projectionFeed,
+    privateFeed: records.privateFeed,
+    projectionFeed: records.projectionFeed,
     logger,
     metrics,
     opened,
@@ -345,8 +221,8 @@ const wire = async (
     callerRateLimiter: limits.callers,
     auth: {
       sessions: sessionSvc,
-      users: userService({ users, sessions, roles, events, clock }),
-      roles: roleService({ roles, users, clock }),
+      users: userService({ users, sessions: records.sessions, roles: records.roles, events, clock }),
+      roles: roleService({ roles: records.roles, users, clock }),
     },
     classes: classService({ classes, clock }),
     schedules: scheduleService({ schedules: scheduleStore(store.db.private), classes, checkins, clock }),
@@ -354,7 +230,7 @@ const wire = async (
       students: studentSvc,
       directory,
       consents: consentService({
-        consents,
+        consents: records.consents,
         students,
         users,
         directory,
@@ -366,7 +242,7 @@ const wire = async (
         students,
         studentService: studentSvc,
         classes,
-        audit: auditTrail,
+        audit: records.auditTrail,
         clock,
         // Derived from the JWT secret, so every instance derives the same id for the same row.
         idKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'imported student ids', 32)),
@@ -374,16 +250,16 @@ const wire = async (
       photos: photoSvc,
       exports: studentExportService({
         students,
-        consents,
+        consents: records.consents,
         directory,
         records: subjectRecords(store.db),
         photos,
-        audit: auditTrail,
+        audit: records.auditTrail,
         clock,
       }),
       demo: demoDataService({ classes, students: studentSvc, clock }),
     },
-    audit: auditTrail,
+    audit: records.auditTrail,
     attendance: {
       checkins: checkinService({
         checkins,
@@ -440,44 +316,13 @@ const wire = async (
   };
   wireJobs({ ledger: deps.idempotency.ledger, schedules: deps.schedules, clock, logger, metrics, opened });
   const app = makeApp(deps, options.routes ?? defaultRoutes);
-  const server = createServer(app);
-  // What Node's parser refuses never reaches Express: answered in the envelope here (0005).
-  server.on('clientError', answerClientError(logger));
-  // Slow or idle clients must not hold sockets for ever (tablets on bad Wi-Fi open many).
-  server.headersTimeout = 20_000;
-  server.requestTimeout = 60_000;
-  server.keepAliveTimeout = 5_000;
-  // A port already taken rejects here, and `startService` closes what was opened.
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('the server has no TCP address');
-  const { port } = address satisfies AddressInfo;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  let stopping: Promise<void> | undefined;
+  const listening = await listen(app, config, answerClientError(logger), opened);
   return {
-    url: `http://${host}:${port}`,
-    server,
+    url: listening.url,
+    server: listening.server,
     store,
     deps,
     stores: { users, students, events, projections },
-    stop(graceMs = 10_000) {
-      stopping ??= (async () => {
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-        await closed;
-        clearTimeout(timer);
-        const failures = await opened.disposeAll();
-        const first = failures[0];
-        if (first !== undefined) throw first.error;
-      })();
-      return stopping;
-    },
+    stop: listening.stop,
   };
 };

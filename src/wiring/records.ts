@@ -1,0 +1,170 @@
+/**
+ * The records the service keeps, and what keeps its memory of them true: the caches of each backend
+ * (decided by the backend profile), the repositories over the private, events, projections and audit
+ * databases, the student directory loaded at start, and the two change feeds that keep both current
+ * (the private one: this instance's caches, the directory and the roster's listings; the projections
+ * one, on CouchDB only: the aspects other instances' pipelines commit). Each feed's subscription is
+ * on the disposer stack.
+ */
+import type { Logger } from 'pino';
+import { share } from 'rxjs';
+import type { ClassDoc, ClassSessionDoc } from '../domain/classes.js';
+import type { SessionDoc } from '../domain/session.js';
+import type { StudentDoc } from '../domain/student.js';
+import type { UserDoc } from '../domain/user.js';
+import type { Disposers } from '../lib/disposers.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { auditLog } from '../store/auditLog.js';
+import type { BackendProfile } from '../store/backendProfile.js';
+import { type CheckinCaches, checkinStore } from '../store/checkins.js';
+import { classStore } from '../store/classes.js';
+import { consentStore } from '../store/consents.js';
+import { type DocCache, forgetChanged, listingCache, storedRev } from '../store/docCache.js';
+import { eventStore } from '../store/events.js';
+import { pickupStore } from '../store/pickups.js';
+import { aspectChanged, type LoadedAspect, projectionStore } from '../store/projections.js';
+import { roleStore } from '../store/roles.js';
+import { sessionStore } from '../store/sessions.js';
+import type { Store } from '../store/store.js';
+import { studentStore } from '../store/students.js';
+import { userStore } from '../store/users.js';
+import { followChanges$ } from '../sync/changeFeed.js';
+import { studentDirectory } from '../sync/studentDirectory.js';
+
+export interface RecordsWiring {
+  readonly store: Store;
+  readonly profile: BackendProfile;
+  readonly clock: () => Date;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly opened: Disposers;
+}
+
+export const wireRecords = async ({ store, profile, clock, logger, metrics, opened }: RecordsWiring) => {
+  const { cacheOf, sharedCacheOf } = profile;
+  // Every request reads its session and its user.
+  const userCache = cacheOf<UserDoc>(10_000);
+  const sessionCache = cacheOf<SessionDoc>(10_000);
+  // Check-ins read the session, the child, the record and the configuration. A class session and the
+  // configuration may lag another instance's change by the private feed's delay: a check-in then goes
+  // as it would have a moment earlier, and their writes are compare-and-swap (issue #23).
+  const classSessionCache = sharedCacheOf<ClassSessionDoc>(1_000);
+  // Every new student's class is read; classes are never deleted, and a change lags as a session's does.
+  const classCache = sharedCacheOf<ClassDoc>(1_000);
+  // Every check-in reads its child, and in a session's rush each child once: a cache smaller than the
+  // roll misses on nearly every check-in. It is filled at start from the records the directory loads.
+  const studentCache = cacheOf<StudentDoc>(20_000);
+  const checkinCaches: CheckinCaches = {
+    // Every write of a record is a compare-and-swap, and the answer after a settled event re-reads a
+    // copy that cannot be what the event left (`checkinService`, `settledRecord`).
+    records: sharedCacheOf(5_000),
+    config: sharedCacheOf(1),
+  };
+  const privateCaches: ReadonlyArray<DocCache<unknown>> = [
+    userCache,
+    sessionCache,
+    classSessionCache,
+    classCache,
+    studentCache,
+    checkinCaches.records,
+    checkinCaches.config,
+  ];
+  const users = userStore(store.db.private, userCache);
+  const sessions = sessionStore(store.db.private, sessionCache);
+  const roles = roleStore(store.db.private, clock);
+  const events = eventStore(store.db.events);
+  await roles.ensureSystemRoles(clock().toISOString());
+  // Repairs the last-admin guard if a change was interrupted half-way before the last stop.
+  await users.rebuildActiveAdmins();
+  const classes = classStore(store.db.private, classSessionCache, classCache);
+  const students = studentStore(store.db.private, studentCache);
+  const consents = consentStore(store.db.private);
+  const pickupRecords = pickupStore(store.db.private);
+  // What the roster's full pass lists besides the students (the directory holds those): held until the
+  // private feed, which triggers the pass, tells of a change of their kind.
+  const rosterListings = {
+    sessions: listingCache(['classSession:'], () => classes.listSessions()),
+    classes: listingCache(['class:'], () => classes.listClasses()),
+    entries: listingCache(['pickupEntry:'], () => pickupRecords.allEntries()),
+    grants: listingCache(['pickupGrant:'], () => pickupRecords.allGrants()),
+  };
+  const listings = Object.values(rosterListings);
+  const directory = studentDirectory();
+  // Read the sequence first and follow from it after loading: a change in between is applied twice
+  // (harmlessly: the directory keeps the newest), never missed.
+  const privateSeq = (await store.db.private.info()).update_seq;
+  const allStudents = await students.listAll();
+  directory.load(allStudents, await consents.listAll());
+  // Nothing writes yet (the pipeline and the server start below), so these are the current records;
+  // they share the directory's objects, so the cache adds only its index.
+  for (const s of allStudents) studentCache.remember(s._id, s);
+  // One live feed of the private database serves the directory and the roster's triggers: every feed
+  // re-reads the database after each write, and the private database is written on every mutation.
+  const feed = followChanges$(store.db.private, {
+    since: privateSeq,
+    includeDocs: true,
+    onRetry: (attempt) => {
+      metrics.storeError('change_feed');
+      logger.warn({ attempt }, 'private change feed lost; reconnecting');
+      // What changed while the feed was down is told again from its last sequence; meanwhile nothing
+      // held from before is trusted.
+      for (const cache of privateCaches) cache.clear();
+      for (const listing of listings) listing.clear();
+    },
+  }).pipe(share());
+  // On the embedded store, belt and braces (every write passes through the stores, which keep their
+  // caches); on CouchDB, how other instances' writes reach the shared caches. This process's own
+  // writes come back with the revision the cache already holds, and stay.
+  const forgetting = feed.subscribe((c) => {
+    for (const cache of privateCaches) forgetChanged(cache, c.id, c.rev, storedRev);
+    for (const listing of listings) listing.changed(c.id);
+  });
+  opened.add('private feed: caches', () => forgetting.unsubscribe());
+  const following = directory.follow(feed, (id) =>
+    logger.warn({ id }, 'undecodable document in the private database; skipped by the student directory'),
+  );
+  opened.add('private feed: directory', () => following.unsubscribe());
+  const auditTrail = auditLog(store.db.audit, { clock });
+  // In-flight requests and the pipeline have finished by then: the entries still buffered are written.
+  opened.add('audit log', () => auditTrail.close());
+  // Aspects are cached on both backends. On CouchDB other instances' pipelines commit them too, so the
+  // projections' feed forgets what they change; until it does, a stale aspect can only make a commit
+  // meet a 409 (compare-and-swap on its revision: the retry reads the store) or base a decision on the
+  // version of a moment ago, which the conflict rule resolves as it does a race (issue #23).
+  const aspectCache = sharedCacheOf<LoadedAspect>(20_000);
+  const projectionFeed = profile.oneProjectionWriter
+    ? undefined
+    : followChanges$(store.db.projections, {
+        since: (await store.db.projections.info()).update_seq,
+        onRetry: (attempt) => {
+          metrics.storeError('change_feed');
+          logger.warn({ attempt }, 'projections change feed lost; reconnecting');
+          aspectCache.clear();
+        },
+      }).pipe(share());
+  if (projectionFeed !== undefined) {
+    const forgettingAspects = projectionFeed.subscribe((c) => aspectChanged(aspectCache, c));
+    opened.add('projections feed: aspect cache', () => forgettingAspects.unsubscribe());
+  }
+  const projections = projectionStore(store.db.projections, aspectCache);
+  const checkins = checkinStore(store.db.private, checkinCaches);
+  return {
+    users,
+    sessions,
+    roles,
+    events,
+    classes,
+    students,
+    consents,
+    pickupRecords,
+    rosterListings,
+    directory,
+    privateFeed: feed,
+    projectionFeed,
+    auditTrail,
+    projections,
+    checkins,
+  };
+};
+
+export type Records = Awaited<ReturnType<typeof wireRecords>>;
