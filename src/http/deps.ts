@@ -9,6 +9,7 @@ import type { SessionService } from '../auth/sessionService.js';
 import type { UserService } from '../auth/userService.js';
 import type { Config } from '../config/config.js';
 import type { AuditLog } from '../domain/audit.js';
+import type { IdempotencyLedger } from '../domain/idempotencyRecord.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ConsentService } from '../registration/consentService.js';
 import type { DemoDataService } from '../registration/demoData.js';
@@ -20,8 +21,6 @@ import type { ReportService } from '../reports/reportService.js';
 import type { RateLimitDecision, RateLimitPolicy } from '../rules/rateLimit.js';
 import type { ClassService } from '../schedules/classService.js';
 import type { ScheduleService } from '../schedules/scheduleService.js';
-// biome-ignore lint/style/noRestrictedImports: the Idempotency-Key step of the one route path claims keys in the ledger, never a handler.
-import type { IdempotencyLedger } from '../store/idempotencyLedger.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
 import type { ReplicationService } from '../sync/replicationService.js';
 import type { RosterReconciler } from '../sync/rosterReconciler.js';

@@ -9,9 +9,8 @@ import type { Request } from 'express';
 import * as E from 'fp-ts/lib/Either.js';
 import { isUuidV4 } from '../domain/codec.js';
 import { type ApiError, apiError } from '../domain/errors.js';
+import type { Claim, ClaimRequest, IdempotencyLedger, LedgerEntry } from '../domain/idempotencyRecord.js';
 import { decideClaim, shouldStore } from '../rules/idempotency.js';
-// biome-ignore lint/style/noRestrictedImports: the Idempotency-Key step claims and completes keys on the ledger itself (types only); issue #22 (part 4).
-import type { Claim, ClaimRequest, IdempotencyLedger, LedgerEntry } from '../store/idempotencyLedger.js';
 import type { RenderedResponse } from './render.js';
 
 export const IDEMPOTENCY_HEADERS = ['idempotency-key', 'x-idempotency-key'] as const;

@@ -17,61 +17,23 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as E from 'fp-ts/lib/Either.js';
-import { IdempotencyRecord, type StoredResponse } from '../domain/idempotencyRecord.js';
+import {
+  type Claim,
+  type ClaimRequest,
+  type IdempotencyLedger,
+  IdempotencyRecord,
+  type LedgerEntry,
+  type StoredResponse,
+} from '../domain/idempotencyRecord.js';
 import { waitAtMost } from '../lib/timeouts.js';
 import { putBatched } from './batchedPut.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound, isShortOfQuorum } from './storeErrors.js';
 
+export type { Claim, ClaimRequest, IdempotencyLedger, LedgerEntry };
+
 export const ledgerDocId = (key: string, principalId: string): string =>
   `idem:${createHash('sha256').update(`${principalId}\n${key.toLowerCase()}`, 'utf8').digest('hex')}`;
-
-type WithoutRev<R> = R extends unknown ? Omit<R, '_rev'> & { readonly _rev: string | undefined } : never;
-
-/**
- * What the ledger holds for a key: a stored entry (its revision set), or, in the exclusive ledger, a
- * claim held in memory (its `_rev` is that of the stored entry it replaces, if any).
- */
-export type LedgerEntry = WithoutRev<IdempotencyRecord>;
-
-export interface Claim {
-  readonly id: string;
-  /** The revision the response is written over: none for a new entry. */
-  readonly rev: string | undefined;
-  readonly claimId: string;
-}
-
-export interface ClaimRequest {
-  readonly key: string;
-  readonly principalId: string;
-  readonly fingerprint: string;
-  readonly now: number;
-  readonly leaseMs: number;
-  readonly retentionMs: number;
-}
-
-export interface IdempotencyLedger {
-  get(key: string, principalId: string): Promise<LedgerEntry | undefined>;
-  /** Creates the claim, or replaces `replacing` (a stale or expired entry). `undefined` when another request won. */
-  claim(request: ClaimRequest, replacing?: LedgerEntry): Promise<Claim | undefined>;
-  /** Stores the response; `false` when the claim was lost meanwhile (its lease ran out and was taken). */
-  complete(claim: Claim, request: ClaimRequest, response: StoredResponse, now: number): Promise<boolean>;
-  release(claim: Claim): Promise<void>;
-  /**
-   * Extends the lease of a claim still held to `now + request.leaseMs`, so a handler that runs longer
-   * than a lease (a check-in waiting out the pipeline's backlog on a loaded cluster) is not taken over
-   * by a duplicate while it runs. The claim to complete with from then on, or `undefined` when it was
-   * taken over already.
-   */
-  renew(claim: Claim, request: ClaimRequest, now: number): Promise<Claim | undefined>;
-  /**
-   * Resolves when the claim on the key changes hands or ends (at the latest after `ms`), so a waiting
-   * duplicate looks again at once rather than on its next poll. The shared ledger cannot know; it waits.
-   */
-  changed(key: string, principalId: string, ms: number): Promise<void>;
-  /** Removes entries whose retention ended; returns how many. */
-  purgeExpired(now: number, batchSize?: number): Promise<number>;
-}
 
 const readStored = async (db: Database, id: string): Promise<IdempotencyRecord | undefined> => {
   const doc: unknown = await db.get(id).catch((e: unknown) => {
