@@ -28,6 +28,13 @@ export interface BackendProfile {
    * class session, the check-in configuration). Kept coherent by this process's write-through and,
    * where other instances write, by the change feed that the caller wires to `forgetChanged`
    * (issue #23); never for sessions and users (decision 0013).
+   *
+   * Held back on CouchDB for now: with them, the three-node run lost events from aspects (1,695 of
+   * 1,800 projected in the two-instance row, five aspects unlike their rebuild after a whole-cluster
+   * outage), where the same suite passed whole before them. The likely way: a cached aspect whose
+   * revision lost to another instance's write on another node is a live but losing leaf, and a commit
+   * on it extends that branch instead of meeting a 409 (reliability.md). Until that is shown and
+   * handled, CouchDB reads these from the store, as before issue #23's eighth round.
    */
   sharedCacheOf<T>(maxEntries: number): DocCache<T>;
   /**
@@ -49,7 +56,8 @@ export const backendProfile = (backend: Store['backend']): BackendProfile => {
   return {
     backend,
     cacheOf: <T>(maxEntries: number): DocCache<T> => (oneWriter ? docCache<T>(maxEntries) : noDocCache<T>()),
-    sharedCacheOf: <T>(maxEntries: number): DocCache<T> => docCache<T>(maxEntries),
+    sharedCacheOf: <T>(maxEntries: number): DocCache<T> =>
+      oneWriter ? docCache<T>(maxEntries) : noDocCache<T>(),
     ledgerOf: (db) => (oneWriter ? exclusiveIdempotencyLedger(db) : idempotencyLedger(db)),
     rateLimitShareOf: (db) => (oneWriter ? undefined : db),
     oneProjectionWriter: oneWriter,

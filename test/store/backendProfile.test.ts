@@ -45,11 +45,12 @@ describe('the backend profile', () => {
     expect(p.oneProjectionWriter).to.equal(false);
   });
 
-  it('both: the shared caches hold (coherent by write-through, and on CouchDB by the change feed)', () => {
-    for (const backend of ['embedded', 'couchdb'] as const) {
-      const cache = backendProfile(backend).sharedCacheOf<string>(10);
-      cache.remember('a', 'x');
-      expect(cache.peek('a'), backend).to.equal('x');
-    }
+  it('the shared caches hold on the embedded store, and are held back on CouchDB (a cluster lost events with them)', () => {
+    const embedded = backendProfile('embedded').sharedCacheOf<string>(10);
+    embedded.remember('a', 'x');
+    expect(embedded.peek('a')).to.equal('x');
+    const couch = backendProfile('couchdb').sharedCacheOf<string>(10);
+    couch.remember('a', 'x');
+    expect(couch.peek('a')).to.equal(undefined);
   });
 });
