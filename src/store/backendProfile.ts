@@ -53,11 +53,13 @@ export interface BackendProfile {
 
 export const backendProfile = (backend: Store['backend']): BackendProfile => {
   const oneWriter = backend === 'embedded';
+  const cacheOf = <T>(maxEntries: number): DocCache<T> =>
+    oneWriter ? docCache<T>(maxEntries) : noDocCache<T>();
   return {
     backend,
-    cacheOf: <T>(maxEntries: number): DocCache<T> => (oneWriter ? docCache<T>(maxEntries) : noDocCache<T>()),
-    sharedCacheOf: <T>(maxEntries: number): DocCache<T> =>
-      oneWriter ? docCache<T>(maxEntries) : noDocCache<T>(),
+    cacheOf,
+    // The same as `cacheOf` while held back on CouchDB (see above); callers keep naming which is which.
+    sharedCacheOf: cacheOf,
     ledgerOf: (db) => (oneWriter ? exclusiveIdempotencyLedger(db) : idempotencyLedger(db)),
     rateLimitShareOf: (db) => (oneWriter ? undefined : db),
     oneProjectionWriter: oneWriter,

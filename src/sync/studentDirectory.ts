@@ -140,7 +140,8 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
 
     page({ status, q, classId, afterKey, limit }) {
       const list = sorted[status];
-      const matches = queryMatcher(foldName(q));
+      const folded = foldName(q);
+      const matches = queryMatcher(folded);
       const inClass = (studentId: string) =>
         classId === undefined || students.get(studentId)?.classId === classId;
       const wanted = (entry: DirectoryEntry) =>
@@ -148,7 +149,7 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
         (afterKey === undefined || entry.sortKey > afterKey) &&
         matches(entry.folded) &&
         inClass(entry.studentId);
-      const candidates = names.candidates(foldName(q), list.length * indexedShare);
+      const candidates = names.candidates(folded, list.length * indexedShare);
       if (candidates !== undefined) {
         const found = candidates.filter(wanted).sort((a, b) => (a.sortKey < b.sortKey ? -1 : 1));
         return found.length > limit
