@@ -586,7 +586,6 @@ export const rebuildFrom = async (events: ReadonlyArray<Record<string, unknown>>
   }
 };
 
-/** Every event document of `store` as stored, without its revision (design documents left out). */
 /** The paths at which two JSON values differ, each with both values (at most `max`). */
 const jsonDifferences = (a: unknown, b: unknown, path = '', max = 6): string[] => {
   if (canonicalize(a) === canonicalize(b)) return [];
@@ -614,12 +613,45 @@ export const differingDocs = (ours: ReadonlyArray<unknown>, rebuilt: ReadonlyArr
   });
 };
 
-export const storedEvents = async (store: Store): Promise<Array<Record<string, unknown>>> =>
-  (await store.db.events.allDocs({ include_docs: true })).rows.flatMap((r) => {
-    if (r.id.startsWith('_design/') || r.doc === undefined) return [];
+/**
+ * Every event document of `store` as stored, without its revision (design documents left out).
+ * The listing is read until two reads 300 ms apart name the same documents (a range read on a cluster
+ * is served by one copy of each shard range); each of `expected` it still lacks is then read by key,
+ * a quorum read, so that an event reads as "not stored" only when a quorum of copies lacks it.
+ */
+export const storedEvents = async (
+  store: Store,
+  expected: Iterable<string> = [],
+): Promise<Array<Record<string, unknown>>> => {
+  const read = async () =>
+    (await store.db.events.allDocs({ include_docs: true })).rows.flatMap((r) => {
+      if (r.id.startsWith('_design/') || r.doc === undefined) return [];
+      const { _rev: _r, ...doc } = r.doc;
+      return [doc];
+    });
+  const idsOf = (docs: ReadonlyArray<Record<string, unknown>>) =>
+    docs
+      .map((d) => String(d._id))
+      .sort()
+      .join('\n');
+  let docs = await read();
+  for (let attempt = 0; attempt < 20; attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const again = await read();
+    const agree = idsOf(again) === idsOf(docs);
+    docs = again;
+    if (agree) break;
+  }
+  const listed = new Set(docs.map((d) => String(d._id)));
+  const unlisted = [...expected].filter((id) => !listed.has(id));
+  if (unlisted.length === 0) return docs;
+  const byKey = (await store.db.events.allDocs({ keys: unlisted, include_docs: true })).rows.flatMap((r) => {
+    if ('error' in r || r.doc === undefined || r.doc === null) return [];
     const { _rev: _r, ...doc } = r.doc;
     return [doc];
   });
+  return [...docs, ...byKey];
+};
 
 /** Opens the embedded store of a stopped service. */
 export const openEmbedded = (dataDir: string): Promise<Store> =>

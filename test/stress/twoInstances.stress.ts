@@ -23,7 +23,7 @@ import * as t from 'io-ts';
 import { PouchDB } from '../../src/store/pouch.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { figure } from '../reliability/figures.js';
-import { type CouchServer, isRealCouch, startCouchServer } from '../support/couchServer.js';
+import { type CouchServer, isRealCouch, startCouchServer, untilCopiesAgree } from '../support/couchServer.js';
 import { decodeAs, type HttpResult } from '../support/http.js';
 import { createdId, SyncAnswer, seedSmallRoster } from '../support/seed.js';
 import { snapshot } from '../support/snapshot.js';
@@ -274,7 +274,11 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
     // one instance's rebuild from the same events.
     shared = await openStore({ kind: 'couchdb', url: couch.url, prefix: 'chamada_' });
     const store = shared;
-    const events = await storedEvents(store);
+    const copiesMs = await untilCopiesAgree(couch);
+    const events = await storedEvents(
+      store,
+      [...sent].map((id) => `event:${id}`),
+    );
     const rebuilt = await rebuildFrom(events);
     let current: unknown[] = [];
     const settledMs = await eventually(
@@ -353,7 +357,7 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
         `${isRealCouch(couch) && couch.nodes > 1 ? `, through nodes 1 and 2 of ${couch.nodes}` : ''}` +
         `${killing ? `, node 3 killed in round ${KILL_ROUND} and back ${(nodeDownMs / 1000).toFixed(1)} s later` : ''}: ${sent.size} events, ` +
         `${retriedAfter503} requests sent again after a 503, ` +
-        `${missing.length} missing, ${repeats(projected)} projected twice, ${withConflicts.length} with conflicting revisions, ${projectionConflicts.length} projection documents with conflicting revisions, ` +
+        `${missing.length} missing (read once the copies agreed, ${copiesMs} ms), ${repeats(projected)} projected twice, ${withConflicts.length} with conflicting revisions, ${projectionConflicts.length} projection documents with conflicting revisions, ` +
         `${bothNew} of ${ROUNDS * PER_TABLET} sent to both answered "stored" by both; ` +
         `projections ${settledMs < 0 ? 'DIFFER from' : `equal (after ${settledMs} ms)`} a one-instance rebuild ` +
         `(${rebuilt.length} documents, ${conflictRecords} conflict records); reports on A and B ` +

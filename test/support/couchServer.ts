@@ -264,3 +264,34 @@ export const conflictsOnceSettled = async (
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 };
+
+const SystemStats = t.type({ internal_replication_jobs: t.number });
+
+/**
+ * Waits until no node of a real cluster has internal replication queued, on two reads 500 ms apart,
+ * at most `withinMs`; answers how long it waited. A range read (`_all_docs`, `_changes`) is served by
+ * one copy of each shard range, not a quorum: right after a node came back, its copies may still lack
+ * what the others stored while it was away, and a read they serve shows a subset. Keyed reads are
+ * quorum reads and need no wait. On one node or express-pouchdb there is nothing to wait for.
+ */
+export const untilCopiesAgree = async (couch: CouchServer, withinMs = 60_000): Promise<number> => {
+  if (!isRealCouch(couch) || couch.nodeUrls.length < 2) return 0;
+  const started = Date.now();
+  let quiet = 0;
+  while (quiet < 2 && Date.now() - started < withinMs) {
+    const backlogs = await Promise.all(
+      couch.nodeUrls.map(async (node) => {
+        const body: unknown = await couchFetch(`${node}/_node/_local/_system`, {
+          signal: AbortSignal.timeout(5_000),
+        }).then(
+          (r) => r.json(),
+          () => undefined,
+        );
+        return SystemStats.is(body) ? body.internal_replication_jobs : Number.POSITIVE_INFINITY;
+      }),
+    );
+    quiet = backlogs.every((n) => n === 0) ? quiet + 1 : 0;
+    if (quiet < 2) await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return Date.now() - started;
+};
