@@ -144,6 +144,7 @@ const wire = async (
     logger,
     metrics,
     opened,
+    projectionFeed: records.projectionFeed,
   });
   const notifier =
     options.notifier ??

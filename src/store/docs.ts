@@ -88,14 +88,17 @@ export const getDocs = async <C extends t.Mixed>(
   db: Database,
   codec: C,
   ids: ReadonlyArray<string>,
+  /** Each document then carries `_conflicts`, its other live leaves, when it has any. */
+  options: { readonly conflicts?: boolean } = {},
 ): Promise<Array<t.TypeOf<C>>> => {
+  const conflicts = options.conflicts === true ? { conflicts: true } : {};
   const out: Array<t.TypeOf<C>> = [];
   // PouchDB reads every key of one call at once: thousands of keys in one call cost a burst of native
   // memory that the process keeps afterwards, so large reads go a chunk at a time.
   for (let i = 0; i < ids.length; i += GET_CHUNK) {
     const chunk = ids.slice(i, i + GET_CHUNK);
     if (isRemote(db)) {
-      const res = await db.allDocs({ keys: chunk, include_docs: true });
+      const res = await db.allDocs({ keys: chunk, include_docs: true, ...conflicts });
       for (const row of res.rows) {
         if ('error' in row || row.doc === undefined || row.doc === null) continue;
         out.push(decodeDoc(codec, row.id, row.doc));
@@ -104,7 +107,7 @@ export const getDocs = async <C extends t.Mixed>(
     }
     const docs = await Promise.all(
       chunk.map((id) =>
-        db.get(id).then(
+        db.get(id, conflicts).then(
           (doc): unknown => doc,
           (e: unknown) => {
             if (isNotFound(e)) return undefined;

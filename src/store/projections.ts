@@ -50,14 +50,28 @@ const AspectPage = 50;
 const Checkpoint = t.type({ _id: t.string, _rev: t.string, seq: t.union([t.string, t.number]) });
 
 export interface LoadedAspect {
+  /** The winning revision, the one a commit writes on. */
   readonly rev: string;
+  /** Every event the document holds: on a fork, those of all its live leaves. */
   readonly events: ReadonlyArray<AspectEventRecord>;
+  /**
+   * Live leaves beside the winning revision: two pipelines committed the aspect on different copies
+   * of a cluster at once, a write that lost on the quorum having landed on one copy (decision 0038).
+   * `events` merges theirs with the winner's (`winnerEvents`); the next commit writes the merge on
+   * `rev` and deletes these leaves, so no event one of them holds is lost to the winner.
+   */
+  readonly fork?: {
+    readonly revs: ReadonlyArray<string>;
+    readonly winnerEvents: ReadonlyArray<AspectEventRecord>;
+  };
 }
 
 export interface ProjectionWrite {
   readonly aspects: ReadonlyArray<{
     readonly projection: AspectProjection;
     readonly rev: string | undefined;
+    /** The losing leaves of a forked aspect (`LoadedAspect.fork`), deleted with the commit. */
+    readonly forks?: ReadonlyArray<string>;
   }>;
   /**
    * Every conflict record the batch's aspects hold, written where the stored one differs or is
@@ -92,7 +106,11 @@ export interface ConflictQuery {
 }
 
 export interface ProjectionStore {
-  loadAspects(aspects: ReadonlyArray<string>): Promise<Map<string, LoadedAspect>>;
+  /** The aspects as stored; `fresh` reads them from the store, not from what this process holds. */
+  loadAspects(
+    aspects: ReadonlyArray<string>,
+    options?: { readonly fresh?: boolean },
+  ): Promise<Map<string, LoadedAspect>>;
   /** The aspects as they stand, projected from their stored events; absent ones are left out. */
   project(aspects: ReadonlyArray<string>): Promise<Map<string, AspectProjection>>;
   /**
@@ -121,6 +139,11 @@ export interface ProjectionStore {
    * returns each as stored, with the time it was first detected.
    */
   recordQuarantines(found: ReadonlyArray<Quarantine>, at: string): Promise<StoredQuarantine[]>;
+  /**
+   * The aspects behind projection documents the feed showed with several leaves: an aspect document
+   * names its own; a conflict record still forked names the aspect whose commit rewrites it.
+   */
+  forkedAspects(docIds: ReadonlyArray<string>): Promise<string[]>;
   /** Removes every projection and the checkpoint, so the pipeline rebuilds from the first event. */
   reset(): Promise<void>;
 }
@@ -210,6 +233,19 @@ const conflictDocBody = (c: ConflictRecordFull) => ({
   detectedAt: c.detectedAt,
 });
 
+const ConflictingLeaves = t.type({ _conflicts: t.array(t.string) });
+
+/** The live leaves beside the winner that a document read with `conflicts: true` names. */
+const conflictingRevs = (doc: unknown): ReadonlyArray<string> =>
+  ConflictingLeaves.is(doc) ? doc._conflicts : [];
+
+interface StoredConflictDoc {
+  readonly rev: string;
+  readonly body: string | undefined;
+  /** Its other live leaves (a fork, decision 0038), deleted by the commit that reads them. */
+  readonly forks: ReadonlyArray<string>;
+}
+
 /**
  * The stored conflict records of the given ids, each as its revision and its body in canonical form
  * (compared with the body a commit means to store); absent and deleted ids are left out.
@@ -217,19 +253,48 @@ const conflictDocBody = (c: ConflictRecordFull) => ({
 const conflictDocs = async (
   db: Database,
   ids: ReadonlyArray<string>,
-): Promise<Map<string, { readonly rev: string; readonly body: string | undefined }>> => {
-  const out = new Map<string, { rev: string; body: string | undefined }>();
+): Promise<Map<string, StoredConflictDoc>> => {
+  const out = new Map<string, StoredConflictDoc>();
   if (ids.length === 0) return out;
-  const res = await db.allDocs({ keys: [...ids], include_docs: true });
+  const res = await db.allDocs({ keys: [...ids], include_docs: true, conflicts: true });
   for (const row of res.rows) {
     if ('error' in row || row.value.deleted === true) continue;
     const doc: unknown = row.doc;
     const body =
       typeof doc === 'object' && doc !== null
-        ? Object.fromEntries(Object.entries(doc).filter(([k]) => k !== '_rev'))
+        ? Object.fromEntries(Object.entries(doc).filter(([k]) => k !== '_rev' && k !== '_conflicts'))
         : undefined;
-    out.set(row.id, { rev: row.value.rev, body: canonicalize(body) });
+    out.set(row.id, { rev: row.value.rev, body: canonicalize(body), forks: conflictingRevs(doc) });
   }
+  return out;
+};
+
+/** The events an aspect document holds; a stored event this code cannot read makes it undecodable. */
+const eventsOfDoc = (doc: AspectDoc): AspectEventRecord[] =>
+  doc.events.map((s) => {
+    const record = fromStoredEvent(s);
+    if (record === undefined) throw new UndecodableDocument(doc._id);
+    return record;
+  });
+
+/**
+ * The live losing leaves of forked aspect documents, by document id (`_bulk_get` of the revisions
+ * their winners name). A leaf deleted since it was named is no longer part of the fork.
+ */
+const forkLeaves = async (
+  db: Database,
+  forked: ReadonlyArray<{ readonly id: string; readonly rev: string }>,
+): Promise<Map<string, AspectDoc[]>> => {
+  const out = new Map<string, AspectDoc[]>();
+  if (forked.length === 0) return out;
+  const got = await db.bulkGet({ docs: forked.map(({ id, rev }) => ({ id, rev })) });
+  for (const result of got.results)
+    for (const answer of result.docs) {
+      if (!('ok' in answer)) continue;
+      const doc: unknown = answer.ok;
+      if (Reflect.get(Object(doc), '_deleted') === true) continue;
+      out.set(result.id, [...(out.get(result.id) ?? []), decodeDoc(AspectDoc, result.id, doc)]);
+    }
   return out;
 };
 
@@ -240,12 +305,16 @@ const conflictDocs = async (
  */
 export const aspectChanged = (
   cache: DocCache<LoadedAspect>,
-  change: { readonly id: string; readonly rev?: string },
+  change: { readonly id: string; readonly rev?: string; readonly leaves?: number },
 ): void => {
-  if (change.id.startsWith(ASPECT_PREFIX))
-    forgetChanged(cache, change.id.slice(ASPECT_PREFIX.length), change.rev, (a) => a.rev);
+  if (!change.id.startsWith(ASPECT_PREFIX)) return;
+  const aspect = change.id.slice(ASPECT_PREFIX.length);
+  // Several leaves: the revision held may be a losing one, which a commit would extend (decision 0038).
+  if ((change.leaves ?? 1) > 1) cache.forget(aspect);
+  else forgetChanged(cache, aspect, change.rev, (a) => a.rev);
 };
 const ASPECT_PREFIX = aspectDocId('');
+const CONFLICT_PREFIX = conflictDocId('');
 
 /**
  * `entries` holds aspects as this process last read or wrote them (see decision 0019). Where other
@@ -282,21 +351,36 @@ export const projectionStore = (
       });
     },
 
-    loadAspects: (aspects) =>
-      cache.readMany(aspects, async (missing) => {
+    loadAspects: (aspects, options = {}) => {
+      if (options.fresh === true) for (const aspect of aspects) cache.forget(aspect);
+      return cache.readMany(aspects, async (missing) => {
         const found = new Map<string, LoadedAspect>();
-        const docs: AspectDoc[] = await getDocs(db, AspectDoc, missing.map(aspectDocId));
+        const docs: AspectDoc[] = await getDocs(db, AspectDoc, missing.map(aspectDocId), { conflicts: true });
+        // Forks are rare (a cluster, two pipelines, one aspect, the same moment): the read that finds
+        // none costs nothing more than the plain one.
+        const leaves = await forkLeaves(
+          db,
+          docs.flatMap((doc) => conflictingRevs(doc).map((rev) => ({ id: doc._id, rev }))),
+        );
         for (const doc of docs) {
-          const events: AspectEventRecord[] = [];
-          for (const s of doc.events) {
-            const record = fromStoredEvent(s);
-            if (record === undefined) throw new UndecodableDocument(doc._id);
-            events.push(record);
+          const events = eventsOfDoc(doc);
+          const others = leaves.get(doc._id) ?? [];
+          if (others.length === 0) {
+            found.set(doc.aspect, { rev: doc._rev, events });
+            continue;
           }
-          found.set(doc.aspect, { rev: doc._rev, events });
+          // The winner's copy of an event last: the copy the store settled on is read there first.
+          const merged = new Map<string, AspectEventRecord>();
+          for (const e of [...others.flatMap(eventsOfDoc), ...events]) merged.set(e.eventId, e);
+          found.set(doc.aspect, {
+            rev: doc._rev,
+            events: [...merged.values()],
+            fork: { revs: others.map((o) => o._rev), winnerEvents: events },
+          });
         }
         return found;
-      }),
+      });
+    },
 
     async commit(write) {
       // Aspects without a loser (nearly every check-in) have no record to compare or remove, so the
@@ -307,21 +391,25 @@ export const projectionStore = (
       // those events (then with losers, and reading), puts the records right.
       const stored =
         write.conflicts.length === 0
-          ? new Map<string, { readonly rev: string; readonly body: string | undefined }>()
+          ? new Map<string, StoredConflictDoc>()
           : await conflictDocs(db, [
               ...write.conflicts.map((c) => conflictDocId(c.loser.eventId)),
               ...write.noConflict.map(conflictDocId),
             ]);
-      const docs = [
+      const docs: Array<{ readonly _id: string; readonly _rev?: string; readonly _deleted?: boolean }> = [
         ...write.aspects.map(({ projection, rev }) => ({
           ...aspectDocBody(projection),
           ...(rev === undefined ? {} : { _rev: rev }),
         })),
-        ...write.conflicts.flatMap((c) => {
+        ...write.aspects.flatMap(({ projection, forks }) =>
+          (forks ?? []).map((rev) => ({ _id: aspectDocId(projection.aspect), _rev: rev, _deleted: true })),
+        ),
+        ...write.conflicts.flatMap((c): Array<{ readonly _id: string; readonly _rev?: string }> => {
           const body = conflictDocBody(c);
           const now = stored.get(body._id);
           if (now === undefined) return [body];
-          return now.body === canonicalize(body) ? [] : [{ ...body, _rev: now.rev }];
+          const forks = now.forks.map((rev) => ({ _id: body._id, _rev: rev, _deleted: true }));
+          return now.body === canonicalize(body) ? forks : [{ ...body, _rev: now.rev }, ...forks];
         }),
         ...write.noConflict.flatMap((loser) => {
           const now = stored.get(conflictDocId(loser));
@@ -408,6 +496,23 @@ export const projectionStore = (
         }
         if (found.docs.length < AspectPage) return;
       }
+    },
+
+    async forkedAspects(docIds) {
+      const aspects = new Set<string>();
+      const records: string[] = [];
+      for (const id of docIds)
+        if (id.startsWith(ASPECT_PREFIX)) aspects.add(id.slice(ASPECT_PREFIX.length));
+        else if (id.startsWith(CONFLICT_PREFIX)) records.push(id);
+      if (records.length > 0) {
+        const res = await db.allDocs({ keys: records, include_docs: true, conflicts: true });
+        for (const row of res.rows) {
+          const doc: unknown = 'error' in row ? undefined : row.doc;
+          const aspect: unknown = Reflect.get(Object(doc), 'aspect');
+          if (conflictingRevs(doc).length > 0 && typeof aspect === 'string') aspects.add(aspect);
+        }
+      }
+      return [...aspects];
     },
 
     async conflicts(query) {

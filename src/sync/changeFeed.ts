@@ -15,12 +15,19 @@ export interface Change {
   readonly doc?: unknown;
   /** The copy the feed showed was withdrawn since (`settledCopies.ts`): its own change comes later. */
   readonly superseded?: boolean;
+  /**
+   * With `allLeaves`: how many leaf revisions the document has, deleted ones included. More than one
+   * on a projection document means two writers forked it on a cluster, or once did (decision 0038).
+   */
+  readonly leaves?: number;
 }
 
 export interface ChangeFeedOptions {
   /** Sequence to resume after; `now` starts at the current end; default `0` replays everything. */
   readonly since?: string | number | 'now';
   readonly includeDocs?: boolean;
+  /** Name every leaf revision of each change (`style=all_docs`), counted in `leaves`. */
+  readonly allLeaves?: boolean;
 }
 
 export const changes$ = (db: Database, options: ChangeFeedOptions = {}): Observable<Change> =>
@@ -29,6 +36,7 @@ export const changes$ = (db: Database, options: ChangeFeedOptions = {}): Observa
       live: true,
       since: options.since ?? 0,
       include_docs: options.includeDocs ?? false,
+      ...(options.allLeaves === true ? { style: 'all_docs' as const } : {}),
     });
     feed.on('change', (c) => {
       const rev = c.changes[0]?.rev;
@@ -37,6 +45,7 @@ export const changes$ = (db: Database, options: ChangeFeedOptions = {}): Observa
         seq: c.seq,
         deleted: c.deleted === true,
         ...(rev === undefined ? {} : { rev }),
+        ...(options.allLeaves === true ? { leaves: c.changes.length } : {}),
         ...(c.doc === undefined ? {} : { doc: c.doc }),
       });
     });

@@ -8,7 +8,21 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { defer, map, merge, type Observable, Subject, type Subscription, takeUntil } from 'rxjs';
+import {
+  bufferTime,
+  catchError,
+  concatMap,
+  defer,
+  EMPTY,
+  filter,
+  map,
+  merge,
+  type Observable,
+  retry,
+  Subject,
+  type Subscription,
+  takeUntil,
+} from 'rxjs';
 import type { PendingAuditEntry } from '../domain/audit.js';
 import { waitAtMost } from '../lib/timeouts.js';
 import type { AspectProjection } from '../rules/projections.js';
@@ -18,7 +32,7 @@ import type { ProjectionStore } from '../store/projections.js';
 import { withdrawal } from '../store/quorumWrites.js';
 import { type Change, followChanges$ } from './changeFeed.js';
 import { type BatchOutcome, eventPipeline$, type Page, type Seq } from './eventPipeline.js';
-import { type ProjectedBatch, type ProjectorDeps, projectBatch } from './projector.js';
+import { type ProjectedBatch, type ProjectorDeps, projectBatch, settleForks } from './projector.js';
 import { type Leaf, type Leaves, settledPage, UNREADABLE } from './settledCopies.js';
 
 export interface EventPipelineOptions {
@@ -32,6 +46,13 @@ export interface EventPipelineOptions {
   readonly pageSize?: number;
   readonly retryDelayMs?: number;
   readonly clock?: () => Date;
+  /**
+   * Ids of projection documents the projections' feed showed with several leaves (on CouchDB, where
+   * other instances' pipelines commit too): their forks are settled (decision 0038).
+   */
+  readonly forked$?: Observable<string>;
+  /** How long ids of forked documents are gathered before they are settled together. */
+  readonly forkBufferMs?: number;
 }
 
 /** Events stored but not yet projected. */
@@ -229,6 +250,36 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     });
   });
 
+  // A fork is settled by whichever instance gets there first; the others find nothing left to merge.
+  // Settling is no batch of the feed: it saves no checkpoint, and a failure (the store away) is tried
+  // again a few times, then left to the next change of the document, which shows the fork again.
+  const settling = options.forked$
+    ?.pipe(
+      takeUntil(stop$),
+      bufferTime(options.forkBufferMs ?? 250),
+      filter((ids) => ids.length > 0),
+      concatMap((ids) =>
+        defer(async () => {
+          const aspects = await options.projections.forkedAspects([...new Set(ids)]);
+          if (aspects.length === 0) return;
+          const settled = await settleForks(projector, aspects);
+          options.onProjected?.({
+            aspectsWritten: settled.aspectsWritten,
+            conflictsChanged: settled.decided,
+            quarantined: [],
+            quarantinesRecorded: [],
+          });
+        }).pipe(
+          retry({ count: 5, delay: options.retryDelayMs ?? 1000 }),
+          catchError((e: unknown) => {
+            options.onError?.(e);
+            return EMPTY;
+          }),
+        ),
+      ),
+    )
+    .subscribe();
+
   const pipeline: EventPipeline = {
     outcomes$: outcomes$.asObservable(),
     wake: () => {
@@ -311,6 +362,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       stopped = true;
       stop$.next();
       stop$.complete();
+      settling?.unsubscribe();
       await done;
       outcomes$.complete();
       drained$.complete();

@@ -193,15 +193,36 @@ export const projectBatch = async (
   const quarantinesRecorded = stored
     .filter((q) => q.firstDetected)
     .map((q) => ({ docId: q.docId, reason: q.reason }));
-  const maxAttempts = deps.maxAttempts ?? 20;
-  const done = (written: ReadonlyArray<ConflictRecordFull>, aspectsWritten: number): ProjectedBatch => ({
+  const { decided, aspectsWritten } = await projectIncoming(deps, incoming);
+  return {
     aspectsWritten,
-    conflictsChanged: written,
+    conflictsChanged: decided,
     quarantined: quarantined.map((q) => q.docId),
     quarantinesRecorded,
-  });
-  const attemptAll = async (): Promise<ProjectedBatch | undefined> => {
-    const loaded = await deps.projections.loadAspects([...incoming.keys()]);
+  };
+};
+
+/**
+ * Settles forked aspects (decision 0038): each of `aspects` whose document has live losing leaves is
+ * written again as the projection of the events of all its leaves, and the losing leaves deleted. An
+ * aspect with no fork is left as it is. Decisions the merge brings that the winner did not hold are
+ * audited (keyed by decision, so one a losing leaf's writer audited already is not audited twice).
+ */
+export const settleForks = (
+  deps: ProjectorDeps,
+  aspects: ReadonlyArray<string>,
+): Promise<{ readonly decided: ReadonlyArray<ConflictRecordFull>; readonly aspectsWritten: number }> =>
+  // Read from the store: what this process holds of an aspect may be the winner alone.
+  projectIncoming(deps, new Map(aspects.map((a) => [a, []])), true);
+
+const projectIncoming = async (
+  deps: ProjectorDeps,
+  incoming: ReadonlyMap<string, ReadonlyArray<AspectEventRecord>>,
+  fresh = false,
+): Promise<{ readonly decided: ReadonlyArray<ConflictRecordFull>; readonly aspectsWritten: number }> => {
+  const maxAttempts = deps.maxAttempts ?? 20;
+  const attemptAll = async () => {
+    const loaded = await deps.projections.loadAspects([...incoming.keys()], { fresh });
     const projected: Array<{ after: AspectProjection; known: LoadedAspect | undefined }> = [];
     // The conflict records every aspect of the batch must have, replays included (see `expect`).
     const conflicts = new Map<string, ConflictRecordFull>();
@@ -218,8 +239,9 @@ export const projectBatch = async (
       if (kind === undefined) continue;
       const known = loaded.get(aspect);
       // An aspect that already holds every event given (a replay, or another instance's pipeline got
-      // there first) is not written again; its conflict records are checked all the same.
-      if (known !== undefined && holdsEvents(known.events, events)) {
+      // there first) is not written again; its conflict records are checked all the same. A forked one
+      // is: the write merges its leaves.
+      if (known !== undefined && known.fork === undefined && holdsEvents(known.events, events)) {
         expect(projectAspect(aspect, kind, known.events, []));
         continue;
       }
@@ -237,14 +259,19 @@ export const projectBatch = async (
     for (const { after, known } of projected) {
       const kind = kindOfAspect(after.aspect);
       if (kind === undefined) continue;
-      const before = projectAspect(after.aspect, kind, known?.events ?? [], []);
+      // Of a fork, what the winner held: a decision only the merge brings is new.
+      const before = projectAspect(after.aspect, kind, known?.fork?.winnerEvents ?? known?.events ?? [], []);
       // A decision is its audit id (aspect, loser, winner, policy), not its whole record: when an
       // event's stored copy changes after it was projected (a copy withdrawn after a 503, the resend
       // storing another), the record's `detectedAt` moves with the copy's server time while the
       // decision stays, and auditing it again put a second entry in the log (its key holds the time).
       const previous = new Set(before.conflicts.map((c) => conflictAuditKey(c).auditId));
       for (const c of after.conflicts) if (!previous.has(conflictAuditKey(c).auditId)) decided.push(c);
-      aspects.push({ projection: after, rev: known?.rev });
+      aspects.push({
+        projection: after,
+        rev: known?.rev,
+        ...(known?.fork === undefined ? {} : { forks: known.fork.revs }),
+      });
     }
     await deps.audit(decided.map((c) => ({ entry: conflictEntry(c), key: conflictAuditKey(c) })));
     const written = await deps.projections.commit({
@@ -252,7 +279,7 @@ export const projectBatch = async (
       conflicts: [...conflicts.values()],
       noConflict: [...noConflict],
     });
-    return written === 'OK' ? done(decided, aspects.length) : undefined;
+    return written === 'OK' ? { decided, aspectsWritten: aspects.length } : undefined;
   };
   for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
     const outcome = await attemptAll();

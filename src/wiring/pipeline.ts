@@ -4,6 +4,7 @@
  * records, student fields), the pipeline's audit entries, and its failures and decisions counted.
  */
 import type { Logger } from 'pino';
+import { filter, map, type Observable } from 'rxjs';
 import { checkinWriteThrough } from '../attendance/checkinWriteThrough.js';
 import type { PendingAuditEntry } from '../domain/audit.js';
 import type { Disposers } from '../lib/disposers.js';
@@ -17,6 +18,7 @@ import type { ClassStore } from '../store/classes.js';
 import type { ProjectionStore } from '../store/projections.js';
 import type { Store } from '../store/store.js';
 import type { StudentStore } from '../store/students.js';
+import type { Change } from '../sync/changeFeed.js';
 import { type EventPipeline, startEventPipeline, writeThroughAll } from '../sync/pipelineRuntime.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
 
@@ -32,6 +34,8 @@ export interface PipelineWiring {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly opened: Disposers;
+  /** The projections' feed where other instances' pipelines commit too (CouchDB); undefined otherwise. */
+  readonly projectionFeed: Observable<Change> | undefined;
 }
 
 export const wirePipeline = async (w: PipelineWiring): Promise<EventPipeline> => {
@@ -59,6 +63,14 @@ export const wirePipeline = async (w: PipelineWiring): Promise<EventPipeline> =>
       }),
     ]),
     audit,
+    ...(w.projectionFeed === undefined
+      ? {}
+      : {
+          forked$: w.projectionFeed.pipe(
+            filter((c) => (c.leaves ?? 1) > 1),
+            map((c) => c.id),
+          ),
+        }),
     onError: (e) => {
       metrics.storeError('pipeline');
       logger.warn(

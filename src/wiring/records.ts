@@ -136,6 +136,8 @@ export const wireRecords = async ({ store, profile, clock, logger, metrics, open
     ? undefined
     : followChanges$(store.db.projections, {
         since: (await store.db.projections.info()).update_seq,
+        // Every leaf of each change: a fork shows as several (decision 0038).
+        allLeaves: true,
         onRetry: (attempt) => {
           metrics.storeError('change_feed');
           logger.warn({ attempt }, 'projections change feed lost; reconnecting');

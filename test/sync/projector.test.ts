@@ -75,6 +75,7 @@ const scripted = (
     eachAspectByDay: unused,
     conflicts: unused,
     quarantined: unused,
+    forkedAspects: unused,
     reset: unused,
   };
   return { store, commits };

@@ -1,0 +1,218 @@
+/**
+ * Forked projection documents (decision 0038). On a CouchDB cluster two pipelines that commit the
+ * same aspect at once on different copies can both land: a write that lost on the quorum (409) may
+ * still stand on the one copy that took it, and internal replication then gives the document two live
+ * leaves. CouchDB shows the winner only; the events the losing leaf holds are missing from it.
+ *
+ * A fork is made here as the cluster makes it, a second leaf stored beside the first
+ * (`new_edits: false`), on the embedded store and on the CouchDB protocol alike: the store reads a
+ * forked aspect as the events of all its live leaves, the commit on it deletes the losing leaves, and
+ * the pipeline, told of the fork by the projections' feed, settles it with no new event to project.
+ */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { filter, map } from 'rxjs';
+import { projectAspect } from '../../src/rules/projections.js';
+import { docCache } from '../../src/store/docCache.js';
+import type { Database } from '../../src/store/pouch.js';
+import { aspectChanged, type LoadedAspect, projectionStore } from '../../src/store/projections.js';
+import { followChanges$ } from '../../src/sync/changeFeed.js';
+import { type EventPipeline, startEventPipeline } from '../../src/sync/pipelineRuntime.js';
+import { settleForks } from '../../src/sync/projector.js';
+import { attendanceMark } from '../support/attendanceMarks.js';
+import { readUntil } from '../support/readUntil.js';
+import { type StoreHost, storeBackends } from '../support/storeBackends.js';
+
+const STUDENT = '5c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
+const ASPECT = `attendance:${STUDENT}:2026-11-29`;
+const DOC = `aspect:${ASPECT}`;
+
+/** Two marks on the same base (none): a race the ADMIN wins, whichever leaf holds which. */
+const byCaller = () => attendanceMark(STUDENT, randomUUID(), 'MARK_ABSENT', 'CHAMADOR', null, 1);
+const byAdmin = () => attendanceMark(STUDENT, randomUUID(), 'MARK_PRESENT', 'ADMIN', null, 2);
+
+const Leaves = (doc: unknown): string[] => {
+  const conflicts: unknown = Reflect.get(Object(doc), '_conflicts');
+  return Array.isArray(conflicts) ? conflicts.filter((c): c is string => typeof c === 'string') : [];
+};
+
+for (const [name, host] of storeBackends('projection-forks')) {
+  describe(`forked projection documents, on ${name}`, () => {
+    let server: StoreHost;
+    let db: Database;
+    let scratch: Database;
+    before(async () => {
+      server = await host();
+    });
+    after(() => server.dispose());
+    beforeEach(() => {
+      db = server.open(`projections-${randomUUID()}`);
+      scratch = server.open(`scratch-${randomUUID()}`);
+    });
+    afterEach(async () => {
+      await db.destroy();
+      await scratch.destroy();
+    });
+
+    /**
+     * The aspect committed with `winner`'s events, and a second leaf of the same generation holding
+     * `loser`'s, as internal replication leaves a write that lost on the quorum. CouchDB picks the
+     * winner of two leaves of one generation by revision, so which one shows is the store's choice:
+     * the test reads it back rather than assuming.
+     */
+    const forked = async (one: ReturnType<typeof byCaller>, other: ReturnType<typeof byCaller>) => {
+      const commitOnly = (target: Database, event: typeof one) =>
+        projectionStore(target).commit({
+          aspects: [{ projection: projectAspect(ASPECT, 'attendance', [], [event]), rev: undefined }],
+          conflicts: [],
+          noConflict: [event.eventId],
+        });
+      expect(await commitOnly(db, one)).to.equal('OK');
+      expect(await commitOnly(scratch, other)).to.equal('OK');
+      const leaf: Record<string, unknown> = await scratch.get(DOC);
+      await db.bulkDocs([leaf], { new_edits: false });
+      const shown = await db.get(DOC, { conflicts: true });
+      expect(Leaves(shown), 'two live leaves').to.have.length(1);
+      return shown;
+    };
+
+    it('reads a forked aspect as the events of all its live leaves', async () => {
+      const caller = byCaller();
+      const admin = byAdmin();
+      const shown = await forked(caller, admin);
+      const loaded = (await projectionStore(db).loadAspects([ASPECT])).get(ASPECT);
+      expect(loaded?.rev, 'the winner is the revision a commit writes on').to.equal(shown._rev);
+      expect(loaded?.events.map((e) => e.eventId).sort()).to.deep.equal(
+        [caller.eventId, admin.eventId].sort(),
+      );
+      expect(loaded?.fork?.revs).to.deep.equal(Leaves(shown));
+      expect(loaded?.fork?.winnerEvents).to.have.length(1);
+    });
+
+    it('reads an aspect with one leaf as before, with no fork', async () => {
+      const caller = byCaller();
+      await projectionStore(db).commit({
+        aspects: [{ projection: projectAspect(ASPECT, 'attendance', [], [caller]), rev: undefined }],
+        conflicts: [],
+        noConflict: [caller.eventId],
+      });
+      const loaded = (await projectionStore(db).loadAspects([ASPECT])).get(ASPECT);
+      expect(loaded?.events.map((e) => e.eventId)).to.deep.equal([caller.eventId]);
+      expect(loaded?.fork).to.equal(undefined);
+    });
+
+    it('settles a fork: one leaf left, holding every event, and the decision only the merge brings', async () => {
+      const caller = byCaller();
+      const admin = byAdmin();
+      await forked(caller, admin);
+      const audited: string[] = [];
+      const deps = {
+        projections: projectionStore(db),
+        audit: async (entries: ReadonlyArray<{ readonly entry: { readonly action: string } }>) => {
+          for (const e of entries) audited.push(e.entry.action);
+        },
+      };
+      const settled = await settleForks(deps, [ASPECT]);
+      expect(settled.aspectsWritten).to.equal(1);
+      expect(
+        settled.decided.map((c) => [c.winner.eventId, c.loser.eventId]),
+        'the race of the two leaves, decided once they meet',
+      ).to.deep.equal([[admin.eventId, caller.eventId]]);
+      expect(audited).to.deep.equal(['CONFLICT_RESOLVED']);
+      const stored = await db.get(DOC, { conflicts: true });
+      expect(Leaves(stored), 'the losing leaf is deleted').to.deep.equal([]);
+      const events: unknown = Reflect.get(stored, 'events');
+      expect(Array.isArray(events) ? events.length : 0).to.equal(2);
+      const record = await db.get(`conflict:${caller.eventId}`);
+      expect(Reflect.get(record, 'aspect')).to.equal(ASPECT);
+
+      // Settled, it is left alone: a second settle (another instance, the feed again) writes nothing.
+      const again = await settleForks(deps, [ASPECT]);
+      expect(again.aspectsWritten).to.equal(0);
+      expect(audited).to.have.length(1);
+    });
+
+    it('deletes the losing leaf of a forked conflict record when its aspect is committed again', async () => {
+      const caller = byCaller();
+      const admin = byAdmin();
+      const both = projectAspect(ASPECT, 'attendance', [], [caller, admin]);
+      const store = projectionStore(db);
+      const write = {
+        aspects: [{ projection: both, rev: undefined }],
+        conflicts: both.conflicts,
+        noConflict: [],
+      };
+      expect(await store.commit(write)).to.equal('OK');
+      const recordId = `conflict:${caller.eventId}`;
+      // The same record as another pipeline wrote it a moment apart: a leaf of the same generation.
+      const record: Record<string, unknown> = await db.get(recordId);
+      await db.bulkDocs(
+        [{ ...record, _rev: `1-${'f'.repeat(32)}`, detectedAt: '2026-11-29T09:01:30.000Z' }],
+        {
+          new_edits: false,
+        },
+      );
+      expect(Leaves(await db.get(recordId, { conflicts: true }))).to.have.length(1);
+      expect(await store.forkedAspects([recordId, DOC, 'quarantine:x'])).to.have.members([ASPECT]);
+      await settleForks({ projections: store, audit: async () => undefined }, [ASPECT]);
+      expect(Leaves(await db.get(recordId, { conflicts: true })), 'the losing leaf is deleted').to.deep.equal(
+        [],
+      );
+      expect(await store.forkedAspects([recordId])).to.deep.equal([]);
+    });
+
+    it('the aspect cache forgets an aspect whose change shows several leaves, even at the revision it holds', async () => {
+      const cache = docCache<LoadedAspect>(10);
+      const store = projectionStore(db, cache);
+      const caller = byCaller();
+      await store.commit({
+        aspects: [{ projection: projectAspect(ASPECT, 'attendance', [], [caller]), rev: undefined }],
+        conflicts: [],
+        noConflict: [caller.eventId],
+      });
+      const rev = cache.peek(ASPECT)?.rev;
+      expect(rev).to.be.a('string');
+      aspectChanged(cache, { id: DOC, ...(rev === undefined ? {} : { rev }), leaves: 1 });
+      expect(cache.peek(ASPECT)?.rev, 'its own revision, one leaf: kept').to.equal(rev);
+      aspectChanged(cache, { id: DOC, ...(rev === undefined ? {} : { rev }), leaves: 2 });
+      expect(cache.peek(ASPECT), 'several leaves: forgotten').to.equal(undefined);
+    });
+
+    describe('the pipeline, told of a fork by the feed', () => {
+      let pipeline: EventPipeline | undefined;
+      afterEach(async () => {
+        await pipeline?.stop();
+        pipeline = undefined;
+      });
+
+      it('settles it with no new event to project', async () => {
+        const events = server.open(`events-${randomUUID()}`);
+        try {
+          const since = (await db.info()).update_seq;
+          pipeline = await startEventPipeline({
+            events,
+            projections: projectionStore(db),
+            audit: async () => undefined,
+            forked$: followChanges$(db, { since, allLeaves: true }).pipe(
+              filter((c) => (c.leaves ?? 1) > 1),
+              map((c) => c.id),
+            ),
+            forkBufferMs: 20,
+          });
+          const caller = byCaller();
+          const admin = byAdmin();
+          await forked(caller, admin);
+          const leaves = await readUntil(
+            async () => Leaves(await db.get(DOC, { conflicts: true })).length,
+            (n) => n === 0,
+          );
+          expect(leaves, 'the fork was never settled').to.equal(0);
+          const loaded = (await projectionStore(db).loadAspects([ASPECT])).get(ASPECT);
+          expect(loaded?.events).to.have.length(2);
+        } finally {
+          await events.destroy();
+        }
+      });
+    });
+  });
+}
