@@ -42,6 +42,8 @@ export interface Metrics {
   storeError(source: StoreErrorSource): void;
   conflictDecided(policy: ConflictPolicy): void;
   quarantined(reason: string): void;
+  /** Forked projection documents the pipeline merged and settled (decision 0038). */
+  forksSettled(aspects: number): void;
   idempotentReplay(route: string): void;
   rateLimitRefused(scope: string): void;
   replicationPulled(documents: number): void;
@@ -60,6 +62,7 @@ export const noMetrics: Metrics = {
   storeError: ignore,
   conflictDecided: ignore,
   quarantined: ignore,
+  forksSettled: ignore,
   idempotentReplay: ignore,
   rateLimitRefused: ignore,
   replicationPulled: ignore,
@@ -97,6 +100,11 @@ export const prometheusMetrics = (options: { readonly clock: () => Date }): Metr
     'chamada_pipeline_conflicts_total',
     'Conflict decisions the event pipeline recorded (new or changed), by policy.',
     ['policy'],
+  );
+  const forks = counter(
+    'chamada_pipeline_forks_settled_total',
+    'Forked aspects (two leaves left by two instances on a CouchDB cluster) the pipeline merged and settled.',
+    [],
   );
   const quarantines = counter(
     'chamada_pipeline_quarantined_total',
@@ -151,6 +159,7 @@ export const prometheusMetrics = (options: { readonly clock: () => Date }): Metr
     storeError: (source) => storeErrors.inc({ source }),
     conflictDecided: (policy) => conflicts.inc({ policy }),
     quarantined: (reason) => quarantines.inc({ reason }),
+    forksSettled: (aspects) => forks.inc(aspects),
     idempotentReplay: (route) => replays.inc({ route }),
     rateLimitRefused: (scope) => refusals.inc({ scope }),
     replicationPulled: (documents) => pulled.inc(documents),

@@ -53,6 +53,8 @@ export interface EventPipelineOptions {
   readonly forked$?: Observable<string>;
   /** How long ids of forked documents are gathered before they are settled together. */
   readonly forkBufferMs?: number;
+  /** How many forked aspects a settle merged (none when another instance got there first). */
+  readonly onForksSettled?: (aspects: number) => void;
 }
 
 /** Events stored but not yet projected. */
@@ -263,6 +265,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
           const aspects = await options.projections.forkedAspects([...new Set(ids)]);
           if (aspects.length === 0) return;
           const settled = await settleForks(projector, aspects);
+          if (settled.aspectsWritten > 0) options.onForksSettled?.(settled.aspectsWritten);
           options.onProjected?.({
             aspectsWritten: settled.aspectsWritten,
             conflictsChanged: settled.decided,

@@ -70,6 +70,7 @@ export const wirePipeline = async (w: PipelineWiring): Promise<EventPipeline> =>
             filter((c) => (c.leaves ?? 1) > 1),
             map((c) => c.id),
           ),
+          onForksSettled: (aspects: number) => metrics.forksSettled(aspects),
         }),
     onError: (e) => {
       metrics.storeError('pipeline');

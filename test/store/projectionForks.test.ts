@@ -189,6 +189,7 @@ for (const [name, host] of storeBackends('projection-forks')) {
         const events = server.open(`events-${randomUUID()}`);
         try {
           const since = (await db.info()).update_seq;
+          let settledCount = 0;
           pipeline = await startEventPipeline({
             events,
             projections: projectionStore(db),
@@ -198,6 +199,9 @@ for (const [name, host] of storeBackends('projection-forks')) {
               map((c) => c.id),
             ),
             forkBufferMs: 20,
+            onForksSettled: (n) => {
+              settledCount += n;
+            },
           });
           const caller = byCaller();
           const admin = byAdmin();
@@ -209,6 +213,7 @@ for (const [name, host] of storeBackends('projection-forks')) {
           expect(leaves, 'the fork was never settled').to.equal(0);
           const loaded = (await projectionStore(db).loadAspects([ASPECT])).get(ASPECT);
           expect(loaded?.events).to.have.length(2);
+          expect(settledCount, 'the settle is counted').to.equal(1);
         } finally {
           await events.destroy();
         }

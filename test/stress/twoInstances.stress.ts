@@ -48,6 +48,16 @@ import {
 const ROUNDS = 6;
 const PER_TABLET = 100;
 const KEYED = 8;
+const METRICS_TOKEN_FOR_ROW = 'a-stress-test-metrics-token-0123456789abcdef';
+
+/** How many forked aspects an instance's pipeline settled, from its `/metrics` (decision 0038). */
+const forksSettledBy = async (url: string): Promise<number> => {
+  const r = await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN_FOR_ROW}` } });
+  const line = (await r.text())
+    .split('\n')
+    .find((l) => l.startsWith('chamada_pipeline_forks_settled_total '));
+  return Number(line?.split(' ')[1] ?? 0);
+};
 /** On a cluster of three, node 3 dies during this round and comes back two rounds later. */
 const KILL_ROUND = 2;
 
@@ -99,6 +109,8 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
       COUCHDB_URL: couch.url,
       // One deployment: the secrets that sign cursors are the same on both instances.
       JWT_SECRET: 'a-stress-test-jwt-secret-that-is-long-enough-0123456789',
+      // To read how many forked aspects each instance settled (decision 0038).
+      METRICS_TOKEN: METRICS_TOKEN_FOR_ROW,
     };
     const a = await childService({ label: 'inst-a', env });
     services.push(a);
@@ -292,6 +304,7 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
       500,
     ).catch(() => -1);
 
+    const forksSettled = (await Promise.all([urlA, urlB].map(forksSettledBy))).reduce((x, y) => x + y, 0);
     const conflictsA = await allPages(urlA, '/api/v1/reports/conflicts?limit=200');
     const conflictsB = await allPages(urlB, '/api/v1/reports/conflicts?limit=200');
     const attendanceA = await get(`${urlA}/api/v1/reports/attendance?from=${today}`);
@@ -367,7 +380,8 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
         `audit ${executions('POST /api/v1/check-in').join('')}/${executions('POST /api/v1/check-out').join('')} (1 each expected); ` +
         `${outOfLine.length} check-in records out of line; ${conflictAudits.length} CONFLICT_RESOLVED audit entries ` +
         `(${repeatedConflictAudits} exact repeats; a single instance writes none twice); ` +
-        `${quarantineAudits.length} QUARANTINE audit entries for ${ROUNDS} unreadable documents`,
+        `${quarantineAudits.length} QUARANTINE audit entries for ${ROUNDS} unreadable documents; ` +
+        `${forksSettled} forked aspects settled`,
     );
     expect(missing, 'events not stored').to.deep.equal([]);
     expect(repeats(projected), 'events projected twice').to.equal(0);
