@@ -56,7 +56,10 @@ const forksSettledBy = async (url: string): Promise<number> => {
   const line = (await r.text())
     .split('\n')
     .find((l) => l.startsWith('chamada_pipeline_forks_settled_total '));
-  return Number(line?.split(' ')[1] ?? 0);
+  const n = Number(line?.split(' ')[1]);
+  if (r.status !== 200 || !Number.isFinite(n))
+    throw new Error(`no fork count at ${url}/metrics (${r.status})`);
+  return n;
 };
 /** On a cluster of three, node 3 dies during this round and comes back two rounds later. */
 const KILL_ROUND = 2;
