@@ -38,6 +38,13 @@ export interface BackendProfile {
    */
   sharedCacheOf<T>(maxEntries: number): DocCache<T>;
   /**
+   * The aspect cache, on both backends: a commit on a cached aspect's revision that lost meanwhile is
+   * a 409, or, on a cluster, may extend a losing leaf; either way no event is lost, because a forked
+   * aspect reads as the events of all its leaves, the projections' feed names every leaf of a change
+   * (the cache forgets a forked aspect) and the pipeline settles forks (decision 0038).
+   */
+  aspectCacheOf<T>(maxEntries: number): DocCache<T>;
+  /**
    * The idempotency ledger: claims held in memory and only the response written where this process
    * is the one writer (one write per mutation); stored, create-only claims where instances share it.
    */
@@ -60,6 +67,7 @@ export const backendProfile = (backend: Store['backend']): BackendProfile => {
     cacheOf,
     // The same as `cacheOf` while held back on CouchDB (see above); callers keep naming which is which.
     sharedCacheOf: cacheOf,
+    aspectCacheOf: <T>(maxEntries: number) => docCache<T>(maxEntries),
     ledgerOf: (db) => (oneWriter ? exclusiveIdempotencyLedger(db) : idempotencyLedger(db)),
     rateLimitShareOf: (db) => (oneWriter ? undefined : db),
     oneProjectionWriter: oneWriter,

@@ -53,4 +53,12 @@ describe('the backend profile', () => {
     couch.remember('a', 'x');
     expect(couch.peek('a')).to.equal(undefined);
   });
+
+  it('the aspect cache holds on both backends: forks are settled (decision 0038)', () => {
+    for (const backend of ['embedded', 'couchdb'] as const) {
+      const cache = backendProfile(backend).aspectCacheOf<string>(10);
+      cache.remember('a', 'x');
+      expect(cache.peek('a'), backend).to.equal('x');
+    }
+  });
 });
