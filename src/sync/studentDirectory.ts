@@ -43,6 +43,11 @@ export interface DirectoryPage {
 
 export interface StudentDirectory {
   load(students: ReadonlyArray<StudentDoc>, consents: ReadonlyArray<ConsentDoc>): void;
+  /**
+   * Adds the students `each` visits, a page at a time, and puts them in name order once at the end:
+   * placing each in order as it comes moved half the list per student (12 s of a start at 100,000).
+   */
+  loadPages(each: (visit: (page: ReadonlyArray<StudentDoc>) => void) => Promise<void>): Promise<void>;
   upsertStudent(doc: StudentDoc): void;
   upsertConsent(doc: ConsentDoc): void;
   /** How many unrevoked image consents the student has. */
@@ -111,14 +116,36 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
     if (at >= 0 && list[at]?.studentId === entry.studentId) list.splice(at, 1);
   };
 
+  // While a load runs, entries are appended and sorted at its end.
+  let loading = false;
   /** Places `entry` (replacing what was held for its student) in the sorted list and the name index. */
   const place = (entry: DirectoryEntry) => {
     const old = entries.get(entry.studentId);
-    if (old !== undefined) remove(old);
+    if (old !== undefined) {
+      if (!loading) remove(old);
+      else {
+        const list = sorted[old.status];
+        list.splice(list.indexOf(old), 1);
+      }
+    }
     entries.set(entry.studentId, entry);
     names.set(entry.studentId, entry.folded, entry);
     const list = sorted[entry.status];
-    list.splice(upperBound(list, entry.sortKey), 0, entry);
+    if (loading) list.push(entry);
+    else list.splice(upperBound(list, entry.sortKey), 0, entry);
+  };
+  const bySortKey = (a: DirectoryEntry, b: DirectoryEntry) =>
+    a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0;
+  const beginLoad = () => {
+    loading = true;
+  };
+  const endLoad = () => {
+    loading = false;
+    sorted.ACTIVE.sort(bySortKey);
+    sorted.DELETED.sort(bySortKey);
+  };
+  const addAll = (page: ReadonlyArray<StudentDoc>) => {
+    for (const doc of page) directory.upsertStudent(doc);
   };
 
   const shownPhoto = (studentId: string): string | null =>
@@ -148,7 +175,21 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
   const directory: StudentDirectory = {
     load(studentDocs, consentDocs) {
       for (const c of consentDocs) directory.upsertConsent(c);
-      for (const s of studentDocs) directory.upsertStudent(s);
+      beginLoad();
+      try {
+        addAll(studentDocs);
+      } finally {
+        endLoad();
+      }
+    },
+
+    async loadPages(each) {
+      beginLoad();
+      try {
+        await each(addAll);
+      } finally {
+        endLoad();
+      }
     },
 
     upsertStudent(doc) {
@@ -184,7 +225,7 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
         inClass(entry);
       const candidates = names.candidates(folded, list.length * indexedShare);
       if (candidates !== undefined) {
-        const found = candidates.filter(wanted).sort((a, b) => (a.sortKey < b.sortKey ? -1 : 1));
+        const found = candidates.filter(wanted).sort(bySortKey);
         return found.length > limit
           ? { items: found.slice(0, limit), lastKey: found[limit - 1]?.sortKey }
           : { items: found, lastKey: undefined };

@@ -100,9 +100,7 @@ export const wireRecords = async ({ store, profile, clock, logger, metrics, open
   const privateSeq = (await store.db.private.info()).update_seq;
   directory.load([], await consents.listAll());
   // A page at a time: the directory keeps a summary of each record, and the page is let go.
-  await students.eachPage(LOAD_PAGE, (page) => {
-    for (const s of page) directory.upsertStudent(s);
-  });
+  await directory.loadPages((visit) => students.eachPage(LOAD_PAGE, visit));
   // One live feed of the private database serves the directory and the roster's triggers: every feed
   // re-reads the database after each write, and the private database is written on every mutation.
   const feed = followChanges$(store.db.private, {
