@@ -84,7 +84,8 @@ export const eachDocPage = async <C extends t.Mixed>(
   codec: C,
   docType: string,
   pageSize: number,
-  visit: (page: Array<t.TypeOf<C>>) => Promise<void> | void,
+  /** `last`: no page follows (it may be empty). */
+  visit: (page: Array<t.TypeOf<C>>, last: boolean) => Promise<void> | void,
 ): Promise<void> => {
   const prefix = `${docType}:`;
   let startkey = prefix;
@@ -101,11 +102,12 @@ export const eachDocPage = async <C extends t.Mixed>(
         ? [decodeDoc(codec, row.id, doc)]
         : [];
     });
-    await visit(page);
-    const last = res.rows.at(-1);
-    if (last === undefined || res.rows.length < pageSize) return;
+    const lastRow = res.rows.at(-1);
+    const last = lastRow === undefined || res.rows.length < pageSize;
+    await visit(page, last);
+    if (last) return;
     // The smallest id after the last one read.
-    startkey = `${last.id}\u0000`;
+    startkey = `${lastRow.id}\u0000`;
   }
 };
 

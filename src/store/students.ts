@@ -21,7 +21,10 @@ export interface StudentStore {
   getMany(studentIds: ReadonlyArray<string>): Promise<Map<string, StudentDoc>>;
   listAll(): Promise<StudentDoc[]>;
   /** Every student, `pageSize` at a time in id order (`eachDocPage`): the roll is never held whole. */
-  eachPage(pageSize: number, visit: (page: StudentDoc[]) => Promise<void> | void): Promise<void>;
+  eachPage(
+    pageSize: number,
+    visit: (page: StudentDoc[], last: boolean) => Promise<void> | void,
+  ): Promise<void>;
   create(record: StudentRecord): Promise<StudentDoc>;
   /**
    * Creates many in one bulk write (the caller bounds the batch). Each record is stored whole or not

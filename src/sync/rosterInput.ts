@@ -62,21 +62,22 @@ export const rosterWindow = (now: Date): RosterWindow => {
 };
 
 /** Students read, and their roster documents reconciled, at a time in the full pass. */
-export const ROSTER_PAGE = 500;
+export const ROSTER_PAGE = 2_500;
 
-/** The roster ids of the students whose keys are in [from, to) (to undefined: to the last). */
-const studentRanges = (from: string, to: string | undefined): RosterRange[] =>
-  ['photo', 'student'].map((kind) => ({
-    from: `${kind}:${from}`,
-    // ';' follows ':': the first id past every `<kind>:` one.
-    to: to === undefined ? `${kind};` : `${kind}:${to}`,
-  }));
+/**
+ * The roster ids of the students whose keys are in [from, to) (to undefined: to the last student,
+ * and for the student documents to the last id of all, which no other kind follows).
+ */
+const studentRanges = (from: string, to: string | undefined): RosterRange[] => [
+  // ';' follows ':': the first id past every `photo:` one.
+  { from: `photo:${from}`, to: to === undefined ? 'photo;' : `photo:${to}` },
+  { from: `student:${from}`, to: to === undefined ? undefined : `student:${to}` },
+];
 
-/** The rest of the roster's ids: around and after the students' two ranges. */
+/** The rest of the roster's ids: before and between the students' two ranges. */
 const OTHER_RANGES: ReadonlyArray<RosterRange> = [
   { from: '', to: 'photo:' },
   { from: 'photo;', to: 'student:' },
-  { from: 'student;', to: undefined },
 ];
 
 export interface RosterPassResult {
@@ -126,9 +127,11 @@ export const rosterFullPass =
     };
     // The students' keys below `from` are done.
     let from = '';
-    await deps.students.eachPage(deps.pageSize ?? ROSTER_PAGE, async (page) => {
-      const last = page.at(-1);
-      if (last === undefined) return;
+    // A roll of one page is reconciled with the rest, in one read of the roster: on CouchDB each
+    // range is a request, and a student's creation runs this pass (decision 0019, eighth round).
+    let first = true;
+    let whole: RosterDoc[] | undefined;
+    await deps.students.eachPage(deps.pageSize ?? ROSTER_PAGE, async (page, last) => {
       const active = page.filter((s) => s.status === 'ACTIVE');
       // The directory's copy of each id: the context holds one string per student, not one per pass.
       for (const s of active) activeIds.add(deps.directory.get(s.studentId)?.studentId ?? s.studentId);
@@ -149,16 +152,21 @@ export const rosterFullPass =
         familyKey,
         adults: await deps.pickups.allowedAdultsOfAll(active),
       });
+      if (first && last) {
+        whole = docs;
+        return;
+      }
+      first = false;
+      const lastStudent = page.at(-1);
       // The smallest key after the page's last: the next page starts there.
-      const to = `${last.studentId}\u0000`;
+      const to = last || lastStudent === undefined ? undefined : `${lastStudent.studentId}\u0000`;
       for (const range of studentRanges(from, to))
         await reconcile(
           range,
           docs.filter((d) => inRosterRange(d._id, range)),
         );
-      from = to;
+      if (to !== undefined) from = to;
     });
-    for (const range of studentRanges(from, undefined)) await reconcile(range, []);
     // Only version and state of each aspect are kept, a page at a time.
     const aspects: Array<{ version: string | null; state: AspectProjection['state'] }> = [];
     const keep = (doc: AspectDoc) => {
@@ -180,11 +188,13 @@ export const rosterFullPass =
       },
       activeIds,
     );
-    for (const range of OTHER_RANGES)
-      await reconcile(
-        range,
-        others.filter((d) => inRosterRange(d._id, range)),
-      );
+    if (whole !== undefined) await reconcile({ from: '', to: undefined }, [...whole, ...others]);
+    else
+      for (const range of OTHER_RANGES)
+        await reconcile(
+          range,
+          others.filter((d) => inRosterRange(d._id, range)),
+        );
     return {
       written,
       deleted,
