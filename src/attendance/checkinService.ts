@@ -39,8 +39,8 @@ export interface CheckinServiceDeps {
   readonly checkins: CheckinStore;
   readonly students: StudentStore;
   /**
-   * The records the private feed keeps in memory (`studentDirectory`): a check-in reads its child
-   * there first. On CouchDB another instance's change of the child reaches it within the feed's delay,
+   * What the private feed keeps in memory of each student (`studentDirectory`): a check-in reads its
+   * child's status there first. On CouchDB another instance's change of the child reaches it within the feed's delay,
    * and a check-in in between goes as it would have a moment earlier; this process's own writes are
    * in it at once. A child it does not hold yet is read from the store.
    */
@@ -325,7 +325,8 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
       }
       const session = await deps.classes.getSession(input.sessionId);
       if (session === undefined) return E.left(notFound('session'));
-      let student: StudentDoc | undefined;
+      // A check-in reads of its child only whether it is one, and a visitor, and deleted.
+      let student: Pick<StudentDoc, 'studentId' | 'status' | 'visitor'> | undefined;
       if (input.visitor !== undefined) {
         const created = await deps.studentService.create(
           actor,

@@ -120,12 +120,17 @@ export const aspectRosterDoc = (
   return undefined;
 };
 
-export const rosterDocs = (input: RosterInput): RosterDoc[] => {
-  const active = input.students.filter((s) => s.status === 'ACTIVE');
-  const activeIds = new Set(active.map((s) => s.studentId));
-  const sessionIds = new Set(input.sessions.map((s) => s.sessionId));
+/** Orders roster documents by id, as the roster database lists them. */
+export const byRosterId = (a: RosterDoc, b: RosterDoc): number =>
+  a._id < b._id ? -1 : a._id > b._id ? 1 : 0;
+
+/** The students' part of the roster: the photo and student documents of the active ones, unsorted. */
+export const rosterStudentDocs = (
+  input: Pick<RosterInput, 'students' | 'photosAllowed' | 'thumbnails' | 'familyKey' | 'adults'>,
+): RosterDoc[] => {
   const docs: RosterDoc[] = [];
-  for (const s of active) {
+  for (const s of input.students) {
+    if (s.status !== 'ACTIVE') continue;
     const thumb = input.thumbnails?.get(s.studentId);
     if (thumb !== undefined && s.photoRef === thumb.photoRef && input.photosAllowed(s.studentId)) {
       docs.push({
@@ -158,6 +163,19 @@ export const rosterDocs = (input: RosterInput): RosterDoc[] => {
         : { families: familiesOf(input.adults.get(s.studentId) ?? [], input.familyKey) }),
     });
   }
+  return docs;
+};
+
+/**
+ * The rest of the roster: classes, sessions, day keys, and the aspects of the roster's sessions and
+ * of the active students (`activeIds`), unsorted.
+ */
+export const rosterOtherDocs = (
+  input: Pick<RosterInput, 'classes' | 'sessions' | 'dayKeys' | 'aspects'>,
+  activeIds: ReadonlySet<string>,
+): RosterDoc[] => {
+  const sessionIds = new Set(input.sessions.map((s) => s.sessionId));
+  const docs: RosterDoc[] = [];
   for (const c of input.classes) {
     docs.push({
       _id: `class:${c.classId}`,
@@ -186,5 +204,11 @@ export const rosterDocs = (input: RosterInput): RosterDoc[] => {
     const doc = aspectRosterDoc(aspect, sessionIds, activeIds);
     if (doc !== undefined) docs.push(doc);
   }
-  return docs.sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+  return docs;
+};
+
+/** The whole roster at once, sorted by id (the full pass builds it in parts: `rosterInput.ts`). */
+export const rosterDocs = (input: RosterInput): RosterDoc[] => {
+  const activeIds = new Set(input.students.filter((s) => s.status === 'ACTIVE').map((s) => s.studentId));
+  return [...rosterStudentDocs(input), ...rosterOtherDocs(input, activeIds)].sort(byRosterId);
 };

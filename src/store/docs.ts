@@ -73,6 +73,44 @@ export const listDocs = async <C extends t.Mixed>(
     }),
   );
 };
+/**
+ * Every document of one `docType`, decoded, `pageSize` at a time in id order: `visit` has each page
+ * before the next is read, so a listing of the whole roll never holds more than a page of it. A page
+ * starts just after the last id of the one before (keyset, not an offset: a document added meanwhile
+ * shifts nothing).
+ */
+export const eachDocPage = async <C extends t.Mixed>(
+  db: Database,
+  codec: C,
+  docType: string,
+  pageSize: number,
+  /** `last`: no page follows (it may be empty). */
+  visit: (page: Array<t.TypeOf<C>>, last: boolean) => Promise<void> | void,
+): Promise<void> => {
+  const prefix = `${docType}:`;
+  let startkey = prefix;
+  for (;;) {
+    const res = await db.allDocs({
+      startkey,
+      endkey: `${prefix}\ufff0`,
+      include_docs: true,
+      limit: pageSize,
+    });
+    const page = res.rows.flatMap((row) => {
+      const doc: unknown = row.doc;
+      return typeof doc === 'object' && doc !== null && 'docType' in doc && doc.docType === docType
+        ? [decodeDoc(codec, row.id, doc)]
+        : [];
+    });
+    const lastRow = res.rows.at(-1);
+    const last = lastRow === undefined || res.rows.length < pageSize;
+    await visit(page, last);
+    if (last) return;
+    // The smallest id after the last one read.
+    startkey = `${lastRow.id}\u0000`;
+  }
+};
+
 /** Where the parts of a listing meet: the lowercase hexadecimal digits of a UUID, in quarters. */
 const LIST_SPLITS = ['4', '8', 'c'];
 

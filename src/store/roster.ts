@@ -9,8 +9,26 @@ import { isRemote } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound, isStored } from './storeErrors.js';
 
+/** The ids from `from` (inclusive) up to `to` (exclusive; undefined: to the last id). */
+export interface RosterRange {
+  readonly from: string;
+  readonly to: string | undefined;
+}
+
+export const inRosterRange = (id: string, range: RosterRange): boolean =>
+  id >= range.from && (range.to === undefined || id < range.to);
+
 export interface RosterStore {
   reconcile(desired: ReadonlyArray<RosterDoc>): Promise<{ written: number; deleted: number }>;
+  /**
+   * The same, limited to the ids in `range`: what is there and not in `desired` is deleted, and
+   * `desired` holds only ids in the range. The full pass reconciles the roster a range at a time, so
+   * neither the roster nor what it should be is ever held whole.
+   */
+  reconcileRange(
+    range: RosterRange,
+    desired: ReadonlyArray<RosterDoc>,
+  ): Promise<{ written: number; deleted: number }>;
   /** The same, limited to `ids`: each is written as `desired` has it, or deleted when it has none. */
   reconcileSome(
     ids: ReadonlyArray<string>,
@@ -64,6 +82,52 @@ const currentOf = async (
   return out;
 };
 
+/** `RosterStore.reconcileRange`: read the range, write the difference, again on a conflict. */
+const reconcileRange = async (
+  db: Database,
+  range: RosterRange,
+  desired: ReadonlyArray<RosterDoc>,
+): Promise<{ written: number; deleted: number }> => {
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    const all = await db.allDocs({
+      include_docs: true,
+      ...(range.from === '' ? {} : { startkey: range.from }),
+      ...(range.to === undefined ? {} : { endkey: range.to, inclusive_end: false }),
+    });
+    const current = new Map<string, { rev: string; content: string | undefined }>();
+    for (const row of all.rows) {
+      if (row.id.startsWith('_design/') || row.doc === undefined || row.doc === null) continue;
+      current.set(row.id, { rev: row.value.rev, content: contentOf(row.doc) });
+    }
+    const writes: Array<Record<string, unknown>> = [];
+    const wanted = new Set<string>();
+    for (const doc of desired) {
+      wanted.add(doc._id);
+      const have = current.get(doc._id);
+      if (have !== undefined && have.content === canonicalize(doc)) continue;
+      writes.push({ ...doc, ...(have === undefined ? {} : { _rev: have.rev }) });
+    }
+    let deleted = 0;
+    for (const [id, have] of current) {
+      if (wanted.has(id)) continue;
+      writes.push({ _id: id, _rev: have.rev, _deleted: true });
+      deleted += 1;
+    }
+    let conflicted = false;
+    for (let i = 0; i < writes.length; i += CHUNK) {
+      const results = await db.bulkDocs(writes.slice(i, i + CHUNK));
+      for (const r of results) {
+        if (isStored(r)) continue;
+        if (isConflict(r)) conflicted = true;
+        else throw new Error(`roster write failed: ${r.name ?? 'unknown'}`);
+      }
+    }
+    // Another instance reconciled the same documents meanwhile: read again and converge.
+    if (!conflicted) return { written: writes.length - deleted, deleted };
+  }
+  throw new Error('the roster stayed contended');
+};
+
 export const rosterStore = (db: Database): RosterStore => ({
   async reconcileSome(ids, desired) {
     const wanted = new Map(desired.map((d) => [d._id, d]));
@@ -97,40 +161,6 @@ export const rosterStore = (db: Database): RosterStore => ({
     }
     throw new Error('the roster stayed contended');
   },
-  async reconcile(desired) {
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      const all = await db.allDocs({ include_docs: true });
-      const current = new Map<string, { rev: string; content: string | undefined }>();
-      for (const row of all.rows) {
-        if (row.id.startsWith('_design/') || row.doc === undefined || row.doc === null) continue;
-        current.set(row.id, { rev: row.value.rev, content: contentOf(row.doc) });
-      }
-      const writes: Array<Record<string, unknown>> = [];
-      const wanted = new Set<string>();
-      for (const doc of desired) {
-        wanted.add(doc._id);
-        const have = current.get(doc._id);
-        if (have !== undefined && have.content === canonicalize(doc)) continue;
-        writes.push({ ...doc, ...(have === undefined ? {} : { _rev: have.rev }) });
-      }
-      let deleted = 0;
-      for (const [id, have] of current) {
-        if (wanted.has(id)) continue;
-        writes.push({ _id: id, _rev: have.rev, _deleted: true });
-        deleted += 1;
-      }
-      let conflicted = false;
-      for (let i = 0; i < writes.length; i += CHUNK) {
-        const results = await db.bulkDocs(writes.slice(i, i + CHUNK));
-        for (const r of results) {
-          if (isStored(r)) continue;
-          if (isConflict(r)) conflicted = true;
-          else throw new Error(`roster write failed: ${r.name ?? 'unknown'}`);
-        }
-      }
-      // Another instance reconciled the same documents meanwhile: read again and converge.
-      if (!conflicted) return { written: writes.length - deleted, deleted };
-    }
-    throw new Error('the roster stayed contended');
-  },
+  reconcile: (desired) => reconcileRange(db, { from: '', to: undefined }, desired),
+  reconcileRange: (range, desired) => reconcileRange(db, range, desired),
 });

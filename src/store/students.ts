@@ -9,7 +9,7 @@ import {
 } from '../domain/student.js';
 import { putBatched } from './batchedPut.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
-import { getDoc, getDocs, listDocs } from './docs.js';
+import { eachDocPage, getDoc, getDocs, listDocs } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isStored } from './storeErrors.js';
 
@@ -20,6 +20,11 @@ export interface StudentStore {
   /** The students among `studentIds` that exist, by id (one read). */
   getMany(studentIds: ReadonlyArray<string>): Promise<Map<string, StudentDoc>>;
   listAll(): Promise<StudentDoc[]>;
+  /** Every student, `pageSize` at a time in id order (`eachDocPage`): the roll is never held whole. */
+  eachPage(
+    pageSize: number,
+    visit: (page: StudentDoc[], last: boolean) => Promise<void> | void,
+  ): Promise<void>;
   create(record: StudentRecord): Promise<StudentDoc>;
   /**
    * Creates many in one bulk write (the caller bounds the batch). Each record is stored whole or not
@@ -76,6 +81,7 @@ export const studentStore = (db: Database, cache: DocCache<StudentDoc> = noDocCa
       return new Map([...found.values()].map((d) => [d.studentId, d]));
     },
     listAll: () => listDocs(db, StudentDoc, 'student'),
+    eachPage: (pageSize, visit) => eachDocPage(db, StudentDoc, 'student', pageSize, visit),
     create: (record) => write(newDoc(record)),
     async createMany(records) {
       if (records.length === 0) return [];

@@ -8,11 +8,12 @@ import type { RosterDoc } from '../domain/roster.js';
 import type { StudentDoc } from '../domain/student.js';
 import { utcDay } from '../rules/checkin.js';
 import type { AspectProjection } from '../rules/projections.js';
-import { aspectRosterDoc, rosterDocs } from '../rules/roster.js';
+import { aspectRosterDoc, rosterOtherDocs, rosterStudentDocs } from '../rules/roster.js';
 import { photosAllowed } from '../rules/students.js';
 import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
 import { type ProjectionStore, projectionOfDoc } from '../store/projections.js';
+import { inRosterRange, type RosterRange, type RosterStore } from '../store/roster.js';
 import type { StudentStore } from '../store/students.js';
 import type { RosterContext } from './rosterReconciler.js';
 import type { StudentDirectory } from './studentDirectory.js';
@@ -60,33 +61,112 @@ export const rosterWindow = (now: Date): RosterWindow => {
   };
 };
 
-export interface WantedRoster {
-  readonly docs: ReadonlyArray<RosterDoc>;
+/** Students read, and their roster documents reconciled, at a time in the full pass. */
+export const ROSTER_PAGE = 2_500;
+
+/**
+ * The roster ids of the students whose keys are in [from, to) (to undefined: to the last student,
+ * and for the student documents to the last id of all, which no other kind follows).
+ */
+const studentRanges = (from: string, to: string | undefined): RosterRange[] => [
+  // ';' follows ':': the first id past every `photo:` one.
+  { from: `photo:${from}`, to: to === undefined ? 'photo;' : `photo:${to}` },
+  { from: `student:${from}`, to: to === undefined ? undefined : `student:${to}` },
+];
+
+/** The rest of the roster's ids: before and between the students' two ranges. */
+const OTHER_RANGES: ReadonlyArray<RosterRange> = [
+  { from: '', to: 'photo:' },
+  { from: 'photo;', to: 'student:' },
+];
+
+export interface RosterPassResult {
+  readonly written: number;
+  readonly deleted: number;
   readonly context: RosterContext;
 }
 
-export const rosterWanted =
+/**
+ * The roster's full pass: what `rosterDocs` gives for the server's records right now, written where it
+ * differs. The students are read from the store a page at a time, in id order, and each page's
+ * documents are reconciled against the same ids' range of the roster before the next page is read
+ * (the whole roll and its roster at once passed the heap at 100,000 students; decision 0019, tenth
+ * round). The ids between and after the pages are reconciled too, so a removed student's documents go.
+ */
+export const rosterFullPass =
   (deps: {
-    readonly students: StudentStore;
-    readonly directory: StudentDirectory;
+    readonly students: Pick<StudentStore, 'eachPage'>;
+    readonly directory: Pick<StudentDirectory, 'activeConsents' | 'get'>;
     /** Who may collect each child: the pickup service answers it (the tablets' gate checks it offline). */
     readonly pickups: {
       allowedAdultsOfAll(students: ReadonlyArray<StudentDoc>): Promise<Map<string, AllowedAdult[]>>;
     };
     readonly classes: Pick<ClassStore, 'listSessions' | 'listClasses'>;
-    readonly checkins: CheckinStore;
-    readonly projections: ProjectionStore;
+    readonly checkins: Pick<CheckinStore, 'secret'>;
+    readonly projections: Pick<ProjectionStore, 'eachAspectByDay'>;
+    readonly roster: Pick<RosterStore, 'reconcileRange'>;
     readonly clock: () => Date;
     /** The stored thumbnail of a child's photo by its key, as base64 (photoService). */
     readonly thumbnail?: (studentId: string, photoRef: string) => Promise<string | undefined>;
+    /** Students a page (tests make it small to cross pages). */
+    readonly pageSize?: number;
   }) =>
-  async (): Promise<WantedRoster> => {
+  async (): Promise<RosterPassResult> => {
     const now = deps.clock();
     const days = rosterWindow(now);
-    // The directory holds every student record, kept current by the change feed that triggers this pass.
-    const students = deps.directory.all();
-    const adults = await deps.pickups.allowedAdultsOfAll(students.filter((s) => s.status === 'ACTIVE'));
     const secret = await deps.checkins.secret(now.toISOString());
+    const familyKey = familyKeyOf(secret);
+    const allowed = (id: string) => photosAllowed(deps.directory.activeConsents(id));
+    const activeIds = new Set<string>();
+    let written = 0;
+    let deleted = 0;
+    const reconcile = async (range: RosterRange, docs: ReadonlyArray<RosterDoc>) => {
+      const r = await deps.roster.reconcileRange(range, docs);
+      written += r.written;
+      deleted += r.deleted;
+    };
+    // The students' keys below `from` are done.
+    let from = '';
+    // A roll of one page is reconciled with the rest, in one read of the roster: on CouchDB each
+    // range is a request, and a student's creation runs this pass (decision 0019, eighth round).
+    let first = true;
+    let whole: RosterDoc[] | undefined;
+    await deps.students.eachPage(deps.pageSize ?? ROSTER_PAGE, async (page, last) => {
+      const active = page.filter((s) => s.status === 'ACTIVE');
+      // The directory's copy of each id: the context holds one string per student, not one per pass.
+      for (const s of active) activeIds.add(deps.directory.get(s.studentId)?.studentId ?? s.studentId);
+      const thumbnails = new Map<string, { photoRef: string; data: string }>();
+      const thumbnail = deps.thumbnail;
+      if (thumbnail !== undefined) {
+        for (const s of active) {
+          const photoRef = s.photoRef;
+          if (photoRef === null || !allowed(s.studentId)) continue;
+          const data = await thumbnail(s.studentId, photoRef);
+          if (data !== undefined) thumbnails.set(s.studentId, { photoRef, data });
+        }
+      }
+      const docs = rosterStudentDocs({
+        students: page,
+        photosAllowed: allowed,
+        thumbnails,
+        familyKey,
+        adults: await deps.pickups.allowedAdultsOfAll(active),
+      });
+      if (first && last) {
+        whole = docs;
+        return;
+      }
+      first = false;
+      const lastStudent = page.at(-1);
+      // The smallest key after the page's last: the next page starts there.
+      const to = last || lastStudent === undefined ? undefined : `${lastStudent.studentId}\u0000`;
+      for (const range of studentRanges(from, to))
+        await reconcile(
+          range,
+          docs.filter((d) => inRosterRange(d._id, range)),
+        );
+      if (to !== undefined) from = to;
+    });
     // Only version and state of each aspect are kept, a page at a time.
     const aspects: Array<{ version: string | null; state: AspectProjection['state'] }> = [];
     const keep = (doc: AspectDoc) => {
@@ -96,37 +176,29 @@ export const rosterWanted =
     await deps.projections.eachAspectByDay('checkin', days.aspectFrom, days.aspectTo, keep);
     await deps.projections.eachAspectByDay('attendance', days.aspectFrom, days.aspectTo, keep);
     const sessions = (await deps.classes.listSessions()).filter((s) => days.sessionDays.includes(s.date));
-    const allowed = (id: string) => photosAllowed(deps.directory.activeConsents(id));
-    const thumbnails = new Map<string, { photoRef: string; data: string }>();
-    const thumbnail = deps.thumbnail;
-    if (thumbnail !== undefined) {
-      for (const s of students) {
-        const photoRef = s.photoRef;
-        if (s.status !== 'ACTIVE' || photoRef === null || !allowed(s.studentId)) continue;
-        const data = await thumbnail(s.studentId, photoRef);
-        if (data !== undefined) thumbnails.set(s.studentId, { photoRef, data });
-      }
-    }
-    const docs = rosterDocs({
-      students,
-      photosAllowed: allowed,
-      thumbnails,
-      familyKey: familyKeyOf(secret),
-      adults,
-      classes: await deps.classes.listClasses(),
-      sessions,
-      dayKeys: days.keyDays.map((day) => ({
-        day,
-        key: Buffer.from(dayKey(secret, day)).toString('base64url'),
-      })),
-      aspects,
-    });
-    return {
-      docs,
-      context: {
-        sessionIds: new Set(sessions.map((s) => s.sessionId)),
-        activeIds: new Set(students.filter((s) => s.status === 'ACTIVE').map((s) => s.studentId)),
+    const others = rosterOtherDocs(
+      {
+        classes: await deps.classes.listClasses(),
+        sessions,
+        dayKeys: days.keyDays.map((day) => ({
+          day,
+          key: Buffer.from(dayKey(secret, day)).toString('base64url'),
+        })),
+        aspects,
       },
+      activeIds,
+    );
+    if (whole !== undefined) await reconcile({ from: '', to: undefined }, [...whole, ...others]);
+    else
+      for (const range of OTHER_RANGES)
+        await reconcile(
+          range,
+          others.filter((d) => inRosterRange(d._id, range)),
+        );
+    return {
+      written,
+      deleted,
+      context: { sessionIds: new Set(sessions.map((s) => s.sessionId)), activeIds },
     };
   };
 

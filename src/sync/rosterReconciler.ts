@@ -89,12 +89,12 @@ export interface RosterContext {
  * the last full pass. A failed pass is retried as a full one, so no change is ever dropped.
  */
 export const startRosterReconciler = (options: {
-  readonly wanted: () => Promise<{ docs: ReadonlyArray<RosterDoc>; context: RosterContext }>;
+  /** Reconciles the whole roster, and tells the sessions and students it holds. */
+  readonly full: () => Promise<{ written: number; deleted: number; context: RosterContext }>;
   readonly forAspects: (
     aspects: ReadonlyArray<string>,
     context: RosterContext,
   ) => Promise<ReadonlyArray<RosterDoc>>;
-  readonly write: (docs: ReadonlyArray<RosterDoc>) => Promise<{ written: number; deleted: number }>;
   readonly writeSome: (
     ids: ReadonlyArray<string>,
     docs: ReadonlyArray<RosterDoc>,
@@ -116,10 +116,9 @@ export const startRosterReconciler = (options: {
   let context: RosterContext | undefined;
   const pass = async (full: boolean, aspects: ReadonlyArray<string>) => {
     if (full || context === undefined) {
-      const wanted = await options.wanted();
-      const written = await options.write(wanted.docs);
-      context = wanted.context;
-      return written;
+      const { written, deleted, context: held } = await options.full();
+      context = held;
+      return { written, deleted };
     }
     if (aspects.length === 0) return { written: 0, deleted: 0 };
     return options.writeSome(aspects, await options.forAspects(aspects, context));

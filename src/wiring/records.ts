@@ -31,6 +31,11 @@ import { userStore } from '../store/users.js';
 import { followChanges$ } from '../sync/changeFeed.js';
 import { studentDirectory } from '../sync/studentDirectory.js';
 
+/** The full student records held (about 1.5 KB of heap each). */
+const STUDENT_CACHE_ENTRIES = 5_000;
+/** Student records read at once while the directory loads. */
+const LOAD_PAGE = 1_000;
+
 export interface RecordsWiring {
   readonly store: Store;
   readonly profile: BackendProfile;
@@ -51,9 +56,9 @@ export const wireRecords = async ({ store, profile, clock, logger, metrics, open
   const classSessionCache = sharedCacheOf<ClassSessionDoc>(1_000);
   // Every new student's class is read; classes are never deleted, and a change lags as a session's does.
   const classCache = sharedCacheOf<ClassDoc>(1_000);
-  // Every check-in reads its child, and in a session's rush each child once: a cache smaller than the
-  // roll misses on nearly every check-in. It is filled at start from the records the directory loads.
-  const studentCache = cacheOf<StudentDoc>(20_000);
+  // Full records: a student's page, a change, an export. A check-in reads its child in the directory,
+  // so the cache need not hold the roll; at 100,000 students the whole roll held did not fit the heap.
+  const studentCache = cacheOf<StudentDoc>(STUDENT_CACHE_ENTRIES);
   const checkinCaches: CheckinCaches = {
     // Every write of a record is a compare-and-swap, and the answer after a settled event re-reads a
     // copy that cannot be what the event left (`checkinService`, `settledRecord`).
@@ -93,11 +98,9 @@ export const wireRecords = async ({ store, profile, clock, logger, metrics, open
   // Read the sequence first and follow from it after loading: a change in between is applied twice
   // (harmlessly: the directory keeps the newest), never missed.
   const privateSeq = (await store.db.private.info()).update_seq;
-  const allStudents = await students.listAll();
-  directory.load(allStudents, await consents.listAll());
-  // Nothing writes yet (the pipeline and the server start below), so these are the current records;
-  // they share the directory's objects, so the cache adds only its index.
-  for (const s of allStudents) studentCache.remember(s._id, s);
+  directory.load([], await consents.listAll());
+  // A page at a time: the directory keeps a summary of each record, and the page is let go.
+  await directory.loadPages((visit) => students.eachPage(LOAD_PAGE, visit));
   // One live feed of the private database serves the directory and the roster's triggers: every feed
   // re-reads the database after each write, and the private database is written on every mutation.
   const feed = followChanges$(store.db.private, {

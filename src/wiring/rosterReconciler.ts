@@ -13,7 +13,7 @@ import { rosterStore } from '../store/roster.js';
 import type { Store } from '../store/store.js';
 import { type Change, followChanges$ } from '../sync/changeFeed.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
-import { rosterForAspects, rosterWanted } from '../sync/rosterInput.js';
+import { rosterForAspects, rosterFullPass } from '../sync/rosterInput.js';
 import {
   feedsRoster,
   projectionFeedsRoster,
@@ -24,8 +24,8 @@ import {
 export interface RosterReconcilerWiring {
   readonly store: Store;
   readonly profile: BackendProfile;
-  /** What the roster should hold (`rosterWanted`'s dependencies). */
-  readonly wanted: Parameters<typeof rosterWanted>[0];
+  /** What the roster should hold (`rosterFullPass`'s dependencies, but the roster). */
+  readonly wanted: Omit<Parameters<typeof rosterFullPass>[0], 'roster'>;
   readonly projections: ProjectionStore;
   readonly pipeline: EventPipeline;
   /** The private database's live feed, shared with the student directory. */
@@ -40,9 +40,8 @@ export interface RosterReconcilerWiring {
 export const wireRosterReconciler = (w: RosterReconcilerWiring): RosterReconciler => {
   const roster = rosterStore(w.store.db.roster);
   const reconciler = startRosterReconciler({
-    wanted: rosterWanted(w.wanted),
+    full: rosterFullPass({ ...w.wanted, roster }),
     forAspects: rosterForAspects({ projections: w.projections }),
-    write: (docs) => roster.reconcile(docs),
     writeSome: (ids, docs) => roster.reconcileSome(ids, docs),
     fullTriggers$: merge(
       w.privateFeed.pipe(filter((c) => feedsRoster(c.id))),

@@ -8,11 +8,11 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { CheckinStatus } from '../../src/domain/checkin.js';
-import type { StudentRecord } from '../../src/domain/student.js';
+import type { StudentDoc, StudentRecord } from '../../src/domain/student.js';
 import { type CheckinStore, checkinStore, type ProjectedCheckin } from '../../src/store/checkins.js';
 import { docCache } from '../../src/store/docCache.js';
 import { openStore, type Store } from '../../src/store/store.js';
-import { type StudentStore, studentStore } from '../../src/store/students.js';
+import { type StudentStore, studentStore, toRecord } from '../../src/store/students.js';
 import { aStudentRecord } from '../support/fixtures.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
@@ -90,6 +90,50 @@ describe('read caches of the check-in path, against the store', function () {
         },
       ),
       { seed: 20261126, numRuns: 25 },
+    );
+  });
+
+  it('student records: a cache smaller than the roll returns what the store holds, whatever it dropped', async () => {
+    // Five students through a cache of two: most reads miss, and entries are dropped between writes.
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('read' as const), who: fc.nat(4) }),
+      fc.record({
+        kind: fc.constant('update' as const),
+        who: fc.nat(4),
+        name: fc.constantFrom('Ana', 'Bia'),
+      }),
+      fc.record({
+        kind: fc.constant('field' as const),
+        who: fc.nat(4),
+        allergies: fc.constantFrom(null, 'amendoim'),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(op, { maxLength: 5 }), { minLength: 1, maxLength: 4 }),
+        async (rounds) => {
+          const cache = docCache<StudentDoc>(2);
+          const cached: StudentStore = studentStore(store.db.private, cache);
+          const plain: StudentStore = studentStore(store.db.private);
+          const ids = Array.from({ length: 5 }, () => randomUUID());
+          await Promise.all(ids.map((id) => cached.create(record(id, 'Início'))));
+          for (const ops of rounds) {
+            await Promise.all(
+              ops.map(async (o) => {
+                const id = ids[o.who] ?? '';
+                if (o.kind === 'read') return cached.get(id);
+                if (o.kind === 'field') return cached.applyField(id, 'allergies', o.allergies, AT);
+                const current = await cached.get(id);
+                if (current === undefined) throw new Error('created student vanished');
+                return cached.update(current, { ...toRecord(current), displayName: o.name });
+              }),
+            );
+            expect(cache.size()).to.be.at.most(2);
+            for (const id of ids) expect(await cached.get(id)).to.deep.equal(await plain.get(id));
+          }
+        },
+      ),
+      { seed: 20261127, numRuns: 25 },
     );
   });
 

@@ -85,9 +85,12 @@ describe('roster reconciler during a rush', () => {
     const writtenDuringRush: string[][] = [];
     let rushing = true;
     const projector = startRosterReconciler({
-      wanted: async () => ({ docs: [], context: { sessionIds: new Set(), activeIds: new Set() } }),
+      full: async () => ({
+        written: 0,
+        deleted: 0,
+        context: { sessionIds: new Set(), activeIds: new Set() },
+      }),
       forAspects: async () => [],
-      write: async () => ({ written: 0, deleted: 0 }),
       writeSome: async (ids) => {
         if (rushing) writtenDuringRush.push([...ids]);
         return { written: ids.length, deleted: 0 };

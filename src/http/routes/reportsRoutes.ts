@@ -268,10 +268,10 @@ export const visitorsReportRoute = defineRoute({
     if ((Date.parse(to) - Date.parse(from)) / DAY_MS + 1 > MAX_REPORT_DAYS)
       return E.left(invalid('query.to', `at most ${MAX_REPORT_DAYS} days from \`from\``));
     const found = deps.registration.directory
-      .all()
+      .visitors()
+      .flatMap((s) => (s.visitorSince === null ? [] : [{ ...s, createdAt: s.visitorSince }]))
       .filter(
         (s) =>
-          s.visitor &&
           s.createdAt.slice(0, 10) >= from &&
           s.createdAt.slice(0, 10) <= to &&
           (query.classId === undefined || s.classId === query.classId),
