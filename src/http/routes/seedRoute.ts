@@ -31,7 +31,7 @@ export const seedRoute = defineRoute({
   summary: 'Seed a development database',
   description:
     'Outside production only (404 there). Creates the first ADMIN from SEED_ADMIN_EMAIL / SEED_ADMIN_PASSWORD ' +
-    `(defaults ${DEV_SEED_ADMIN_EMAIL} / ${DEV_SEED_ADMIN_PASSWORD}) and a demo roster: a nucleus, two classes, ` +
+    `(defaults ${DEV_SEED_ADMIN_EMAIL} / ${DEV_SEED_ADMIN_PASSWORD}) and demo records: a nucleus, two classes, ` +
     "today's sessions and twenty students with guardians. 409 ALREADY_SEEDED when any user exists.",
   tags: ['system'],
   idempotency: {
