@@ -385,7 +385,9 @@ for (const fault of faults)
           `${checkedOut.size} check-outs (${checkinsLost.length + checkoutsLost.length} not in the projections); ` +
           `${after.twice} events projected twice, ${after.withConflicts} stored under conflicting revisions, ` +
           `${after.outOfLine.length} check-in records out of line; projections ` +
-          `${after.settledMs < 0 ? 'DIFFER from' : `equal (after ${after.settledMs} ms)`} a rebuild of ${after.events} events (read once the copies agreed, ${after.copiesMs} ms)`,
+          `${after.settledMs < 0 ? 'DIFFER from' : `equal (after ${after.settledMs} ms)`} a rebuild of ${after.events} events (read once the copies agreed, ${after.copiesMs} ms)` +
+          // Said here too: a failure on an earlier assertion would otherwise hide what differs.
+          `${after.differing.length === 0 ? '' : `; differing: ${after.differing.slice(0, 3).join(' | ')}`}`,
       );
       expect(service.running(), `the service exited\n${service.logTail()}`).to.equal(true);
       expect(healthSeen.outage.length, 'health was polled during the outage').to.be.greaterThan(0);
