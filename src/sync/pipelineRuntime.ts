@@ -18,7 +18,6 @@ import {
   map,
   merge,
   type Observable,
-  retry,
   Subject,
   type Subscription,
   takeUntil,
@@ -253,12 +252,15 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
   });
 
   // A fork is settled by whichever instance gets there first; the others find nothing left to merge.
-  // Settling is no batch of the feed: it saves no checkpoint, and a failure (the store away) is tried
-  // again a few times, then left to the next change of the document, which shows the fork again.
+  // Settling is no batch of the feed: it saves no checkpoint. A settle that fails (the store away or
+  // slow after a stall) is tried again after the retry delay, for as long as the pipeline runs: the
+  // feed may not show that document again, and a fork left behind hides events from every reader.
+  const forksAgain$ = new Subject<ReadonlyArray<string>>();
   const settling = options.forked$
     ?.pipe(
       takeUntil(stop$),
       bufferTime(options.forkBufferMs ?? 250),
+      (ids$) => merge(ids$, forksAgain$),
       filter((ids) => ids.length > 0),
       concatMap((ids) =>
         defer(async () => {
@@ -273,9 +275,11 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
             quarantinesRecorded: [],
           });
         }).pipe(
-          retry({ count: 5, delay: options.retryDelayMs ?? 1000 }),
           catchError((e: unknown) => {
             options.onError?.(e);
+            setTimeout(() => {
+              if (!stopped) forksAgain$.next(ids);
+            }, options.retryDelayMs ?? 1000).unref();
             return EMPTY;
           }),
         ),

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { filter, map } from 'rxjs';
+import { filter, map, Subject } from 'rxjs';
 import { projectAspect } from '../../src/rules/projections.js';
 import { docCache } from '../../src/store/docCache.js';
 import type { Database } from '../../src/store/pouch.js';
@@ -214,6 +214,48 @@ for (const [name, host] of storeBackends('projection-forks')) {
           const loaded = (await projectionStore(db).loadAspects([ASPECT])).get(ASPECT);
           expect(loaded?.events).to.have.length(2);
           expect(settledCount, 'the settle is counted').to.equal(1);
+        } finally {
+          await events.destroy();
+        }
+      });
+
+      it('keeps trying a settle the store refused, until it goes through', async () => {
+        const events = server.open(`events-${randomUUID()}`);
+        try {
+          const real = projectionStore(db);
+          let refusals = 8;
+          const refusing = {
+            ...real,
+            forkedAspects: async (ids: ReadonlyArray<string>) => {
+              if (refusals > 0) {
+                refusals -= 1;
+                throw new Error('the store is away');
+              }
+              return real.forkedAspects(ids);
+            },
+          };
+          const told = new Subject<string>();
+          let errors = 0;
+          pipeline = await startEventPipeline({
+            events,
+            projections: refusing,
+            audit: async () => undefined,
+            forked$: told,
+            forkBufferMs: 5,
+            retryDelayMs: 5,
+            onError: () => {
+              errors += 1;
+            },
+          });
+          await forked(byCaller(), byAdmin());
+          // Told once: the retries are the pipeline's own.
+          told.next(DOC);
+          const leaves = await readUntil(
+            async () => Leaves(await db.get(DOC, { conflicts: true })).length,
+            (n) => n === 0,
+          );
+          expect(leaves, 'the fork was left once the store refused').to.equal(0);
+          expect(errors, 'each refusal reported').to.equal(8);
         } finally {
           await events.destroy();
         }
