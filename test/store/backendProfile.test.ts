@@ -54,11 +54,12 @@ describe('the backend profile', () => {
     expect(couch.peek('a')).to.equal(undefined);
   });
 
-  it('the aspect cache holds on both backends: forks are settled (decision 0038)', () => {
-    for (const backend of ['embedded', 'couchdb'] as const) {
-      const cache = backendProfile(backend).aspectCacheOf<string>(10);
-      cache.remember('a', 'x');
-      expect(cache.peek('a'), backend).to.equal('x');
-    }
+  it('the aspect cache holds on the embedded store, and is held back on CouchDB (a cluster run lost events with it)', () => {
+    const embedded = backendProfile('embedded').aspectCacheOf<string>(10);
+    embedded.remember('a', 'x');
+    expect(embedded.peek('a')).to.equal('x');
+    const couch = backendProfile('couchdb').aspectCacheOf<string>(10);
+    couch.remember('a', 'x');
+    expect(couch.peek('a')).to.equal(undefined);
   });
 });
