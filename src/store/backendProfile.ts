@@ -38,13 +38,6 @@ export interface BackendProfile {
    */
   sharedCacheOf<T>(maxEntries: number): DocCache<T>;
   /**
-   * The aspect cache, on both backends: a commit on a cached aspect's revision that lost meanwhile is
-   * a 409, or, on a cluster, may extend a losing leaf; either way no event is lost, because a forked
-   * aspect reads as the events of all its leaves, the projections' feed names every leaf of a change
-   * (the cache forgets a forked aspect) and the pipeline settles forks (decision 0038).
-   */
-  aspectCacheOf<T>(maxEntries: number): DocCache<T>;
-  /**
    * The idempotency ledger: claims held in memory and only the response written where this process
    * is the one writer (one write per mutation); stored, create-only claims where instances share it.
    */
@@ -67,9 +60,6 @@ export const backendProfile = (backend: Store['backend']): BackendProfile => {
     cacheOf,
     // The same as `cacheOf` while held back on CouchDB (see above); callers keep naming which is which.
     sharedCacheOf: cacheOf,
-    // Held back on CouchDB again: with it, a three-node run projected 1,305 of 1,800 events with no
-    // fork to settle (reliability.md, "Open defects"); forks are settled all the same (0038).
-    aspectCacheOf: cacheOf,
     ledgerOf: (db) => (oneWriter ? exclusiveIdempotencyLedger(db) : idempotencyLedger(db)),
     rateLimitShareOf: (db) => (oneWriter ? undefined : db),
     oneProjectionWriter: oneWriter,

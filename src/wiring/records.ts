@@ -134,7 +134,7 @@ export const wireRecords = async ({ store, profile, clock, logger, metrics, open
   // projections' feed forgets what they change; until it does, a stale aspect can only make a commit
   // meet a 409 (compare-and-swap on its revision: the retry reads the store) or base a decision on the
   // version of a moment ago, which the conflict rule resolves as it does a race (issue #23).
-  const aspectCache = profile.aspectCacheOf<LoadedAspect>(20_000);
+  const aspectCache = sharedCacheOf<LoadedAspect>(20_000);
   const projectionFeed = profile.oneProjectionWriter
     ? undefined
     : followChanges$(store.db.projections, {

@@ -53,13 +53,4 @@ describe('the backend profile', () => {
     couch.remember('a', 'x');
     expect(couch.peek('a')).to.equal(undefined);
   });
-
-  it('the aspect cache holds on the embedded store, and is held back on CouchDB (a cluster run lost events with it)', () => {
-    const embedded = backendProfile('embedded').aspectCacheOf<string>(10);
-    embedded.remember('a', 'x');
-    expect(embedded.peek('a')).to.equal('x');
-    const couch = backendProfile('couchdb').aspectCacheOf<string>(10);
-    couch.remember('a', 'x');
-    expect(couch.peek('a')).to.equal(undefined);
-  });
 });
