@@ -130,10 +130,9 @@ export const wireRecords = async ({ store, profile, clock, logger, metrics, open
   const auditTrail = auditLog(store.db.audit, { clock });
   // In-flight requests and the pipeline have finished by then: the entries still buffered are written.
   opened.add('audit log', () => auditTrail.close());
-  // Aspects are cached on both backends. On CouchDB other instances' pipelines commit them too, so the
-  // projections' feed forgets what they change; until it does, a stale aspect can only make a commit
-  // meet a 409 (compare-and-swap on its revision: the retry reads the store) or base a decision on the
-  // version of a moment ago, which the conflict rule resolves as it does a race (issue #23).
+  // Aspects are one of the shared caches: held on the embedded store, held back on CouchDB for now
+  // (`backendProfile.ts`). Where other instances' pipelines commit too, the projections' feed below
+  // forgets what they change and names the forks the pipeline settles (decision 0038).
   const aspectCache = sharedCacheOf<LoadedAspect>(20_000);
   const projectionFeed = profile.oneProjectionWriter
     ? undefined
