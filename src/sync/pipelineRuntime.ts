@@ -54,6 +54,18 @@ export interface EventPipelineOptions {
   readonly forkBufferMs?: number;
   /** How many forked aspects a settle merged (none when another instance got there first). */
   readonly onForksSettled?: (aspects: number) => void;
+  /**
+   * The pipeline has stopped, for `heldMs` so far, before one event document whose copies are not
+   * settled (several live leaves) or not readable on the cluster: told every `heldReportMs` while it
+   * lasts, so an operator sees a pipeline that waits rather than one that is idle.
+   */
+  readonly onHeld?: (held: {
+    readonly id: string;
+    readonly unreadable: boolean;
+    readonly heldMs: number;
+  }) => void;
+  /** How often `onHeld` is told while the pipeline stays held before one document. */
+  readonly heldReportMs?: number;
 }
 
 /** Events stored but not yet projected. */
@@ -144,6 +156,9 @@ const leavesOf = async (db: Database, ids: ReadonlyArray<string>): Promise<Map<s
  */
 const UNSETTLED_GRACE_MS = 15_000;
 
+/** How often a pipeline held before one document says so (`onHeld`). */
+const HELD_REPORT_MS = 10_000;
+
 export const startEventPipeline = async (options: EventPipelineOptions): Promise<EventPipeline> => {
   const since = await options.projections.checkpoint();
   const wakes$ = new Subject<void>();
@@ -169,6 +184,8 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
 
   const clustered = (await copiesOf(options.events)) > 1;
   const unsettledSince = new Map<string, number>();
+  // The document the pulls stop before, since when, and when that was last told.
+  let holding: { id: string; since: number; told: number } | undefined;
   /** On a cluster, the page as far as its copies are settled (`settledCopies.ts`). */
   const settled = async (page: Page, from: Seq): Promise<{ page: Page; held: boolean }> => {
     if (!clustered) return { page, held: false };
@@ -185,8 +202,14 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     for (const id of ids) if (id !== out.waitingFor) unsettledSince.delete(id);
     if (out.withdraw.length > 0)
       await options.events.bulkDocs(out.withdraw.map((w) => withdrawal(w.id, w.rev)));
-    if (out.waitingFor !== undefined) {
+    if (out.waitingFor === undefined) holding = undefined;
+    else {
       if (!out.unreadable && !unsettledSince.has(out.waitingFor)) unsettledSince.set(out.waitingFor, now);
+      if (holding?.id !== out.waitingFor) holding = { id: out.waitingFor, since: now, told: now };
+      else if (now - holding.told >= (options.heldReportMs ?? HELD_REPORT_MS)) {
+        holding.told = now;
+        options.onHeld?.({ id: holding.id, unreadable: out.unreadable, heldMs: now - holding.since });
+      }
       // The withdrawal wakes the pipeline through the feed; this covers a writer that stopped.
       setTimeout(() => {
         if (!stopped) wakes$.next();

@@ -8,6 +8,7 @@ import { filter, map, type Observable } from 'rxjs';
 import { checkinWriteThrough } from '../attendance/checkinWriteThrough.js';
 import type { PendingAuditEntry } from '../domain/audit.js';
 import type { Disposers } from '../lib/disposers.js';
+import { stackFrames } from '../lib/stackFrames.js';
 import { withTimeout } from '../lib/timeouts.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { studentWriteThrough } from '../registration/studentWriteThrough.js';
@@ -74,11 +75,22 @@ export const wirePipeline = async (w: PipelineWiring): Promise<EventPipeline> =>
         }),
     onError: (e) => {
       metrics.storeError('pipeline');
+      // Where it failed, not the message (which may quote a document): enough to tell the steps apart.
       logger.warn(
-        { errorName: e instanceof Error ? e.name : typeof e },
+        {
+          errorName: e instanceof Error ? e.name : typeof e,
+          stack: stackFrames(e)?.split('\n', 4).join('\n'),
+        },
         'event pipeline step failed; retrying',
       );
     },
+    onHeld: ({ id, unreadable, heldMs }) =>
+      logger.warn(
+        { docId: id, heldSeconds: Math.round(heldMs / 1000), unreadable },
+        unreadable
+          ? 'event pipeline waits for a document the cluster cannot read yet'
+          : 'event pipeline waits for the copies of a document to settle',
+      ),
     onProjected: (batch) => {
       for (const c of batch.conflictsChanged) metrics.conflictDecided(c.policy);
       for (const q of batch.quarantinesRecorded) metrics.quarantined(q.reason);

@@ -45,8 +45,10 @@ import {
   lanes,
   marks,
   missingEvents,
+  pipelineGauges,
   post,
   projectedCheckins,
+  ROW_METRICS_TOKEN,
   rebuildFrom,
   repeats,
   sleep,
@@ -191,7 +193,13 @@ for (const fault of faults)
       const server = couch;
       svc = await childService({
         label: 'outage',
-        env: { AUTH_MODE: 'dev', ...DEV_TOKENS, COUCHDB_URL: server.url, ...fault.env },
+        env: {
+          AUTH_MODE: 'dev',
+          ...DEV_TOKENS,
+          COUCHDB_URL: server.url,
+          METRICS_TOKEN: ROW_METRICS_TOKEN,
+          ...fault.env,
+        },
       });
       const service = svc;
       const url = await service.start();
@@ -387,7 +395,11 @@ for (const fault of faults)
           `${after.outOfLine.length} check-in records out of line; projections ` +
           `${after.settledMs < 0 ? 'DIFFER from' : `equal (after ${after.settledMs} ms)`} a rebuild of ${after.events} events (read once the copies agreed, ${after.copiesMs} ms)` +
           // Said here too: a failure on an earlier assertion would otherwise hide what differs.
-          `${after.differing.length === 0 ? '' : `; differing: ${after.differing.slice(0, 3).join(' | ')}`}`,
+          `${after.differing.length === 0 ? '' : `; differing: ${after.differing.slice(0, 3).join(' | ')}`}` +
+          // A failed row says what the pipeline was doing and what the service kept logging.
+          (violations.length > 0 || after.settledMs < 0
+            ? `; pipeline: ${await pipelineGauges(url)}; logged: ${service.logSummary()}`
+            : ''),
       );
       expect(service.running(), `the service exited\n${service.logTail()}`).to.equal(true);
       expect(healthSeen.outage.length, 'health was polled during the outage').to.be.greaterThan(0);

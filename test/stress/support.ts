@@ -62,6 +62,11 @@ export interface ChildService {
   readonly errorLines: () => ReadonlyArray<string>;
   /** The last 200 lines that matched `keep`. */
   readonly keptLines: () => ReadonlyArray<string>;
+  /**
+   * Every warning and error message logged so far, each with how often and when last (`msg (errorName)
+   * ×N, last HH:MM:SS`): what a failed row says about a service that kept failing after its first lines.
+   */
+  readonly logSummary: () => string;
   start(timeoutMs?: number): Promise<string>;
   kill(): Promise<void>;
   stop(): Promise<void>;
@@ -72,10 +77,40 @@ export interface ChildService {
  * What a stream has written, bounded: the first line that names the URL is kept, then only the last
  * `max` characters (a request log line per request would otherwise grow without bound under load).
  */
+interface Tallied {
+  count: number;
+  last: string;
+}
+
+const LogLine = t.type({ level: t.number, msg: t.string });
+
+/** Counts a warning or error line by its message and error name. */
+const tallyLine = (tally: Map<string, Tallied>, line: string): void => {
+  if (!/"level":(40|50|60)/.test(line)) return;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return;
+  }
+  if (!LogLine.is(parsed)) return;
+  const name: unknown = Reflect.get(parsed, 'errorName');
+  const key = `${parsed.msg}${typeof name === 'string' ? ` (${name})` : ''}`;
+  const time: unknown = Reflect.get(parsed, 'time');
+  const last = typeof time === 'string' ? time.slice(11, 19) : '';
+  const seen = tally.get(key);
+  if (seen === undefined) tally.set(key, { count: 1, last });
+  else {
+    seen.count += 1;
+    seen.last = last;
+  }
+};
+
 const boundedCollect = (
   stream: NodeJS.ReadableStream | null,
   errors: string[],
   kept: { readonly re: RegExp | undefined; readonly lines: string[] },
+  tally: Map<string, Tallied>,
   max = 64 * 1024,
 ): (() => string) => {
   let head = '';
@@ -90,6 +125,7 @@ const boundedCollect = (
     partial = lines.pop() ?? '';
     for (const l of lines) {
       if (/"level":(50|60)/.test(l) && errors.length < 20) errors.push(l.slice(0, 1500));
+      tallyLine(tally, l);
       if (kept.re?.test(l) === true) {
         kept.lines.push(l.slice(0, 400));
         if (kept.lines.length > 200) kept.lines.shift();
@@ -119,6 +155,7 @@ export const childService = async (options: ChildServiceOptions): Promise<ChildS
   let stdout: () => string = () => '';
   let stderr: () => string = () => '';
   const errorLines: string[] = [];
+  const tally = new Map<string, Tallied>();
   const kept = { re: options.keep, lines: [] as string[] };
   const { running, end } = childControl(() => child);
   return {
@@ -129,6 +166,8 @@ export const childService = async (options: ChildServiceOptions): Promise<ChildS
     exit: () => exitInfo,
     errorLines: () => errorLines,
     keptLines: () => kept.lines,
+    logSummary: () =>
+      [...tally].map(([msg, { count, last }]) => `${msg} ×${count}, last ${last}`).join('; ') || 'none',
     logTail: (chars = 3000) => `${stderr().slice(-chars)}\n${stdout().slice(-chars)}`,
     async start(timeoutMs = 60_000) {
       if (running()) throw new Error(`${options.label} is already running`);
@@ -165,8 +204,8 @@ export const childService = async (options: ChildServiceOptions): Promise<ChildS
         live.delete(started);
         exitInfo = { code, signal };
       });
-      stdout = boundedCollect(started.stdout, errorLines, kept);
-      stderr = boundedCollect(started.stderr, errorLines, kept);
+      stdout = boundedCollect(started.stdout, errorLines, kept, tally);
+      stderr = boundedCollect(started.stderr, errorLines, kept, tally);
       const out = stdout;
       const err = stderr;
       const deadline = Date.now() + timeoutMs;
@@ -656,3 +695,25 @@ export const storedEvents = async (
 /** Opens the embedded store of a stopped service. */
 export const openEmbedded = (dataDir: string): Promise<Store> =>
   openStore({ kind: 'embedded', dataDir, prefix: 'chamada_' });
+
+/** A metrics token the stress rows give their services, so they can read the pipeline's gauges. */
+export const ROW_METRICS_TOKEN = 'a-stress-test-metrics-token-0123456789abcdef';
+
+/**
+ * The pipeline's backlog as the service reports it (`/metrics`, with `ROW_METRICS_TOKEN`): what a row
+ * whose projections differ from their rebuild prints, to tell a pipeline still behind from one that is
+ * idle and lost something.
+ */
+export const pipelineGauges = async (url: string): Promise<string> => {
+  const r = await fetch(`${url}/metrics`, {
+    headers: { Authorization: `Bearer ${ROW_METRICS_TOKEN}` },
+  }).catch(() => undefined);
+  if (r?.status !== 200) return `no metrics (${r?.status ?? 'no answer'})`;
+  const text = await r.text();
+  const value = (name: string) =>
+    text
+      .split('\n')
+      .find((l) => l.startsWith(`${name} `))
+      ?.split(' ')[1] ?? '?';
+  return `pending ${value('chamada_pipeline_pending_events')}, lag ${value('chamada_pipeline_lag_seconds')} s, forks settled ${value('chamada_pipeline_forks_settled_total')}`;
+};

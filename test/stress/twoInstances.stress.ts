@@ -37,8 +37,10 @@ import {
   eventsInAspects,
   eventually,
   get,
+  pipelineGauges,
   post,
   projectedCheckins,
+  ROW_METRICS_TOKEN,
   rebuildFrom,
   repeats,
   sleep,
@@ -48,11 +50,10 @@ import {
 const ROUNDS = 6;
 const PER_TABLET = 100;
 const KEYED = 8;
-const METRICS_TOKEN_FOR_ROW = 'a-stress-test-metrics-token-0123456789abcdef';
 
 /** How many forked aspects an instance's pipeline settled, from its `/metrics` (decision 0038). */
 const forksSettledBy = async (url: string): Promise<number> => {
-  const r = await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN_FOR_ROW}` } });
+  const r = await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${ROW_METRICS_TOKEN}` } });
   const line = (await r.text())
     .split('\n')
     .find((l) => l.startsWith('chamada_pipeline_forks_settled_total '));
@@ -113,7 +114,7 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
       // One deployment: the secrets that sign cursors are the same on both instances.
       JWT_SECRET: 'a-stress-test-jwt-secret-that-is-long-enough-0123456789',
       // To read how many forked aspects each instance settled (decision 0038).
-      METRICS_TOKEN: METRICS_TOKEN_FOR_ROW,
+      METRICS_TOKEN: ROW_METRICS_TOKEN,
     };
     const a = await childService({ label: 'inst-a', env });
     services.push(a);
@@ -384,7 +385,13 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
         `${outOfLine.length} check-in records out of line; ${conflictAudits.length} CONFLICT_RESOLVED audit entries ` +
         `(${repeatedConflictAudits} exact repeats; a single instance writes none twice); ` +
         `${quarantineAudits.length} QUARANTINE audit entries for ${ROUNDS} unreadable documents; ` +
-        `${forksSettled} forked aspects settled`,
+        `${forksSettled} forked aspects settled` +
+        // What each pipeline was doing when the projections still differed: behind, or idle.
+        (settledMs < 0
+          ? `; pipelines: A ${await pipelineGauges(urlA)}, B ${await pipelineGauges(urlB)}; ` +
+            `A logged: ${a.logSummary()}; B logged: ${b.logSummary()}; ` +
+            `differing: ${differingDocs(current, rebuilt).slice(0, 3).join(' | ')}`
+          : ''),
     );
     expect(missing, 'events not stored').to.deep.equal([]);
     expect(repeats(projected), 'events projected twice').to.equal(0);

@@ -173,6 +173,50 @@ describe('event pipeline on the store (real PouchDB)', () => {
     expect(await projections.quarantined()).to.deep.equal([]);
   });
 
+  it('on a cluster, tells how long it has been held before a document it cannot read, and stops telling once past it', async () => {
+    const events = store.db.events;
+    const info = events.info.bind(events);
+    const bulkGet = events.bulkGet.bind(events);
+    let unreadableUntil = Date.now() + 400;
+    Object.assign(events, {
+      info: async () => ({ ...(await info()), cluster: { q: 2, n: 3, w: 2, r: 2 } }),
+      bulkGet: async (options: PouchDB.Core.BulkGetOptions) =>
+        Date.now() >= unreadableUntil
+          ? bulkGet(options)
+          : {
+              results: options.docs.map((d) => ({
+                id: d.id,
+                docs: [{ error: Object.assign(new Error('timeout'), { error: 'internal_fabric_error' }) }],
+              })),
+            },
+    });
+    const id = randomUUID();
+    await eventStore(events).append(fieldEvent(id, 'CHAMADOR', '2026-11-26T10:00:00.000Z', null, 'v'));
+    const held: Array<{ id: string; unreadable: boolean; heldMs: number }> = [];
+    pipeline = await startEventPipeline({
+      events,
+      projections: projectionStore(store.db.projections),
+      audit: async () => undefined,
+      retryDelayMs: 20,
+      heldReportMs: 100,
+      onHeld: (h) => held.push(h),
+    });
+    await pipeline.catchUp();
+    expect(held.length, 'told while held').to.be.greaterThan(0);
+    expect(new Set(held.map((h) => h.id))).to.deep.equal(new Set([`event:${id}`]));
+    expect(held.every((h) => h.unreadable)).to.equal(true);
+    const told = held.map((h) => h.heldMs);
+    expect(told, 'the time held grows').to.deep.equal([...told].sort((a, b) => a - b));
+    expect(told.at(-1) ?? 0).to.be.at.least(100);
+    // Past it, nothing more is told, however long the pipeline runs.
+    const after = held.length;
+    unreadableUntil = 0;
+    await events.put({ _id: `other:${randomUUID()}`, docType: 'other' }).catch(() => undefined);
+    await pipeline.catchUp();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(held.length).to.equal(after);
+  });
+
   it('quarantines a poisoned document and keeps projecting the events after it', async () => {
     await store.db.events.put({ _id: 'event:poison', docType: 'event', eventId: 42 });
     const good = randomUUID();

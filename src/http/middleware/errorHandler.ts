@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { type ApiError, ApiErrorException, apiError, isApiError } from '../../domain/errors.js';
+import { stackFrames } from '../../lib/stackFrames.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { isStoreUnavailable } from '../../store/storeErrors.js';
 import { renderError, sendRendered } from '../render.js';
@@ -44,21 +45,6 @@ const fromHttpishError = (e: HttpishError): ApiError | undefined => {
       if (e.status >= 400 && e.status < 500) return apiError('VALIDATION_FAILED');
       return undefined;
   }
-};
-
-/**
- * Where the error was thrown, without what it said: a stack's first line repeats the message (which
- * may quote a name or a document), so only the frame lines are kept.
- */
-export const stackFrames = (err: unknown): string | undefined => {
-  if (!(err instanceof Error) || typeof err.stack !== 'string') return undefined;
-  // The head is `String(err)` (name and message); cut it off whole, since a message may span lines.
-  const head = String(err);
-  const body = err.stack.startsWith(head) ? err.stack.slice(head.length) : err.stack;
-  return body
-    .split('\n')
-    .filter((line) => /^\s+at /.test(line))
-    .join('\n');
 };
 
 export const errorHandler =
