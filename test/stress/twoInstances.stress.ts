@@ -75,6 +75,14 @@ const AuditEntry = t.type({
   details: t.UnknownRecord,
 });
 const StoredEvent = t.type({ type: t.string, subjectId: t.string, payload: t.UnknownRecord });
+const ConflictAuditDoc = t.type({
+  action: t.literal('CONFLICT_RESOLVED'),
+  created_at: t.string,
+  correlation_id: t.string,
+  details: t.UnknownRecord,
+});
+const conflictAuditDocs = (docs: ReadonlyArray<unknown>) =>
+  docs.flatMap((d) => (ConflictAuditDoc.is(d) ? [d] : []));
 
 /** Every page of a keyset-paged report. */
 const allPages = async (base: string, path: string): Promise<unknown[]> => {
@@ -334,8 +342,9 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
       const d: unknown = r.doc;
       return t.type({ studentId: t.string, sessionId: t.literal(desk) }).is(d) ? [d.studentId] : [];
     });
-    const audit = (await store.db.audit.allDocs({ include_docs: true })).rows.flatMap((r) => {
-      const d = AuditEntry.decode(r.doc);
+    const auditRows = (await store.db.audit.allDocs({ include_docs: true })).rows.map((r) => r.doc);
+    const audit = auditRows.flatMap((doc) => {
+      const d = AuditEntry.decode(doc);
       return d._tag === 'Right' ? [d.right] : [];
     });
     const executions = (endpoint: string) =>
@@ -367,6 +376,29 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
     );
     const outOfLine = await checkinRecordsOutOfLine(store, projectedCheckins(current));
     const once = (counts: number[]) => counts.every((n) => n === 1);
+    // A decision audited twice differs in its entries' time (the key holds it): say which copies of
+    // its events the two times came from, against the copies stored in the end.
+    const repeatedExamples = (() => {
+      if (repeatedConflictAudits === 0) return '';
+      const byDecision = new Map<string, string[]>();
+      const auditDocs = conflictAuditDocs(auditRows);
+      for (const d of auditDocs) {
+        const key = JSON.stringify([d.correlation_id, d.details]);
+        byDecision.set(key, [...(byDecision.get(key) ?? []), d.created_at]);
+      }
+      const stampOf = new Map(
+        events.map((e) => [String(e._id).slice('event:'.length), String(Reflect.get(e, 'serverTimestamp'))]),
+      );
+      return [...byDecision]
+        .filter(([, times]) => times.length > 1)
+        .slice(0, 3)
+        .map(([key, times]) => {
+          const details: unknown = JSON.parse(key)[1];
+          const id = (k: string) => String(Reflect.get(Object(details), k));
+          return `entries at ${times.sort().join(' & ')}; stored winner ${stampOf.get(id('winnerEventId'))}, loser ${stampOf.get(id('loserEventId'))}`;
+        })
+        .join(' | ');
+    })();
 
     figure(
       'two instances',
@@ -383,7 +415,7 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
         `${perStudent('CHECK_IN').join('')}/${perStudent('CHECK_OUT').join('')}, records ${keyed.map((s) => records.filter((r) => r === s).length).join('')}, ` +
         `audit ${executions('POST /api/v1/check-in').join('')}/${executions('POST /api/v1/check-out').join('')} (1 each expected); ` +
         `${outOfLine.length} check-in records out of line; ${conflictAudits.length} CONFLICT_RESOLVED audit entries ` +
-        `(${repeatedConflictAudits} exact repeats; a single instance writes none twice); ` +
+        `(${repeatedConflictAudits} exact repeats; a single instance writes none twice${repeatedExamples === '' ? '' : `: ${repeatedExamples}`}); ` +
         `${quarantineAudits.length} QUARANTINE audit entries for ${ROUNDS} unreadable documents; ` +
         `${forksSettled} forked aspects settled` +
         // What each pipeline was doing when the projections still differed: behind, or idle.
