@@ -25,7 +25,7 @@
 import { Buffer } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
-import type * as t from 'io-ts';
+import * as t from 'io-ts';
 import {
   AuditDoc,
   AuditEntry,
@@ -45,7 +45,25 @@ import { isConflict, isStored } from './storeErrors.js';
 
 export interface AuditLogOptions extends BatchingOptions {
   readonly clock: () => Date;
+  /**
+   * Where keyed entries claim their decision first, when other instances write the log too (CouchDB):
+   * a database with quorum writes, so one claim of a decision stands (`quorumWrites.ts`). Undefined
+   * where this process is the log's one writer.
+   */
+  readonly claims?: Database;
 }
+
+/**
+ * The claim of a keyed entry's decision: its time, as the first writer derived it. A keyed entry's id
+ * holds its time, and two writers of one decision can derive different times: the time is the server
+ * time of a copy of an event, and on a cluster two pipelines can each project a different copy of one
+ * event (two instances stored it at once and neither copy reached the quorum; both are withdrawn and
+ * the client sends it again), so the same decision was audited twice (the two-instance row with a node
+ * killed: 1,480 entries written twice). With a claim keyed by the decision alone, every writer takes
+ * the time the claim holds, and writes the same document.
+ */
+const AuditClaim = t.type({ created_at: t.string });
+const claimId = (auditId: string): string => `auditClaim:${auditId}`;
 
 // The interface lives in the domain, so the HTTP layer names it without importing the store.
 export type { AuditLog, InvalidAuditCursor };
@@ -146,10 +164,59 @@ const newAuditDoc = (entry: NewAuditEntry, at: Date, auditId: string): NewAuditD
 };
 
 export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
-  const write = async (items: ReadonlyArray<Queued>): Promise<ItemResult[]> => {
-    const results = await db.bulkDocs(items.map((q) => q.doc));
-    return items.map((q, i): ItemResult => {
+  /**
+   * Each keyed entry with the time its decision's claim holds (this writer's when its claim stood), or
+   * the reason it cannot be written yet (its claim neither stood nor could be read: the caller retries).
+   */
+  const claimed = async (
+    claims: Database,
+    items: ReadonlyArray<Queued>,
+  ): Promise<Array<NewAuditDoc | string>> => {
+    const keyed = items.flatMap((q) => (q.keyed ? [q.doc] : []));
+    if (keyed.length === 0) return items.map((q) => q.doc);
+    const results = await claims.bulkDocs(
+      keyed.map((doc) => ({ _id: claimId(doc.audit_id), docType: 'auditClaim', created_at: doc.created_at })),
+    );
+    const taken = keyed.filter((_, i) => {
       const r = results[i];
+      return r !== undefined && isConflict(r);
+    });
+    const timeOf = new Map<string, string>();
+    if (taken.length > 0) {
+      const read = await claims.allDocs({ keys: taken.map((d) => claimId(d.audit_id)), include_docs: true });
+      for (const row of read.rows) {
+        const doc: unknown = 'doc' in row ? row.doc : undefined;
+        if (AuditClaim.is(doc)) timeOf.set(row.key, doc.created_at);
+      }
+    }
+    const outcome = new Map<NewAuditDoc, NewAuditDoc | string>();
+    keyed.forEach((doc, i) => {
+      const r = results[i];
+      if (r !== undefined && isStored(r)) outcome.set(doc, doc);
+      else if (r !== undefined && isConflict(r)) {
+        const at = timeOf.get(claimId(doc.audit_id));
+        outcome.set(
+          doc,
+          at === undefined
+            ? 'claim unreadable'
+            : { ...doc, _id: auditDocId(at, doc.audit_id), created_at: at },
+        );
+      } else outcome.set(doc, `claim ${describeFailure(r)}`);
+    });
+    return items.map((q) => outcome.get(q.doc) ?? q.doc);
+  };
+
+  const write = async (items: ReadonlyArray<Queued>): Promise<ItemResult[]> => {
+    const docs =
+      options.claims === undefined ? items.map((q) => q.doc) : await claimed(options.claims, items);
+    const writable = docs.flatMap((d) => (typeof d === 'string' ? [] : [d]));
+    const results = writable.length === 0 ? [] : await db.bulkDocs(writable);
+    let next = 0;
+    return items.map((q, i): ItemResult => {
+      const d = docs[i];
+      if (typeof d === 'string') return { ok: false, error: new AuditEntryNotStored(d) };
+      const r = results[next];
+      next += 1;
       return r !== undefined && (isStored(r) || (q.keyed && isConflict(r)))
         ? { ok: true, value: undefined }
         : { ok: false, error: new AuditEntryNotStored(describeFailure(r)) };

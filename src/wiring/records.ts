@@ -127,7 +127,11 @@ export const wireRecords = async ({ store, profile, clock, logger, metrics, open
     logger.warn({ id }, 'undecodable document in the private database; skipped by the student directory'),
   );
   opened.add('private feed: directory', () => following.unsubscribe());
-  const auditTrail = auditLog(store.db.audit, { clock });
+  // Where instances share the log, a keyed entry claims its decision in the requests database first.
+  const auditTrail = auditLog(store.db.audit, {
+    clock,
+    ...(profile.oneProjectionWriter ? {} : { claims: store.db.requests }),
+  });
   // In-flight requests and the pipeline have finished by then: the entries still buffered are written.
   opened.add('audit log', () => auditTrail.close());
   // Aspects are one of the shared caches: held on the embedded store, held back on CouchDB for now

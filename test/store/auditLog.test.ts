@@ -193,6 +193,47 @@ for (const [name, setUp, propertyRuns] of backends) {
       expect(page.items).to.have.length(2);
     });
 
+    it('with claims (instances sharing the log), one decision keyed at two times is stored once, at the time claimed first', async () => {
+      const [a, b] = [open({ claims: store.db.requests }), open({ claims: store.db.requests })];
+      const e = entry({ action: 'CONFLICT_RESOLVED', endpoint: 'PIPELINE /events/_changes' });
+      const auditId = uuidV5('decision-copies', uuidV5.URL);
+      // Two pipelines projected different copies of one event: the same decision, two server times.
+      await a.appendKeyed(e, { at: '2026-03-01T11:59:00.100Z', auditId });
+      await Promise.all([
+        b.appendKeyed(e, { at: '2026-03-01T11:59:00.250Z', auditId }),
+        a.appendKeyed(e, { at: '2026-03-01T11:59:00.250Z', auditId }),
+      ]);
+      const page = await pageOf(a, { limit: 10 });
+      expect(page.items.map((i) => [i.created_at, i.audit_id])).to.deep.equal([
+        ['2026-03-01T11:59:00.100Z', auditId],
+      ]);
+      // Without claims (one writer), each time is an entry of its own: what the claim prevents.
+      const plain = open();
+      await plain.appendKeyed(e, { at: '2026-03-01T11:59:00.250Z', auditId });
+      expect((await pageOf(plain, { limit: 10 })).items).to.have.length(2);
+    });
+
+    it('with claims, a batch of keyed and plain entries is stored whole, and a decision claimed concurrently once', async () => {
+      const logs$ = [open({ claims: store.db.requests }), open({ claims: store.db.requests })];
+      const e = entry({ action: 'CONFLICT_RESOLVED', endpoint: 'PIPELINE /events/_changes' });
+      const ids = Array.from({ length: 20 }, (_, i) => uuidV5(`decision-${i}`, uuidV5.URL));
+      await Promise.all(
+        logs$.flatMap((log, w) => [
+          ...ids.map((auditId, i) =>
+            log.appendKeyed(e, {
+              at: `2026-03-01T11:59:${String(10 + i).padStart(2, '0')}.${w}00Z`,
+              auditId,
+            }),
+          ),
+          log.append(entry()),
+        ]),
+      );
+      const all = (await allPages(logs$[0] ?? open(), { limit: 100 })).flatMap((p) => p.items);
+      const keyed = all.filter((i) => i.action === 'CONFLICT_RESOLVED');
+      expect(keyed.map((i) => i.audit_id).sort()).to.deep.equal([...ids].sort());
+      expect(all.length - keyed.length, 'plain entries').to.equal(2);
+    });
+
     it('refuses a keyed entry with an unreadable time or an id that is not a UUID', async () => {
       const log = open();
       const refused = async (key: { at: string; auditId: string }, field: string) => {
