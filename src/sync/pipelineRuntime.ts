@@ -64,6 +64,13 @@ export interface EventPipelineOptions {
     readonly unreadable: boolean;
     readonly heldMs: number;
   }) => void;
+  /**
+   * Copies of events the pipeline withdrew itself: several live leaves past the grace, the writers of
+   * all but CouchDB's winner taken to have stopped in between (`settledCopies.ts`).
+   */
+  readonly onWithdrawn?: (copies: ReadonlyArray<{ readonly id: string; readonly rev: string }>) => void;
+  /** How long a document of several live leaves waits for its writer's withdrawal (tests shorten it). */
+  readonly unsettledGraceMs?: number;
   /** How often `onHeld` is told while the pipeline stays held before one document. */
   readonly heldReportMs?: number;
 }
@@ -197,11 +204,13 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       from,
       unsettledSince,
       now,
-      UNSETTLED_GRACE_MS,
+      options.unsettledGraceMs ?? UNSETTLED_GRACE_MS,
     );
     for (const id of ids) if (id !== out.waitingFor) unsettledSince.delete(id);
-    if (out.withdraw.length > 0)
+    if (out.withdraw.length > 0) {
       await options.events.bulkDocs(out.withdraw.map((w) => withdrawal(w.id, w.rev)));
+      options.onWithdrawn?.(out.withdraw);
+    }
     if (out.waitingFor === undefined) holding = undefined;
     else {
       if (!out.unreadable && !unsettledSince.has(out.waitingFor)) unsettledSince.set(out.waitingFor, now);

@@ -84,6 +84,11 @@ export const wirePipeline = async (w: PipelineWiring): Promise<EventPipeline> =>
         'event pipeline step failed; retrying',
       );
     },
+    onWithdrawn: (copies) =>
+      logger.warn(
+        { docIds: copies.slice(0, 10).map((c) => c.id), copies: copies.length },
+        'event pipeline withdrew copies of events their writers left behind',
+      ),
     onHeld: ({ id, unreadable, heldMs }) =>
       logger.warn(
         { docId: id, heldSeconds: Math.round(heldMs / 1000), unreadable },

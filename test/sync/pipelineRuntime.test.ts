@@ -217,6 +217,55 @@ describe('event pipeline on the store (real PouchDB)', () => {
     expect(held.length).to.equal(after);
   });
 
+  it('on a cluster, withdraws the copies a stopped writer left past the grace, says which, and projects the winner once', async () => {
+    const events = store.db.events;
+    const info = events.info.bind(events);
+    const get = events.get.bind(events);
+    Object.assign(events, {
+      info: async () => ({ ...(await info()), cluster: { q: 2, n: 3, w: 2, r: 2 } }),
+      // A cluster's `_bulk_get` without revisions answers every leaf; PouchDB's answers the winner.
+      bulkGet: async (options: PouchDB.Core.BulkGetOptions) => ({
+        results: await Promise.all(
+          options.docs.map(async (d) => ({
+            id: d.id,
+            docs: await get(d.id, { open_revs: 'all' }),
+          })),
+        ),
+      }),
+    });
+    // One event stored by two instances at once, neither copy withdrawn: two live leaves, as a cluster
+    // leaves them when both writers stop between their write and their withdrawal.
+    const id = randomUUID();
+    const copy = (serverTimestamp: string, rev: string) => ({
+      _id: `event:${id}`,
+      _rev: rev,
+      docType: 'event',
+      ...fieldEvent(id, 'CHAMADOR', '2026-11-26T10:00:00.000Z', null, 'v'),
+      serverTimestamp,
+    });
+    await events.bulkDocs(
+      [copy('2026-11-26T12:00:00.100Z', '1-aaaa'), copy('2026-11-26T12:00:00.200Z', '1-bbbb')],
+      { new_edits: false },
+    );
+    const withdrawn: Array<{ id: string; rev: string }> = [];
+    pipeline = await startEventPipeline({
+      events,
+      projections: projectionStore(store.db.projections),
+      audit: async () => undefined,
+      retryDelayMs: 20,
+      unsettledGraceMs: 200,
+      onWithdrawn: (copies) => withdrawn.push(...copies),
+    });
+    await pipeline.catchUp();
+    // CouchDB's winner among equal generations is the higher revision: 1-bbbb stays.
+    expect(withdrawn).to.deep.equal([{ id: `event:${id}`, rev: '1-aaaa' }]);
+    const aspect = studentFieldAspect(STUDENT, 'allergies');
+    const loaded = (await projectionStore(store.db.projections).loadAspects([aspect])).get(aspect);
+    expect(loaded?.events.map((e) => [e.eventId, e.serverTimestamp])).to.deep.equal([
+      [id, '2026-11-26T12:00:00.200Z'],
+    ]);
+  });
+
   it('quarantines a poisoned document and keeps projecting the events after it', async () => {
     await store.db.events.put({ _id: 'event:poison', docType: 'event', eventId: 42 });
     const good = randomUUID();
