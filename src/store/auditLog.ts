@@ -177,9 +177,11 @@ export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
     const results = await claims.bulkDocs(
       keyed.map((doc) => ({ _id: claimId(doc.audit_id), docType: 'auditClaim', created_at: doc.created_at })),
     );
+    // A claim refused (409), or short of its quorum and withdrawn (a cluster under contention): the
+    // claim that stands, if one can be read, names the time.
     const taken = keyed.filter((_, i) => {
       const r = results[i];
-      return r !== undefined && isConflict(r);
+      return r === undefined || !isStored(r);
     });
     const timeOf = new Map<string, string>();
     if (taken.length > 0) {
@@ -193,15 +195,15 @@ export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
     keyed.forEach((doc, i) => {
       const r = results[i];
       if (r !== undefined && isStored(r)) outcome.set(doc, doc);
-      else if (r !== undefined && isConflict(r)) {
+      else {
         const at = timeOf.get(claimId(doc.audit_id));
         outcome.set(
           doc,
           at === undefined
-            ? 'claim unreadable'
+            ? `claim ${describeFailure(r)}`
             : { ...doc, _id: auditDocId(at, doc.audit_id), created_at: at },
         );
-      } else outcome.set(doc, `claim ${describeFailure(r)}`);
+      }
     });
     return items.map((q) => outcome.get(q.doc) ?? q.doc);
   };

@@ -13,6 +13,7 @@ import {
 import { isUuidV4 } from '../../src/domain/codec.js';
 import { WriterClosed } from '../../src/lib/batchWriter.js';
 import {
+  AuditEntryNotStored,
   type AuditLog,
   type AuditLogOptions,
   auditLog,
@@ -217,13 +218,25 @@ for (const [name, setUp, propertyRuns] of backends) {
       const logs$ = [open({ claims: store.db.requests }), open({ claims: store.db.requests })];
       const e = entry({ action: 'CONFLICT_RESOLVED', endpoint: 'PIPELINE /events/_changes' });
       const ids = Array.from({ length: 20 }, (_, i) => uuidV5(`decision-${i}`, uuidV5.URL));
+      // A claim short of its quorum under contention (a cluster) refuses its entry, and the pipeline's
+      // step is tried again: so is each append here, a few times.
+      const persist = async (append: () => Promise<void>): Promise<void> => {
+        for (let attempt = 1; ; attempt += 1)
+          try {
+            return await append();
+          } catch (err) {
+            if (!(err instanceof AuditEntryNotStored) || attempt >= 5) throw err;
+          }
+      };
       await Promise.all(
         logs$.flatMap((log, w) => [
           ...ids.map((auditId, i) =>
-            log.appendKeyed(e, {
-              at: `2026-03-01T11:59:${String(10 + i).padStart(2, '0')}.${w}00Z`,
-              auditId,
-            }),
+            persist(() =>
+              log.appendKeyed(e, {
+                at: `2026-03-01T11:59:${String(10 + i).padStart(2, '0')}.${w}00Z`,
+                auditId,
+              }),
+            ),
           ),
           log.append(entry()),
         ]),
