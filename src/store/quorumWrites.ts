@@ -88,7 +88,31 @@ const ATTEMPTS = 3;
 /** Attempts of a withdrawal that no copy took. */
 const WITHDRAWAL_ATTEMPTS = 3;
 
-export const withQuorumWrites = (db: Database): Database => {
+export interface QuorumWriteOptions {
+  /**
+   * Which of two writers that split the copies of a document keeps its write. `alone` (the default):
+   * a write short of its quorum stands only as the one live leaf, so of two claims one at most
+   * stands; two writers that each took one copy (a node away, or too slow to answer) then both
+   * withdraw, and an update withdrawn by both leaves the document with no live revision: its content
+   * gone, and the next writer, reading it as absent, starts it again from nothing
+   * (`casSplit.couchdb.ts`: 174 of 408 acknowledged changes lost that way, node 3 down).
+   * `winner`, for documents whose forks are merged by their readers (projection documents, decision
+   * 0038): a write short of its quorum is withdrawn only below a live leaf that sorts above it in
+   * CouchDB's order (generation, then revision), so the leaf on top is never withdrawn by its writer
+   * and the document always keeps one. What that costs: when the other writer did reach the quorum
+   * and sorts below, both stand, a fork its reader merges.
+   */
+  readonly keep?: 'alone' | 'winner';
+}
+
+const generationOf = (rev: string): number => Number.parseInt(rev, 10);
+
+/** Whether CouchDB makes live leaf `x` the winner over live leaf `y`: the longer branch, then the higher revision. */
+export const sortsAbove = (x: string, y: string): boolean =>
+  generationOf(x) !== generationOf(y) ? generationOf(x) > generationOf(y) : x > y;
+
+export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {}): Database => {
+  const keepWinner = options.keep === 'winner';
   const bulkDocs = db.bulkDocs.bind(db);
   const put = db.put.bind(db);
   const get = db.get.bind(db);
@@ -138,13 +162,16 @@ export const withQuorumWrites = (db: Database): Database => {
   const mustWithdraw = async (r: PouchDB.Core.Response, wasDeletion: boolean): Promise<boolean> => {
     if (wasDeletion) return false;
     const leaves: unknown = await allLeaves(r.id).catch(() => undefined);
-    if (!Array.isArray(leaves)) return true;
+    // Keeping the winner, only a leaf seen above this one withdraws it: a copy withdrawn for want of
+    // an answer may be the one the other writer withdrew for.
+    if (!Array.isArray(leaves)) return !keepWinner;
     const live = leaves.flatMap((leaf: unknown) => {
       const doc: unknown = typeof leaf === 'object' && leaf !== null ? Reflect.get(leaf, 'ok') : undefined;
       if (typeof doc !== 'object' || doc === null || Reflect.get(doc, '_deleted') === true) return [];
       const rev: unknown = Reflect.get(doc, '_rev');
       return typeof rev === 'string' ? [rev] : [];
     });
+    if (keepWinner) return live.some((rev) => rev !== r.rev && sortsAbove(rev, r.rev));
     return !(live.length === 1 && live[0] === r.rev);
   };
   /**

@@ -107,7 +107,11 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
       : name === 'audit'
         ? // Append-only, and a keyed entry is the same bytes whoever writes it (quorumWrites.ts).
           new PouchDB(databaseAddress(location, name), remote)
-        : withQuorumWrites(new PouchDB(databaseAddress(location, name), remote));
+        : withQuorumWrites(
+            new PouchDB(databaseAddress(location, name), remote),
+            // A forked projection document is merged (decision 0038); one left with no live revision is lost.
+            name === 'projections' ? { keep: 'winner' } : {},
+          );
   const addresses = DATABASE_NAMES.map((name) => ({ name, address: databaseAddress(location, name) }));
   const failedDatabases = (): ReadonlyArray<string> => {
     if (location.kind !== 'embedded') return [];

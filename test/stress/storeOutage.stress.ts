@@ -39,10 +39,12 @@ import {
   checkinRecordsOutOfLine,
   childService,
   differingDocs,
+  differingId,
   eventsInAspects,
   eventually,
   get,
   lanes,
+  lineage,
   marks,
   missingEvents,
   pipelineGauges,
@@ -163,7 +165,11 @@ const afterTheFault = async (couch: CouchServer) => {
       500,
     ).catch(() => -1);
     const differing = differingDocs(projections, rebuilt);
+    const lineages = await Promise.all(
+      [...new Set(differing.map(differingId))].slice(0, 6).map((id) => lineage(store.db.projections, id)),
+    );
     return {
+      lineages,
       events: events.length,
       projections,
       differing,
@@ -396,6 +402,7 @@ for (const fault of faults)
           `${after.settledMs < 0 ? 'DIFFER from' : `equal (after ${after.settledMs} ms)`} a rebuild of ${after.events} events (read once the copies agreed, ${after.copiesMs} ms)` +
           // Said here too: a failure on an earlier assertion would otherwise hide what differs.
           `${after.differing.length === 0 ? '' : `; differing: ${after.differing.slice(0, 3).join(' | ')}`}` +
+          `${after.lineages.length === 0 ? '' : `; lineages: ${after.lineages.join(' | ')}`}` +
           // A failed row says what the pipeline was doing and what the service kept logging.
           (violations.length > 0 || after.settledMs < 0
             ? `; pipeline: ${await pipelineGauges(url)}; logged: ${service.logSummary()}`

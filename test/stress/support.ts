@@ -717,3 +717,58 @@ export const pipelineGauges = async (url: string): Promise<string> => {
       ?.split(' ')[1] ?? '?';
   return `pending ${value('chamada_pipeline_pending_events')}, lag ${value('chamada_pipeline_lag_seconds')} s, forks settled ${value('chamada_pipeline_forks_settled_total')}`;
 };
+
+const eventIdsOf = (doc: unknown): string[] => {
+  const events: unknown = typeof doc === 'object' && doc !== null ? Reflect.get(doc, 'events') : undefined;
+  if (!Array.isArray(events)) return [];
+  return events.flatMap((e: unknown) => {
+    const id: unknown = typeof e === 'object' && e !== null ? Reflect.get(e, 'eventId') : undefined;
+    return typeof id === 'string' ? [id.slice(0, 8)] : [];
+  });
+};
+
+/**
+ * How a projection document came to be what it is: every leaf's branch (newest first, at most
+ * `depth` revisions), each revision with the events it added and dropped against its parent. What a
+ * failed row prints for a document unlike its rebuild, so a lost update shows the revision that
+ * dropped an event and what it was written on (the store keeps old revisions' bodies until compaction).
+ */
+export const lineage = async (db: Database, id: string, depth = 12): Promise<string> => {
+  const leaves: unknown = await db.get(id, { open_revs: 'all', revs: true }).catch((e: unknown) => String(e));
+  if (!Array.isArray(leaves)) return `${id}: ${String(leaves)}`;
+  const bodies = new Map<string, unknown>();
+  const body = async (rev: string): Promise<unknown> => {
+    if (!bodies.has(rev)) bodies.set(rev, await db.get(id, { rev }).catch(() => undefined));
+    return bodies.get(rev);
+  };
+  const branches: string[] = [];
+  for (const leaf of leaves) {
+    const doc: unknown = typeof leaf === 'object' && leaf !== null ? Reflect.get(leaf, 'ok') : undefined;
+    if (typeof doc !== 'object' || doc === null) continue;
+    const revisions: unknown = Reflect.get(doc, '_revisions');
+    const start: unknown =
+      typeof revisions === 'object' && revisions !== null ? Reflect.get(revisions, 'start') : 0;
+    const ids: unknown =
+      typeof revisions === 'object' && revisions !== null ? Reflect.get(revisions, 'ids') : [];
+    if (typeof start !== 'number' || !Array.isArray(ids)) continue;
+    const revs = ids.slice(0, depth + 1).map((h, i) => `${start - i}-${String(h)}`);
+    const steps: string[] = [];
+    for (const [i, rev] of revs.entries()) {
+      if (i === depth) break;
+      const mine = eventIdsOf(await body(rev));
+      const parent = revs[i + 1];
+      const before = parent === undefined ? [] : eventIdsOf(await body(parent));
+      const added = mine.filter((e) => !before.includes(e));
+      const dropped = before.filter((e) => !mine.includes(e));
+      steps.push(
+        `${rev.slice(0, 12)}${bodies.get(rev) === undefined ? ' (no body)' : ''} ${mine.length} ev` +
+          `${added.length > 0 ? ` +${added.join(',')}` : ''}${dropped.length > 0 ? ` DROPPED ${dropped.join(',')}` : ''}`,
+      );
+    }
+    branches.push(`${Reflect.get(doc, '_deleted') === true ? 'deleted ' : ''}leaf [${steps.join(' < ')}]`);
+  }
+  return `${id}: ${branches.join(' ; ')}`;
+};
+
+/** The document id a line of `differingDocs` is about. */
+export const differingId = (line: string): string => line.slice(0, line.indexOf(': '));

@@ -33,10 +33,12 @@ import {
   checkinRecordsOutOfLine,
   childService,
   differingDocs,
+  differingId,
   errorCode,
   eventsInAspects,
   eventually,
   get,
+  lineage,
   pipelineGauges,
   post,
   projectedCheckins,
@@ -427,7 +429,13 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
         (settledMs < 0
           ? `; pipelines: A ${await pipelineGauges(urlA)}, B ${await pipelineGauges(urlB)}; ` +
             `A logged: ${a.logSummary()}; B logged: ${b.logSummary()}; ` +
-            `differing: ${differingDocs(current, rebuilt).slice(0, 3).join(' | ')}`
+            `differing: ${differingDocs(current, rebuilt).slice(0, 3).join(' | ')}; lineages: ${(
+              await Promise.all(
+                [...new Set(differingDocs(current, rebuilt).map(differingId))]
+                  .slice(0, 6)
+                  .map((id) => lineage(store.db.projections, id)),
+              )
+            ).join(' | ')}`
           : ''),
     );
     expect(missing, 'events not stored').to.deep.equal([]);
