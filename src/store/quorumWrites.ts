@@ -25,6 +25,7 @@
  * by two instances differ in their server time, which projections and conflict records carry.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import canonicalize from 'canonicalize';
 import { copiesOf } from './copies.js';
 import type { Database } from './pouch.js';
 import { QuorumNotMetError } from './storeErrors.js';
@@ -34,6 +35,9 @@ type NewDoc = PouchDB.Core.PutDocument<object>;
 type PutDoc = NewDoc & { readonly _id: string };
 
 const isOk = (r: BulkResult | undefined): boolean => r !== undefined && 'ok' in r && r.ok === true;
+
+const isConflict = (r: BulkResult): boolean =>
+  !isOk(r) && (Reflect.get(r, 'error') === 'conflict' || Reflect.get(r, 'name') === 'conflict');
 
 const isAccepted = (r: BulkResult): r is PouchDB.Core.Response =>
   'ok' in r && r.ok === true && 'accepted' in r && r.accepted === true;
@@ -189,9 +193,52 @@ export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {})
       left = results === undefined ? left : left.filter((_, i) => !isOk(results[i]));
     }
   };
+  /**
+   * The copy a refused write left behind, if it left one. A cluster answers 409 once two copies
+   * refused a write, and the third may have taken it: two writers on one revision (or two creates of
+   * one id), each first at a different copy, the loser first at one. Nobody withdraws that copy, and
+   * once the copies sync it is a second live leaf: a fork of a claim or a check-in record (two
+   * writers each holding what they wrote), a fork the pipeline settles for an aspect, and for an event
+   * a document the pipeline waits on for its grace (15 s) before it withdraws the copy itself (the
+   * two-instance row on three nodes: up to ten such waits in a row, and a keyed check-in unanswered
+   * for 120 s behind them). So the refused write reads every leaf of its document, and withdraws the
+   * live leaf that holds exactly what it wrote when another live leaf is there: the write that
+   * reached the quorum. Only on a cluster (one copy cannot take a write it refused), and only for
+   * documents without attachments (a leaf read back does not carry their bytes to compare).
+   */
+  const leftBehind = async (doc: NewDoc): Promise<string | undefined> => {
+    copies ??= copiesOf(db);
+    if ((await copies) < 2 || doc._id === undefined || '_attachments' in doc) return undefined;
+    const leaves: unknown = await allLeaves(doc._id).catch(() => undefined);
+    if (!Array.isArray(leaves)) return undefined;
+    const { _id, _rev, ...mine } = doc;
+    const wrote = canonicalize(mine);
+    const live = leaves.flatMap((leaf: unknown) => {
+      const d: unknown = typeof leaf === 'object' && leaf !== null ? Reflect.get(leaf, 'ok') : undefined;
+      if (typeof d !== 'object' || d === null || Reflect.get(d, '_deleted') === true) return [];
+      const rev: unknown = Reflect.get(d, '_rev');
+      if (typeof rev !== 'string') return [];
+      const body = Object.fromEntries(Object.entries(d).filter(([k]) => !k.startsWith('_')));
+      return [{ rev, ours: canonicalize(body) === wrote }];
+    });
+    const ours = live.find((l) => l.ours);
+    return ours !== undefined && live.some((l) => !l.ours) ? ours.rev : undefined;
+  };
   /** Writes `docs`; a write short of its quorum is withdrawn and comes back as `undefined`. */
   const attempt = async (docs: NewDoc[]): Promise<Array<BulkResult | undefined>> => {
     const results = await bulk(docs);
+    const refused = results.flatMap((r, i) => {
+      const doc = docs[i];
+      return doc !== undefined && isConflict(r) && Reflect.get(doc, '_deleted') !== true ? [doc] : [];
+    });
+    if (refused.length > 0) {
+      const behind = await Promise.all(refused.map(leftBehind));
+      const withdrawals = refused.flatMap((doc, i) => {
+        const rev = behind[i];
+        return rev === undefined || doc._id === undefined ? [] : [withdrawal(doc._id, rev)];
+      });
+      if (withdrawals.length > 0) await withdraw(withdrawals);
+    }
     if (!results.some(isAccepted)) return results;
     const verdicts = await Promise.all(
       results.map(async (r, i) =>
