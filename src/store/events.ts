@@ -27,7 +27,21 @@ export const eventStore = (db: Database): EventStore => {
    * reached the quorum. False for any other failure.
    */
   const storedByAnother = async (failure: unknown, id: string): Promise<boolean> =>
-    isShortOfQuorum(failure) && (await getDoc(db, EventDoc, id)) !== undefined;
+    isShortOfQuorum(failure) && (await hasLiveLeaf(id));
+  // Every leaf (`open_revs=all`), not the winner a plain read answers: with a node down, a copy that
+  // took only the withdrawn write answers "deleted" while the copy that stands is on another node. A
+  // live leaf of another writer stays: its writer withdraws only below a leaf that sorts higher, which
+  // stays in turn (`quorumWrites.ts`, `keep: 'winner'`).
+  const hasLiveLeaf = async (id: string): Promise<boolean> => {
+    const leaves: unknown = await db.get(id, { open_revs: 'all' }).catch(() => undefined);
+    return (
+      Array.isArray(leaves) &&
+      leaves.some((leaf: unknown) => {
+        const doc: unknown = typeof leaf === 'object' && leaf !== null ? Reflect.get(leaf, 'ok') : undefined;
+        return typeof doc === 'object' && doc !== null && Reflect.get(doc, '_deleted') !== true;
+      })
+    );
+  };
   return {
     async append(event) {
       const doc = toEventDoc(event);

@@ -107,6 +107,14 @@ export interface QuorumWriteOptions {
    * and sorts below, both stand, a fork its reader merges.
    */
   readonly keep?: 'alone' | 'winner';
+  /**
+   * With `winner`, for documents any live copy of which is as good as another (an event, stored by
+   * two instances with their own server times): the leaf on top also withdraws the other live leaves
+   * it sees, so the document is left with one at once rather than after the pipeline's grace. Their
+   * writers may have kept them (a write that reached the quorum is never withdrawn by its own writer);
+   * what they stored stands in the copy on top.
+   */
+  readonly withdrawBelow?: boolean;
 }
 
 const generationOf = (rev: string): number => Number.parseInt(rev, 10);
@@ -145,10 +153,16 @@ export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {})
     copies ??= copiesOf(db);
     const answer: unknown = await Reflect.apply(raw, db, [
       `${encodeURIComponent(id)}?open_revs=all&r=${await copies}`,
-      { headers: { Accept: 'application/json' } },
+      // A Headers object: PouchDB's fetch sets the credentials of the database address on it, and
+      // with a plain object it threw (every write short of its quorum then read as "leaves unknown").
+      { headers: new Headers({ Accept: 'application/json' }) },
     ]);
-    if (!(answer instanceof Response) || !answer.ok) throw new Error(`open_revs of ${id}: no answer`);
-    return answer.json();
+    // Duck-typed: PouchDB answers with the Response of the fetch it was given, or else of node-fetch.
+    const json: unknown =
+      typeof answer === 'object' && answer !== null ? Reflect.get(answer, 'json') : undefined;
+    if (Reflect.get(Object(answer), 'ok') !== true || typeof json !== 'function')
+      throw new Error(`open_revs of ${id}: no answer`);
+    return Reflect.apply(json, answer, []);
   };
   /**
    * Whether a write short of its quorum must be withdrawn. Every leaf of the document is read from
@@ -163,20 +177,25 @@ export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {})
    * writer's acknowledged write too. Withdrawn when another live leaf is there: it may have reached
    * the quorum, and this one must never win over it.
    */
-  const mustWithdraw = async (r: PouchDB.Core.Response, wasDeletion: boolean): Promise<boolean> => {
-    if (wasDeletion) return false;
+  const judge = async (
+    r: PouchDB.Core.Response,
+    wasDeletion: boolean,
+  ): Promise<{ readonly self: boolean; readonly below: ReadonlyArray<string> }> => {
+    const keep = { self: false, below: [] };
+    if (wasDeletion) return keep;
     const leaves: unknown = await allLeaves(r.id).catch(() => undefined);
     // Keeping the winner, only a leaf seen above this one withdraws it: a copy withdrawn for want of
     // an answer may be the one the other writer withdrew for.
-    if (!Array.isArray(leaves)) return !keepWinner;
+    if (!Array.isArray(leaves)) return keepWinner ? keep : { self: true, below: [] };
     const live = leaves.flatMap((leaf: unknown) => {
       const doc: unknown = typeof leaf === 'object' && leaf !== null ? Reflect.get(leaf, 'ok') : undefined;
       if (typeof doc !== 'object' || doc === null || Reflect.get(doc, '_deleted') === true) return [];
       const rev: unknown = Reflect.get(doc, '_rev');
       return typeof rev === 'string' ? [rev] : [];
     });
-    if (keepWinner) return live.some((rev) => rev !== r.rev && sortsAbove(rev, r.rev));
-    return !(live.length === 1 && live[0] === r.rev);
+    if (!keepWinner) return { self: !(live.length === 1 && live[0] === r.rev), below: [] };
+    if (live.some((rev) => rev !== r.rev && sortsAbove(rev, r.rev))) return { self: true, below: [] };
+    return { self: false, below: options.withdrawBelow === true ? live.filter((rev) => rev !== r.rev) : [] };
   };
   /**
    * Deletes the leaves of `withdrawals`, again after a short pause for those no copy took: a copy
@@ -242,14 +261,16 @@ export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {})
     if (!results.some(isAccepted)) return results;
     const verdicts = await Promise.all(
       results.map(async (r, i) =>
-        isAccepted(r) ? mustWithdraw(r, Reflect.get(docs[i] ?? {}, '_deleted') === true) : false,
+        isAccepted(r) ? judge(r, Reflect.get(docs[i] ?? {}, '_deleted') === true) : undefined,
       ),
     );
-    const withdrawn = results.flatMap((r, i) =>
-      verdicts[i] === true && isAccepted(r) ? [withdrawal(r.id, r.rev)] : [],
-    );
+    const withdrawn = results.flatMap((r, i) => {
+      const v = verdicts[i];
+      if (v === undefined || !isAccepted(r)) return [];
+      return [...(v.self ? [withdrawal(r.id, r.rev)] : []), ...v.below.map((rev) => withdrawal(r.id, rev))];
+    });
     if (withdrawn.length > 0) await withdraw(withdrawn);
-    return results.map((r, i) => (verdicts[i] === true ? undefined : r));
+    return results.map((r, i) => (verdicts[i]?.self === true ? undefined : r));
   };
   const judged = async (docs: NewDoc[], options: PouchDB.Core.BulkDocsOptions): Promise<BulkResult[]> => {
     if (options.new_edits === false) return bulkDocs(docs, options);
@@ -258,7 +279,10 @@ export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {})
     // the quorum, or meets the write that did (409), or splits again. Two writers that split the
     // copies between them (one node of three down, each took one) both lose, and a short random
     // pause before the next attempt lets one of them win it.
-    for (let n = 1; n < ATTEMPTS && results.includes(undefined); n += 1) {
+    // Keeping the winner, a write is withdrawn only below a live leaf that stays: tried again, a create
+    // would start a new branch over its own withdrawal, a generation above that leaf, and an update
+    // would meet 409. The caller reads what stands instead.
+    for (let n = 1; n < (keepWinner ? 1 : ATTEMPTS) && results.includes(undefined); n += 1) {
       await sleep(5 + Math.random() * 45);
       const again = docs.filter((_, i) => results[i] === undefined);
       const retried = await attempt(again);

@@ -110,7 +110,12 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
         : withQuorumWrites(
             new PouchDB(databaseAddress(location, name), remote),
             // A forked projection document is merged (decision 0038); one left with no live revision is lost.
-            name === 'projections' ? { keep: 'winner' } : {},
+            name === 'projections'
+              ? { keep: 'winner' }
+              : // Any stored copy of an event is as good as another.
+                name === 'events'
+                ? { keep: 'winner', withdrawBelow: true }
+                : {},
           );
   const addresses = DATABASE_NAMES.map((name) => ({ name, address: databaseAddress(location, name) }));
   const failedDatabases = (): ReadonlyArray<string> => {

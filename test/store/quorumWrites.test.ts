@@ -3,6 +3,8 @@ import { expect } from 'chai';
 import MemoryAdapter from 'pouchdb-adapter-memory';
 import { type Database, PouchDB } from '../../src/store/pouch.js';
 import { sortsAbove, WITHDRAWN, withQuorumWrites } from '../../src/store/quorumWrites.js';
+import { QuorumNotMetError } from '../../src/store/storeErrors.js';
+import { type CouchServer, couchServerLabel, startCouchServer } from '../support/couchServer.js';
 
 PouchDB.plugin(MemoryAdapter);
 
@@ -28,6 +30,33 @@ describe('quorum writes: which live leaf CouchDB makes the winner', () => {
   });
 });
 
+type NewDoc = PouchDB.Core.PutDocument<object>;
+type WriteResult = PouchDB.Core.Response | PouchDB.Core.Error;
+type Store = (docs: NewDoc[], options?: PouchDB.Core.BulkDocsOptions) => Promise<WriteResult[]>;
+
+/**
+ * `db` shaped as a CouchDB cluster answers: `copies` per document in its info, and each interactive
+ * write answered by `write`, which may store what it likes first (a replicated write, say). What must
+ * be there before is stored before this: PouchDB's own `put` calls `bulkDocs` with a callback.
+ */
+const asCluster = (
+  db: Database,
+  copies: number,
+  write: (doc: NewDoc, store: Store) => Promise<WriteResult>,
+) => {
+  const info = db.info.bind(db);
+  const store: Store = db.bulkDocs.bind(db);
+  return Object.assign(db, {
+    info: async () => ({ ...(await info()), cluster: { n: copies } }),
+    bulkDocs: async (docs: NewDoc[], options: PouchDB.Core.BulkDocsOptions = {}) => {
+      if (options.new_edits === false) return store(docs, options);
+      const out: WriteResult[] = [];
+      for (const doc of docs) out.push(await write(doc, store));
+      return out;
+    },
+  });
+};
+
 describe('quorum writes: the copy a refused write left behind', () => {
   /**
    * PouchDB shaped as one CouchDB cluster answers: `copies` per document, and a write to one of
@@ -42,29 +71,12 @@ describe('quorum writes: the copy a refused write left behind', () => {
     const db: Database = new PouchDB(`qw-${randomUUID()}`, { adapter: 'memory' });
     // Stored before the override: PouchDB's own put calls bulkDocs with a callback.
     const { rev } = await db.put(stored);
-    const info = db.info.bind(db);
-    const bulkDocs = db.bulkDocs.bind(db);
-    const shaped = Object.assign(db, {
-      info: async () => ({ ...(await info()), cluster: { n: copies } }),
-      bulkDocs: async (
-        docs: PouchDB.Core.PutDocument<object>[],
-        options: PouchDB.Core.BulkDocsOptions = {},
-      ) => {
-        if (options.new_edits === false) return bulkDocs(docs, options);
-        const out = [];
-        for (const doc of docs) {
-          const id = doc._id ?? '';
-          if (!keptOnRefusal.has(id) || '_deleted' in doc) {
-            out.push(...(await bulkDocs([doc])));
-            continue;
-          }
-          await bulkDocs([{ ...doc, _id: id, _rev: '1-0000000000000000000000000000000f' }], {
-            new_edits: false,
-          });
-          out.push({ id, error: 'conflict', reason: 'Document update conflict.' });
-        }
-        return out;
-      },
+    const shaped = asCluster(db, copies, async (doc, store) => {
+      const id = doc._id ?? '';
+      const [plain] = !keptOnRefusal.has(id) || '_deleted' in doc ? await store([doc]) : [];
+      if (plain !== undefined) return plain;
+      await store([{ ...doc, _id: id, _rev: '1-0000000000000000000000000000000f' }], { new_edits: false });
+      return { id, error: 'conflict', reason: 'Document update conflict.' };
     });
     return { db: shaped, rev };
   };
@@ -103,5 +115,93 @@ describe('quorum writes: the copy a refused write left behind', () => {
     const db = withQuorumWrites(raw);
     expect(await db.put({ _id: 'claim:k', owner: 'A' }).catch(refusal)).to.equal(409);
     expect((await leaves(db, 'claim:k')).filter((l) => l.deleted)).to.deep.equal([]);
+  });
+});
+
+describe('quorum writes: which of two writers that split the copies keeps its write', () => {
+  const OTHER = '1-88888888888888888888888888888888';
+  /**
+   * PouchDB shaped as a cluster where a create of `event:e` reaches one copy only (202, `accepted`):
+   * it is stored as revision `ours` beside the other writer's live revision `OTHER`.
+   */
+  const split = async (ours: string): Promise<Database> => {
+    const db: Database = new PouchDB(`qw-${randomUUID()}`, { adapter: 'memory' });
+    await db.bulkDocs([{ _id: 'event:e', _rev: OTHER, by: 'B' }], { new_edits: false });
+    return asCluster(db, 3, async (doc, store) => {
+      const [deletion] = '_deleted' in doc ? await store([doc]) : [];
+      if (deletion !== undefined) return deletion;
+      await store([{ ...doc, _id: 'event:e', _rev: ours }], { new_edits: false });
+      return { ok: true, id: 'event:e', rev: ours, accepted: true };
+    });
+  };
+  const live = async (db: Database): Promise<string[]> => {
+    const got: unknown = await db.get('event:e', { open_revs: 'all' });
+    return (Array.isArray(got) ? got : []).flatMap((l: unknown) => {
+      const doc: unknown = Reflect.get(Object(l), 'ok');
+      return Reflect.get(Object(doc), '_deleted') === true ? [] : [String(Reflect.get(Object(doc), '_rev'))];
+    });
+  };
+  const TOP = '1-ffffffffffffffffffffffffffffffff';
+  const BOTTOM = '1-00000000000000000000000000000000';
+
+  it('keeping the winner, the leaf on top stands and withdraws the one below it sees', async () => {
+    const db = withQuorumWrites(await split(TOP), { keep: 'winner', withdrawBelow: true });
+    expect((await db.put({ _id: 'event:e', by: 'A' })).rev).to.equal(TOP);
+    expect(await live(db)).to.deep.equal([TOP]);
+  });
+
+  it('keeping the winner without withdrawing below, both stand: a fork for the reader to merge', async () => {
+    const db = withQuorumWrites(await split(TOP), { keep: 'winner' });
+    expect((await db.put({ _id: 'event:e', by: 'A' })).rev).to.equal(TOP);
+    expect((await live(db)).sort()).to.deep.equal([OTHER, TOP].sort());
+  });
+
+  it('keeping the winner, a leaf below another is withdrawn and the write is refused', async () => {
+    const db = withQuorumWrites(await split(BOTTOM), { keep: 'winner', withdrawBelow: true });
+    expect(await db.put({ _id: 'event:e', by: 'A' }).catch((e: unknown) => e)).to.be.instanceOf(
+      QuorumNotMetError,
+    );
+    expect(await live(db)).to.deep.equal([OTHER]);
+  });
+
+  it('by default a write short of its quorum stands only alone, whichever sorts above', async () => {
+    const db = withQuorumWrites(await split(TOP));
+    expect(await db.put({ _id: 'event:e', by: 'A' }).catch((e: unknown) => e)).to.be.instanceOf(
+      QuorumNotMetError,
+    );
+    expect(await live(db)).to.deep.equal([OTHER]);
+  });
+});
+
+describe(`quorum writes through the CouchDB protocol with credentials in the address, on ${couchServerLabel()}`, function () {
+  this.timeout(60_000);
+  let server: CouchServer;
+  before(async () => {
+    server = await startCouchServer();
+  });
+  after(() => server.dispose());
+
+  it('reads the leaves of a write short of its quorum, and keeps it when it is the only one', async () => {
+    const address = new URL(`${server.url}/qw-${randomUUID()}`);
+    if (address.username === '') {
+      // express-pouchdb asks for none, and ignores what it is sent: the client still sends them.
+      address.username = 'someone';
+      address.password = 'secret';
+    }
+    const raw: Database = new PouchDB(address.toString());
+    await raw.info();
+    // One copy took the write (CouchDB's 202): nobody else wrote the document, so it stands.
+    const shaped = asCluster(raw, 3, async (doc, store) => {
+      const [r] = await store([doc]);
+      if (r === undefined) throw new Error('no result');
+      return 'ok' in r && r.ok === true ? { ...r, accepted: true } : r;
+    });
+    const db = withQuorumWrites(shaped);
+    try {
+      const written = await db.put({ _id: 'claim:alone', owner: 'A' });
+      expect((await db.get('claim:alone'))._rev).to.equal(written.rev);
+    } finally {
+      await db.destroy();
+    }
   });
 });
