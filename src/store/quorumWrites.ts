@@ -68,6 +68,16 @@ const perDocument = (v: unknown): BulkResult => {
   return { id, error, name: error, reason: text(o, 'reason') ?? error, message: text(o, 'reason') ?? error };
 };
 
+/** What a copy on top that withdrew the copies below it answers: 409, though it stands. */
+const storedByAnotherToo = (r: PouchDB.Core.Response): PouchDB.Core.Error => ({
+  id: r.id,
+  error: 'conflict',
+  name: 'conflict',
+  status: 409,
+  reason: 'Stored by another writer too; this copy stands.',
+  message: 'Stored by another writer too; this copy stands.',
+});
+
 /** A refused single write is thrown the way PouchDB's `put` throws it: the result object itself. */
 const single = (result: BulkResult | undefined, id: string): PouchDB.Core.Response => {
   if (result === undefined) throw new QuorumNotMetError(id);
@@ -270,7 +280,15 @@ export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {})
       return [...(v.self ? [withdrawal(r.id, r.rev)] : []), ...v.below.map((rev) => withdrawal(r.id, rev))];
     });
     if (withdrawn.length > 0) await withdraw(withdrawn);
-    return results.map((r, i) => (verdicts[i]?.self === true ? undefined : r));
+    // A copy on top that withdrew others stands, but another writer stored the document too, and
+    // was told so: this writer hears 409, as it would had the other copy stood, so of two instances
+    // storing one event exactly one answers "stored" (the two-instance row: 72 of 600 answered
+    // "stored" by both before this).
+    return results.map((r, i) => {
+      const v = verdicts[i];
+      if (v?.self === true) return undefined;
+      return v !== undefined && v.below.length > 0 && isAccepted(r) ? storedByAnotherToo(r) : r;
+    });
   };
   const judged = async (docs: NewDoc[], options: PouchDB.Core.BulkDocsOptions): Promise<BulkResult[]> => {
     if (options.new_edits === false) return bulkDocs(docs, options);

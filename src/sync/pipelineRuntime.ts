@@ -15,6 +15,7 @@ import {
   defer,
   EMPTY,
   filter,
+  interval,
   map,
   merge,
   type Observable,
@@ -73,6 +74,8 @@ export interface EventPipelineOptions {
   readonly unsettledGraceMs?: number;
   /** How often `onHeld` is told while the pipeline stays held before one document. */
   readonly heldReportMs?: number;
+  /** How often the pipeline looks for stored events with no change feed telling it (`IDLE_LOOK_MS`). */
+  readonly idleLookMs?: number;
 }
 
 /** Events stored but not yet projected. */
@@ -166,6 +169,14 @@ const UNSETTLED_GRACE_MS = 15_000;
 /** How often a pipeline held before one document says so (`onHeld`). */
 const HELD_REPORT_MS = 10_000;
 
+/**
+ * How often the pipeline looks for stored events without being woken. The live change feed wakes it,
+ * but a feed can fall silent without failing (the "store stalled" row on three nodes, after node 1
+ * was thawed: 8 events stored and not projected 72 s later, the pipeline idle, nothing logged, so no
+ * feed error either). One `_changes` read of at most a page every few seconds bounds that.
+ */
+const IDLE_LOOK_MS = 5_000;
+
 export const startEventPipeline = async (options: EventPipelineOptions): Promise<EventPipeline> => {
   const since = await options.projections.checkpoint();
   const wakes$ = new Subject<void>();
@@ -233,6 +244,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       defer(async () => undefined),
       wakes$,
       followChanges$(options.events, { since: 'now' }).pipe(map(() => undefined)),
+      interval(options.idleLookMs ?? IDLE_LOOK_MS).pipe(map(() => undefined)),
     ).pipe(takeUntil(stop$)),
     pull: (from: Seq, limit: number) =>
       defer(async () => {

@@ -266,6 +266,43 @@ describe('event pipeline on the store (real PouchDB)', () => {
     ]);
   });
 
+  it('projects stored events its change feed never tells it of, by looking now and then', async () => {
+    // The live feed of an empty database: open, and silent for ever, as a CouchDB feed went after a
+    // node was thawed (seemingly: the pipeline idle, nothing logged). Reads go to the real database.
+    const silent = store.db.private;
+    const events = store.db.events;
+    const changes = events.changes.bind(events);
+    Object.assign(events, {
+      changes: (opts?: PouchDB.Core.ChangesOptions) =>
+        opts?.live === true ? silent.changes(opts) : changes(opts),
+    });
+    const projected = async (field: string) => {
+      const aspect = studentFieldAspect(STUDENT, field);
+      return (await projectionStore(store.db.projections).project([aspect])).get(aspect);
+    };
+    const run = async (idleLookMs: number) => {
+      pipeline = await startEventPipeline({
+        events,
+        projections: projectionStore(store.db.projections),
+        audit: async () => undefined,
+        idleLookMs,
+      });
+      await pipeline.catchUp();
+      const id = randomUUID();
+      // A field of its own each time: the event is the aspect's only one, and its version.
+      await eventStore(events).append(fieldEvent(id, 'ADMIN', '2026-11-26T10:02:00.000Z', null, id, id));
+      await new Promise((r) => setTimeout(r, 1000));
+      const seen = (await projected(id))?.version === id;
+      await pipeline.stop();
+      pipeline = undefined;
+      return seen;
+    };
+    expect(await run(60_000), 'projected with the feed silent and no look: the test proves nothing').to.equal(
+      false,
+    );
+    expect(await run(100), 'not projected within a second, looking every 100 ms').to.equal(true);
+  });
+
   it('quarantines a poisoned document and keeps projecting the events after it', async () => {
     await store.db.events.put({ _id: 'event:poison', docType: 'event', eventId: 42 });
     const good = randomUUID();
