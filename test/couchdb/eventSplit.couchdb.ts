@@ -134,5 +134,11 @@ if (controlled)
         lost,
         `${lost.length} of ${acknowledged.length} acknowledged events have no live copy`,
       ).to.deep.equal([]);
+      // Of two instances storing one event, exactly one says "stored"; the other, "duplicate".
+      const notOnce = [...said.entries()].filter(([, s]) => s.split('stored').length - 1 !== 1);
+      expect(
+        notOnce.slice(0, 5).map(([id, s]) => `${id}: ${s}`),
+        `${notOnce.length} events not answered "stored" exactly once`,
+      ).to.deep.equal([]);
     });
   });

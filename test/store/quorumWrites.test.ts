@@ -124,14 +124,28 @@ describe('quorum writes: which of two writers that split the copies keeps its wr
    * PouchDB shaped as a cluster where a create of `event:e` reaches one copy only (202, `accepted`):
    * it is stored as revision `ours` beside the other writer's live revision `OTHER`.
    */
-  const split = async (ours: string): Promise<Database> => {
+  const split = async (ours: string, nodes?: { readonly connected: number }): Promise<Database> => {
     const db: Database = new PouchDB(`qw-${randomUUID()}`, { adapter: 'memory' });
     await db.bulkDocs([{ _id: 'event:e', _rev: OTHER, by: 'B' }], { new_edits: false });
-    return asCluster(db, 3, async (doc, store) => {
+    const get = db.get.bind(db);
+    const shaped = asCluster(db, 3, async (doc, store) => {
       const [deletion] = '_deleted' in doc ? await store([doc]) : [];
       if (deletion !== undefined) return deletion;
       await store([{ ...doc, _id: 'event:e', _rev: ours }], { new_edits: false });
       return { ok: true, id: 'event:e', rev: ours, accepted: true };
+    });
+    if (nodes === undefined) return shaped;
+    // The two requests of the CouchDB protocol the quorum writes make through PouchDB's `fetch`.
+    const all = ['node1', 'node2', 'node3'];
+    return Object.assign(shaped, {
+      fetch: async (path: string) =>
+        new Response(
+          JSON.stringify(
+            path === '/_membership'
+              ? { all_nodes: all.slice(0, nodes.connected), cluster_nodes: all }
+              : await get(decodeURIComponent(path.slice(0, path.indexOf('?'))), { open_revs: 'all' }),
+          ),
+        ),
     });
   };
   const live = async (db: Database): Promise<string[]> => {
@@ -144,13 +158,27 @@ describe('quorum writes: which of two writers that split the copies keeps its wr
   const TOP = '1-ffffffffffffffffffffffffffffffff';
   const BOTTOM = '1-00000000000000000000000000000000';
 
-  it('keeping the winner, the leaf on top stands, withdraws the one below it sees, and answers 409', async () => {
-    const db = withQuorumWrites(await split(TOP), { keep: 'winner', withdrawBelow: true });
-    // The other writer was told its copy was stored: this one hears what it would had that copy stood.
+  it('keeping the winner, the leaf on top stands and withdraws the one below it sees', async () => {
+    // Every node connected: the copy below had reached the quorum and its writer was told "stored",
+    // so this one hears 409, as it would had that copy stood.
+    const connected = withQuorumWrites(await split(TOP, { connected: 3 }), {
+      keep: 'winner',
+      withdrawBelow: true,
+    });
     expect(
-      await db.put({ _id: 'event:e', by: 'A' }).catch((e: unknown) => Reflect.get(Object(e), 'status')),
+      await connected
+        .put({ _id: 'event:e', by: 'A' })
+        .catch((e: unknown) => Reflect.get(Object(e), 'status')),
     ).to.equal(409);
-    expect(await live(db)).to.deep.equal([TOP]);
+    expect(await live(connected)).to.deep.equal([TOP]);
+    // A node away: the writers may have split the copies, the one below withdraws its own and hears
+    // 409, so this one is told its write stands.
+    const away = withQuorumWrites(await split(TOP, { connected: 2 }), {
+      keep: 'winner',
+      withdrawBelow: true,
+    });
+    expect((await away.put({ _id: 'event:e', by: 'A' })).rev).to.equal(TOP);
+    expect(await live(away)).to.deep.equal([TOP]);
   });
 
   it('keeping the winner without withdrawing below, both stand: a fork for the reader to merge', async () => {
