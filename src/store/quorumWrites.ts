@@ -11,7 +11,8 @@
  * last-admin guard) relied on the loser hearing 409; on a cluster it heard `ok` (measured: 2 of 20
  * concurrent claims of one key won, on three nodes).
  *
- * So, on CouchDB: a write that did not reach the quorum is looked at again: every leaf of the document,
+ * So, on CouchDB: a write that did not reach the quorum is looked at again (by the rule its database
+ * is opened with, `QuorumWriteOptions`; the default is described here): every leaf of the document,
  * as the copies that answer know them. When another live revision is there, it may have reached the
  * quorum: ours is withdrawn (a deletion of that leaf, so it
  * can never win over it) and tried again, and what still finds no quorum is `QuorumNotMetError` (503;
@@ -110,7 +111,7 @@ export interface QuorumWriteOptions {
    * stands; two writers that each took one copy (a node away, or too slow to answer) then both
    * withdraw, and an update withdrawn by both leaves the document with no live revision: its content
    * gone, and the next writer, reading it as absent, starts it again from nothing
-   * (`casSplit.couchdb.ts`: 174 of 408 acknowledged changes lost that way, node 3 down).
+   * (`casSplit.couchdb.ts`: 247 of 408 acknowledged changes lost that way, node 3 down).
    * `winner`, for documents whose forks are merged by their readers (projection documents, decision
    * 0038): a write short of its quorum is withdrawn only below a live leaf that sorts above it in
    * CouchDB's order (generation, then revision), so the leaf on top is never withdrawn by its writer
@@ -188,7 +189,9 @@ export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {})
    * another writer wrote the same bytes and so the same revision (two pipelines projecting one aspect,
    * two instances storing one event in the same millisecond), and deleting it would delete that
    * writer's acknowledged write too. Withdrawn when another live leaf is there: it may have reached
-   * the quorum, and this one must never win over it.
+   * the quorum, and this one must never win over it. That is the `alone` rule; under `winner`
+   * (`QuorumWriteOptions`) only a live leaf above this one withdraws it, and with `withdrawBelow` the
+   * leaves below it are withdrawn in turn.
    */
   const judge = async (
     r: PouchDB.Core.Response,
