@@ -718,14 +718,8 @@ export const pipelineGauges = async (url: string): Promise<string> => {
   return `pending ${value('chamada_pipeline_pending_events')}, lag ${value('chamada_pipeline_lag_seconds')} s, forks settled ${value('chamada_pipeline_forks_settled_total')}`;
 };
 
-const eventIdsOf = (doc: unknown): string[] => {
-  const events: unknown = typeof doc === 'object' && doc !== null ? Reflect.get(doc, 'events') : undefined;
-  if (!Array.isArray(events)) return [];
-  return events.flatMap((e: unknown) => {
-    const id: unknown = typeof e === 'object' && e !== null ? Reflect.get(e, 'eventId') : undefined;
-    return typeof id === 'string' ? [id.slice(0, 8)] : [];
-  });
-};
+/** The events an aspect document holds, by the first 8 characters of their ids (none for others). */
+const eventIdsOf = (doc: unknown): string[] => eventsInAspects([doc]).map((id) => id.slice(0, 8));
 
 /**
  * How a projection document came to be what it is: every leaf's branch (newest first, at most
