@@ -37,10 +37,14 @@ for (const [name, setUp] of backends) {
       const asked = [...ids].reverse();
       const expected = asked.filter((id) => Number(id.slice(5)) % 3 !== 0 && id !== 'note:0001');
       // A cluster under load may answer a write 202 (one copy took it, the others were slow), and a
-      // quorum read sees it once a second copy has it: read again for a moment, then compare.
+      // quorum read sees it once a second copy has it; where two copies disagree on a deletion,
+      // CouchDB answers the live one (fabric_doc_open's choose_reply), so a deletion one copy took
+      // reads as absent only once a second has it (once over 10 s: reliability.md). Read again, as
+      // long as the copies agreeing may take, then compare.
       const found = await readUntil(
         () => getDocs(db, Note, asked),
         (docs) => docs.length === expected.length,
+        60_000,
       );
       expect(found.map((d) => d._id)).to.deep.equal(expected);
       expect(found.every((d) => d.text === d._id)).to.equal(true);
