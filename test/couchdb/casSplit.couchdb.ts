@@ -8,15 +8,9 @@
  */
 import { expect } from 'chai';
 import type { Database } from '../../src/store/pouch.js';
-import { openStore, type Store } from '../../src/store/store.js';
 import { figure } from '../reliability/figures.js';
-import {
-  type CouchServer,
-  isRealCouch,
-  realCouchNodes,
-  startCouchServer,
-  untilCopiesAgree,
-} from '../support/couchServer.js';
+import { realCouchNodes, untilCopiesAgree } from '../support/couchServer.js';
+import { liveLeaves, splitCluster } from './splitCluster.js';
 
 const controlled = realCouchNodes() >= 3 && process.env.COUCHDB_TEST_NO_FAULTS === undefined;
 
@@ -49,41 +43,17 @@ const addItem = async (db: Database, id: string, item: string): Promise<boolean>
   return false;
 };
 
-/** Every live leaf of `id` as the copies that answer hold them (a fork is for its reader to merge). */
-const liveLeaves = async (db: Database, id: string): Promise<unknown[]> => {
-  const leaves: unknown = await db.get(id, { open_revs: 'all' });
-  if (!Array.isArray(leaves)) return [];
-  return leaves.flatMap((l: unknown) => {
-    const doc: unknown = typeof l === 'object' && l !== null ? Reflect.get(l, 'ok') : undefined;
-    return typeof doc === 'object' && doc !== null && Reflect.get(doc, '_deleted') !== true ? [doc] : [];
-  });
-};
-
 if (controlled)
   describe('compare-and-swap updates through two nodes at once while the third is down, on real CouchDB', function () {
     this.timeout(600_000);
-    let couch: CouchServer | undefined;
-    const stores: Store[] = [];
-    let node3Down = false;
-    after(async () => {
-      for (const s of stores) await s.close();
-      if (node3Down && couch !== undefined && isRealCouch(couch)) await couch.startNode(3);
-      await couch?.dispose();
-    });
+    const cluster = splitCluster('cassplit_');
 
     it('keeps every acknowledged change, and never leaves a document with no live revision', async () => {
-      couch = await startCouchServer();
-      const server = couch;
-      if (!isRealCouch(server)) throw new Error('not a controlled cluster');
-      for (const url of server.nodeUrls.slice(0, 2))
-        stores.push(await openStore({ kind: 'couchdb', url, prefix: 'cassplit_' }));
-      const [a, b] = stores;
-      if (a === undefined || b === undefined) throw new Error('two stores expected');
+      const { server, a, b, split, heal } = await cluster();
       const ids = Array.from({ length: DOCS }, (_, i) => `aspect:split-${i}`);
       for (const id of ids) await a.db.projections.put({ _id: id, items: ['seed'] });
       await untilCopiesAgree(server);
-      await server.killNode(3);
-      node3Down = true;
+      await split();
       const acknowledged = new Map<string, string[]>(ids.map((id) => [id, ['seed']]));
       let refused = 0;
       for (let round = 0; round < ROUNDS; round += 1) {
@@ -99,9 +69,7 @@ if (controlled)
           if (ok) acknowledged.get(id)?.push(item);
           else refused += 1;
       }
-      await server.startNode(3);
-      node3Down = false;
-      await untilCopiesAgree(server);
+      await heal();
       const lost: string[] = [];
       const emptied: string[] = [];
       let forked = 0;

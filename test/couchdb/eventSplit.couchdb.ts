@@ -9,15 +9,9 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { NewEvent } from '../../src/domain/event.js';
 import { eventStore } from '../../src/store/events.js';
-import { openStore, type Store } from '../../src/store/store.js';
 import { figure } from '../reliability/figures.js';
-import {
-  type CouchServer,
-  isRealCouch,
-  realCouchNodes,
-  startCouchServer,
-  untilCopiesAgree,
-} from '../support/couchServer.js';
+import { realCouchNodes } from '../support/couchServer.js';
+import { liveLeaves, splitCluster } from './splitCluster.js';
 
 const controlled = realCouchNodes() >= 3 && process.env.COUCHDB_TEST_NO_FAULTS === undefined;
 
@@ -39,38 +33,14 @@ const markAt = (eventId: string, serverTimestamp: string): NewEvent => ({
   serverTimestamp,
 });
 
-/** Live leaves of `id`, read through every node that answers (`open_revs=all`, r = 2 of the two up). */
-const liveLeaves = async (store: Store, id: string): Promise<number> => {
-  const leaves: unknown = await store.db.events.get(id, { open_revs: 'all' });
-  if (!Array.isArray(leaves)) return 0;
-  return leaves.filter((l: unknown) => {
-    const doc: unknown = typeof l === 'object' && l !== null ? Reflect.get(l, 'ok') : undefined;
-    return typeof doc === 'object' && doc !== null && Reflect.get(doc, '_deleted') !== true;
-  }).length;
-};
-
 if (controlled)
   describe('an event stored through two nodes at once while the third is down, on real CouchDB', function () {
     this.timeout(600_000);
-    let couch: CouchServer | undefined;
-    const stores: Store[] = [];
-    let node3Down = false;
-    after(async () => {
-      for (const s of stores) await s.close();
-      if (node3Down && couch !== undefined && isRealCouch(couch)) await couch.startNode(3);
-      await couch?.dispose();
-    });
+    const cluster = splitCluster('split_');
 
     it('is stored in the end whenever either writer acknowledged it', async () => {
-      couch = await startCouchServer();
-      const server = couch;
-      if (!isRealCouch(server)) throw new Error('not a controlled cluster');
-      for (const url of server.nodeUrls.slice(0, 2))
-        stores.push(await openStore({ kind: 'couchdb', url, prefix: 'split_' }));
-      const [a, b] = stores;
-      if (a === undefined || b === undefined) throw new Error('two stores expected');
-      await server.killNode(3);
-      node3Down = true;
+      const { a, b, split, heal } = await cluster();
+      await split();
       const acknowledged: string[] = [];
       let neither = 0;
       const answered = { stored: 0, duplicate: 0, refused: 0 };
@@ -95,13 +65,11 @@ if (controlled)
           acknowledged.push(...ids.map((id) => `event:${id}`));
         else neither += 1;
       }
-      await server.startNode(3);
-      node3Down = false;
-      await untilCopiesAgree(server);
+      await heal();
       const lost: string[] = [];
       let forked = 0;
       for (const id of acknowledged) {
-        const live = await liveLeaves(a, id);
+        const live = (await liveLeaves(a.db.events, id)).length;
         if (live === 0) lost.push(id);
         if (live > 1) forked += 1;
       }
