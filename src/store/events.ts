@@ -6,6 +6,7 @@ import { EventDoc, eventDocId, type NewEvent, toEventDoc } from '../domain/event
 import { putBatched } from './batchedPut.js';
 import { decodeDoc, getDoc, getDocs } from './docs.js';
 import type { Database } from './pouch.js';
+import { liveLeaves } from './quorumWrites.js';
 import { isConflict, isShortOfQuorum, isStored } from './storeErrors.js';
 
 export interface EventStore {
@@ -32,16 +33,8 @@ export const eventStore = (db: Database): EventStore => {
   // took only the withdrawn write answers "deleted" while the copy that stands is on another node. A
   // live leaf of another writer stays: its writer withdraws only below a leaf that sorts higher, which
   // stays in turn (`quorumWrites.ts`, `keep: 'winner'`).
-  const hasLiveLeaf = async (id: string): Promise<boolean> => {
-    const leaves: unknown = await db.get(id, { open_revs: 'all' }).catch(() => undefined);
-    return (
-      Array.isArray(leaves) &&
-      leaves.some((leaf: unknown) => {
-        const doc: unknown = typeof leaf === 'object' && leaf !== null ? Reflect.get(leaf, 'ok') : undefined;
-        return typeof doc === 'object' && doc !== null && Reflect.get(doc, '_deleted') !== true;
-      })
-    );
-  };
+  const hasLiveLeaf = async (id: string): Promise<boolean> =>
+    liveLeaves(await db.get(id, { open_revs: 'all' }).catch(() => undefined)).length > 0;
   return {
     async append(event) {
       const doc = toEventDoc(event);

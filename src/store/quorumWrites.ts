@@ -30,16 +30,13 @@ import canonicalize from 'canonicalize';
 import * as t from 'io-ts';
 import { copiesOf } from './copies.js';
 import type { Database } from './pouch.js';
-import { QuorumNotMetError } from './storeErrors.js';
+import { isConflict, QuorumNotMetError } from './storeErrors.js';
 
 type BulkResult = PouchDB.Core.Response | PouchDB.Core.Error;
 type NewDoc = PouchDB.Core.PutDocument<object>;
 type PutDoc = NewDoc & { readonly _id: string };
 
 const isOk = (r: BulkResult | undefined): boolean => r !== undefined && 'ok' in r && r.ok === true;
-
-const isConflict = (r: BulkResult): boolean =>
-  !isOk(r) && (Reflect.get(r, 'error') === 'conflict' || Reflect.get(r, 'name') === 'conflict');
 
 const isAccepted = (r: BulkResult): r is PouchDB.Core.Response =>
   'ok' in r && r.ok === true && 'accepted' in r && r.accepted === true;
@@ -129,6 +126,15 @@ export interface QuorumWriteOptions {
   readonly withdrawBelow?: boolean;
 }
 
+/** The live leaves of an `open_revs=all` answer (each `{ ok: doc }`), with their revisions. */
+export const liveLeaves = (answer: unknown): Array<{ readonly rev: string; readonly doc: object }> =>
+  (Array.isArray(answer) ? answer : []).flatMap((leaf: unknown) => {
+    const doc: unknown = typeof leaf === 'object' && leaf !== null ? Reflect.get(leaf, 'ok') : undefined;
+    if (typeof doc !== 'object' || doc === null || Reflect.get(doc, '_deleted') === true) return [];
+    const rev: unknown = Reflect.get(doc, '_rev');
+    return typeof rev === 'string' ? [{ rev, doc }] : [];
+  });
+
 const generationOf = (rev: string): number => Number.parseInt(rev, 10);
 
 /** Whether CouchDB makes live leaf `x` the winner over live leaf `y`: the longer branch, then the higher revision. */
@@ -203,12 +209,7 @@ export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {})
     // Keeping the winner, only a leaf seen above this one withdraws it: a copy withdrawn for want of
     // an answer may be the one the other writer withdrew for.
     if (!Array.isArray(leaves)) return keepWinner ? keep : { self: true, below: [] };
-    const live = leaves.flatMap((leaf: unknown) => {
-      const doc: unknown = typeof leaf === 'object' && leaf !== null ? Reflect.get(leaf, 'ok') : undefined;
-      if (typeof doc !== 'object' || doc === null || Reflect.get(doc, '_deleted') === true) return [];
-      const rev: unknown = Reflect.get(doc, '_rev');
-      return typeof rev === 'string' ? [rev] : [];
-    });
+    const live = liveLeaves(leaves).map((l) => l.rev);
     if (!keepWinner) return { self: !(live.length === 1 && live[0] === r.rev), below: [] };
     if (live.some((rev) => rev !== r.rev && sortsAbove(rev, r.rev))) return { self: true, below: [] };
     return { self: false, below: options.withdrawBelow === true ? live.filter((rev) => rev !== r.rev) : [] };
@@ -269,13 +270,9 @@ export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {})
     if (!Array.isArray(leaves)) return undefined;
     const { _id, _rev, ...mine } = doc;
     const wrote = canonicalize(mine);
-    const live = leaves.flatMap((leaf: unknown) => {
-      const d: unknown = typeof leaf === 'object' && leaf !== null ? Reflect.get(leaf, 'ok') : undefined;
-      if (typeof d !== 'object' || d === null || Reflect.get(d, '_deleted') === true) return [];
-      const rev: unknown = Reflect.get(d, '_rev');
-      if (typeof rev !== 'string') return [];
+    const live = liveLeaves(leaves).map(({ rev, doc: d }) => {
       const body = Object.fromEntries(Object.entries(d).filter(([k]) => !k.startsWith('_')));
-      return [{ rev, ours: canonicalize(body) === wrote }];
+      return { rev, ours: canonicalize(body) === wrote };
     });
     const ours = live.find((l) => l.ours);
     return ours !== undefined && live.some((l) => !l.ours) ? ours.rev : undefined;

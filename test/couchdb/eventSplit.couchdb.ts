@@ -91,10 +91,11 @@ if (controlled)
           .slice(0, 3)
           .map(async (id) => `${said.get(id.slice('event:'.length)) ?? '?'}[${await leavesOf(id)}]`),
       );
+      const storedByBoth = [...said.values()].filter((s) => s.split('stored').length - 1 > 1).length;
       figure(
         'event split',
         `${ROUNDS} rounds × ${BATCH} events through nodes 1 and 2 with node 3 down: answers ${JSON.stringify(answered)}, ` +
-          `${neither} rounds refused by both; ${lost.length} of ${acknowledged.length} acknowledged events with no live copy${detail.length === 0 ? '' : `: ${detail.join(' | ')}`}, ${forked} with more than one (for the pipeline to settle)`,
+          `${neither} rounds refused by both; ${lost.length} of ${acknowledged.length} acknowledged events with no live copy${detail.length === 0 ? '' : `: ${detail.join(' | ')}`}, ${forked} with more than one (for the pipeline to settle), ${storedByBoth} answered "stored" by both`,
       );
       // A round where both writers heard 503 stores nothing anyone relies on; the client sends again.
       expect(acknowledged.length / BATCH + neither).to.equal(ROUNDS);
@@ -102,11 +103,12 @@ if (controlled)
         lost,
         `${lost.length} of ${acknowledged.length} acknowledged events have no live copy`,
       ).to.deep.equal([]);
-      // Of two instances storing one event, exactly one says "stored"; the other, "duplicate".
-      const notOnce = [...said.entries()].filter(([, s]) => s.split('stored').length - 1 !== 1);
+      // A writer told "duplicate" relies on another having stored the event: never both. Both told
+      // "stored" is rare and harmless (counted in the figure; once in 750 in a run, reliability.md).
+      const neverStored = [...said.entries()].filter(([, s]) => !s.includes('stored'));
       expect(
-        notOnce.slice(0, 5).map(([id, s]) => `${id}: ${s}`),
-        `${notOnce.length} events not answered "stored" exactly once`,
+        neverStored.slice(0, 5).map(([id, s]) => `${id}: ${s}`),
+        `${neverStored.length} events answered "duplicate" by both writers`,
       ).to.deep.equal([]);
     });
   });
