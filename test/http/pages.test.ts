@@ -76,6 +76,17 @@ const AuditPage = t.type({
 const MOTHER = '+55 11 98765-4321';
 const FATHER = '+55 21 5555-2222';
 
+/**
+ * No phone, nor any four digits of one, reaches an answer or the audit. Identifiers and
+ * instants are taken out first: a random UUID or a clock holds '2222' now and then (CI met it).
+ */
+function expectNoPhoneDigits(text: string): void {
+  const bare = text
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '')
+    .replace(/\d{4}-\d{2}-\d{2}T[0-9:.]+Z?/g, '');
+  for (const digits of ['98765', '4321', '5555', '2222']) expect(bare).to.not.include(digits);
+}
+
 describe('paging a guardian from the door', function () {
   this.timeout(60_000);
   let gateway: Awaited<ReturnType<typeof fakeGateway>>;
@@ -171,7 +182,7 @@ describe('paging a guardian from the door', function () {
         purpose: 'guardian-page',
       },
     ]);
-    for (const digits of ['98765', '4321', '5555', '2222']) expect(r.text).to.not.include(digits);
+    expectNoPhoneDigits(r.text);
     const audit = await call(
       `${svc.url}/api/v1/audit-logs?endpoint=${encodeURIComponent('POST /api/v1/check-ins/{checkInId}/page')}`,
       { headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN) },
@@ -186,7 +197,7 @@ describe('paging a guardian from the door', function () {
       phonesFailed: 0,
       status: 201,
     });
-    for (const digits of ['98765', '4321', '5555', '2222']) expect(audit.text).to.not.include(digits);
+    expectNoPhoneDigits(audit.text);
   });
 
   it('without a message the guardians are asked to come to the room', async () => {
@@ -298,7 +309,7 @@ describe('paging a guardian from the door', function () {
       const r = await list(token);
       expect(r.status, r.text).to.equal(200);
       expect(decodeAs(PageList, r.json).items).to.deep.equal([first, second]);
-      for (const digits of ['98765', '4321', '5555', '2222']) expect(r.text).to.not.include(digits);
+      expectNoPhoneDigits(r.text);
     }
     expectEnvelope(await list(DEV_TOKENS.DEV_CALLER_TOKEN), 403, 'FORBIDDEN_ROLE');
     expectEnvelope(await list(DEV_TOKENS.DEV_ADMIN_TOKEN, randomUUID()), 404, 'NOT_FOUND');
