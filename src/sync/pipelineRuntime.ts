@@ -24,6 +24,7 @@ import {
   takeUntil,
 } from 'rxjs';
 import type { PendingAuditEntry } from '../domain/audit.js';
+import { pacedWriter } from '../lib/pacedWriter.js';
 import { waitAtMost } from '../lib/timeouts.js';
 import type { AspectProjection } from '../rules/projections.js';
 import { copiesOf } from '../store/copies.js';
@@ -76,6 +77,8 @@ export interface EventPipelineOptions {
   readonly heldReportMs?: number;
   /** How often the pipeline looks for stored events with no change feed telling it (`IDLE_LOOK_MS`). */
   readonly idleLookMs?: number;
+  /** At most one checkpoint write per this many milliseconds (`CHECKPOINT_EVERY_MS`). */
+  readonly checkpointEveryMs?: number;
 }
 
 /** Events stored but not yet projected. */
@@ -92,7 +95,10 @@ export interface SettledEvent {
 }
 
 export interface EventPipeline {
-  /** One value per projected page, after its checkpoint is saved. */
+  /**
+   * One value per projected page, once its checkpoint is offered: written at once after a quiet
+   * second, else by the second's trailing write (`CHECKPOINT_EVERY_MS`).
+   */
   readonly outcomes$: Observable<BatchOutcome>;
   wake(): void;
   /**
@@ -177,6 +183,16 @@ const HELD_REPORT_MS = 10_000;
  */
 const IDLE_LOOK_MS = 5_000;
 
+/**
+ * At most one checkpoint write a second (`lib/pacedWriter.ts`): under load a write per batch was a
+ * CouchDB request per check-in or two, and a checkpoint a second behind costs a restart after a
+ * crash the replay of that second's batches, which change nothing. A stop writes the latest.
+ */
+const CHECKPOINT_EVERY_MS = 1_000;
+
+/** How long a stop waits for the last checkpoint write (a store that is away must not hold it). */
+const LAST_CHECKPOINT_WAIT_MS = 5_000;
+
 export const startEventPipeline = async (options: EventPipelineOptions): Promise<EventPipeline> => {
   const since = await options.projections.checkpoint();
   const wakes$ = new Subject<void>();
@@ -199,6 +215,12 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     ...(options.writeThrough === undefined ? {} : { writeThrough: options.writeThrough }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   };
+
+  const checkpoints = pacedWriter<Seq>({
+    write: (seq) => options.projections.saveCheckpoint(seq),
+    everyMs: options.checkpointEveryMs ?? CHECKPOINT_EVERY_MS,
+    onError: (error) => options.onError?.(error),
+  });
 
   const clustered = (await copiesOf(options.events)) > 1;
   const unsettledSince = new Map<string, number>();
@@ -264,7 +286,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
         options.onProjected?.(projected);
         return projected;
       }),
-    saveCheckpoint: (seq) => defer(() => options.projections.saveCheckpoint(seq)),
+    saveCheckpoint: (seq) => defer(() => checkpoints.offer(seq)),
     since,
     pageSize: options.pageSize ?? 500,
     retryDelayMs: options.retryDelayMs ?? 1000,
@@ -415,6 +437,12 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       stop$.complete();
       settling?.unsubscribe();
       await done;
+      checkpoints.close();
+      // A restart then replays nothing of what this process projected (nothing would change if it did).
+      await waitAtMost(
+        checkpoints.flush().catch((error: unknown) => options.onError?.(error)),
+        LAST_CHECKPOINT_WAIT_MS,
+      );
       outcomes$.complete();
       drained$.complete();
       // Callers still waiting in catchUp are released: nothing more will be drained.

@@ -443,6 +443,53 @@ describe('event pipeline on the store (real PouchDB)', () => {
     expect([...loaded.values()].map((a) => a.events.length)).to.deep.equal(Array(20).fill(1));
   });
 
+  it('writes its checkpoint at most once a second under a run of batches, and the latest one at a stop', async () => {
+    const events = eventStore(store.db.events);
+    const projections = projectionStore(store.db.projections);
+    const saved: Array<string | number> = [];
+    const counted = {
+      ...projections,
+      saveCheckpoint: async (seq: string | number) => {
+        saved.push(seq);
+        await projections.saveCheckpoint(seq);
+      },
+    };
+    pipeline = await startEventPipeline({
+      events: store.db.events,
+      projections: counted,
+      audit: async () => undefined,
+      pageSize: 2,
+      retryDelayMs: 20,
+      checkpointEveryMs: 60_000,
+    });
+    const batches: Array<string | number> = [];
+    pipeline.outcomes$.subscribe((o) => batches.push(o.lastSeq));
+    for (let i = 0; i < 12; i += 1) {
+      const student = randomUUID();
+      await events.append({
+        eventId: randomUUID(),
+        type: 'CHECK_IN',
+        subjectType: 'STUDENT',
+        subjectId: student,
+        aspect: checkinAspect(SESSION, student),
+        baseVersion: null,
+        payload: { checkInId: randomUUID(), sessionId: SESSION },
+        actor: { userId: 'u', role: 'CHAMADOR' },
+        deviceId: null,
+        clientTimestamp: '2026-11-26T09:00:00.000Z',
+        serverTimestamp: '2026-11-26T09:00:01.000Z',
+      });
+    }
+    await pipeline.catchUp();
+    expect(batches.length, 'pages of two').to.be.greaterThan(3);
+    expect(saved, 'one write in the interval').to.have.length(1);
+    const last = batches.at(-1);
+    await pipeline.stop();
+    pipeline = undefined;
+    expect(saved).to.have.length(2);
+    expect(await projections.checkpoint()).to.equal(last);
+  });
+
   it('catchUp resolves on a stopped pipeline instead of waiting for ever', async () => {
     const p = await start();
     const waiting = p.catchUp();
