@@ -63,26 +63,29 @@ export const attendanceService = (deps: {
       );
     }
     const serverTime = deps.clock().toISOString();
-    if (existing === undefined) {
-      await deps.events.append({
-        eventId,
-        type: input.actionType,
-        subjectType: 'STUDENT',
-        subjectId: input.studentId,
-        aspect,
-        baseVersion: input.baseVersion ?? null,
-        payload: {
-          actionType: input.actionType,
-          ...(input.sessionId === undefined ? {} : { sessionId: input.sessionId }),
-        },
-        actor: { userId: actor.principal.userId, role: actor.principal.primaryRole },
-        deviceId: actor.deviceId,
-        clientTimestamp: input.timestamp,
-        serverTimestamp: serverTime,
-      });
-    }
+    const stored =
+      existing === undefined
+        ? await deps.events.append({
+            eventId,
+            type: input.actionType,
+            subjectType: 'STUDENT',
+            subjectId: input.studentId,
+            aspect,
+            baseVersion: input.baseVersion ?? null,
+            payload: {
+              actionType: input.actionType,
+              ...(input.sessionId === undefined ? {} : { sessionId: input.sessionId }),
+            },
+            actor: { userId: actor.principal.userId, role: actor.principal.primaryRole },
+            deviceId: actor.deviceId,
+            clientTimestamp: input.timestamp,
+            serverTimestamp: serverTime,
+          })
+        : 'duplicate';
     // Read-your-writes: the answer is the pipeline's decision once it has projected the mark.
-    const projected = (await deps.pipeline.settle([{ eventId, aspect }])).get(aspect);
+    const projected = (
+      await deps.pipeline.settle([{ eventId, aspect, justStored: stored === 'stored' }])
+    ).get(aspect);
     const standing = projected === undefined ? undefined : outcomeOf(projected, eventId);
     if (projected !== undefined && standing !== undefined) {
       return E.right({

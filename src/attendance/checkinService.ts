@@ -160,7 +160,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     payload: Record<string, unknown>,
   ): Promise<Decided> => {
     const at = now().toISOString();
-    await deps.events.append({
+    const stored = await deps.events.append({
       eventId,
       type,
       subjectType: 'CHECK_IN',
@@ -173,7 +173,9 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
       clientTimestamp: at,
       serverTimestamp: at,
     });
-    const projection = (await deps.pipeline.settle([{ eventId, aspect }], deps.settleTimeoutMs)).get(aspect);
+    const projection = (
+      await deps.pipeline.settle([{ eventId, aspect, justStored: stored === 'stored' }], deps.settleTimeoutMs)
+    ).get(aspect);
     if (projection === undefined) return 'pending';
     return decided(projection, eventId);
   };

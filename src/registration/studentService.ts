@@ -294,9 +294,13 @@ export const studentService = (deps: StudentServiceDeps): StudentService => {
             };
           }),
         );
-        await deps.events.appendMany(events);
+        const stored = await deps.events.appendMany(events);
         const settled = await deps.pipeline.settle(
-          events.map((e) => ({ eventId: e.eventId, aspect: e.aspect })),
+          events.map((e) => ({
+            eventId: e.eventId,
+            aspect: e.aspect,
+            justStored: stored.get(e.eventId) === 'stored',
+          })),
           deps.settleTimeoutMs,
         );
         if (settled.size < new Set(events.map((e) => e.aspect)).size) {

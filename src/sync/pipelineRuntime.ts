@@ -24,6 +24,7 @@ import {
   takeUntil,
 } from 'rxjs';
 import type { PendingAuditEntry } from '../domain/audit.js';
+import { boundedCache } from '../lib/boundedCache.js';
 import { pacedWriter } from '../lib/pacedWriter.js';
 import { waitAtMost } from '../lib/timeouts.js';
 import type { AspectProjection } from '../rules/projections.js';
@@ -92,6 +93,11 @@ export interface PipelineBacklog {
 export interface SettledEvent {
   readonly eventId: string;
   readonly aspect: string;
+  /**
+   * This process's append stored it just now (not a duplicate of an earlier write): this pipeline,
+   * already running, has not projected it unless it says so, and `settle` need not look in the store.
+   */
+  readonly justStored?: boolean;
 }
 
 export interface EventPipeline {
@@ -103,7 +109,8 @@ export interface EventPipeline {
   wake(): void;
   /**
    * Waits (at most `timeoutMs`) until the pipeline has projected the events and returns each of their
-   * aspects as it then stands; an aspect whose events are not all projected in time is left out.
+   * aspects as this pipeline's commit of them left it (or, for events it did not project since it
+   * started, as the store holds it); an aspect whose events are not all projected in time is left out.
    */
   settle(events: ReadonlyArray<SettledEvent>, timeoutMs?: number): Promise<Map<string, AspectProjection>>;
   /** The aspect as projected so far (its head version and value); undefined before any event. */
@@ -193,6 +200,13 @@ const CHECKPOINT_EVERY_MS = 1_000;
 /** How long a stop waits for the last checkpoint write (a store that is away must not hold it). */
 const LAST_CHECKPOINT_WAIT_MS = 5_000;
 
+/**
+ * How many aspects the pipeline remembers as its last commits left them, for `settle` to answer from
+ * without reading the projections back (two CouchDB reads per check-in otherwise). A batch holds at
+ * most a page (500) of aspects, so a request's aspect outlives several batches after its own.
+ */
+const RECENT_ASPECTS = 2_000;
+
 export const startEventPipeline = async (options: EventPipelineOptions): Promise<EventPipeline> => {
   const since = await options.projections.checkpoint();
   const wakes$ = new Subject<void>();
@@ -221,6 +235,12 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     everyMs: options.checkpointEveryMs ?? CHECKPOINT_EVERY_MS,
     onError: (error) => options.onError?.(error),
   });
+
+  // Aspects as this pipeline's last commits left them (see `settle`).
+  const recent = boundedCache<AspectProjection>({ maxEntries: RECENT_ASPECTS });
+  const remember = (projected: ReadonlyArray<AspectProjection>) => {
+    for (const p of projected) recent.set(p.aspect, p);
+  };
 
   const clustered = (await copiesOf(options.events)) > 1;
   const unsettledSince = new Map<string, number>();
@@ -283,6 +303,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     process: (batch) =>
       defer(async () => {
         const projected = await projectBatch(projector, batch);
+        remember(projected.projected);
         options.onProjected?.(projected);
         return projected;
       }),
@@ -333,12 +354,14 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
           const aspects = await options.projections.forkedAspects([...new Set(ids)]);
           if (aspects.length === 0) return;
           const settled = await settleForks(projector, aspects);
+          remember(settled.projected);
           if (settled.aspectsWritten > 0) options.onForksSettled?.(settled.aspectsWritten);
           options.onProjected?.({
             aspectsWritten: settled.aspectsWritten,
             conflictsChanged: settled.decided,
             quarantined: [],
             quarantinesRecorded: [],
+            projected: settled.projected,
           });
         }).pipe(
           catchError((e: unknown) => {
@@ -360,33 +383,56 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     },
 
     async settle(events, timeoutMs = 5000) {
-      const pending = new Set(events.map((e) => e.eventId));
-      const aspects = [...new Set(events.map((e) => e.aspect))];
-      let release: () => void = () => undefined;
-      const allSeen = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      // Subscribed before reading, so an outcome that lands between the read and the wait is not missed.
-      const sub = outcomes$.subscribe((o) => {
-        for (const e of o.events) pending.delete(e.eventId);
-        if (pending.size === 0) release();
-      });
-      try {
-        pipeline.wake();
-        const known = await options.projections.loadAspects(aspects);
-        for (const a of known.values()) for (const e of a.events) pending.delete(e.eventId);
-        if (pending.size > 0) await waitAtMost(allSeen, timeoutMs);
-      } finally {
-        sub.unsubscribe();
-      }
       const wantedBy = new Map<string, string[]>();
       for (const e of events) {
         const list = wantedBy.get(e.aspect);
         if (list === undefined) wantedBy.set(e.aspect, [e.eventId]);
         else list.push(e.eventId);
       }
+      const aspects = [...wantedBy.keys()];
+      /** The aspect as this pipeline last committed it, when that holds every event wanted of it. */
+      const remembered = (aspect: string): AspectProjection | undefined => {
+        const projection = recent.get(aspect);
+        if (projection === undefined) return undefined;
+        const held = new Set(projection.events.map((e) => e.eventId));
+        return (wantedBy.get(aspect) ?? []).every((id) => held.has(id)) ? projection : undefined;
+      };
+      const pending = new Set(events.map((e) => e.eventId));
+      let release: () => void = () => undefined;
+      const allSeen = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      // Subscribed before looking, so an outcome that lands between the look and the wait is not missed.
+      const sub = outcomes$.subscribe((o) => {
+        for (const e of o.events) pending.delete(e.eventId);
+        if (pending.size === 0) release();
+      });
+      try {
+        for (const aspect of aspects)
+          if (remembered(aspect) !== undefined)
+            for (const id of wantedBy.get(aspect) ?? []) pending.delete(id);
+        // An event this process did not just store (a resend, a retried request) may have been
+        // projected before this pipeline started, or by another instance while this one's feed is
+        // behind: the store says so. One just stored is this pipeline's to project, and it tells.
+        const unsure = events.filter((e) => pending.has(e.eventId) && e.justStored !== true);
+        if (pending.size > 0) pipeline.wake();
+        if (unsure.length > 0) {
+          const known = await options.projections.loadAspects([...new Set(unsure.map((e) => e.aspect))]);
+          for (const a of known.values()) for (const e of a.events) pending.delete(e.eventId);
+        }
+        if (pending.size > 0) await waitAtMost(allSeen, timeoutMs);
+      } finally {
+        sub.unsubscribe();
+      }
       const out = new Map<string, AspectProjection>();
-      for (const [aspect, projection] of await options.projections.project(aspects)) {
+      const unread: string[] = [];
+      for (const aspect of aspects) {
+        const projection = remembered(aspect);
+        if (projection === undefined) unread.push(aspect);
+        else out.set(aspect, projection);
+      }
+      if (unread.length === 0) return out;
+      for (const [aspect, projection] of await options.projections.project(unread)) {
         const projected = new Set(projection.events.map((e) => e.eventId));
         if ((wantedBy.get(aspect) ?? []).every((id) => projected.has(id))) out.set(aspect, projection);
       }

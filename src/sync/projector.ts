@@ -46,6 +46,11 @@ export interface ProjectedBatch {
   readonly quarantined: ReadonlyArray<string>;
   /** The quarantines this batch detected first: a replay of the batch finds none. */
   readonly quarantinesRecorded: ReadonlyArray<Quarantine>;
+  /**
+   * Every aspect of the batch as its commit left it (or as the store held it, when it held every
+   * event already): what `settle` answers a request with, without reading it back.
+   */
+  readonly projected: ReadonlyArray<AspectProjection>;
 }
 
 export const PIPELINE_ENDPOINT = 'PIPELINE /events/_changes';
@@ -193,12 +198,13 @@ export const projectBatch = async (
   const quarantinesRecorded = stored
     .filter((q) => q.firstDetected)
     .map((q) => ({ docId: q.docId, reason: q.reason }));
-  const { decided, aspectsWritten } = await projectIncoming(deps, incoming);
+  const { decided, aspectsWritten, projected } = await projectIncoming(deps, incoming);
   return {
     aspectsWritten,
     conflictsChanged: decided,
     quarantined: quarantined.map((q) => q.docId),
     quarantinesRecorded,
+    projected,
   };
 };
 
@@ -208,22 +214,27 @@ export const projectBatch = async (
  * aspect with no fork is left as it is. Decisions the merge brings that the winner did not hold are
  * audited (keyed by decision, so one a losing leaf's writer audited already is not audited twice).
  */
-export const settleForks = (
-  deps: ProjectorDeps,
-  aspects: ReadonlyArray<string>,
-): Promise<{ readonly decided: ReadonlyArray<ConflictRecordFull>; readonly aspectsWritten: number }> =>
+export const settleForks = (deps: ProjectorDeps, aspects: ReadonlyArray<string>): Promise<Projected> =>
   // Read from the store: what this process holds of an aspect may be the winner alone.
   projectIncoming(deps, new Map(aspects.map((a) => [a, []])), true);
+
+export interface Projected {
+  readonly decided: ReadonlyArray<ConflictRecordFull>;
+  readonly aspectsWritten: number;
+  /** Each aspect as the commit left it, or as the store held it when nothing was to be written. */
+  readonly projected: ReadonlyArray<AspectProjection>;
+}
 
 const projectIncoming = async (
   deps: ProjectorDeps,
   incoming: ReadonlyMap<string, ReadonlyArray<AspectEventRecord>>,
   fresh = false,
-): Promise<{ readonly decided: ReadonlyArray<ConflictRecordFull>; readonly aspectsWritten: number }> => {
+): Promise<Projected> => {
   const maxAttempts = deps.maxAttempts ?? 20;
   const attemptAll = async () => {
     const loaded = await deps.projections.loadAspects([...incoming.keys()], { fresh });
     const projected: Array<{ after: AspectProjection; known: LoadedAspect | undefined }> = [];
+    const held: AspectProjection[] = [];
     // The conflict records every aspect of the batch must have, replays included (see `expect`).
     const conflicts = new Map<string, ConflictRecordFull>();
     const noConflict = new Set<string>();
@@ -242,7 +253,9 @@ const projectIncoming = async (
       // there first) is not written again; its conflict records are checked all the same. A forked one
       // is: the write merges its leaves.
       if (known !== undefined && known.fork === undefined && holdsEvents(known.events, events)) {
-        expect(projectAspect(aspect, kind, known.events, []));
+        const standing = projectAspect(aspect, kind, known.events, []);
+        expect(standing);
+        held.push(standing);
         continue;
       }
       const after = projectAspect(aspect, kind, known?.events ?? [], events);
@@ -279,7 +292,9 @@ const projectIncoming = async (
       conflicts: [...conflicts.values()],
       noConflict: [...noConflict],
     });
-    return written === 'OK' ? { decided, aspectsWritten: aspects.length } : undefined;
+    return written === 'OK'
+      ? { decided, aspectsWritten: aspects.length, projected: [...held, ...aspects.map((a) => a.projection)] }
+      : undefined;
   };
   for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
     const outcome = await attemptAll();

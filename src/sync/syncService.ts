@@ -294,7 +294,7 @@ export const syncService = (deps: {
       options.settle === false
         ? new Map<string, AspectProjection>()
         : await deps.pipeline.settle(
-            answered.map((a) => ({ eventId: a.eventId, aspect: a.aspect })),
+            answered.map((a) => ({ eventId: a.eventId, aspect: a.aspect, justStored: !a.duplicate })),
             deps.settleTimeoutMs ?? 10_000,
           );
     const ids = new Set(answered.map((a) => a.eventId));

@@ -129,6 +129,68 @@ describe('event pipeline on the store (real PouchDB)', () => {
     expect(after?.state).to.deep.include({ value: 'amendoim e leite' });
   });
 
+  it('answers a settle of events it just stored from its own commit, reading no projection back', async () => {
+    const events = eventStore(store.db.events);
+    const projections = projectionStore(store.db.projections);
+    const reads: string[] = [];
+    const counted = {
+      ...projections,
+      loadAspects: (...args: Parameters<typeof projections.loadAspects>) => {
+        reads.push('loadAspects');
+        return projections.loadAspects(...args);
+      },
+      project: (aspects: ReadonlyArray<string>) => {
+        reads.push('project');
+        return projections.project(aspects);
+      },
+    };
+    pipeline = await startEventPipeline({
+      events: store.db.events,
+      projections: counted,
+      audit: async () => undefined,
+      retryDelayMs: 20,
+    });
+    await pipeline.catchUp();
+    const aspect = studentFieldAspect(STUDENT, 'allergies');
+    const first = randomUUID();
+    const rival = randomUUID();
+    await events.append(fieldEvent(first, 'CHAMADOR', '2026-11-26T10:05:00.000Z', null, 'nenhuma'));
+    await events.append(fieldEvent(rival, 'ADMIN', '2026-11-26T10:02:00.000Z', null, 'amendoim'));
+    reads.length = 0;
+    const settled = (
+      await pipeline.settle([
+        { eventId: first, aspect, justStored: true },
+        { eventId: rival, aspect, justStored: true },
+      ])
+    ).get(aspect);
+    // The projector reads the aspect to commit it; the settle adds no read of its own.
+    expect(reads.filter((r) => r === 'project')).to.deep.equal([]);
+    expect(reads.filter((r) => r === 'loadAspects').length).to.be.at.most(2);
+    expect(settled && standingOf(settled, first)).to.equal('SUPERSEDED');
+    expect(settled && standingOf(settled, rival)).to.equal('APPLIED');
+    // Settled again once projected: answered from memory, no read at all.
+    reads.length = 0;
+    const again = (await pipeline.settle([{ eventId: first, aspect }])).get(aspect);
+    expect(reads).to.deep.equal([]);
+    expect(again).to.deep.equal(settled);
+    expect(again).to.deep.equal((await projections.project([aspect])).get(aspect));
+  });
+
+  it('settles an event projected before it started (a resend) from the store, without waiting', async () => {
+    const events = eventStore(store.db.events);
+    const aspect = studentFieldAspect(STUDENT, 'allergies');
+    const old = randomUUID();
+    await events.append(fieldEvent(old, 'CHAMADOR', '2026-11-26T10:05:00.000Z', null, 'nenhuma'));
+    const first = await start();
+    await first.catchUp();
+    await first.stop();
+    const second = await start();
+    const began = Date.now();
+    const settled = (await second.settle([{ eventId: old, aspect }], 60_000)).get(aspect);
+    expect(settled?.version).to.equal(old);
+    expect(Date.now() - began, 'answered from the store, not after the wait').to.be.below(30_000);
+  });
+
   it('on a cluster, a page whose leaves the cluster could not read is read again, never skipped or quarantined', async () => {
     // The events database as a cluster of three shows it (decision 0023), whose `_bulk_get` answers
     // internal_fabric_error for every document of its first reads, as while a node dies.
