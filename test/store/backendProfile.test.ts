@@ -45,11 +45,16 @@ describe('the backend profile', () => {
     expect(p.oneProjectionWriter).to.equal(false);
   });
 
-  it('the shared caches hold on the embedded store, and are held back on CouchDB (a cluster lost events with them)', () => {
-    const embedded = backendProfile('embedded').sharedCacheOf<string>(10);
+  it("the shared caches hold on both backends; those of the pipelines' documents are held back on CouchDB", () => {
+    for (const backend of ['embedded', 'couchdb'] as const) {
+      const shared = backendProfile(backend).sharedCacheOf<string>(10);
+      shared.remember('a', 'x');
+      expect(shared.peek('a'), backend).to.equal('x');
+    }
+    const embedded = backendProfile('embedded').heldBackCacheOf<string>(10);
     embedded.remember('a', 'x');
     expect(embedded.peek('a')).to.equal('x');
-    const couch = backendProfile('couchdb').sharedCacheOf<string>(10);
+    const couch = backendProfile('couchdb').heldBackCacheOf<string>(10);
     couch.remember('a', 'x');
     expect(couch.peek('a')).to.equal(undefined);
   });
