@@ -223,6 +223,9 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     checkInId: string,
     couldBeSettled: (record: CheckinDoc) => boolean,
   ): Promise<CheckinDoc | undefined> => {
+    // What this process's pipeline wrote for the event, usually: no read back.
+    const written = deps.checkins.lastWritten(checkInId);
+    if (written !== undefined && couldBeSettled(written)) return written;
     const held = await deps.checkins.get(checkInId);
     return held !== undefined && couldBeSettled(held) ? held : deps.checkins.getStored(checkInId);
   };

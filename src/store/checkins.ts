@@ -18,6 +18,7 @@ import {
   CheckinSecretDoc,
   DEFAULT_CHECKIN_CONFIG,
 } from '../domain/checkin.js';
+import { boundedCache } from '../lib/boundedCache.js';
 import { putBatched } from './batchedPut.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc } from './docs.js';
@@ -25,6 +26,8 @@ import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
 
 const CONFIG_ID = 'checkin-config';
+/** Records remembered as minted or as lately written here (see `minted`, `lastWritten`). */
+const RECENT_RECORDS = 2_000;
 const SECRET_ID = 'checkin-secret';
 export const checkinDocId = (checkInId: string): string => `checkin:${checkInId}`;
 /**
@@ -80,9 +83,16 @@ export interface CheckinStore {
   getStored(checkInId: string): Promise<CheckinDoc | undefined>;
   /**
    * Says that `checkInId` was just minted here, so no record of it exists yet: the write-through
-   * that creates it skips the read that would find nothing (where records are cached).
+   * that creates it skips the read that would find nothing, on either backend (a create-only write;
+   * should the record exist after all, written by another instance's pipeline, it is a 409 and the
+   * retry reads it).
    */
   minted(checkInId: string): void;
+  /**
+   * The record as this process last wrote it, when it wrote it lately: what a request answers once
+   * the pipeline applied its event, without reading it back (records are not cached on CouchDB).
+   */
+  lastWritten(checkInId: string): CheckinDoc | undefined;
   /**
    * Makes the record match the projection: creates it, or updates its state fields (never the attempt
    * counter or the code). `unchanged` when it already matched.
@@ -99,10 +109,16 @@ export interface CheckinStore {
 
 export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCaches()): CheckinStore => {
   /** Stores a record (`put` semantics: a stale `_rev` is a 409) and remembers what was stored. */
+  // Ids minted here whose record is not written yet, and records this process wrote lately: a few
+  // seconds of check-ins at the door, whatever the backend caches.
+  const mintedIds = boundedCache<true>({ maxEntries: RECENT_RECORDS });
+  const written = boundedCache<CheckinDoc>({ maxEntries: RECENT_RECORDS });
   const writeRecord = async (doc: CheckinDoc | Omit<CheckinDoc, '_rev'>): Promise<CheckinDoc> => {
+    written.delete(doc._id);
     const r = await writingThrough(caches.records, doc._id, () => putBatched(db, doc));
     const stored: CheckinDoc = { ...doc, _rev: r.rev };
     caches.records.remember(doc._id, stored);
+    written.set(doc._id, stored);
     return stored;
   };
 
@@ -179,12 +195,22 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
     },
 
     minted(checkInId) {
-      caches.records.remember(checkinDocId(checkInId), undefined);
+      const id = checkinDocId(checkInId);
+      // A key the ledger holds nothing for may still have a record: its first attempt was answered
+      // 503 (not kept by the ledger) after the pipeline wrote it. What this process wrote stands.
+      if (written.has(id) || caches.records.peek(id) !== undefined) return;
+      caches.records.remember(id, undefined);
+      mintedIds.set(id, true);
     },
 
+    lastWritten: (checkInId) => written.get(checkinDocId(checkInId)),
+
     async applyProjected(next) {
+      const id = checkinDocId(next.checkInId);
+      const fresh = mintedIds.has(id);
+      mintedIds.delete(id);
       for (let attempt = 0; attempt < 20; attempt += 1) {
-        const current = await store.get(next.checkInId);
+        const current = fresh && attempt === 0 ? undefined : await store.get(next.checkInId);
         if (current !== undefined && STATE_FIELDS.every((f) => current[f] === next[f])) return 'unchanged';
         try {
           await writeRecord(

@@ -191,6 +191,57 @@ describe('read caches of the check-in path, against the store', function () {
     );
   });
 
+  it('with no record cache (CouchDB), a minted record is created with no read, and one another writer created first is read, not overwritten', async () => {
+    let gets = 0;
+    const db = store.db.private;
+    const counting = new Proxy(db, {
+      get(target, prop) {
+        const value: unknown = Reflect.get(target, prop);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]): unknown => {
+          if (prop === 'get') gets += 1;
+          return Reflect.apply(value, target, args);
+        };
+      },
+    });
+    const here = checkinStore(counting);
+    const studentId = randomUUID();
+    const mine = randomUUID();
+    here.minted(mine);
+    expect(await here.applyProjected(projected(mine, studentId, 'CHECKED_IN'))).to.equal('written');
+    expect(gets, 'reads of a minted record').to.equal(0);
+    const stored = await checkinStore(db).get(mine);
+    expect(here.lastWritten(mine)).to.deep.equal(stored);
+    // Another instance's pipeline wrote the record of the same event first, then counted an attempt.
+    const theirs = randomUUID();
+    const other = checkinStore(db);
+    await other.applyProjected(projected(theirs, studentId, 'CHECKED_IN'));
+    const first = await other.get(theirs);
+    if (first === undefined) throw new Error('not written');
+    await other.countFailure(first);
+    here.minted(theirs);
+    expect(await here.applyProjected(projected(theirs, studentId, 'CHECKED_IN'))).to.equal('unchanged');
+    expect((await other.get(theirs))?.failedAttempts, 'the count kept').to.equal(1);
+    expect(here.lastWritten(theirs)).to.equal(undefined);
+    // A later write goes through a read as before.
+    gets = 0;
+    expect(await here.applyProjected(projected(mine, studentId, 'CHECKED_OUT'))).to.equal('written');
+    expect(gets).to.equal(1);
+    expect(here.lastWritten(mine)?.status).to.equal('CHECKED_OUT');
+  });
+
+  it('an id minted again after its record was written (a retry of a key answered 503) keeps the record readable', async () => {
+    const cached = checkinStore(store.db.private, { records: docCache(), config: docCache() });
+    const checkInId = randomUUID();
+    cached.minted(checkInId);
+    await cached.applyProjected(projected(checkInId, randomUUID(), 'CHECKED_IN'));
+    const stored = await checkinStore(store.db.private).get(checkInId);
+    // The ledger keeps no 503: the retry's key is fresh again, and the service says so.
+    cached.minted(checkInId);
+    expect(await cached.get(checkInId)).to.deep.equal(stored);
+    expect(cached.lastWritten(checkInId)).to.deep.equal(stored);
+  });
+
   it('the configuration: a save is read back at once', async () => {
     const cached = checkinStore(store.db.private, {
       records: docCache(),
