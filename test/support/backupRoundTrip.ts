@@ -2,6 +2,7 @@
  * A populated service and what it answers, for the backup round trips (embedded and CouchDB): the same
  * data on both backends, read back through the HTTP API as whole values.
  */
+
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
@@ -9,6 +10,7 @@ import * as t from 'io-ts';
 import sharp from 'sharp';
 import { type CliIo, runCli } from '../../src/backup/cli.js';
 import { call, decodeAs } from './http.js';
+import { readUntil } from './readUntil.js';
 import { seedSmallRoster } from './seed.js';
 import {
   authHeaders,
@@ -190,7 +192,13 @@ export const populateAndRecord = async (svc: TestService): Promise<Source> => {
   // Reads of personal data (the photo's) are audited in the background: stored before the log is read,
   // or the backup, taken later, holds one entry more than what was recorded here.
   await svc.deps.audit.flush();
-  const audit = await auditLog(svc.url);
+  // On a cluster the log's range read asks one copy of each shard, which may lag the flush by a
+  // moment (CI's three-node run recorded 17 entries and restored 18): read until the photo read is in.
+  const audit = await readUntil(
+    () => auditLog(svc.url),
+    (log) => JSON.stringify(log).includes('"GET /api/v1/students/{studentId}/photo"'),
+    60_000,
+  );
   expectSubstantial(answered, audit);
   return { populated, recorded: { audit, answers: answered } };
 };
@@ -208,7 +216,13 @@ export const expectRestored = async (
   const svc = await startTestService({ env });
   try {
     await svc.deps.sync.pipeline.catchUp();
-    expect(await auditLog(svc.url)).to.deep.equal(recorded.audit);
+    // Read again for a moment where a cluster's copies may still lag the restore's writes.
+    const restored = await readUntil(
+      () => auditLog(svc.url),
+      (log) => JSON.stringify(log) === JSON.stringify(recorded.audit),
+      30_000,
+    );
+    expect(restored).to.deep.equal(recorded.audit);
     expect(await answers(svc.url, populated)).to.deep.equal(recorded.answers);
     await also(svc);
   } finally {
