@@ -222,9 +222,12 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
   const settledRecord = async (
     checkInId: string,
     couldBeSettled: (record: CheckinDoc) => boolean,
+    decidedNow: boolean,
   ): Promise<CheckinDoc | undefined> => {
-    // What this process's pipeline wrote for the event, usually: no read back.
-    const written = deps.checkins.lastWritten(checkInId);
+    // What this process's pipeline wrote for the event this request just stored, usually: no read
+    // back. A retry of a request decided earlier reads what stands now (another instance may have
+    // changed the record since this process wrote it).
+    const written = decidedNow ? deps.checkins.lastWritten(checkInId) : undefined;
     if (written !== undefined && couldBeSettled(written)) return written;
     const held = await deps.checkins.get(checkInId);
     return held !== undefined && couldBeSettled(held) ? held : deps.checkins.getStored(checkInId);
@@ -262,6 +265,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
   ): Promise<E.Either<ApiError, CheckinDoc>> => {
     await backlogProjected();
     const eventId = requestScopedId(actor.requestKey, type);
+    let decidedNow = false;
     const outcome = await locks.run(checkinAspect(current.sessionId, current.studentId), async () => {
       const { aspect, version, checkins, earlier } = await head(
         current.sessionId,
@@ -272,11 +276,12 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
       // Decided under the lock: a request just before this one may have closed it.
       const decision = decideCheckin(checkins, { type, checkInId: current.checkInId });
       if (decision.kind === 'REFUSED') return 'lost';
+      decidedNow = true;
       return decide(actor, eventId, aspect, version, decision.type, current.studentId, payload);
     });
     if (outcome === 'pending') return E.left(notApplied());
     if (typeof outcome !== 'string') return E.left(superseded('CHECKOUT_SUPERSEDED', outcome));
-    const after = await settledRecord(current.checkInId, (r) => r.status !== 'CHECKED_IN');
+    const after = await settledRecord(current.checkInId, (r) => r.status !== 'CHECKED_IN', decidedNow);
     if (outcome === 'lost' || after === undefined) {
       return E.left(after?.status === 'SUPERSEDED' ? supersededCheckin() : alreadyOut());
     }
@@ -368,11 +373,13 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
       // (a 409 reads the record), and the answer re-reads a record it finds absent (`settledRecord`).
       if (actor.requestKey === undefined || actor.freshKey === true) deps.checkins.minted(checkInId);
       await backlogProjected();
+      let decidedNow = false;
       const outcome = await locks.run(checkinAspect(sessionId, studentId), async () => {
         const current = await head(sessionId, studentId, eventId);
         if (current.earlier !== undefined) return current.earlier;
         const decision = decideCheckin(current.checkins, { type: 'CHECK_IN', checkInId });
         if (decision.kind === 'REFUSED') return 'lost';
+        decidedNow = true;
         return decide(actor, eventId, current.aspect, current.version, decision.type, studentId, {
           checkInId,
           sessionId,
@@ -382,7 +389,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
       if (outcome === 'lost') return alreadyIn();
       if (typeof outcome !== 'string') return E.left(superseded('CHECKIN_SUPERSEDED', outcome));
       if (outcome === 'pending') return E.left(notApplied());
-      const created = await settledRecord(checkInId, () => true);
+      const created = await settledRecord(checkInId, () => true, decidedNow);
       if (created === undefined) return E.left(notApplied());
       return E.right(created);
     },

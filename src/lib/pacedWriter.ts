@@ -10,7 +10,8 @@
  * The first offer after a quiet interval is written at once and its caller waits for it (and meets
  * its error, so the pipeline's retry sees a store that is away); later offers inside the interval
  * return at once and a trailing write, at the interval's end, takes the latest of them. A trailing
- * write that fails keeps its value for the next offer or `flush` and is reported to `onError`.
+ * write that fails is reported to `onError` and tried again an interval later (or by the next offer
+ * or `flush`, whichever comes first).
  */
 export interface PacedWriter<T> {
   /** Takes `value` as the latest; resolves once written when it is written at once, else at once. */
@@ -41,6 +42,20 @@ export const pacedWriter = <T>(options: PacedWriterOptions<T>): PacedWriter<T> =
     timer = undefined;
   };
 
+  /** A trailing write after `wait`; one that fails is tried again an interval later (an idle pipeline
+   * offers nothing more, and its checkpoint would stay behind until a stop). */
+  const trailing = (wait: number) => {
+    if (timer !== undefined || closed) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      writeLatest().catch((error: unknown) => {
+        options.onError(error);
+        if (latest !== undefined) trailing(options.everyMs);
+      });
+    }, wait);
+    timer.unref();
+  };
+
   const writeLatest = (): Promise<void> => {
     const run = chain.then(async () => {
       const taken = latest;
@@ -67,13 +82,7 @@ export const pacedWriter = <T>(options: PacedWriterOptions<T>): PacedWriter<T> =
         cancelTrailing();
         return writeLatest();
       }
-      if (timer === undefined && !closed) {
-        timer = setTimeout(() => {
-          timer = undefined;
-          writeLatest().catch(options.onError);
-        }, wait);
-        timer.unref();
-      }
+      trailing(wait);
       return Promise.resolve();
     },
     flush() {

@@ -108,11 +108,11 @@ export interface CheckinStore {
 }
 
 export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCaches()): CheckinStore => {
-  /** Stores a record (`put` semantics: a stale `_rev` is a 409) and remembers what was stored. */
   // Ids minted here whose record is not written yet, and records this process wrote lately: a few
   // seconds of check-ins at the door, whatever the backend caches.
   const mintedIds = boundedCache<true>({ maxEntries: RECENT_RECORDS });
   const written = boundedCache<CheckinDoc>({ maxEntries: RECENT_RECORDS });
+  /** Stores a record (`put` semantics: a stale `_rev` is a 409) and remembers what was stored. */
   const writeRecord = async (doc: CheckinDoc | Omit<CheckinDoc, '_rev'>): Promise<CheckinDoc> => {
     written.delete(doc._id);
     const r = await writingThrough(caches.records, doc._id, () => putBatched(db, doc));

@@ -239,7 +239,14 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
   // Aspects as this pipeline's last commits left them (see `settle`).
   const recent = boundedCache<AspectProjection>({ maxEntries: RECENT_ASPECTS });
   const remember = (projected: ReadonlyArray<AspectProjection>) => {
-    for (const p of projected) recent.set(p.aspect, p);
+    for (const p of projected) {
+      const held = recent.get(p.aspect);
+      const events = new Set(p.events.map((e) => e.eventId));
+      // A copy lacking an event of the one held is older (a fork settle that ends after a later
+      // batch's commit) or the store lost a copy meanwhile: neither is sure, so the store says.
+      if (held !== undefined && !held.events.every((e) => events.has(e.eventId))) recent.delete(p.aspect);
+      else recent.set(p.aspect, p);
+    }
   };
 
   const clustered = (await copiesOf(options.events)) > 1;
@@ -408,9 +415,11 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
         if (pending.size === 0) release();
       });
       try {
-        for (const aspect of aspects)
-          if (remembered(aspect) !== undefined)
-            for (const id of wantedBy.get(aspect) ?? []) pending.delete(id);
+        // Event by event: of an aspect's events, some may be projected already and the rest not yet.
+        for (const aspect of aspects) {
+          const held = new Set(recent.get(aspect)?.events.map((e) => e.eventId));
+          for (const id of wantedBy.get(aspect) ?? []) if (held.has(id)) pending.delete(id);
+        }
         // An event this process did not just store (a resend, a retried request) may have been
         // projected before this pipeline started, or by another instance while this one's feed is
         // behind: the store says so. One just stored is this pipeline's to project, and it tells.

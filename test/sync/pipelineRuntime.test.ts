@@ -176,6 +176,32 @@ describe('event pipeline on the store (real PouchDB)', () => {
     expect(again).to.deep.equal((await projections.project([aspect])).get(aspect));
   });
 
+  it('settles events of one aspect of which some were projected already and the rest not yet, without waiting', async () => {
+    const events = eventStore(store.db.events);
+    const p = await start();
+    const aspect = studentFieldAspect(STUDENT, 'allergies');
+    const first = randomUUID();
+    await events.append(fieldEvent(first, 'CHAMADOR', '2026-11-26T10:05:00.000Z', null, 'nenhuma'));
+    // The first of a batch written twice (a raced write in /sync/events) is projected meanwhile.
+    await p.catchUp();
+    const second = randomUUID();
+    await events.append(fieldEvent(second, 'CHAMADOR', '2026-11-26T10:06:00.000Z', first, 'leite'));
+    const began = Date.now();
+    const settled = (
+      await p.settle(
+        [
+          { eventId: first, aspect, justStored: true },
+          { eventId: second, aspect, justStored: true },
+        ],
+        60_000,
+      )
+    ).get(aspect);
+    expect(settled?.version).to.equal(second);
+    expect(Date.now() - began, 'answered once the second was projected, not after the wait').to.be.below(
+      30_000,
+    );
+  });
+
   it('settles an event projected before it started (a resend) from the store, without waiting', async () => {
     const events = eventStore(store.db.events);
     const aspect = studentFieldAspect(STUDENT, 'allergies');
