@@ -10,6 +10,20 @@ const until = async (done: () => boolean, withinMs = 5000): Promise<void> => {
   }
 };
 
+/** A store whose `failing`-th write (counted from 1) fails; what it stored, in order. */
+const storeFailingAt = (failing: number) => {
+  const written: number[] = [];
+  let calls = 0;
+  return {
+    written,
+    write: async (v: number) => {
+      calls += 1;
+      if (calls === failing) throw new Error('store away');
+      written.push(v);
+    },
+  };
+};
+
 describe('paced writer (the pipeline checkpoint)', () => {
   it('writes the first value at once and makes its caller wait for it', async () => {
     const written: number[] = [];
@@ -72,19 +86,8 @@ describe('paced writer (the pipeline checkpoint)', () => {
   });
 
   it('a failed write rejects its caller and keeps its value for the next write', async () => {
-    const written: number[] = [];
-    let failNext = true;
-    const w = pacedWriter<number>({
-      write: async (v) => {
-        if (failNext) {
-          failNext = false;
-          throw new Error('store away');
-        }
-        written.push(v);
-      },
-      everyMs: 60_000,
-      onError: () => undefined,
-    });
+    const { written, write } = storeFailingAt(1);
+    const w = pacedWriter<number>({ write, everyMs: 60_000, onError: () => undefined });
     let error: unknown;
     await w.offer(7).catch((e: unknown) => {
       error = e;
@@ -96,18 +99,9 @@ describe('paced writer (the pipeline checkpoint)', () => {
   });
 
   it('a failed trailing write is reported and tried again by itself an interval later', async () => {
-    const written: number[] = [];
     const reported: unknown[] = [];
-    let calls = 0;
-    const w = pacedWriter<number>({
-      write: async (v) => {
-        calls += 1;
-        if (calls === 2) throw new Error('store away');
-        written.push(v);
-      },
-      everyMs: 30,
-      onError: (e) => reported.push(e),
-    });
+    const { written, write } = storeFailingAt(2);
+    const w = pacedWriter<number>({ write, everyMs: 30, onError: (e) => reported.push(e) });
     await w.offer(1);
     await w.offer(2);
     // Nothing more is offered (an idle pipeline): the held value is written all the same.
@@ -118,19 +112,8 @@ describe('paced writer (the pipeline checkpoint)', () => {
   });
 
   it('after a failed write, a newer value offered since is the one written next', async () => {
-    const written: number[] = [];
-    let failNext = true;
-    const w = pacedWriter<number>({
-      write: async (v) => {
-        if (failNext) {
-          failNext = false;
-          throw new Error('store away');
-        }
-        written.push(v);
-      },
-      everyMs: 60_000,
-      onError: () => undefined,
-    });
+    const { written, write } = storeFailingAt(1);
+    const w = pacedWriter<number>({ write, everyMs: 60_000, onError: () => undefined });
     await w.offer(7).catch(() => undefined);
     await w.offer(8);
     await w.flush();
