@@ -43,6 +43,21 @@ const fieldEvent = (
   serverTimestamp: '2026-11-26T12:00:00.000Z',
 });
 
+/** A child's check-in at SESSION, the first event of its aspect. */
+const checkinEvent = (student: string): NewEvent => ({
+  eventId: randomUUID(),
+  type: 'CHECK_IN',
+  subjectType: 'STUDENT',
+  subjectId: student,
+  aspect: checkinAspect(SESSION, student),
+  baseVersion: null,
+  payload: { checkInId: randomUUID(), sessionId: SESSION },
+  actor: { userId: 'u', role: 'CHAMADOR' },
+  deviceId: null,
+  clientTimestamp: '2026-11-26T09:00:00.000Z',
+  serverTimestamp: '2026-11-26T09:00:01.000Z',
+});
+
 describe('event pipeline on the store (real PouchDB)', () => {
   let dir: string;
   let store: Store;
@@ -496,19 +511,7 @@ describe('event pipeline on the store (real PouchDB)', () => {
     // A chain of check-in events for 10 children, appended in two halves around a restart.
     const append = async (i: number) => {
       const student = ids[i] ?? '';
-      await events.append({
-        eventId: randomUUID(),
-        type: 'CHECK_IN',
-        subjectType: 'STUDENT',
-        subjectId: student,
-        aspect: checkinAspect(SESSION, student),
-        baseVersion: null,
-        payload: { checkInId: randomUUID(), sessionId: SESSION },
-        actor: { userId: 'u', role: 'CHAMADOR' },
-        deviceId: null,
-        clientTimestamp: '2026-11-26T09:00:00.000Z',
-        serverTimestamp: '2026-11-26T09:00:01.000Z',
-      });
+      await events.append(checkinEvent(student));
     };
     for (let i = 0; i < 10; i += 1) await append(i);
     const first = await start();
@@ -554,19 +557,7 @@ describe('event pipeline on the store (real PouchDB)', () => {
     pipeline.outcomes$.subscribe((o) => batches.push(o.lastSeq));
     for (let i = 0; i < 12; i += 1) {
       const student = randomUUID();
-      await events.append({
-        eventId: randomUUID(),
-        type: 'CHECK_IN',
-        subjectType: 'STUDENT',
-        subjectId: student,
-        aspect: checkinAspect(SESSION, student),
-        baseVersion: null,
-        payload: { checkInId: randomUUID(), sessionId: SESSION },
-        actor: { userId: 'u', role: 'CHAMADOR' },
-        deviceId: null,
-        clientTimestamp: '2026-11-26T09:00:00.000Z',
-        serverTimestamp: '2026-11-26T09:00:01.000Z',
-      });
+      await events.append(checkinEvent(student));
     }
     await pipeline.catchUp();
     expect(batches.length, 'pages of two').to.be.greaterThan(3);
