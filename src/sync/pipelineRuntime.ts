@@ -397,12 +397,10 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
         else list.push(e.eventId);
       }
       const aspects = [...wantedBy.keys()];
-      /** The aspect as this pipeline last committed it, when that holds every event wanted of it. */
-      const remembered = (aspect: string): AspectProjection | undefined => {
-        const projection = recent.get(aspect);
-        if (projection === undefined) return undefined;
+      /** Whether `projection` holds every event wanted of its aspect. */
+      const holdsWanted = (projection: AspectProjection): boolean => {
         const held = new Set(projection.events.map((e) => e.eventId));
-        return (wantedBy.get(aspect) ?? []).every((id) => held.has(id)) ? projection : undefined;
+        return (wantedBy.get(projection.aspect) ?? []).every((id) => held.has(id));
       };
       const pending = new Set(events.map((e) => e.eventId));
       let release: () => void = () => undefined;
@@ -435,16 +433,15 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       }
       const out = new Map<string, AspectProjection>();
       const unread: string[] = [];
+      // As this pipeline last committed them; the store says for the others.
       for (const aspect of aspects) {
-        const projection = remembered(aspect);
-        if (projection === undefined) unread.push(aspect);
-        else out.set(aspect, projection);
+        const projection = recent.get(aspect);
+        if (projection !== undefined && holdsWanted(projection)) out.set(aspect, projection);
+        else unread.push(aspect);
       }
       if (unread.length === 0) return out;
-      for (const [aspect, projection] of await options.projections.project(unread)) {
-        const projected = new Set(projection.events.map((e) => e.eventId));
-        if ((wantedBy.get(aspect) ?? []).every((id) => projected.has(id))) out.set(aspect, projection);
-      }
+      for (const [aspect, projection] of await options.projections.project(unread))
+        if (holdsWanted(projection)) out.set(aspect, projection);
       return out;
     },
 
