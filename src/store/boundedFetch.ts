@@ -6,14 +6,14 @@
  *
  * A request fails with `StoreTimeoutError` once its answer has been silent for the limit: no headers
  * yet, or no byte of the body since the last one. Silence, not total time, so a long but flowing
- * answer (a big page, a first index build that streams) is never cut. A live `_changes` longpoll is
- * silent by design between heartbeats (PouchDB asks for one every 10 s), so its limit is the
- * heartbeat plus the limit.
+ * answer (a big page, a first index build that streams) is never cut. A live `_changes` feed (a
+ * longpoll, or the continuous feed of `changeFeed.ts`) is silent by design between heartbeats (one
+ * every 10 s is asked for), so its limit is the heartbeat plus the limit.
  */
 import { StoreTimeoutError } from './storeErrors.js';
 
-/** PouchDB's heartbeat for live feeds (pouchdb-adapter-http's DEFAULT_HEARTBEAT). */
-const LONGPOLL_HEARTBEAT_MS = 10_000;
+/** The heartbeat of live feeds: PouchDB's (pouchdb-adapter-http's DEFAULT_HEARTBEAT), and ours. */
+export const FEED_HEARTBEAT_MS = 10_000;
 
 const urlOf = (input: string | URL | Request): string =>
   typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
@@ -22,7 +22,7 @@ export const boundedFetch =
   (silenceMs: number, base: typeof fetch = fetch): typeof fetch =>
   async (input, init) => {
     const url = urlOf(input);
-    const limit = /[?&]feed=longpoll\b/.test(url) ? silenceMs + LONGPOLL_HEARTBEAT_MS : silenceMs;
+    const limit = /[?&]feed=(longpoll|continuous)\b/.test(url) ? silenceMs + FEED_HEARTBEAT_MS : silenceMs;
     const timer = new AbortController();
     const timeout = () => new StoreTimeoutError(limit);
     let pending: NodeJS.Timeout | undefined;

@@ -80,7 +80,7 @@ const listen = (server: Server, port: number): Promise<number> =>
     });
   });
 
-const startExpressPouchDB = async (options: { validation?: boolean }): Promise<CouchServer> => {
+export const startExpressPouchDB = async (options: { validation?: boolean } = {}): Promise<CouchServer> => {
   const dir = await makeTempDir('couch');
   const Backend = PouchDB.defaults({ prefix: `${join(dir, 'db')}-` });
   const app = expressPouchDB(Backend, {

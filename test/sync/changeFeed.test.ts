@@ -1,55 +1,139 @@
 import { expect } from 'chai';
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { type Database, PouchDB } from '../../src/store/pouch.js';
-import { changes$ } from '../../src/sync/changeFeed.js';
-import { makeTempDir, removeDir } from '../support/tempDir.js';
+import { type Change, changes$, followChanges$ } from '../../src/sync/changeFeed.js';
+import { startExpressPouchDB } from '../support/couchServer.js';
+import { type StoreHost, storeBackends } from '../support/storeBackends.js';
 
-describe('change feed observable (real PouchDB)', () => {
-  let dir: string;
-  let db: Database;
-  beforeEach(async () => {
-    dir = await makeTempDir('feed');
-    db = new PouchDB(`${dir}/db`);
-  });
-  afterEach(async () => {
-    await db.close();
-    await removeDir(dir);
-  });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-  it('replays existing documents and then follows new ones, with their sequence', async () => {
-    await db.put({ _id: 'a' });
-    const two = firstValueFrom(changes$(db, { includeDocs: true }).pipe(take(2), toArray()));
-    await db.put({ _id: 'b', n: 1 });
-    const seen = await two;
-    expect(seen.map((c) => c.id)).to.deep.equal(['a', 'b']);
-    expect(seen[1]?.doc).to.deep.include({ _id: 'b', n: 1 });
-    expect(seen.every((c) => c.seq !== undefined)).to.equal(true);
-  });
+/** Waits until `seen` holds `count` changes (the feed is live: it never completes by itself). */
+const until = async (seen: ReadonlyArray<Change>, count: number): Promise<void> => {
+  for (let i = 0; i < 200 && seen.length < count; i += 1) await sleep(25);
+  expect(seen.length, 'changes told').to.be.at.least(count);
+};
 
-  it('resumes after a given sequence without replaying earlier documents', async () => {
-    const first = await db.put({ _id: 'a' });
-    const info = await db.info();
-    await db.put({ _id: 'b' });
-    const next = await firstValueFrom(changes$(db, { since: info.update_seq }).pipe(take(1)));
-    expect(first.id).to.equal('a');
-    expect(next.id).to.equal('b');
-  });
+for (const [label, host] of storeBackends('feed')) {
+  describe(`change feed observable (${label})`, () => {
+    let store: StoreHost;
+    let db: Database;
+    let n = 0;
+    before(async () => {
+      store = await host();
+    });
+    after(async () => {
+      await store.dispose();
+    });
+    beforeEach(() => {
+      n += 1;
+      db = store.open(`feed-${Date.now()}-${n}`);
+    });
+    afterEach(async () => {
+      await db.destroy();
+    });
 
-  it('reports deletions as deleted changes', async () => {
-    const put = await db.put({ _id: 'gone' });
-    await db.remove('gone', put.rev);
-    const change = await firstValueFrom(changes$(db).pipe(take(1)));
-    expect(change).to.deep.include({ id: 'gone', deleted: true });
-  });
+    it('replays existing documents and then follows new ones, with their sequence', async () => {
+      await db.put({ _id: 'a' });
+      const two = firstValueFrom(changes$(db, { includeDocs: true }).pipe(take(2), toArray()));
+      await db.put({ _id: 'b', n: 1 });
+      const seen = await two;
+      expect(seen.map((c) => c.id)).to.deep.equal(['a', 'b']);
+      expect(seen[1]?.doc).to.deep.include({ _id: 'b', n: 1 });
+      expect(seen.every((c) => c.seq !== undefined)).to.equal(true);
+    });
 
-  it('stops the live feed when unsubscribed, so nothing arrives after teardown', async () => {
-    const seen: string[] = [];
-    const subscription = changes$(db, { since: 'now' }).subscribe((c) => seen.push(c.id));
-    await db.put({ _id: 'during' });
-    await new Promise((r) => setTimeout(r, 100));
-    subscription.unsubscribe();
-    await db.put({ _id: 'after' });
-    await new Promise((r) => setTimeout(r, 100));
-    expect(seen).to.deep.equal(['during']);
+    it('resumes after a given sequence without replaying earlier documents', async () => {
+      const first = await db.put({ _id: 'a' });
+      const info = await db.info();
+      await db.put({ _id: 'b' });
+      const next = await firstValueFrom(changes$(db, { since: info.update_seq }).pipe(take(1)));
+      expect(first.id).to.equal('a');
+      expect(next.id).to.equal('b');
+    });
+
+    it('reports deletions as deleted changes, with the revision each change made', async () => {
+      const put = await db.put({ _id: 'gone' });
+      const removed = await db.remove('gone', put.rev);
+      const change = await firstValueFrom(changes$(db).pipe(take(1)));
+      expect(change).to.deep.include({ id: 'gone', deleted: true, rev: removed.rev });
+    });
+
+    it('leaves out the documents unless asked for them', async () => {
+      await db.put({ _id: 'bare', secret: 'x' });
+      const change = await firstValueFrom(changes$(db).pipe(take(1)));
+      expect(change.id).to.equal('bare');
+      expect(change.doc).to.equal(undefined);
+    });
+
+    it('counts every leaf of a forked document when asked to', async () => {
+      await db.bulkDocs(
+        [
+          { _id: 'forked', _rev: '1-aaaa', n: 1 },
+          { _id: 'forked', _rev: '1-bbbb', n: 2 },
+        ],
+        { new_edits: false },
+      );
+      const plain = await firstValueFrom(changes$(db).pipe(take(1)));
+      const all = await firstValueFrom(changes$(db, { allLeaves: true }).pipe(take(1)));
+      expect(plain.leaves).to.equal(undefined);
+      expect(all.leaves).to.equal(2);
+    });
+
+    it('stops the live feed when unsubscribed, so nothing arrives after teardown', async () => {
+      const seen: Change[] = [];
+      const subscription = changes$(db, { since: 'now' }).subscribe((c) => seen.push(c));
+      await sleep(100);
+      await db.put({ _id: 'during' });
+      await until(seen, 1);
+      subscription.unsubscribe();
+      await db.put({ _id: 'after' });
+      await sleep(200);
+      expect(seen.map((c) => c.id)).to.deep.equal(['during']);
+    });
+
+    it('tells a burst of writes in order, each once', async () => {
+      const seen: Change[] = [];
+      const subscription = followChanges$(db, { since: 'now' }).subscribe((c) => seen.push(c));
+      try {
+        await sleep(100);
+        const ids = Array.from({ length: 60 }, (_, i) => `doc-${String(i).padStart(3, '0')}`);
+        for (let i = 0; i < ids.length; i += 20)
+          await db.bulkDocs(ids.slice(i, i + 20).map((_id) => ({ _id })));
+        await until(seen, ids.length);
+        await sleep(100);
+        expect(seen.map((c) => c.id).sort()).to.deep.equal(ids);
+      } finally {
+        subscription.unsubscribe();
+      }
+    });
+  });
+}
+
+describe('a change feed over HTTP across a server restart (express-pouchdb)', () => {
+  it('reconnects from the last change it told: each change once, none lost', async () => {
+    const server = await startExpressPouchDB();
+    const db = new PouchDB(`${server.url}/restarted`);
+    const seen: Change[] = [];
+    const retries: unknown[] = [];
+    const subscription = followChanges$(db, {
+      since: 'now',
+      maxBackoffMs: 200,
+      onRetry: (_attempt, error) => retries.push(error),
+    }).subscribe((c) => seen.push(c));
+    try {
+      await sleep(100);
+      await db.put({ _id: 'before' });
+      await until(seen, 1);
+      await server.stop();
+      await server.restart();
+      await db.put({ _id: 'after' });
+      await until(seen, 2);
+      await sleep(300);
+      expect(seen.map((c) => c.id)).to.deep.equal(['before', 'after']);
+      expect(retries, 'the feed was cut and taken up again').to.have.length.at.least(1);
+    } finally {
+      subscription.unsubscribe();
+      await server.dispose();
+    }
   });
 });
