@@ -1,4 +1,5 @@
 /** Reading and writing documents through their codecs, so nothing from the store is trusted undecoded. */
+import DataLoader from 'dataloader';
 import * as E from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import type { Database } from './pouch.js';
@@ -20,15 +21,52 @@ export const decodeDoc = <C extends t.Mixed>(codec: C, id: string, doc: unknown)
   return decoded.right;
 };
 
+/** The most documents one batched read asks for (the request body stays small). */
+const READ_BATCH = 200;
+
+/**
+ * On CouchDB, the single-document reads issued in the same turn of the event loop go as one `_all_docs` request with
+ * their keys (DataLoader's batching; nothing is cached: each read is answered by the store as it is
+ * now). A request reads its session and its user at once, and fifty concurrent requests read theirs
+ * in the same few ticks: two requests each became a share of one (decision 0019, twelfth round).
+ * CouchDB answers each key of such a request with a quorum read of its own, as it does a `GET`
+ * (`fabric_view_all_docs`: `fabric:open_doc` per key), so nothing reads a copy a `GET` would not.
+ */
+const batchedReads = new WeakMap<Database, DataLoader<string, unknown>>();
+const batchedReadsOf = (db: Database): DataLoader<string, unknown> => {
+  const held = batchedReads.get(db);
+  if (held !== undefined) return held;
+  const loader = new DataLoader<string, unknown>(
+    async (ids) => {
+      const res = await db.allDocs({ keys: [...ids], include_docs: true });
+      // One row per key, in the keys' order: absent and deleted documents answer without a body.
+      return ids.map((id, i) => {
+        const row = res.rows[i];
+        const doc: unknown = row !== undefined && !('error' in row) && row.id === id ? row.doc : undefined;
+        return doc ?? undefined;
+      });
+    },
+    // After the I/O callbacks of this turn of the event loop, not only this tick's: concurrent
+    // requests reach their reads from separate socket callbacks.
+    { cache: false, maxBatchSize: READ_BATCH, batchScheduleFn: (run) => setImmediate(run) },
+  );
+  batchedReads.set(db, loader);
+  return loader;
+};
+
 export const getDoc = async <C extends t.Mixed>(
   db: Database,
   codec: C,
   id: string,
 ): Promise<t.TypeOf<C> | undefined> => {
-  const doc: unknown = await db.get(id).catch((e: unknown) => {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  });
+  // `_local` and design documents are not in `_all_docs`.
+  const doc: unknown =
+    isRemote(db) && !id.startsWith('_')
+      ? await batchedReadsOf(db).load(id)
+      : await db.get(id).catch((e: unknown) => {
+          if (isNotFound(e)) return undefined;
+          throw e;
+        });
   return doc === undefined ? undefined : decodeDoc(codec, id, doc);
 };
 

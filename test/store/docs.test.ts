@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import * as t from 'io-ts';
-import { getDocs, listDocs, UndecodableDocument } from '../../src/store/docs.js';
+import { getDoc, getDocs, isRemote, listDocs, UndecodableDocument } from '../../src/store/docs.js';
 import type { Database } from '../../src/store/pouch.js';
 import { readUntil } from '../support/readUntil.js';
 import { type StoreHost, storeBackends } from '../support/storeBackends.js';
@@ -59,6 +59,84 @@ for (const [name, setUp] of backends) {
 
     it('reads nothing for no ids', async () => {
       expect(await getDocs(db, Note, [])).to.deep.equal([]);
+    });
+  });
+
+  describe(`getDoc on ${name}`, function () {
+    this.timeout(60_000);
+    let host: StoreHost;
+    let db: Database;
+    let tests = 0;
+    before(async () => {
+      host = await setUp();
+    });
+    after(() => host.dispose());
+    beforeEach(() => {
+      tests += 1;
+      db = host.open(`note_${tests}`);
+    });
+    afterEach(() => db.close());
+
+    /** Counts the store calls a read makes (`get` one by one, `allDocs` batched). */
+    const counted = (target: Database) => {
+      const calls = { get: 0, allDocs: 0 };
+      const get = target.get.bind(target);
+      const allDocs = target.allDocs.bind(target);
+      Object.assign(target, {
+        get: (...args: Parameters<typeof get>) => {
+          calls.get += 1;
+          return get(...args);
+        },
+        allDocs: (...args: Parameters<typeof allDocs>) => {
+          calls.allDocs += 1;
+          return allDocs(...args);
+        },
+      });
+      return calls;
+    };
+
+    it('answers each of many concurrent reads with its own document, or nothing for an absent or deleted one', async () => {
+      await db.bulkDocs([
+        { _id: 'note:a', text: 'a' },
+        { _id: 'note:b', text: 'b' },
+        { _id: 'note:gone', text: 'gone' },
+      ]);
+      await db.remove(await db.get('note:gone'));
+      const asked = ['note:b', 'note:absent', 'note:a', 'note:gone', 'note:a'];
+      const read = () => Promise.all(asked.map((id) => getDoc(db, Note, id)));
+      // A cluster may answer the deletion from a copy that has not taken it yet: read until it has.
+      await readUntil(read, (docs) => docs[3] === undefined, 60_000);
+      const calls = counted(db);
+      const found = await read();
+      expect(found.map((d) => d?.text)).to.deep.equal(['b', undefined, 'a', undefined, 'a']);
+      // On CouchDB the five concurrent reads went as one request with their keys.
+      expect(calls).to.deep.equal(isRemote(db) ? { get: 0, allDocs: 1 } : { get: 5, allDocs: 0 });
+    });
+
+    it('reads the document as it is now, not as an earlier read found it', async () => {
+      await db.put({ _id: 'note:x', text: 'one' });
+      expect((await getDoc(db, Note, 'note:x'))?.text).to.equal('one');
+      const current = await db.get('note:x');
+      await db.put({ ...current, text: 'two' });
+      const now = await readUntil(
+        () => getDoc(db, Note, 'note:x'),
+        (d) => d?.text === 'two',
+        60_000,
+      );
+      expect(now?.text).to.equal('two');
+    });
+
+    it('refuses a document its codec does not read, and the reads beside it still answer', async () => {
+      await db.bulkDocs([
+        { _id: 'note:bad', text: 42 },
+        { _id: 'note:good', text: 'good' },
+      ]);
+      const [bad, good] = await Promise.allSettled([
+        getDoc(db, Note, 'note:bad'),
+        getDoc(db, Note, 'note:good'),
+      ]);
+      expect(bad?.status === 'rejected' && bad.reason instanceof UndecodableDocument).to.equal(true);
+      expect(good?.status === 'fulfilled' ? good.value?.text : undefined).to.equal('good');
     });
   });
 
