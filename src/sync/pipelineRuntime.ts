@@ -1,7 +1,8 @@
 /**
  * The event pipeline wired to the store: the events database's change feed wakes it, pages of changes
  * are pulled after the persisted checkpoint (so a backlog of 200,000 events is read a page at a time,
- * never all at once), and each page is projected by `projector.ts`.
+ * never all at once), and each page is projected by `projector.ts`. Once the pulls have caught up, the
+ * feed carries the documents and the pages are taken from it (`tail`) instead of read again.
  *
  * `settle` gives request handlers read-your-writes: it waits until the pipeline has projected the
  * given events and returns their aspects as they then stand.
@@ -16,7 +17,6 @@ import {
   EMPTY,
   filter,
   interval,
-  map,
   merge,
   type Observable,
   Subject,
@@ -197,6 +197,22 @@ const IDLE_LOOK_MS = 5_000;
  */
 const CHECKPOINT_EVERY_MS = 1_000;
 
+/**
+ * The most changes the feed holds for the pulls (`tail`; with their documents, about a megabyte or
+ * two). A feed that runs further ahead of the projecting is let go, and the pulls read the store again
+ * until they catch up and follow it anew.
+ */
+const TAIL_MOST = 2_000;
+
+/**
+ * How long a `settle` waits for the feed to bring its events before the pipeline reads the store for
+ * them all the same, at most once per this interval (a feed that fell silent, or one behind).
+ */
+const SETTLE_LOOK_MS = 1_000;
+
+/** Sequences are opaque on CouchDB: equal when their text is. */
+const sameSeq = (a: Seq, b: Seq): boolean => String(a) === String(b);
+
 /** How long a stop waits for the last checkpoint write (a store that is away must not hold it). */
 const LAST_CHECKPOINT_WAIT_MS = 5_000;
 
@@ -287,24 +303,104 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     return { page: out.page, held: out.waitingFor !== undefined };
   };
 
+  // The events feed with its documents, followed from where a read of the store caught up: a pull
+  // from where one of its changes follows on is answered from it, with no read (on CouchDB, one
+  // request a page). Each change is held with the sequence it follows, so a page taken from it starts
+  // exactly where the one before ended. Sequences are compared only with the same feed's own: CouchDB
+  // writes one change's sequence differently from request to request.
+  interface Tail {
+    readonly entries: Array<{ readonly prev: Seq; readonly change: Change }>;
+    readonly end: { seq: Seq };
+    readonly subscription: Subscription;
+  }
+  let tail: Tail | undefined;
+  const letGo = () => {
+    tail?.subscription.unsubscribe();
+    tail = undefined;
+  };
+  const follow = (from: Seq) => {
+    letGo();
+    const entries: Tail['entries'] = [];
+    const end = { seq: from };
+    const subscription = followChanges$(options.events, { since: from, includeDocs: true })
+      .pipe(takeUntil(stop$))
+      .subscribe((change) => {
+        entries.push({ prev: end.seq, change });
+        end.seq = change.seq;
+        if (entries.length > TAIL_MOST) {
+          if (tail?.entries === entries) letGo();
+        } else wakes$.next();
+      });
+    tail = { entries, end, subscription };
+  };
+  /** Whether the feed in hand goes on from `seq`. */
+  const tailFollows = (seq: Seq): boolean =>
+    tail !== undefined && (sameSeq(tail.end.seq, seq) || tail.entries.some((e) => sameSeq(e.prev, seq)));
+  /** The page after `from` from the feed in hand; undefined when the feed does not go on from there. */
+  const fromTail = (from: Seq, limit: number): Page | undefined => {
+    if (tail === undefined) return undefined;
+    const { entries } = tail;
+    const at = entries.findIndex((e) => sameSeq(e.prev, from));
+    if (at < 0) {
+      if (!sameSeq(tail.end.seq, from)) return undefined;
+      entries.length = 0;
+      return { changes: [], lastSeq: from };
+    }
+    // The changes before `from` were projected by the pages before.
+    entries.splice(0, at);
+    const taken = entries.slice(0, limit);
+    const last = taken[taken.length - 1];
+    return last === undefined ? undefined : { changes: taken.map((e) => e.change), lastSeq: last.change.seq };
+  };
+  // A read of the store is wanted for the next pulls, until one comes back short: a look now and
+  // then (the feed may fall silent without failing), a `catchUp` (it must see everything stored
+  // before it), a settle kept waiting. The pulls of a drain that ends reading saw everything stored
+  // before it began; one that ends on the feed's pages saw what the feed has told. Numbered like the
+  // pulls: only a read that began after the latest want satisfies it.
+  let readWantedAfter: number | undefined = 0;
+  const wantRead = () => {
+    readWantedAfter = pulls;
+  };
+  let lastReadAt = 0;
+  let lastPullRead = false;
+  const waitingSince = new Set<{ readonly at: number }>();
+  const idleLookMs = options.idleLookMs ?? IDLE_LOOK_MS;
+  const looks$ = interval(Math.min(idleLookMs, SETTLE_LOOK_MS)).pipe(
+    filter(() => {
+      const now = Date.now();
+      const oldestWait = Math.min(...[...waitingSince].map((w) => w.at));
+      const look =
+        now - lastReadAt >= idleLookMs ||
+        (now - oldestWait >= SETTLE_LOOK_MS && now - lastReadAt >= SETTLE_LOOK_MS);
+      if (look) wantRead();
+      return look;
+    }),
+  );
+
   const streams$ = eventPipeline$({
-    // Any change to the events database is a reason to look; `now` skips the history the checkpoint covers.
+    // Any change to the events database is a reason to look, and the feed brings what it is.
     wake$: merge(
       defer(async () => undefined),
       wakes$,
-      followChanges$(options.events, { since: 'now' }).pipe(map(() => undefined)),
-      interval(options.idleLookMs ?? IDLE_LOOK_MS).pipe(map(() => undefined)),
+      looks$,
     ).pipe(takeUntil(stop$)),
     pull: (from: Seq, limit: number) =>
       defer(async () => {
         pulls += 1;
         const number = pulls;
-        const { page, held } = await settled(
-          toPage(await options.events.changes({ since: from, limit, include_docs: true })),
-          from,
-        );
+        const fed = readWantedAfter === undefined ? fromTail(from, limit) : undefined;
+        if (fed === undefined) lastReadAt = Date.now();
+        const read = fed ?? toPage(await options.events.changes({ since: from, limit, include_docs: true }));
+        const { page, held } = await settled(read, from);
         lastPull = number;
         lastPullHeld = held;
+        lastPullRead = fed === undefined;
+        if (lastPullRead && !held && read.changes.length < limit) {
+          if (readWantedAfter !== undefined && number > readWantedAfter) readWantedAfter = undefined;
+          // Caught up by reading: the feed goes on from here (an empty page leaves the cursor).
+          const caughtUpAt = page.changes.length === 0 ? from : page.lastSeq;
+          if (!tailFollows(caughtUpAt)) follow(caughtUpAt);
+        }
         return page;
       }),
     process: (batch) =>
@@ -320,7 +416,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     retryDelayMs: options.retryDelayMs ?? 1000,
     onError: (error) => options.onError?.(error),
     onDrained: () => {
-      if (!lastPullHeld) drained$.next(lastPull);
+      if (!lastPullHeld && lastPullRead) drained$.next(lastPull);
     },
   });
 
@@ -386,7 +482,9 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
   const pipeline: EventPipeline = {
     outcomes$: outcomes$.asObservable(),
     wake: () => {
-      if (!stopped) wakes$.next();
+      if (stopped) return;
+      wantRead();
+      wakes$.next();
     },
 
     async settle(events, timeoutMs = 5000) {
@@ -422,12 +520,21 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
         // projected before this pipeline started, or by another instance while this one's feed is
         // behind: the store says so. One just stored is this pipeline's to project, and it tells.
         const unsure = events.filter((e) => pending.has(e.eventId) && e.justStored !== true);
-        if (pending.size > 0) pipeline.wake();
+        // The feed brings a stored event; a settle kept waiting has the store read (`looks$`).
+        if (pending.size > 0) wakes$.next();
         if (unsure.length > 0) {
           const known = await options.projections.loadAspects([...new Set(unsure.map((e) => e.aspect))]);
           for (const a of known.values()) for (const e of a.events) pending.delete(e.eventId);
         }
-        if (pending.size > 0) await waitAtMost(allSeen, timeoutMs);
+        if (pending.size > 0) {
+          const waiting = { at: Date.now() };
+          waitingSince.add(waiting);
+          try {
+            await waitAtMost(allSeen, timeoutMs);
+          } finally {
+            waitingSince.delete(waiting);
+          }
+        }
       } finally {
         sub.unsubscribe();
       }
@@ -487,6 +594,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       stopped = true;
       stop$.next();
       stop$.complete();
+      letGo();
       settling?.unsubscribe();
       await done;
       checkpoints.close();

@@ -191,6 +191,48 @@ describe('event pipeline on the store (real PouchDB)', () => {
     expect(again).to.deep.equal((await projections.project([aspect])).get(aspect));
   });
 
+  it('once caught up, takes its pages from the feed that brings the documents, reading no page of the store', async () => {
+    const events = store.db.events;
+    const reads: Array<PouchDB.Core.ChangesOptions | undefined> = [];
+    const changes = events.changes.bind(events);
+    const counted = Object.create(events, {
+      changes: {
+        value: (opts?: PouchDB.Core.ChangesOptions) => {
+          if (opts?.live !== true) reads.push(opts);
+          return changes(opts);
+        },
+      },
+    });
+    const projections = projectionStore(store.db.projections);
+    pipeline = await startEventPipeline({
+      events: counted,
+      projections,
+      audit: async () => undefined,
+      retryDelayMs: 20,
+      pageSize: 7,
+      // No look of its own during the test: every page after the catch-up comes from the feed.
+      idleLookMs: 60_000,
+    });
+    await pipeline.catchUp();
+    reads.length = 0;
+    const appended = Array.from({ length: 30 }, () => checkinEvent(randomUUID()));
+    // Appended in small bursts, so pages of several sizes come from the feed, some full (7).
+    for (let i = 0; i < appended.length; i += 10) await eventStore(events).appendMany(appended.slice(i, i + 10));
+    const settled = await pipeline.settle(
+      appended.map((e) => ({ eventId: e.eventId, aspect: e.aspect ?? '', justStored: true })),
+      10_000,
+    );
+    expect(settled.size, 'every event projected').to.equal(appended.length);
+    expect(reads, 'pages read from the store after the catch-up').to.deep.equal([]);
+    const stored = await projections.project(appended.map((e) => e.aspect ?? ''));
+    expect([...stored.values()].map((a) => a.version).sort()).to.deep.equal(
+      appended.map((e) => e.eventId).sort(),
+    );
+    // A catch-up still reads the store: it must see everything stored before it, told or not.
+    await pipeline.catchUp();
+    expect(reads.length, 'the catch-up read').to.be.at.least(1);
+  });
+
   it('settles events of one aspect of which some were projected already and the rest not yet, without waiting', async () => {
     const events = eventStore(store.db.events);
     const p = await start();
@@ -377,7 +419,8 @@ describe('event pipeline on the store (real PouchDB)', () => {
     const changes = events.changes.bind(events);
     Object.assign(events, {
       changes: (opts?: PouchDB.Core.ChangesOptions) =>
-        opts?.live === true ? silent.changes(opts) : changes(opts),
+        // From its end: nothing of the private database is told as an event.
+        opts?.live === true ? silent.changes({ ...opts, since: 'now' }) : changes(opts),
     });
     const projected = async (field: string) => {
       const aspect = studentFieldAspect(STUDENT, field);
