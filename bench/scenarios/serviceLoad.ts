@@ -69,6 +69,14 @@ export const drive = async (options: autocannon.Options, pid: number | undefined
   const cpuAtEnd = await cpuMs(pid);
   await quiet(pid);
   const cpuAfter = await cpuMs(pid);
+  // What the failures were, beside their count in the table (a 503 is not a 409).
+  if (r.non2xx + r.errors > 0)
+    process.stderr.write(
+      `bench: ${options.url}: ${r.non2xx} non-2xx (${Object.entries(r.statusCodeStats ?? {})
+        .filter(([code]) => !code.startsWith('2'))
+        .map(([code, stat]) => `${code}×${stat.count}`)
+        .join(', ')}), ${r.errors} errors, ${r.timeouts} timeouts\n`,
+    );
   const perRequest = (from: number | undefined, to: number | undefined) =>
     from === undefined || to === undefined || r.requests.total === 0
       ? undefined

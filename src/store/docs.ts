@@ -25,24 +25,49 @@ export const decodeDoc = <C extends t.Mixed>(codec: C, id: string, doc: unknown)
 const READ_BATCH = 200;
 
 /**
- * On CouchDB, the single-document reads issued in the same turn of the event loop go as one `_all_docs` request with
- * their keys (DataLoader's batching; nothing is cached: each read is answered by the store as it is
+ * On CouchDB, the single-document reads issued in the same turn of the event loop go as one
+ * `_all_docs` request with their keys (DataLoader's batching; nothing is cached: each read is answered by the store as it is
  * now). A request reads its session and its user at once, and fifty concurrent requests read theirs
  * in the same few ticks: two requests each became a share of one (decision 0019, twelfth round).
  * CouchDB answers each key of such a request with a quorum read of its own, as it does a `GET`
  * (`fabric_view_all_docs`: `fabric:open_doc` per key), so nothing reads a copy a `GET` would not.
  */
-const batchedReads = new WeakMap<Database, DataLoader<string, unknown>>();
-const batchedReadsOf = (db: Database): DataLoader<string, unknown> => {
-  const held = batchedReads.get(db);
+type AllDocs = PouchDB.Core.AllDocsResponse<object>;
+const isAllDocsResponse = (v: unknown): v is AllDocs =>
+  typeof v === 'object' && v !== null && 'rows' in v && Array.isArray(v.rows);
+
+/** One document as `db.get` reads it: undefined when absent or deleted, the failure as a value. */
+const readAlone = (db: Database, id: string, conflicts: boolean): Promise<unknown> =>
+  db.get(id, conflicts ? { conflicts } : {}).then(
+    (doc): unknown => doc,
+    (e: unknown) => (isNotFound(e) ? undefined : e instanceof Error ? e : new Error(String(e))),
+  );
+
+const batchedReads = new WeakMap<Database, Map<boolean, DataLoader<string, unknown>>>();
+/** `conflicts`: each document then carries `_conflicts` (a loader of its own: the request differs). */
+const batchedReadsOf = (db: Database, conflicts = false): DataLoader<string, unknown> => {
+  let loaders = batchedReads.get(db);
+  if (loaders === undefined) {
+    loaders = new Map();
+    batchedReads.set(db, loaders);
+  }
+  const held = loaders.get(conflicts);
   if (held !== undefined) return held;
   const loader = new DataLoader<string, unknown>(
     async (ids) => {
-      const res = await db.allDocs({ keys: [...ids], include_docs: true });
+      const res = await db
+        .allDocs({ keys: [...ids], include_docs: true, ...(conflicts ? { conflicts } : {}) })
+        .catch((e: unknown) => e);
+      // A batch that fails (one key CouchDB cannot open ends the whole answer) fails no other
+      // request's read: each is read alone, and only its own failure is its own.
+      if (!isAllDocsResponse(res)) return Promise.all(ids.map((id) => readAlone(db, id, conflicts)));
       // One row per key, in the keys' order: absent and deleted documents answer without a body.
       return ids.map((id, i) => {
         const row = res.rows[i];
-        const doc: unknown = row !== undefined && !('error' in row) && row.id === id ? row.doc : undefined;
+        if (row === undefined || row.key !== id) return new Error(`no row for ${id} in a batched read`);
+        if ('error' in row)
+          return row.error === 'not_found' ? undefined : new Error(`reading ${id}: ${row.error}`);
+        const doc: unknown = row.doc;
         return doc ?? undefined;
       });
     },
@@ -50,7 +75,7 @@ const batchedReadsOf = (db: Database): DataLoader<string, unknown> => {
     // requests reach their reads from separate socket callbacks.
     { cache: false, maxBatchSize: READ_BATCH, batchScheduleFn: (run) => setImmediate(run) },
   );
-  batchedReads.set(db, loader);
+  loaders.set(conflicts, loader);
   return loader;
 };
 
@@ -155,7 +180,8 @@ const LIST_SPLITS = ['4', '8', 'c'];
 /**
  * The documents among `ids` that exist, decoded; absent and deleted ids are left out.
  *
- * On CouchDB, one `_all_docs` request with the keys. On the embedded store, one `get` per id at once:
+ * On CouchDB, one `_all_docs` request with the keys, shared with the other reads of the same turn of
+ * the event loop (`batchedReadsOf`). On the embedded store, one `get` per id at once:
  * PouchDB answers `allDocs({ keys })` there with a one-key range query per key (an iterator, its
  * end, a document-count read and the document), where `get` costs the metadata and the body; on a
  * sync batch of 500 events that was a third of the store's CPU time (decision 0019).
@@ -174,11 +200,13 @@ export const getDocs = async <C extends t.Mixed>(
   for (let i = 0; i < ids.length; i += GET_CHUNK) {
     const chunk = ids.slice(i, i + GET_CHUNK);
     if (isRemote(db)) {
-      const res = await db.allDocs({ keys: chunk, include_docs: true, ...conflicts });
-      for (const row of res.rows) {
-        if ('error' in row || row.doc === undefined || row.doc === null) continue;
-        out.push(decodeDoc(codec, row.id, row.doc));
-      }
+      // Batched with the other reads of this turn (`batchedReadsOf`).
+      const docs = await batchedReadsOf(db, options.conflicts === true).loadMany(chunk);
+      docs.forEach((doc, k) => {
+        if (doc instanceof Error) throw doc;
+        const id = chunk[k];
+        if (doc !== undefined && id !== undefined) out.push(decodeDoc(codec, id, doc));
+      });
       continue;
     }
     const docs = await Promise.all(

@@ -320,6 +320,8 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
   };
   const follow = (from: Seq) => {
     letGo();
+    // A read that ends after a stop (its page was in hand) opens no feed: none would close it.
+    if (stopped) return;
     const entries: Tail['entries'] = [];
     const end = { seq: from };
     const subscription = followChanges$(options.events, { since: from, includeDocs: true })
@@ -329,9 +331,19 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
         end.seq = change.seq;
         if (entries.length > TAIL_MOST) {
           if (tail?.entries === entries) letGo();
-        } else wakes$.next();
+        } else wakeSoon();
       });
     tail = { entries, end, subscription };
+  };
+  // One wake for the changes a feed tells together (a chunk of lines), not one page per change.
+  let wakeQueued = false;
+  const wakeSoon = () => {
+    if (wakeQueued) return;
+    wakeQueued = true;
+    queueMicrotask(() => {
+      wakeQueued = false;
+      wakes$.next();
+    });
   };
   /** Whether the feed in hand goes on from `seq`. */
   const tailFollows = (seq: Seq): boolean =>
@@ -414,7 +426,11 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     since,
     pageSize: options.pageSize ?? 500,
     retryDelayMs: options.retryDelayMs ?? 1000,
-    onError: (error) => options.onError?.(error),
+    onError: (error) => {
+      // The retry reads the store: a catch-up waiting must see a drain that ends reading.
+      wantRead();
+      options.onError?.(error);
+    },
     onDrained: () => {
       if (!lastPullHeld && lastPullRead) drained$.next(lastPull);
     },

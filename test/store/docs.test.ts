@@ -113,6 +113,21 @@ for (const [name, setUp] of backends) {
       expect(calls).to.deep.equal(isRemote(db) ? { get: 0, allDocs: 1 } : { get: 5, allDocs: 0 });
     });
 
+    it('answers each read alone when a batched read fails, so one failure is no other read’s', async () => {
+      await db.bulkDocs([
+        { _id: 'note:a', text: 'a' },
+        { _id: 'note:b', text: 'b' },
+      ]);
+      await readUntil(
+        () => getDoc(db, Note, 'note:b'),
+        (d) => d !== undefined,
+        60_000,
+      );
+      Object.assign(db, { allDocs: () => Promise.reject(new Error('one key could not be opened')) });
+      const found = await Promise.all(['note:a', 'note:absent', 'note:b'].map((id) => getDoc(db, Note, id)));
+      expect(found.map((d) => d?.text)).to.deep.equal(['a', undefined, 'b']);
+    });
+
     it('reads the document as it is now, not as an earlier read found it', async () => {
       await db.put({ _id: 'note:x', text: 'one' });
       expect((await getDoc(db, Note, 'note:x'))?.text).to.equal('one');
