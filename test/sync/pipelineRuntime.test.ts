@@ -16,6 +16,7 @@ import {
   startEventPipeline,
 } from '../../src/sync/pipelineRuntime.js';
 import type { ProjectedBatch } from '../../src/sync/projector.js';
+import { readUntil } from '../support/readUntil.js';
 import { snapshot } from '../support/snapshot.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
@@ -64,6 +65,8 @@ describe('event pipeline on the store (real PouchDB)', () => {
   let audit: NewAuditEntry[];
   let pipeline: EventPipeline | undefined;
 
+  // Pages from the feed, as on CouchDB (the embedded store's default reads every page): the tests
+  // below run the feed's pages through conflicts, quarantines, restarts and replays.
   const start = async (db = store.db.projections) => {
     pipeline = await startEventPipeline({
       events: store.db.events,
@@ -73,6 +76,7 @@ describe('event pipeline on the store (real PouchDB)', () => {
       },
       pageSize: 7,
       retryDelayMs: 20,
+      pagesFromFeed: true,
     });
     return pipeline;
   };
@@ -212,12 +216,14 @@ describe('event pipeline on the store (real PouchDB)', () => {
       pageSize: 7,
       // No look of its own during the test: every page after the catch-up comes from the feed.
       idleLookMs: 60_000,
+      pagesFromFeed: true,
     });
     await pipeline.catchUp();
     reads.length = 0;
     const appended = Array.from({ length: 30 }, () => checkinEvent(randomUUID()));
     // Appended in small bursts, so pages of several sizes come from the feed, some full (7).
-    for (let i = 0; i < appended.length; i += 10) await eventStore(events).appendMany(appended.slice(i, i + 10));
+    for (let i = 0; i < appended.length; i += 10)
+      await eventStore(events).appendMany(appended.slice(i, i + 10));
     const settled = await pipeline.settle(
       appended.map((e) => ({ eventId: e.eventId, aspect: e.aspect ?? '', justStored: true })),
       10_000,
@@ -231,6 +237,38 @@ describe('event pipeline on the store (real PouchDB)', () => {
     // A catch-up still reads the store: it must see everything stored before it, told or not.
     await pipeline.catchUp();
     expect(reads.length, 'the catch-up read').to.be.at.least(1);
+  });
+
+  it('on the embedded store, reads its pages by default and is woken by a feed of the changes alone', async () => {
+    const events = store.db.events;
+    const live: Array<PouchDB.Core.ChangesOptions | undefined> = [];
+    const changes = events.changes.bind(events);
+    const counted = Object.create(events, {
+      changes: {
+        value: (opts?: PouchDB.Core.ChangesOptions) => {
+          if (opts?.live === true) live.push(opts);
+          return changes(opts);
+        },
+      },
+    });
+    pipeline = await startEventPipeline({
+      events: counted,
+      projections: projectionStore(store.db.projections),
+      audit: async () => undefined,
+      idleLookMs: 60_000,
+    });
+    await pipeline.catchUp();
+    const event = checkinEvent(randomUUID());
+    await eventStore(events).append(event);
+    // No settle and no look: only the feed can wake it.
+    const aspect = event.aspect ?? '';
+    const projected = await readUntil(
+      async () => (await projectionStore(store.db.projections).project([aspect])).get(aspect),
+      (a) => a !== undefined,
+      5_000,
+    );
+    expect(projected?.version).to.equal(event.eventId);
+    expect(live.map((o) => [o?.since, o?.include_docs === true])).to.deep.equal([['now', false]]);
   });
 
   it('settles events of one aspect of which some were projected already and the rest not yet, without waiting', async () => {
