@@ -3,7 +3,7 @@ import DataLoader from 'dataloader';
 import * as E from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import type { Database } from './pouch.js';
-import { isNotFound } from './storeErrors.js';
+import { isNotFound, isStoreUnavailable } from './storeErrors.js';
 
 export class UndecodableDocument extends Error {
   constructor(readonly id: string) {
@@ -24,14 +24,6 @@ export const decodeDoc = <C extends t.Mixed>(codec: C, id: string, doc: unknown)
 /** The most documents one batched read asks for (the request body stays small). */
 const READ_BATCH = 200;
 
-/**
- * On CouchDB, the single-document reads issued in the same turn of the event loop go as one
- * `_all_docs` request with their keys (DataLoader's batching; nothing is cached: each read is answered by the store as it is
- * now). A request reads its session and its user at once, and fifty concurrent requests read theirs
- * in the same few ticks: two requests each became a share of one (decision 0019, twelfth round).
- * CouchDB answers each key of such a request with a quorum read of its own, as it does a `GET`
- * (`fabric_view_all_docs`: `fabric:open_doc` per key), so nothing reads a copy a `GET` would not.
- */
 type AllDocs = PouchDB.Core.AllDocsResponse<object>;
 const isAllDocsResponse = (v: unknown): v is AllDocs =>
   typeof v === 'object' && v !== null && 'rows' in v && Array.isArray(v.rows);
@@ -43,6 +35,15 @@ const readAlone = (db: Database, id: string, conflicts: boolean): Promise<unknow
     (e: unknown) => (isNotFound(e) ? undefined : e instanceof Error ? e : new Error(String(e))),
   );
 
+/**
+ * On CouchDB, the single-document reads issued in the same turn of the event loop go as one
+ * `_all_docs` request with their keys (DataLoader's batching; nothing is cached: each read is answered
+ * by the store as it is now). A request reads its session and its user at once, and fifty concurrent
+ * requests read theirs in the same few ticks: two requests each became a share of one (decision 0019,
+ * twelfth round). CouchDB answers each key of such a request with a quorum read of its own, as it does
+ * a `GET` (`fabric_view_all_docs`: `fabric:open_doc` per key), so nothing reads a copy a `GET` would
+ * not.
+ */
 const batchedReads = new WeakMap<Database, Map<boolean, DataLoader<string, unknown>>>();
 /** `conflicts`: each document then carries `_conflicts` (a loader of its own: the request differs). */
 const batchedReadsOf = (db: Database, conflicts = false): DataLoader<string, unknown> => {
@@ -58,9 +59,14 @@ const batchedReadsOf = (db: Database, conflicts = false): DataLoader<string, unk
       const res = await db
         .allDocs({ keys: [...ids], include_docs: true, ...(conflicts ? { conflicts } : {}) })
         .catch((e: unknown) => e);
-      // A batch that fails (one key CouchDB cannot open ends the whole answer) fails no other
-      // request's read: each is read alone, and only its own failure is its own.
-      if (!isAllDocsResponse(res)) return Promise.all(ids.map((id) => readAlone(db, id, conflicts)));
+      if (!isAllDocsResponse(res)) {
+        // The store away fails every read alike, and at once: reading each alone would only double
+        // the wait of a frozen node's timeout.
+        if (isStoreUnavailable(res)) throw res;
+        // One key CouchDB cannot open ends the whole answer: each is read alone, and only its own
+        // failure is its own.
+        return Promise.all(ids.map((id) => readAlone(db, id, conflicts)));
+      }
       // One row per key, in the keys' order: absent and deleted documents answer without a body.
       return ids.map((id, i) => {
         const row = res.rows[i];

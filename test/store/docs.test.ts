@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import * as t from 'io-ts';
 import { getDoc, getDocs, isRemote, listDocs, UndecodableDocument } from '../../src/store/docs.js';
 import type { Database } from '../../src/store/pouch.js';
+import { StoreTimeoutError } from '../../src/store/storeErrors.js';
 import { readUntil } from '../support/readUntil.js';
 import { type StoreHost, storeBackends } from '../support/storeBackends.js';
 
@@ -126,6 +127,23 @@ for (const [name, setUp] of backends) {
       Object.assign(db, { allDocs: () => Promise.reject(new Error('one key could not be opened')) });
       const found = await Promise.all(['note:a', 'note:absent', 'note:b'].map((id) => getDoc(db, Note, id)));
       expect(found.map((d) => d?.text)).to.deep.equal(['a', undefined, 'b']);
+    });
+
+    it('fails every read of a batch at once when the store is away, reading none of them again', async () => {
+      await db.put({ _id: 'note:a', text: 'a' });
+      const away = new StoreTimeoutError(5_000);
+      let alone = 0;
+      Object.assign(db, {
+        allDocs: () => Promise.reject(away),
+        get: () => {
+          alone += 1;
+          return Promise.reject(away);
+        },
+      });
+      const results = await Promise.allSettled(['note:a', 'note:b'].map((id) => getDoc(db, Note, id)));
+      expect(results.map((r) => (r.status === 'rejected' ? r.reason : r.value))).to.deep.equal([away, away]);
+      // On CouchDB the one batched request, and no read alone after it; the embedded store reads by get.
+      expect(alone).to.equal(isRemote(db) ? 0 : 2);
     });
 
     it('reads the document as it is now, not as an earlier read found it', async () => {
