@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -80,6 +80,43 @@ const listen = (server: Server, port: number): Promise<number> =>
     });
   });
 
+/**
+ * `GET /{db}/_changes?feed=continuous` as CouchDB answers it. express-pouchdb's own never stops: when
+ * the client goes, its heartbeat interval and live feed stay, and keep the test process alive. Answers
+ * `undefined` for any other request (express-pouchdb's).
+ */
+const continuousFeed = (
+  Backend: ReturnType<typeof PouchDB.defaults>,
+): ((req: IncomingMessage, res: ServerResponse) => true | undefined) => {
+  return (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const [db, part, ...rest] = url.pathname.split('/').filter((p) => p !== '');
+    if (req.method !== 'GET' || part !== '_changes' || rest.length > 0 || db === undefined) return undefined;
+    if (url.searchParams.get('feed') !== 'continuous') return undefined;
+    const q = url.searchParams;
+    const since = q.get('since') ?? '0';
+    const feed = new Backend(decodeURIComponent(db)).changes({
+      live: true,
+      since: since === 'now' ? 'now' : Number(since),
+      include_docs: q.get('include_docs') === 'true',
+      ...(q.get('style') === 'all_docs' ? { style: 'all_docs' as const } : {}),
+    });
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+    const heartbeat = setInterval(() => res.write('\n'), Number(q.get('heartbeat') ?? 60_000));
+    feed.on('change', (change) => res.write(`${JSON.stringify(change)}\n`));
+    const end = () => {
+      clearInterval(heartbeat);
+      feed.cancel();
+    };
+    feed.on('error', () => {
+      end();
+      res.end();
+    });
+    res.on('close', end);
+    return true;
+  };
+};
+
 export const startExpressPouchDB = async (options: { validation?: boolean } = {}): Promise<CouchServer> => {
   const dir = await makeTempDir('couch');
   const Backend = PouchDB.defaults({ prefix: `${join(dir, 'db')}-` });
@@ -88,7 +125,9 @@ export const startExpressPouchDB = async (options: { validation?: boolean } = {}
     overrideMode: { include: ['routes/find', ...(options.validation === true ? ['validation'] : [])] },
     inMemoryConfig: true,
   });
-  let server = createServer(app);
+  const continuous = continuousFeed(Backend);
+  const handle = (req: IncomingMessage, res: ServerResponse) => continuous(req, res) ?? app(req, res);
+  let server = createServer(handle);
   const port = await listen(server, 0);
   let running = true;
   const stop = async () => {
@@ -105,7 +144,7 @@ export const startExpressPouchDB = async (options: { validation?: boolean } = {}
     stop,
     async restart() {
       if (running) return;
-      server = createServer(app);
+      server = createServer(handle);
       await listen(server, port);
       running = true;
     },
