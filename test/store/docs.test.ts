@@ -14,7 +14,7 @@ const Note = t.type({ _id: t.string, _rev: t.string, text: t.string });
 const backends = storeBackends('docs');
 
 for (const [name, setUp] of backends) {
-  describe(`getDocs on ${name}`, function () {
+  describe(`getDoc and getDocs on ${name}`, function () {
     this.timeout(60_000);
     let host: StoreHost;
     let db: Database;
@@ -61,22 +61,6 @@ for (const [name, setUp] of backends) {
     it('reads nothing for no ids', async () => {
       expect(await getDocs(db, Note, [])).to.deep.equal([]);
     });
-  });
-
-  describe(`getDoc on ${name}`, function () {
-    this.timeout(60_000);
-    let host: StoreHost;
-    let db: Database;
-    let tests = 0;
-    before(async () => {
-      host = await setUp();
-    });
-    after(() => host.dispose());
-    beforeEach(() => {
-      tests += 1;
-      db = host.open(`note_${tests}`);
-    });
-    afterEach(() => db.close());
 
     /** Counts the store calls a read makes (`get` one by one, `allDocs` batched). */
     const counted = (target: Database) => {

@@ -8,6 +8,7 @@ import { standingOf } from '../../src/rules/projections.js';
 import { auditLog } from '../../src/store/auditLog.js';
 import { docCache } from '../../src/store/docCache.js';
 import { eventStore } from '../../src/store/events.js';
+import type { Database } from '../../src/store/pouch.js';
 import { type LoadedAspect, projectionStore } from '../../src/store/projections.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import {
@@ -58,6 +59,24 @@ const checkinEvent = (student: string): NewEvent => ({
   clientTimestamp: '2026-11-26T09:00:00.000Z',
   serverTimestamp: '2026-11-26T09:00:01.000Z',
 });
+
+/**
+ * The events database seen through a proxy that records its `changes` calls: live feeds, and reads of
+ * a page. PouchDB's own calls inside a feed go to the database itself, and are not counted.
+ */
+const changesCalls = (events: Database) => {
+  const live: Array<PouchDB.Core.ChangesOptions | undefined> = [];
+  const reads: Array<PouchDB.Core.ChangesOptions | undefined> = [];
+  const changes = events.changes.bind(events);
+  const counting = (opts?: PouchDB.Core.ChangesOptions) => {
+    (opts?.live === true ? live : reads).push(opts);
+    return changes(opts);
+  };
+  const counted = new Proxy(events, {
+    get: (target, property) => (property === 'changes' ? counting : Reflect.get(target, property, target)),
+  });
+  return { counted, live, reads };
+};
 
 describe('event pipeline on the store (real PouchDB)', () => {
   let dir: string;
@@ -197,16 +216,7 @@ describe('event pipeline on the store (real PouchDB)', () => {
 
   it('once caught up, takes its pages from the feed that brings the documents, reading no page of the store', async () => {
     const events = store.db.events;
-    const reads: Array<PouchDB.Core.ChangesOptions | undefined> = [];
-    const changes = events.changes.bind(events);
-    const counted = Object.create(events, {
-      changes: {
-        value: (opts?: PouchDB.Core.ChangesOptions) => {
-          if (opts?.live !== true) reads.push(opts);
-          return changes(opts);
-        },
-      },
-    });
+    const { counted, reads } = changesCalls(events);
     const projections = projectionStore(store.db.projections);
     pipeline = await startEventPipeline({
       events: counted,
@@ -241,16 +251,7 @@ describe('event pipeline on the store (real PouchDB)', () => {
 
   it('on the embedded store, reads its pages by default and is woken by a feed of the changes alone', async () => {
     const events = store.db.events;
-    const live: Array<PouchDB.Core.ChangesOptions | undefined> = [];
-    const changes = events.changes.bind(events);
-    const counted = Object.create(events, {
-      changes: {
-        value: (opts?: PouchDB.Core.ChangesOptions) => {
-          if (opts?.live === true) live.push(opts);
-          return changes(opts);
-        },
-      },
-    });
+    const { counted, live } = changesCalls(events);
     pipeline = await startEventPipeline({
       events: counted,
       projections: projectionStore(store.db.projections),
