@@ -103,6 +103,15 @@ export class ChangeFeedEndedError extends Error {
   }
 }
 
+/** A CouchDB database's address as PouchDB names it, less the password `COUCHDB_URL` may carry. */
+const withoutCredentials = (address: string): string => {
+  if (!URL.canParse(address)) return address;
+  const url = new URL(address);
+  url.username = '';
+  url.password = '';
+  return url.toString();
+};
+
 /** PouchDB's http adapter's `fetch` (its credentials, our `boundedFetch`), which its types leave out. */
 interface FetchingDatabase {
   fetch(path: string, init: RequestInit): Promise<unknown>;
@@ -140,7 +149,7 @@ const continuousChanges$ = (db: Database, options: ChangeFeedOptions): Observabl
     });
     if (options.includeDocs === true) params.set('include_docs', 'true');
     if (options.allLeaves === true) params.set('style', 'all_docs');
-    const ended = (reason: string) => new ChangeFeedEndedError(db.name, reason);
+    const ended = (reason: string) => new ChangeFeedEndedError(withoutCredentials(db.name), reason);
     const line = (text: string) => {
       // A heartbeat.
       if (text.trim() === '') return;

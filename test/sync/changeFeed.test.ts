@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { type Database, PouchDB } from '../../src/store/pouch.js';
-import { type Change, changes$, followChanges$ } from '../../src/sync/changeFeed.js';
+import { type Change, ChangeFeedEndedError, changes$, followChanges$ } from '../../src/sync/changeFeed.js';
 import { startExpressPouchDB } from '../support/couchServer.js';
 import { type StoreHost, storeBackends } from '../support/storeBackends.js';
 
@@ -135,5 +135,19 @@ describe('a change feed over HTTP across a server restart (express-pouchdb)', ()
       subscription.unsubscribe();
       await server.dispose();
     }
+  });
+});
+
+describe('a change feed over HTTP that is refused', () => {
+  it('fails with the database named without the password of its address', async () => {
+    const db = new PouchDB('http://admin:s3cret-pass@127.0.0.1:9/chamada_private', { skip_setup: true });
+    // The server's answer, without a server: 401, as to a wrong password.
+    Object.assign(db, { fetch: async () => new Response(null, { status: 401 }) });
+    const error: unknown = await firstValueFrom(changes$(db)).catch((e: unknown) => e);
+    expect(error).to.be.instanceOf(ChangeFeedEndedError);
+    expect(String(error))
+      .to.include('chamada_private')
+      .and.include('HTTP 401')
+      .and.not.include('s3cret-pass');
   });
 });
