@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
+import type { IncomingHttpHeaders } from 'node:http';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
@@ -63,9 +64,54 @@ const quiet = async (pid: number | undefined): Promise<void> => {
   }
 };
 
+const FailureBody = t.type({
+  error: t.type({ code: t.string, details: t.union([t.undefined, t.null, t.partial({ reason: t.string })]) }),
+});
+
+/** `409 CONFLICT/ALREADY_CHECKED_IN`: what a failed answer said, from the spec's error envelope. */
+const failureKind = (status: number, body: string): string => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return `${status}`;
+  }
+  const decoded = FailureBody.decode(parsed);
+  if (decoded._tag === 'Left') return `${status}`;
+  const { code, details } = decoded.right.error;
+  return `${status} ${code}${details?.reason === undefined ? '' : `/${details.reason}`}`;
+};
+
+/**
+ * Answers that succeeded, per second of the run. Not autocannon's `requests.average`, which counts
+ * every answer: a run whose requests fail fast (a 409 takes a millisecond) would read as a fast one.
+ */
+export const successesPerSecond = (r: autocannon.Result): number =>
+  r.duration > 0 ? r['2xx'] / r.duration : 0;
+
 export const drive = async (options: autocannon.Options, pid: number | undefined): Promise<Load> => {
   const cpuBefore = await cpuMs(pid);
-  const r = await autocannon(options);
+  const failures = new Map<string, number>();
+  const noted = (status: number, body: string) => {
+    if (status >= 200 && status < 300) return;
+    const kind = failureKind(status, body);
+    failures.set(kind, (failures.get(kind) ?? 0) + 1);
+  };
+  const r = await autocannon({
+    ...options,
+    requests: options.requests?.map((request) => ({
+      ...request,
+      onResponse: (
+        status: number,
+        body: string,
+        context: object,
+        headers: IncomingHttpHeaders | undefined,
+      ) => {
+        noted(status, body);
+        if (typeof request.onResponse === 'function') request.onResponse(status, body, context, headers);
+      },
+    })),
+  });
   const cpuAtEnd = await cpuMs(pid);
   await quiet(pid);
   const cpuAfter = await cpuMs(pid);
@@ -75,14 +121,16 @@ export const drive = async (options: autocannon.Options, pid: number | undefined
       `bench: ${options.url}: ${r.non2xx} non-2xx (${Object.entries(r.statusCodeStats ?? {})
         .filter(([code]) => !code.startsWith('2'))
         .map(([code, stat]) => `${code}×${stat.count}`)
-        .join(', ')}), ${r.errors} errors, ${r.timeouts} timeouts\n`,
+        .join(
+          ', ',
+        )}; ${[...failures.entries()].map(([kind, n]) => `${kind}×${n}`).join(', ')}), ${r.errors} errors, ${r.timeouts} timeouts\n`,
     );
   const perRequest = (from: number | undefined, to: number | undefined) =>
     from === undefined || to === undefined || r.requests.total === 0
       ? undefined
       : (to - from) / r.requests.total;
   return {
-    rps: r.requests.average,
+    rps: successesPerSecond(r),
     p99: r.latency.p99,
     non2xx: r.non2xx,
     errors: r.errors,
@@ -114,7 +162,7 @@ export const signedInAdmin = async (url: string): Promise<Record<string, string>
   return { authorization: `Bearer ${token.right.accessToken}`, 'x-device-id': DEVICE_ID };
 };
 
-const medianOf = (xs: ReadonlyArray<number | undefined>): number | undefined => {
+export const medianOf = (xs: ReadonlyArray<number | undefined>): number | undefined => {
   const known = xs.filter((x): x is number => x !== undefined);
   return known.length === 0 ? undefined : median(known);
 };
