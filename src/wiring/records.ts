@@ -46,7 +46,7 @@ export interface RecordsWiring {
 }
 
 export const wireRecords = async ({ store, profile, clock, logger, metrics, opened }: RecordsWiring) => {
-  const { cacheOf, sharedCacheOf } = profile;
+  const { cacheOf, sharedCacheOf, heldBackCacheOf } = profile;
   // Every request reads its session and its user.
   const userCache = cacheOf<UserDoc>(10_000);
   const sessionCache = cacheOf<SessionDoc>(10_000);
@@ -61,10 +61,9 @@ export const wireRecords = async ({ store, profile, clock, logger, metrics, open
   const studentCache = cacheOf<StudentDoc>(STUDENT_CACHE_ENTRIES);
   const checkinCaches: CheckinCaches = {
     // Every write of a record is a compare-and-swap, and the answer after a settled event re-reads a
-    // copy that cannot be what the event left (`checkinService`, `settledRecord`). Not shared on
-    // CouchDB: a write on a revision held too long may fork a record on a cluster (accepted by a
-    // lagging copy), and nothing merges a forked record as the pipeline merges a forked aspect (0038).
-    records: cacheOf(5_000),
+    // copy that cannot be what the event left (`checkinService`, `settledRecord`). Written by every
+    // instance's pipeline: held back on CouchDB (`backendProfile.ts`).
+    records: heldBackCacheOf(5_000),
     config: sharedCacheOf(1),
   };
   const privateCaches: ReadonlyArray<DocCache<unknown>> = [
@@ -136,10 +135,10 @@ export const wireRecords = async ({ store, profile, clock, logger, metrics, open
   });
   // In-flight requests and the pipeline have finished by then: the entries still buffered are written.
   opened.add('audit log', () => auditTrail.close());
-  // Aspects, on both backends (`backendProfile.ts`). Where other instances' pipelines commit too, the
-  // projections' feed below forgets what they change and names the forks the pipeline settles
-  // (decision 0038); a commit on a revision held too long is a 409, and the retry reads the store.
-  const aspectCache = sharedCacheOf<LoadedAspect>(20_000);
+  // Aspects: held on the embedded store, held back on CouchDB for now (`backendProfile.ts`). Where
+  // other instances' pipelines commit too, the projections' feed below forgets what they change and
+  // names the forks the pipeline settles (decision 0038).
+  const aspectCache = heldBackCacheOf<LoadedAspect>(20_000);
   const projectionFeed = profile.oneProjectionWriter
     ? undefined
     : followChanges$(store.db.projections, {

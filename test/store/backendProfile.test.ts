@@ -45,11 +45,17 @@ describe('the backend profile', () => {
     expect(p.oneProjectionWriter).to.equal(false);
   });
 
-  it('the shared caches hold on both backends', () => {
+  it("the shared caches hold on both backends; those of the pipelines' documents are held back on CouchDB", () => {
     for (const backend of ['embedded', 'couchdb'] as const) {
       const shared = backendProfile(backend).sharedCacheOf<string>(10);
       shared.remember('a', 'x');
       expect(shared.peek('a'), backend).to.equal('x');
     }
+    const embedded = backendProfile('embedded').heldBackCacheOf<string>(10);
+    embedded.remember('a', 'x');
+    expect(embedded.peek('a')).to.equal('x');
+    const couch = backendProfile('couchdb').heldBackCacheOf<string>(10);
+    couch.remember('a', 'x');
+    expect(couch.peek('a')).to.equal(undefined);
   });
 });
