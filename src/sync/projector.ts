@@ -231,6 +231,9 @@ const projectIncoming = async (
   fresh = false,
 ): Promise<Projected> => {
   const maxAttempts = deps.maxAttempts ?? 20;
+  // Aspects whose records an attempt that then lost its commit wrote: from a copy another writer had
+  // moved past, so possibly behind what that writer's own write-through left (a check-out undone).
+  const wroteThrough = new Set<string>();
   const attemptAll = async () => {
     const loaded = await deps.projections.loadAspects([...incoming.keys()], { fresh });
     const projected: Array<{ after: AspectProjection; known: LoadedAspect | undefined }> = [];
@@ -262,10 +265,13 @@ const projectIncoming = async (
       expect(after);
       projected.push({ after, known });
     }
-    await writeThroughConcurrently(
-      deps.writeThrough,
-      projected.map((p) => p.after),
-    );
+    // A held aspect whose records a lost attempt of this batch wrote gets them again from what the
+    // store holds now: the aspect needs no write, and without this its records stayed as the lost
+    // attempt left them (the other writer's write-through came first).
+    const rewritten = held.filter((p) => wroteThrough.has(p.aspect));
+    const through = [...projected.map((p) => p.after), ...rewritten];
+    await writeThroughConcurrently(deps.writeThrough, through);
+    for (const p of through) wroteThrough.add(p.aspect);
     const aspects: Array<{ projection: AspectProjection; rev: string | undefined }> = [];
     // Decisions new to this batch (a record that appears or changes), audited once each.
     const decided: ConflictRecordFull[] = [];

@@ -154,6 +154,41 @@ describe('projectBatch against a concurrent projector (another instance on one C
     expect(out.aspectsWritten).to.equal(0);
     expect(out.conflictsChanged, 'a replay decides nothing new').to.deep.equal([]);
   });
+  it('writes again the records a lost attempt wrote, from the copy that won, when the retry finds the aspect holding its events', async () => {
+    // This attempt reads the aspect holding e1 only (another instance has committed e2 meanwhile) and
+    // writes the record from e1 and e3: checked out by Tio. Its commit loses. The retry reads the
+    // aspect holding e1, e2 and e3: nothing to commit, but the record must be what that copy says
+    // (e2, the ADMIN's check-out, wins), not what the lost attempt left.
+    const { store, commits } = scripted(
+      [
+        { rev: '1-a', events: [e1] },
+        { rev: '2-b', events: [e1, e2, e3] },
+      ],
+      ['CONFLICT', 'OK'],
+    );
+    const written: Array<{ events: string[]; pickedUpBy: unknown }> = [];
+    await projectBatch(
+      {
+        projections: store,
+        audit: async () => undefined,
+        writeThrough: async (p) => {
+          const state = p.state?.kind === 'checkin' ? p.state : undefined;
+          written.push({
+            events: p.events.map((e) => e.eventId),
+            pickedUpBy: state?.checkins[0]?.pickupPerson,
+          });
+        },
+      },
+      [change(e3)],
+    );
+    expect(commits).to.have.length(2);
+    expect(commits[1]?.aspects, 'the retry commits no aspect').to.deep.equal([]);
+    expect(written).to.deep.equal([
+      { events: ['e1', 'e3'], pickedUpBy: 'Tio' },
+      { events: ['e1', 'e2', 'e3'], pickedUpBy: 'Avó' },
+    ]);
+  });
+
   it('does not audit a decision again when only the stored copy of one of its events changed', async () => {
     // e3 lost to e2 and was audited. Its copy was then withdrawn (its writer heard 503) and the batch's
     // resend stored another, with a later server time: the same decision, a later `detectedAt`.
