@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -19,6 +19,8 @@ export interface BenchCouch {
   /** With credentials. */
   readonly url: string;
   readonly where: string;
+  /** The CouchDB process, when the bench started it: its CPU time is read around a row. */
+  readonly pid: number | undefined;
   dispose(): Promise<void>;
 }
 
@@ -46,7 +48,7 @@ const freePort = (): Promise<number> =>
 export const benchCouch = async (): Promise<BenchCouch | undefined> => {
   const given = process.env.BENCH_COUCHDB_URL;
   if (given !== undefined && given !== '')
-    return { url: given, where: 'BENCH_COUCHDB_URL', dispose: async () => undefined };
+    return { url: given, where: 'BENCH_COUCHDB_URL', pid: undefined, dispose: async () => undefined };
   const script = launcher();
   if (script === undefined) return undefined;
   const dir = await mkdtemp(join(tmpdir(), 'chamada-bench-couch-'));
@@ -74,7 +76,14 @@ export const benchCouch = async (): Promise<BenchCouch | undefined> => {
     );
     const url = /^COUCHDB_URL=(\S+)$/m.exec(stdout)?.[1];
     if (url === undefined) throw new Error(`the launcher printed no COUCHDB_URL: ${stdout.slice(0, 300)}`);
-    return { url, where: 'a single node started from shared/couchdb', dispose: stop };
+    // The launcher keeps each node's process id in DIR/nodeK/pid.
+    const pid = Number((await readFile(join(dir, 'node1', 'pid'), 'utf8').catch(() => '')).trim());
+    return {
+      url,
+      where: 'a single node started from shared/couchdb',
+      pid: Number.isSafeInteger(pid) && pid > 0 ? pid : undefined,
+      dispose: stop,
+    };
   } catch (e) {
     await stop();
     throw e;

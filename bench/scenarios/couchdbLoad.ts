@@ -9,11 +9,12 @@ import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import * as t from 'io-ts';
 import { serviceProcess, waitHealthy } from '../../test/support/mainProcess.js';
+import { parseExposition, sampleSum } from '../../test/support/prometheus.js';
 import { basicAuth, benchCouch } from '../couchServer.js';
 import { countingProxy } from '../countingProxy.js';
 import type { BenchOptions } from '../options.js';
 import { median, spread } from '../stats.js';
-import { drive, type Load, medianOf, signedInAdmin, successesPerSecond } from './serviceLoad.js';
+import { cpuMs, drive, type Load, medianOf, signedInAdmin, successesPerSecond } from './serviceLoad.js';
 import type { ScenarioResult } from './types.js';
 
 const Created = (key: string) => t.type({ [key]: t.string });
@@ -42,6 +43,7 @@ export const couchdbScenarios = async (options: BenchOptions): Promise<ScenarioR
   const CHECKIN_SECONDS = 10;
   const prefix = `bench${randomUUID().slice(0, 8)}_`;
   const jwtSecret = randomUUID() + randomUUID();
+  const metricsToken = randomUUID();
   const proxy = await countingProxy(couch.url, prefix);
   const env = (couchdbUrl: string) => ({
     AUTH_MODE: 'jwt',
@@ -52,6 +54,8 @@ export const couchdbScenarios = async (options: BenchOptions): Promise<ScenarioR
     RATE_LIMIT_REQUESTS: '1000000',
     // Both instances are one deployment: they share the secret that names the limit's buckets.
     JWT_SECRET: jwtSecret,
+    // The pipeline's pages are read from /metrics around the one-instance runs.
+    METRICS_TOKEN: metricsToken,
   });
   const counted = await serviceProcess('bench-couch-counted', env(proxy.url), {
     kind: 'built',
@@ -209,12 +213,45 @@ export const couchdbScenarios = async (options: BenchOptions): Promise<ScenarioR
     await waitHealthy(urlA);
     await checkIns(urlA, 50, a.pid());
     await couchWrites();
+    // CouchDB's CPU time per successful answer, for the rows where the service is one of its clients:
+    // which side a check-in waits on (the service's own CPU is the row's footnote).
+    const baseCpu: number[] = [];
+    const oneCpu: number[] = [];
+    const withCouchCpu = async (run: () => Promise<Load>, seconds: number, into: number[]) => {
+      const before = await cpuMs(couch.pid);
+      const load = await run();
+      const after = await cpuMs(couch.pid);
+      const answers = load.rps * seconds;
+      if (before !== undefined && after !== undefined && answers > 0) into.push((after - before) / answers);
+      return load;
+    };
+    /** The pipeline's pages so far, as instance A's /metrics counts them. */
+    const pagesOfA = async (): Promise<{ pages: number; changes: number; seconds: number }> => {
+      const r = await fetch(`${urlA}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+      const samples = parseExposition(await r.text());
+      return {
+        pages: sampleSum(samples, 'chamada_pipeline_page_seconds_count'),
+        changes: sampleSum(samples, 'chamada_pipeline_page_changes_sum'),
+        seconds: sampleSum(samples, 'chamada_pipeline_page_seconds_sum'),
+      };
+    };
     const one: Load[] = [];
     const base: Load[] = [];
+    const pagesBefore = await pagesOfA();
     for (let i = 0; i < runs; i += 1) {
-      base.push(await couchWrites());
-      one.push(await checkIns(urlA, 50, a.pid(), CHECKIN_SECONDS));
+      base.push(await withCouchCpu(couchWrites, duration, baseCpu));
+      one.push(
+        await withCouchCpu(() => checkIns(urlA, 50, a.pid(), CHECKIN_SECONDS), CHECKIN_SECONDS, oneCpu),
+      );
     }
+    const pagesAfter = await pagesOfA();
+    const pages = pagesAfter.pages - pagesBefore.pages;
+    const pagesNote =
+      pages === 0
+        ? []
+        : [
+            `the pipeline's pages ${((pagesAfter.changes - pagesBefore.changes) / pages).toFixed(1)} changes and ${(((pagesAfter.seconds - pagesBefore.seconds) / pages) * 1000).toFixed(0)} ms each`,
+          ];
     const oneReused = pairsReused();
     const urlB = await b.start(60_000);
     await waitHealthy(urlB);
@@ -234,6 +271,15 @@ export const couchdbScenarios = async (options: BenchOptions): Promise<ScenarioR
       twoLoads.push(x, y);
     }
     const twoReused = pairsReused();
+    const notes = [
+      ...(oneCpu.length === 0 || baseCpu.length === 0
+        ? []
+        : [
+            `CouchDB's CPU ${median(oneCpu).toFixed(2)} ms per check-in, ${median(baseCpu).toFixed(2)} ms per single-document write`,
+          ]),
+      ...pagesNote,
+    ];
+    const couchCpuNote = notes.length === 0 ? '' : ` (${notes.join('; ')})`;
     const errorsOf = (loads: ReadonlyArray<Load>) => loads.reduce((n, l) => n + l.non2xx + l.errors, 0);
     const flagged = (name: string, loads: ReadonlyArray<Load>) =>
       `${name}${errorsOf(loads) > 0 ? ` — ${errorsOf(loads)} non-2xx or errors` : ''}`;
@@ -258,7 +304,7 @@ export const couchdbScenarios = async (options: BenchOptions): Promise<ScenarioR
       count('CouchDB requests per check-in, 10 at a time', checkin, countedCheckins, '≤ 4'),
       count('CouchDB requests per student creation, one at a time', creation, countedStudents, '≤ 3'),
       {
-        scenario: `${flagged('POST /api/v1/check-in on CouchDB (50 connections)', one)}${oneReused}`,
+        scenario: `${flagged('POST /api/v1/check-in on CouchDB (50 connections)', one)}${couchCpuNote}${oneReused}`,
         unit: 'req/s',
         median: median(oneRps),
         spread: spread(oneRps),

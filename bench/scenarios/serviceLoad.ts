@@ -36,7 +36,7 @@ export interface Load {
 const TICKS_PER_SECOND = 100;
 
 /** User and system CPU time of a process so far, in ms (Linux; undefined elsewhere). */
-const cpuMs = async (pid: number | undefined): Promise<number | undefined> => {
+export const cpuMs = async (pid: number | undefined): Promise<number | undefined> => {
   if (pid === undefined) return undefined;
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
   // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th.
@@ -125,10 +125,9 @@ export const drive = async (options: autocannon.Options, pid: number | undefined
           ', ',
         )}; ${[...failures.entries()].map(([kind, n]) => `${kind}×${n}`).join(', ')}), ${r.errors} errors, ${r.timeouts} timeouts\n`,
     );
+  // Per successful answer, as the rates count them.
   const perRequest = (from: number | undefined, to: number | undefined) =>
-    from === undefined || to === undefined || r.requests.total === 0
-      ? undefined
-      : (to - from) / r.requests.total;
+    from === undefined || to === undefined || r['2xx'] === 0 ? undefined : (to - from) / r['2xx'];
   return {
     rps: successesPerSecond(r),
     p99: r.latency.p99,

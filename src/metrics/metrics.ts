@@ -44,6 +44,8 @@ export interface Metrics {
   quarantined(reason: string): void;
   /** Forked projection documents the pipeline merged and settled (decision 0038). */
   forksSettled(aspects: number): void;
+  /** A page of the events feed the pipeline projected: how many changes, and how long it took. */
+  pipelinePage(page: { readonly changes: number; readonly seconds: number }): void;
   idempotentReplay(route: string): void;
   rateLimitRefused(scope: string): void;
   replicationPulled(documents: number): void;
@@ -63,6 +65,7 @@ export const noMetrics: Metrics = {
   conflictDecided: ignore,
   quarantined: ignore,
   forksSettled: ignore,
+  pipelinePage: ignore,
   idempotentReplay: ignore,
   rateLimitRefused: ignore,
   replicationPulled: ignore,
@@ -77,6 +80,15 @@ export const noMetrics: Metrics = {
  * target (p99 50 ms) falls on a bucket boundary.
  */
 export const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/**
+ * A page takes a few milliseconds on the embedded store and a few round trips on CouchDB; a REST
+ * check-in waits for its page, so a page time near the check-in's own target (50 ms) is the one to see.
+ */
+export const PAGE_SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
+
+/** From the one event a quiet door gives to the pipeline's most (a page of 500). */
+export const PAGE_CHANGES_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500];
 
 export const prometheusMetrics = (options: { readonly clock: () => Date }): Metrics => {
   const registry = new Registry();
@@ -111,6 +123,18 @@ export const prometheusMetrics = (options: { readonly clock: () => Date }): Metr
     'Event documents the pipeline quarantined for the first time, by reason.',
     ['reason'],
   );
+  const pageSeconds = new Histogram({
+    name: 'chamada_pipeline_page_seconds',
+    help: 'Time the event pipeline took to project a page of the events feed (read excluded).',
+    buckets: PAGE_SECONDS_BUCKETS,
+    registers: [registry],
+  });
+  const pageChanges = new Histogram({
+    name: 'chamada_pipeline_page_changes',
+    help: 'Changes of the events feed in each page the event pipeline projected.',
+    buckets: PAGE_CHANGES_BUCKETS,
+    registers: [registry],
+  });
   const pending = gauge(
     'chamada_pipeline_pending_events',
     'Changes of the events database after the last projected page (read at scrape time).',
@@ -160,6 +184,10 @@ export const prometheusMetrics = (options: { readonly clock: () => Date }): Metr
     conflictDecided: (policy) => conflicts.inc({ policy }),
     quarantined: (reason) => quarantines.inc({ reason }),
     forksSettled: (aspects) => forks.inc(aspects),
+    pipelinePage: ({ changes, seconds }) => {
+      pageSeconds.observe(seconds);
+      pageChanges.observe(changes);
+    },
     idempotentReplay: (route) => replays.inc({ route }),
     rateLimitRefused: (scope) => refusals.inc({ scope }),
     replicationPulled: (documents) => pulled.inc(documents),

@@ -32,11 +32,14 @@ export interface BackendProfile {
   sharedCacheOf<T>(maxEntries: number): DocCache<T>;
   /**
    * A cache of documents written by the pipelines of every instance (check-in records, aspects): held
-   * on the embedded store, held back on CouchDB for now. With them, a three-node run lost events from
-   * aspects (1,695 of 1,800 projected in the two-instance row). Forks were one way (decision 0038,
-   * handled); a later loss showed no fork, and the twelfth session found every write a cluster
-   * answered 202 withdrawn by a fault of its own (decision 0023), which may have been that way too.
-   * Until three-node runs with them pass, CouchDB reads these from the store (reliability.md).
+   * on the embedded store, not on CouchDB. Another instance answers a check-in once its pipeline has
+   * committed the aspect, but this process's copy may lag that commit by the feed's delay: a check-in
+   * of the same child decided here on the copy held (absent) is allowed on the same base, and the
+   * conflict rule then lets the later one win, superseding a check-in already answered 201 and its
+   * pickup code. Read from the store, the commit is there and the second one is refused. A copy
+   * lagging the other way refuses wrongly, and a refusal stores no event for the rule to correct.
+   * (Measured with it on one CouchDB node, fifteenth session: 4.7 requests per check-in against 5.2;
+   * decision 0019, thirteenth round.)
    */
   heldBackCacheOf<T>(maxEntries: number): DocCache<T>;
   /**
@@ -61,7 +64,7 @@ export const backendProfile = (backend: Store['backend']): BackendProfile => {
     backend,
     cacheOf,
     sharedCacheOf: <T>(maxEntries: number) => docCache<T>(maxEntries),
-    // The same as `cacheOf` while held back on CouchDB (see above); callers keep naming which is which.
+    // The same as `cacheOf` (see above for why); callers keep naming which is which.
     heldBackCacheOf: cacheOf,
     ledgerOf: (db) => (oneWriter ? exclusiveIdempotencyLedger(db) : idempotencyLedger(db)),
     rateLimitShareOf: (db) => (oneWriter ? undefined : db),

@@ -47,6 +47,8 @@ export interface EventPipelineOptions {
   readonly onError?: (error: unknown) => void;
   /** Each batch's decisions, once projected (before its checkpoint is saved). */
   readonly onProjected?: (batch: ProjectedBatch) => void;
+  /** Each page of the feed once projected: its changes and the time projecting it took. */
+  readonly onPage?: (page: { readonly changes: number; readonly seconds: number }) => void;
   readonly pageSize?: number;
   readonly retryDelayMs?: number;
   readonly clock?: () => Date;
@@ -428,9 +430,11 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       }),
     process: (batch) =>
       defer(async () => {
+        const started = performance.now();
         const projected = await projectBatch(projector, batch);
         remember(projected.projected);
         options.onProjected?.(projected);
+        options.onPage?.({ changes: batch.length, seconds: (performance.now() - started) / 1000 });
         return projected;
       }),
     saveCheckpoint: (seq) => defer(() => checkpoints.offer(seq)),

@@ -100,6 +100,7 @@ export const wirePipeline = async (w: PipelineWiring): Promise<EventPipeline> =>
       for (const c of batch.conflictsChanged) metrics.conflictDecided(c.policy);
       for (const q of batch.quarantinesRecorded) metrics.quarantined(q.reason);
     },
+    onPage: (page) => metrics.pipelinePage(page),
   });
   // The page in hand is projected (its audit entries queued) before the audit writer closes.
   w.opened.add('event pipeline', () => pipeline.stop());

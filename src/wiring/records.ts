@@ -62,7 +62,7 @@ export const wireRecords = async ({ store, profile, clock, logger, metrics, open
   const checkinCaches: CheckinCaches = {
     // Every write of a record is a compare-and-swap, and the answer after a settled event re-reads a
     // copy that cannot be what the event left (`checkinService`, `settledRecord`). Written by every
-    // instance's pipeline: held back on CouchDB (`backendProfile.ts`).
+    // instance's pipeline: not cached on CouchDB (`backendProfile.ts` says why).
     records: heldBackCacheOf(5_000),
     config: sharedCacheOf(1),
   };
@@ -135,7 +135,7 @@ export const wireRecords = async ({ store, profile, clock, logger, metrics, open
   });
   // In-flight requests and the pipeline have finished by then: the entries still buffered are written.
   opened.add('audit log', () => auditTrail.close());
-  // Aspects: held on the embedded store, held back on CouchDB for now (`backendProfile.ts`). Where
+  // Aspects: held on the embedded store, not on CouchDB (`backendProfile.ts` says why). Where
   // other instances' pipelines commit too, the projections' feed below forgets what they change and
   // names the forks the pipeline settles (decision 0038).
   const aspectCache = heldBackCacheOf<LoadedAspect>(20_000);

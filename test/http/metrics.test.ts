@@ -137,7 +137,7 @@ describe('GET /metrics: the counters move', function () {
   });
   after(() => svc.dispose());
 
-  it('a check-in and its replay: two requests under the route template and status, one replay', async () => {
+  it('a check-in and its replay: two requests under the route template and status, one replay, a page projected', async () => {
     const before = await scrapeOf(svc);
     const key = randomUUID();
     const first = await checkIn(key);
@@ -152,6 +152,13 @@ describe('GET /metrics: the counters move', function () {
     );
     expect(moved('chamada_http_request_duration_seconds_sum', checkInRoute)).to.be.greaterThan(0);
     expect(moved('chamada_idempotency_replays_total', { route: '/api/v1/check-in' })).to.equal(1);
+    // The check-in's event was projected in a page before the 201: the pages, their changes, their time.
+    expect(moved('chamada_pipeline_page_seconds_count')).to.be.at.least(1);
+    expect(moved('chamada_pipeline_page_seconds_sum')).to.be.greaterThan(0);
+    expect(moved('chamada_pipeline_page_changes_sum')).to.be.at.least(1);
+    expect(moved('chamada_pipeline_page_changes_count')).to.equal(
+      moved('chamada_pipeline_page_seconds_count'),
+    );
   });
 
   it('the sixth login within a minute: one rate-limit refusal, counted as a 429', async () => {
