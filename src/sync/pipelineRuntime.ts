@@ -554,9 +554,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
         // The feed brings a stored event; a settle kept waiting has the store read (`looks$`).
         if (pending.size > 0) wakes$.next();
         if (unsure.length > 0) {
-          const known = await options.projections.loadAspects([...new Set(unsure.map((e) => e.aspect))], {
-            asStored: true,
-          });
+          const known = await options.projections.loadAspects([...new Set(unsure.map((e) => e.aspect))]);
           for (const a of known.values()) for (const e of a.events) pending.delete(e.eventId);
         }
         if (pending.size > 0) {
