@@ -102,8 +102,9 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
 
   it('edits the fields the list does not show (address, membership) and returns to the page', async () => {
     await page.getByRole('link', { name: 'Editar dados' }).click();
-    // The form is inert and busy until it holds the record.
-    await page.locator('main form:not([aria-busy])').waitFor();
+    // The form is inert and busy until it holds the record. The edit page's own (`#/children/<id>`):
+    // until the route changes, the child page's three forms match `main form` too.
+    await page.locator('body[data-page="children"] main form:not([aria-busy])').waitFor();
     await page.getByLabel('Bairro').fill('Vila Mariana');
     await page.getByLabel('Cidade').fill('São Paulo');
     await page.getByLabel('Situação da família na igreja').fill('membros');
