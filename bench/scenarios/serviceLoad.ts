@@ -14,6 +14,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import * as t from 'io-ts';
+import { ErrorEnvelope } from '../../src/domain/errors.js';
 import { collect, listeningUrl, serviceProcess, waitHealthy } from '../../test/support/mainProcess.js';
 import { writeDataset } from '../dataset.js';
 import { type BenchOptions, envPairs } from '../options.js';
@@ -64,10 +65,6 @@ const quiet = async (pid: number | undefined): Promise<void> => {
   }
 };
 
-const FailureBody = t.type({
-  error: t.type({ code: t.string, details: t.union([t.undefined, t.null, t.partial({ reason: t.string })]) }),
-});
-
 /** `409 CONFLICT/ALREADY_CHECKED_IN`: what a failed answer said, from the spec's error envelope. */
 const failureKind = (status: number, body: string): string => {
   let parsed: unknown;
@@ -76,10 +73,12 @@ const failureKind = (status: number, body: string): string => {
   } catch {
     return `${status}`;
   }
-  const decoded = FailureBody.decode(parsed);
+  // The service's own envelope codec: what every non-2xx answer carries.
+  const decoded = ErrorEnvelope.decode(parsed);
   if (decoded._tag === 'Left') return `${status}`;
   const { code, details } = decoded.right.error;
-  return `${status} ${code}${details?.reason === undefined ? '' : `/${details.reason}`}`;
+  const reason = details?.reason;
+  return `${status} ${code}${typeof reason === 'string' ? `/${reason}` : ''}`;
 };
 
 /**
