@@ -2,7 +2,10 @@
  * The roster database as a replication source (read only): what the `/api/v1/replication/roster`
  * endpoints answer, in CouchDB's shapes, straight from PouchDB. Nothing here writes.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import * as t from 'io-ts';
 import { waitAtMost } from '../lib/timeouts.js';
+import { isRemote } from './docs.js';
 import type { Database } from './pouch.js';
 
 export interface ChangesQuery {
@@ -45,6 +48,47 @@ const filterOptions = (q: ChangesQuery) => ({
   ...(q.selector === undefined ? {} : { selector: q.selector }),
 });
 
+/**
+ * The pauses before reading named revisions again while one is missing (1.5 s in all). On a CouchDB
+ * cluster `_changes` is served by one copy of each shard and a keyed read by a quorum of copies: a
+ * revision the feed named may be on one copy only for a moment (a write acknowledged 202, internal
+ * replication behind), and a replicator that asks for it a moment later would be told it is missing.
+ * A revision that is really gone (compacted, never stored) costs its reader the 1.5 s once.
+ */
+export const READ_AGAIN_MS: ReadonlyArray<number> = [100, 200, 400, 800];
+
+const Rows = t.array(t.UnknownRecord);
+const BulkGetAnswer = t.type({ results: t.array(t.type({ docs: Rows })) });
+
+/** `open_revs` answers `{ missing: rev }` for a revision no copy asked holds. */
+const openRevsMissing = (answer: unknown): boolean =>
+  Rows.is(answer) && answer.some((row) => typeof row.missing === 'string');
+
+/** `_bulk_get` answers `{ error: { error: 'not_found', … } }` for one (PouchDB's server: `{ missing: rev }`). */
+const bulkGetMissing = (answer: unknown): boolean =>
+  BulkGetAnswer.is(answer) &&
+  answer.results.some((r) =>
+    r.docs.some(
+      (d) => typeof d.missing === 'string' || (t.UnknownRecord.is(d.error) && d.error.error === 'not_found'),
+    ),
+  );
+
+const readUntilHeld = async (
+  remote: boolean,
+  read: () => Promise<unknown>,
+  missing: (answer: unknown) => boolean,
+): Promise<unknown> => {
+  let answer = await read();
+  // The embedded store is one copy: what it lacks it does not have.
+  if (!remote) return answer;
+  for (const ms of READ_AGAIN_MS) {
+    if (!missing(answer)) break;
+    await sleep(ms);
+    answer = await read();
+  }
+  return answer;
+};
+
 export const replicaSource = (db: Database, name: string): ReplicaSource => ({
   async info() {
     const info = await db.info();
@@ -83,7 +127,9 @@ export const replicaSource = (db: Database, name: string): ReplicaSource => ({
   // `latest` is a PouchDB option its typings lack; a prepared object passes it through.
   async bulkGet(docs, options) {
     const query = { docs: docs.map((d) => ({ ...d })), revs: options.revs, latest: options.latest };
-    return db.bulkGet(query);
+    // Only a request that names revisions can find one missing that is coming.
+    const named = docs.some((d) => d.rev !== undefined);
+    return readUntilHeld(isRemote(db) && named, () => db.bulkGet(query), bulkGetMissing);
   },
   async openRevs(id, openRevs, options) {
     const query = {
@@ -91,7 +137,7 @@ export const replicaSource = (db: Database, name: string): ReplicaSource => ({
       revs: options.revs,
       latest: options.latest,
     };
-    return db.get(id, query);
+    return readUntilHeld(isRemote(db) && openRevs !== 'all', () => db.get(id, query), openRevsMissing);
   },
   get: (id, options) => db.get(id, { revs: options.revs }),
 });

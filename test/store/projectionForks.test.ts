@@ -60,7 +60,7 @@ for (const [name, host] of storeBackends('projection-forks')) {
      * winner of two leaves of one generation by revision, so which one shows is the store's choice:
      * the test reads it back rather than assuming.
      */
-    const forked = async (one: ReturnType<typeof byCaller>, other: ReturnType<typeof byCaller>) => {
+    const fork = async (one: ReturnType<typeof byCaller>, other: ReturnType<typeof byCaller>) => {
       const commitOnly = (target: Database, event: typeof one) =>
         projectionStore(target).commit({
           aspects: [{ projection: projectAspect(ASPECT, 'attendance', [], [event]), rev: undefined }],
@@ -71,7 +71,18 @@ for (const [name, host] of storeBackends('projection-forks')) {
       expect(await commitOnly(scratch, other)).to.equal('OK');
       const leaf: Record<string, unknown> = await scratch.get(DOC);
       await db.bulkDocs([leaf], { new_edits: false });
-      const shown = await db.get(DOC, { conflicts: true });
+    };
+
+    /** `fork`, read back once every copy holds it (a running pipeline may settle it first: not here). */
+    const forked = async (one: ReturnType<typeof byCaller>, other: ReturnType<typeof byCaller>) => {
+      await fork(one, other);
+      // On a cluster under load the leaf may be acknowledged by one copy only (202), and the reads
+      // below (a quorum `get`, a one-copy `_all_docs`) may ask the others: wait until all hold it.
+      await server.copiesAgree();
+      const shown = await readUntil(
+        () => db.get(DOC, { conflicts: true }),
+        (d) => Leaves(d).length === 1,
+      );
       expect(Leaves(shown), 'two live leaves').to.have.length(1);
       return shown;
     };
@@ -205,7 +216,7 @@ for (const [name, host] of storeBackends('projection-forks')) {
           });
           const caller = byCaller();
           const admin = byAdmin();
-          await forked(caller, admin);
+          await fork(caller, admin);
           const leaves = await readUntil(
             async () => Leaves(await db.get(DOC, { conflicts: true })).length,
             (n) => n === 0,

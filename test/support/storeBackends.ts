@@ -5,12 +5,18 @@
  */
 import { type Database, PouchDB } from '../../src/store/pouch.js';
 import { openStore, type Store } from '../../src/store/store.js';
-import { couchServerLabel, startCouchServer } from './couchServer.js';
+import { couchServerLabel, startCouchServer, untilCopiesAgree } from './couchServer.js';
 import { makeTempDir, removeDir } from './tempDir.js';
 
 export interface StoreHost {
   open(name: string): Database;
   dispose(): Promise<void>;
+  /**
+   * Until every copy holds what was written (a cluster's internal replication has caught up): a
+   * write a test makes by hand, such as a second leaf, may be acknowledged by fewer copies than a
+   * later read asks. Nothing to wait for on one node or the embedded store.
+   */
+  copiesAgree(): Promise<void>;
 }
 
 export const storeBackends = (label: string): ReadonlyArray<[string, () => Promise<StoreHost>]> => [
@@ -18,14 +24,24 @@ export const storeBackends = (label: string): ReadonlyArray<[string, () => Promi
     'embedded leveldb',
     async () => {
       const dir = await makeTempDir(label);
-      return { open: (name) => new PouchDB(`${dir}/${name}`), dispose: () => removeDir(dir) };
+      return {
+        open: (name) => new PouchDB(`${dir}/${name}`),
+        dispose: () => removeDir(dir),
+        copiesAgree: async () => {},
+      };
     },
   ],
   [
     couchServerLabel(),
     async () => {
       const server = await startCouchServer();
-      return { open: (name) => new PouchDB(`${server.url}/${name}`), dispose: () => server.dispose() };
+      return {
+        open: (name) => new PouchDB(`${server.url}/${name}`),
+        dispose: () => server.dispose(),
+        copiesAgree: async () => {
+          await untilCopiesAgree(server);
+        },
+      };
     },
   ],
 ];
