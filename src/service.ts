@@ -44,7 +44,7 @@ import type { ProjectionStore } from './store/projections.js';
 import { replicaSource } from './store/replicaSource.js';
 import { replicationCheckpoints } from './store/replicationCheckpoints.js';
 import { scheduleStore } from './store/schedules.js';
-import { openStore, type Store, storeLocation } from './store/store.js';
+import { databaseAddress, openStore, type Store, storeLocation } from './store/store.js';
 import type { StudentStore } from './store/students.js';
 import { subjectRecords } from './store/subjectRecords.js';
 import type { UserStore } from './store/users.js';
@@ -118,7 +118,12 @@ const wire = async (
   const key = jwtKey(config.jwtSecret);
   // Embedded or CouchDB, decided once: what the backend implies for caches, claims and feeds.
   const profile = backendProfile(store.backend);
-  const records = await wireRecords({ store, profile, clock, logger, metrics, opened });
+  // Beside the private database's folder (its name carries the deployment's prefix).
+  const directorySnapshot =
+    store.backend === 'embedded'
+      ? `${databaseAddress(storeLocation(config), 'private')}.directory.json`
+      : undefined;
+  const records = await wireRecords({ store, profile, clock, logger, metrics, opened, directorySnapshot });
   const { users, events, classes, students, directory, projections, checkins } = records;
   const sessionSvc = sessionService({
     users,

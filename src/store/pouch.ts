@@ -59,3 +59,15 @@ export const closeIndexDatabases = async (db: Database): Promise<void> => {
     }),
   );
 };
+
+/**
+ * PouchDB's instance id of a database (its `id()`, which the typings lack): kept with the database,
+ * so a database removed and made again has another.
+ */
+export const instanceIdOf = async (db: Database): Promise<string> => {
+  const id: unknown = Reflect.get(db, 'id');
+  if (typeof id !== 'function') throw new Error('this PouchDB database has no id()');
+  const value: unknown = await Reflect.apply(id, db, []);
+  if (typeof value !== 'string') throw new Error('PouchDB id() answered no string');
+  return value;
+};

@@ -35,6 +35,24 @@ export interface DirectoryEntry {
   readonly visitorSince: string | null;
 }
 
+/**
+ * What the directory keeps of a student's record: enough to make its entry again, so a snapshot's row
+ * (`src/domain/directorySnapshot.ts`). Its `photoRef` is the stored key; whether an entry shows it
+ * depends on the consents held.
+ */
+export type StudentSummary = Omit<DirectoryEntry, 'folded' | 'sortKey'>;
+
+export const summaryOf = (doc: StudentDoc): StudentSummary => ({
+  studentId: doc.studentId,
+  displayName: doc.displayName,
+  status: doc.status,
+  photoRef: doc.photoRef,
+  updatedAt: doc.updatedAt,
+  classId: doc.classId,
+  visitor: doc.visitor,
+  visitorSince: doc.visitor ? doc.createdAt : null,
+});
+
 export interface DirectoryPage {
   readonly items: ReadonlyArray<DirectoryEntry>;
   /** The sort key of the last item when more may follow; undefined at the end. */
@@ -48,6 +66,10 @@ export interface StudentDirectory {
    * placing each in order as it comes moved half the list per student (12 s of a start at 100,000).
    */
   loadPages(each: (visit: (page: ReadonlyArray<StudentDoc>) => void) => Promise<void>): Promise<void>;
+  /** Adds summaries (a snapshot's), in name order once at the end, as `loadPages` does records. */
+  loadSummaries(summaries: Iterable<StudentSummary>): void;
+  /** Every student held, as summaries: what a snapshot keeps. */
+  summaries(): StudentSummary[];
   upsertStudent(doc: StudentDoc): void;
   upsertConsent(doc: ConsentDoc): void;
   /** How many unrevoked image consents the student has. */
@@ -147,28 +169,34 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
   const addAll = (page: ReadonlyArray<StudentDoc>) => {
     for (const doc of page) directory.upsertStudent(doc);
   };
+  // Feeds deliver a document after our own write already applied it: keep the newest.
+  const upsert = (summary: StudentSummary) => {
+    const known = entries.get(summary.studentId);
+    if (known !== undefined && known.updatedAt > summary.updatedAt) return;
+    project(summary);
+  };
 
   const shownPhoto = (studentId: string): string | null =>
     photosAllowed(activeBySubject.get(studentId) ?? 0) ? (photoRefs.get(studentId) ?? null) : null;
 
-  const project = (doc: StudentDoc) => {
-    if (doc.photoRef === null) photoRefs.delete(doc.studentId);
-    else photoRefs.set(doc.studentId, doc.photoRef);
-    if (doc.visitor) visitorIds.add(doc.studentId);
-    else visitorIds.delete(doc.studentId);
-    const sortKey = sortKeyOf(doc.displayName, doc.studentId);
+  const project = (s: StudentSummary) => {
+    if (s.photoRef === null) photoRefs.delete(s.studentId);
+    else photoRefs.set(s.studentId, s.photoRef);
+    if (s.visitor) visitorIds.add(s.studentId);
+    else visitorIds.delete(s.studentId);
+    const sortKey = sortKeyOf(s.displayName, s.studentId);
     place({
-      studentId: doc.studentId,
-      displayName: doc.displayName,
+      studentId: s.studentId,
+      displayName: s.displayName,
       // A slice of the sort key shares its characters: one copy of each folded name.
-      folded: sortKey.slice(0, sortKey.length - doc.studentId.length - 1),
+      folded: sortKey.slice(0, sortKey.length - s.studentId.length - 1),
       sortKey,
-      status: doc.status,
-      photoRef: shownPhoto(doc.studentId),
-      updatedAt: doc.updatedAt,
-      classId: internClass(doc.classId),
-      visitor: doc.visitor,
-      visitorSince: doc.visitor ? doc.createdAt : null,
+      status: s.status,
+      photoRef: shownPhoto(s.studentId),
+      updatedAt: s.updatedAt,
+      classId: internClass(s.classId),
+      visitor: s.visitor,
+      visitorSince: s.visitorSince,
     });
   };
 
@@ -192,12 +220,28 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
       }
     },
 
-    upsertStudent(doc) {
-      const known = entries.get(doc.studentId);
-      // Feeds deliver a document after our own write already applied it: keep the newest.
-      if (known !== undefined && known.updatedAt > doc.updatedAt) return;
-      project(doc);
+    loadSummaries(summaries) {
+      beginLoad();
+      try {
+        for (const summary of summaries) upsert(summary);
+      } finally {
+        endLoad();
+      }
     },
+
+    summaries: () =>
+      [...entries.values()].map((e) => ({
+        studentId: e.studentId,
+        displayName: e.displayName,
+        status: e.status,
+        photoRef: photoRefs.get(e.studentId) ?? null,
+        updatedAt: e.updatedAt,
+        classId: e.classId,
+        visitor: e.visitor,
+        visitorSince: e.visitorSince,
+      })),
+
+    upsertStudent: (doc) => upsert(summaryOf(doc)),
 
     upsertConsent(doc) {
       const before = consents.get(doc.consentId);

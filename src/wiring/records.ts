@@ -7,7 +7,7 @@
  * on the disposer stack.
  */
 import type { Logger } from 'pino';
-import { share } from 'rxjs';
+import { share, tap } from 'rxjs';
 import type { ClassDoc, ClassSessionDoc } from '../domain/classes.js';
 import type { SessionDoc } from '../domain/session.js';
 import type { StudentDoc } from '../domain/student.js';
@@ -22,6 +22,7 @@ import { consentStore } from '../store/consents.js';
 import { type DocCache, forgetChanged, listingCache, storedRev } from '../store/docCache.js';
 import { eventStore } from '../store/events.js';
 import { pickupStore } from '../store/pickups.js';
+import { instanceIdOf } from '../store/pouch.js';
 import { aspectChanged, type LoadedAspect, projectionStore } from '../store/projections.js';
 import { roleStore } from '../store/roles.js';
 import { sessionStore } from '../store/sessions.js';
@@ -29,7 +30,8 @@ import type { Store } from '../store/store.js';
 import { studentStore } from '../store/students.js';
 import { userStore } from '../store/users.js';
 import { followChanges$ } from '../sync/changeFeed.js';
-import { studentDirectory } from '../sync/studentDirectory.js';
+import { takeDirectorySnapshot, writeDirectorySnapshot } from '../sync/directorySnapshot.js';
+import { type StudentDirectory, studentDirectory } from '../sync/studentDirectory.js';
 
 /** The full student records held (about 1.5 KB of heap each). */
 const STUDENT_CACHE_ENTRIES = 5_000;
@@ -43,9 +45,48 @@ export interface RecordsWiring {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly opened: Disposers;
+  /**
+   * The file the student directory is kept in across a graceful restart (embedded store only;
+   * `src/sync/directorySnapshot.ts`). Without it every start reads every student record.
+   */
+  readonly directorySnapshot: string | undefined;
 }
 
-export const wireRecords = async ({ store, profile, clock, logger, metrics, opened }: RecordsWiring) => {
+/**
+ * Loads the directory from the snapshot when there is a usable one, else from the student records;
+ * answers the private database's sequence the directory holds every change up to.
+ */
+const loadDirectory = async (
+  directory: StudentDirectory,
+  eachStudentPage: Parameters<StudentDirectory['loadPages']>[0],
+  privateDb: Store['db']['private'],
+  privateSeq: string | number,
+  file: string | undefined,
+  logger: Logger,
+): Promise<string | number> => {
+  // Sequences are numbers on the embedded store, the one backend with a snapshot.
+  if (file !== undefined && typeof privateSeq === 'number') {
+    const taken = await takeDirectorySnapshot(file, {
+      databaseId: await instanceIdOf(privateDb),
+      seq: privateSeq,
+    });
+    if (taken.kind === 'read') {
+      directory.loadSummaries(taken.summaries);
+      logger.info(
+        { students: taken.summaries.length, changesSince: privateSeq - taken.seq },
+        'student directory read from its snapshot',
+      );
+      return taken.seq;
+    }
+    if (taken.reason !== 'none')
+      logger.warn({ reason: taken.reason }, 'student directory snapshot not used; reading the records');
+  }
+  await directory.loadPages(eachStudentPage);
+  return privateSeq;
+};
+
+export const wireRecords = async (wiring: RecordsWiring) => {
+  const { store, profile, clock, logger, metrics, opened, directorySnapshot } = wiring;
   const { cacheOf, sharedCacheOf, heldBackCacheOf } = profile;
   // Every request reads its session and its user.
   const userCache = cacheOf<UserDoc>(10_000);
@@ -101,11 +142,19 @@ export const wireRecords = async ({ store, profile, clock, logger, metrics, open
   const privateSeq = (await store.db.private.info()).update_seq;
   directory.load([], await consents.listAll());
   // A page at a time: the directory keeps a summary of each record, and the page is let go.
-  await directory.loadPages((visit) => students.eachPage(LOAD_PAGE, visit));
+  const heldTo = await loadDirectory(
+    directory,
+    (visit) => students.eachPage(LOAD_PAGE, visit),
+    store.db.private,
+    privateSeq,
+    directorySnapshot,
+    logger,
+  );
   // One live feed of the private database serves the directory and the roster's triggers: every feed
   // re-reads the database after each write, and the private database is written on every mutation.
+  // From a snapshot it starts where the snapshot ends: what changed since reaches every follower.
   const feed = followChanges$(store.db.private, {
-    since: privateSeq,
+    since: heldTo,
     includeDocs: true,
     onRetry: (attempt) => {
       metrics.storeError('change_feed');
@@ -124,8 +173,36 @@ export const wireRecords = async ({ store, profile, clock, logger, metrics, open
     for (const listing of listings) listing.changed(c.id);
   });
   opened.add('private feed: caches', () => forgetting.unsubscribe());
-  const following = directory.follow(feed, (id) =>
-    logger.warn({ id }, 'undecodable document in the private database; skipped by the student directory'),
+  // The sequence of the last change the directory was given: a snapshot is current to it.
+  let applied = heldTo;
+  if (directorySnapshot !== undefined) {
+    const file = directorySnapshot;
+    // Closed after the feed below (the stack closes in reverse), so nothing changes the directory
+    // while it is written; the HTTP server and the pipeline are closed before both.
+    opened.add('student directory: snapshot', async () => {
+      if (typeof applied !== 'number') return;
+      try {
+        await writeDirectorySnapshot(file, directory.summaries(), {
+          databaseId: await instanceIdOf(store.db.private),
+          seq: applied,
+        });
+      } catch (e) {
+        // The next start reads the records instead: slower, never wrong.
+        logger.warn(
+          { errorName: e instanceof Error ? e.name : typeof e },
+          'student directory snapshot not written',
+        );
+      }
+    });
+  }
+  const following = directory.follow(
+    feed.pipe(
+      tap((c) => {
+        applied = c.seq;
+      }),
+    ),
+    (id) =>
+      logger.warn({ id }, 'undecodable document in the private database; skipped by the student directory'),
   );
   opened.add('private feed: directory', () => following.unsubscribe());
   // Where instances share the log, a keyed entry claims its decision in the requests database first.
