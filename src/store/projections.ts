@@ -144,6 +144,12 @@ export interface ProjectionStore {
    * names its own; a conflict record still forked names the aspect whose commit rewrites it.
    */
   forkedAspects(docIds: ReadonlyArray<string>): Promise<string[]>;
+  /**
+   * Settles the quarantine records among `docIds` that two pipelines stored at once on a cluster,
+   * each with its own detection time (a fork): every leaf but the first detection's is deleted.
+   * Answers how many leaves it deleted (none when another instance got there first).
+   */
+  settleQuarantineForks(docIds: ReadonlyArray<string>): Promise<number>;
   /** Removes every projection and the checkpoint, so the pipeline rebuilds from the first event. */
   reset(): Promise<void>;
 }
@@ -281,11 +287,12 @@ const eventsOfDoc = (doc: AspectDoc): AspectEventRecord[] =>
  * The live losing leaves of forked aspect documents, by document id (`_bulk_get` of the revisions
  * their winners name). A leaf deleted since it was named is no longer part of the fork.
  */
-const forkLeaves = async (
+const forkLeaves = async <C extends t.Mixed>(
   db: Database,
   forked: ReadonlyArray<{ readonly id: string; readonly rev: string }>,
-): Promise<Map<string, AspectDoc[]>> => {
-  const out = new Map<string, AspectDoc[]>();
+  codec: C,
+): Promise<Map<string, Array<t.TypeOf<C>>>> => {
+  const out = new Map<string, Array<t.TypeOf<C>>>();
   if (forked.length === 0) return out;
   const got = await db.bulkGet({ docs: forked.map(({ id, rev }) => ({ id, rev })) });
   for (const result of got.results)
@@ -293,7 +300,7 @@ const forkLeaves = async (
       if (!('ok' in answer)) continue;
       const doc: unknown = answer.ok;
       if (Reflect.get(Object(doc), '_deleted') === true) continue;
-      out.set(result.id, [...(out.get(result.id) ?? []), decodeDoc(AspectDoc, result.id, doc)]);
+      out.set(result.id, [...(out.get(result.id) ?? []), decodeDoc(codec, result.id, doc)]);
     }
   return out;
 };
@@ -361,6 +368,7 @@ export const projectionStore = (
         const leaves = await forkLeaves(
           db,
           docs.flatMap((doc) => conflictingRevs(doc).map((rev) => ({ id: doc._id, rev }))),
+          AspectDoc,
         );
         for (const doc of docs) {
           const events = eventsOfDoc(doc);
@@ -513,6 +521,47 @@ export const projectionStore = (
         }
       }
       return [...aspects];
+    },
+
+    async settleQuarantineForks(docIds) {
+      const prefix = quarantineDocId('');
+      const ids = [...new Set(docIds.filter((id) => id.startsWith(prefix)))];
+      if (ids.length === 0) return 0;
+      const res = await db.allDocs({ keys: ids, include_docs: true, conflicts: true });
+      const forked = res.rows.flatMap((row) =>
+        'error' in row || row.value.deleted === true || conflictingRevs(row.doc).length === 0
+          ? []
+          : [
+              {
+                id: row.id,
+                winner: decodeDoc(QuarantineDoc, row.id, row.doc),
+                revs: conflictingRevs(row.doc),
+              },
+            ],
+      );
+      if (forked.length === 0) return 0;
+      const losers = await forkLeaves(
+        db,
+        forked.flatMap((f) => f.revs.map((rev) => ({ id: f.id, rev }))),
+        QuarantineDoc,
+      );
+      // The first detection stays: its time is the one the audit entry's claim holds (a record from
+      // before detection times were kept sorts first, as the oldest).
+      const first = (a: QuarantineDoc, b: QuarantineDoc) =>
+        (a.detectedAt ?? '') < (b.detectedAt ?? '') ||
+        ((a.detectedAt ?? '') === (b.detectedAt ?? '') && a._rev < b._rev);
+      const deletions = forked.flatMap(({ id, winner }) => {
+        const leaves = [winner, ...(losers.get(id) ?? [])];
+        const kept = leaves.reduce((k, leaf) => (first(leaf, k) ? leaf : k));
+        return leaves.filter((l) => l !== kept).map((l) => ({ _id: id, _rev: l._rev, _deleted: true }));
+      });
+      if (deletions.length === 0) return 0;
+      const results = await db.bulkDocs(deletions);
+      // A leaf another instance deleted first is a 409 here: settled all the same.
+      const failed = results.find((r) => !isStored(r) && !isConflict(r));
+      if (failed !== undefined)
+        throw new Error(`quarantine fork not settled: ${'name' in failed ? failed.name : 'unknown'}`);
+      return results.filter(isStored).length;
     },
 
     async conflicts(query) {

@@ -485,6 +485,8 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       filter((ids) => ids.length > 0),
       concatMap((ids) =>
         defer(async () => {
+          // A quarantine record is no aspect: its leaves hold no events to merge, only detection times.
+          await options.projections.settleQuarantineForks(ids);
           const aspects = await options.projections.forkedAspects([...new Set(ids)]);
           if (aspects.length === 0) return;
           const settled = await settleForks(projector, aspects);

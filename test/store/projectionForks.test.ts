@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { filter, map, Subject } from 'rxjs';
+import { quarantineDocId } from '../../src/domain/projection.js';
 import { projectAspect } from '../../src/rules/projections.js';
 import { docCache } from '../../src/store/docCache.js';
 import type { Database } from '../../src/store/pouch.js';
@@ -189,30 +190,76 @@ for (const [name, host] of storeBackends('projection-forks')) {
       expect(cache.peek(ASPECT), 'several leaves: forgotten').to.equal(undefined);
     });
 
+    /** The quarantine record of `docId` stored at `hereAt`, and a second leaf at `otherAt`, as two writers leave it. */
+    const quarantineTwice = async (docId: string, hereAt: string, otherAt: string) => {
+      const found = [{ docId, reason: 'undecodable' }];
+      await projectionStore(db).recordQuarantines(found, hereAt);
+      await projectionStore(scratch).recordQuarantines(found, otherAt);
+      const leaf: Record<string, unknown> = await scratch.get(quarantineDocId(docId));
+      await db.bulkDocs([leaf], { new_edits: false });
+    };
+
+    describe('a quarantine record two pipelines stored at once', () => {
+      const UNREADABLE = 'event:unreadable-1';
+      const QDOC = quarantineDocId(UNREADABLE);
+      const EARLY = '2026-11-28T10:00:00.000Z';
+      const LATE = '2026-11-28T10:00:00.250Z';
+      const forkedQuarantine = async (hereAt: string, otherAt: string) => {
+        await quarantineTwice(UNREADABLE, hereAt, otherAt);
+        await server.copiesAgree();
+        const shown = await readUntil(
+          () => db.get(QDOC, { conflicts: true }),
+          (d) => Leaves(d).length === 1,
+        );
+        expect(Leaves(shown), 'two live leaves').to.have.length(1);
+      };
+      const detectedAt = async () => {
+        const doc: unknown = await db.get(QDOC, { conflicts: true });
+        return { detectedAt: Reflect.get(Object(doc), 'detectedAt'), leaves: Leaves(doc).length };
+      };
+
+      for (const [order, hereAt, otherAt] of [
+        ['stored here first', EARLY, LATE],
+        ['stored by the other writer first', LATE, EARLY],
+      ] as const)
+        it(`keeps the first detection's leaf alone (${order})`, async () => {
+          await forkedQuarantine(hereAt, otherAt);
+          expect(await projectionStore(db).settleQuarantineForks([QDOC, DOC])).to.equal(1);
+          expect(await detectedAt()).to.deep.equal({ detectedAt: EARLY, leaves: 0 });
+          expect(await projectionStore(db).settleQuarantineForks([QDOC]), 'nothing left to settle').to.equal(
+            0,
+          );
+        });
+    });
+
     describe('the pipeline, told of a fork by the feed', () => {
       let pipeline: EventPipeline | undefined;
       afterEach(async () => {
         await pipeline?.stop();
         pipeline = undefined;
       });
+      /** A pipeline told of forks by the projections' feed, as the service wires it on CouchDB. */
+      const toldByTheFeed = async (events: Database, onForksSettled?: (aspects: number) => void) => {
+        const since = (await db.info()).update_seq;
+        pipeline = await startEventPipeline({
+          events,
+          projections: projectionStore(db),
+          audit: async () => undefined,
+          forked$: followChanges$(db, { since, allLeaves: true }).pipe(
+            filter((c) => (c.leaves ?? 1) > 1),
+            map((c) => c.id),
+          ),
+          forkBufferMs: 20,
+          ...(onForksSettled === undefined ? {} : { onForksSettled }),
+        });
+      };
 
       it('settles it with no new event to project', async () => {
         const events = server.open(`events-${randomUUID()}`);
         try {
-          const since = (await db.info()).update_seq;
           let settledCount = 0;
-          pipeline = await startEventPipeline({
-            events,
-            projections: projectionStore(db),
-            audit: async () => undefined,
-            forked$: followChanges$(db, { since, allLeaves: true }).pipe(
-              filter((c) => (c.leaves ?? 1) > 1),
-              map((c) => c.id),
-            ),
-            forkBufferMs: 20,
-            onForksSettled: (n) => {
-              settledCount += n;
-            },
+          await toldByTheFeed(events, (n) => {
+            settledCount += n;
           });
           const caller = byCaller();
           const admin = byAdmin();
@@ -225,6 +272,21 @@ for (const [name, host] of storeBackends('projection-forks')) {
           const loaded = (await projectionStore(db).loadAspects([ASPECT])).get(ASPECT);
           expect(loaded?.events).to.have.length(2);
           expect(settledCount, 'the settle is counted').to.equal(1);
+        } finally {
+          await events.destroy();
+        }
+      });
+
+      it('settles a forked quarantine record', async () => {
+        const events = server.open(`events-${randomUUID()}`);
+        try {
+          await toldByTheFeed(events);
+          await quarantineTwice('event:unreadable-2', '2026-11-28T10:00:00.000Z', '2026-11-28T10:00:01.000Z');
+          const settled = await readUntil(
+            async () => Leaves(await db.get(quarantineDocId('event:unreadable-2'), { conflicts: true })),
+            (leaves) => leaves.length === 0,
+          );
+          expect(settled, 'the fork was never settled').to.deep.equal([]);
         } finally {
           await events.destroy();
         }

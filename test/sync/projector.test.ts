@@ -76,6 +76,7 @@ const scripted = (
     conflicts: unused,
     quarantined: unused,
     forkedAspects: unused,
+    settleQuarantineForks: unused,
     reset: unused,
   };
   return { store, commits };
