@@ -247,6 +247,9 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
   // that ends with it has not seen everything, and a wake 250 ms later starts the one that will.
   let lastPullHeld = false;
   let projectedUpTo: Seq = since;
+  // A try of the drain failed since the last page was projected: the page that failed may have been
+  // written through in part, from copies this process cannot tell (`BatchOptions.afterFailure`).
+  let failedSinceProjected = false;
   let stopped = false;
   const drainWaiters = new Set<() => void>();
   const projector: ProjectorDeps = {
@@ -431,7 +434,8 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     process: (batch) =>
       defer(async () => {
         const started = performance.now();
-        const projected = await projectBatch(projector, batch);
+        const projected = await projectBatch(projector, batch, { afterFailure: failedSinceProjected });
+        failedSinceProjected = false;
         remember(projected.projected);
         options.onProjected?.(projected);
         options.onPage?.({ changes: batch.length, seconds: (performance.now() - started) / 1000 });
@@ -444,6 +448,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     onError: (error) => {
       // The retry reads the store: a catch-up waiting must see a drain that ends reading.
       wantRead();
+      failedSinceProjected = true;
       options.onError?.(error);
     },
     onDrained: () => {

@@ -162,9 +162,20 @@ export class ProjectionContended extends Error {
   }
 }
 
+export interface BatchOptions {
+  /**
+   * The pipeline's last try failed (it threw) since its last projected page: an attempt of it may
+   * have written records from a copy another writer had moved past before it failed, and this run
+   * cannot know which. Every aspect of the batch found already holding its events gets its records
+   * written again from the store, as those of an attempt that lost its commit do.
+   */
+  readonly afterFailure?: boolean;
+}
+
 export const projectBatch = async (
   deps: ProjectorDeps,
   batch: ReadonlyArray<DecodedChange>,
+  options: BatchOptions = {},
 ): Promise<ProjectedBatch> => {
   const incoming = new Map<string, AspectEventRecord[]>();
   for (const d of batch) {
@@ -198,7 +209,12 @@ export const projectBatch = async (
   const quarantinesRecorded = stored
     .filter((q) => q.firstDetected)
     .map((q) => ({ docId: q.docId, reason: q.reason }));
-  const { decided, aspectsWritten, projected } = await projectIncoming(deps, incoming);
+  const { decided, aspectsWritten, projected } = await projectIncoming(
+    deps,
+    incoming,
+    false,
+    options.afterFailure === true,
+  );
   return {
     aspectsWritten,
     conflictsChanged: decided,
@@ -229,11 +245,13 @@ const projectIncoming = async (
   deps: ProjectorDeps,
   incoming: ReadonlyMap<string, ReadonlyArray<AspectEventRecord>>,
   fresh = false,
+  afterFailure = false,
 ): Promise<Projected> => {
   const maxAttempts = deps.maxAttempts ?? 20;
   // Aspects whose records an attempt that then lost its commit wrote: from a copy another writer had
   // moved past, so possibly behind what that writer's own write-through left (a check-out undone).
-  const wroteThrough = new Set<string>();
+  // After a failed try of the pipeline, every aspect of the batch may be one (`BatchOptions`).
+  const wroteThrough = new Set<string>(afterFailure ? incoming.keys() : []);
   const attemptAll = async () => {
     const loaded = await deps.projections.loadAspects([...incoming.keys()], { fresh });
     const projected: Array<{ after: AspectProjection; known: LoadedAspect | undefined }> = [];

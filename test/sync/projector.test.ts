@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { AspectChange } from '../../src/domain/eventTypes.js';
-import type { AspectEventRecord } from '../../src/rules/projections.js';
+import type { AspectEventRecord, AspectProjection } from '../../src/rules/projections.js';
 import type { LoadedAspect, ProjectionStore, ProjectionWrite } from '../../src/store/projections.js';
 import type { DecodedChange } from '../../src/sync/eventPipeline.js';
 import { projectBatch } from '../../src/sync/projector.js';
@@ -50,7 +50,7 @@ const change = (r: AspectEventRecord): DecodedChange => ({
 /** A projections store whose aspect reads and commit answers are scripted, one per attempt. */
 const scripted = (
   loads: ReadonlyArray<LoadedAspect | undefined>,
-  answers: ReadonlyArray<'OK' | 'CONFLICT'>,
+  answers: ReadonlyArray<'OK' | 'CONFLICT' | 'THROW'>,
 ) => {
   const commits: ProjectionWrite[] = [];
   let reads = 0;
@@ -65,7 +65,9 @@ const scripted = (
     },
     async commit(write) {
       commits.push(write);
-      return answers[commits.length - 1] ?? 'OK';
+      const answer = answers[commits.length - 1] ?? 'OK';
+      if (answer === 'THROW') throw new Error('the store went away');
+      return answer;
     },
     recordQuarantines: async () => [],
     project: unused,
@@ -188,6 +190,38 @@ describe('projectBatch against a concurrent projector (another instance on one C
       { events: ['e1', 'e3'], pickedUpBy: 'Tio' },
       { events: ['e1', 'e2', 'e3'], pickedUpBy: 'Avó' },
     ]);
+  });
+
+  it('writes again, after a failed try, the records of aspects it finds holding the batch', async () => {
+    // As above, but the first attempt's commit throws (the store went away) instead of losing: the
+    // pipeline runs the page again as a new call, which cannot know what the failed one wrote.
+    const run = async (afterFailure: boolean) => {
+      const { store } = scripted(
+        [
+          { rev: '1-a', events: [e1] },
+          { rev: '2-b', events: [e1, e2, e3] },
+        ],
+        ['THROW', 'OK'],
+      );
+      const written: unknown[] = [];
+      const deps = {
+        projections: store,
+        audit: async () => undefined,
+        writeThrough: async (p: AspectProjection) => {
+          const state = p.state?.kind === 'checkin' ? p.state : undefined;
+          written.push(state?.checkins[0]?.pickupPerson);
+        },
+      };
+      const failed = await projectBatch(deps, [change(e3)]).then(
+        () => 'projected',
+        () => 'threw',
+      );
+      await projectBatch(deps, [change(e3)], { afterFailure });
+      return { failed, written };
+    };
+    expect(await run(true)).to.deep.equal({ failed: 'threw', written: ['Tio', 'Avó'] });
+    // Without the flag the second run finds the aspect holding e3 and leaves Tio's record as it is.
+    expect(await run(false)).to.deep.equal({ failed: 'threw', written: ['Tio'] });
   });
 
   it('does not audit a decision again when only the stored copy of one of its events changed', async () => {
