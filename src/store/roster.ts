@@ -88,6 +88,10 @@ const reconcileRange = async (
   range: RosterRange,
   desired: ReadonlyArray<RosterDoc>,
 ): Promise<{ written: number; deleted: number }> => {
+  // What every attempt stored, not the last one's plan: on a cluster the first read may miss a
+  // document a copy has not received yet, and the attempt after its conflict writes the rest.
+  let written = 0;
+  let deleted = 0;
   for (let attempt = 0; attempt < 5; attempt += 1) {
     const all = await db.allDocs({
       include_docs: true,
@@ -107,23 +111,24 @@ const reconcileRange = async (
       if (have !== undefined && have.content === canonicalize(doc)) continue;
       writes.push({ ...doc, ...(have === undefined ? {} : { _rev: have.rev }) });
     }
-    let deleted = 0;
     for (const [id, have] of current) {
       if (wanted.has(id)) continue;
       writes.push({ _id: id, _rev: have.rev, _deleted: true });
-      deleted += 1;
     }
     let conflicted = false;
     for (let i = 0; i < writes.length; i += CHUNK) {
-      const results = await db.bulkDocs(writes.slice(i, i + CHUNK));
-      for (const r of results) {
-        if (isStored(r)) continue;
-        if (isConflict(r)) conflicted = true;
+      const chunk = writes.slice(i, i + CHUNK);
+      const results = await db.bulkDocs(chunk);
+      results.forEach((r, k) => {
+        if (isStored(r)) {
+          if (chunk[k]?._deleted === true) deleted += 1;
+          else written += 1;
+        } else if (isConflict(r)) conflicted = true;
         else throw new Error(`roster write failed: ${r.name ?? 'unknown'}`);
-      }
+      });
     }
     // Another instance reconciled the same documents meanwhile: read again and converge.
-    if (!conflicted) return { written: writes.length - deleted, deleted };
+    if (!conflicted) return { written, deleted };
   }
   throw new Error('the roster stayed contended');
 };
