@@ -44,6 +44,8 @@ export interface EventPipelineOptions {
   readonly projections: ProjectionStore;
   readonly audit: (entries: ReadonlyArray<PendingAuditEntry>) => Promise<void>;
   readonly writeThrough?: (projection: AspectProjection) => Promise<void>;
+  /** Other instances' pipelines commit the projections too (CouchDB): `ProjectorDeps.reauditHeld`. */
+  readonly reauditHeld?: boolean;
   readonly onError?: (error: unknown) => void;
   /** Each batch's decisions, once projected (before its checkpoint is saved). */
   readonly onProjected?: (batch: ProjectedBatch) => void;
@@ -257,6 +259,20 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     audit: options.audit,
     ...(options.writeThrough === undefined ? {} : { writeThrough: options.writeThrough }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.reauditHeld === undefined ? {} : { reauditHeld: options.reauditHeld }),
+  };
+  // What was stored before this start: pages up to it are a replay when the last process stopped
+  // without saving its checkpoint (a crash), and may hold a commit whose audit it never wrote
+  // (`BatchOptions.afterFailure`). Sequences are numbers on the embedded store; on CouchDB, where they
+  // are not, every page audits again what it finds committed (`reauditHeld`).
+  const storedBeforeStart = (await options.events.info()).update_seq;
+  let replayingTo = typeof storedBeforeStart === 'number' ? storedBeforeStart : undefined;
+  const replays = (batch: ReadonlyArray<{ readonly seq: Seq }>): boolean => {
+    if (replayingTo === undefined) return false;
+    const to = replayingTo;
+    if (batch.some((d) => typeof d.seq === 'number' && d.seq <= to)) return true;
+    replayingTo = undefined;
+    return false;
   };
 
   const checkpoints = pacedWriter<Seq>({
@@ -434,7 +450,9 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     process: (batch) =>
       defer(async () => {
         const started = performance.now();
-        const projected = await projectBatch(projector, batch, { afterFailure: failedSinceProjected });
+        const projected = await projectBatch(projector, batch, {
+          afterFailure: failedSinceProjected || replays(batch),
+        });
         failedSinceProjected = false;
         remember(projected.projected);
         options.onProjected?.(projected);

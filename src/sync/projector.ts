@@ -4,8 +4,12 @@
  * appear, change or vanish, audit the new decisions, and write it all with compare-and-swap. A batch
  * that meets a concurrent writer is run again from fresh reads.
  *
- * Audit entries are written before the projections: a crash between the two repeats the write on the
- * replay rather than losing the entry. A conflict's entry is keyed by the decision it records (its
+ * A conflict's entry is written once the commit that decided it has stood: a commit is a compare-and-
+ * swap on the revision read, so what it decided on was the stored aspect, and a decision taken on a
+ * copy another writer had moved past (its commit refused, the batch run again from fresh reads) is
+ * never audited. So that a crash between the commit and the audit loses no entry, the standing
+ * decisions of an aspect found already holding the batch's events are audited again
+ * (`reauditHeld`, and after a failed try or a restart: `BatchOptions.afterFailure`). A conflict's entry is keyed by the decision it records (its
  * time is the conflict's `detectedAt`, its id a name-based UUID of the aspect, loser, winner and
  * policy), so the repeat, a second instance deciding the same batch, or a rebuild from the first event
  * write the same document, and the log keeps one entry per decision. A decision that changes (a later
@@ -36,6 +40,12 @@ export interface ProjectorDeps {
    */
   readonly writeThrough?: (projection: AspectProjection) => Promise<void>;
   readonly maxAttempts?: number;
+  /**
+   * Other instances' pipelines commit these aspects too (CouchDB): one may have committed an aspect
+   * this batch finds holding its events and stopped before its audit, so the standing decisions of
+   * every such aspect are audited again (their keys make the repeat the same entry).
+   */
+  readonly reauditHeld?: boolean;
   /** The time a quarantine is first detected at (its audit entry's time). */
   readonly clock?: () => Date;
 }
@@ -164,10 +174,11 @@ export class ProjectionContended extends Error {
 
 export interface BatchOptions {
   /**
-   * The pipeline's last try failed (it threw) since its last projected page: an attempt of it may
-   * have written records from a copy another writer had moved past before it failed, and this run
-   * cannot know which. Every aspect of the batch found already holding its events gets its records
-   * written again from the store, as those of an attempt that lost its commit do.
+   * The pipeline's last try failed (it threw) since its last projected page, or the batch is part
+   * of the replay after a start: an attempt may have written records from a copy another writer had
+   * moved past, or committed and stopped before its audit, and this run cannot know which. Every
+   * aspect of the batch found already holding its events gets its records written again from the
+   * store, as those of an attempt that lost its commit do, and its standing decisions audited again.
    */
   readonly afterFailure?: boolean;
 }
@@ -310,15 +321,22 @@ const projectIncoming = async (
         ...(known?.fork === undefined ? {} : { forks: known.fork.revs }),
       });
     }
-    await deps.audit(decided.map((c) => ({ entry: conflictEntry(c), key: conflictAuditKey(c) })));
     const written = await deps.projections.commit({
       aspects,
       conflicts: [...conflicts.values()],
       noConflict: [...noConflict],
     });
-    return written === 'OK'
-      ? { decided, aspectsWritten: aspects.length, projected: [...held, ...aspects.map((a) => a.projection)] }
-      : undefined;
+    if (written !== 'OK') return undefined;
+    // After the commit: it stood, so these decisions are the store's (see the head of this file).
+    const again = deps.reauditHeld === true || afterFailure ? held.flatMap((p) => p.conflicts) : [];
+    await deps.audit(
+      [...decided, ...again].map((c) => ({ entry: conflictEntry(c), key: conflictAuditKey(c) })),
+    );
+    return {
+      decided,
+      aspectsWritten: aspects.length,
+      projected: [...held, ...aspects.map((a) => a.projection)],
+    };
   };
   for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
     const outcome = await attemptAll();

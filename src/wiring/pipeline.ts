@@ -64,6 +64,8 @@ export const wirePipeline = async (w: PipelineWiring): Promise<EventPipeline> =>
       }),
     ]),
     audit,
+    // Where other instances commit the projections too (the feed below is followed for that).
+    reauditHeld: w.projectionFeed !== undefined,
     ...(w.projectionFeed === undefined
       ? {}
       : {

@@ -167,6 +167,42 @@ describe('event pipeline on the store (real PouchDB)', () => {
     expect(after?.state).to.deep.include({ value: 'amendoim e leite' });
   });
 
+  it('a decision committed by a process that died before its audit is audited by the next start', async () => {
+    // The first pipeline commits the conflict, then its audit fails (the process dies there, as far
+    // as the store can tell): no checkpoint for that page. The next start replays the page, finds the
+    // aspect holding both events, and audits the standing decision.
+    const events = eventStore(store.db.events);
+    const admin = randomUUID();
+    const caller = randomUUID();
+    await events.append(fieldEvent(admin, 'ADMIN', '2026-11-26T10:02:00.000Z', null, 'amendoim'));
+    await events.append(fieldEvent(caller, 'CHAMADOR', '2026-11-26T10:05:00.000Z', null, 'nenhuma'));
+    let failed = 0;
+    const dying = await startEventPipeline({
+      events: store.db.events,
+      projections: projectionStore(store.db.projections),
+      audit: async (entries) => {
+        if (entries.length > 0) throw new Error('the process died here');
+      },
+      retryDelayMs: 20,
+      onError: () => {
+        failed += 1;
+      },
+    });
+    for (let i = 0; i < 100 && failed === 0; i += 1) await new Promise((r) => setTimeout(r, 10));
+    await dying.stop();
+    const aspect = studentFieldAspect(STUDENT, 'allergies');
+    const committed = (await projectionStore(store.db.projections).loadAspects([aspect])).get(aspect);
+    expect(committed?.events.map((e) => e.eventId).sort(), 'the commit landed').to.deep.equal(
+      [admin, caller].sort(),
+    );
+    expect(audit, 'nothing audited by the process that died').to.deep.equal([]);
+    const p = await start();
+    await p.catchUp();
+    expect(audit.map((a) => [a.action, a.details.loserEventId])).to.deep.equal([
+      ['CONFLICT_RESOLVED', caller],
+    ]);
+  });
+
   it('answers a settle of events it just stored from its own commit, reading no projection back', async () => {
     const events = eventStore(store.db.events);
     const projections = projectionStore(store.db.projections);

@@ -101,6 +101,8 @@ describe('projectBatch against a concurrent projector (another instance on one C
       {
         projections: store,
         audit: async (entries) => void audited.push(...entries.map((e) => e.key?.auditId ?? '')),
+        // Instances share the projections: the retry audits again what it finds standing.
+        reauditHeld: true,
       },
       [change(e2), change(e3)],
     );
@@ -119,9 +121,11 @@ describe('projectBatch against a concurrent projector (another instance on one C
     expect(new Set(audited).size).to.equal(1);
   });
 
-  it('removes a conflict record a lost attempt wrote when the retry finds no such conflict', async () => {
+  it('removes a conflict record a lost attempt wrote when the retry finds no such conflict, and audits none', async () => {
     // The lost attempt saw e3 lose to e2; the retry reads an aspect where e3 was applied first and e2
-    // never arrived there (a different history): e3 is no loser, its record must go.
+    // never arrived there (a different history): e3 is no loser, its record must go. Audited before
+    // the commit, the lost attempt's decision stayed in the log; after it, nothing is (and the retry,
+    // finding the aspect holding e3, audits again only what stands there: nothing).
     const e3First = rec('e3', checkOut('Tio'), 'CHAMADOR', 'e1', '2026-11-26T11:30:00.000Z');
     const { store, commits } = scripted(
       [
@@ -130,10 +134,20 @@ describe('projectBatch against a concurrent projector (another instance on one C
       ],
       ['CONFLICT', 'OK'],
     );
-    await projectBatch({ projections: store, audit: async () => undefined }, [change(e3)]);
+    const audited: string[] = [];
+    const out = await projectBatch(
+      {
+        projections: store,
+        audit: async (entries) => void audited.push(...entries.map((e) => e.key?.auditId ?? '')),
+        reauditHeld: true,
+      },
+      [change(e3)],
+    );
     expect(commits[0]?.conflicts.map((c) => c.loser.eventId)).to.deep.equal(['e3']);
     expect(commits[1]?.conflicts).to.deep.equal([]);
     expect([...(commits[1]?.noConflict ?? [])].sort()).to.deep.equal(['e1', 'e3']);
+    expect(out.conflictsChanged).to.deep.equal([]);
+    expect(audited).to.deep.equal([]);
   });
 
   it('does not write again a batch whose aspects already hold its events: no write-through, no aspect; its conflict records checked', async () => {
