@@ -47,7 +47,9 @@ describe('the student directory across a graceful restart (embedded store)', fun
     expect(existsSync(snapshotOf(first)), 'written by the graceful stop').to.equal(true);
 
     const second = await start(first.deps.config.dataDir);
-    expect(readFromSnapshot(second)).to.include({ students: 3, changesSince: 0 });
+    // Changes since the snapshot's sequence (a write the feed had not delivered when the stop came)
+    // are applied from the feed: their number depends on timing, the list must not.
+    expect(readFromSnapshot(second)).to.include({ students: 3 });
     expect(existsSync(snapshotOf(second)), 'removed once read').to.equal(false);
     expect(await list(second)).to.deep.equal(before);
   });
@@ -82,7 +84,7 @@ describe('the student directory across a graceful restart (embedded store)', fun
     await seedSmallRoster(second.url, ['Davi Rocha']);
     await second.stop(1000);
     const third = await start(first.deps.config.dataDir);
-    expect(readFromSnapshot(third)).to.include({ students: 2, changesSince: 0 });
+    expect(readFromSnapshot(third)).to.include({ students: 2 });
     expect((await list(third)).map((s) => s.displayName)).to.deep.equal(['Ana Souza', 'Davi Rocha']);
   });
 });
