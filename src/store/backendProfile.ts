@@ -31,16 +31,17 @@ export interface BackendProfile {
    */
   sharedCacheOf<T>(maxEntries: number): DocCache<T>;
   /**
-   * A cache of documents the pipelines of every instance write and requests decide on (check-in
-   * records): held on the embedded store, not on CouchDB. Another instance answers a check-in once
-   * its pipeline has written, but this process's copy may lag that write by the feed's delay, and a
-   * decision taken here on it would go as if the other had not happened: for an aspect, a second
-   * check-in of the child allowed on the same base, which the conflict rule then lets win over the
-   * one already answered 201 (and its pickup code); a copy lagging the other way refuses wrongly,
-   * and a refusal stores no event for the rule to correct. Aspects are cached on CouchDB for the
-   * projector's read alone, whose commit is a compare-and-swap and whose audit follows it; every
-   * decision on one reads the store (`projectionStore`'s `othersCommit`; decision 0019, thirteenth
-   * and fourteenth rounds).
+   * A cache of documents written by the pipelines of every instance (check-in records, aspects): held
+   * on the embedded store, not on CouchDB. Another instance answers a check-in once its pipeline has
+   * committed the aspect, but this process's copy may lag that commit by the feed's delay: a check-in
+   * of the same child decided here on the copy held (absent) is allowed on the same base, and the
+   * conflict rule then lets the later one win, superseding a check-in already answered 201 and its
+   * pickup code. Read from the store, the commit is there and the second one is refused. A copy
+   * lagging the other way refuses wrongly, and a refusal stores no event for the rule to correct.
+   * Nor for the projector's read alone, though its commit is a compare-and-swap: it writes records
+   * through and audits the conflicts it decides before that commit, so a copy held too long leaves an
+   * audit entry for a decision the store never held, and records written from it. (Decision 0019,
+   * thirteenth round: both tried on CouchDB, measured, and taken out.)
    */
   heldBackCacheOf<T>(maxEntries: number): DocCache<T>;
   /**

@@ -106,20 +106,12 @@ export interface ConflictQuery {
 }
 
 export interface ProjectionStore {
-  /**
-   * The aspects as stored; `fresh` reads them from the store, not from what this process holds.
-   * `asStored` reads them from the store where other writers commit too (`othersCommit`): what a
-   * decision or an answer is taken on. Without it the projector takes what this process holds, since
-   * its commit is a compare-and-swap.
-   */
+  /** The aspects as stored; `fresh` reads them from the store, not from what this process holds. */
   loadAspects(
     aspects: ReadonlyArray<string>,
-    options?: { readonly fresh?: boolean; readonly asStored?: boolean },
+    options?: { readonly fresh?: boolean },
   ): Promise<Map<string, LoadedAspect>>;
-  /**
-   * The aspects as they stand, projected from their stored events; absent ones are left out. Read as
-   * stored (`asStored` above): a decision is taken on them.
-   */
+  /** The aspects as they stand, projected from their stored events; absent ones are left out. */
   project(aspects: ReadonlyArray<string>): Promise<Map<string, AspectProjection>>;
   /**
    * Every aspect whose name starts with `prefix` (`checkin:<sessionId>:`, a session's check-ins), as
@@ -341,13 +333,6 @@ export const projectionStore = (
   db: Database,
   entries: DocCache<LoadedAspect> = noDocCache(),
   maxCachedEvents: number = MAX_CACHED_ASPECT_EVENTS,
-  /**
-   * Whether other instances' pipelines commit these aspects too (CouchDB). Then a decision never
-   * reads what this process holds: another instance answers a check-in once its commit is stored,
-   * and a copy held here that lags it would allow a second check-in of the child on the same base,
-   * which the conflict rule would let win over the one already answered.
-   */
-  othersCommit = false,
 ): ProjectionStore => {
   const cache = weighedCache(entries, (a) => a.events.length, maxCachedEvents);
   const UNKNOWN = Symbol('unknown');
@@ -356,7 +341,7 @@ export const projectionStore = (
   const store: ProjectionStore = {
     async project(aspects) {
       const out = new Map<string, AspectProjection>();
-      for (const [aspect, a] of await store.loadAspects(aspects, { asStored: true })) {
+      for (const [aspect, a] of await store.loadAspects(aspects)) {
         const kind = kindOfAspect(aspect);
         if (kind !== undefined) out.set(aspect, projectAspect(aspect, kind, a.events, []));
       }
@@ -374,8 +359,7 @@ export const projectionStore = (
     },
 
     loadAspects: (aspects, options = {}) => {
-      if (options.fresh === true || (options.asStored === true && othersCommit))
-        for (const aspect of aspects) cache.forget(aspect);
+      if (options.fresh === true) for (const aspect of aspects) cache.forget(aspect);
       return cache.readMany(aspects, async (missing) => {
         const found = new Map<string, LoadedAspect>();
         const docs: AspectDoc[] = await getDocs(db, AspectDoc, missing.map(aspectDocId), { conflicts: true });

@@ -44,8 +44,8 @@ export interface EventPipelineOptions {
   readonly projections: ProjectionStore;
   readonly audit: (entries: ReadonlyArray<PendingAuditEntry>) => Promise<void>;
   readonly writeThrough?: (projection: AspectProjection) => Promise<void>;
-  /** Other instances' pipelines commit the projections too (CouchDB): `ProjectorDeps.othersCommit`. */
-  readonly othersCommit?: boolean;
+  /** Other instances' pipelines commit the projections too (CouchDB): `ProjectorDeps.reauditHeld`. */
+  readonly reauditHeld?: boolean;
   readonly onError?: (error: unknown) => void;
   /** Each batch's decisions, once projected (before its checkpoint is saved). */
   readonly onProjected?: (batch: ProjectedBatch) => void;
@@ -259,12 +259,12 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     audit: options.audit,
     ...(options.writeThrough === undefined ? {} : { writeThrough: options.writeThrough }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
-    ...(options.othersCommit === undefined ? {} : { othersCommit: options.othersCommit }),
+    ...(options.reauditHeld === undefined ? {} : { reauditHeld: options.reauditHeld }),
   };
   // What was stored before this start: pages up to it are a replay when the last process stopped
   // without saving its checkpoint (a crash), and may hold a commit whose audit it never wrote
   // (`BatchOptions.afterFailure`). Sequences are numbers on the embedded store; on CouchDB, where they
-  // are not, every page audits again what it finds committed (`othersCommit`).
+  // are not, every page audits again what it finds committed (`reauditHeld`).
   const storedBeforeStart = (await options.events.info()).update_seq;
   let replayingTo = typeof storedBeforeStart === 'number' ? storedBeforeStart : undefined;
   const replays = (batch: ReadonlyArray<{ readonly seq: Seq }>): boolean => {
@@ -579,9 +579,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
         // The feed brings a stored event; a settle kept waiting has the store read (`looks$`).
         if (pending.size > 0) wakes$.next();
         if (unsure.length > 0) {
-          const known = await options.projections.loadAspects([...new Set(unsure.map((e) => e.aspect))], {
-            asStored: true,
-          });
+          const known = await options.projections.loadAspects([...new Set(unsure.map((e) => e.aspect))]);
           for (const a of known.values()) for (const e of a.events) pending.delete(e.eventId);
         }
         if (pending.size > 0) {

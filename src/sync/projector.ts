@@ -9,7 +9,7 @@
  * copy another writer had moved past (its commit refused, the batch run again from fresh reads) is
  * never audited. So that a crash between the commit and the audit loses no entry, the standing
  * decisions of an aspect found already holding the batch's events are audited again
- * (`othersCommit`, and after a failed try or a restart: `BatchOptions.afterFailure`). A conflict's entry is keyed by the decision it records (its
+ * (`reauditHeld`, and after a failed try or a restart: `BatchOptions.afterFailure`). A conflict's entry is keyed by the decision it records (its
  * time is the conflict's `detectedAt`, its id a name-based UUID of the aspect, loser, winner and
  * policy), so the repeat, a second instance deciding the same batch, or a rebuild from the first event
  * write the same document, and the log keeps one entry per decision. A decision that changes (a later
@@ -41,12 +41,11 @@ export interface ProjectorDeps {
   readonly writeThrough?: (projection: AspectProjection) => Promise<void>;
   readonly maxAttempts?: number;
   /**
-   * Other instances' pipelines commit these aspects too (CouchDB). An aspect found holding the
-   * batch's events in a copy held here is read again from the store before its conflict records are
-   * written from it (the copy may lag theirs), and its standing decisions are audited again (one may
-   * have committed it and stopped before its audit; their keys make the repeat the same entry).
+   * Other instances' pipelines commit these aspects too (CouchDB): one may have committed an aspect
+   * this batch finds holding its events and stopped before its audit, so the standing decisions of
+   * every such aspect are audited again (their keys make the repeat the same entry).
    */
-  readonly othersCommit?: boolean;
+  readonly reauditHeld?: boolean;
   /** The time a quarantine is first detected at (its audit entry's time). */
   readonly clock?: () => Date;
 }
@@ -266,19 +265,6 @@ const projectIncoming = async (
   const wroteThrough = new Set<string>(afterFailure ? incoming.keys() : []);
   const attemptAll = async () => {
     const loaded = await deps.projections.loadAspects([...incoming.keys()], { fresh });
-    if (deps.othersCommit === true && !fresh) {
-      // A copy held here that already holds the batch skips the commit, the one thing that would
-      // have told it was stale: read those from the store (rare but for a second instance's pipeline).
-      const heldHere = [...incoming].flatMap(([aspect, events]) => {
-        const known = loaded.get(aspect);
-        return known !== undefined && known.fork === undefined && holdsEvents(known.events, events)
-          ? [aspect]
-          : [];
-      });
-      if (heldHere.length > 0)
-        for (const [aspect, stored] of await deps.projections.loadAspects(heldHere, { fresh: true }))
-          loaded.set(aspect, stored);
-    }
     const projected: Array<{ after: AspectProjection; known: LoadedAspect | undefined }> = [];
     const held: AspectProjection[] = [];
     // The conflict records every aspect of the batch must have, replays included (see `expect`).
@@ -342,7 +328,7 @@ const projectIncoming = async (
     });
     if (written !== 'OK') return undefined;
     // After the commit: it stood, so these decisions are the store's (see the head of this file).
-    const again = deps.othersCommit === true || afterFailure ? held.flatMap((p) => p.conflicts) : [];
+    const again = deps.reauditHeld === true || afterFailure ? held.flatMap((p) => p.conflicts) : [];
     await deps.audit(
       [...decided, ...again].map((c) => ({ entry: conflictEntry(c), key: conflictAuditKey(c) })),
     );

@@ -212,12 +212,10 @@ export const wireRecords = async (wiring: RecordsWiring) => {
   });
   // In-flight requests and the pipeline have finished by then: the entries still buffered are written.
   opened.add('audit log', () => auditTrail.close());
-  // Aspects, on both backends. Where other instances' pipelines commit too, only the projector reads
-  // what is held (its commit is a compare-and-swap: a copy held too long is a 409, and the retry reads
-  // the store); a decision or an answer reads the store (`projectionStore`'s `othersCommit`, and
-  // `backendProfile.ts` for why). The projections' feed below forgets what the other instances
-  // change and names the forks the pipeline settles (decision 0038).
-  const aspectCache = sharedCacheOf<LoadedAspect>(20_000);
+  // Aspects: held on the embedded store, not on CouchDB (`backendProfile.ts` says why). Where
+  // other instances' pipelines commit too, the projections' feed below forgets what they change and
+  // names the forks the pipeline settles (decision 0038).
+  const aspectCache = heldBackCacheOf<LoadedAspect>(20_000);
   const projectionFeed = profile.oneProjectionWriter
     ? undefined
     : followChanges$(store.db.projections, {
@@ -234,12 +232,7 @@ export const wireRecords = async (wiring: RecordsWiring) => {
     const forgettingAspects = projectionFeed.subscribe((c) => aspectChanged(aspectCache, c));
     opened.add('projections feed: aspect cache', () => forgettingAspects.unsubscribe());
   }
-  const projections = projectionStore(
-    store.db.projections,
-    aspectCache,
-    undefined,
-    !profile.oneProjectionWriter,
-  );
+  const projections = projectionStore(store.db.projections, aspectCache);
   const checkins = checkinStore(store.db.private, checkinCaches);
   return {
     users,

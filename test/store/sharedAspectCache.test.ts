@@ -108,35 +108,6 @@ for (const [name, host] of storeBackends('shared-aspect-cache')) {
       expect(merged, 'the forked aspect read as the events of both leaves').to.equal(3);
     });
 
-    it("where others commit too, a decision's read takes the store and the projector's takes what is held", async () => {
-      // No feed: the cache keeps its copy for as long as nothing here forgets it.
-      const store = projectionStore(db, docCache<LoadedAspect>(100), undefined, true);
-      await committedOverByTheOther(store);
-      const asHeld = (await store.loadAspects([ASPECT])).get(ASPECT);
-      expect(asHeld?.events.length, "the projector's read: the copy held").to.equal(1);
-      // A decision (`project`, and `asStored`) sees the other writer's commit at once.
-      expect((await store.project([ASPECT])).get(ASPECT)?.events.length).to.equal(2);
-      const fresh = projectionStore(db, docCache<LoadedAspect>(100), undefined, true);
-      await fresh.loadAspects([ASPECT]);
-      expect((await fresh.loadAspects([ASPECT], { asStored: true })).get(ASPECT)?.events.length).to.equal(2);
-      // Where this process is the one writer, what it holds is what is stored: a decision takes it.
-      const alone = projectionStore(db, docCache<LoadedAspect>(100));
-      const seen = (await alone.loadAspects([ASPECT])).get(ASPECT);
-      await projectionStore(other).commit({
-        aspects: [
-          {
-            projection: projectAspect(ASPECT, 'attendance', seen?.events ?? [], [
-              mark('MARK_PRESENT', 'CHAMADOR', second.eventId, 3),
-            ]),
-            rev: seen?.rev,
-          },
-        ],
-        conflicts: [],
-        noConflict: [],
-      });
-      expect((await alone.project([ASPECT])).get(ASPECT)?.events.length, 'the copy held').to.equal(2);
-    });
-
     it('keeps its own commit cached when the feed brings it back', async () => {
       const { cache, store } = await cached();
       const one = projectAspect(ASPECT, 'attendance', [], [first]);

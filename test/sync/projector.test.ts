@@ -102,7 +102,7 @@ describe('projectBatch against a concurrent projector (another instance on one C
         projections: store,
         audit: async (entries) => void audited.push(...entries.map((e) => e.key?.auditId ?? '')),
         // Instances share the projections: the retry audits again what it finds standing.
-        othersCommit: true,
+        reauditHeld: true,
       },
       [change(e2), change(e3)],
     );
@@ -139,7 +139,7 @@ describe('projectBatch against a concurrent projector (another instance on one C
       {
         projections: store,
         audit: async (entries) => void audited.push(...entries.map((e) => e.key?.auditId ?? '')),
-        othersCommit: true,
+        reauditHeld: true,
       },
       [change(e3)],
     );
@@ -148,27 +148,6 @@ describe('projectBatch against a concurrent projector (another instance on one C
     expect([...(commits[1]?.noConflict ?? [])].sort()).to.deep.equal(['e1', 'e3']);
     expect(out.conflictsChanged).to.deep.equal([]);
     expect(audited).to.deep.equal([]);
-  });
-
-  it('where others commit too, reads from the store an aspect the copy held says holds the batch', async () => {
-    // The copy held here holds e1 and e3: e3 stands. The store holds e2 too, committed by another
-    // instance: e3 loses to e2, and that instance wrote the conflict record. Trusted, the copy held
-    // would have this batch delete that record (e3 no loser); read from the store, it is kept.
-    const { store, commits } = scripted(
-      [
-        { rev: '1-a', events: [e1, e3] },
-        { rev: '2-b', events: [e1, e2, e3] },
-      ],
-      ['OK'],
-    );
-    await projectBatch({ projections: store, audit: async () => undefined, othersCommit: true }, [
-      change(e3),
-    ]);
-    expect(commits[0]?.aspects).to.deep.equal([]);
-    expect(commits[0]?.conflicts.map((c) => [c.loser.eventId, c.winner.eventId])).to.deep.equal([
-      ['e3', 'e2'],
-    ]);
-    expect(commits[0]?.noConflict).to.not.include('e3');
   });
 
   it('does not write again a batch whose aspects already hold its events: no write-through, no aspect; its conflict records checked', async () => {
