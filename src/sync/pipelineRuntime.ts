@@ -44,8 +44,8 @@ export interface EventPipelineOptions {
   readonly projections: ProjectionStore;
   readonly audit: (entries: ReadonlyArray<PendingAuditEntry>) => Promise<void>;
   readonly writeThrough?: (projection: AspectProjection) => Promise<void>;
-  /** Other instances' pipelines commit the projections too (CouchDB): `ProjectorDeps.reauditHeld`. */
-  readonly reauditHeld?: boolean;
+  /** Other instances' pipelines commit the projections too (CouchDB): `ProjectorDeps.othersCommit`. */
+  readonly othersCommit?: boolean;
   readonly onError?: (error: unknown) => void;
   /** Each batch's decisions, once projected (before its checkpoint is saved). */
   readonly onProjected?: (batch: ProjectedBatch) => void;
@@ -249,8 +249,8 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
   // that ends with it has not seen everything, and a wake 250 ms later starts the one that will.
   let lastPullHeld = false;
   let projectedUpTo: Seq = since;
-  // A try of the drain failed since the last page was projected: the page that failed may have been
-  // written through in part, from copies this process cannot tell (`BatchOptions.afterFailure`).
+  // A try of the drain failed since the last page was projected: the page that failed may have
+  // committed aspects and stopped before their records or audit (`BatchOptions.afterFailure`).
   let failedSinceProjected = false;
   let stopped = false;
   const drainWaiters = new Set<() => void>();
@@ -259,12 +259,12 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     audit: options.audit,
     ...(options.writeThrough === undefined ? {} : { writeThrough: options.writeThrough }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
-    ...(options.reauditHeld === undefined ? {} : { reauditHeld: options.reauditHeld }),
+    ...(options.othersCommit === undefined ? {} : { othersCommit: options.othersCommit }),
   };
   // What was stored before this start: pages up to it are a replay when the last process stopped
-  // without saving its checkpoint (a crash), and may hold a commit whose audit it never wrote
-  // (`BatchOptions.afterFailure`). Sequences are numbers on the embedded store; on CouchDB, where they
-  // are not, every page audits again what it finds committed (`reauditHeld`).
+  // without saving its checkpoint (a crash), and may hold a commit whose records or audit it never
+  // wrote (`BatchOptions.afterFailure`). Sequences are numbers on the embedded store; on CouchDB,
+  // where they are not, every page does so for what it finds committed (`othersCommit`).
   const storedBeforeStart = (await options.events.info()).update_seq;
   let replayingTo = typeof storedBeforeStart === 'number' ? storedBeforeStart : undefined;
   const replays = (batch: ReadonlyArray<{ readonly seq: Seq }>): boolean => {

@@ -65,7 +65,7 @@ export const wirePipeline = async (w: PipelineWiring): Promise<EventPipeline> =>
     ]),
     audit,
     // Where other instances commit the projections too (the feed below is followed for that).
-    reauditHeld: w.projectionFeed !== undefined,
+    othersCommit: w.projectionFeed !== undefined,
     ...(w.projectionFeed === undefined
       ? {}
       : {
