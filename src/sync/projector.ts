@@ -1,19 +1,22 @@
 /**
  * One batch of the pipeline against the projections store: group the batch's events by aspect, merge
  * them into each aspect's known events, resolve and fold (pure rules), work out which conflict records
- * appear, change or vanish, write it all with compare-and-swap, and once the commit has stood write
- * the operational records through and audit the decisions. A batch that meets a concurrent writer is
- * run again from fresh reads.
+ * appear, change or vanish, write the operational records through, commit it all with compare-and-
+ * swap, and audit the new decisions once the commit has stood. A batch that meets a concurrent writer
+ * is run again from fresh reads.
  *
- * Records and audit entries follow the commit: a commit is a compare-and-swap on the revision read,
- * so what it decided on was the stored aspect, and an attempt on a copy another writer had moved past
- * (its commit refused, the batch run again from fresh reads) leaves neither a record nor an entry.
- * So that a crash between the commit and them loses nothing, what a commit finds committed gets both
- * again: the records of an aspect found already holding the batch's events, the decisions standing
- * there and in the copy a commit replaces (`othersCommit`, and after a failed try or a restart:
- * `BatchOptions.afterFailure`). A conflict's entry is keyed by the decision it records (its
- * time is the conflict's `detectedAt`, its id a name-based UUID of the aspect, loser, winner and
- * policy), so the repeat, a second instance deciding the same batch, or a rebuild from the first event
+ * A conflict's entry is written once the commit that decided it has stood: a commit is a compare-and-
+ * swap on the revision read, so what it decided on was the stored aspect, and a decision taken on a
+ * copy another writer had moved past (its commit refused, the batch run again from fresh reads) is
+ * never audited. So that a crash between the commit and the audit loses no entry, the decisions a
+ * commit finds standing are audited again: those of an aspect found already holding the batch's
+ * events, and those of the copy a commit replaces (`othersCommit`, and after a failed try or a
+ * restart: `BatchOptions.afterFailure`). Records, unlike audit entries, are written before the
+ * commit: a request may read one as soon as the commit shows its event applied (an attempt that
+ * then loses, or fails, has them written again; `BatchOptions.afterFailure`).
+ *
+ * A conflict's entry is keyed by the decision it records (its time is the conflict's `detectedAt`,
+ * its id a name-based UUID of the aspect, loser, winner and policy), so the repeat, a second instance deciding the same batch, or a rebuild from the first event
  * write the same document, and the log keeps one entry per decision. A decision that changes (a later
  * event wins over the loser) is a new entry; a record whose event copies changed but whose decision
  * did not (its `detectedAt` follows the copy's server time) is rewritten and not audited again.
@@ -37,19 +40,16 @@ export interface ProjectorDeps {
   readonly audit: (entries: ReadonlyArray<PendingAuditEntry>) => Promise<void>;
   /**
    * Brings the operational records (check-ins, student fields) in line with an aspect's projection.
-   * Called for every aspect a batch writes once its commit has stood, so records are only ever written
-   * from a projection the store holds; and again for an aspect found already holding the batch's
-   * events where a writer may have stopped between its commit and its records (`othersCommit`,
-   * `BatchOptions.afterFailure`).
+   * Called for every aspect of a batch, replays included, before the projection is committed: a
+   * crash after it and before the commit replays the batch, and the call finds nothing to change.
    */
   readonly writeThrough?: (projection: AspectProjection) => Promise<void>;
   readonly maxAttempts?: number;
   /**
    * Other instances' pipelines commit these aspects too (CouchDB): one may have committed an aspect
-   * and stopped before writing its records and its audit, so what a commit finds committed gets both
-   * again (the records of an aspect found holding the batch's events; the decisions standing there
-   * and in the copy a commit replaces). Records are state and audit entries keyed: a repeat changes
-   * nothing.
+   * and stopped before its audit, so the decisions a commit finds standing (in an aspect found
+   * holding the batch's events, or in the copy it replaces) are audited again; their keys make the
+   * repeat the same entry.
    */
   readonly othersCommit?: boolean;
   /** The time a quarantine is first detected at (its audit entry's time). */
@@ -181,9 +181,10 @@ export class ProjectionContended extends Error {
 export interface BatchOptions {
   /**
    * The pipeline's last try failed (it threw) since its last projected page, or the batch is part
-   * of the replay after a start: an attempt may have committed and stopped before its records and its
-   * audit, and this run cannot know which. Every aspect of the batch found already holding its events
-   * gets its records written again and its standing decisions audited again, as where others commit.
+   * of the replay after a start: an attempt may have written records from a copy another writer had
+   * moved past, or committed and stopped before its audit, and this run cannot know which. Every
+   * aspect of the batch found already holding its events gets its records written again from the
+   * store, as those of an attempt that lost its commit do, and its standing decisions audited again.
    */
   readonly afterFailure?: boolean;
 }
@@ -264,6 +265,10 @@ const projectIncoming = async (
   afterFailure = false,
 ): Promise<Projected> => {
   const maxAttempts = deps.maxAttempts ?? 20;
+  // Aspects whose records an attempt that then lost its commit wrote: from a copy another writer had
+  // moved past, so possibly behind what that writer's own write-through left (a check-out undone).
+  // After a failed try of the pipeline, every aspect of the batch may be one (`BatchOptions`).
+  const wroteThrough = new Set<string>(afterFailure ? incoming.keys() : []);
   const attemptAll = async () => {
     const loaded = await deps.projections.loadAspects([...incoming.keys()], { fresh });
     const projected: Array<{ after: AspectProjection; known: LoadedAspect | undefined }> = [];
@@ -295,6 +300,13 @@ const projectIncoming = async (
       expect(after);
       projected.push({ after, known });
     }
+    // A held aspect whose records a lost attempt of this batch wrote gets them again from what the
+    // store holds now: the aspect needs no write, and without this its records stayed as the lost
+    // attempt left them (the other writer's write-through came first).
+    const rewritten = held.filter((p) => wroteThrough.has(p.aspect));
+    const through = [...projected.map((p) => p.after), ...rewritten];
+    await writeThroughConcurrently(deps.writeThrough, through);
+    for (const p of through) wroteThrough.add(p.aspect);
     const aspects: Array<{ projection: AspectProjection; rev: string | undefined }> = [];
     // Decisions new to this batch (a record that appears or changes), audited once each.
     const decided: ConflictRecordFull[] = [];
@@ -325,20 +337,14 @@ const projectIncoming = async (
       noConflict: [...noConflict],
     });
     if (written !== 'OK') return undefined;
-    // After the commit: it stood, so the copies it decided on were the stored ones, and what follows
-    // is taken from the store's history alone. Where a writer may have committed and stopped before
-    // its records and its audit (another instance, or this process before a failure or a crash),
-    // what this batch finds committed gets both again: the records of an aspect found holding its
-    // events, the decisions standing there and in the copies this commit replaced (see the head of
-    // this file). Records are state, written whole; audit entries are keyed: a repeat changes nothing.
-    const again = deps.othersCommit === true || afterFailure;
-    await writeThroughConcurrently(deps.writeThrough, [
-      ...aspects.map((a) => a.projection),
-      ...(again ? held : []),
-    ]);
-    const standing = again ? [...held.flatMap((p) => p.conflicts), ...replaced] : [];
+    // After the commit: it stood, so these decisions are the store's, and so were those of the copies
+    // it replaced (its compare-and-swap proves they were the stored ones). A writer that committed
+    // those and stopped before its audit is covered here, whether this batch finds its aspect
+    // holding every event or writes it again with more (see the head of this file).
+    const again =
+      deps.othersCommit === true || afterFailure ? [...held.flatMap((p) => p.conflicts), ...replaced] : [];
     await deps.audit(
-      [...decided, ...standing].map((c) => ({ entry: conflictEntry(c), key: conflictAuditKey(c) })),
+      [...decided, ...again].map((c) => ({ entry: conflictEntry(c), key: conflictAuditKey(c) })),
     );
     return {
       decided,

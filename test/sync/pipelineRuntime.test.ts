@@ -815,10 +815,10 @@ describe('event pipeline on the store (real PouchDB)', () => {
     expect([...cached.entries()]).to.deep.equal([...fresh.entries()]);
   });
 
-  it('after a failed try, writes the records of the page though the store holds its aspects', async () => {
-    // The commit lands but its answer is lost (a timeout after the write): the failed try writes no
-    // record (records follow a commit that stood). The pipeline tries the page again, finds every
-    // aspect holding its events, and writes their records all the same.
+  it('after a failed try, writes the records of the page again though the store holds its aspects', async () => {
+    // The commit lands but its answer is lost (a timeout after the write): the pipeline tries the
+    // page again, finds every aspect holding its events, and still writes their records again, since
+    // the failed try may have written them from a copy another writer had moved past.
     const events = eventStore(store.db.events);
     await events.append(fieldEvent(randomUUID(), 'ADMIN', '2026-11-26T10:00:00.000Z', null, 'amendoim'));
     const real = projectionStore(store.db.projections);
@@ -848,7 +848,10 @@ describe('event pipeline on the store (real PouchDB)', () => {
     await pipeline.catchUp();
     const aspect = studentFieldAspect(STUDENT, 'allergies');
     expect(errors, 'the lost answer reported').to.have.length(1);
-    expect(writtenThrough, 'written once, by the try after the failure').to.deep.equal([aspect]);
+    expect(writtenThrough, 'written by the failed try, then again by the next').to.deep.equal([
+      aspect,
+      aspect,
+    ]);
   });
 
   it('a commit that meets a conflict leaves no stale aspect in the cache', async () => {
