@@ -250,7 +250,8 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
   let lastPullHeld = false;
   let projectedUpTo: Seq = since;
   // A try of the drain failed since the last page was projected: the page that failed may have
-  // committed aspects and stopped before their records or audit (`BatchOptions.afterFailure`).
+  // written records from a copy another writer had moved past, or committed aspects and stopped
+  // before their audit (`BatchOptions.afterFailure`).
   let failedSinceProjected = false;
   let stopped = false;
   const drainWaiters = new Set<() => void>();
@@ -262,9 +263,10 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     ...(options.othersCommit === undefined ? {} : { othersCommit: options.othersCommit }),
   };
   // What was stored before this start: pages up to it are a replay when the last process stopped
-  // without saving its checkpoint (a crash), and may hold a commit whose records or audit it never
-  // wrote (`BatchOptions.afterFailure`). Sequences are numbers on the embedded store; on CouchDB,
-  // where they are not, every page does so for what it finds committed (`othersCommit`).
+  // without saving its checkpoint (a crash), and may hold a commit whose audit it never wrote
+  // (`BatchOptions.afterFailure`; the records' rewrite it also brings costs a replay little).
+  // Sequences are numbers on the embedded store; on CouchDB, where they are not, every page audits
+  // again what it finds committed (`othersCommit`).
   const storedBeforeStart = (await options.events.info()).update_seq;
   let replayingTo = typeof storedBeforeStart === 'number' ? storedBeforeStart : undefined;
   const replays = (batch: ReadonlyArray<{ readonly seq: Seq }>): boolean => {

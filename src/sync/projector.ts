@@ -16,10 +16,13 @@
  * then loses, or fails, has them written again; `BatchOptions.afterFailure`).
  *
  * A conflict's entry is keyed by the decision it records (its time is the conflict's `detectedAt`,
- * its id a name-based UUID of the aspect, loser, winner and policy), so the repeat, a second instance deciding the same batch, or a rebuild from the first event
- * write the same document, and the log keeps one entry per decision. A decision that changes (a later
- * event wins over the loser) is a new entry; a record whose event copies changed but whose decision
- * did not (its `detectedAt` follows the copy's server time) is rewritten and not audited again.
+ * its id a name-based UUID of the aspect, loser, winner and policy), so the repeat, a second instance
+ * deciding the same batch, or a rebuild from the first event write the same document, and the log
+ * keeps one entry per decision. A decision that changes (a later event wins over the loser) is a new
+ * entry; a record whose event copies changed but whose decision did not (its `detectedAt` follows the
+ * copy's server time) is rewritten and not audited as new. Copies change only on CouchDB, where the
+ * audits again above repeat it, and there the claims keyed by the decision alone keep its first time
+ * (`src/store/auditLog.ts`).
  */
 import { v5 as uuidV5 } from 'uuid';
 import type { AuditKey, NewAuditEntry, PendingAuditEntry } from '../domain/audit.js';
@@ -40,8 +43,10 @@ export interface ProjectorDeps {
   readonly audit: (entries: ReadonlyArray<PendingAuditEntry>) => Promise<void>;
   /**
    * Brings the operational records (check-ins, student fields) in line with an aspect's projection.
-   * Called for every aspect of a batch, replays included, before the projection is committed: a
-   * crash after it and before the commit replays the batch, and the call finds nothing to change.
+   * Called for every aspect a batch writes, before the projection is committed: a crash after it and
+   * before the commit replays the batch, and the call finds nothing to change. An aspect found
+   * already holding the batch's events is written through again only where an attempt may have left
+   * its records behind (a lost commit, a failed try, the replay after a start).
    */
   readonly writeThrough?: (projection: AspectProjection) => Promise<void>;
   readonly maxAttempts?: number;
