@@ -26,10 +26,16 @@ find_launcher() {
   return 1
 }
 
-# The first of `count` consecutive ports that nothing on 127.0.0.1 listens on.
+# The first of `count` consecutive ports that nothing on 127.0.0.1 listens on, below the kernel's
+# range of ephemeral ports: the fault rows kill a node and start it again on its port, and a port in
+# that range may meanwhile be the source port of any outgoing connection (a three-node run failed so:
+# eaddrinuse on node 3's restart, port 39098, ephemeral range 32768-60999).
 free_ports() {
-  local count=$1 base k busy
-  for base in $(shuf -i 20000-40000 -n 50); do
+  local count=$1 base k busy low=32768 ignored
+  if [ -r /proc/sys/net/ipv4/ip_local_port_range ]; then read -r low ignored </proc/sys/net/ipv4/ip_local_port_range; fi
+  local top=$((low - count - 1))
+  if [ "$top" -lt 11000 ]; then top=40000; fi
+  for base in $(shuf -i "10000-$top" -n 50); do
     busy=0
     for ((k = 0; k < count; k++)); do
       if (exec 3<>"/dev/tcp/127.0.0.1/$((base + k))") 2>/dev/null; then busy=1; break; fi
