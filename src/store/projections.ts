@@ -284,8 +284,9 @@ const eventsOfDoc = (doc: AspectDoc): AspectEventRecord[] =>
   });
 
 /**
- * The live losing leaves of forked aspect documents, by document id (`_bulk_get` of the revisions
- * their winners name). A leaf deleted since it was named is no longer part of the fork.
+ * The live losing leaves of forked documents (aspects, quarantine records), by document id, decoded
+ * with `codec` (`_bulk_get` of the revisions their winners name). A leaf deleted since it was named is
+ * no longer part of the fork.
  */
 const forkLeaves = async <C extends t.Mixed>(
   db: Database,
