@@ -407,7 +407,11 @@ for (const [name, setUp, propertyRuns] of backends) {
       });
       await log.flush();
       expect(appended).to.equal(true);
-      const rows = await store.db.audit.allDocs({ startkey: 'audit:', endkey: 'audit;' });
+      // A range read is served by one copy of each shard: on a cluster it may lag the write a moment.
+      const rows = await readUntil(
+        () => store.db.audit.allDocs({ startkey: 'audit:', endkey: 'audit;' }),
+        (r) => r.rows.length >= 1,
+      );
       expect(rows.rows).to.have.length(1);
       await pending;
     });
