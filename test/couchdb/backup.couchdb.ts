@@ -10,7 +10,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { EXIT } from '../../src/backup/cli.js';
 import { cli, expectRestored, populateAndRecord, type Source } from '../support/backupRoundTrip.js';
-import { couchFetch } from '../support/couchServer.js';
+import { couchFetch, untilTestCouchCopiesAgree } from '../support/couchServer.js';
 import { seedSmallRoster } from '../support/seed.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 import { startTestService } from '../support/testService.js';
@@ -51,6 +51,8 @@ describe('backup and restore on a real CouchDB', function () {
     const dir = await makeTempDir('couch-backup');
     dirs.push(dir);
     file = join(dir, 'chamada.ndjson.gz');
+    // The backup reads every database by range, one copy of each shard on a cluster: once all agree.
+    await untilTestCouchCopiesAgree();
     const backup = await cli(['backup', '--out', file], env(prefixes.source));
     expect(backup.status, backup.stderr).to.equal(EXIT.ok);
     // The URL's password is never printed.

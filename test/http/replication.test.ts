@@ -6,7 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { type CouchServer, couchServerLabel, onRealCouch, startCouchServer } from '../support/couchServer.js';
+import {
+  type CouchServer,
+  couchServerLabel,
+  onRealCouch,
+  startCouchServer,
+  untilCopiesAgree,
+} from '../support/couchServer.js';
 import { call, expectEnvelope } from '../support/http.js';
 import { createdId, seedSmallRoster } from '../support/seed.js';
 import { makeTablet, type Tablet } from '../support/tablet.js';
@@ -41,9 +47,16 @@ for (const backend of backends)
     };
     const send = (method: string, path: string, body: unknown, token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) =>
       call(`${svc.url}${path}`, { method, headers: mutationHeaders(token), body: JSON.stringify(body) });
+    /**
+     * The pipeline caught up and a full roster pass after it. On a cluster the pass reads its records
+     * and projections by range, and a tablet's pull reads the roster's `_changes`: one copy of each
+     * shard, which may lag a write a moment (decision 0023). So each reads once every copy agrees.
+     */
     const settled = async () => {
       await svc.deps.sync.pipeline.catchUp();
+      if (couch !== undefined) await untilCopiesAgree(couch);
       await svc.deps.replication.reconciler.refresh();
+      if (couch !== undefined) await untilCopiesAgree(couch);
     };
 
     beforeEach(async () => {

@@ -76,6 +76,8 @@ for (const [backend, setUp] of backends) {
     it('reconcileSome: touches only the ids named, and recreates a deleted document over its tombstone', async () => {
       const roster = rosterStore(db);
       await roster.reconcile([cls('a', 'A'), cls('b', 'B'), cls('c', 'C')]);
+      // The reads below are ranges and a feed, one copy of each shard: on a cluster, once all agree.
+      await host.copiesAgree();
       const before = await revs();
       // `c` is named without a wanted document (deleted); `z` is wanted but outside the ids (left alone).
       expect(
@@ -84,6 +86,7 @@ for (const [backend, setUp] of backends) {
           [cls('a', 'A'), cls('b', 'B2'), cls('z', 'Z')],
         ),
       ).to.deep.equal({ written: 1, deleted: 1 });
+      await host.copiesAgree();
       const after = await revs();
       expect(after.get('class:a')).to.equal(before.get('class:a'));
       expect(await names()).to.deep.equal({ 'class:a': 'A', 'class:b': 'B2' });
@@ -96,6 +99,7 @@ for (const [backend, setUp] of backends) {
         written: 1,
         deleted: 0,
       });
+      await host.copiesAgree();
       expect(await names()).to.deep.equal({ 'class:a': 'A', 'class:b': 'B2', 'class:c': 'C again' });
       // A tablet replicating from the start sees the recreated document, not the deletion.
       const changes = await db.changes({ since: 0 });

@@ -11,6 +11,7 @@ import { EVENTS_DESIGN_ID } from '../../src/store/eventsDesign.js';
 import { indexSpecs } from '../../src/store/indexes.js';
 import { DATABASE_NAMES, openStore, type Store, type StoreLocation } from '../../src/store/store.js';
 import { type CouchServer, couchFetch, couchServerLabel, startCouchServer } from '../support/couchServer.js';
+import { readUntil } from '../support/readUntil.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
 interface Backend {
@@ -84,8 +85,12 @@ for (const makeBackend of [embedded, couch]) {
       await store.close();
       store = await openStore(location);
       for (const name of DATABASE_NAMES) {
-        const { indexes } = await store.db[name].getIndexes();
-        const names = indexes.map((i) => i.name);
+        // The list is a range read of the design documents, one copy of each shard on a cluster: it
+        // may lag the indexes' creation a moment (decision 0023).
+        const names = await readUntil(
+          async () => (await store.db[name].getIndexes()).indexes.map((i) => i.name),
+          (listed) => indexSpecs[name].every((spec) => listed.includes(spec.name)),
+        );
         for (const spec of indexSpecs[name]) expect(names, name).to.include(spec.name);
       }
     });
@@ -96,10 +101,11 @@ for (const makeBackend of [embedded, couch]) {
         { _id: 'b', docType: 'class' },
         { _id: 'c', docType: 'student' },
       ]);
-      const found = await store.db.roster.find({
-        selector: { docType: 'student' },
-        use_index: 'idx-by-docType',
-      });
+      // A Mango query reads one copy of each shard on a cluster, which may lag the write a moment.
+      const found = await readUntil(
+        () => store.db.roster.find({ selector: { docType: 'student' }, use_index: 'idx-by-docType' }),
+        (r) => r.docs.length >= 2,
+      );
       expect(found.docs.map((d) => d._id).sort()).to.deep.equal(['a', 'c']);
     });
 

@@ -9,6 +9,7 @@ import { expect } from 'chai';
 import * as t from 'io-ts';
 import sharp from 'sharp';
 import { type CliIo, runCli } from '../../src/backup/cli.js';
+import { untilTestCouchCopiesAgree } from './couchServer.js';
 import { call, decodeAs } from './http.js';
 import { readUntil } from './readUntil.js';
 import { seedSmallRoster } from './seed.js';
@@ -182,16 +183,26 @@ export interface Source {
 }
 
 /**
+ * On a CouchDB cluster, until every copy holds what was written: the reports and the audit log are
+ * range reads, served by one copy of each shard, which may lag a write a moment (decision 0023).
+ */
+const copiesAgree = async (svc: TestService): Promise<void> => {
+  if (svc.store.backend === 'couchdb') await untilTestCouchCopiesAgree();
+};
+
+/**
  * Populates the service, then records what it answers once its pipeline has caught up; the audit log
  * last, so it holds the reads' own entries.
  */
 export const populateAndRecord = async (svc: TestService): Promise<Source> => {
   const populated = await populate(svc.url);
   await svc.deps.sync.pipeline.catchUp();
+  await copiesAgree(svc);
   const answered = await answers(svc.url, populated);
   // Reads of personal data (the photo's) are audited in the background: stored before the log is read,
   // or the backup, taken later, holds one entry more than what was recorded here.
   await svc.deps.audit.flush();
+  await copiesAgree(svc);
   // On a cluster the log's range read asks one copy of each shard, which may lag the flush by a
   // moment (CI's three-node run recorded 17 entries and restored 18): read until the photo read is in.
   const audit = await readUntil(
@@ -216,6 +227,7 @@ export const expectRestored = async (
   const svc = await startTestService({ env });
   try {
     await svc.deps.sync.pipeline.catchUp();
+    await copiesAgree(svc);
     // Read again for a moment where a cluster's copies may still lag the restore's writes.
     const restored = await readUntil(
       () => auditLog(svc.url),

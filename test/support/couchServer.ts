@@ -306,20 +306,14 @@ export const conflictsOnceSettled = async (
 
 const SystemStats = t.type({ internal_replication_jobs: t.number });
 
-/**
- * Waits until no node of a real cluster has internal replication queued, on two reads 500 ms apart,
- * at most `withinMs`; answers how long it waited. A range read (`_all_docs`, `_changes`) is served by
- * one copy of each shard range, not a quorum: right after a node came back, its copies may still lack
- * what the others stored while it was away, and a read they serve shows a subset. Keyed reads are
- * quorum reads and need no wait. On one node or express-pouchdb there is nothing to wait for.
- */
-export const untilCopiesAgree = async (couch: CouchServer, withinMs = 60_000): Promise<number> => {
-  if (!isRealCouch(couch) || couch.nodeUrls.length < 2) return 0;
+/** `untilCopiesAgree` on these nodes (one: nothing to wait for). */
+const untilNodesAgree = async (nodeUrls: ReadonlyArray<string>, withinMs: number): Promise<number> => {
+  if (nodeUrls.length < 2) return 0;
   const started = Date.now();
   let quiet = 0;
   while (quiet < 2 && Date.now() - started < withinMs) {
     const backlogs = await Promise.all(
-      couch.nodeUrls.map(async (node) => {
+      nodeUrls.map(async (node) => {
         const body: unknown = await couchFetch(`${node}/_node/_local/_system`, {
           signal: AbortSignal.timeout(5_000),
         }).then(
@@ -333,4 +327,24 @@ export const untilCopiesAgree = async (couch: CouchServer, withinMs = 60_000): P
     if (quiet < 2) await new Promise((resolve) => setTimeout(resolve, 500));
   }
   return Date.now() - started;
+};
+
+/**
+ * Waits until no node of a real cluster has internal replication queued, on two reads 500 ms apart,
+ * at most `withinMs`; answers how long it waited. A range read (`_all_docs`, `_changes`) is served by
+ * one copy of each shard range, not a quorum: right after a node came back, its copies may still lack
+ * what the others stored while it was away, and a read they serve shows a subset. Keyed reads are
+ * quorum reads and need no wait. On one node or express-pouchdb there is nothing to wait for.
+ */
+export const untilCopiesAgree = async (couch: CouchServer, withinMs = 60_000): Promise<number> =>
+  isRealCouch(couch) ? untilNodesAgree(couch.nodeUrls, withinMs) : 0;
+
+/**
+ * `untilCopiesAgree` on the real CouchDB of `npm run test:couchdb`, for a test that reaches it by its
+ * URL alone (a service started on COUCHDB_URL, with no `CouchServer` of its own). Nothing to wait for
+ * outside that run or on one node.
+ */
+export const untilTestCouchCopiesAgree = async (withinMs = 60_000): Promise<number> => {
+  const real = realCouch();
+  return real === undefined ? 0 : untilNodesAgree(real.nodeUrls, withinMs);
 };
