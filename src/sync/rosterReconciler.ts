@@ -105,10 +105,31 @@ export const startRosterReconciler = (options: {
   readonly aspectTriggers$: Observable<string>;
   readonly debounceMs?: number;
   readonly maxWaitMs?: number;
+  /**
+   * How long after a full pass that a change set off to take a second look (another full pass), or
+   * undefined for none. On a CouchDB cluster the pass reads the records by range, which one copy of
+   * each shard serves, and a copy may lag a write the feed has already told: that pass misses the
+   * change, and nothing else would set one off until the next change or the ten-minute timer (a new
+   * child missing from the tablets). Asked at each pass, so it may be learnt after the start.
+   */
+  readonly secondLookMs?: () => number | undefined;
   readonly onError?: (error: unknown) => void;
 }): RosterReconciler => {
   const manual$ = new Subject<void>();
+  const look$ = new Subject<void>();
   const stop$ = new Subject<void>();
+  /** Whether a change set off the full pass to come, so it is looked at again after it. */
+  let lookAfter = false;
+  let lookTimer: Subscription | undefined;
+  const scheduleLook = () => {
+    const ms = options.secondLookMs?.();
+    if (ms === undefined) return;
+    // One look, after the last of a burst of passes.
+    lookTimer?.unsubscribe();
+    lookTimer = timer(ms)
+      .pipe(takeUntil(stop$))
+      .subscribe(() => look$.next());
+  };
   const done$ = new Subject<{ run: number; full: boolean }>();
   let started = 0;
   let pendingFull = true;
@@ -125,26 +146,41 @@ export const startRosterReconciler = (options: {
   };
   const subscription: Subscription = rosterReconciles$({
     triggers$: merge(
-      options.fullTriggers$.pipe(tap(() => (pendingFull = true))),
+      options.fullTriggers$.pipe(
+        tap(() => {
+          pendingFull = true;
+          lookAfter = true;
+        }),
+      ),
       options.aspectTriggers$.pipe(tap((aspect) => pendingAspects.add(aspect))),
       manual$.pipe(tap(() => (pendingFull = true))),
+      // The second look sets off no look of its own.
+      look$.pipe(tap(() => (pendingFull = true))),
     ).pipe(takeUntil(stop$)),
     reconcile: () => {
       started += 1;
       const run = started;
       const full = pendingFull;
       const aspects = [...pendingAspects];
+      const look = full && lookAfter;
       pendingFull = false;
       pendingAspects.clear();
+      if (full) lookAfter = false;
       return defer(async () => {
         try {
           return await pass(full, aspects);
         } catch (e) {
-          // Whatever this pass was to write is written by the next, full one.
+          // Whatever this pass was to write is written by the next, full one (and looked at again).
           pendingFull = true;
+          lookAfter ||= look;
           throw e;
         }
-      }).pipe(tap(() => done$.next({ run, full: full || context === undefined })));
+      }).pipe(
+        tap(() => {
+          done$.next({ run, full: full || context === undefined });
+          if (look) scheduleLook();
+        }),
+      );
     },
     debounceMs: options.debounceMs ?? 100,
     // A tablet's roster lags a rush by at most about a second (plus the pass itself).
@@ -169,6 +205,7 @@ export const startRosterReconciler = (options: {
     },
     stop() {
       stop$.next();
+      lookTimer?.unsubscribe();
       subscription.unsubscribe();
     },
   };

@@ -8,6 +8,7 @@ import { filter, interval, map, merge, mergeMap, type Observable } from 'rxjs';
 import type { Disposers } from '../lib/disposers.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { BackendProfile } from '../store/backendProfile.js';
+import { copiesOf } from '../store/copies.js';
 import type { ProjectionStore } from '../store/projections.js';
 import { rosterStore } from '../store/roster.js';
 import type { Store } from '../store/store.js';
@@ -37,12 +38,26 @@ export interface RosterReconcilerWiring {
   readonly opened: Disposers;
 }
 
+/** How long after a pass a change set off the roster looks again, where copies may lag (a cluster). */
+export const SECOND_LOOK_MS = 2_000;
+
 export const wireRosterReconciler = (w: RosterReconcilerWiring): RosterReconciler => {
   const roster = rosterStore(w.store.db.roster);
+  // A cluster's range reads may lag what its feed told (one copy of each shard serves them); a single
+  // node's, or the embedded store's, never do. Until the database has said, a second look is taken.
+  let copies = w.store.backend === 'embedded' ? 1 : undefined;
+  if (copies === undefined)
+    copiesOf(w.store.db.private).then(
+      (n) => {
+        copies = n;
+      },
+      () => undefined,
+    );
   const reconciler = startRosterReconciler({
     full: rosterFullPass({ ...w.wanted, roster }),
     forAspects: rosterForAspects({ projections: w.projections }),
     writeSome: (ids, docs) => roster.reconcileSome(ids, docs),
+    secondLookMs: () => (copies === 1 ? undefined : SECOND_LOOK_MS),
     fullTriggers$: merge(
       w.privateFeed.pipe(filter((c) => feedsRoster(c.id))),
       // Sessions and day keys roll over with the UTC day.

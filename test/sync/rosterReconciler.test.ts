@@ -117,3 +117,95 @@ describe('roster reconciler during a rush', () => {
     }
   });
 });
+
+describe('roster reconciler where a range read may lag its feed (a cluster)', () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** A reconciler whose full passes are timed; `look` is its second look's delay. */
+  const counting = (look: number | undefined) => {
+    const fullAt: number[] = [];
+    const partial: string[][] = [];
+    const changes$ = new Subject<unknown>();
+    const aspects$ = new Subject<string>();
+    const reconciler = startRosterReconciler({
+      full: async () => {
+        fullAt.push(Date.now());
+        return { written: 0, deleted: 0, context: { sessionIds: new Set(), activeIds: new Set() } };
+      },
+      forAspects: async () => [],
+      writeSome: async (ids) => {
+        partial.push([...ids]);
+        return { written: 0, deleted: 0 };
+      },
+      fullTriggers$: changes$,
+      aspectTriggers$: aspects$,
+      debounceMs: 10,
+      maxWaitMs: 50,
+      secondLookMs: () => look,
+    });
+    return { fullAt, partial, changes$, aspects$, reconciler };
+  };
+  /** Until `done`, at most two seconds. */
+  const until = async (done: () => boolean) => {
+    for (let i = 0; i < 200 && !done(); i += 1) await sleep(10);
+  };
+
+  it('looks once more, a while after the pass a change set off', async () => {
+    const { fullAt, changes$, reconciler } = counting(150);
+    try {
+      await reconciler.refresh();
+      const before = fullAt.length;
+      changes$.next('student:1');
+      await until(() => fullAt.length >= before + 2);
+      // Long enough for a third pass, were a look to set off another.
+      await sleep(400);
+      expect(fullAt.length - before, 'the pass the change set off, and one look').to.equal(2);
+      const [pass = 0, look = 0] = fullAt.slice(before);
+      expect(look - pass, 'the look waits its delay after the pass').to.be.at.least(140);
+    } finally {
+      reconciler.stop();
+    }
+  });
+
+  it('takes one look after a burst of changes, not one per pass', async () => {
+    const { fullAt, changes$, reconciler } = counting(150);
+    try {
+      await reconciler.refresh();
+      const before = fullAt.length;
+      // A change every 30 ms for 300 ms: passes every 50 ms at most (the debounce's longest wait).
+      for (let i = 0; i < 10; i += 1) {
+        changes$.next(`student:${i}`);
+        await sleep(30);
+      }
+      const rushEnded = Date.now();
+      await sleep(600);
+      const after = fullAt.slice(before);
+      expect(
+        after.filter((t) => t > rushEnded + 100),
+        'one look after the burst',
+      ).to.have.length(1);
+    } finally {
+      reconciler.stop();
+    }
+  });
+
+  it('takes no look after a refresh or an aspect’s pass, nor where reads cannot lag', async () => {
+    const lagging = counting(100);
+    const single = counting(undefined);
+    try {
+      await lagging.reconciler.refresh();
+      await single.reconciler.refresh();
+      const before = [lagging.fullAt.length, single.fullAt.length] as const;
+      await lagging.reconciler.refresh();
+      lagging.aspects$.next('checkin:s:child');
+      single.changes$.next('student:1');
+      await until(() => lagging.partial.length > 0 && single.fullAt.length > before[1]);
+      await sleep(400);
+      expect(lagging.fullAt.length - before[0], 'the refresh alone').to.equal(1);
+      expect(lagging.partial).to.deep.equal([['checkin:s:child']]);
+      expect(single.fullAt.length - before[1], 'the change’s pass alone').to.equal(1);
+    } finally {
+      lagging.reconciler.stop();
+      single.reconciler.stop();
+    }
+  });
+});
