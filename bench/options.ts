@@ -1,7 +1,7 @@
 /**
  * Command-line options of `npm run bench`:
  *   --quick            a minute instead of five (shorter runs, a smaller data set)
- *   --only a,b         only the named scenarios: students, check-in, cold-start, memory, sync,
+ *   --only a,b         only the named scenarios: students, check-in, attendance, cold-start, memory, sync,
  *                      first-pull, idempotency, import, couchdb (a change to one path need not
  *                      wait for the others; couchdb needs BENCH_COUCHDB_URL or shared/couchdb)
  *   --runs N           measured runs per service scenario (default 3), for tighter medians
@@ -14,6 +14,7 @@
 export const SCENARIOS = [
   'students',
   'check-in',
+  'attendance',
   'cold-start',
   'memory',
   'sync',

@@ -186,7 +186,10 @@ const serviceEnv = (options: BenchOptions): Record<string, string> => {
 
 export const serviceScenarios = async (options: BenchOptions): Promise<ScenarioResult[]> => {
   const { quick } = options;
-  if (!(['students', 'check-in', 'cold-start', 'memory'] as const).some((n) => options.wants(n))) return [];
+  if (
+    !(['students', 'check-in', 'attendance', 'cold-start', 'memory'] as const).some((n) => options.wants(n))
+  )
+    return [];
   const size = { students: 10_000, sessions: 20, events: quick ? 20_000 : 200_000 };
   // The built service (what the image runs), not the sources through tsx: `npm run bench` builds first.
   const svc = await serviceProcess(
@@ -287,6 +290,49 @@ export const serviceScenarios = async (options: BenchOptions): Promise<ScenarioR
         inOurs.push(await checkIn(url, '/api/v1/check-in'));
       }
     }
+
+    // POST /attendance/events with fresh keys: a mark of a child at a session, each request a pair of
+    // its own (a second mark of a pair is a conflict decided like any other, not what this measures).
+    let nextMark = 0;
+    const mark = (base: string, path: string) =>
+      drive(
+        {
+          url: base,
+          connections: 50,
+          duration,
+          requests: [
+            {
+              method: 'POST',
+              path,
+              setupRequest: (req) => {
+                // From the far end of the pairs: the check-in row's pairs are not marked here.
+                const pair = pairs[pairs.length - 1 - (nextMark % pairs.length)];
+                nextMark += 1;
+                return {
+                  ...req,
+                  headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+                  body: JSON.stringify({
+                    ...pair,
+                    actionType: 'MARK_PRESENT',
+                    timestamp: new Date().toISOString(),
+                  }),
+                };
+              },
+            },
+          ],
+        },
+        pidOf(base),
+      );
+    const markOurs: Load[] = [];
+    const markBare: Load[] = [];
+    if (options.wants('attendance')) {
+      await mark(url, '/api/v1/attendance/events');
+      await mark(bareUrl, '/hello');
+      for (let i = 0; i < runs; i += 1) {
+        markBare.push(await mark(bareUrl, '/hello'));
+        markOurs.push(await mark(url, '/api/v1/attendance/events'));
+      }
+    }
     const memory = await rssMb(svc.pid());
 
     // Cold start: stop, start, time to the first healthy answer.
@@ -338,6 +384,13 @@ export const serviceScenarios = async (options: BenchOptions): Promise<ScenarioR
           inBare,
           '≥ 0.25, p99 ≤ 50 ms',
         ),
+      options.wants('attendance') &&
+        result(
+          'POST /api/v1/attendance/events, fresh Idempotency-Keys (50 connections)',
+          markOurs,
+          markBare,
+          '≥ 0.25',
+        ),
       options.wants('cold-start') && {
         scenario: `cold start to healthy (${size.students.toLocaleString('en')} students, ${size.events.toLocaleString('en')} events)`,
         unit: 's',
@@ -346,7 +399,8 @@ export const serviceScenarios = async (options: BenchOptions): Promise<ScenarioR
         p99Ms: undefined,
         baseline: undefined,
         ratio: undefined,
-        target: '≤ 2 s',
+        // Issue #23's target, at 200,000 events (the full run); the quick run starts on 20,000.
+        target: '≤ 1.5 s',
         runs,
       },
       options.wants('memory') && {
