@@ -17,6 +17,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as E from 'fp-ts/lib/Either.js';
+import type { CarriedAuditEntry } from '../domain/audit.js';
 import {
   type Claim,
   type ClaimRequest,
@@ -60,7 +61,13 @@ const pendingEntry = (id: string, request: ClaimRequest, claimId: string, rev: s
   leaseUntil: request.now + request.leaseMs,
 });
 
-const completeDoc = (claim: Claim, request: ClaimRequest, response: StoredResponse, now: number) => ({
+const completeDoc = (
+  claim: Claim,
+  request: ClaimRequest,
+  response: StoredResponse,
+  now: number,
+  audit: CarriedAuditEntry | undefined,
+) => ({
   _id: claim.id,
   ...(claim.rev === undefined ? {} : { _rev: claim.rev }),
   docType: 'idempotency' as const,
@@ -73,6 +80,7 @@ const completeDoc = (claim: Claim, request: ClaimRequest, response: StoredRespon
   expiresAt: now + request.retentionMs,
   state: 'complete' as const,
   response,
+  ...(audit === undefined ? {} : { audit }),
 });
 
 const purgeExpired = async (
@@ -157,7 +165,8 @@ export const idempotencyLedger = (db: Database): IdempotencyLedger => ({
   },
 
   // False when our lease ran out and another request reclaimed the key: its record stands.
-  complete: (claim, request, response, now) => putCompletion(db, completeDoc(claim, request, response, now)),
+  complete: (claim, request, response, now, audit) =>
+    putCompletion(db, completeDoc(claim, request, response, now, audit)),
 
   async release(claim) {
     if (claim.rev === undefined) return;
@@ -381,13 +390,13 @@ export const exclusiveIdempotencyLedger = (
       return { id, rev, claimId };
     },
 
-    async complete(claim, request, response, now) {
+    async complete(claim, request, response, now, audit) {
       // Taken over after our lease ran out: the new holder's response is the one that stands.
       if (held.get(claim.id)?.entry.claimId !== claim.claimId) return false;
       // Counted before the write: a write that fails leaves a count too many, never one too few.
       if (claim.rev === undefined) stored.created(claim.id);
       try {
-        return await putCompletion(db, completeDoc(claim, request, response, now));
+        return await putCompletion(db, completeDoc(claim, request, response, now, audit));
       } finally {
         // Released only once the response is stored, so a duplicate never finds neither.
         drop(claim.id, claim.claimId);

@@ -12,6 +12,8 @@ import type { IdempotencyLedger } from '../store/idempotencyLedger.js';
 
 export interface JobsWiring {
   readonly ledger: IdempotencyLedger;
+  /** Whether the ledger may be purged now (its records' carried audit entries are in the log). */
+  readonly beforePurge?: () => Promise<boolean>;
   readonly schedules: Pick<ScheduleService, 'materialiseAll'>;
   readonly clock: () => Date;
   readonly logger: Logger;
@@ -21,7 +23,9 @@ export interface JobsWiring {
 
 export const wireJobs = (w: JobsWiring): void => {
   const { logger, metrics } = w;
-  const purges = idempotencyPurge$((now) => w.ledger.purgeExpired(now), w.clock).subscribe((run) => {
+  const purge = async (now: number): Promise<number> =>
+    (await (w.beforePurge?.() ?? Promise.resolve(true))) ? w.ledger.purgeExpired(now) : 0;
+  const purges = idempotencyPurge$(purge, w.clock).subscribe((run) => {
     if (run.ok) {
       if (run.purged > 0) logger.info({ purged: run.purged }, 'idempotency ledger purged');
     } else {

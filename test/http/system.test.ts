@@ -11,10 +11,15 @@ describe('public system endpoints', () => {
   });
   after(() => svc.dispose());
 
-  it('GET /api/v1/health answers ok with the server time', async () => {
+  it('GET /api/v1/health answers ok with the server time, and the audit entries on their way', async () => {
     const r = await call(`${svc.url}/api/v1/health`);
     expect(r.status).to.equal(200);
-    expect(r.json).to.deep.equal({ status: 'ok', serverTime: fixedNow.toISOString() });
+    // On the embedded store a mutation's audit entry follows its answer (decision 0041): none pending.
+    expect(r.json).to.deep.equal({
+      status: 'ok',
+      serverTime: fixedNow.toISOString(),
+      auditBacklog: { entries: 0, oldestMs: 0, failing: false },
+    });
   });
 
   it('GET /api/v1/license lists the entitled modules under `modules`', async () => {
