@@ -50,7 +50,6 @@ import { subjectRecords } from './store/subjectRecords.js';
 import type { UserStore } from './store/users.js';
 import { replicationService } from './sync/replicationService.js';
 import { syncService } from './sync/syncService.js';
-import { wireCarriedAudit } from './wiring/carriedAudit.js';
 import { listen } from './wiring/httpServer.js';
 import { wireJobs } from './wiring/jobs.js';
 import { wirePipeline } from './wiring/pipeline.js';
@@ -214,8 +213,6 @@ const wire = async (
     metrics,
     opened,
   });
-  // After the audit log (closed after it is flushed) and before the server (closed first).
-  const carrier = wireCarriedAudit({ store, profile, audit: records.auditTrail, logger, metrics, opened });
   const deps: AppDeps = {
     config,
     health: store,
@@ -321,19 +318,9 @@ const wire = async (
     idempotency: {
       ledger: profile.ledgerOf(store.db.requests),
       settings: { ...DEFAULT_IDEMPOTENCY_SETTINGS, ...options.idempotency },
-      ...(carrier === undefined ? {} : { carrier }),
     },
   };
-  wireJobs({
-    ledger: deps.idempotency.ledger,
-    // A record is purged only once the entry it carries is in the log.
-    ...(carrier === undefined ? {} : { beforePurge: () => carrier.tick() }),
-    schedules: deps.schedules,
-    clock,
-    logger,
-    metrics,
-    opened,
-  });
+  wireJobs({ ledger: deps.idempotency.ledger, schedules: deps.schedules, clock, logger, metrics, opened });
   const app = makeApp(deps, options.routes ?? defaultRoutes);
   const listening = await listen(app, config, answerClientError(logger), opened);
   return {

@@ -122,51 +122,6 @@ export interface AuditKey {
   readonly auditId: string;
 }
 
-const { audit_id: _auditId, created_at: _createdAt, ...newEntryFields } = entryFields;
-
-/**
- * A mutation's audit entry as its idempotency ledger record carries it (decision 0041): the entry, and
- * the time and id it is stored under (the id is the ledger claim's, unique to the request's run). The
- * record is the entry's durable copy from the moment the answer goes out; the log gets it after.
- */
-export const CarriedAuditEntry = t.type({
-  at: IsoInstant,
-  auditId: Uuid,
-  entry: t.type(newEntryFields),
-});
-export type CarriedAuditEntry = t.TypeOf<typeof CarriedAuditEntry>;
-
-/**
- * Where a mutation's audit entry can ride in its ledger record instead of being written beside it
- * (the embedded store; `src/store/carriedAudit.ts`). `carry` is called before the record's write, so
- * that nothing tracked can be missed by the checkpoint of what reached the log.
- */
-export interface AuditCarrier {
-  carry(entry: CarriedAuditEntry): CarriedAudit;
-  /** What is on its way to the log (the health check shows it). */
-  backlog(): CarriedAuditBacklog;
-}
-
-export interface CarriedAuditBacklog {
-  /** Entries whose records are stored (or being stored) and that have not reached the log yet. */
-  readonly entries: number;
-  /** How long the oldest of them has been on its way, in milliseconds (0 with none). */
-  readonly oldestMs: number;
-  /** An append failed since the log was last known whole: the records are read again until it is. */
-  readonly failing: boolean;
-}
-
-export interface CarriedAudit {
-  /**
-   * The ledger record holding the entry is stored: the entry goes to the log in the background.
-   * Resolves when the answer may go: at once, or once the entry is in the log while too many are on
-   * their way (the lag stays bounded).
-   */
-  stored(): Promise<void>;
-  /** The record was not stored: the caller writes the entry itself. */
-  dropped(): void;
-}
-
 /** An entry to append: fresh time and id when `key` is absent, the given ones when present. */
 export interface PendingAuditEntry {
   readonly entry: NewAuditEntry;

@@ -1,6 +1,5 @@
 /** The idempotency ledger's stored document (`requests` database). */
 import * as t from 'io-ts';
-import { CarriedAuditEntry } from './audit.js';
 
 export const StoredResponse = t.type({
   status: t.number,
@@ -26,11 +25,7 @@ const Common = {
 
 export const IdempotencyRecord = t.union([
   t.type({ ...Common, state: t.literal('pending'), leaseUntil: t.number }),
-  t.intersection([
-    t.type({ ...Common, state: t.literal('complete'), response: StoredResponse }),
-    // The mutation's audit entry, where it rides in the record (decision 0041).
-    t.partial({ audit: CarriedAuditEntry }),
-  ]),
+  t.type({ ...Common, state: t.literal('complete'), response: StoredResponse }),
 ]);
 export type IdempotencyRecord = t.TypeOf<typeof IdempotencyRecord>;
 
@@ -67,17 +62,8 @@ export interface IdempotencyLedger {
   get(key: string, principalId: string): Promise<LedgerEntry | undefined>;
   /** Creates the claim, or replaces `replacing` (a stale or expired entry). `undefined` when another request won. */
   claim(request: ClaimRequest, replacing?: LedgerEntry): Promise<Claim | undefined>;
-  /**
-   * Stores the response, and the mutation's audit entry with it when given; `false` when the claim was
-   * lost meanwhile (its lease ran out and was taken).
-   */
-  complete(
-    claim: Claim,
-    request: ClaimRequest,
-    response: StoredResponse,
-    now: number,
-    audit?: CarriedAuditEntry,
-  ): Promise<boolean>;
+  /** Stores the response; `false` when the claim was lost meanwhile (its lease ran out and was taken). */
+  complete(claim: Claim, request: ClaimRequest, response: StoredResponse, now: number): Promise<boolean>;
   release(claim: Claim): Promise<void>;
   /**
    * Extends the lease of a claim still held to `now + request.leaseMs`, so a handler that runs longer

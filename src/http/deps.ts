@@ -8,7 +8,7 @@ import type { RoleService } from '../auth/roleService.js';
 import type { SessionService } from '../auth/sessionService.js';
 import type { UserService } from '../auth/userService.js';
 import type { Config } from '../config/config.js';
-import type { AuditCarrier, AuditLog } from '../domain/audit.js';
+import type { AuditLog } from '../domain/audit.js';
 import type { IdempotencyLedger } from '../domain/idempotencyRecord.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ConsentService } from '../registration/consentService.js';
@@ -54,12 +54,7 @@ export interface AppDeps {
   readonly metrics: Metrics;
   /** The only source of "now" for handlers, so tests control time. */
   readonly clock: () => Date;
-  readonly idempotency: {
-    readonly ledger: IdempotencyLedger;
-    readonly settings: IdempotencySettings;
-    /** Where a mutation's audit entry rides in its ledger record (the embedded store; decision 0041). */
-    readonly carrier?: AuditCarrier;
-  };
+  readonly idempotency: { readonly ledger: IdempotencyLedger; readonly settings: IdempotencySettings };
   /** Login and refresh, per client IP: store-backed, exact across instances. */
   readonly rateLimiter: RateLimitCounter<Promise<RateLimitDecision>>;
   /** Every authenticated route, per principal and device: in memory, shared by background exchange. */

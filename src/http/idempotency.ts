@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import type { Request } from 'express';
 import * as E from 'fp-ts/lib/Either.js';
-import type { AuditCarrier, CarriedAuditEntry } from '../domain/audit.js';
 import { isUuidV4 } from '../domain/codec.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import type { Claim, ClaimRequest, IdempotencyLedger, LedgerEntry } from '../domain/idempotencyRecord.js';
@@ -89,10 +88,9 @@ export type IdempotentOutcome =
       readonly response: RenderedResponse;
       /**
        * Settles (never rejects) once the response is in the ledger, or its write failed and was
-       * reported. The caller sends the response only after it, and may write its audit entry meanwhile
-       * (unless `carried`: the ledger record holds the entry, and the log gets it from there).
+       * reported. The caller sends the response only after it, and may write its audit entry meanwhile.
        */
-      readonly recorded: Promise<Recorded>;
+      readonly recorded: Promise<void>;
     }
   | { readonly kind: 'replay'; readonly response: RenderedResponse; readonly correlationId: string }
   | { readonly kind: 'rejected'; readonly error: ApiError };
@@ -107,24 +105,6 @@ const replayOf = (entry: Extract<LedgerEntry, { state: 'complete' }>): Idempoten
     body: entry.response.body,
   },
 });
-
-export interface Recorded {
-  /** The mutation's audit entry rides in the stored ledger record (decision 0041). */
-  readonly carried: boolean;
-  /**
-   * The entry that was to ride in a record whose write failed or was refused: the caller writes it
-   * under the same time and id, so should the record have been stored after all, the log still holds
-   * it once.
-   */
-  readonly dropped?: CarriedAuditEntry;
-}
-
-/** How a mutation's audit entry may ride in its ledger record: where, and the entry for a response. */
-export interface AuditRide {
-  readonly carrier: AuditCarrier;
-  /** The entry of this response, stored under `auditId` (the claim's id); undefined: none to carry. */
-  readonly entryOf: (response: RenderedResponse, auditId: string) => CarriedAuditEntry | undefined;
-}
 
 export interface ExecuteArgs {
   readonly ledger: IdempotencyLedger;
@@ -143,7 +123,6 @@ export interface ExecuteArgs {
    */
   readonly run: (freshKey: boolean) => Promise<RenderedResponse>;
   readonly onStoreFailure?: (what: string) => void;
-  readonly audit?: AuditRide;
 }
 
 export const executeIdempotently = async (args: ExecuteArgs): Promise<IdempotentOutcome> => {
@@ -193,7 +172,7 @@ const runClaimed = async (
   claim: Claim,
   request: ClaimRequest,
   freshKey: boolean,
-): Promise<{ response: RenderedResponse; recorded: Promise<Recorded> }> => {
+): Promise<{ response: RenderedResponse; recorded: Promise<void> }> => {
   // The lease is renewed every third of it while the handler runs: a lease that ran out under a live
   // handler let a duplicate take the key over and run the mutation a second time (two instances on a
   // loaded cluster, a check-in waiting over a minute for the pipeline's backlog: both answered fresh).
@@ -230,31 +209,20 @@ const runClaimed = async (
   // Bytes (an image) are only ever a read's answer, never a keyed mutation's: nothing to keep.
   if (!shouldStore(response.status) || typeof body !== 'string') {
     await args.ledger.release(held).catch(() => args.onStoreFailure?.('release'));
-    return { response, recorded: Promise.resolve({ carried: false }) };
+    return { response, recorded: Promise.resolve() };
   }
-  // Tracked before the record's write starts, so the carrier's checkpoint cannot pass it unseen.
-  const entry = args.audit?.entryOf(response, held.claimId);
-  const carried = entry === undefined ? undefined : args.audit?.carrier.carry(entry);
-  // Not awaited here: where the entry is not carried, the ledger write and the caller's audit write go
-  // to different databases and need not wait for each other (decision 0019); the caller awaits both.
+  // Not awaited here: the ledger write and the caller's audit write go to different databases and
+  // need not wait for each other (decision 0019); the caller awaits both before it answers.
   const recorded = args.ledger
     .complete(
       held,
       request,
       { ...response, body, headers: { ...response.headers }, correlationId: args.correlationId },
       args.clock().getTime(),
-      carried === undefined ? undefined : entry,
     )
     .catch(() => false)
-    .then(async (stored): Promise<Recorded> => {
+    .then((stored) => {
       if (!stored) args.onStoreFailure?.('complete');
-      if (carried === undefined) return { carried: false };
-      if (!stored || entry === undefined) {
-        carried.dropped();
-        return entry === undefined ? { carried: false } : { carried: false, dropped: entry };
-      }
-      await carried.stored();
-      return { carried: true };
     });
   return { response, recorded };
 };

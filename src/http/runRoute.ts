@@ -7,21 +7,13 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import * as E from 'fp-ts/lib/Either.js';
-import type { AuditKey, NewAuditEntry } from '../domain/audit.js';
 import { isUuid } from '../domain/codec.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import type { Permission, Principal } from '../domain/principal.js';
 import { requestKeyOf } from '../lib/requestIds.js';
 import { type AuthClass, authorize } from '../rules/authorization.js';
 import type { AppDeps } from './deps.js';
-import {
-  type AuditRide,
-  executeIdempotently,
-  idempotencyKeyOf,
-  REPLAY_HEADER,
-  type Recorded,
-  requestFingerprint,
-} from './idempotency.js';
+import { executeIdempotently, idempotencyKeyOf, REPLAY_HEADER, requestFingerprint } from './idempotency.js';
 import { countCaller, countRequest } from './rateLimit.js';
 import { type RenderedResponse, renderError, renderReply, sendRendered } from './render.js';
 import { CORRELATION_HEADER, requestState } from './requestContext.js';
@@ -154,7 +146,7 @@ interface Outcome {
   /** Set when this is the stored response of an earlier request with the same key. */
   readonly replayOf?: string;
   /** Settles once the idempotency ledger holds the response; awaited before the answer is sent. */
-  readonly recorded?: Promise<Recorded>;
+  readonly recorded?: Promise<void>;
 }
 
 /** Everything up to the response, as a value: the caller audits and sends it. */
@@ -208,24 +200,6 @@ const respond = async (
     body: req.body,
   });
   if (E.isLeft(fingerprint)) return fail(fingerprint.left);
-  const carrier = deps.idempotency.carrier;
-  const declared = declarationOf(route);
-  // Where the ledger can carry it, a mutation's audit entry rides in the record of its response.
-  const ride: AuditRide | undefined =
-    carrier === undefined
-      ? undefined
-      : {
-          carrier,
-          entryOf: (response, auditId) => {
-            const entry = auditEntryOf(
-              declared,
-              req,
-              { status: response.status, errorCode: errorCodeOf(response) },
-              seen,
-            );
-            return entry === undefined ? undefined : { at: deps.clock().toISOString(), auditId, entry };
-          },
-        };
   const outcome = await executeIdempotently({
     ledger: deps.idempotency.ledger,
     settings: deps.idempotency.settings,
@@ -239,7 +213,6 @@ const respond = async (
       deps.metrics.storeError('idempotency_ledger');
       deps.logger.warn({ correlationId: state.correlationId, what }, 'idempotency ledger write failed');
     },
-    ...(ride === undefined ? {} : { audit: ride }),
   });
   switch (outcome.kind) {
     case 'rejected':
@@ -286,18 +259,22 @@ export interface AuditedOutcome {
   readonly replayOf?: string | undefined;
 }
 
-/** The entry a call is audited with, or undefined when it is not audited (a read of nothing sensitive). */
-const auditEntryOf = (
+/**
+ * Mutations are audited whatever their outcome (awaited: the record of a change is part of the
+ * change); successful reads of personal or sensitive data are audited in the background.
+ */
+export const auditCall = async (
   declared: AuditDeclaration,
   req: Request,
+  deps: AppDeps,
   outcome: AuditedOutcome,
   seen: Seen,
-): NewAuditEntry | undefined => {
+): Promise<void> => {
   const mutation = declared.action === 'MUTATION';
   const sensitiveRead = declared.action !== undefined && !mutation && outcome.status < 300;
-  if (!mutation && !sensitiveRead) return undefined;
+  if (!mutation && !sensitiveRead) return;
   const state = requestState(req);
-  return {
+  const written = deps.audit.append({
     correlation_id: state.correlationId,
     actor_user_id: seen.principal?.userId ?? null,
     actor_role: seen.principal?.primaryRole ?? null,
@@ -313,72 +290,27 @@ const auditEntryOf = (
     },
     subject_id: subjectOf(req, seen),
     action: declared.action ?? 'READ_SENSITIVE',
-  };
-};
-
-/** Writes an entry: awaited for a mutation (the record of a change is part of the change). */
-const writeAudit = async (
-  req: Request,
-  deps: AppDeps,
-  entry: NewAuditEntry,
-  key: AuditKey | undefined,
-): Promise<void> => {
-  const state = requestState(req);
-  const written = key === undefined ? deps.audit.append(entry) : deps.audit.appendKeyed(entry, key);
+  });
   const report = (e: unknown) =>
     deps.logger.error(
       { correlationId: state.correlationId, errorName: e instanceof Error ? e.name : typeof e },
       'audit write failed',
     );
-  if (entry.action === 'MUTATION') await written.catch(report);
+  if (mutation) await written.catch(report);
   else written.catch(report);
 };
 
-/**
- * Mutations are audited whatever their outcome (awaited: the record of a change is part of the
- * change); successful reads of personal or sensitive data are audited in the background.
- */
-export const auditCall = async (
-  declared: AuditDeclaration,
-  req: Request,
-  deps: AppDeps,
-  outcome: AuditedOutcome,
-  seen: Seen,
-): Promise<void> => {
-  const entry = auditEntryOf(declared, req, outcome, seen);
-  if (entry !== undefined) await writeAudit(req, deps, entry, undefined);
-};
-
-const declarationOf = (route: Route): AuditDeclaration => ({
-  endpoint: `${route.method.toUpperCase()} ${route.path}`,
-  action: MUTATING_METHODS.has(route.method) ? 'MUTATION' : route.auditRead,
-});
-
 const audit = (route: Route, req: Request, deps: AppDeps, outcome: Outcome, seen: Seen) =>
   auditCall(
-    declarationOf(route),
+    {
+      endpoint: `${route.method.toUpperCase()} ${route.path}`,
+      action: MUTATING_METHODS.has(route.method) ? 'MUTATION' : route.auditRead,
+    },
     req,
     deps,
     { status: outcome.rendered.status, errorCode: errorCodeOf(outcome.rendered), replayOf: outcome.replayOf },
     seen,
   );
-
-/**
- * The response's record in the ledger and the call's audit entry: side by side, or, where the entry
- * rides in the record (decision 0041), the record alone (the entry written beside only when the record
- * was not stored). Settles once the answer may go.
- */
-const recordAndAudit = async (route: Route, req: Request, deps: AppDeps, outcome: Outcome, seen: Seen) => {
-  if (outcome.recorded === undefined || deps.idempotency.carrier === undefined) {
-    await Promise.all([outcome.recorded, audit(route, req, deps, outcome, seen)]);
-    return;
-  }
-  const recorded = await outcome.recorded;
-  if (recorded.carried) return;
-  const dropped = recorded.dropped;
-  if (dropped === undefined) await audit(route, req, deps, outcome, seen);
-  else await writeAudit(req, deps, dropped.entry, { at: dropped.at, auditId: dropped.auditId });
-};
 
 export const routeHandler =
   (route: Route, deps: AppDeps, routes: ReadonlyArray<Route>) =>
@@ -388,8 +320,9 @@ export const routeHandler =
     try {
       const seen: Seen = { principal: null };
       const outcome = await respond(route, req, deps, routes, seen);
-      // The answer goes out once the ledger's copy of the response and the audit entry are stored.
-      await recordAndAudit(route, req, deps, outcome, seen);
+      // The ledger's copy of the response and the audit entry are written side by side; the answer
+      // goes out once both are stored.
+      await Promise.all([outcome.recorded, audit(route, req, deps, outcome, seen)]);
       if (outcome.replayOf !== undefined) {
         deps.logger.info(
           { correlationId: state.correlationId, replayOf: outcome.replayOf },

@@ -25,10 +25,6 @@ export type StoreErrorSource =
   | 'idempotency_ledger'
   /** the periodic purge of the idempotency ledger */
   | 'idempotency_purge'
-  /** a carried audit entry not appended to the log (it stays in its ledger record; appended again) */
-  | 'carried_audit'
-  /** the checkpoint of the carried audit entries could not be read or moved (tried again each second) */
-  | 'carried_audit_checkpoint'
   /** the hourly run that makes schedules' sessions ahead */
   | 'schedule_materialisation'
   /** the private database's change feed, reconnecting */

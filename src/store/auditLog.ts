@@ -316,9 +316,6 @@ export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
       if (!Number.isInteger(f.limit) || f.limit < 1 || f.limit > MAX_AUDIT_PAGE_SIZE) {
         throw new RangeError(`audit page size must be 1 to ${MAX_AUDIT_PAGE_SIZE}`);
       }
-      // Every entry appended before the query is in its answer: an answered mutation's entry may still
-      // be in the writer's queue (it rides in the ledger record and follows the answer, decision 0041).
-      await writer.flush();
       if (f.cursor === undefined) return E.right(await page(f, undefined));
       const cursorId = decodeAuditCursor(f.cursor);
       if (cursorId === undefined) return E.left({ _tag: 'InvalidAuditCursor' });

@@ -56,13 +56,6 @@ export interface BackendProfile {
    * aspect committed; otherwise the projections' change feed does (other instances commit too).
    */
   readonly oneProjectionWriter: boolean;
-  /**
-   * Whether a mutation's audit entry rides in its idempotency ledger record and reaches the log after
-   * the answer (decision 0041): where this process is the ledger's one writer, so its checkpoint of
-   * what reached the log covers every record. On CouchDB each instance would need a checkpoint of its
-   * own that a successor could find; there the entry is written beside the record, as before.
-   */
-  readonly auditRidesLedger: boolean;
 }
 
 export const backendProfile = (backend: Store['backend']): BackendProfile => {
@@ -78,6 +71,5 @@ export const backendProfile = (backend: Store['backend']): BackendProfile => {
     ledgerOf: (db) => (oneWriter ? exclusiveIdempotencyLedger(db) : idempotencyLedger(db)),
     rateLimitShareOf: (db) => (oneWriter ? undefined : db),
     oneProjectionWriter: oneWriter,
-    auditRidesLedger: oneWriter,
   };
 };

@@ -17,7 +17,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as E from 'fp-ts/lib/Either.js';
-import type { CarriedAuditEntry } from '../domain/audit.js';
 import {
   type Claim,
   type ClaimRequest,
@@ -61,13 +60,7 @@ const pendingEntry = (id: string, request: ClaimRequest, claimId: string, rev: s
   leaseUntil: request.now + request.leaseMs,
 });
 
-const completeDoc = (
-  claim: Claim,
-  request: ClaimRequest,
-  response: StoredResponse,
-  now: number,
-  audit: CarriedAuditEntry | undefined,
-) => ({
+const completeDoc = (claim: Claim, request: ClaimRequest, response: StoredResponse, now: number) => ({
   _id: claim.id,
   ...(claim.rev === undefined ? {} : { _rev: claim.rev }),
   docType: 'idempotency' as const,
@@ -80,7 +73,6 @@ const completeDoc = (
   expiresAt: now + request.retentionMs,
   state: 'complete' as const,
   response,
-  ...(audit === undefined ? {} : { audit }),
 });
 
 const purgeExpired = async (
@@ -165,8 +157,7 @@ export const idempotencyLedger = (db: Database): IdempotencyLedger => ({
   },
 
   // False when our lease ran out and another request reclaimed the key: its record stands.
-  complete: (claim, request, response, now, audit) =>
-    putCompletion(db, completeDoc(claim, request, response, now, audit)),
+  complete: (claim, request, response, now) => putCompletion(db, completeDoc(claim, request, response, now)),
 
   async release(claim) {
     if (claim.rev === undefined) return;
@@ -390,13 +381,13 @@ export const exclusiveIdempotencyLedger = (
       return { id, rev, claimId };
     },
 
-    async complete(claim, request, response, now, audit) {
+    async complete(claim, request, response, now) {
       // Taken over after our lease ran out: the new holder's response is the one that stands.
       if (held.get(claim.id)?.entry.claimId !== claim.claimId) return false;
       // Counted before the write: a write that fails leaves a count too many, never one too few.
       if (claim.rev === undefined) stored.created(claim.id);
       try {
-        return await putCompletion(db, completeDoc(claim, request, response, now, audit));
+        return await putCompletion(db, completeDoc(claim, request, response, now));
       } finally {
         // Released only once the response is stored, so a duplicate never finds neither.
         drop(claim.id, claim.claimId);

@@ -12,8 +12,6 @@ import type { IdempotencyLedger } from '../store/idempotencyLedger.js';
 
 export interface JobsWiring {
   readonly ledger: IdempotencyLedger;
-  /** Whether the ledger may be purged now (its records' carried audit entries are in the log). */
-  readonly beforePurge?: () => Promise<boolean>;
   readonly schedules: Pick<ScheduleService, 'materialiseAll'>;
   readonly clock: () => Date;
   readonly logger: Logger;
@@ -23,9 +21,7 @@ export interface JobsWiring {
 
 export const wireJobs = (w: JobsWiring): void => {
   const { logger, metrics } = w;
-  const purge = async (now: number): Promise<number> =>
-    (await (w.beforePurge?.() ?? Promise.resolve(true))) ? w.ledger.purgeExpired(now) : 0;
-  const purges = idempotencyPurge$(purge, w.clock).subscribe((run) => {
+  const purges = idempotencyPurge$((now) => w.ledger.purgeExpired(now), w.clock).subscribe((run) => {
     if (run.ok) {
       if (run.purged > 0) logger.info({ purged: run.purged }, 'idempotency ledger purged');
     } else {

@@ -6,31 +6,10 @@ import { apiError } from '../../domain/errors.js';
 import { renderSecurityTxt } from '../../rules/securityTxt.js';
 import { defineRoute } from '../route.js';
 
-export const AuditBacklog = object(
-  'AuditBacklog',
-  {
-    entries: t.number,
-    oldestMs: t.number,
-    failing: t.boolean,
-  },
-  {},
-  {
-    description:
-      'Audit entries of answered mutations on their way to the log (decision 0041; embedded store only): ' +
-      'how many, how long the oldest has waited, and whether an append failed since the log was last ' +
-      'known whole (the entries stay in the idempotency records and are appended again). Past 1,000 ' +
-      'entries an answer waits for its own.',
-  },
-);
-
-export const Health = object(
-  'Health',
-  {
-    status: t.literal('ok'),
-    serverTime: IsoInstant,
-  },
-  { auditBacklog: AuditBacklog },
-);
+export const Health = object('Health', {
+  status: t.literal('ok'),
+  serverTime: IsoInstant,
+});
 
 export const License = object(
   'License',
@@ -63,15 +42,8 @@ export const healthRoute = defineRoute({
           databases: [...failed],
         }),
       );
-    const backlog = deps.idempotency.carrier?.backlog();
     return (await deps.health.ping())
-      ? E.right({
-          body: {
-            status: 'ok' as const,
-            serverTime: deps.clock().toISOString(),
-            ...(backlog === undefined ? {} : { auditBacklog: { ...backlog } }),
-          },
-        })
+      ? E.right({ body: { status: 'ok' as const, serverTime: deps.clock().toISOString() } })
       : E.left(apiError('STORE_UNAVAILABLE', undefined, { store: 'unreachable' }));
   },
 });
