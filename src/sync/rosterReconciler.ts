@@ -9,6 +9,7 @@
 import {
   asyncScheduler,
   defer,
+  EMPTY,
   map,
   merge,
   type Observable,
@@ -99,15 +100,17 @@ export const startRosterReconciler = (options: {
     ids: ReadonlyArray<string>,
     docs: ReadonlyArray<RosterDoc>,
   ) => Promise<{ written: number; deleted: number }>;
-  /** Any change that may alter the whole roster. */
+  /** Any change of the records that may alter the whole roster. */
   readonly fullTriggers$: Observable<unknown>;
+  /** The passing of time (sessions and day keys roll over): a full pass, with no second look. */
+  readonly clockTriggers$?: Observable<unknown>;
   /** The names of check-in and attendance aspects that changed. */
   readonly aspectTriggers$: Observable<string>;
   readonly debounceMs?: number;
   readonly maxWaitMs?: number;
   /**
-   * How long after a full pass that a change set off to take a second look (another full pass), or
-   * undefined for none. On a CouchDB cluster the pass reads the records by range, which one copy of
+   * How long after a full pass that a change of the records set off to take a second look (another
+   * full pass), or undefined for none. On a CouchDB cluster the pass reads the records by range, which one copy of
    * each shard serves, and a copy may lag a write the feed has already told: that pass misses the
    * change, and nothing else would set one off until the next change or the ten-minute timer (a new
    * child missing from the tablets). Asked at each pass, so it may be learnt after the start.
@@ -154,7 +157,8 @@ export const startRosterReconciler = (options: {
       ),
       options.aspectTriggers$.pipe(tap((aspect) => pendingAspects.add(aspect))),
       manual$.pipe(tap(() => (pendingFull = true))),
-      // The second look sets off no look of its own.
+      // Neither the clock nor the second look sets off a look: no write was told before them.
+      (options.clockTriggers$ ?? EMPTY).pipe(tap(() => (pendingFull = true))),
       look$.pipe(tap(() => (pendingFull = true))),
     ).pipe(takeUntil(stop$)),
     reconcile: () => {

@@ -4,7 +4,7 @@
  * over), and one of the aspects each commit names.
  */
 import type { Logger } from 'pino';
-import { filter, interval, map, merge, mergeMap, type Observable } from 'rxjs';
+import { filter, interval, map, mergeMap, type Observable } from 'rxjs';
 import type { Disposers } from '../lib/disposers.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { BackendProfile } from '../store/backendProfile.js';
@@ -44,25 +44,36 @@ export const SECOND_LOOK_MS = 2_000;
 export const wireRosterReconciler = (w: RosterReconcilerWiring): RosterReconciler => {
   const roster = rosterStore(w.store.db.roster);
   // A cluster's range reads may lag what its feed told (one copy of each shard serves them); a single
-  // node's, or the embedded store's, never do. Until the database has said, a second look is taken.
+  // node's, or the embedded store's, never do. Until the database has said, a second look is taken,
+  // and it is asked again at the next pass (a start while CouchDB did not answer).
   let copies = w.store.backend === 'embedded' ? 1 : undefined;
-  if (copies === undefined)
-    copiesOf(w.store.db.private).then(
-      (n) => {
-        copies = n;
-      },
-      () => undefined,
-    );
+  let asking = false;
+  const learnCopies = () => {
+    if (copies !== undefined || asking) return;
+    asking = true;
+    copiesOf(w.store.db.private)
+      .then(
+        (n) => {
+          copies = n;
+        },
+        () => undefined,
+      )
+      .finally(() => {
+        asking = false;
+      });
+  };
+  learnCopies();
   const reconciler = startRosterReconciler({
     full: rosterFullPass({ ...w.wanted, roster }),
     forAspects: rosterForAspects({ projections: w.projections }),
     writeSome: (ids, docs) => roster.reconcileSome(ids, docs),
-    secondLookMs: () => (copies === 1 ? undefined : SECOND_LOOK_MS),
-    fullTriggers$: merge(
-      w.privateFeed.pipe(filter((c) => feedsRoster(c.id))),
-      // Sessions and day keys roll over with the UTC day.
-      interval(10 * 60_000),
-    ),
+    secondLookMs: () => {
+      learnCopies();
+      return copies === 1 ? undefined : SECOND_LOOK_MS;
+    },
+    fullTriggers$: w.privateFeed.pipe(filter((c) => feedsRoster(c.id))),
+    // Sessions and day keys roll over with the UTC day.
+    clockTriggers$: interval(10 * 60_000),
     // Where this process's pipeline is the projections' one writer it names every aspect it commits:
     // no live feed (a changes query and a read per commit) is needed. Where other instances commit
     // aspects too, the database's feed is followed.

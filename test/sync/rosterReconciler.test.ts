@@ -125,10 +125,17 @@ describe('roster reconciler where a range read may lag its feed (a cluster)', ()
     const fullAt: number[] = [];
     const partial: string[][] = [];
     const changes$ = new Subject<unknown>();
+    const clock$ = new Subject<unknown>();
     const aspects$ = new Subject<string>();
+    /** The next full passes that fail, as a store away would. */
+    let failures = 0;
     const reconciler = startRosterReconciler({
       full: async () => {
         fullAt.push(Date.now());
+        if (failures > 0) {
+          failures -= 1;
+          throw new Error('store away');
+        }
         return { written: 0, deleted: 0, context: { sessionIds: new Set(), activeIds: new Set() } };
       },
       forAspects: async () => [],
@@ -137,16 +144,20 @@ describe('roster reconciler where a range read may lag its feed (a cluster)', ()
         return { written: 0, deleted: 0 };
       },
       fullTriggers$: changes$,
+      clockTriggers$: clock$,
       aspectTriggers$: aspects$,
       debounceMs: 10,
       maxWaitMs: 50,
       secondLookMs: () => look,
     });
-    return { fullAt, partial, changes$, aspects$, reconciler };
+    const failNext = (n: number) => {
+      failures = n;
+    };
+    return { fullAt, partial, changes$, clock$, aspects$, reconciler, failNext };
   };
-  /** Until `done`, at most two seconds. */
+  /** Until `done`, at most five seconds. */
   const until = async (done: () => boolean) => {
-    for (let i = 0; i < 200 && !done(); i += 1) await sleep(10);
+    for (let i = 0; i < 500 && !done(); i += 1) await sleep(10);
   };
 
   it('looks once more, a while after the pass a change set off', async () => {
@@ -171,24 +182,46 @@ describe('roster reconciler where a range read may lag its feed (a cluster)', ()
     try {
       await reconciler.refresh();
       const before = fullAt.length;
-      // A change every 30 ms for 300 ms: passes every 50 ms at most (the debounce's longest wait).
+      // A change every 30 ms for 300 ms: one pass per change, each putting the look off again.
       for (let i = 0; i < 10; i += 1) {
         changes$.next(`student:${i}`);
         await sleep(30);
       }
-      const rushEnded = Date.now();
+      await until(() => fullAt.length > before);
+      // The passes of the burst have ended once none came for 100 ms (well under the look's 150).
+      let seen = fullAt.length;
+      for (let quiet = 0; quiet < 100; ) {
+        await sleep(10);
+        quiet = fullAt.length === seen ? quiet + 10 : 0;
+        seen = fullAt.length;
+      }
+      const atEnd = fullAt.length;
       await sleep(600);
-      const after = fullAt.slice(before);
-      expect(
-        after.filter((t) => t > rushEnded + 100),
-        'one look after the burst',
-      ).to.have.length(1);
+      expect(fullAt.length - atEnd, 'one look after the burst').to.equal(1);
+      const [lastPass = 0, look = 0] = fullAt.slice(atEnd - 1);
+      expect(look - lastPass, 'after the last pass of the burst').to.be.at.least(140);
     } finally {
       reconciler.stop();
     }
   });
 
-  it('takes no look after a refresh or an aspect’s pass, nor where reads cannot lag', async () => {
+  it('keeps the look of a pass that failed, for the pass that retries it', async () => {
+    const { fullAt, changes$, reconciler, failNext } = counting(150);
+    try {
+      await reconciler.refresh();
+      const before = fullAt.length;
+      failNext(1);
+      changes$.next('student:1');
+      // The failed pass, its retry (1 s later), and the retry's look.
+      await until(() => fullAt.length >= before + 3);
+      await sleep(400);
+      expect(fullAt.length - before).to.equal(3);
+    } finally {
+      reconciler.stop();
+    }
+  });
+
+  it('takes no look after a refresh, the clock’s pass or an aspect’s pass, nor where reads cannot lag', async () => {
     const lagging = counting(100);
     const single = counting(undefined);
     try {
@@ -196,11 +229,13 @@ describe('roster reconciler where a range read may lag its feed (a cluster)', ()
       await single.reconciler.refresh();
       const before = [lagging.fullAt.length, single.fullAt.length] as const;
       await lagging.reconciler.refresh();
+      lagging.clock$.next(0);
+      await until(() => lagging.fullAt.length >= before[0] + 2);
       lagging.aspects$.next('checkin:s:child');
       single.changes$.next('student:1');
       await until(() => lagging.partial.length > 0 && single.fullAt.length > before[1]);
       await sleep(400);
-      expect(lagging.fullAt.length - before[0], 'the refresh alone').to.equal(1);
+      expect(lagging.fullAt.length - before[0], 'the refresh and the clock’s pass alone').to.equal(2);
       expect(lagging.partial).to.deep.equal([['checkin:s:child']]);
       expect(single.fullAt.length - before[1], 'the change’s pass alone').to.equal(1);
     } finally {
