@@ -5,7 +5,13 @@
  * ADMIN is in every list because ADMIN has full access.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import type { Permission, Principal, SystemRole } from '../domain/principal.js';
+import {
+  isSystemRole,
+  type Permission,
+  type Principal,
+  SYSTEM_ROLE_PERMISSIONS,
+  type SystemRole,
+} from '../domain/principal.js';
 
 export const AUTH_CLASSES = ['none', 'bearer', 'admin', 'cadastro', 'chamador', 'relatorios'] as const;
 export type AuthClass = (typeof AUTH_CLASSES)[number];
@@ -36,4 +42,23 @@ export const authorize = (
     return E.right(undefined);
   }
   return E.left('FORBIDDEN_ROLE');
+};
+
+/**
+ * Whether a user holding `roles` may call a route of `authClass` (and `permission`), as far as the
+ * role names tell: `unknown` when a custom role is among them, whose permissions only the server
+ * knows. The office hides the pages whose calls would all be refused (`no`), so a coordinator
+ * (CADASTRO) is not offered the users page only to be told 403; the server decides every call.
+ */
+export const mayReach = (
+  authClass: Exclude<AuthClass, 'none' | 'bearer'>,
+  roles: ReadonlyArray<string>,
+  permission?: Permission,
+): 'yes' | 'no' | 'unknown' => {
+  const allowed: ReadonlyArray<string> = rolesAllowed[authClass];
+  if (roles.some((r) => allowed.includes(r))) return 'yes';
+  // As in `authorize`: admin-only routes are never opened by a permission.
+  if (authClass === 'admin' || permission === undefined) return 'no';
+  if (roles.some((r) => isSystemRole(r) && SYSTEM_ROLE_PERMISSIONS[r].includes(permission))) return 'yes';
+  return roles.some((r) => !isSystemRole(r)) ? 'unknown' : 'no';
 };

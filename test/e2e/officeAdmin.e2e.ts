@@ -270,6 +270,36 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
     });
   });
 
+  it('offers a coordinator (CADASTRO) no users or reports page, which the server would refuse them', async () => {
+    const created = await api.send('POST', '/api/v1/users', {
+      email: 'ana@igreja.org',
+      displayName: 'Ana Secretaria',
+      roles: ['CADASTRO'],
+      password: 'outra-senha-longa-2026',
+    });
+    expect(created.status, created.text).to.equal(201);
+    const context = await browser.newContext({ locale: 'pt-BR', timezoneId: 'UTC' });
+    try {
+      const coordinator = await context.newPage();
+      coordinator.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+      await coordinator.goto(`${api.url}/office/`);
+      await coordinator.getByLabel('E-mail').fill('ana@igreja.org');
+      await coordinator.getByLabel('Senha').fill('outra-senha-longa-2026');
+      await coordinator.getByRole('button', { name: 'Entrar' }).click();
+      await coordinator.locator('body[data-page="children"]').waitFor();
+      const nav = coordinator.getByRole('navigation');
+      const links = await nav.getByRole('link').allTextContents();
+      expect(links).to.include.members(['Crianças', 'Turmas']);
+      expect(links).to.not.include('Usuários');
+      expect(links).to.not.include('Relatórios');
+      // The administrator's navigation still offers both (the tests above follow them).
+      const adminLinks = await page.getByRole('navigation').getByRole('link').allTextContents();
+      expect(adminLinks).to.include.members(['Usuários', 'Relatórios']);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('switches to English and meets no CSP violation or page error', async () => {
     await page.getByRole('button', { name: 'English' }).click();
     await page.getByRole('heading', { name: 'Classes, nuclei and sessions' }).waitFor();

@@ -1,7 +1,12 @@
 import { expect } from 'chai';
 import * as E from 'fp-ts/lib/Either.js';
-import type { Permission, Principal } from '../../src/domain/principal.js';
-import { type AccessDenial, type AuthClass, authorize } from '../../src/rules/authorization.js';
+import {
+  isSystemRole,
+  type Permission,
+  type Principal,
+  SYSTEM_ROLE_PERMISSIONS,
+} from '../../src/domain/principal.js';
+import { type AccessDenial, type AuthClass, authorize, mayReach } from '../../src/rules/authorization.js';
 
 const as = (...roles: string[]): Principal => ({
   userId: 'u',
@@ -69,4 +74,64 @@ describe('authorize (route access rule)', () => {
       expect(E.isRight(result) ? 'allow' : result.left).to.equal(expected);
     });
   }
+});
+
+describe('mayReach: what the role names alone tell of a route (the office hides what is refused)', () => {
+  const table: ReadonlyArray<
+    [Parameters<typeof mayReach>[0], ReadonlyArray<string>, Permission | undefined, 'yes' | 'no' | 'unknown']
+  > = [
+    ['admin', ['ADMIN'], undefined, 'yes'],
+    ['admin', ['CADASTRO'], undefined, 'no'],
+    // A custom role never opens an admin-only route, whatever it grants.
+    ['admin', ['CADASTRO', 'PROFESSOR'], undefined, 'no'],
+    ['relatorios', ['RELATORIOS'], 'reports', 'yes'],
+    ['relatorios', ['ADMIN'], 'reports', 'yes'],
+    ['relatorios', ['CADASTRO'], 'reports', 'no'],
+    ['relatorios', ['CADASTRO', 'CHAMADOR'], 'reports', 'no'],
+    // A custom role may grant `reports`: only the server knows.
+    ['relatorios', ['CADASTRO', 'PROFESSOR'], 'reports', 'unknown'],
+    ['relatorios', ['CADASTRO'], undefined, 'no'],
+    ['cadastro', ['CADASTRO'], 'sessions.edit', 'yes'],
+    // A system role's permission opens a route of another class, as the server's permissions do.
+    ['chamador', ['RELATORIOS'], 'students.search', 'yes'],
+    ['chamador', ['RELATORIOS'], 'attendance', 'no'],
+    ['chamador', [], 'attendance', 'no'],
+  ];
+  for (const [authClass, roles, permission, expected] of table)
+    it(`${authClass}${permission === undefined ? '' : ` (${permission})`} with [${roles.join(', ')}]: ${expected}`, () => {
+      expect(mayReach(authClass, roles, permission)).to.equal(expected);
+    });
+
+  it('never says no where the server would let the user in, for the system roles', () => {
+    const classes = ['admin', 'cadastro', 'chamador', 'relatorios'] as const;
+    const permissions = [
+      undefined,
+      'attendance',
+      'students.search',
+      'students.add',
+      'sessions.add',
+      'sessions.edit',
+      'reports',
+    ] as const;
+    const roleSets = [
+      ['ADMIN'],
+      ['CHAMADOR'],
+      ['RELATORIOS'],
+      ['CADASTRO'],
+      ['CHAMADOR', 'CADASTRO'],
+      ['RELATORIOS', 'CHAMADOR'],
+    ];
+    for (const c of classes)
+      for (const p of permissions)
+        for (const roles of roleSets) {
+          const principal: Principal = {
+            ...as(...roles),
+            permissions: [
+              ...new Set(roles.flatMap((r) => (isSystemRole(r) ? SYSTEM_ROLE_PERMISSIONS[r] : []))),
+            ],
+          };
+          const allowed = E.isRight(authorize(c, principal, p));
+          expect(mayReach(c, roles, p), `${c} ${p} ${roles.join(',')}`).to.equal(allowed ? 'yes' : 'no');
+        }
+  });
 });

@@ -5,6 +5,7 @@
  */
 import './styles.css';
 import { h, replaceChildren } from '../../kiosk/app/dom.js';
+import { mayReach } from '../../rules/authorization.js';
 import { currentAuth, signOut } from './api.js';
 import { type Lang, loadLang, saveLang, translator } from './i18n.js';
 import { adminTranslator } from './pages/adminText.js';
@@ -80,8 +81,14 @@ const render = (): void => {
           link('#/children', t('nav.children'), route.startsWith('children')),
           link('#/import', t('nav.import'), route === 'import'),
           link('#/schedules', t('nav.schedules'), route === 'schedules'),
-          link('#/users', adminTranslator()('nav.users'), route === 'users'),
-          link('#/reports', adminTranslator()('nav.reports'), route === 'reports'),
+          // Pages whose every call the user's roles would have refused are not offered (a coordinator
+          // is not sent to the users page to read 403); a custom role's, only the server knows.
+          mayReach('admin', auth.user.roles) === 'no'
+            ? null
+            : link('#/users', adminTranslator()('nav.users'), route === 'users'),
+          mayReach('relatorios', auth.user.roles, 'reports') === 'no'
+            ? null
+            : link('#/reports', adminTranslator()('nav.reports'), route === 'reports'),
           link('#/classes', adminTranslator()('nav.classes'), route === 'classes'),
           h(
             'button',
