@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import * as E from 'fp-ts/lib/Either.js';
 import {
   isSystemRole,
+  PERMISSIONS,
   type Permission,
   type Principal,
   SYSTEM_ROLE_PERMISSIONS,
@@ -104,15 +105,7 @@ describe('mayReach: what the role names alone tell of a route (the office hides 
 
   it('never says no where the server would let the user in, for the system roles', () => {
     const classes = ['admin', 'cadastro', 'chamador', 'relatorios'] as const;
-    const permissions = [
-      undefined,
-      'attendance',
-      'students.search',
-      'students.add',
-      'sessions.add',
-      'sessions.edit',
-      'reports',
-    ] as const;
+    const permissions = [undefined, ...PERMISSIONS];
     const roleSets = [
       ['ADMIN'],
       ['CHAMADOR'],
