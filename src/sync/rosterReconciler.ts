@@ -209,7 +209,6 @@ export const startRosterReconciler = (options: {
     },
     stop() {
       stop$.next();
-      lookTimer?.unsubscribe();
       subscription.unsubscribe();
     },
   };
