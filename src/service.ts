@@ -10,6 +10,7 @@ import { checkinService } from './attendance/checkinService.js';
 import { headcountService } from './attendance/headcountService.js';
 import { pageService } from './attendance/pageService.js';
 import { pickupService } from './attendance/pickupService.js';
+import { volunteerService } from './attendance/volunteerService.js';
 import { roleService } from './auth/roleService.js';
 import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
@@ -48,6 +49,7 @@ import { databaseAddress, openStore, type Store, storeLocation } from './store/s
 import type { StudentStore } from './store/students.js';
 import { subjectRecords } from './store/subjectRecords.js';
 import type { UserStore } from './store/users.js';
+import { volunteerStore } from './store/volunteers.js';
 import { replicationService } from './sync/replicationService.js';
 import { syncService } from './sync/syncService.js';
 import { listen } from './wiring/httpServer.js';
@@ -125,6 +127,12 @@ const wire = async (
       : undefined;
   const records = await wireRecords({ store, profile, clock, logger, metrics, opened, directorySnapshot });
   const { users, events, classes, students, directory, projections, checkins } = records;
+  const volunteerSvc = volunteerService({
+    volunteers: volunteerStore(store.db.private),
+    classes,
+    users,
+    clock,
+  });
   const sessionSvc = sessionService({
     users,
     sessions: records.sessions,
@@ -269,6 +277,9 @@ const wire = async (
     attendance: {
       checkins: checkinService({
         checkins,
+        consents: records.consents,
+        projections,
+        volunteers: volunteerSvc,
         pipeline,
         students,
         directory,
@@ -281,7 +292,8 @@ const wire = async (
       }),
       pickups,
       marks: attendanceService({ events, students, classes, pipeline, clock }),
-      headcount: headcountService({ classes, projections }),
+      headcount: headcountService({ classes, projections, volunteers: volunteerSvc }),
+      volunteers: volunteerSvc,
       pages: pageService({
         checkins,
         students,

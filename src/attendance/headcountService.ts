@@ -1,19 +1,21 @@
 /**
  * A session's headcount for the desk and the admins (`GET /api/v1/sessions/{sessionId}/headcount`):
  * children in the room and gone, from the check-in aspects the pipeline projected, beside the class's
- * capacity (and the volunteers its ratio asks for).
+ * capacity, the volunteers in the room (and those its ratio asks for).
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import { headcountOf, volunteersNeeded } from '../rules/checkin.js';
 import type { ClassStore } from '../store/classes.js';
 import type { ProjectionStore } from '../store/projections.js';
+import type { VolunteerService } from './volunteerService.js';
 
 export interface SessionHeadcount {
   readonly sessionId: string;
   readonly checkedIn: number;
   readonly checkedOut: number;
   readonly capacity: number | null;
+  readonly volunteers: number;
   readonly childrenPerVolunteer: number | null;
   readonly volunteersNeeded: number | null;
 }
@@ -25,6 +27,7 @@ export interface HeadcountService {
 export const headcountService = (deps: {
   readonly classes: ClassStore;
   readonly projections: Pick<ProjectionStore, 'projectPrefix'>;
+  readonly volunteers: Pick<VolunteerService, 'inRoom'>;
 }): HeadcountService => ({
   async of(sessionId) {
     const session = await deps.classes.getSession(sessionId);
@@ -39,6 +42,7 @@ export const headcountService = (deps: {
       sessionId,
       ...counted,
       capacity: cls?.capacity ?? null,
+      volunteers: await deps.volunteers.inRoom(sessionId),
       childrenPerVolunteer,
       volunteersNeeded: volunteersNeeded(counted.checkedIn, childrenPerVolunteer),
     });

@@ -51,32 +51,74 @@ const Attempts = refine(
   { integer: true, minimum: 1, maximum: 20 },
 );
 
-export const CheckinConfig = object(
-  'CheckInConfig',
-  { pickupMode: PickupMode, maxCheckoutAttempts: Attempts, emergencyCheckoutAdminOnly: t.boolean },
-  {},
+/** The record fields a church may require before a check-in (`rules/admission.ts`). */
+export const RequiredFieldC = t.keyof({
+  birthDate: null,
+  guardianPhone: null,
+  allergies: null,
+  specialNeeds: null,
+  imageConsent: null,
+});
+const RequiredFields = refine(
+  t.array(RequiredFieldC),
+  (a) => new Set(a).size === a.length,
+  'each field at most once',
   {
+    maxItems: 5,
     description:
-      'Defaults: CODE_ONLY, 5 attempts, emergency check-out allowed to CHAMADOR. The check-in secret never appears.',
+      'Record fields a child must have before a check-in (409 `RECORD_INCOMPLETE`, `details.missing` names them; an ' +
+      'ADMIN may override): `birthDate`, `guardianPhone`, `allergies` and `specialNeeds` (answered: set, "nenhuma" ' +
+      'for none), `imageConsent` (the guardian was asked: a consent recorded). First-time visitors registered at ' +
+      'the door are not held to them. Omitted in a PUT: none.',
   },
 );
+
+const configFields = {
+  pickupMode: PickupMode,
+  maxCheckoutAttempts: Attempts,
+  emergencyCheckoutAdminOnly: t.boolean,
+};
+const configDescription =
+  'Defaults: CODE_ONLY, 5 attempts, emergency check-out allowed to CHAMADOR, no required fields. The check-in secret ' +
+  'never appears.';
+
+export const CheckinConfig = object(
+  'CheckInConfig',
+  { ...configFields, requiredFields: RequiredFields },
+  {},
+  { description: configDescription },
+);
 export type CheckinConfig = t.TypeOf<typeof CheckinConfig>;
+
+/** The body of a PUT: `requiredFields` may be left out by clients older than it (none). */
+export const CheckinConfigBody = object(
+  'CheckInConfigBody',
+  configFields,
+  { requiredFields: RequiredFields },
+  { description: configDescription },
+);
+export type CheckinConfigBody = t.TypeOf<typeof CheckinConfigBody>;
 
 export const DEFAULT_CHECKIN_CONFIG: CheckinConfig = {
   pickupMode: 'CODE_ONLY',
   maxCheckoutAttempts: 5,
   emergencyCheckoutAdminOnly: false,
+  requiredFields: [],
 };
 
-export const CheckinConfigDoc = t.type({
-  _id: t.string,
-  _rev: t.string,
-  docType: t.literal('checkinConfig'),
-  pickupMode: PickupMode,
-  maxCheckoutAttempts: t.number,
-  emergencyCheckoutAdminOnly: t.boolean,
-  updatedAt: t.string,
-});
+export const CheckinConfigDoc = t.intersection([
+  t.type({
+    _id: t.string,
+    _rev: t.string,
+    docType: t.literal('checkinConfig'),
+    pickupMode: PickupMode,
+    maxCheckoutAttempts: t.number,
+    emergencyCheckoutAdminOnly: t.boolean,
+    updatedAt: t.string,
+  }),
+  // Stored before required fields existed: none.
+  t.partial({ requiredFields: t.array(RequiredFieldC) }),
+]);
 
 export const CheckinSecretDoc = t.type({
   _id: t.string,
@@ -119,10 +161,23 @@ export const VisitorBody = object('Visitor', {
   phone: PhoneNumber,
 });
 
+/** An ADMIN's decision to check a child in past the admission rule's policy refusals. */
+export const AdmissionOverride = object(
+  'AdmissionOverride',
+  { justification: boundedString(10, 500, { classification: 'personal' }) },
+  {},
+  {
+    description:
+      'ADMIN only (403 otherwise): checks the child in despite `ROOM_FULL`, `RATIO_EXCEEDED`, `AGE_OUT_OF_RANGE` or ' +
+      '`RECORD_INCOMPLETE`; the audit entry names what was waived. It never passes a deleted child or a second ' +
+      'check-in.',
+  },
+);
+
 export const CheckinBody = object(
   'CheckInBody',
   { sessionId: Uuid },
-  { studentId: Uuid, visitor: VisitorBody },
+  { studentId: Uuid, visitor: VisitorBody, override: AdmissionOverride },
   {
     description:
       'Exactly one of `studentId` (a registered child) or `visitor` (a walk-in, registered on the spot as a visitor).',
@@ -199,12 +254,14 @@ export const HeadcountC = object(
     checkedIn: Count,
     checkedOut: Count,
     capacity: nullable(Count),
+    volunteers: Count,
   },
   { childrenPerVolunteer: nullable(Count), volunteersNeeded: nullable(Count) },
   {
     description:
       "A session's room: children checked in now, children checked in and gone, and the class's capacity (null: no " +
-      'limit). With a ratio of children per volunteer, the volunteers it asks for. A child counts once, by their ' +
+      'limit), the volunteers in the room (`POST /sessions/{sessionId}/volunteers`). With a ratio of children per ' +
+      'volunteer, the volunteers it asks for. A child counts once, by their ' +
       'latest check-in; events still on their way from tablets count once they arrive.',
   },
 );

@@ -5,6 +5,7 @@
  */
 import * as t from 'io-ts';
 import {
+  boundedInt,
   boundedString,
   calendarDate,
   IsoInstant,
@@ -32,6 +33,14 @@ const ReadOnlyInstant = refine(IsoInstant, () => true, 'a UTC ISO 8601 timestamp
 
 // ---- stored documents (private database) ----
 
+/** An age range as stored: read leniently, validated when written. */
+const StoredAgeRange = t.partial({
+  minMonths: t.number,
+  maxMonths: t.number,
+  bornFrom: t.string,
+  bornUntil: t.string,
+});
+
 export const NucleusDoc = t.type({
   _id: t.string,
   _rev: t.string,
@@ -54,8 +63,12 @@ export const ClassDoc = t.intersection([
     createdAt: t.string,
     updatedAt: t.string,
   }),
-  // Absent on classes stored before rooms had a capacity: none.
-  t.partial({ capacity: t.union([t.number, t.null]), childrenPerVolunteer: t.union([t.number, t.null]) }),
+  // Absent on classes stored before rooms had a capacity (or an age range): none.
+  t.partial({
+    capacity: t.union([t.number, t.null]),
+    childrenPerVolunteer: t.union([t.number, t.null]),
+    ageRange: t.union([StoredAgeRange, t.null]),
+  }),
 ]);
 export type ClassDoc = t.TypeOf<typeof ClassDoc>;
 
@@ -114,15 +127,54 @@ const RoomCount = (description: string) =>
     maximum: 10_000,
     description,
   });
-/** How many children the room takes; the desk warns at it. Null: no limit. */
-const Capacity = nullable(RoomCount('How many children the room takes; the desk warns when it is full.'));
+/** How many children the room takes. Null: no limit. */
+const Capacity = nullable(
+  RoomCount('How many children the room takes; a check-in beyond it is refused (`ROOM_FULL`).'),
+);
 /** The church's ratio, when it uses one: children per volunteer in the room. */
 const ChildrenPerVolunteer = nullable(
   RoomCount(
-    'Children per volunteer, when the church uses a ratio; the headcount says how many volunteers that needs.',
+    'Children per volunteer in the room, when the church uses a ratio: a check-in that would need more volunteers ' +
+      'than are checked in to the session is refused (`RATIO_EXCEEDED`).',
   ),
 );
-const roomFields = { capacity: Capacity, childrenPerVolunteer: ChildrenPerVolunteer };
+const Months = boundedInt(0, 1_200, {
+  description: 'Whole months from the birth month to the meeting month.',
+});
+const YearMonth = refine(t.string, (s) => /^\d{4}-(0[1-9]|1[0-2])$/.test(s), 'a year and month, YYYY-MM', {
+  pattern: '^\\d{4}-(0[1-9]|1[0-2])$',
+  minLength: 7,
+  maxLength: 7,
+  examples: ['2019-04'],
+});
+const ageRangeFields = { minMonths: Months, maxMonths: Months, bornFrom: YearMonth, bornUntil: YearMonth };
+/**
+ * A class's age range (the admission rule, `rules/admission.ts`): ages in whole months at the meeting,
+ * or birth months, each bound optional and inclusive; at least one, and in order.
+ */
+export const AgeRangeC = refine(
+  object('AgeRange', {}, ageRangeFields, {
+    description:
+      'Who the class is for: `minMonths` and `maxMonths` (age in whole months at the meeting, from the birth ' +
+      'month), `bornFrom` and `bornUntil` (birth months, `YYYY-MM`); each optional and inclusive, at least one. ' +
+      'A child outside it is refused with `AGE_OUT_OF_RANGE`; a child without a birth date with ' +
+      '`RECORD_INCOMPLETE` (an ADMIN may override either).',
+  }),
+  (r) =>
+    (r.minMonths !== undefined ||
+      r.maxMonths !== undefined ||
+      r.bornFrom !== undefined ||
+      r.bornUntil !== undefined) &&
+    (r.minMonths === undefined || r.maxMonths === undefined || r.minMonths <= r.maxMonths) &&
+    (r.bornFrom === undefined || r.bornUntil === undefined || r.bornFrom <= r.bornUntil),
+  'an age range with at least one bound, each lower bound at most its upper bound',
+);
+export type AgeRange = t.TypeOf<typeof AgeRangeC>;
+const roomFields = {
+  capacity: Capacity,
+  childrenPerVolunteer: ChildrenPerVolunteer,
+  ageRange: nullable(AgeRangeC),
+};
 
 export const ClassC = object(
   'Class',
@@ -137,8 +189,9 @@ export const ClassC = object(
   {},
   {
     description:
-      '`nucleusId` is null when the class belongs to no nucleus; `capacity` and `childrenPerVolunteer` are null when ' +
-      'not set.',
+      '`nucleusId` is null when the class belongs to no nucleus; `capacity`, `childrenPerVolunteer` and `ageRange` are ' +
+      'null when not set. Check-ins are refused beyond them (409 `ROOM_FULL`, `RATIO_EXCEEDED`, `AGE_OUT_OF_RANGE`) ' +
+      'unless an ADMIN overrides.',
   },
 );
 export type Class = t.TypeOf<typeof ClassC>;
@@ -149,6 +202,7 @@ export const toClass = (doc: ClassDoc): Class => ({
   nucleusId: doc.nucleusId,
   capacity: doc.capacity ?? null,
   childrenPerVolunteer: doc.childrenPerVolunteer ?? null,
+  ageRange: doc.ageRange ?? null,
   createdAt: doc.createdAt,
   updatedAt: doc.updatedAt,
 });

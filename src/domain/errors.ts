@@ -25,6 +25,20 @@ export const errorCatalogue = {
     message: 'This Idempotency-Key was already used with a different request.',
   },
   ALREADY_SEEDED: { status: 409, message: 'The database already holds users.' },
+  // The admission rule's refusals (`rules/admission.ts`); an ADMIN may override each with a justification.
+  ROOM_FULL: {
+    status: 409,
+    message: 'The room holds its capacity; an ADMIN may override with a justification.',
+  },
+  RATIO_EXCEEDED: {
+    status: 409,
+    message: 'One more child would need more volunteers than are in the room; check a volunteer in first.',
+  },
+  AGE_OUT_OF_RANGE: { status: 409, message: "The child's age is outside the class's age range." },
+  RECORD_INCOMPLETE: {
+    status: 409,
+    message: "The child's record lacks fields required before check-in; `details.missing` names them.",
+  },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is larger than allowed.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body encoding is not supported.' },
   REQUEST_TIMEOUT: { status: 408, message: 'The request took too long to arrive.' },

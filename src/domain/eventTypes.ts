@@ -49,15 +49,32 @@ export const SyncMark = object(
   { description: `A child marked present or absent for a session (or for the UTC day). ${baseNote}` },
 );
 
+const PickupPerson = boundedString(1, 120, { classification: 'personal' });
+const Justification = boundedString(10, 500, { classification: 'personal' });
+
 export const SyncCheckIn = object(
   'SyncCheckIn',
   { ...common, type: t.literal('CHECK_IN'), sessionId: Uuid, checkInId: Uuid },
-  commonOptional,
-  { description: `A check-in made on the device; \`checkInId\` is generated there. ${baseNote}` },
+  {
+    ...commonOptional,
+    override: object(
+      'SyncAdmissionOverride',
+      { justification: Justification },
+      {},
+      {
+        description:
+          "An ADMIN's override of the admission rule, made on the device: honoured for an ADMIN's batch, ignored " +
+          'for any other role.',
+      },
+    ),
+  },
+  {
+    description:
+      `A check-in made on the device; \`checkInId\` is generated there. ${baseNote} It is judged on arrival by the ` +
+      'admission rule with what the server knows then; one the rule would have refused is kept (it happened) and ' +
+      'listed in `GET /api/v1/reports/conflicts` with its reason.',
+  },
 );
-
-const PickupPerson = boundedString(1, 120, { classification: 'personal' });
-const Justification = boundedString(10, 500, { classification: 'personal' });
 
 export const SyncCheckOut = object(
   'SyncCheckOut',

@@ -4,6 +4,7 @@ import type { CheckinService } from '../attendance/checkinService.js';
 import type { HeadcountService } from '../attendance/headcountService.js';
 import type { PageService } from '../attendance/pageService.js';
 import type { PickupService } from '../attendance/pickupService.js';
+import type { VolunteerService } from '../attendance/volunteerService.js';
 import type { RoleService } from '../auth/roleService.js';
 import type { SessionService } from '../auth/sessionService.js';
 import type { UserService } from '../auth/userService.js';
@@ -79,6 +80,7 @@ export interface AppDeps {
     readonly pickups: PickupService;
     readonly marks: AttendanceService;
     readonly headcount: HeadcountService;
+    readonly volunteers: VolunteerService;
     /** Pages to a checked-in child's guardians (0037). */
     readonly pages: PageService;
   };

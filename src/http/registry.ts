@@ -19,6 +19,7 @@ import { studentsRoutes } from './routes/studentsRoutes.js';
 import { syncRoutes } from './routes/syncRoutes.js';
 import { healthRoute, licenseRoute, securityTxtRoute } from './routes/systemRoutes.js';
 import { usersRoutes } from './routes/usersRoutes.js';
+import { volunteersRoutes } from './routes/volunteersRoutes.js';
 
 export const routes: ReadonlyArray<Route> = [
   healthRoute,
@@ -37,6 +38,7 @@ export const routes: ReadonlyArray<Route> = [
   ...auditRoutes,
   ...checkinRoutes,
   ...pageRoutes,
+  ...volunteersRoutes,
   ...pickupRoutes,
   ...attendanceRoutes,
   ...syncRoutes,

@@ -108,6 +108,7 @@ export const classService = ({ classes, clock }: ClassServiceDeps): ClassService
           nucleusId: input.nucleusId ?? null,
           capacity: input.capacity ?? null,
           childrenPerVolunteer: input.childrenPerVolunteer ?? null,
+          ageRange: input.ageRange ?? null,
           createdAt: at,
           updatedAt: at,
         }),
@@ -129,6 +130,7 @@ export const classService = ({ classes, clock }: ClassServiceDeps): ClassService
                 input.childrenPerVolunteer === undefined
                   ? (current.childrenPerVolunteer ?? null)
                   : input.childrenPerVolunteer,
+              ageRange: input.ageRange === undefined ? (current.ageRange ?? null) : input.ageRange,
               createdAt: current.createdAt,
               updatedAt: now(),
             }),

@@ -150,6 +150,7 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
         pickupMode: doc.pickupMode,
         maxCheckoutAttempts: doc.maxCheckoutAttempts,
         emergencyCheckoutAdminOnly: doc.emergencyCheckoutAdminOnly,
+        requiredFields: doc.requiredFields ?? [],
         updatedAt: doc.updatedAt,
       };
     },

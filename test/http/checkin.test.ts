@@ -77,14 +77,20 @@ describe('check-in and check-out', function () {
         pickupMode: 'CODE_ONLY',
         maxCheckoutAttempts: 5,
         emergencyCheckoutAdminOnly: false,
+        requiredFields: [],
       });
       const secret = await svc.store.db.private.get('checkin-secret');
       expect(JSON.stringify(secret)).to.match(/"secret":"[A-Za-z0-9_-]{43}"/);
       expect(r.text).not.to.contain('secret');
     });
 
-    it('PUT (ADMIN) validates and stores; CHAMADOR → 403', async () => {
-      const body = { pickupMode: 'CODE_AND_ADULT', maxCheckoutAttempts: 3, emergencyCheckoutAdminOnly: true };
+    it('PUT (ADMIN) validates and stores; a body without requiredFields requires none; CHAMADOR → 403', async () => {
+      const body = {
+        pickupMode: 'CODE_AND_ADULT',
+        maxCheckoutAttempts: 3,
+        emergencyCheckoutAdminOnly: true,
+        requiredFields: ['birthDate', 'allergies'],
+      };
       expect(
         (await send('PUT', '/api/v1/church/check-in-config', body, DEV_TOKENS.DEV_ADMIN_TOKEN)).json,
       ).to.deep.equal(body);
@@ -95,6 +101,21 @@ describe('check-in and check-out', function () {
           })
         ).json,
       ).to.deep.equal(body);
+      const { requiredFields: _r, ...older } = body;
+      expect(
+        (await send('PUT', '/api/v1/church/check-in-config', older, DEV_TOKENS.DEV_ADMIN_TOKEN)).json,
+      ).to.deep.equal({ ...older, requiredFields: [] });
+      for (const requiredFields of [['birthDate', 'birthDate'], ['shoeSize']])
+        expectEnvelope(
+          await send(
+            'PUT',
+            '/api/v1/church/check-in-config',
+            { ...body, requiredFields },
+            DEV_TOKENS.DEV_ADMIN_TOKEN,
+          ),
+          400,
+          'VALIDATION_FAILED',
+        );
       expectEnvelope(
         await send(
           'PUT',
@@ -113,6 +134,7 @@ describe('check-in and check-out', function () {
         pickupMode: i % 2 === 0 ? 'CODE_ONLY' : 'CODE_AND_ADULT',
         maxCheckoutAttempts: 1 + i,
         emergencyCheckoutAdminOnly: i % 3 === 0,
+        requiredFields: i % 4 === 0 ? ['guardianPhone'] : [],
       }));
       const answers = await Promise.all(
         bodies.map((b) => send('PUT', '/api/v1/church/check-in-config', b, DEV_TOKENS.DEV_ADMIN_TOKEN)),

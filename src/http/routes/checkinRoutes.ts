@@ -8,6 +8,7 @@ import {
   Checkin,
   CheckinBody,
   CheckinConfig,
+  CheckinConfigBody,
   type CheckinDoc,
   CheckoutBody,
   EmergencyCheckoutBody,
@@ -58,11 +59,13 @@ export const putCheckinConfigRoute = defineRoute({
   description:
     'The whole configuration: `pickupMode` (CODE_ONLY or CODE_AND_ADULT), `maxCheckoutAttempts` (1–20), `emergencyCheckoutAdminOnly`.',
   tags: ['check-in'],
-  body: CheckinConfig,
+  body: CheckinConfigBody,
   response: { status: 200, description: 'The stored configuration.', codec: CheckinConfig },
   errors: ['CONFLICT'],
   handler: async ({ body, deps }) =>
-    E.map((saved: CheckinConfig) => ({ body: saved }))(await deps.attendance.checkins.saveConfig(body)),
+    E.map((saved: CheckinConfig) => ({ body: saved }))(
+      await deps.attendance.checkins.saveConfig({ ...body, requiredFields: body.requiredFields ?? [] }),
+    ),
 });
 
 export const checkInRoute = defineRoute({
@@ -74,7 +77,12 @@ export const checkInRoute = defineRoute({
   summary: 'Check a child in to a session; answers the daily code for the label',
   description:
     'Unknown student or session → 404; a deleted student → 409; already checked in to that session and not out → 409. ' +
-    'A walk-in visitor (`visitor` instead of `studentId`) is registered on the spot as a student flagged `visitor`.',
+    'A walk-in visitor (`visitor` instead of `studentId`) is registered on the spot as a student flagged `visitor`. ' +
+    "The admission rule (the same a tablet applies offline) then refuses with 409 and the reason's own code: " +
+    '`RECORD_INCOMPLETE` (`details.missing`: the required fields the record lacks), `AGE_OUT_OF_RANGE` ' +
+    '(`details.ageMonths`, `details.ageRange`), `ROOM_FULL` (`details.checkedIn`, `details.capacity`), ' +
+    '`RATIO_EXCEEDED` (`details.checkedIn`, `details.volunteers`, `details.childrenPerVolunteer`); each with ' +
+    '`details.overridable`, true for an ADMIN, who may send `override` with a justification (audited).',
   tags: ['check-in'],
   body: CheckinBody,
   response: {
@@ -83,17 +91,28 @@ export const checkInRoute = defineRoute({
     codec: Checkin,
     headers: { Location: 'the check-in' },
   },
-  errors: ['NOT_FOUND', 'CONFLICT', 'CONFLICT_SUPERSEDED'],
+  errors: [
+    'NOT_FOUND',
+    'CONFLICT',
+    'CONFLICT_SUPERSEDED',
+    'ROOM_FULL',
+    'RATIO_EXCEEDED',
+    'AGE_OUT_OF_RANGE',
+    'RECORD_INCOMPLETE',
+  ],
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
     const created = await ctx.deps.attendance.checkins.checkIn(actor.right, ctx.body);
     if (E.isLeft(created)) return created;
+    const { checkin, waived } = created.right;
     return E.right({
       status: 201,
-      headers: { Location: `/api/v1/check-in/active?checkInId=${created.right.checkInId}` },
-      auditSubjectId: created.right.studentId,
-      body: await view(ctx.deps, created.right),
+      headers: { Location: `/api/v1/check-in/active?checkInId=${checkin.checkInId}` },
+      auditSubjectId: checkin.studentId,
+      // The justification is kept with the event; the entry names what the override waived.
+      ...(waived.length === 0 ? {} : { auditDetails: { override: true, waived: waived.join(',') } }),
+      body: await view(ctx.deps, checkin),
     });
   },
 });
