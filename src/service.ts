@@ -174,7 +174,23 @@ const wire = async (
     directory,
     clock,
   });
-  const syncSvc = syncService({ events, students, classes, pipeline, clock });
+  const syncSvc = syncService({
+    events,
+    students,
+    classes,
+    pipeline,
+    clock,
+    admission: {
+      getSession: (id) => classes.getSession(id),
+      getClass: (id) => classes.getClass(id),
+      sessionAspects: (sessionId) => projections.projectPrefix(`checkin:${sessionId}:`),
+      volunteersInRoom: (sessionId) => volunteerSvc.inRoom(sessionId),
+      imageConsents: async (studentId) =>
+        (await records.consents.listForSubject('STUDENT', studentId)).length,
+      requiredFields: async () => (await checkins.config()).requiredFields,
+      recordExceptions: (exceptions) => projections.recordAdmissionExceptions(exceptions),
+    },
+  });
   const rosterReconciler = wireRosterReconciler({
     store,
     profile,

@@ -3,7 +3,7 @@
  * session's class and its rules, the child's record, who is in the room. Each is read only when a rule
  * the church set needs it, so a church that sets none pays for no reads beyond today's.
  */
-import type { ClassDoc, ClassSessionDoc } from '../domain/classes.js';
+import type { ClassSessionDoc } from '../domain/classes.js';
 import type { StudentDoc } from '../domain/student.js';
 import {
   type AdmissionFacts,
@@ -11,7 +11,7 @@ import {
   admissionRecordOf,
   hasAgeBounds,
   type RequiredField,
-  type RoomRules,
+  roomRulesOf,
 } from '../rules/admission.js';
 import { headcountOf } from '../rules/checkin.js';
 import type { ClassStore } from '../store/classes.js';
@@ -30,12 +30,6 @@ export interface AdmissionFactsDeps {
 
 /** What a check-in knows of its child before the facts are read: found or not, deleted, a visitor. */
 export type KnownStudent = Pick<StudentDoc, 'studentId' | 'status' | 'visitor'>;
-
-export const roomRulesOf = (cls: ClassDoc | undefined): RoomRules => ({
-  capacity: cls?.capacity ?? null,
-  childrenPerVolunteer: cls?.childrenPerVolunteer ?? null,
-  ageRange: cls?.ageRange ?? null,
-});
 
 /** Children in the room now: the session's check-in aspects as the pipeline projected them. */
 export const childrenInRoom = async (

@@ -20,6 +20,7 @@ import {
   decideAdmission,
   mayOverride,
   type PolicyRefusal,
+  roomRulesOf,
 } from '../rules/admission.js';
 import { remainingAttempts } from '../rules/checkin.js';
 import type { CheckinStore } from '../store/checkins.js';
@@ -28,12 +29,7 @@ import type { EventStore } from '../store/events.js';
 import type { StudentStore } from '../store/students.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
-import {
-  type AdmissionFactsDeps,
-  type KnownStudent,
-  readAdmissionFacts,
-  roomRulesOf,
-} from './admissionFacts.js';
+import { type AdmissionFactsDeps, type KnownStudent, readAdmissionFacts } from './admissionFacts.js';
 import { checkinEvents } from './checkinEvents.js';
 import { type CheckoutService, checkoutService, notApplied, superseded } from './checkoutService.js';
 import type { PickupService } from './pickupService.js';

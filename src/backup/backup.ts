@@ -7,7 +7,7 @@
  * rebuilds them from those events anyway.
  */
 import { Readable } from 'node:stream';
-import { quarantineDocId } from '../domain/projection.js';
+import { admissionExceptionDocId, quarantineDocId } from '../domain/projection.js';
 import { CHECKPOINT_ID_PREFIX } from '../store/replicationCheckpoints.js';
 import type { DatabaseName, StoreLocation } from '../store/store.js';
 import { openWholeDatabase, type WholeDatabase } from '../store/wholeDatabases.js';
@@ -20,12 +20,14 @@ export interface BackedUpDatabase {
 }
 
 const QUARANTINE_PREFIX = quarantineDocId('');
+const ADMISSION_PREFIX = admissionExceptionDocId('');
 
 /**
  * What a backup holds, in the order it is read. Left out: `requests` (the idempotency ledger and
- * rate-limit hits, which expire), the projections but the quarantine records (rebuilt from the events;
- * a quarantine's detection time is the one thing a rebuild cannot reproduce, and its audit entry is
- * keyed by it), and the tablets' replication checkpoints (the restored databases have new sequences,
+ * rate-limit hits, which expire), the projections but the quarantine records and the admission rule's
+ * exceptions (the rest is rebuilt from the events; a quarantine's detection time is the one thing a
+ * rebuild cannot reproduce, and its audit entry is keyed by it; an exception is what the rule found on
+ * an offline check-in's arrival, which no replay sees again), and the tablets' replication checkpoints (the restored databases have new sequences,
  * so every tablet must replicate from the start again). The roster is derived but kept: tablets hold
  * its documents under their revisions, and a rebuilt roster starting again at revision 1 would lose to
  * their stale copies.
@@ -34,7 +36,7 @@ export const BACKED_UP: ReadonlyArray<BackedUpDatabase> = [
   { name: 'audit', keep: () => true },
   { name: 'private', keep: (id) => !id.startsWith(CHECKPOINT_ID_PREFIX) },
   { name: 'roster', keep: () => true },
-  { name: 'projections', keep: (id) => id.startsWith(QUARANTINE_PREFIX) },
+  { name: 'projections', keep: (id) => id.startsWith(QUARANTINE_PREFIX) || id.startsWith(ADMISSION_PREFIX) },
   { name: 'events', keep: () => true },
 ];
 

@@ -6,7 +6,9 @@
  * same documents.
  */
 import * as t from 'io-ts';
-import { IsoInstant, nullable, object, ShortText } from './codec.js';
+import { RequiredFieldC } from './checkin.js';
+import { AgeRangeC } from './classes.js';
+import { boundedArray, boundedInt, IsoInstant, nullable, object, ShortText } from './codec.js';
 
 export const StoredAspectEvent = t.type({
   eventId: t.string,
@@ -95,12 +97,71 @@ export const ConflictRecord = object(
 );
 export type ConflictRecord = t.TypeOf<typeof ConflictRecord>;
 
-export const ConflictDoc = t.type({
-  _id: t.string,
-  _rev: t.string,
-  docType: t.literal('conflict'),
-  ...conflictFields,
+/** The admission rule's policy refusals (`rules/admission.ts`), as reports name them. */
+export const AdmissionReasonC = t.keyof({
+  RECORD_INCOMPLETE: null,
+  AGE_OUT_OF_RANGE: null,
+  ROOM_FULL: null,
+  RATIO_EXCEEDED: null,
 });
+
+const Count = boundedInt(0, 1_000_000);
+export const AdmissionRefusalC = object(
+  'AdmissionRefusal',
+  { reason: AdmissionReasonC },
+  {
+    missing: boundedArray(RequiredFieldC, 5),
+    ageMonths: boundedInt(-2_400, 2_400),
+    ageRange: AgeRangeC,
+    checkedIn: Count,
+    capacity: Count,
+    volunteers: Count,
+    childrenPerVolunteer: Count,
+  },
+  {
+    description:
+      'One rule the check-in broke, with the facts the server judged it by: `missing` (RECORD_INCOMPLETE), ' +
+      '`ageMonths` and `ageRange` (AGE_OUT_OF_RANGE), `checkedIn` and `capacity` (ROOM_FULL), `checkedIn`, ' +
+      '`volunteers` and `childrenPerVolunteer` (RATIO_EXCEEDED).',
+  },
+);
+export type AdmissionRefusal = t.TypeOf<typeof AdmissionRefusalC>;
+
+const admissionFields = {
+  aspect: ShortText,
+  kind: t.literal('checkin'),
+  subjectId: ShortText,
+  policy: t.literal('ADMISSION_RULE'),
+  reason: AdmissionReasonC,
+  refusals: boundedArray(AdmissionRefusalC, 4),
+  event: ConflictSide,
+  detectedAt: IsoInstant,
+};
+
+export const AdmissionException = object(
+  'AdmissionException',
+  admissionFields,
+  {},
+  {
+    description:
+      'A check-in a device recorded offline that the admission rule would have refused when it reached the server ' +
+      '(`reason`: the first rule broken; `refusals`: every one, with its facts). The check-in is kept: it ' +
+      'happened. `event` is who made it, on which device and when; `detectedAt` its server timestamp.',
+  },
+);
+export type AdmissionException = t.TypeOf<typeof AdmissionException>;
+
+/** A conflict or an admission exception: the conflict report lists both, told apart by `policy`. */
+export const ReportedConflict = t.union([ConflictRecord, AdmissionException]);
+export type ReportedConflict = t.TypeOf<typeof ReportedConflict>;
+
+export const admissionExceptionDocId = (eventId: string): string => `admission:${eventId}`;
+
+export const ConflictDoc = t.union([
+  t.type({ _id: t.string, _rev: t.string, docType: t.literal('conflict'), ...conflictFields }),
+  // Same docType, so the conflict report's index pages both kinds by detection time.
+  t.type({ _id: t.string, _rev: t.string, docType: t.literal('conflict'), ...admissionFields }),
+]);
 export type ConflictDoc = t.TypeOf<typeof ConflictDoc>;
 
 export const QuarantineDoc = t.intersection([

@@ -64,6 +64,28 @@ export interface RoomRules {
   readonly ageRange: AgeRange | null;
 }
 
+/** A class's rules as stored (each absent on classes from before it existed: no limit). */
+export const roomRulesOf = (
+  cls:
+    | {
+        readonly capacity?: number | null | undefined;
+        readonly childrenPerVolunteer?: number | null | undefined;
+        readonly ageRange?: AgeRange | null | undefined;
+      }
+    | undefined,
+): RoomRules => ({
+  capacity: cls?.capacity ?? null,
+  childrenPerVolunteer: cls?.childrenPerVolunteer ?? null,
+  ageRange: cls?.ageRange ?? null,
+});
+
+/** Whether any rule of the room's could refuse a check-in, so its facts are worth reading. */
+export const roomHasRules = (room: RoomRules, requiredFields: ReadonlyArray<RequiredField>): boolean =>
+  room.capacity !== null ||
+  room.childrenPerVolunteer !== null ||
+  hasAgeBounds(room.ageRange) ||
+  requiredFields.length > 0;
+
 export interface AdmissionFacts {
   readonly student:
     | { readonly deleted: boolean; readonly visitor: boolean; readonly record: AdmissionRecord }

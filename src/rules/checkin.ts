@@ -200,13 +200,16 @@ export const headcountOf = (children: Iterable<ReadonlyArray<{ readonly status: 
   let checkedIn = 0;
   let checkedOut = 0;
   for (const checkins of children) {
-    const standing = checkins.filter((c) => c.status !== 'SUPERSEDED');
-    const latest = standing[standing.length - 1]?.status;
+    const latest = standingStatus(checkins);
     if (latest === 'CHECKED_IN') checkedIn += 1;
     else if (latest === 'CHECKED_OUT') checkedOut += 1;
   }
   return { checkedIn, checkedOut };
 };
+
+/** A child's latest check-in that stands at a session (a superseded one never happened), if any. */
+export const standingStatus = (checkins: ReadonlyArray<{ readonly status: string }>): string | undefined =>
+  checkins.filter((c) => c.status !== 'SUPERSEDED').at(-1)?.status;
 
 /** Whether one more child may come in: never limited without a capacity; full at it. */
 export const roomIsFull = (checkedIn: number, capacity: number | null): boolean =>

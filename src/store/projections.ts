@@ -10,7 +10,9 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { decodeChange } from '../domain/eventTypes.js';
 import {
+  type AdmissionException,
   AspectDoc,
+  admissionExceptionDocId,
   aspectDocId,
   ConflictDoc,
   conflictDocId,
@@ -18,6 +20,7 @@ import {
   quarantineDocId,
   type StoredAspectEvent,
 } from '../domain/projection.js';
+import { byKeys } from '../lib/order.js';
 import {
   type AspectEventRecord,
   type AspectProjection,
@@ -133,6 +136,11 @@ export interface ProjectionStore {
     visit: (doc: AspectDoc) => void,
   ): Promise<void>;
   conflicts(query: ConflictQuery): Promise<ConflictDoc[]>;
+  /**
+   * Keeps what the admission rule found of offline check-ins on arrival, once per event (a record
+   * already there stands: the first arrival's facts).
+   */
+  recordAdmissionExceptions(exceptions: ReadonlyArray<AdmissionException>): Promise<void>;
   quarantined(): Promise<QuarantineDoc[]>;
   /**
    * Stores each quarantine unless it is already stored (first writer wins, on every instance) and
@@ -565,6 +573,19 @@ export const projectionStore = (
       return results.filter(isStored).length;
     },
 
+    async recordAdmissionExceptions(exceptions) {
+      const results = await db.bulkDocs(
+        exceptions.map((e) => ({
+          _id: admissionExceptionDocId(e.event.eventId),
+          docType: 'conflict' as const,
+          ...e,
+        })),
+      );
+      const failed = results.find((r) => !isStored(r) && !isConflict(r));
+      if (failed !== undefined)
+        throw new Error(`admission exception not stored: ${'name' in failed ? failed.name : 'unknown'}`);
+    },
+
     async conflicts(query) {
       const detectedAt: Record<string, string> = {};
       const from = query.after?.[0] ?? query.from;
@@ -600,16 +621,11 @@ export const projectionStore = (
         if (docs.length < 500 || out.length > query.limit) break;
       }
       // The index sorts by time only; ids break ties so that pages are stable.
-      out.sort((a, b) =>
-        a.detectedAt !== b.detectedAt
-          ? a.detectedAt < b.detectedAt
-            ? -1
-            : 1
-          : a._id < b._id
-            ? -1
-            : a._id > b._id
-              ? 1
-              : 0,
+      out.sort(
+        byKeys(
+          (c) => c.detectedAt,
+          (c) => c._id,
+        ),
       );
       return out.slice(0, query.limit + 1);
     },

@@ -19,6 +19,7 @@ import {
 import type { ValidationIssue } from '../domain/issues.js';
 import { capIssues, MAX_REPORTED_EVENT_ISSUES, toIssues } from '../domain/issues.js';
 import type { Actor } from '../domain/principal.js';
+import type { AdmissionException } from '../domain/projection.js';
 import { pause } from '../lib/timeouts.js';
 import { authorize } from '../rules/authorization.js';
 import { type AspectProjection, outcomeOf } from '../rules/projections.js';
@@ -26,6 +27,13 @@ import type { ClassStore } from '../store/classes.js';
 import type { EventStore } from '../store/events.js';
 import { QuorumNotMetError } from '../store/storeErrors.js';
 import type { StudentStore } from '../store/students.js';
+import {
+  type ArrivalDeps,
+  type ArrivalVerdict,
+  admissionExceptionOf,
+  judgeOnArrival,
+  stampAdmission,
+} from './admissionOnArrival.js';
 import type { EventPipeline } from './pipelineRuntime.js';
 
 export const MAX_SYNC_EVENTS = 1000;
@@ -128,6 +136,10 @@ export const syncService = (deps: {
   readonly pipeline: Pick<EventPipeline, 'settle'>;
   readonly clock: () => Date;
   readonly settleTimeoutMs?: number;
+  /** The admission rule's facts on arrival, and where its exceptions are kept (absent: not judged). */
+  readonly admission?: ArrivalDeps & {
+    readonly recordExceptions: (exceptions: ReadonlyArray<AdmissionException>) => Promise<void>;
+  };
 }): SyncService => ({
   async sync(actor, raw, options = {}) {
     const failed: SyncFailure[] = [];
@@ -217,10 +229,27 @@ export const syncService = (deps: {
                 : undefined;
       return { index, event, aspect, reason };
     });
+    // Check-ins the admission rule would refuse now are stored all the same (they happened), stamped
+    // with why, and reported below.
+    const admissions =
+      deps.admission === undefined
+        ? new Map<string, ArrivalVerdict>()
+        : await judgeOnArrival(deps.admission, {
+            events: verdicts.flatMap(({ event, reason }) =>
+              reason === undefined &&
+              (event.type === 'CHECK_IN' || event.type === 'CHECK_OUT' || event.type === 'EMERGENCY_CHECKOUT')
+                ? [{ ...event, override: event.type === 'CHECK_IN' ? event.override : undefined }]
+                : [],
+            ),
+            students,
+            actorRoles: actor.principal.roles,
+          });
     const refused = verdicts.filter((v) => v.reason !== undefined);
     const existing =
       refused.length === 0 ? new Map() : await deps.events.getMany(refused.map((v) => v.event.eventId));
     const toStore: NewEvent[] = [];
+    // What stands in the store under each answered id: this batch's copy, or the one stored before.
+    const storedCopies = new Map<string, NewEvent>();
     const answered: Array<{
       index: number;
       eventId: string;
@@ -232,7 +261,8 @@ export const syncService = (deps: {
       if (reason !== undefined) {
         const stored = existing.get(event.eventId);
         if (stored === undefined) failed.push(fail(index, event.eventId, reason));
-        else if (isResendOf(stored, aspect, actor.principal.userId))
+        else if (isResendOf(stored, aspect, actor.principal.userId)) {
+          storedCopies.set(event.eventId, stored);
           answered.push({
             index,
             eventId: event.eventId,
@@ -240,7 +270,7 @@ export const syncService = (deps: {
             serverTimestamp: stored.serverTimestamp,
             duplicate: true,
           });
-        else failed.push(fail(index, event.eventId, 'EVENT_ID_TAKEN'));
+        } else failed.push(fail(index, event.eventId, 'EVENT_ID_TAKEN'));
         continue;
       }
       toStore.push({
@@ -251,12 +281,14 @@ export const syncService = (deps: {
         aspect,
         // A registration starts its aspect: it has no base.
         baseVersion: 'baseVersion' in event ? (event.baseVersion ?? null) : null,
-        payload: payloadOfSync(event),
+        payload: stampAdmission(payloadOfSync(event), admissions.get(event.eventId)),
         actor: { userId: actor.principal.userId, role: actor.principal.primaryRole },
         deviceId: actor.deviceId,
         clientTimestamp: event.clientTimestamp,
         serverTimestamp,
       });
+      const copy = toStore[toStore.length - 1];
+      if (copy !== undefined) storedCopies.set(event.eventId, copy);
       answered.push({ index, eventId: event.eventId, aspect, serverTimestamp, duplicate: false });
     }
 
@@ -277,6 +309,7 @@ export const syncService = (deps: {
         if (other === undefined) unread.add(a.eventId);
         else if (isResendOf(other, a.aspect, actor.principal.userId)) {
           answered[i] = { ...a, serverTimestamp: other.serverTimestamp, duplicate: true };
+          storedCopies.set(a.eventId, other);
         } else {
           answered.splice(i, 1);
           failed.push(fail(a.index, a.eventId, 'EVENT_ID_TAKEN'));
@@ -289,6 +322,15 @@ export const syncService = (deps: {
     }
     // In the order the device sent them.
     answered.sort((a, b) => a.index - b.index);
+    // From the stored copies, so a resend after a lost answer writes what the first arrival found.
+    if (deps.admission !== undefined) {
+      const exceptions = answered.flatMap((a) => {
+        const copy = storedCopies.get(a.eventId);
+        const found = copy === undefined ? undefined : admissionExceptionOf(copy);
+        return found === undefined ? [] : [found];
+      });
+      if (exceptions.length > 0) await deps.admission.recordExceptions(exceptions);
+    }
 
     const projected =
       options.settle === false

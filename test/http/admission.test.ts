@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { call, decodeAs, expectEnvelope } from '../support/http.js';
-import { createdId } from '../support/seed.js';
+import { createdId, syncEvents } from '../support/seed.js';
 import {
   authHeaders,
   DEV_TOKENS,
@@ -23,6 +23,33 @@ const VolunteerList = t.type({
 });
 const AuditPage = t.type({ items: t.array(t.type({ details: t.UnknownRecord, subject_id: t.unknown })) });
 
+/** A class with `rules`, a session of it, and one child per entry of `children`, made as an ADMIN. */
+const roomAt = async (
+  url: string,
+  rules: Record<string, unknown>,
+  children: ReadonlyArray<Record<string, unknown>>,
+  date = '2026-11-29',
+) => {
+  const classId = await createdId(
+    url,
+    '/api/v1/classes',
+    { name: `Sala ${randomUUID()}`, ...rules },
+    'classId',
+  );
+  const sessionId = await createdId(url, '/api/v1/sessions', { classId, date }, 'sessionId');
+  const studentIds: string[] = [];
+  for (const [i, extra] of children.entries())
+    studentIds.push(
+      await createdId(
+        url,
+        '/api/v1/students',
+        { displayName: `Criança ${i}`, guardianName: 'G', phones: [], classId, ...extra },
+        'studentId',
+      ),
+    );
+  return { classId, sessionId, studentIds };
+};
+
 describe('the admission rule at the REST check-in', function () {
   this.timeout(60_000);
   let svc: TestService;
@@ -36,32 +63,8 @@ describe('the admission rule at the REST check-in', function () {
     mutate(`${svc.url}${path}`, method, body, token);
   const checkIn = (body: Record<string, unknown>, token: string = DEV_TOKENS.DEV_CALLER_TOKEN) =>
     send('POST', '/api/v1/check-in', body, token);
-
-  /** A class with `room`, a session of it, and one child per entry of `children`. */
-  const room = async (
-    rules: Record<string, unknown>,
-    children: ReadonlyArray<Record<string, unknown>>,
-    date = '2026-11-29',
-  ) => {
-    const classId = await createdId(
-      svc.url,
-      '/api/v1/classes',
-      { name: `Sala ${randomUUID()}`, ...rules },
-      'classId',
-    );
-    const sessionId = await createdId(svc.url, '/api/v1/sessions', { classId, date }, 'sessionId');
-    const studentIds: string[] = [];
-    for (const [i, extra] of children.entries())
-      studentIds.push(
-        await createdId(
-          svc.url,
-          '/api/v1/students',
-          { displayName: `Criança ${i}`, guardianName: 'G', phones: [], classId, ...extra },
-          'studentId',
-        ),
-      );
-    return { classId, sessionId, studentIds };
-  };
+  const room = (rules: Record<string, unknown>, children: ReadonlyArray<Record<string, unknown>>) =>
+    roomAt(svc.url, rules, children);
 
   it('a full room answers 409 ROOM_FULL with the count; an ADMIN may override and the audit log says so', async () => {
     const { sessionId, studentIds } = await room({ capacity: 2 }, [{}, {}, {}]);
@@ -260,5 +263,95 @@ describe('the admission rule at the REST check-in', function () {
     });
     expect(after.text).to.equal(before.text);
     expect(after.text).not.to.contain('Visitante Novo');
+  });
+});
+
+describe('the admission rule on offline check-ins that reach the server', function () {
+  this.timeout(60_000);
+  let svc: TestService;
+
+  before(async () => {
+    svc = await startTestService();
+  });
+  after(() => svc.dispose());
+
+  const Exceptions = t.type({
+    items: t.array(
+      t.type({
+        policy: t.string,
+        subjectId: t.string,
+        reason: t.string,
+        refusals: t.array(t.UnknownRecord),
+        event: t.type({ eventId: t.string, role: t.string }),
+      }),
+    ),
+  });
+  const exceptions = async () => {
+    const r = await call(`${svc.url}/api/v1/reports/conflicts?limit=200`, {
+      headers: authHeaders(DEV_TOKENS.DEV_REPORTS_TOKEN),
+    });
+    expect(r.status, r.text).to.equal(200);
+    return decodeAs(Exceptions, r.json).items.filter((i) => i.policy === 'ADMISSION_RULE');
+  };
+  const offlineCheckIn = (sessionId: string, studentId: string, minute: number, extra: object = {}) => ({
+    eventId: randomUUID(),
+    type: 'CHECK_IN',
+    studentId,
+    sessionId,
+    checkInId: randomUUID(),
+    clientTimestamp: `2026-11-29T09:${String(minute).padStart(2, '0')}:00.000Z`,
+    ...extra,
+  });
+  const storedPayload = async (eventId: string) =>
+    decodeAs(t.type({ payload: t.UnknownRecord }), await svc.store.db.events.get(`event:${eventId}`)).payload;
+
+  it('a tablet’s check-ins into a full room are all kept, and those past the capacity reported with their reason', async () => {
+    const { sessionId, studentIds: children } = await roomAt(svc.url, { capacity: 1 }, [{}, {}, {}]);
+    // Sent in another order than they were made: the room is judged in the device's order.
+    const batch = children.map((id, i) => offlineCheckIn(sessionId, id, i)).reverse();
+    const answer = await syncEvents(svc.url, batch);
+    expect(answer.failed).to.deep.equal([]);
+    expect(answer.synced.map((s) => s.status)).to.deep.equal(['APPLIED', 'APPLIED', 'APPLIED']);
+    const found = await exceptions();
+    expect(found.map((e) => [e.subjectId, e.reason, e.refusals])).to.have.deep.members([
+      [children[1], 'ROOM_FULL', [{ reason: 'ROOM_FULL', checkedIn: 1, capacity: 1 }]],
+      [children[2], 'ROOM_FULL', [{ reason: 'ROOM_FULL', checkedIn: 2, capacity: 1 }]],
+    ]);
+    expect(await storedPayload(batch[0]?.eventId ?? '')).to.deep.include({
+      admission: { refusals: [{ reason: 'ROOM_FULL', checkedIn: 2, capacity: 1 }] },
+    });
+    const headcount = await call(`${svc.url}/api/v1/sessions/${sessionId}/headcount`, {
+      headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+    });
+    expect(headcount.json).to.deep.include({ checkedIn: 3, capacity: 1 });
+    // The tablet sends the batch again (its answer was lost): nothing is reported twice.
+    const again = await syncEvents(svc.url, batch);
+    expect(again.synced.map((s) => s.duplicate)).to.deep.equal([true, true, true]);
+    expect(await exceptions()).to.have.length(2);
+    // The report filters by child, as for conflicts.
+    const one = await call(`${svc.url}/api/v1/reports/conflicts?subjectId=${children[2]}`, {
+      headers: authHeaders(DEV_TOKENS.DEV_REPORTS_TOKEN),
+    });
+    expect(decodeAs(Exceptions, one.json).items.map((i) => i.subjectId)).to.deep.equal([children[2]]);
+  });
+
+  it('an ADMIN’s offline override is honoured and kept in the event; a volunteer’s is reported like any other', async () => {
+    const { sessionId, studentIds: children } = await roomAt(svc.url, { capacity: 1 }, [{}, {}, {}]);
+    const [a = '', b = '', c = ''] = children;
+    const override = { override: { justification: 'the mother stays in the room' } };
+    await syncEvents(svc.url, [offlineCheckIn(sessionId, a, 0)]);
+    const byAdmin = offlineCheckIn(sessionId, b, 1, override);
+    expect((await syncEvents(svc.url, [byAdmin], DEV_TOKENS.DEV_ADMIN_TOKEN)).synced[0]?.status).to.equal(
+      'APPLIED',
+    );
+    expect(await storedPayload(byAdmin.eventId)).to.deep.include({
+      override: { justification: 'the mother stays in the room', waived: ['ROOM_FULL'] },
+    });
+    const byVolunteer = offlineCheckIn(sessionId, c, 2, override);
+    await syncEvents(svc.url, [byVolunteer]);
+    const found = (await exceptions()).filter((e) => children.includes(e.subjectId));
+    expect(found.map((e) => [e.subjectId, e.event.eventId, e.event.role])).to.deep.equal([
+      [c, byVolunteer.eventId, 'CHAMADOR'],
+    ]);
   });
 });

@@ -76,6 +76,7 @@ const scripted = (
     saveCheckpoint: unused,
     eachAspectByDay: unused,
     conflicts: unused,
+    recordAdmissionExceptions: unused,
     quarantined: unused,
     forkedAspects: unused,
     settleQuarantineForks: unused,

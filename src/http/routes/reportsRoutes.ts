@@ -16,7 +16,7 @@ import {
   Uuid,
 } from '../../domain/codec.js';
 import { type ApiError, apiError } from '../../domain/errors.js';
-import { ConflictRecord } from '../../domain/projection.js';
+import { ReportedConflict } from '../../domain/projection.js';
 import { neutralise } from '../../lib/csvFormulas.js';
 import { defineRoute } from '../route.js';
 
@@ -162,7 +162,7 @@ const ConflictQuery = object(
 
 const ConflictPage = object(
   'ConflictPage',
-  { items: boundedArray(ConflictRecord, MAX_CONFLICT_PAGE), nextCursor: nullable(ShortText) },
+  { items: boundedArray(ReportedConflict, MAX_CONFLICT_PAGE), nextCursor: nullable(ShortText) },
   {},
   { description: 'Oldest first by `detectedAt`, then id. `nextCursor` is null on the last page.' },
 );
@@ -176,10 +176,13 @@ export const conflictReportRoute = defineRoute({
   path: '/api/v1/reports/conflicts',
   auth: 'relatorios',
   permission: 'reports',
-  summary: 'Conflict records, both sides',
+  summary: 'Conflict records, both sides, and offline check-ins the admission rule would have refused',
   description:
-    'Each record names the policy, the winner and the loser: who (user and role), from which device, when (device ' +
-    'and server time) and what changed (kind and field, never the values). Filter by `detectedAt` range ' +
+    'Each conflict names the policy, the winner and the loser: who (user and role), from which device, when (device ' +
+    'and server time) and what changed (kind and field, never the values). A record whose `policy` is ' +
+    '`ADMISSION_RULE` is a check-in a device recorded offline that the admission rule would have refused on ' +
+    'arrival (`reason`: ROOM_FULL, RATIO_EXCEEDED, AGE_OUT_OF_RANGE or RECORD_INCOMPLETE); it was kept, since it ' +
+    'happened. Filter by `detectedAt` range ' +
     '(`from` inclusive, `to` exclusive) and by student. Keyset paging with a signed cursor bound to its filters.',
   tags: ['reports'],
   query: ConflictQuery,

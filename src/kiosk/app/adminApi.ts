@@ -32,7 +32,9 @@ export const ConflictItem = t.type({
   detectedAt: t.string,
 });
 export type ConflictItem = t.TypeOf<typeof ConflictItem>;
-const ConflictPage = t.type({ items: t.array(ConflictItem), nextCursor: nullableString });
+// Items of other kinds (the admission rule's exceptions, `policy: ADMISSION_RULE`, which the office's
+// reports show) are left out here rather than failing the page.
+const ConflictPage = t.type({ items: t.array(t.unknown), nextCursor: nullableString });
 
 export const AttendanceRow = t.type({
   date: t.string,
@@ -81,7 +83,7 @@ export const fetchConflicts = async (
     if (cursor !== null) params.cursor = cursor;
     const answer = await request(send, `/api/v1/reports/conflicts?${query(params)}`, {}, ConflictPage);
     if (E.isLeft(answer)) return answer;
-    items.push(...answer.right.items);
+    items.push(...answer.right.items.filter(ConflictItem.is));
     cursor = answer.right.nextCursor;
     if (cursor === null) return E.right({ items, more: false });
   }

@@ -6,6 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
+import { type ConflictSide, ReportedConflict } from '../../../domain/projection.js';
 import { h, replaceChildren } from '../../../kiosk/app/dom.js';
 import { type WeekCell, weeklyAttendance } from '../../../rules/weeklyAttendance.js';
 import { apiCall, apiText } from '../api.js';
@@ -32,24 +33,7 @@ const Visitors = t.type({
   ),
   truncated: t.boolean,
 });
-const Side = t.type({
-  userId: t.string,
-  role: t.string,
-  clientTimestamp: t.string,
-  change: t.type({ type: t.string }),
-});
-const Conflicts = t.type({
-  items: t.array(
-    t.type({
-      kind: t.string,
-      subjectId: t.string,
-      policy: t.string,
-      winner: Side,
-      loser: Side,
-      detectedAt: t.string,
-    }),
-  ),
-});
+const Conflicts = t.type({ items: t.array(ReportedConflict) });
 
 const DAY_MS = 86_400_000;
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -131,7 +115,8 @@ export const reportsPage = (shell: Shell): void => {
     );
     const cd = Conflicts.decode(c.json);
     if (E.isRight(cd)) {
-      const side = (s: t.TypeOf<typeof Side>) => `${s.change.type} · ${s.role} · ${when(s.clientTimestamp)}`;
+      const side = (s: t.TypeOf<typeof ConflictSide>) =>
+        `${s.change.type} · ${s.role} · ${when(s.clientTimestamp)}`;
       replaceChildren(
         conflicts,
         table(
@@ -148,9 +133,12 @@ export const reportsPage = (shell: Shell): void => {
               when(x.detectedAt),
               h('a', { attrs: { href: `#/child/${x.subjectId}` } }, names.get(x.subjectId) ?? x.subjectId),
               x.kind,
-              side(x.winner),
-              side(x.loser),
-              x.policy,
+              // An offline check-in the admission rule would have refused: kept, so it wins over nothing.
+              x.policy === 'ADMISSION_RULE' ? at('reports.admission') : side(x.winner),
+              side(x.policy === 'ADMISSION_RULE' ? x.event : x.loser),
+              x.policy === 'ADMISSION_RULE'
+                ? x.refusals.map((r) => at(`reports.admission.${r.reason}`)).join(' · ')
+                : x.policy,
             ),
           ),
           at('reports.conflictsNone'),
