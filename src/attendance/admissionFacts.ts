@@ -13,7 +13,7 @@ import {
   type RequiredField,
   roomRulesOf,
 } from '../rules/admission.js';
-import { headcountOf } from '../rules/checkin.js';
+import { type CheckinStanding, headcountOf } from '../rules/checkin.js';
 import type { ClassStore } from '../store/classes.js';
 import type { ConsentStore } from '../store/consents.js';
 import type { ProjectionStore } from '../store/projections.js';
@@ -57,7 +57,7 @@ export const readAdmissionFacts = async (
   input: {
     readonly session: ClassSessionDoc | undefined;
     readonly student: KnownStudent | undefined;
-    readonly checkins: ReadonlyArray<{ readonly status: string }>;
+    readonly checkins: ReadonlyArray<CheckinStanding>;
     readonly requiredFields: ReadonlyArray<RequiredField>;
     readonly actorRoles: ReadonlyArray<string>;
   },

@@ -24,6 +24,8 @@
  * month only (LGPD minimisation), and a class's range is a matter of months, not days.
  */
 
+import { type CheckinStanding, decideCheckin } from './checkin.js';
+
 /** The record fields a church may require before a child's check-in. */
 export const REQUIRED_FIELDS = [
   'birthDate',
@@ -96,7 +98,7 @@ export interface AdmissionFacts {
   /** Children in the room now (this child not among them) and volunteers in it. */
   readonly occupancy: { readonly checkedIn: number; readonly volunteers: number };
   /** The child's check-ins at this session as they stand. */
-  readonly checkins: ReadonlyArray<{ readonly status: string }>;
+  readonly checkins: ReadonlyArray<CheckinStanding>;
   readonly requiredFields: ReadonlyArray<RequiredField>;
   readonly actorRoles: ReadonlyArray<string>;
 }
@@ -233,7 +235,7 @@ export const decideAdmission = (command: AdmissionCommand, facts: AdmissionFacts
   if (facts.session === undefined) return { kind: 'REFUSE', refusal: { reason: 'SESSION_NOT_FOUND' } };
   if (facts.student === undefined) return { kind: 'REFUSE', refusal: { reason: 'STUDENT_NOT_FOUND' } };
   if (facts.student.deleted) return { kind: 'REFUSE', refusal: { reason: 'STUDENT_DELETED' } };
-  if (facts.checkins.some((c) => c.status === 'CHECKED_IN'))
+  if (decideCheckin(facts.checkins, { type: 'CHECK_IN', checkInId: command.checkInId }).kind === 'REFUSED')
     return { kind: 'REFUSE', refusal: { reason: 'ALREADY_CHECKED_IN' } };
   const broken = policyRefusals(facts);
   const overridable = mayOverride(facts.actorRoles);

@@ -112,22 +112,26 @@ export interface CheckinStanding {
 
 export type CheckinDecision =
   | { readonly kind: 'EVENT'; readonly type: CheckinCommand['type']; readonly checkInId: string }
-  | { readonly kind: 'REFUSED'; readonly reason: 'ALREADY_CHECKED_IN' | 'NOT_OPEN' };
+  | { readonly kind: 'REFUSED'; readonly reason: 'ALREADY_CHECKED_IN' | 'CHECK_IN_ID_TAKEN' | 'NOT_OPEN' };
 
 /**
- * Whether a command becomes an event, from the aspect's check-ins as they stand: a child has at most
- * one open check-in per session, and only an open check-in can be closed. The event then goes to the
- * conflict rule and the fold (`rules/projections.ts`) with everything else that reached the aspect, so
- * this decides what a desk or a request asks, not what the record finally says.
+ * Whether a command changes the child's check-ins at a session, from those check-ins as they stand:
+ * a child has at most one open check-in per session, a check-in id opens once, and only an open
+ * check-in can be closed. A desk or a request asks it before it records anything (through the
+ * admission rule, `rules/admission.ts`, for a check-in); the fold (`rules/projections.ts`) asks it of
+ * every event the conflict rule applied, and one it refuses changes nothing.
  */
 export const decideCheckin = (
   checkins: ReadonlyArray<CheckinStanding>,
   command: CheckinCommand,
 ): CheckinDecision => {
-  if (command.type === 'CHECK_IN')
-    return checkins.some((c) => c.status === 'CHECKED_IN')
-      ? { kind: 'REFUSED', reason: 'ALREADY_CHECKED_IN' }
-      : { kind: 'EVENT', type: 'CHECK_IN', checkInId: command.checkInId };
+  if (command.type === 'CHECK_IN') {
+    if (checkins.some((c) => c.status === 'CHECKED_IN'))
+      return { kind: 'REFUSED', reason: 'ALREADY_CHECKED_IN' };
+    if (checkins.some((c) => c.checkInId === command.checkInId))
+      return { kind: 'REFUSED', reason: 'CHECK_IN_ID_TAKEN' };
+    return { kind: 'EVENT', type: 'CHECK_IN', checkInId: command.checkInId };
+  }
   return checkins.some((c) => c.checkInId === command.checkInId && c.status === 'CHECKED_IN')
     ? { kind: 'EVENT', type: command.type, checkInId: command.checkInId }
     : { kind: 'REFUSED', reason: 'NOT_OPEN' };

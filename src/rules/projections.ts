@@ -5,6 +5,7 @@
  * on the time they were processed, so a rebuild from the events gives the same documents.
  */
 import type { AspectChange, VisitorRegistration } from '../domain/eventTypes.js';
+import { decideCheckin } from './checkin.js';
 import { type ConflictPolicy, resolveAspect } from './conflicts.js';
 
 /** One event of an aspect as the projection keeps it. */
@@ -114,12 +115,17 @@ const foldCheckin = (applied: ReadonlyArray<AspectEventRecord>): CheckinState | 
   let sessionId = '';
   for (const e of applied) {
     const c = e.change;
+    if (c.type !== 'CHECK_IN' && c.type !== 'CHECK_OUT' && c.type !== 'EMERGENCY_CHECKOUT') {
+      ineffective.push(e.eventId);
+      continue;
+    }
+    if (c.type === 'CHECK_IN') sessionId = c.sessionId;
+    // The same rule a desk or a request asked before recording: an event it refuses changes nothing.
+    if (decideCheckin(checkins, { type: c.type, checkInId: c.checkInId }).kind === 'REFUSED') {
+      ineffective.push(e.eventId);
+      continue;
+    }
     if (c.type === 'CHECK_IN') {
-      sessionId = c.sessionId;
-      if (checkins.some((r) => r.status === 'CHECKED_IN' || r.checkInId === c.checkInId)) {
-        ineffective.push(e.eventId);
-        continue;
-      }
       checkins.push({
         checkInId: c.checkInId,
         status: 'CHECKED_IN',
@@ -132,13 +138,10 @@ const foldCheckin = (applied: ReadonlyArray<AspectEventRecord>): CheckinState | 
         justification: null,
         visitor: c.visitor,
       });
-    } else if (c.type === 'CHECK_OUT' || c.type === 'EMERGENCY_CHECKOUT') {
+    } else {
       const at = checkins.findIndex((r) => r.checkInId === c.checkInId && r.status === 'CHECKED_IN');
       const open = checkins[at];
-      if (open === undefined) {
-        ineffective.push(e.eventId);
-        continue;
-      }
+      if (open === undefined) continue;
       checkins[at] = {
         ...open,
         status: 'CHECKED_OUT',
@@ -148,8 +151,6 @@ const foldCheckin = (applied: ReadonlyArray<AspectEventRecord>): CheckinState | 
         emergency: c.type === 'EMERGENCY_CHECKOUT',
         justification: c.type === 'EMERGENCY_CHECKOUT' ? c.justification : null,
       };
-    } else {
-      ineffective.push(e.eventId);
     }
   }
   return { kind: 'checkin', studentId: first.subjectId, sessionId, checkins, ineffective };

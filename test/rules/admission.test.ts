@@ -74,13 +74,25 @@ describe('decideAdmission: whether a child may be checked in now (table)', () =>
     },
     {
       name: 'a child already in this session is refused, and no override passes it',
-      facts: { checkins: [{ status: 'CHECKED_OUT' }, { status: 'CHECKED_IN' }], ...admin, ...full },
+      facts: {
+        checkins: [
+          { checkInId: 'c0', status: 'CHECKED_OUT' },
+          { checkInId: 'c2', status: 'CHECKED_IN' },
+        ],
+        ...admin,
+        ...full,
+      },
       command: overriding,
       expected: { kind: 'REFUSE', refusal: { reason: 'ALREADY_CHECKED_IN' } },
     },
     {
       name: 'a child who left, or whose check-in lost a conflict, may come back',
-      facts: { checkins: [{ status: 'CHECKED_OUT' }, { status: 'SUPERSEDED' }] },
+      facts: {
+        checkins: [
+          { checkInId: 'c0', status: 'CHECKED_OUT' },
+          { checkInId: 'c9', status: 'SUPERSEDED' },
+        ],
+      },
       expected: admitted,
     },
     {

@@ -273,6 +273,12 @@ describe('decideCheckin: what a command on a child check-in aspect becomes', () 
       expected: { kind: 'REFUSED', reason: 'ALREADY_CHECKED_IN' },
     },
     {
+      name: 'a check-in under an id the aspect already holds (a faulty device)',
+      checkins: [closed],
+      command: { type: 'CHECK_IN', checkInId: 'c0' },
+      expected: { kind: 'REFUSED', reason: 'CHECK_IN_ID_TAKEN' },
+    },
+    {
       name: 'a check-out of the open check-in',
       checkins: [closed, open],
       command: { type: 'CHECK_OUT', checkInId: 'c1' },
