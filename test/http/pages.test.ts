@@ -241,6 +241,25 @@ describe('paging a guardian from the door', function () {
     sent(await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID(), (await checkIn(other)).checkInId));
   });
 
+  it('a page refused with 429 is not kept for its key: resent with the same key after Retry-After, it is sent', async () => {
+    sent(await page(undefined));
+    now += 30_000;
+    const key = randomUUID();
+    const refused = await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, key);
+    expectEnvelope(refused, 429, 'RATE_LIMITED');
+    expect(refused.headers.get('retry-after')).to.equal('90');
+    now += 90_000;
+    const resent = await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, key);
+    expect(sent(resent).phonesPaged).to.equal(2);
+    expect(resent.headers.get('idempotent-replayed')).to.equal(null);
+    expect(gateway.received).to.have.length(2 * 2);
+    // The answer that was sent is final: it is the one replayed now.
+    const again = await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, key);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect(sent(again)).to.deep.equal(sent(resent));
+    expect(gateway.received).to.have.length(2 * 2);
+  });
+
   it('an unknown check-in is 404; a child checked out or without a phone is 409', async () => {
     expectEnvelope(
       await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID(), randomUUID()),
