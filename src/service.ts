@@ -16,6 +16,8 @@ import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
 import type { Config } from './config/config.js';
 import { resolveJwtSecret } from './config/jwtSecret.js';
+import { webhookKey } from './crypto/webhookSignature.js';
+import type { DeliveryLog } from './domain/notifications.js';
 import { makeApp } from './http/app.js';
 import { devAuthenticator, jwtAuthenticator, jwtKey } from './http/authenticate.js';
 import { answerClientError } from './http/clientError.js';
@@ -37,6 +39,7 @@ import { reportService } from './reports/reportService.js';
 import { classService } from './schedules/classService.js';
 import { scheduleService } from './schedules/scheduleService.js';
 import { backendProfile } from './store/backendProfile.js';
+import { deliveryLog } from './store/deliveryLog.js';
 import type { EventStore } from './store/events.js';
 import { replicationInstanceId } from './store/instance.js';
 import { pageStore } from './store/pages.js';
@@ -107,6 +110,26 @@ export const startService = async (
   }
 };
 
+const errorNameOf = (e: unknown): string => (e instanceof Error ? e.name : typeof e);
+
+/** The webhook notifier when NOTIFY_WEBHOOK_URL is set (signed when NOTIFY_WEBHOOK_SECRET is), else the log. */
+const notifierOf = (config: Config, deliveries: DeliveryLog, logger: Logger): Notifier => {
+  if (config.notifyWebhookUrl === undefined) return devNotifier(logger);
+  const signingKey =
+    config.notifyWebhookSecret === undefined ? undefined : webhookKey(config.notifyWebhookSecret);
+  return webhookNotifier({
+    url: config.notifyWebhookUrl,
+    ...(signingKey === undefined ? {} : { signingKey }),
+    deliveries,
+    onFailedDelivery: (d) =>
+      logger.warn(
+        { deliveryId: d.deliveryId, purpose: d.purpose, attempts: d.attempts.length },
+        'a notification was not delivered',
+      ),
+    onLogFailure: (e) => logger.warn({ errorName: errorNameOf(e) }, 'notification delivery log write failed'),
+  });
+};
+
 const wire = async (
   config: Config & { readonly jwtSecret: string },
   options: ServiceOptions,
@@ -159,9 +182,12 @@ const wire = async (
     opened,
     projectionFeed: records.projectionFeed,
   });
-  const notifier =
-    options.notifier ??
-    (config.notifyWebhookUrl === undefined ? devNotifier(logger) : webhookNotifier(config.notifyWebhookUrl));
+  const deliveries = deliveryLog(store.db.requests, {
+    clock,
+    onCleanupFailure: (e) =>
+      logger.warn({ errorName: errorNameOf(e) }, 'notification delivery log cleanup failed'),
+  });
+  const notifier = options.notifier ?? notifierOf(config, deliveries, logger);
   const pickups = pickupService({ pickups: records.pickupRecords, students, events, notifier, clock });
   const settling = options.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: options.settleTimeoutMs };
   const studentSvc = studentService({ students, directory, classes, events, pipeline, clock, ...settling });
@@ -324,6 +350,7 @@ const wire = async (
           ),
       }),
     },
+    notifications: { deliveries },
     sync: { pipeline, service: syncSvc },
     replication: {
       service: replicationService({

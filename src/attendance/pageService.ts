@@ -5,7 +5,7 @@
  * at the session; the record is claimed under its sequence number before anything is sent, so two
  * instances cannot both send the one page the limit allows. A page the notifier refused on every phone
  * is not a page: its claim is released, the request answers 503, and a retry (with the same
- * Idempotency-Key: a 5xx is not kept for replay) tries again.
+ * Idempotency-Key: a 5xx is not kept for replay, nor is the limit's 429) tries again.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import type { CheckinDoc } from '../domain/checkin.js';

@@ -7,6 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as t from 'io-ts';
 import { isPlainObject, refine } from '../domain/codec.js';
+import { isWebhookSecret, WEBHOOK_SECRET_RULE } from '../domain/notifications.js';
 
 const unset = (u: unknown): boolean => u === undefined || u === '';
 
@@ -212,6 +213,8 @@ export const EnvCodec = t.type({
     [],
   ),
   NOTIFY_WEBHOOK_URL: withDefault(t.union([HttpUrl, t.undefined]), undefined),
+  // Checked in `crossFieldProblems`, which never echoes it: decoding errors quote the value.
+  NOTIFY_WEBHOOK_SECRET: optionalString,
   SESSION_MODE: withDefault(t.keyof({ bearer: null, cookie: null }), 'bearer'),
   TRUST_PROXY: withDefault(TrustProxyC, false),
   // Checked in `crossFieldProblems`, which never echoes it: decoding errors quote the value.
@@ -273,6 +276,8 @@ export interface Config {
   readonly sessionMode: SessionMode;
   /** Where one-time codes are POSTed (an SMS gateway); unset: the development notifier logs them. */
   readonly notifyWebhookUrl: string | undefined;
+  /** Standard Webhooks signing secret (`whsec_…`) of that webhook; unset: unsigned (refused in production). */
+  readonly notifyWebhookSecret: string | undefined;
   readonly trustProxy: TrustProxy;
   /** Undefined when neither METRICS_TOKEN nor METRICS_ALLOW is set: `/metrics` does not exist. */
   readonly metrics: MetricsAccess | undefined;
@@ -329,7 +334,25 @@ const crossFieldProblems = (env: Env): string[] => {
     problems.push(
       `METRICS_TOKEN: must be ${MIN_METRICS_TOKEN_LENGTH} to 1,024 printable ASCII characters without spaces (a bearer token)`,
     );
+  problems.push(...webhookSecretProblems(env));
   return problems;
+};
+
+const webhookSecretProblems = (env: Env): string[] => {
+  const secret = env.NOTIFY_WEBHOOK_SECRET;
+  if (secret === undefined) {
+    return env.NODE_ENV === 'production' && env.NOTIFY_WEBHOOK_URL !== undefined
+      ? [
+          'NOTIFY_WEBHOOK_SECRET: must be set when NOTIFY_WEBHOOK_URL is and NODE_ENV=production, so the gateway can ' +
+            'tell our messages from forged ones',
+        ]
+      : [];
+  }
+  if (!isWebhookSecret(secret))
+    return [`NOTIFY_WEBHOOK_SECRET: must be ${WEBHOOK_SECRET_RULE} (a Standard Webhooks secret)`];
+  if (env.NOTIFY_WEBHOOK_URL === undefined)
+    return ['NOTIFY_WEBHOOK_SECRET: signs the messages of NOTIFY_WEBHOOK_URL, which is not set'];
+  return [];
 };
 
 const metricsAccess = (env: Env): MetricsAccess | undefined =>
@@ -379,6 +402,7 @@ export const decodeConfig = (
         logLevel: env.LOG_LEVEL,
         sessionMode: env.SESSION_MODE,
         notifyWebhookUrl: env.NOTIFY_WEBHOOK_URL,
+        notifyWebhookSecret: env.NOTIFY_WEBHOOK_SECRET,
         trustProxy: env.TRUST_PROXY,
         metrics: metricsAccess(env),
       }),

@@ -11,6 +11,7 @@ import type { UserService } from '../auth/userService.js';
 import type { Config } from '../config/config.js';
 import type { AuditLog } from '../domain/audit.js';
 import type { IdempotencyLedger } from '../domain/idempotencyRecord.js';
+import type { DeliveryLog } from '../domain/notifications.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ConsentService } from '../registration/consentService.js';
 import type { DemoDataService } from '../registration/demoData.js';
@@ -84,6 +85,8 @@ export interface AppDeps {
     /** Pages to a checked-in child's guardians (0037). */
     readonly pages: PageService;
   };
+  /** What the notification webhook was sent (0041); written by the notifier, read by the ADMIN's route. */
+  readonly notifications: { readonly deliveries: Pick<DeliveryLog, 'newest'> };
   readonly sync: {
     readonly pipeline: EventPipeline;
     readonly service: SyncService;

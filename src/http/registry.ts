@@ -7,6 +7,7 @@ import { checkinRoutes } from './routes/checkinRoutes.js';
 import { classesRoutes } from './routes/classesRoutes.js';
 import { consentsRoutes } from './routes/consentsRoutes.js';
 import { importsRoutes } from './routes/importsRoutes.js';
+import { notificationRoutes } from './routes/notificationRoutes.js';
 import { openApiRoute } from './routes/openApiRoute.js';
 import { pageRoutes } from './routes/pageRoutes.js';
 import { photosRoutes } from './routes/photosRoutes.js';
@@ -39,6 +40,7 @@ export const routes: ReadonlyArray<Route> = [
   ...checkinRoutes,
   ...pageRoutes,
   ...volunteersRoutes,
+  ...notificationRoutes,
   ...pickupRoutes,
   ...attendanceRoutes,
   ...syncRoutes,

@@ -29,5 +29,9 @@ export const decideClaim = (
   return existing.state === 'complete' ? 'replay' : 'wait';
 };
 
-/** Responses worth keeping: everything the handler decided. A 5xx lets the client's retry run again. */
-export const shouldStore = (status: number): boolean => status < 500;
+/**
+ * Responses worth keeping: the handler's final answers. Not a 5xx, and not a 429: both say "not now",
+ * and a client that waits for Retry-After and retries with the same key must be served, not handed
+ * the refusal again for the ledger's whole retention.
+ */
+export const shouldStore = (status: number): boolean => status < 500 && status !== 429;

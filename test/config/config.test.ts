@@ -143,6 +143,48 @@ describe('configuration', () => {
     });
   });
 
+  describe('notification webhook secret', () => {
+    const URL = 'https://sms.example.org/hook';
+    const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+    it('reads a Standard Webhooks secret beside the webhook', () => {
+      const c = configOf({ NOTIFY_WEBHOOK_URL: URL, NOTIFY_WEBHOOK_SECRET: SECRET });
+      expect(c.notifyWebhookSecret).to.equal(SECRET);
+    });
+
+    const malformed: ReadonlyArray<[string, string]> = [
+      ['no whsec_ prefix', 'MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+      ['a key that is not base64', 'whsec_MfKQ9r8GKYqrTwjU-D8ILPZIo2LaLaS!'],
+      ['base64 of a wrong length', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaS'],
+      ['a key of 16 bytes', `whsec_${Buffer.alloc(16, 7).toString('base64')}`],
+      ['a key of 65 bytes', `whsec_${Buffer.alloc(65, 7).toString('base64')}`],
+    ];
+    for (const [what, secret] of malformed) {
+      it(`refuses ${what}, naming the variable and never repeating the value`, () => {
+        const problems = problemsOf({ NOTIFY_WEBHOOK_URL: URL, NOTIFY_WEBHOOK_SECRET: secret }).join('\n');
+        expect(problems).to.contain('NOTIFY_WEBHOOK_SECRET').and.not.to.contain(secret);
+      });
+    }
+
+    it('accepts keys of 24 and of 64 bytes', () => {
+      for (const bytes of [24, 64]) {
+        const secret = `whsec_${Buffer.alloc(bytes, 7).toString('base64')}`;
+        expect(problemsOf({ NOTIFY_WEBHOOK_URL: URL, NOTIFY_WEBHOOK_SECRET: secret })).to.deep.equal([]);
+      }
+    });
+
+    it('refuses a secret without a webhook to sign for', () => {
+      expect(problemsOf({ NOTIFY_WEBHOOK_SECRET: SECRET }).join('\n')).to.contain('NOTIFY_WEBHOOK_URL');
+    });
+
+    it('refuses an unsigned webhook in production, and allows it in development', () => {
+      const production = { NODE_ENV: 'production', JWT_SECRET: 's'.repeat(32), NOTIFY_WEBHOOK_URL: URL };
+      expect(problemsOf(production).join('\n')).to.contain('NOTIFY_WEBHOOK_SECRET');
+      expect(problemsOf({ ...production, NOTIFY_WEBHOOK_SECRET: SECRET })).to.deep.equal([]);
+      expect(configOf({ NOTIFY_WEBHOOK_URL: URL }).notifyWebhookSecret).to.equal(undefined);
+    });
+  });
+
   it('accepts production with a 32-byte secret and JWT mode', () => {
     expect(configOf({ NODE_ENV: 'production', JWT_SECRET: 's'.repeat(32) }).nodeEnv).to.equal('production');
   });

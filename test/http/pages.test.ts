@@ -3,11 +3,10 @@
  * at a fake SMS gateway on 127.0.0.1, so the test sees what reaches the gateway and what reaches the
  * tablet, and can make the gateway fail.
  */
-import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createHmac, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
+import { fakeWebhookReceiver, headerOf, type ReceivedRequest } from '../support/fakeWebhookReceiver.js';
 import { call, decodeAs, expectEnvelope, type HttpResult } from '../support/http.js';
 import { createdId } from '../support/seed.js';
 import {
@@ -26,29 +25,24 @@ interface Received {
 }
 const ReceivedC = t.type({ to: t.string, message: t.string, purpose: t.string });
 
-/** A gateway that records what it is sent and answers `status` (200 unless a test says otherwise). */
+/**
+ * A gateway that records what it is sent and answers `status` (200 unless a test says otherwise), or
+ * 500 to the next `failNext` requests.
+ */
 const fakeGateway = async () => {
-  const received: Received[] = [];
-  const state = { status: 200 };
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => {
-      body += c.toString('utf8');
-    });
-    req.on('end', () => {
-      received.push(decodeAs(ReceivedC, JSON.parse(body)));
-      res.statusCode = state.status;
-      res.end();
-    });
+  const state = { status: 200, failNext: 0 };
+  const receiver = await fakeWebhookReceiver(() => {
+    const status = state.failNext > 0 ? 500 : state.status;
+    state.failNext = Math.max(0, state.failNext - 1);
+    return status;
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const address: AddressInfo | string | null = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
   return {
-    url: `http://127.0.0.1:${address.port}/sms`,
-    received,
+    ...receiver,
+    /** What the gateway was asked to send, in order. */
+    get received(): Received[] {
+      return receiver.hits.map((h) => decodeAs(ReceivedC, JSON.parse(h.body)));
+    },
     state,
-    close: () => new Promise<void>((r) => server.close(() => r())),
   };
 };
 
@@ -66,12 +60,30 @@ const Page = t.type({
   phonesFailed: t.number,
 });
 const PageList = t.type({ items: t.array(Page) });
+const DeliveryList = t.type({
+  items: t.array(
+    t.type({
+      deliveryId: t.string,
+      purpose: t.string,
+      outcome: t.string,
+      signed: t.boolean,
+      attempts: t.array(t.type({ status: t.union([t.number, t.null]) })),
+    }),
+  ),
+});
 const CheckIn = t.type({ checkInId: t.string, code: t.string });
 const AuditPage = t.type({
   items: t.array(
     t.type({ endpoint: t.string, subject_id: t.union([t.string, t.null]), details: t.UnknownRecord }),
   ),
 });
+
+// The Standard Webhooks specification's example secret; the gateway checks with its own HMAC.
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const signatureOf = (h: ReceivedRequest): string =>
+  `v1,${createHmac('sha256', new Uint8Array(Buffer.from(SECRET.slice('whsec_'.length), 'base64')))
+    .update(`${headerOf(h, 'webhook-id')}.${headerOf(h, 'webhook-timestamp')}.${h.body}`)
+    .digest('base64')}`;
 
 const MOTHER = '+55 11 98765-4321';
 const FATHER = '+55 21 5555-2222';
@@ -136,7 +148,10 @@ describe('paging a guardian from the door', function () {
   beforeEach(async () => {
     gateway = await fakeGateway();
     now = Date.now();
-    svc = await startTestService({ env: { NOTIFY_WEBHOOK_URL: gateway.url }, clock: () => new Date(now) });
+    svc = await startTestService({
+      env: { NOTIFY_WEBHOOK_URL: gateway.url, NOTIFY_WEBHOOK_SECRET: SECRET },
+      clock: () => new Date(now),
+    });
     classId = await createdId(svc.url, '/api/v1/classes', { name: 'Turma' }, 'classId');
     sessionId = await createdId(
       svc.url,
@@ -241,6 +256,25 @@ describe('paging a guardian from the door', function () {
     sent(await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID(), (await checkIn(other)).checkInId));
   });
 
+  it('a page refused with 429 is not kept for its key: resent with the same key after Retry-After, it is sent', async () => {
+    sent(await page(undefined));
+    now += 30_000;
+    const key = randomUUID();
+    const refused = await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, key);
+    expectEnvelope(refused, 429, 'RATE_LIMITED');
+    expect(refused.headers.get('retry-after')).to.equal('90');
+    now += 90_000;
+    const resent = await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, key);
+    expect(sent(resent).phonesPaged).to.equal(2);
+    expect(resent.headers.get('idempotent-replayed')).to.equal(null);
+    expect(gateway.received).to.have.length(2 * 2);
+    // The answer that was sent is final: it is the one replayed now.
+    const again = await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, key);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect(sent(again)).to.deep.equal(sent(resent));
+    expect(gateway.received).to.have.length(2 * 2);
+  });
+
   it('an unknown check-in is 404; a child checked out or without a phone is 409', async () => {
     expectEnvelope(
       await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID(), randomUUID()),
@@ -298,7 +332,62 @@ describe('paging a guardian from the door', function () {
     const retried = await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, key);
     expect(sent(retried).phonesPaged).to.equal(2);
     expect(retried.headers.get('idempotent-replayed')).to.equal(null);
-    expect(gateway.received).to.have.length(4);
+    // Each phone was tried three times by the first request (0041), once by the resend.
+    expect(gateway.received).to.have.length(2 * 3 + 2);
+  });
+
+  it('each message is signed as Standard Webhooks says; one the gateway failed is sent again under the same webhook-id', async () => {
+    gateway.state.failNext = 1;
+    const started = Math.floor(Date.now() / 1000);
+    expect(sent(await page({ message: 'Venha.' })).phonesPaged).to.equal(2);
+    // Two phones, one of them answered 500 the first time: three POSTs, two messages.
+    expect(gateway.hits).to.have.length(3);
+    const ids = gateway.hits.map((h) => headerOf(h, 'webhook-id'));
+    for (const hit of gateway.hits) {
+      expect(headerOf(hit, 'webhook-id')).to.match(/^msg_[0-9a-f]{32}$/);
+      expect(Number(headerOf(hit, 'webhook-timestamp'))).to.be.within(started - 1, started + 30);
+      expect(headerOf(hit, 'webhook-signature')).to.equal(signatureOf(hit));
+    }
+    const [failed, ...rest] = gateway.hits;
+    const failedId = ids[0];
+    const retried = rest.filter((h) => headerOf(h, 'webhook-id') === failedId);
+    expect(retried).to.have.length(1);
+    expect(retried[0]?.body).to.equal(failed?.body);
+    expect(new Set(ids).size).to.equal(2);
+
+    // The ADMIN reads both messages in the delivery log, with the failed attempt; never a phone or the text.
+    const log = await call(`${svc.url}/api/v1/notifications/deliveries`, {
+      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+    });
+    expect(log.status, log.text).to.equal(200);
+    const items = decodeAs(DeliveryList, log.json).items;
+    expect(items.map((d) => d.deliveryId).sort()).to.deep.equal([...new Set(ids)].sort());
+    const again = items.find((d) => d.deliveryId === failedId);
+    expect(again).to.deep.include({ purpose: 'guardian-page', outcome: 'DELIVERED', signed: true });
+    expect(again?.attempts.map((a) => a.status)).to.deep.equal([500, 200]);
+    expectNoPhoneDigits(log.text);
+    expect(log.text).to.not.contain('Venha');
+    const limited = await call(`${svc.url}/api/v1/notifications/deliveries?limit=1`, {
+      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+    });
+    expect(decodeAs(DeliveryList, limited.json).items).to.have.length(1);
+    for (const token of [
+      DEV_TOKENS.DEV_CALLER_TOKEN,
+      DEV_TOKENS.DEV_REPORTS_TOKEN,
+      DEV_TOKENS.DEV_CADASTRO_TOKEN,
+    ])
+      expectEnvelope(
+        await call(`${svc.url}/api/v1/notifications/deliveries`, { headers: authHeaders(token) }),
+        403,
+        'FORBIDDEN_ROLE',
+      );
+    expectEnvelope(
+      await call(`${svc.url}/api/v1/notifications/deliveries?limit=0`, {
+        headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+      }),
+      400,
+      'VALIDATION_FAILED',
+    );
   });
 
   it("the admins list a session's pages; the door may page but not list, the reports may list but not page", async () => {

@@ -59,7 +59,9 @@ describe('decideClaim (idempotency rule)', () => {
     [404, true],
     [409, true],
     [423, true],
+    [429, false],
     [500, false],
+    [502, false],
     [503, false],
   ];
   for (const [status, stored] of statuses) {

@@ -6,6 +6,7 @@ import type * as t from 'io-ts';
 import { BytesType, ObjectType } from '../../domain/codec.js';
 import { type ErrorCode, ErrorEnvelope, errorCatalogue } from '../../domain/errors.js';
 import { type AuthClass, rolesAllowed } from '../../rules/authorization.js';
+import { shouldStore } from '../../rules/idempotency.js';
 import { CORRELATION_HEADER } from '../requestContext.js';
 import { MUTATING_METHODS, needsIdempotencyKey, type Route } from '../route.js';
 import { type JsonSchema, SchemaRegistry } from './jsonSchema.js';
@@ -71,7 +72,7 @@ const RATE_LIMIT_HEADERS = {
 };
 
 /**
- * `replayable`: an idempotent route's errors from its handler are stored and replayed like successes.
+ * `replayable`: an idempotent route's final errors from its handler are stored and replayed like successes.
  * `limited`: the route counts its requests and says so in every answer it counted.
  */
 const errorResponses = (
@@ -92,7 +93,9 @@ const errorResponses = (
         [CORRELATION_HEADER]: { $ref: '#/components/headers/CorrelationId' },
         ...CORS_HEADER,
         ...(status === 429 ? { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } : {}),
-        ...(replayable ? { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } } : {}),
+        ...(replayable && shouldStore(status)
+          ? { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } }
+          : {}),
         ...(limited ? RATE_LIMIT_HEADERS : {}),
       },
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
@@ -273,7 +276,7 @@ export const buildOpenApiDocument = (routes: ReadonlyArray<Route>): JsonSchema =
                         'response (status, headers, body, correlation id) with `Idempotent-Replayed: true` and ' +
                         'no second effect; the same key with another payload is 409 ' +
                         '`IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD`. Requests refused before the handler ' +
-                        '(401, 403, 400) do not use the key up; 5xx responses are not kept.',
+                        '(401, 403, 400) do not use the key up; 429 and 5xx responses are not kept.',
                       schema: { type: 'string', format: 'uuid', maxLength: 36 },
                     },
                   }

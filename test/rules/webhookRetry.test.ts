@@ -1,0 +1,65 @@
+import { expect } from 'chai';
+import {
+  type AttemptEnd,
+  decideRetry,
+  WEBHOOK_RETRY,
+  type WebhookRetryPolicy,
+} from '../../src/rules/webhookRetry.js';
+
+const POLICY: WebhookRetryPolicy = {
+  attempts: 4,
+  attemptTimeoutMs: 1_000,
+  firstDelayMs: 400,
+  maxDelayMs: 1_000,
+  deadlineMs: 10_000,
+};
+
+describe('retrying a webhook message', () => {
+  const table: ReadonlyArray<[string, AttemptEnd, boolean]> = [
+    ['a 2xx is delivered', { status: 204 }, false],
+    ['no answer (timeout, refused connection) may pass', { status: null }, true],
+    ['500 may pass', { status: 500 }, true],
+    ['503 may pass', { status: 503 }, true],
+    ['429 may pass', { status: 429 }, true],
+    ['408 may pass', { status: 408 }, true],
+    ["400 is the gateway's word", { status: 400 }, false],
+    ["401 is the gateway's word", { status: 401 }, false],
+    ["410 is the gateway's word", { status: 410 }, false],
+  ];
+  for (const [what, end, retried] of table) {
+    it(`${what}: ${retried ? 'tried again' : 'not tried again'}`, () => {
+      expect(decideRetry(1, end, 0, 0, POLICY).retry).to.equal(retried);
+    });
+  }
+
+  it('waits twice as long after each failure, up to the ceiling, jittered over its upper half', () => {
+    const delays = [1, 2, 3].map((made) => {
+      const low = decideRetry(made, { status: 502 }, 0, 0, POLICY);
+      const high = decideRetry(made, { status: 502 }, 0, 0.999_999, POLICY);
+      return [low.retry ? low.delayMs : -1, high.retry ? high.delayMs : -1];
+    });
+    expect(delays).to.deep.equal([
+      [200, 400],
+      [400, 800],
+      [500, 1_000],
+    ]);
+  });
+
+  it('stops after the last attempt', () => {
+    expect(decideRetry(4, { status: 502 }, 0, 0, POLICY)).to.deep.equal({ retry: false });
+  });
+
+  it('starts no retry that could not end before the deadline', () => {
+    // 8,500 ms spent, a 200 ms wait and a 1,000 ms attempt would end at 9,700: allowed; at 9,000 not.
+    expect(decideRetry(1, { status: null }, 8_500, 0, POLICY).retry).to.equal(true);
+    expect(decideRetry(1, { status: null }, 9_000, 0, POLICY).retry).to.equal(false);
+  });
+
+  it('by default, after two attempts that timed out there is no third: a request is held about 6.5 s at most', () => {
+    const { attemptTimeoutMs, firstDelayMs } = WEBHOOK_RETRY;
+    expect(decideRetry(1, { status: null }, attemptTimeoutMs, 0.999).retry).to.equal(true);
+    expect(decideRetry(2, { status: null }, 2 * attemptTimeoutMs + firstDelayMs, 0)).to.deep.equal({
+      retry: false,
+    });
+  });
+});
