@@ -58,6 +58,8 @@ export interface CheckinEvents {
     couldBeSettled: (record: CheckinDoc) => boolean,
     decidedNow: boolean,
   ): Promise<CheckinDoc | undefined>;
+  /** The child's open check-in at the session, if any. */
+  openCheckin(sessionId: string, studentId: string): Promise<CheckinDoc | undefined>;
   /** Resolves once the pipeline has projected what was stored before this process started. */
   backlogProjected(): Promise<void>;
 }
@@ -119,6 +121,16 @@ export const checkinEvents = (deps: {
         )
       ).get(aspect);
       return projection === undefined ? 'pending' : decided(projection, event.eventId);
+    },
+
+    async openCheckin(sessionId, studentId) {
+      // The aspect names the open check-in, the record confirms it (the pipeline writes the record
+      // before the aspect, so a check-in the aspect names has its record).
+      const current = await deps.pipeline.current(checkinAspect(sessionId, studentId));
+      const state = current?.state?.kind === 'checkin' ? current.state : undefined;
+      const open = state?.checkins.find((c) => c.status === 'CHECKED_IN');
+      const doc = open === undefined ? undefined : await deps.checkins.get(open.checkInId);
+      return doc?.status === 'CHECKED_IN' ? doc : undefined;
     },
 
     async appliedEarlier(eventId, sessionId, studentId) {

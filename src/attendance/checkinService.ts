@@ -15,13 +15,7 @@ import type { StudentDoc } from '../domain/student.js';
 import { keyedLock } from '../lib/keyedLock.js';
 import { requestScopedId } from '../lib/requestIds.js';
 import type { StudentService } from '../registration/studentService.js';
-import {
-  type AdmissionDecision,
-  decideAdmission,
-  mayOverride,
-  type PolicyRefusal,
-  roomRulesOf,
-} from '../rules/admission.js';
+import { decideAdmission, mayOverride, type PolicyRefusal, roomRulesOf } from '../rules/admission.js';
 import { remainingAttempts } from '../rules/checkin.js';
 import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
@@ -29,6 +23,7 @@ import type { EventStore } from '../store/events.js';
 import type { StudentStore } from '../store/students.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
+import { notFound, refusalError } from './admissionErrors.js';
 import { type AdmissionFactsDeps, type KnownStudent, readAdmissionFacts } from './admissionFacts.js';
 import { checkinEvents } from './checkinEvents.js';
 import { type CheckoutService, checkoutService, notApplied, superseded } from './checkoutService.js';
@@ -38,10 +33,8 @@ export interface CheckinServiceDeps extends Omit<AdmissionFactsDeps, 'classes' |
   readonly checkins: CheckinStore;
   readonly students: StudentStore;
   /**
-   * What the private feed keeps in memory of each student (`studentDirectory`): a check-in reads its
-   * child's status there first. On CouchDB another instance's change of the child reaches it within the feed's delay,
-   * and a check-in in between goes as it would have a moment earlier; this process's own writes are
-   * in it at once. A child it does not hold yet is read from the store.
+   * The student directory, read first for the child's status: this process's writes are in it at
+   * once, another instance's within the private feed's delay; a child it lacks is read from the store.
    */
   readonly directory?: Pick<StudentDirectory, 'get'>;
   readonly studentService: StudentService;
@@ -82,30 +75,6 @@ export interface CheckinService extends CheckoutService {
 }
 
 const CONFIG_LOCK = 'checkin-config';
-
-const notFound = (what: string): ApiError => apiError('NOT_FOUND', `No such ${what}.`);
-
-/** A refusal of the admission rule as the contract answers it: the codes clients already meet, and four new ones. */
-export const refusalError = (decision: Extract<AdmissionDecision, { kind: 'REFUSE' }>): ApiError => {
-  const { refusal } = decision;
-  switch (refusal.reason) {
-    case 'SESSION_NOT_FOUND':
-      return notFound('session');
-    case 'STUDENT_NOT_FOUND':
-      return notFound('student');
-    case 'STUDENT_DELETED':
-      return apiError('CONFLICT', 'The student is deleted.', { reason: 'STUDENT_DELETED' });
-    case 'ALREADY_CHECKED_IN':
-      return apiError('CONFLICT', 'The child is already checked in to this session.', {
-        reason: 'ALREADY_CHECKED_IN',
-      });
-    default: {
-      const { reason, ...facts } = refusal;
-      const overridable = 'overridable' in decision && decision.overridable;
-      return apiError(reason, undefined, { ...facts, overridable });
-    }
-  }
-};
 
 export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
   const now = () => deps.clock();
@@ -254,17 +223,10 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
             issues: [{ path: 'query', message: 'checkInId, or studentId and sessionId' }],
           }),
         );
-      let checkin: CheckinDoc | undefined;
-      if (query.checkInId !== undefined) checkin = await deps.checkins.get(query.checkInId);
-      else if (query.studentId !== undefined && query.sessionId !== undefined) {
-        // The aspect names the open check-in, the record confirms it (the pipeline writes the record
-        // before the aspect, so a check-in the aspect names has its record).
-        const open = (await writes.head(query.sessionId, query.studentId)).checkins.find(
-          (c) => c.status === 'CHECKED_IN',
-        );
-        const doc = open === undefined ? undefined : await deps.checkins.get(open.checkInId);
-        checkin = doc?.status === 'CHECKED_IN' ? doc : undefined;
-      }
+      const checkin =
+        query.checkInId !== undefined
+          ? await deps.checkins.get(query.checkInId)
+          : await writes.openCheckin(query.sessionId ?? '', query.studentId ?? '');
       if (checkin === undefined) return E.left(notFound('check-in'));
       const student = await deps.students.get(checkin.studentId);
       if (student === undefined) return E.left(notFound('student'));
