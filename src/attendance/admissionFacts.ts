@@ -11,6 +11,7 @@ import {
   admissionRecordOf,
   hasAgeBounds,
   type RequiredField,
+  type RoomRules,
   roomRulesOf,
 } from '../rules/admission.js';
 import { type CheckinStanding, headcountOf } from '../rules/checkin.js';
@@ -60,10 +61,14 @@ export const readAdmissionFacts = async (
     readonly checkins: ReadonlyArray<CheckinStanding>;
     readonly requiredFields: ReadonlyArray<RequiredField>;
     readonly actorRoles: ReadonlyArray<string>;
+    /** The room's rules when the caller has read them already. */
+    readonly room?: RoomRules;
   },
 ): Promise<AdmissionFacts> => {
   const { session, student } = input;
-  const room = roomRulesOf(session === undefined ? undefined : await deps.classes.getClass(session.classId));
+  const room =
+    input.room ??
+    roomRulesOf(session === undefined ? undefined : await deps.classes.getClass(session.classId));
   const recordNeeded =
     student !== undefined &&
     !student.visitor &&

@@ -180,6 +180,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
           if (head.earlier !== undefined) return head.earlier;
           const facts = await readAdmissionFacts(deps, {
             session,
+            room: rules,
             student,
             checkins: head.checkins,
             requiredFields,

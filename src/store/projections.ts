@@ -137,8 +137,8 @@ export interface ProjectionStore {
   ): Promise<void>;
   conflicts(query: ConflictQuery): Promise<ConflictDoc[]>;
   /**
-   * Keeps what the admission rule found of offline check-ins on arrival, once per event (a record
-   * already there stands: the first arrival's facts).
+   * Keeps what the admission rule found of offline check-ins on arrival, one record per event. A
+   * resend writes the same record again (built from the stored event), which changes nothing.
    */
   recordAdmissionExceptions(exceptions: ReadonlyArray<AdmissionException>): Promise<void>;
   quarantined(): Promise<QuarantineDoc[]>;

@@ -1,0 +1,110 @@
+/**
+ * What the admission rule keeps in the store, on each backend: the volunteers of a session's room, and
+ * the exceptions an offline check-in left on arrival, paged with the conflicts by detection time.
+ */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import type { AdmissionException } from '../../src/domain/projection.js';
+import { ensureIndexes, indexSpecs } from '../../src/store/indexes.js';
+import type { Database } from '../../src/store/pouch.js';
+import { projectionStore } from '../../src/store/projections.js';
+import { type NewVolunteer, volunteerStore } from '../../src/store/volunteers.js';
+import { readUntil } from '../support/readUntil.js';
+import { type StoreHost, storeBackends } from '../support/storeBackends.js';
+
+const volunteer = (sessionId: string, name: string, minute: number): NewVolunteer => ({
+  volunteerId: randomUUID(),
+  sessionId,
+  userId: null,
+  name,
+  checkedInAt: `2026-11-29T09:${String(minute).padStart(2, '0')}:00.000Z`,
+  checkedInBy: 'u-1',
+  checkedOutAt: null,
+  checkedOutBy: null,
+});
+
+const exception = (studentId: string, at: string, checkedIn: number): AdmissionException => {
+  const eventId = randomUUID();
+  return {
+    aspect: `checkin:s-1:${studentId}`,
+    kind: 'checkin',
+    subjectId: studentId,
+    policy: 'ADMISSION_RULE',
+    reason: 'ROOM_FULL',
+    refusals: [{ reason: 'ROOM_FULL', checkedIn, capacity: 1 }],
+    event: {
+      eventId,
+      userId: 'u-2',
+      role: 'CHAMADOR',
+      deviceId: 'tablet-1',
+      clientTimestamp: at,
+      serverTimestamp: at,
+      change: { type: 'CHECK_IN', checkInId: randomUUID() },
+    },
+    detectedAt: at,
+  };
+};
+
+for (const [name, host] of storeBackends('admission-records')) {
+  describe(`the admission rule's records on ${name}`, () => {
+    let server: StoreHost;
+    let db: Database;
+    before(async () => {
+      server = await host();
+    });
+    after(() => server.dispose());
+    beforeEach(() => {
+      db = server.open(`admission-${randomUUID()}`);
+    });
+    afterEach(() => db.destroy());
+
+    it('lists a session’s volunteers in the order they came, and no other session’s', async () => {
+      const store = volunteerStore(db);
+      const sessionId = randomUUID();
+      const later = await store.create(volunteer(sessionId, 'Rute', 30));
+      const earlier = await store.create(volunteer(sessionId, 'Jorge', 5));
+      await store.create(volunteer(randomUUID(), 'Outra sala', 10));
+      const listed = await readUntil(
+        () => store.ofSession(sessionId),
+        (l) => l.length === 2,
+      );
+      expect(listed.map((v) => v.name)).to.deep.equal(['Jorge', 'Rute']);
+      expect(listed.map((v) => v.volunteerId)).to.deep.equal([earlier.volunteerId, later.volunteerId]);
+    });
+
+    it('checks a volunteer out by compare-and-swap: a stale copy is told CONFLICT', async () => {
+      const store = volunteerStore(db);
+      const created = await store.create(volunteer(randomUUID(), 'Rute', 0));
+      const { _id: _i, _rev: _r, docType: _d, ...fields } = created;
+      const out = { ...fields, checkedOutAt: '2026-11-29T11:00:00.000Z', checkedOutBy: 'u-1' };
+      const left = await store.update(created, out);
+      expect(left).not.to.equal('CONFLICT');
+      expect(await store.update(created, out)).to.equal('CONFLICT');
+    });
+
+    it('keeps one exception per event, paged with the conflicts by detection time', async () => {
+      await ensureIndexes(db, indexSpecs.projections);
+      const store = projectionStore(db);
+      const second = exception('child-b', '2026-11-29T09:20:00.000Z', 2);
+      const first = exception('child-a', '2026-11-29T09:10:00.000Z', 1);
+      await store.recordAdmissionExceptions([second, first]);
+      // A resend after a lost answer writes the same exception again (built from the stored event):
+      // still one record.
+      await store.recordAdmissionExceptions([first]);
+      await server.copiesAgree();
+      const listed = await readUntil(
+        () => store.conflicts({ limit: 10 }),
+        (l) => l.length === 2,
+      );
+      expect(listed.map((c) => [c.subjectId, c.policy === 'ADMISSION_RULE' ? c.refusals : []])).to.deep.equal(
+        [
+          ['child-a', [{ reason: 'ROOM_FULL', checkedIn: 1, capacity: 1 }]],
+          ['child-b', [{ reason: 'ROOM_FULL', checkedIn: 2, capacity: 1 }]],
+        ],
+      );
+      expect(
+        (await store.conflicts({ limit: 10, subjectId: 'child-b' })).map((c) => c.subjectId),
+      ).to.deep.equal(['child-b']);
+    });
+  });
+}
