@@ -10,7 +10,7 @@ import type { Database } from '../../src/store/pouch.js';
 import { projectionStore } from '../../src/store/projections.js';
 import { type NewVolunteer, volunteerStore } from '../../src/store/volunteers.js';
 import { readUntil } from '../support/readUntil.js';
-import { type StoreHost, storeBackends } from '../support/storeBackends.js';
+import { databasePerTest, storeBackends } from '../support/storeBackends.js';
 
 const volunteer = (sessionId: string, name: string, minute: number): NewVolunteer => ({
   volunteerId: randomUUID(),
@@ -47,19 +47,10 @@ const exception = (studentId: string, at: string, checkedIn: number): AdmissionE
 
 for (const [name, host] of storeBackends('admission-records')) {
   describe(`the admission rule's records on ${name}`, () => {
-    let server: StoreHost;
-    let db: Database;
-    before(async () => {
-      server = await host();
-    });
-    after(() => server.dispose());
-    beforeEach(() => {
-      db = server.open(`admission-${randomUUID()}`);
-    });
-    afterEach(() => db.destroy());
+    const per = databasePerTest(host, 'admission');
 
     it('lists a session’s volunteers in the order they came, and no other session’s', async () => {
-      const store = volunteerStore(db);
+      const store = volunteerStore(per.db());
       const sessionId = randomUUID();
       const later = await store.create(volunteer(sessionId, 'Rute', 30));
       const earlier = await store.create(volunteer(sessionId, 'Jorge', 5));
@@ -73,7 +64,7 @@ for (const [name, host] of storeBackends('admission-records')) {
     });
 
     it('checks a volunteer out by compare-and-swap: a stale copy is told CONFLICT', async () => {
-      const store = volunteerStore(db);
+      const store = volunteerStore(per.db());
       const created = await store.create(volunteer(randomUUID(), 'Rute', 0));
       const { _id: _i, _rev: _r, docType: _d, ...fields } = created;
       const out = { ...fields, checkedOutAt: '2026-11-29T11:00:00.000Z', checkedOutBy: 'u-1' };
@@ -83,15 +74,15 @@ for (const [name, host] of storeBackends('admission-records')) {
     });
 
     it('keeps one exception per event, paged with the conflicts by detection time', async () => {
-      await ensureIndexes(db, indexSpecs.projections);
-      const store = projectionStore(db);
+      await ensureIndexes(per.db(), indexSpecs.projections);
+      const store = projectionStore(per.db());
       const second = exception('child-b', '2026-11-29T09:20:00.000Z', 2);
       const first = exception('child-a', '2026-11-29T09:10:00.000Z', 1);
       await store.recordAdmissionExceptions([second, first]);
       // A resend after a lost answer writes the same exception again (built from the stored event):
       // still one record.
       await store.recordAdmissionExceptions([first]);
-      await server.copiesAgree();
+      await per.server().copiesAgree();
       const listed = await readUntil(
         () => store.conflicts({ limit: 10 }),
         (l) => l.length === 2,

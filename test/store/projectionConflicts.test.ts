@@ -10,7 +10,7 @@ import { projectAspect } from '../../src/rules/projections.js';
 import type { Database } from '../../src/store/pouch.js';
 import { projectionStore } from '../../src/store/projections.js';
 import { attendanceMark } from '../support/attendanceMarks.js';
-import { type StoreHost, storeBackends } from '../support/storeBackends.js';
+import { databasePerTest, storeBackends } from '../support/storeBackends.js';
 
 const STUDENT = '6f1c2a8e-9d3b-4c5e-8f7a-1b2c3d4e5f60';
 const ASPECT = `attendance:${STUDENT}:2026-11-29`;
@@ -25,16 +25,7 @@ const mark = (
 
 for (const [name, host] of storeBackends('projection-conflicts')) {
   describe(`conflict records put right by the next commit of their aspect, on ${name}`, () => {
-    let server: StoreHost;
-    let db: Database;
-    before(async () => {
-      server = await host();
-    });
-    after(() => server.dispose());
-    beforeEach(() => {
-      db = server.open(`projections-${randomUUID()}`);
-    });
-    afterEach(() => db.destroy());
+    const per = databasePerTest(host, 'projections');
 
     // A CHAMADOR's absent and an ADMIN's present, both on the first mark: the ADMIN's stands.
     const first = mark(randomUUID(), 'MARK_PRESENT', 'CHAMADOR', null, 0);
@@ -46,29 +37,33 @@ for (const [name, host] of storeBackends('projection-conflicts')) {
       conflicts: projection.conflicts,
       noConflict: [first.eventId, admin.eventId],
     });
-    const record = (eventId: string) => db.get(`conflict:${eventId}`).catch(() => undefined);
+    const record = (eventId: string) =>
+      per
+        .db()
+        .get(`conflict:${eventId}`)
+        .catch(() => undefined);
 
     it('rewrites a record another writer overwrote with an earlier decision', async () => {
-      const store = projectionStore(db);
+      const store = projectionStore(per.db());
       expect(projection.conflicts.map((c) => [c.loser.eventId, c.winner.eventId])).to.deep.equal([
         [caller.eventId, admin.eventId],
       ]);
       expect(await store.commit(write(true))).to.equal('OK');
-      const right = await db.get(`conflict:${caller.eventId}`);
+      const right = await per.db().get(`conflict:${caller.eventId}`);
       const winner: unknown = Reflect.get(right, 'winner');
       const earlier = { ...(typeof winner === 'object' ? winner : {}), eventId: first.eventId };
-      await db.put({ ...right, winner: earlier });
+      await per.db().put({ ...right, winner: earlier });
       expect(await store.commit(write(false))).to.equal('OK');
-      const after = await db.get(`conflict:${caller.eventId}`);
+      const after = await per.db().get(`conflict:${caller.eventId}`);
       expect(Reflect.get(after, 'winner')).to.deep.equal(Reflect.get(right, 'winner'));
     });
 
     it('removes a record stored for an event that is no loser', async () => {
-      const store = projectionStore(db);
+      const store = projectionStore(per.db());
       expect(await store.commit(write(true))).to.equal('OK');
-      const right = await db.get(`conflict:${caller.eventId}`);
+      const right = await per.db().get(`conflict:${caller.eventId}`);
       const { _rev: _r, ...body } = right;
-      await db.put({ ...body, _id: `conflict:${admin.eventId}` });
+      await per.db().put({ ...body, _id: `conflict:${admin.eventId}` });
       expect(await store.commit(write(false))).to.equal('OK');
       expect(await record(admin.eventId)).to.equal(undefined);
       expect(await record(caller.eventId)).not.to.equal(undefined);
@@ -78,7 +73,7 @@ for (const [name, host] of storeBackends('projection-conflicts')) {
       // Writes are counted at the store's door: a cluster's update_seq names the copies that answered,
       // so two reads of it differ with nothing written in between.
       let writes = 0;
-      const counted = new Proxy(db, {
+      const counted = new Proxy(per.db(), {
         get(target, prop) {
           const value: unknown = Reflect.get(target, prop, target);
           if (typeof value !== 'function') return value;

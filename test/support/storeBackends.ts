@@ -3,6 +3,7 @@
  * CouchDB server (express-pouchdb from npm, or a real CouchDB under npm run test:couchdb). A host serves one suite; each test opens a
  * database of its own on it.
  */
+import { randomUUID } from 'node:crypto';
 import { type Database, PouchDB } from '../../src/store/pouch.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { couchServerLabel, startCouchServer, untilCopiesAgree } from './couchServer.js';
@@ -67,4 +68,30 @@ export const embeddedStorePerTest = (label: string): (() => Store) => {
     if (store === undefined) throw new Error('no store outside a test');
     return store;
   };
+};
+
+/**
+ * Within a `describe`: one host for the suite and a fresh database on it for each test, destroyed
+ * after it. The returned functions give the current ones.
+ */
+export const databasePerTest = (
+  host: () => Promise<StoreHost>,
+  prefix: string,
+): { readonly db: () => Database; readonly server: () => StoreHost } => {
+  let server: StoreHost | undefined;
+  let db: Database | undefined;
+  before(async () => {
+    server = await host();
+  });
+  after(() => server?.dispose());
+  beforeEach(() => {
+    if (server === undefined) throw new Error('no store host');
+    db = server.open(`${prefix}-${randomUUID()}`);
+  });
+  afterEach(() => db?.destroy());
+  const current = <A>(a: A | undefined): A => {
+    if (a === undefined) throw new Error('outside a test');
+    return a;
+  };
+  return { db: () => current(db), server: () => current(server) };
 };
