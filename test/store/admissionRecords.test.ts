@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { AdmissionException } from '../../src/domain/projection.js';
 import { ensureIndexes, indexSpecs } from '../../src/store/indexes.js';
-import type { Database } from '../../src/store/pouch.js';
 import { projectionStore } from '../../src/store/projections.js';
 import { type NewVolunteer, volunteerStore } from '../../src/store/volunteers.js';
 import { readUntil } from '../support/readUntil.js';

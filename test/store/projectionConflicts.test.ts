@@ -7,7 +7,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { projectAspect } from '../../src/rules/projections.js';
-import type { Database } from '../../src/store/pouch.js';
 import { projectionStore } from '../../src/store/projections.js';
 import { attendanceMark } from '../support/attendanceMarks.js';
 import { databasePerTest, storeBackends } from '../support/storeBackends.js';
