@@ -33,14 +33,20 @@ const base: AdmissionFacts = {
 };
 const admin = { actorRoles: ['ADMIN'] };
 const command: AdmissionCommand = { checkInId: 'c1' };
-const overriding: AdmissionCommand = { checkInId: 'c1', override: { justification: 'a parent is staying in the room' } };
+const overriding: AdmissionCommand = {
+  checkInId: 'c1',
+  override: { justification: 'a parent is staying in the room' },
+};
 const admitted: AdmissionDecision = {
   kind: 'ADMIT',
   event: { type: 'CHECK_IN', checkInId: 'c1' },
   waived: [],
   justification: null,
 };
-const full = { room: { capacity: 10, childrenPerVolunteer: null, ageRange: null }, occupancy: { checkedIn: 10, volunteers: 0 } };
+const full = {
+  room: { capacity: 10, childrenPerVolunteer: null, ageRange: null },
+  occupancy: { checkedIn: 10, volunteers: 0 },
+};
 
 describe('decideAdmission: whether a child may be checked in now (table)', () => {
   const cases: ReadonlyArray<{
@@ -80,7 +86,11 @@ describe('decideAdmission: whether a child may be checked in now (table)', () =>
     {
       name: 'a room at its capacity refuses a volunteer, who may not override',
       facts: full,
-      expected: { kind: 'REFUSE', refusal: { reason: 'ROOM_FULL', checkedIn: 10, capacity: 10 }, overridable: false },
+      expected: {
+        kind: 'REFUSE',
+        refusal: { reason: 'ROOM_FULL', checkedIn: 10, capacity: 10 },
+        overridable: false,
+      },
     },
     {
       name: 'a room one below its capacity takes one more',
@@ -90,7 +100,11 @@ describe('decideAdmission: whether a child may be checked in now (table)', () =>
     {
       name: 'a room at its capacity refuses an ADMIN without an override, saying it may be overridden',
       facts: { ...full, ...admin },
-      expected: { kind: 'REFUSE', refusal: { reason: 'ROOM_FULL', checkedIn: 10, capacity: 10 }, overridable: true },
+      expected: {
+        kind: 'REFUSE',
+        refusal: { reason: 'ROOM_FULL', checkedIn: 10, capacity: 10 },
+        overridable: true,
+      },
     },
     {
       name: "an ADMIN's override passes a full room and names what it waived",
@@ -106,7 +120,11 @@ describe('decideAdmission: whether a child may be checked in now (table)', () =>
       name: "a volunteer's override changes nothing",
       facts: full,
       command: overriding,
-      expected: { kind: 'REFUSE', refusal: { reason: 'ROOM_FULL', checkedIn: 10, capacity: 10 }, overridable: false },
+      expected: {
+        kind: 'REFUSE',
+        refusal: { reason: 'ROOM_FULL', checkedIn: 10, capacity: 10 },
+        overridable: false,
+      },
     },
     {
       name: 'an override with nothing to waive is an ordinary admission',
@@ -177,7 +195,9 @@ describe('decideAdmission: whether a child may be checked in now (table)', () =>
     },
     {
       name: 'a child older than the class takes is refused with the age and the range',
-      facts: { room: { capacity: null, childrenPerVolunteer: null, ageRange: { minMonths: 24, maxMonths: 47 } } },
+      facts: {
+        room: { capacity: null, childrenPerVolunteer: null, ageRange: { minMonths: 24, maxMonths: 47 } },
+      },
       expected: {
         kind: 'REFUSE',
         refusal: { reason: 'AGE_OUT_OF_RANGE', ageMonths: 66, ageRange: { minMonths: 24, maxMonths: 47 } },
@@ -187,7 +207,11 @@ describe('decideAdmission: whether a child may be checked in now (table)', () =>
     {
       name: 'a child born inside the class’s birth months is admitted',
       facts: {
-        room: { capacity: null, childrenPerVolunteer: null, ageRange: { bornFrom: '2020-04', bornUntil: '2021-03' } },
+        room: {
+          capacity: null,
+          childrenPerVolunteer: null,
+          ageRange: { bornFrom: '2020-04', bornUntil: '2021-03' },
+        },
       },
       expected: admitted,
     },
@@ -216,7 +240,11 @@ describe('decideAdmission: whether a child may be checked in now (table)', () =>
     {
       name: 'a first-time visitor is refused by a full room',
       facts: { ...full, student: { deleted: false, visitor: true, record: complete } },
-      expected: { kind: 'REFUSE', refusal: { reason: 'ROOM_FULL', checkedIn: 10, capacity: 10 }, overridable: false },
+      expected: {
+        kind: 'REFUSE',
+        refusal: { reason: 'ROOM_FULL', checkedIn: 10, capacity: 10 },
+        overridable: false,
+      },
     },
     {
       name: 'every broken rule is waived by one override; the first is the one a refusal names',
