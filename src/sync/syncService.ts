@@ -20,6 +20,7 @@ import type { ValidationIssue } from '../domain/issues.js';
 import { capIssues, MAX_REPORTED_EVENT_ISSUES, toIssues } from '../domain/issues.js';
 import type { Actor } from '../domain/principal.js';
 import { pause } from '../lib/timeouts.js';
+import { mayOverride } from '../rules/admission.js';
 import { authorize } from '../rules/authorization.js';
 import { type AspectProjection, outcomeOf } from '../rules/projections.js';
 import type { ClassStore } from '../store/classes.js';
@@ -251,7 +252,7 @@ export const syncService = (deps: {
         aspect,
         // A registration starts its aspect: it has no base.
         baseVersion: 'baseVersion' in event ? (event.baseVersion ?? null) : null,
-        payload: payloadOfSync(event),
+        payload: payloadOfSync(event, mayOverride(actor.principal.roles)),
         actor: { userId: actor.principal.userId, role: actor.principal.primaryRole },
         deviceId: actor.deviceId,
         clientTimestamp: event.clientTimestamp,
