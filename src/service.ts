@@ -241,6 +241,7 @@ const wire = async (
         listClasses: records.rosterListings.classes.read,
       },
       checkins,
+      volunteersInRoom: volunteerSvc.inRoom,
       projections,
       clock,
       thumbnail: photoSvc.rosterThumbnail,

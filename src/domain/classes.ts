@@ -34,7 +34,7 @@ const ReadOnlyInstant = refine(IsoInstant, () => true, 'a UTC ISO 8601 timestamp
 // ---- stored documents (private database) ----
 
 /** An age range as stored: read leniently, validated when written. */
-const StoredAgeRange = t.partial({
+export const StoredAgeRange = t.partial({
   minMonths: t.number,
   maxMonths: t.number,
   bornFrom: t.string,

@@ -330,13 +330,24 @@ export const decodeChange = (type: string, payload: unknown): AspectChange | und
 };
 
 /** The stored payload of a synced event (the envelope keeps ids, actor and times). */
-export const payloadOfSync = (e: SyncEvent): Record<string, unknown> => {
+/**
+ * The stored payload of a synced event. A CHECK_IN keeps an ADMIN's override (its justification) when
+ * `overrides` says the sender may make one, and drops it otherwise, as the contract says.
+ */
+export const payloadOfSync = (e: SyncEvent, overrides = false): Record<string, unknown> => {
   switch (e.type) {
     case 'MARK_PRESENT':
     case 'MARK_ABSENT':
       return { actionType: e.type, ...(e.sessionId === undefined ? {} : { sessionId: e.sessionId }) };
     case 'CHECK_IN':
-      return { checkInId: e.checkInId, sessionId: e.sessionId, visitor: false };
+      return {
+        checkInId: e.checkInId,
+        sessionId: e.sessionId,
+        visitor: false,
+        ...(overrides && e.override !== undefined
+          ? { override: { justification: e.override.justification } }
+          : {}),
+      };
     case 'CHECK_OUT':
       return { checkInId: e.checkInId, sessionId: e.sessionId, pickupPerson: e.pickupPerson };
     case 'EMERGENCY_CHECKOUT':

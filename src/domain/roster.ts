@@ -3,10 +3,15 @@
  * what offline check-in and check-out need. No full phone numbers, addresses, birth dates, users,
  * sessions of other days, secrets or audit entries ever appear here (LGPD: minimisation, art. 6 III).
  * Ids are stable (`student:<id>`, `class:<id>`, `session:<id>`, `checkin:<sessionId>:<studentId>`,
- * `attendance:<studentId>:<sessionId>`, `daykeys`), so a change replaces a document and a child
- * leaving the roster reaches the tablet as a deletion.
+ * `attendance:<studentId>:<sessionId>`, `daykeys`, `admission`), so a change replaces a document and a
+ * child leaving the roster reaches the tablet as a deletion.
+ *
+ * What the admission rule (`rules/admission.ts`) judges a check-in by reaches the tablet in its
+ * smallest form: of a child's record, the birth month and whether each required field is answered,
+ * never the values; of a room, its rules and how many volunteers were in it at the last pull.
  */
 import * as t from 'io-ts';
+import { StoredAgeRange } from './classes.js';
 
 const PickupAdult = t.type({
   name: t.string,
@@ -36,6 +41,17 @@ export const RosterStudent = t.intersection([
      * siblings to the desk, which learns that they share a number and never the number itself.
      */
     families: t.array(t.string),
+    /**
+     * What the admission rule reads of the record (`AdmissionRecord`): the birth month, never the day,
+     * and whether each field a church may require is answered. Absent from an older server's roster.
+     */
+    admission: t.type({
+      birthMonth: t.union([t.string, t.null]),
+      guardianPhone: t.boolean,
+      allergiesAnswered: t.boolean,
+      specialNeedsAnswered: t.boolean,
+      imageConsentAnswered: t.boolean,
+    }),
   }),
 ]);
 
@@ -47,18 +63,40 @@ export const RosterClass = t.intersection([
     name: t.string,
   }),
   // Optional, so a roster pulled from a server that sends none still reads: no limit, no ratio.
-  t.partial({ capacity: t.union([t.number, t.null]), childrenPerVolunteer: t.union([t.number, t.null]) }),
+  t.partial({
+    capacity: t.union([t.number, t.null]),
+    childrenPerVolunteer: t.union([t.number, t.null]),
+    ageRange: t.union([StoredAgeRange, t.null]),
+  }),
 ]);
 
-export const RosterSession = t.type({
+export const RosterSession = t.intersection([
+  t.type({
+    _id: t.string,
+    docType: t.literal('rosterSession'),
+    sessionId: t.string,
+    classId: t.string,
+    date: t.string,
+    title: t.union([t.string, t.null]),
+    startsAt: t.union([t.string, t.null]),
+    endsAt: t.union([t.string, t.null]),
+  }),
+  /**
+   * Volunteers in the room when the roster was last written, for a room with a ratio only: the
+   * tablet judges the ratio offline as of its last pull (the server judges it again on arrival).
+   */
+  t.partial({ volunteers: t.number }),
+]);
+
+/**
+ * The church's admission settings a tablet needs offline: the record fields required before a
+ * check-in. Read as strings, so a field a newer server adds leaves the document readable (the tablet
+ * ignores a field it does not know; the server judges it on arrival).
+ */
+export const RosterAdmission = t.type({
   _id: t.string,
-  docType: t.literal('rosterSession'),
-  sessionId: t.string,
-  classId: t.string,
-  date: t.string,
-  title: t.union([t.string, t.null]),
-  startsAt: t.union([t.string, t.null]),
-  endsAt: t.union([t.string, t.null]),
+  docType: t.literal('rosterAdmission'),
+  requiredFields: t.array(t.string),
 });
 
 export const RosterDayKeys = t.type({
@@ -119,6 +157,8 @@ export const RosterDoc = t.union([
   RosterDayKeys,
   RosterCheckin,
   RosterMark,
+  RosterAdmission,
 ]);
 export type RosterDoc = t.TypeOf<typeof RosterDoc>;
 export type RosterStudent = t.TypeOf<typeof RosterStudent>;
+export type RosterAdmission = t.TypeOf<typeof RosterAdmission>;

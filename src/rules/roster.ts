@@ -2,9 +2,12 @@
  * The roster a tablet receives, as a pure function of the server's records: minimised student
  * documents (active students only; photo only with consent; phone suffixes, never numbers), classes,
  * the sessions of the key days, the day keys, and the check-in and attendance state of those sessions
- * with their versions. The same input gives the same documents, so reconciling is a plain diff.
+ * with their versions, and what the admission rule needs offline (the record's facts with the birth
+ * month only, the rooms' rules and volunteers, the required fields). The same input gives the same
+ * documents, so reconciling is a plain diff.
  */
 import type { RosterDoc } from '../domain/roster.js';
+import { type AgeRange, admissionRecordOf } from './admission.js';
 import type { AspectState } from './projections.js';
 
 export interface RosterInput {
@@ -17,8 +20,14 @@ export interface RosterInput {
     readonly allergies: string | null;
     readonly specialNeeds: string | null;
     readonly visitor: boolean;
+    /** Read for its month only: the day never reaches a tablet. */
+    readonly birthDate: string | null;
+    /** The guardian's numbers on the record: the roster says whether there is one, never which. */
+    readonly phones: ReadonlyArray<unknown>;
   }>;
   readonly photosAllowed: (studentId: string) => boolean;
+  /** How many image consents were ever recorded for the child (revoked ones too: the guardian was asked). */
+  readonly consentsRecorded: (studentId: string) => number;
   /**
    * The stored thumbnail (base64 JPEG) of each child by id, for the key it was stored under; absent:
    * no photo documents. Sent only while photos are allowed and the key is the child's `photoRef`.
@@ -43,6 +52,7 @@ export interface RosterInput {
     readonly name: string;
     readonly capacity?: number | null;
     readonly childrenPerVolunteer?: number | null;
+    readonly ageRange?: AgeRange | null;
   }>;
   readonly sessions: ReadonlyArray<{
     readonly sessionId: string;
@@ -52,6 +62,13 @@ export interface RosterInput {
     readonly startsAt: string | null;
     readonly endsAt: string | null;
   }>;
+  /**
+   * Volunteers in the room now, by session id, for the sessions whose room has a ratio; a session
+   * absent here carries no count.
+   */
+  readonly volunteers?: ReadonlyMap<string, number>;
+  /** The record fields the church requires before a check-in (the check-in configuration's). */
+  readonly requiredFields: ReadonlyArray<string>;
   readonly dayKeys: ReadonlyArray<{ readonly day: string; readonly key: string }>;
   /** Check-in and attendance aspects of the roster's sessions, with their head version. */
   readonly aspects: ReadonlyArray<{ readonly version: string | null; readonly state: AspectState | null }>;
@@ -126,7 +143,10 @@ export const byRosterId = (a: RosterDoc, b: RosterDoc): number =>
 
 /** The students' part of the roster: the photo and student documents of the active ones, unsorted. */
 export const rosterStudentDocs = (
-  input: Pick<RosterInput, 'students' | 'photosAllowed' | 'thumbnails' | 'familyKey' | 'adults'>,
+  input: Pick<
+    RosterInput,
+    'students' | 'photosAllowed' | 'consentsRecorded' | 'thumbnails' | 'familyKey' | 'adults'
+  >,
 ): RosterDoc[] => {
   const docs: RosterDoc[] = [];
   for (const s of input.students) {
@@ -161,6 +181,7 @@ export const rosterStudentDocs = (
       ...(input.familyKey === undefined
         ? {}
         : { families: familiesOf(input.adults.get(s.studentId) ?? [], input.familyKey) }),
+      admission: admissionRecordOf({ ...s, imageConsents: input.consentsRecorded(s.studentId) }),
     });
   }
   return docs;
@@ -171,7 +192,7 @@ export const rosterStudentDocs = (
  * of the active students (`activeIds`), unsorted.
  */
 export const rosterOtherDocs = (
-  input: Pick<RosterInput, 'classes' | 'sessions' | 'dayKeys' | 'aspects'>,
+  input: Pick<RosterInput, 'classes' | 'sessions' | 'volunteers' | 'requiredFields' | 'dayKeys' | 'aspects'>,
   activeIds: ReadonlySet<string>,
 ): RosterDoc[] => {
   const sessionIds = new Set(input.sessions.map((s) => s.sessionId));
@@ -182,12 +203,14 @@ export const rosterOtherDocs = (
       docType: 'rosterClass',
       classId: c.classId,
       name: c.name,
-      // The desk's headcount warns at the capacity offline too.
+      // The desk judges the room's rules offline too.
       capacity: c.capacity ?? null,
       childrenPerVolunteer: c.childrenPerVolunteer ?? null,
+      ageRange: c.ageRange ?? null,
     });
   }
   for (const s of input.sessions) {
+    const volunteers = input.volunteers?.get(s.sessionId);
     docs.push({
       _id: `session:${s.sessionId}`,
       docType: 'rosterSession',
@@ -197,8 +220,10 @@ export const rosterOtherDocs = (
       title: s.title,
       startsAt: s.startsAt,
       endsAt: s.endsAt,
+      ...(volunteers === undefined ? {} : { volunteers }),
     });
   }
+  docs.push({ _id: 'admission', docType: 'rosterAdmission', requiredFields: [...input.requiredFields] });
   docs.push({ _id: 'daykeys', docType: 'rosterDayKeys', keys: input.dayKeys.map((k) => ({ ...k })) });
   for (const aspect of input.aspects) {
     const doc = aspectRosterDoc(aspect, sessionIds, activeIds);

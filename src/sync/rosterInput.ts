@@ -96,13 +96,19 @@ export interface RosterPassResult {
 export const rosterFullPass =
   (deps: {
     readonly students: Pick<StudentStore, 'eachPage'>;
-    readonly directory: Pick<StudentDirectory, 'activeConsents' | 'get'>;
+    readonly directory: Pick<StudentDirectory, 'activeConsents' | 'consentsRecorded' | 'get'>;
     /** Who may collect each child: the pickup service answers it (the tablets' gate checks it offline). */
     readonly pickups: {
       allowedAdultsOfAll(students: ReadonlyArray<StudentDoc>): Promise<Map<string, AllowedAdult[]>>;
     };
     readonly classes: Pick<ClassStore, 'listSessions' | 'listClasses'>;
-    readonly checkins: Pick<CheckinStore, 'secret'>;
+    /** The day keys' secret, and the record fields the church requires before a check-in. */
+    readonly checkins: Pick<CheckinStore, 'secret' | 'config'>;
+    /**
+     * Volunteers in a session's room now (the volunteer service); absent: the roster carries no count.
+     * Asked only for the sessions whose room has a ratio: no other needs it.
+     */
+    readonly volunteersInRoom?: (sessionId: string) => Promise<number>;
     readonly projections: Pick<ProjectionStore, 'eachAspectByDay'>;
     readonly roster: Pick<RosterStore, 'reconcileRange'>;
     readonly clock: () => Date;
@@ -148,6 +154,7 @@ export const rosterFullPass =
       const docs = rosterStudentDocs({
         students: page,
         photosAllowed: allowed,
+        consentsRecorded: deps.directory.consentsRecorded,
         thumbnails,
         familyKey,
         adults: await deps.pickups.allowedAdultsOfAll(active),
@@ -176,10 +183,13 @@ export const rosterFullPass =
     await deps.projections.eachAspectByDay('checkin', days.aspectFrom, days.aspectTo, keep);
     await deps.projections.eachAspectByDay('attendance', days.aspectFrom, days.aspectTo, keep);
     const sessions = (await deps.classes.listSessions()).filter((s) => days.sessionDays.includes(s.date));
+    const classes = await deps.classes.listClasses();
     const others = rosterOtherDocs(
       {
-        classes: await deps.classes.listClasses(),
+        classes,
         sessions,
+        volunteers: await volunteersOf(sessions, classes, deps.volunteersInRoom),
+        requiredFields: (await deps.checkins.config()).requiredFields,
         dayKeys: days.keyDays.map((day) => ({
           day,
           key: Buffer.from(dayKey(secret, day)).toString('base64url'),
@@ -201,6 +211,22 @@ export const rosterFullPass =
       context: { sessionIds: new Set(sessions.map((s) => s.sessionId)), activeIds },
     };
   };
+
+/** Volunteers in the rooms of the sessions whose class has a ratio, by session id. */
+const volunteersOf = async (
+  sessions: ReadonlyArray<{ readonly sessionId: string; readonly classId: string }>,
+  classes: ReadonlyArray<{ readonly classId: string; readonly childrenPerVolunteer?: number | null }>,
+  inRoom: ((sessionId: string) => Promise<number>) | undefined,
+): Promise<ReadonlyMap<string, number>> => {
+  if (inRoom === undefined) return new Map();
+  const ratioed = new Set(
+    classes.filter((c) => (c.childrenPerVolunteer ?? null) !== null).map((c) => c.classId),
+  );
+  const counted = sessions.filter((s) => ratioed.has(s.classId));
+  return new Map(
+    await Promise.all(counted.map(async (s) => [s.sessionId, await inRoom(s.sessionId)] as const)),
+  );
+};
 
 /** The roster documents of some check-in and attendance aspects (named as aspects), in `context`. */
 export const rosterForAspects =

@@ -37,9 +37,13 @@ const ROSTER_SOURCES = [
   'class:',
   'classSession:',
   'photo:',
+  // Volunteers in a room: the tablets judge the ratio offline with the count.
+  'volunteer:',
 ];
+/** Singletons: the day keys' secret, and the configuration whose required fields tablets hold. */
+const ROSTER_SINGLETONS = ['checkin-secret', 'checkin-config'];
 export const feedsRoster = (docId: string): boolean =>
-  docId === 'checkin-secret' || ROSTER_SOURCES.some((prefix) => docId.startsWith(prefix));
+  ROSTER_SINGLETONS.includes(docId) || ROSTER_SOURCES.some((prefix) => docId.startsWith(prefix));
 /** The projections the roster shows: check-in and attendance aspects. */
 export const projectionFeedsRoster = (docId: string): boolean =>
   docId.startsWith('aspect:checkin:') || docId.startsWith('aspect:attendance:');

@@ -74,6 +74,11 @@ export interface StudentDirectory {
   upsertConsent(doc: ConsentDoc): void;
   /** How many unrevoked image consents the student has. */
   activeConsents(studentId: string): number;
+  /**
+   * How many image consents were ever recorded for the student, revoked ones too: whether the
+   * guardian was asked (the admission rule's `imageConsent` field).
+   */
+  consentsRecorded(studentId: string): number;
   page(query: {
     status: StudentStatus;
     q: string;
@@ -118,6 +123,7 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
   // consentId → (studentId, active), so a revocation can be applied without reading the store.
   const consents = new Map<string, { readonly subjectId: string; readonly active: boolean }>();
   const activeBySubject = new Map<string, number>();
+  const recordedBySubject = new Map<string, number>();
   const names = trigramIndex<DirectoryEntry>();
   // The stored photo key of the students that have one, shown only while a consent is active: a
   // consent's change re-projects the entry without the record.
@@ -246,6 +252,8 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
     upsertConsent(doc) {
       const before = consents.get(doc.consentId);
       const active = doc.subject_type === 'STUDENT' && doc.revoked_at === null;
+      if (before === undefined && doc.subject_type === 'STUDENT')
+        recordedBySubject.set(doc.subject_id, (recordedBySubject.get(doc.subject_id) ?? 0) + 1);
       if (before !== undefined && before.active === active) return;
       consents.set(doc.consentId, { subjectId: doc.subject_id, active });
       const delta = (active ? 1 : 0) - (before?.active === true ? 1 : 0);
@@ -256,6 +264,7 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
     },
 
     activeConsents: (studentId) => activeBySubject.get(studentId) ?? 0,
+    consentsRecorded: (studentId) => recordedBySubject.get(studentId) ?? 0,
 
     page({ status, q, classId, afterKey, limit }) {
       const list = sorted[status];

@@ -21,6 +21,7 @@ import { capIssues, MAX_REPORTED_EVENT_ISSUES, toIssues } from '../domain/issues
 import type { Actor } from '../domain/principal.js';
 import type { AdmissionException } from '../domain/projection.js';
 import { pause } from '../lib/timeouts.js';
+import { mayOverride } from '../rules/admission.js';
 import { authorize } from '../rules/authorization.js';
 import { type AspectProjection, outcomeOf } from '../rules/projections.js';
 import type { ClassStore } from '../store/classes.js';
@@ -281,7 +282,10 @@ export const syncService = (deps: {
         aspect,
         // A registration starts its aspect: it has no base.
         baseVersion: 'baseVersion' in event ? (event.baseVersion ?? null) : null,
-        payload: stampAdmission(payloadOfSync(event), admissions.get(event.eventId)),
+        payload: stampAdmission(
+          payloadOfSync(event, mayOverride(actor.principal.roles)),
+          admissions.get(event.eventId),
+        ),
         actor: { userId: actor.principal.userId, role: actor.principal.primaryRole },
         deviceId: actor.deviceId,
         clientTimestamp: event.clientTimestamp,

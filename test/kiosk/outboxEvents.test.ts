@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import * as E from 'fp-ts/lib/Either.js';
 import { decodeSyncEvent } from '../../src/domain/eventTypes.js';
 import {
+  checkInDoc,
   emergencyCheckoutDoc,
   localCheckinEvents,
   localVisitors,
@@ -50,6 +51,28 @@ describe('kiosk: the emergency check-out event', () => {
         justification: 'curta',
       }),
     ).to.throw(/invalid EMERGENCY_CHECKOUT/);
+  });
+});
+
+describe("kiosk: a check-in with an ADMIN's override", () => {
+  it('carries the justification in the shape the server accepts, and a plain check-in carries none', () => {
+    const common = { ...ids, now: new Date('2026-11-26T09:00:00.000Z'), baseVersion: null };
+    const { _id, ...overridden } = checkInDoc({
+      ...common,
+      override: { justification: 'A mãe fica na sala com ela.' },
+    });
+    const decoded = decodeSyncEvent(overridden);
+    expect(E.isRight(decoded) && decoded.right).to.deep.include({
+      type: 'CHECK_IN',
+      override: { justification: 'A mãe fica na sala com ela.' },
+    });
+    expect(checkInDoc(common)).not.to.have.property('override');
+  });
+
+  it('fails on the tablet when the justification is shorter than the server takes', () => {
+    expect(() =>
+      checkInDoc({ ...ids, now: new Date(), baseVersion: null, override: { justification: 'curta' } }),
+    ).to.throw(/invalid CHECK_IN/);
   });
 });
 

@@ -62,7 +62,7 @@ describe('kiosk: the local roster and its search', () => {
 });
 
 describe("kiosk: each class's room", () => {
-  it('reads the capacity and ratio the roster sends, and none from a roster that sends none', () => {
+  it('reads the capacity, ratio and age range the roster sends, and none from a roster that sends none', () => {
     const rooms = buildRosterIndex([
       {
         _id: 'class:c1',
@@ -71,13 +71,24 @@ describe("kiosk: each class's room", () => {
         name: 'A',
         capacity: 12,
         childrenPerVolunteer: 4,
+        ageRange: { minMonths: 36, bornUntil: '2023-12' },
       },
       { _id: 'class:c2', docType: 'rosterClass', classId: 'c2', name: 'B' },
     ]).rooms;
     expect([...rooms]).to.deep.equal([
-      ['c1', { capacity: 12, childrenPerVolunteer: 4 }],
-      ['c2', { capacity: null, childrenPerVolunteer: null }],
+      ['c1', { capacity: 12, childrenPerVolunteer: 4, ageRange: { minMonths: 36, bornUntil: '2023-12' } }],
+      ['c2', { capacity: null, childrenPerVolunteer: null, ageRange: null }],
     ]);
+  });
+
+  it('knows the required fields the roster names, ignoring one this version does not know, and none without', () => {
+    const doc = {
+      _id: 'admission',
+      docType: 'rosterAdmission',
+      requiredFields: ['imageConsent', 'shoeSize', 'birthDate'],
+    };
+    expect(buildRosterIndex([doc]).requiredFields).to.deep.equal(['birthDate', 'imageConsent']);
+    expect(buildRosterIndex([]).requiredFields).to.deep.equal([]);
   });
 });
 

@@ -10,12 +10,16 @@ const student = (id: string, over: Partial<RosterInput['students'][number]> = {}
   allergies: null,
   specialNeeds: null,
   visitor: false,
+  birthDate: null,
+  phones: [],
   ...over,
 });
 
 const base: RosterInput = {
   students: [],
   photosAllowed: () => false,
+  consentsRecorded: () => 0,
+  requiredFields: [],
   adults: new Map(),
   classes: [{ classId: 'c1', name: 'Turma' }],
   sessions: [
@@ -171,6 +175,7 @@ describe('roster for tablets (minimisation, table)', () => {
     const input = { ...base, students: [student('b'), student('a')] };
     expect(rosterDocs(input)).to.deep.equal(rosterDocs({ ...input, students: [student('a'), student('b')] }));
     expect(rosterDocs(input).map((d) => d._id)).to.deep.equal([
+      'admission',
       'class:c1',
       'daykeys',
       'session:s1',
@@ -229,5 +234,79 @@ describe('families in the roster: siblings by a shared guardian phone, never the
       adults: new Map([['a', [guardian(['11 98765-4321'])]]]),
     });
     expect(docs.find((d) => d.docType === 'rosterStudent')).not.to.have.property('families');
+  });
+});
+
+describe('admission facts in the roster: what the rule needs offline, and no more', () => {
+  const studentDoc = (docs: ReturnType<typeof rosterDocs>, id: string) =>
+    docs.find((d) => d.docType === 'rosterStudent' && d.studentId === id);
+
+  it('carries the birth month, never the day, and whether each field is answered, never its value', () => {
+    const docs = rosterDocs({
+      ...base,
+      consentsRecorded: (id) => (id === 'a' ? 2 : 0),
+      students: [
+        student('a', {
+          birthDate: '2019-03-17',
+          phones: [{ number: '+55 11 98765-4321', qualifier: 'mãe' }],
+          allergies: 'amendoim',
+          specialNeeds: 'nenhuma',
+        }),
+        student('b'),
+      ],
+    });
+    expect(studentDoc(docs, 'a')).to.deep.include({
+      admission: {
+        birthMonth: '2019-03',
+        guardianPhone: true,
+        allergiesAnswered: true,
+        specialNeedsAnswered: true,
+        imageConsentAnswered: true,
+      },
+    });
+    expect(studentDoc(docs, 'b')).to.deep.include({
+      admission: {
+        birthMonth: null,
+        guardianPhone: false,
+        allergiesAnswered: false,
+        specialNeedsAnswered: false,
+        imageConsentAnswered: false,
+      },
+    });
+    const text = JSON.stringify(docs);
+    expect(text).not.to.contain('2019-03-17');
+    expect(text).not.to.contain('-17');
+    expect(text).not.to.contain('98765');
+  });
+
+  it('a consent recorded and then revoked still answers the question: the guardian was asked', () => {
+    const asked = rosterDocs({ ...base, consentsRecorded: () => 1, students: [student('a')] });
+    expect(studentDoc(asked, 'a')).to.have.nested.property('admission.imageConsentAnswered', true);
+  });
+
+  it("carries each class's age range, the church's required fields, and volunteers for the sessions counted", () => {
+    const docs = rosterDocs({
+      ...base,
+      classes: [
+        { classId: 'c1', name: 'Turma', childrenPerVolunteer: 5, ageRange: { minMonths: 36, maxMonths: 71 } },
+        { classId: 'c2', name: 'Berçário' },
+      ],
+      sessions: [
+        { sessionId: 's1', classId: 'c1', date: '2026-11-26', title: null, startsAt: null, endsAt: null },
+        { sessionId: 's2', classId: 'c2', date: '2026-11-26', title: null, startsAt: null, endsAt: null },
+      ],
+      volunteers: new Map([['s1', 2]]),
+      requiredFields: ['birthDate', 'imageConsent'],
+    });
+    const byId = new Map(docs.map((d) => [d._id, d]));
+    expect(byId.get('class:c1')).to.deep.include({ ageRange: { minMonths: 36, maxMonths: 71 } });
+    expect(byId.get('class:c2')).to.deep.include({ ageRange: null });
+    expect(byId.get('session:s1')).to.deep.include({ volunteers: 2 });
+    expect(byId.get('session:s2')).not.to.have.property('volunteers');
+    expect(byId.get('admission')).to.deep.equal({
+      _id: 'admission',
+      docType: 'rosterAdmission',
+      requiredFields: ['birthDate', 'imageConsent'],
+    });
   });
 });

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { dayKey } from '../../src/crypto/dayKeys.js';
+import { DEFAULT_CHECKIN_CONFIG } from '../../src/domain/checkin.js';
 import type { ClassDoc, ClassSessionDoc } from '../../src/domain/classes.js';
 import type { AllowedAdult } from '../../src/domain/pickup.js';
 import type { RosterDoc } from '../../src/domain/roster.js';
@@ -39,14 +40,14 @@ const aClass = (classId: string, name: string, over: Partial<ClassDoc>): ClassDo
   ...over,
 });
 const classes = [aClass(CLASS_A, 'A', { capacity: 10 }), aClass(CLASS_B, 'B', { childrenPerVolunteer: 5 })];
-const sessionId = randomUUID();
-const sessions: ClassSessionDoc[] = [
-  {
+const aSession = (classId: string): ClassSessionDoc => {
+  const sessionId = randomUUID();
+  return {
     _id: `classSession:${sessionId}`,
     _rev: '1-a',
     docType: 'classSession',
     sessionId,
-    classId: CLASS_A,
+    classId,
     nucleusId: null,
     date: '2026-11-27',
     title: null,
@@ -54,8 +55,12 @@ const sessions: ClassSessionDoc[] = [
     endsAt: null,
     createdAt: AT,
     updatedAt: AT,
-  },
-];
+  };
+};
+// Class B's room has a ratio: its session carries the volunteers in it, class A's none.
+const sessions: ClassSessionDoc[] = [aSession(CLASS_A), aSession(CLASS_B)];
+const VOLUNTEERS = 3;
+const REQUIRED = { requiredFields: ['birthDate' as const] };
 
 const aStudent = fc.record({
   name: fc.constantFrom('Ana', 'Bia', 'Caio', 'Davi'),
@@ -66,6 +71,8 @@ const aStudent = fc.record({
   allergies: fc.constantFrom(null, 'amendoim'),
   visitor: fc.boolean(),
   phone: fc.constantFrom('+55 11 98765-4321', '(21) 3333-4444', '12'),
+  birthDate: fc.constantFrom(null, '2020-02-29'),
+  consentsEver: fc.nat({ max: 2 }),
   classB: fc.boolean(),
 });
 
@@ -126,6 +133,7 @@ for (const [backend, setUp] of storeBackends('roster-pass')) {
             const docs: StudentDoc[] = [];
             const thumbs = new Set<string>();
             const consented = new Set<string>();
+            const recorded = new Map<string, number>();
             for (const s of roll) {
               const studentId = randomUUID();
               const doc = await students.create(
@@ -137,15 +145,18 @@ for (const [backend, setUp] of storeBackends('roster-pass')) {
                   allergies: s.allergies,
                   visitor: s.visitor,
                   phones: [{ number: s.phone, qualifier: 'mãe' }],
+                  birthDate: s.birthDate,
                   classId: s.classB ? CLASS_B : CLASS_A,
                 }),
               );
               docs.push(doc);
               if (s.thumbnail) thumbs.add(studentId);
               if (s.consented) consented.add(studentId);
+              recorded.set(studentId, s.consentsEver);
             }
             directory.load(docs, []);
             const activeConsents = (id: string) => (consented.has(id) ? 1 : 0);
+            const consentsRecorded = (id: string) => recorded.get(id) ?? 0;
             const thumbnail = async (id: string, photoRef: string) =>
               thumbs.has(id) ? `thumb-of-${photoRef}` : undefined;
             // What the roster held before: documents no student wants any more, in every range.
@@ -168,10 +179,14 @@ for (const [backend, setUp] of storeBackends('roster-pass')) {
 
             const pass = rosterFullPass({
               students,
-              directory: { get: directory.get, activeConsents },
+              directory: { get: directory.get, activeConsents, consentsRecorded },
               pickups: { allowedAdultsOfAll: adultsOf },
               classes: { listSessions: async () => sessions, listClasses: async () => classes },
-              checkins: { secret: async () => SECRET },
+              checkins: {
+                secret: async () => SECRET,
+                config: async () => ({ ...DEFAULT_CHECKIN_CONFIG, ...REQUIRED, updatedAt: null }),
+              },
+              volunteersInRoom: async () => VOLUNTEERS,
               projections: { eachAspectByDay: async () => undefined },
               roster: rosterStore(rosterDb),
               clock: () => NOW,
@@ -190,11 +205,16 @@ for (const [backend, setUp] of storeBackends('roster-pass')) {
             const whole = rosterDocs({
               students: docs,
               photosAllowed: (id) => photosAllowed(activeConsents(id)),
+              consentsRecorded,
               thumbnails,
               familyKey: familyKeyOf(SECRET),
               adults: await adultsOf(docs.filter((d) => d.status === 'ACTIVE')),
               classes,
               sessions: sessions.filter((s) => days.sessionDays.includes(s.date)),
+              volunteers: new Map(
+                sessions.filter((s) => s.classId === CLASS_B).map((s) => [s.sessionId, VOLUNTEERS]),
+              ),
+              ...REQUIRED,
               dayKeys: days.keyDays.map((day) => ({
                 day,
                 key: Buffer.from(dayKey(SECRET, day)).toString('base64url'),

@@ -5,10 +5,12 @@
  * "today" on the tablet's calendar had left the roster.
  */
 import { expect } from 'chai';
+import * as t from 'io-ts';
 import { KEY_DAYS, rosterWindow } from '../../src/sync/rosterInput.js';
-import { seedSmallRoster } from '../support/seed.js';
-import { makeTablet } from '../support/tablet.js';
-import { DEV_TOKENS, startTestService } from '../support/testService.js';
+import { decodeAs } from '../support/http.js';
+import { createdId, seedSmallRoster } from '../support/seed.js';
+import { makeTablet, type Tablet } from '../support/tablet.js';
+import { DEV_TOKENS, mutate, startTestService } from '../support/testService.js';
 
 const HOUR_MS = 3_600_000;
 /** The calendar day at `now` for a clock `offsetHours` from UTC. */
@@ -88,6 +90,81 @@ describe('roster window: a session dated on the tablet calendar reaches the tabl
       expect([...(await tablet.docs('rosterSession')).keys()]).to.deep.equal([`session:${sessionId}`]);
       const keys = (await tablet.docs('rosterDayKeys')).get('daykeys')?.keys;
       expect(keys).to.be.an('array').with.length(KEY_DAYS);
+    } finally {
+      await tablet.close();
+      await svc.dispose();
+    }
+  });
+});
+
+describe('roster: the admission facts reach a tablet as the records change, by the private feed alone', function () {
+  this.timeout(60_000);
+
+  /** Pulls until `seen` holds of what the tablet has (the reconciler runs on its own triggers). */
+  const pullUntil = async (tablet: Tablet, seen: () => Promise<boolean>): Promise<void> => {
+    const until = Date.now() + 10_000;
+    for (;;) {
+      expect((await tablet.pull()).ok).to.equal(true);
+      if (await seen()) return;
+      if (Date.now() > until) throw new Error('the roster did not change');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  it("a volunteer checked in and out, the church's required fields and a birth month (never the day)", async () => {
+    const svc = await startTestService({ clock: () => new Date('2026-11-26T12:00:00.000Z') });
+    const tablet = makeTablet(svc.url, DEV_TOKENS.DEV_CALLER_TOKEN);
+    const send = (method: string, path: string, body: unknown) =>
+      mutate(`${svc.url}${path}`, method, body, DEV_TOKENS.DEV_ADMIN_TOKEN);
+    try {
+      const classId = await createdId(
+        svc.url,
+        '/api/v1/classes',
+        { name: 'Jardim', childrenPerVolunteer: 5, ageRange: { minMonths: 36, maxMonths: 71 } },
+        'classId',
+      );
+      const sessionId = await createdId(
+        svc.url,
+        '/api/v1/sessions',
+        { classId, date: '2026-11-26' },
+        'sessionId',
+      );
+      const studentId = await createdId(
+        svc.url,
+        '/api/v1/students',
+        { displayName: 'Ana', guardianName: 'G', phones: [], classId, birthDate: '2021-04-17' },
+        'studentId',
+      );
+      const session = async () => (await tablet.docs('rosterSession')).get(`session:${sessionId}`);
+      await pullUntil(tablet, async () => (await session())?.volunteers === 0);
+      expect((await tablet.docs('rosterClass')).get(`class:${classId}`)).to.deep.include({
+        ageRange: { minMonths: 36, maxMonths: 71 },
+      });
+      const ana = (await tablet.docs('rosterStudent')).get(`student:${studentId}`);
+      expect(ana).to.have.nested.property('admission.birthMonth', '2021-04');
+      expect(JSON.stringify(ana)).not.to.contain('2021-04-17');
+
+      const added = await send('POST', `/api/v1/sessions/${sessionId}/volunteers`, { name: 'Seu Jorge' });
+      expect(added.status, added.text).to.equal(201);
+      const { volunteerId } = decodeAs(t.type({ volunteerId: t.string }), added.json);
+      await pullUntil(tablet, async () => (await session())?.volunteers === 1);
+      const left = await send('DELETE', `/api/v1/sessions/${sessionId}/volunteers/${volunteerId}`, undefined);
+      expect(left.status, left.text).to.equal(200);
+      await pullUntil(tablet, async () => (await session())?.volunteers === 0);
+
+      const config = await send('PUT', '/api/v1/church/check-in-config', {
+        pickupMode: 'CODE_ONLY',
+        maxCheckoutAttempts: 5,
+        emergencyCheckoutAdminOnly: false,
+        requiredFields: ['birthDate', 'imageConsent'],
+      });
+      expect(config.status, config.text).to.equal(200);
+      await pullUntil(
+        tablet,
+        async () =>
+          JSON.stringify((await tablet.docs('rosterAdmission')).get('admission')?.requiredFields) ===
+          JSON.stringify(['birthDate', 'imageConsent']),
+      );
     } finally {
       await tablet.close();
       await svc.dispose();

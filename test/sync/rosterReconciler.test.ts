@@ -65,6 +65,8 @@ describe('roster triggers', () => {
       ['class:1', true],
       ['classSession:1', true],
       ['checkin-secret', true],
+      ['checkin-config', true],
+      ['volunteer:s1:2026-11-26T09:00:00.000Z:v1', true],
       ['idem:abc', false],
       ['ratelimit:x', false],
       ['session:1', false],

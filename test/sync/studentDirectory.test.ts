@@ -109,6 +109,19 @@ describe('student directory (in-memory projection)', () => {
     );
   });
 
+  it('counts the consents ever recorded for a child, a revoked one too, each once however often told', () => {
+    const d = studentDirectory();
+    const s = student('Ana');
+    d.load([s], []);
+    expect(d.consentsRecorded(s.studentId)).to.equal(0);
+    const c = consent(s.studentId, false);
+    d.upsertConsent(c);
+    d.upsertConsent(c);
+    d.upsertConsent({ ...c, revoked_at: '2026-02-01T00:00:00.000Z' });
+    expect(d.consentsRecorded(s.studentId)).to.equal(1);
+    expect(d.activeConsents(s.studentId)).to.equal(0);
+  });
+
   it('follows a change feed and skips (reporting) an undecodable document without stopping', () => {
     const d = studentDirectory();
     const feed = new Subject<Change>();

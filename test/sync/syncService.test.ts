@@ -96,4 +96,38 @@ describe('sync service: an event whose stored copy was withdrawn before it could
     expect(isStoreUnavailable(failure), String(failure)).to.equal(true);
     expect((await eventStore(store.db.events).getMany(sent.map((e) => e.eventId))).size).to.equal(0);
   });
+
+  it("keeps an ADMIN's override of a device's check-in in the stored payload, and drops anyone else's", async () => {
+    const { students, service } = serviceWith(0);
+    const classes = classStore(store.db.private);
+    const at = { createdAt: '2026-11-27T09:00:00.000Z', updatedAt: '2026-11-27T09:00:00.000Z' };
+    const { classId } = await classes.createClass({ name: 'Turma', nucleusId: null, ...at });
+    const none = { nucleusId: null, title: null, startsAt: null, endsAt: null };
+    const { sessionId } = await classes.createSession({ classId, date: '2026-11-27', ...none, ...at });
+    const admin: Actor = {
+      ...actor,
+      principal: { ...actor.principal, userId: 'admin-1', roles: ['ADMIN'], primaryRole: 'ADMIN' },
+    };
+    const storedPayload = async (who: Actor) => {
+      const child = await students.create(aStudentRecord());
+      const eventId = randomUUID();
+      const checkIn = {
+        eventId,
+        type: 'CHECK_IN',
+        studentId: child.studentId,
+        sessionId,
+        checkInId: randomUUID(),
+      };
+      const override = { justification: 'A mãe fica na sala com ela.' };
+      const answer = await service.sync(who, [{ ...checkIn, clientTimestamp: at.createdAt, override }], {
+        settle: false,
+      });
+      expect(answer.failed).to.deep.equal([]);
+      return (await eventStore(store.db.events).getMany([eventId])).get(eventId)?.payload;
+    };
+    expect(await storedPayload(admin)).to.deep.include({
+      override: { justification: 'A mãe fica na sala com ela.' },
+    });
+    expect(await storedPayload(actor)).not.to.have.property('override');
+  });
 });

@@ -37,7 +37,15 @@ const envelope = (c: Common) => ({
   baseVersion: c.baseVersion,
 });
 
-export const checkInDoc = (c: Common): OutboxDoc => checked({ type: 'CHECK_IN', ...envelope(c) });
+/** A check-in; an ADMIN's override of the admission rule carries its justification to the server. */
+export const checkInDoc = (
+  c: Common & { readonly override?: { readonly justification: string } | undefined },
+): OutboxDoc =>
+  checked({
+    type: 'CHECK_IN',
+    ...envelope(c),
+    ...(c.override === undefined ? {} : { override: { justification: c.override.justification } }),
+  });
 
 export const checkOutDoc = (c: Common & { readonly pickupPerson: string }): OutboxDoc =>
   checked({ type: 'CHECK_OUT', ...envelope(c), pickupPerson: c.pickupPerson });

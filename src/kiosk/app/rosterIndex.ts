@@ -12,6 +12,7 @@ import {
   type RosterSession,
   type RosterStudent,
 } from '../../domain/roster.js';
+import { type AgeRange, REQUIRED_FIELDS, type RequiredField } from '../../rules/admission.js';
 
 export type RosterSessionDoc = t.TypeOf<typeof RosterSession>;
 export type RosterCheckinDoc = t.TypeOf<typeof RosterCheckin>;
@@ -21,16 +22,23 @@ interface Searchable {
   readonly words: ReadonlyArray<string>;
 }
 
+/** A class's room rules, as the admission rule reads them. */
 export interface Room {
   readonly capacity: number | null;
   readonly childrenPerVolunteer: number | null;
+  readonly ageRange: AgeRange | null;
 }
 
 export interface RosterIndex {
   readonly students: ReadonlyMap<string, RosterStudent>;
   readonly classes: ReadonlyMap<string, string>;
-  /** Each class's room: its capacity and ratio (null: none). */
+  /** Each class's room: its capacity, ratio and age range (null: none). */
   readonly rooms: ReadonlyMap<string, Room>;
+  /**
+   * The record fields the church requires before a check-in, those this version knows (a field a
+   * newer server adds is judged by the server on arrival).
+   */
+  readonly requiredFields: ReadonlyArray<RequiredField>;
   readonly sessions: ReadonlyArray<RosterSessionDoc>;
   /** base64url day keys by UTC day. */
   readonly dayKeys: ReadonlyMap<string, string>;
@@ -60,6 +68,7 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
   const dayKeys = new Map<string, string>();
   const checkins = new Map<string, RosterCheckinDoc>();
   const photos = new Map<string, RosterPhoto>();
+  let requiredFields: ReadonlyArray<RequiredField> = [];
   let unreadable = 0;
   for (const raw of docs) {
     const decoded = RosterDoc.decode(raw);
@@ -77,6 +86,7 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
         rooms.set(doc.classId, {
           capacity: doc.capacity ?? null,
           childrenPerVolunteer: doc.childrenPerVolunteer ?? null,
+          ageRange: doc.ageRange ?? null,
         });
         break;
       case 'rosterSession':
@@ -93,6 +103,9 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
       case 'rosterPhoto':
         photos.set(doc.studentId, doc);
         break;
+      case 'rosterAdmission':
+        requiredFields = REQUIRED_FIELDS.filter((f) => doc.requiredFields.includes(f));
+        break;
     }
   }
   sessions.sort((a, b) =>
@@ -101,7 +114,18 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
   const searchable = [...students.values()]
     .sort(byName)
     .map((student) => ({ student, words: normalizeText(student.displayName).split(' ') }));
-  return { students, classes, rooms, sessions, dayKeys, checkins, searchable, photos, unreadable };
+  return {
+    students,
+    classes,
+    rooms,
+    requiredFields,
+    sessions,
+    dayKeys,
+    checkins,
+    searchable,
+    photos,
+    unreadable,
+  };
 };
 
 /**

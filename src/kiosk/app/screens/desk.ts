@@ -3,7 +3,15 @@
  * they are here, check them in (the label follows) or out.
  */
 import type { RosterStudent } from '../../../domain/roster.js';
-import { decideCheckin, roomIsFull, utcDay, volunteersNeeded } from '../../../rules/checkin.js';
+import { roomIsFull, utcDay, volunteersNeeded } from '../../../rules/checkin.js';
+import {
+  type AdmissionDecision,
+  type DeskRefusal,
+  decideAdmission,
+  deskFacts,
+  mayOverrideRefusal,
+  refusalText,
+} from '../admission.js';
 import { latestCheckin, openCheckin } from '../checkinState.js';
 import { base64UrlBytes, deviceDailyCode } from '../deviceCode.js';
 import { h, replaceChildren } from '../dom.js';
@@ -11,6 +19,7 @@ import { formatTime } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { checkInDoc } from '../outboxEvents.js';
 import { type RosterSessionDoc, searchStudents, siblingsOf } from '../rosterIndex.js';
+import { refusalPanel } from './admissionRefusal.js';
 import { checkoutScreen } from './checkout.js';
 import { labelScreen } from './label.js';
 import { newChildScreen } from './newChild.js';
@@ -29,41 +38,65 @@ const statusLine = (kiosk: Kiosk, session: RosterSessionDoc, student: RosterStud
   return last.pending ? `${text} (${kiosk.t('desk.unconfirmed')})` : text;
 };
 
-/** The room as this tablet counts it: full at the class's capacity; an ADMIN may check in beyond it. */
-export type RoomCheck = 'OPEN' | 'FULL' | 'FULL_ADMIN_MAY_OVERRIDE';
-
-export const roomCheck = (kiosk: Kiosk, session: RosterSessionDoc, adding = 1): RoomCheck => {
-  const capacity = kiosk.index().rooms.get(session.classId)?.capacity ?? null;
-  // Full when the last of the children coming in would find the room full.
-  if (!roomIsFull(kiosk.headcount(session.sessionId).checkedIn + adding - 1, capacity)) return 'OPEN';
-  return (kiosk.session.current()?.user.roles ?? []).includes('ADMIN') ? 'FULL_ADMIN_MAY_OVERRIDE' : 'FULL';
-};
-
-/** What the desk says when the room is full, with the count and the capacity. */
-export const roomFullMessage = (kiosk: Kiosk, session: RosterSessionDoc, check: RoomCheck): string =>
-  kiosk.t(check === 'FULL' ? 'room.fullRefused' : 'room.fullOverride', {
-    n: kiosk.headcount(session.sessionId).checkedIn,
-    capacity: kiosk.index().rooms.get(session.classId)?.capacity ?? 0,
-  });
+type Override = { readonly justification: string } | undefined;
 
 /**
- * Records one child's check-in on this tablet (the server's own rule on what the tablet knows) and
- * answers the code for the label, or what stopped it; online or offline alike, since the event goes
- * through the outbox. The room's capacity is checked by the caller (`roomCheck`), which may let an
- * ADMIN override it.
+ * The admission rule's answer for one child at this desk now, on what the tablet knows (`admission.ts`):
+ * `ahead` children are going into the same room before this one (siblings checked in together); a
+ * first-time visitor about to be registered is `NEW_VISITOR`.
+ */
+export const admissionAt = (
+  kiosk: Kiosk,
+  session: RosterSessionDoc,
+  student: RosterStudent | 'NEW_VISITOR',
+  options: { readonly ahead?: number; readonly override?: Override } = {},
+): AdmissionDecision =>
+  decideAdmission(
+    { checkInId: crypto.randomUUID(), override: options.override },
+    deskFacts({
+      index: kiosk.index(),
+      session,
+      student,
+      checkedIn: kiosk.headcount(session.sessionId).checkedIn + (options.ahead ?? 0),
+      checkins: student === 'NEW_VISITOR' ? [] : kiosk.aspect(session.sessionId, student.studentId).checkins,
+      actorRoles: kiosk.session.current()?.user.roles ?? [],
+    }),
+  );
+
+/**
+ * What the desk shows of refused check-ins: the reasons, and for an ADMIN the offer to check in all the
+ * same with a justification, which `onOverride` records.
+ */
+export const showRefusal = (
+  kiosk: Kiosk,
+  slot: HTMLElement,
+  refusals: ReadonlyArray<{ readonly refusal: DeskRefusal; readonly name: string }>,
+  onOverride: (justification: string) => Promise<string | undefined>,
+): void => {
+  const overridable = refusals.every(({ refusal }) => mayOverrideRefusal(refusal));
+  replaceChildren(
+    slot,
+    refusalPanel(kiosk, refusalText(kiosk.lang(), refusals), overridable ? onOverride : undefined),
+  );
+};
+
+/**
+ * Records one child's check-in on this tablet, judged again by the admission rule as it is recorded,
+ * and answers the code for the label, or what stopped it; online or offline alike, since the event goes
+ * through the outbox. An ADMIN's `override` is carried on the event when the rule needed it.
  */
 export const recordCheckIn = async (
   kiosk: Kiosk,
   session: RosterSessionDoc,
   student: RosterStudent,
   now: Date,
+  override?: Override,
 ): Promise<{ readonly code: string } | { readonly problem: string }> => {
   const key = kiosk.index().dayKeys.get(utcDay(now));
-  const view = kiosk.aspect(session.sessionId, student.studentId);
   if (key === undefined) return { problem: kiosk.t('checkin.noKey') };
-  const decision = decideCheckin(view.checkins, { type: 'CHECK_IN', checkInId: crypto.randomUUID() });
-  if (decision.kind === 'REFUSED')
-    return { problem: kiosk.t('checkin.already', { name: student.displayName }) };
+  const decision = admissionAt(kiosk, session, student, { override });
+  if (decision.kind === 'REFUSE')
+    return { problem: refusalText(kiosk.lang(), [{ refusal: decision, name: student.displayName }]) };
   const code = await deviceDailyCode(base64UrlBytes(key), student.studentId);
   await kiosk.record(
     checkInDoc({
@@ -71,8 +104,9 @@ export const recordCheckIn = async (
       now,
       studentId: student.studentId,
       sessionId: session.sessionId,
-      checkInId: decision.checkInId,
-      baseVersion: view.version,
+      checkInId: decision.event.checkInId,
+      baseVersion: kiosk.aspect(session.sessionId, student.studentId).version,
+      override: decision.justification === null ? undefined : { justification: decision.justification },
     }),
   );
   return { code };
@@ -83,9 +117,10 @@ export const checkInChild = async (
   kiosk: Kiosk,
   session: RosterSessionDoc,
   student: RosterStudent,
+  override?: Override,
 ): Promise<string | undefined> => {
   const now = new Date();
-  const recorded = await recordCheckIn(kiosk, session, student, now);
+  const recorded = await recordCheckIn(kiosk, session, student, now, override);
   if ('problem' in recorded) return recorded.problem;
   kiosk.show(
     labelScreen({
@@ -101,6 +136,8 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
   let query = '';
   let list: HTMLElement | undefined;
   let notice: HTMLElement | undefined;
+  /** Where a refused check-in says why, with an ADMIN's override. */
+  let offer: HTMLElement | undefined;
   let busy = false;
 
   let headcount: HTMLElement | undefined;
@@ -116,25 +153,14 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
     }
   };
 
-  /** At capacity a volunteer is told so; an ADMIN is offered to check the child in all the same. */
+  /** A refusal is shown with its reason; an ADMIN may check the child in all the same, justified. */
   const checkIn = async (kiosk: Kiosk, student: RosterStudent): Promise<string | undefined> => {
-    const room = roomCheck(kiosk, session);
-    if (room === 'OPEN') return checkInChild(kiosk, session, student);
-    if (room === 'FULL' || notice === undefined) return roomFullMessage(kiosk, session, room);
-    replaceChildren(
-      notice,
-      roomFullMessage(kiosk, session, room),
-      ' ',
-      h(
-        'button',
-        {
-          className: 'danger-outline',
-          attrs: { type: 'button' },
-          onClick: () => void act(() => checkInChild(kiosk, session, student)),
-        },
-        kiosk.t('room.override', { name: student.displayName }),
-      ),
-    );
+    const decision = admissionAt(kiosk, session, student);
+    if (decision.kind === 'ADMIT') return checkInChild(kiosk, session, student);
+    if (offer !== undefined)
+      showRefusal(kiosk, offer, [{ refusal: decision, name: student.displayName }], (justification) =>
+        checkInChild(kiosk, session, student, { justification }),
+      );
     return undefined;
   };
 
@@ -235,12 +261,14 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
         onInput: () => {
           query = search.value;
           if (notice !== undefined) notice.textContent = '';
+          if (offer !== undefined) replaceChildren(offer);
           drawList(kiosk);
         },
       });
       search.value = query;
       list = h('ul', { className: 'children' });
       notice = h('p', { className: 'notice', attrs: { role: 'alert' } });
+      offer = h('div', { className: 'offer' });
       headcount = h('p', { className: 'headcount', attrs: { 'data-test': 'headcount' } });
       drawList(kiosk);
       queueMicrotask(() => search.focus());
@@ -269,6 +297,7 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
         headcount,
         search,
         notice,
+        offer,
         list,
       );
     },

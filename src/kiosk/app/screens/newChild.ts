@@ -5,11 +5,11 @@
  * visitor with that id when they arrive. The fields are checked with the server's own codec of the
  * event, so the form refuses exactly what the API would.
  */
-import { field, h, leaveButton, submitOnce } from '../dom.js';
+import { field, h, leaveButton, replaceChildren, submitOnce } from '../dom.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { type VisitorInput, visitorProblems, visitorRegisteredDoc } from '../outboxEvents.js';
 import type { RosterSessionDoc } from '../rosterIndex.js';
-import { checkInChild, deskScreen, roomCheck, roomFullMessage } from './desk.js';
+import { admissionAt, checkInChild, deskScreen, showRefusal } from './desk.js';
 
 /** The form's inputs, by the field they fill. */
 type Inputs = Readonly<Record<keyof VisitorInput, HTMLInputElement | HTMLTextAreaElement>>;
@@ -35,9 +35,14 @@ export const newChildScreen = (session: RosterSessionDoc): Screen => ({
       kiosk.t('newChild.confirm'),
     );
 
-    /** An ADMIN who was told the room is full and submits again checks the child in beyond it. */
-    let overriding = false;
-    const attempt = async (): Promise<string | undefined> => {
+    const offer = h('div', { className: 'offer' });
+
+    /**
+     * Registers the visitor and checks them in, judged first as a first-time visitor (the room's rules
+     * only: the record is the office's to complete); an ADMIN's override passes a refusal.
+     */
+    const register = async (override?: { readonly justification: string }): Promise<string | undefined> => {
+      replaceChildren(offer);
       const allergies = optional(inputs.allergies.value);
       const specialNeeds = optional(inputs.specialNeeds.value);
       const visitor: VisitorInput = {
@@ -55,12 +60,13 @@ export const newChildScreen = (session: RosterSessionDoc): Screen => ({
         );
       if (problems.size > 0) return kiosk.t('newChild.invalid');
       if (kiosk.index().dayKeys.size === 0) return kiosk.t('checkin.noKey');
-      // Checked before anything is recorded: a child refused at the door is not registered either.
-      const room = roomCheck(kiosk, session);
-      if (room === 'FULL') return roomFullMessage(kiosk, session, room);
-      if (room === 'FULL_ADMIN_MAY_OVERRIDE' && !overriding) {
-        overriding = true;
-        return `${roomFullMessage(kiosk, session, room)} ${kiosk.t('newChild.fullAgain')}`;
+      // Judged before anything is recorded: a child refused at the door is not registered either.
+      const decision = admissionAt(kiosk, session, 'NEW_VISITOR', { override });
+      if (decision.kind === 'REFUSE') {
+        showRefusal(kiosk, offer, [{ refusal: decision, name: visitor.displayName }], (justification) =>
+          register({ justification }),
+        );
+        return undefined;
       }
       const studentId = crypto.randomUUID();
       await kiosk.record(
@@ -74,8 +80,9 @@ export const newChildScreen = (session: RosterSessionDoc): Screen => ({
       // The index now holds the child from the outbox; the check-in is the desk's, label included.
       const student = kiosk.index().students.get(studentId);
       if (student === undefined) throw new Error('a registered visitor is missing from the index');
-      return checkInChild(kiosk, session, student);
+      return checkInChild(kiosk, session, student, override);
     };
+    const attempt = () => register();
 
     const onSubmit = submitOnce(confirm, message, attempt);
 
@@ -113,6 +120,7 @@ export const newChildScreen = (session: RosterSessionDoc): Screen => ({
           confirm,
         ),
       ),
+      offer,
     );
   },
 });

@@ -6,10 +6,10 @@
  */
 import type { RosterStudent } from '../../../domain/roster.js';
 import { openCheckin } from '../checkinState.js';
-import { h, leaveButton, submitOnce } from '../dom.js';
+import { h, leaveButton, replaceChildren, submitOnce } from '../dom.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { type RosterSessionDoc, siblingsOf } from '../rosterIndex.js';
-import { deskScreen, recordCheckIn, roomCheck, roomFullMessage } from './desk.js';
+import { admissionAt, deskScreen, recordCheckIn, showRefusal } from './desk.js';
 import { type LabelledChild, labelScreen } from './label.js';
 
 /** The session a child would be checked in to: their class's session on the desk's day, if any. */
@@ -61,9 +61,33 @@ export const siblingsScreen = (desk: RosterSessionDoc, found: RosterStudent): Sc
       kiosk.t('siblings.confirm'),
     );
 
-    /** An ADMIN told that a room would be over its capacity checks the children in on the next tap. */
-    let overriding = false;
+    const offer = h('div', { className: 'offer' });
+
+    /** Checks the chosen children in, each judged again as it is recorded (the room fills as they go). */
+    const checkInAll = async (
+      chosen: ReadonlyArray<{ readonly child: RosterStudent; readonly session: RosterSessionDoc }>,
+      override: { readonly justification: string } | undefined,
+    ): Promise<string | undefined> => {
+      const now = new Date();
+      const labelled: LabelledChild[] = [];
+      const problems: string[] = [];
+      for (const { child, session } of chosen) {
+        const recorded = await recordCheckIn(kiosk, session, child, now, override);
+        // One child refused (checked in meanwhile on this tablet) does not hold back the others.
+        if ('code' in recorded) labelled.push({ session, student: child, code: recorded.code });
+        else problems.push(recorded.problem);
+      }
+      if (labelled.length === 0) return problems.join(' ') || kiosk.t('siblings.noneChosen');
+      kiosk.show(labelScreen({ children: labelled, checkedInAt: now.toISOString(), desk }));
+      return undefined;
+    };
+
+    /**
+     * Every ticked child is judged before any is recorded, each counting those going into the same room
+     * before them: one refusal stops them all, and an ADMIN's one justification passes them all.
+     */
     const attempt = async (): Promise<string | undefined> => {
+      replaceChildren(offer);
       const chosen = family.flatMap((child) => {
         const session = sessionFor(kiosk, desk, child);
         return boxes.get(child.studentId)?.checked === true && session !== undefined
@@ -71,23 +95,13 @@ export const siblingsScreen = (desk: RosterSessionDoc, found: RosterStudent): Sc
           : [];
       });
       if (chosen.length === 0) return kiosk.t('siblings.noneChosen');
-      for (const session of new Set(chosen.map((c) => c.session))) {
-        const room = roomCheck(kiosk, session, chosen.filter((c) => c.session === session).length);
-        if (room === 'FULL') return roomFullMessage(kiosk, session, room);
-        if (room === 'FULL_ADMIN_MAY_OVERRIDE' && !overriding) {
-          overriding = true;
-          return `${roomFullMessage(kiosk, session, room)} ${kiosk.t('siblings.fullAgain')}`;
-        }
-      }
-      const now = new Date();
-      const labelled: LabelledChild[] = [];
-      for (const { child, session } of chosen) {
-        const recorded = await recordCheckIn(kiosk, session, child, now);
-        // One child refused (checked in meanwhile on this tablet) does not hold back the others.
-        if ('code' in recorded) labelled.push({ session, student: child, code: recorded.code });
-      }
-      if (labelled.length === 0) return kiosk.t('siblings.noneChosen');
-      kiosk.show(labelScreen({ children: labelled, checkedInAt: now.toISOString(), desk }));
+      const refusals = chosen.flatMap(({ child, session }, i) => {
+        const ahead = chosen.slice(0, i).filter((c) => c.session === session).length;
+        const decision = admissionAt(kiosk, session, child, { ahead });
+        return decision.kind === 'REFUSE' ? [{ refusal: decision, name: child.displayName }] : [];
+      });
+      if (refusals.length === 0) return checkInAll(chosen, undefined);
+      showRefusal(kiosk, offer, refusals, (justification) => checkInAll(chosen, { justification }));
       return undefined;
     };
 
@@ -101,6 +115,7 @@ export const siblingsScreen = (desk: RosterSessionDoc, found: RosterStudent): Sc
         { onSubmit: (e) => void onSubmit(e) },
         h('ul', { className: 'children' }, ...family.map(row)),
         message,
+        offer,
         h(
           'div',
           { className: 'actions' },
