@@ -16,7 +16,7 @@ import type { PhotoStore } from '../store/photos.js';
 import type { StudentStore } from '../store/students.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
 import { type PhotoRefusal, processPhoto } from './photoImages.js';
-import type { StudentService } from './studentService.js';
+import { noImageConsent, type StudentService } from './studentService.js';
 
 export interface PhotoServiceDeps {
   readonly photos: PhotoStore;
@@ -39,12 +39,7 @@ export interface PhotoService {
   erase(actor: Actor, studentId: string): Promise<void>;
 }
 
-const noConsent = (): ApiError =>
-  apiError(
-    'CONFLICT',
-    'This student has no active image consent: record one (POST /api/v1/image-consents) before storing a photo. Nothing was stored.',
-    { reason: 'NO_ACTIVE_IMAGE_CONSENT' },
-  );
+const noConsent = (): ApiError => noImageConsent('body');
 
 const refusal = (r: PhotoRefusal): ApiError =>
   r.reason === 'TOO_MANY_PIXELS'

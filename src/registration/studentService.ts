@@ -56,11 +56,20 @@ export interface StudentServiceDeps {
 const invalid = (path: string, message: string): ApiError =>
   apiError('VALIDATION_FAILED', message, { issues: [{ path, message }] });
 const notFound = (): ApiError => apiError('NOT_FOUND', 'No such student.');
-const noConsent = (): ApiError =>
-  invalid(
-    'body.photoRef',
-    'photos need an active image consent for this student; record one first (POST /api/v1/image-consents)',
+/**
+ * A photo stored without an active image consent: 400 with the reason, on PATCH as on PUT …/photo
+ * (product decision, over the 409 decision 0033 first chose; 0043). `path` is the input that carried it.
+ */
+export const noImageConsent = (path: string): ApiError =>
+  apiError(
+    'VALIDATION_FAILED',
+    'This student has no active image consent: record one (POST /api/v1/image-consents) before storing a photo. Nothing was stored.',
+    {
+      reason: 'NO_ACTIVE_IMAGE_CONSENT',
+      issues: [{ path, message: 'photos need an active image consent for this student' }],
+    },
   );
+const noConsent = (): ApiError => noImageConsent('body.photoRef');
 
 /** The API view of a record for a reader: only the fields the reader's roles may see; photos only with consent. */
 export const studentView = (
