@@ -99,7 +99,8 @@ export const photoService = (deps: PhotoServiceDeps): PhotoService => {
       const linked = await deps.studentService.patch(actor, studentId, { photoRef, photo_refs: [photoRef] });
       // A revocation between the check and now: the photo must not outlive the consent.
       if (E.isLeft(linked) || (await activeConsentOf(studentId)) === undefined) {
-        await deps.photos.remove(studentId);
+        // Only this upload's photo: a concurrent upload that replaced it keeps its own.
+        if ((await deps.photos.get(studentId))?.photoRef === photoRef) await deps.photos.remove(studentId);
         return E.isLeft(linked) ? linked : E.left(noConsent());
       }
       return E.right(stored);
