@@ -79,6 +79,25 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
     await browser?.close();
     await service?.dispose();
   });
+  const addUser = async (email: string, displayName: string, role: string, password: string) => {
+    const created = await api.send('POST', '/api/v1/users', { email, displayName, roles: [role], password });
+    expect(created.status, created.text).to.equal(201);
+  };
+  /** Signs another user in, in a browser context of their own, and runs `use` on their page. */
+  const asAnother = async (email: string, password: string, use: (p: Page) => Promise<void>) => {
+    const context = await browser.newContext({ locale: 'pt-BR', timezoneId: 'UTC' });
+    try {
+      const other = await context.newPage();
+      other.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+      await other.goto(`${api.url}/office/`);
+      await other.getByLabel('E-mail').fill(email);
+      await other.getByLabel('Senha').fill(password);
+      await other.getByRole('button', { name: 'Entrar' }).click();
+      await use(other);
+    } finally {
+      await context.close();
+    }
+  };
 
   it("a child's page shows the record, today's check-in, the pickup list and the audit trail, and exports", async () => {
     await page.getByLabel('Buscar pelo nome').fill('maria antonia');
@@ -271,21 +290,8 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
   });
 
   it('offers a coordinator (CADASTRO) no users or reports page, which the server would refuse them', async () => {
-    const created = await api.send('POST', '/api/v1/users', {
-      email: 'ana@igreja.org',
-      displayName: 'Ana Secretaria',
-      roles: ['CADASTRO'],
-      password: 'outra-senha-longa-2026',
-    });
-    expect(created.status, created.text).to.equal(201);
-    const context = await browser.newContext({ locale: 'pt-BR', timezoneId: 'UTC' });
-    try {
-      const coordinator = await context.newPage();
-      coordinator.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-      await coordinator.goto(`${api.url}/office/`);
-      await coordinator.getByLabel('E-mail').fill('ana@igreja.org');
-      await coordinator.getByLabel('Senha').fill('outra-senha-longa-2026');
-      await coordinator.getByRole('button', { name: 'Entrar' }).click();
+    await addUser('ana@igreja.org', 'Ana Secretaria', 'CADASTRO', 'outra-senha-longa-2026');
+    await asAnother('ana@igreja.org', 'outra-senha-longa-2026', async (coordinator) => {
       await coordinator.locator('body[data-page="children"]').waitFor();
       const nav = coordinator.getByRole('navigation');
       const links = await nav.getByRole('link').allTextContents();
@@ -295,9 +301,31 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
       // The administrator's navigation still offers both (the tests above follow them).
       const adminLinks = await page.getByRole('navigation').getByRole('link').allTextContents();
       expect(adminLinks).to.include.members(['Usuários', 'Relatórios']);
-    } finally {
-      await context.close();
-    }
+    });
+  });
+
+  it('lets in a custom role that grants students.add, offering the reports it grants, and turns away one that does not', async () => {
+    const role = await api.send('POST', '/api/v1/roles', {
+      name: 'SECRETARIA',
+      display_name: 'Secretaria',
+      permissions: ['students.search', 'students.add', 'reports'],
+    });
+    expect(role.status, role.text).to.equal(201);
+    await addUser('bia@igreja.org', 'Bia Secretaria', 'SECRETARIA', 'mais-uma-senha-longa-2026');
+    await asAnother('bia@igreja.org', 'mais-uma-senha-longa-2026', async (secretary) => {
+      await secretary.locator('body[data-page="children"]').waitFor();
+      const links = await secretary.getByRole('navigation').getByRole('link').allTextContents();
+      expect(links).to.include.members(['Crianças', 'Importar planilha', 'Relatórios']);
+      expect(links).to.not.include('Usuários');
+      await secretary.getByRole('link', { name: 'Relatórios' }).click();
+      await secretary.locator('body[data-page="reports"]').waitFor();
+    });
+    // PROFESSOR (attendance, reports) and CHAMADOR: no role of Lucas's may register a child.
+    await asAnother('lucas@igreja.org', 'uma-senha-longa-2026', async (teacher) => {
+      await teacher.getByRole('alert').waitFor();
+      expect(await teacher.getByRole('alert').textContent()).to.contain('não tem acesso à secretaria');
+      expect(await teacher.locator('body').getAttribute('data-page')).to.equal('sign-in');
+    });
   });
 
   it('switches to English and meets no CSP violation or page error', async () => {
