@@ -23,7 +23,11 @@ import {
   startKioskService,
 } from './kioskHarness.js';
 
-const Grants = t.type({ items: t.array(t.type({ adultName: t.string, active: t.boolean })) });
+const Grants = t.type({
+  items: t.array(
+    t.type({ adultName: t.string, active: t.boolean, valid_from: t.string, valid_until: t.string }),
+  ),
+});
 const StudentStatus = t.type({ status: t.string, deleted_justification: t.union([t.string, t.null]) });
 const Users = t.type({ items: t.array(t.type({ email: t.string, roles: t.array(t.string) })) });
 const Roles = t.type({ items: t.array(t.type({ name: t.string, permissions: t.array(t.string) })) });
@@ -127,15 +131,30 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
     await page.getByLabel('Bairro').fill('Vila Mariana');
     await page.getByLabel('Cidade').fill('São Paulo');
     await page.getByLabel('Situação da família na igreja').fill('membros');
+    // Dates are typed dd/mm/aaaa whatever the browser's locale; one not on the calendar is refused here.
+    const birth = page.getByLabel('Data de nascimento');
+    expect(await birth.getAttribute('inputmode')).to.equal('numeric');
+    await birth.fill('31/02/2019');
+    await page.getByRole('button', { name: 'Salvar' }).click();
+    await page.locator('.field-error', { hasText: 'Data inválida: escreva dd/mm/aaaa' }).waitFor();
+    expect(await birth.getAttribute('aria-invalid')).to.equal('true');
+    await birth.fill('15/03/2019');
     await page.getByRole('button', { name: 'Salvar' }).click();
     await page.locator('body[data-page="child"] dd', { hasText: 'Vila Mariana, São Paulo' }).waitFor();
+    await page.locator('body[data-page="child"] dd', { hasText: '15/03/2019' }).waitFor();
     const stored = decodeAs(
-      t.type({ address: t.unknown, familyMembershipStatus: t.unknown, phones: t.unknown }),
+      t.type({
+        address: t.unknown,
+        familyMembershipStatus: t.unknown,
+        phones: t.unknown,
+        birthDate: t.unknown,
+      }),
       (await api.get(`/api/v1/students/${idOf('Maria Antônia Souza')}`)).json,
     );
     expect({ ...stored }).to.deep.include({
       address: { neighborhood: 'Vila Mariana', city: 'São Paulo' },
       familyMembershipStatus: 'membros',
+      birthDate: '2019-03-15',
       // The phone's qualifier is the family's word, kept through the edit.
       phones: [{ number: '+55 11 98765-4321', qualifier: 'mãe' }],
     });
@@ -146,6 +165,11 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
     await form.getByLabel('Autorizado por').selectOption({ label: 'Carla Souza (N1)' });
     await form.getByLabel('Adulto autorizado').fill('Roberto Tio');
     await form.getByLabel('Parentesco').fill('tio');
+    // Today, the whole day (no times: from its start to its end), typed as the office writes dates.
+    const today = new Date().toISOString().slice(0, 10);
+    const [y, m, d] = today.split('-');
+    await form.getByLabel('Válida de').fill(`${d}/${m}/${y}`);
+    await form.getByLabel('Válida até').fill(`${d}/${m}/${y}`);
     await form.getByRole('button', { name: 'Autorizar' }).click();
     await page.locator('[data-test="pickup-grants"] td', { hasText: 'Roberto Tio' }).waitFor();
     expect(await page.locator('[data-test="pickup-grants"]').textContent()).to.contain('valendo');
@@ -154,7 +178,15 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
       Grants,
       (await api.get(`/api/v1/students/${idOf('Maria Antônia Souza')}/pickup-authorizations`)).json,
     );
-    expect(grants.items).to.deep.equal([{ ...grants.items[0], adultName: 'Roberto Tio', active: true }]);
+    expect(grants.items).to.deep.equal([
+      {
+        ...grants.items[0],
+        adultName: 'Roberto Tio',
+        active: true,
+        valid_from: `${today}T00:00:00.000Z`,
+        valid_until: `${today}T23:59:59.999Z`,
+      },
+    ]);
   });
 
   it('soft-deletes a child with a justification; the child is then listed among the deleted', async () => {
@@ -272,7 +304,7 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
     await page.getByLabel('Sessões da turma').selectOption({ label: 'Turma Arco-Íris' });
     await page.locator(`[data-test="sessions"][data-class-id="${ministry.classId}"]`).waitFor();
     const form = page.locator('[data-test="session-form"]');
-    await form.getByLabel('Data').fill('2026-12-24');
+    await form.getByLabel('Data').fill('24/12/2026');
     await form.getByLabel('Título').fill('Culto de Natal');
     await form.getByRole('button', { name: 'Criar' }).click();
     await page.locator('.message', { hasText: /Criado\.|recusou|conexão|permissão/ }).waitFor();
