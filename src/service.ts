@@ -190,8 +190,17 @@ const wire = async (
   const notifier = options.notifier ?? notifierOf(config, deliveries, logger);
   const pickups = pickupService({ pickups: records.pickupRecords, students, events, notifier, clock });
   const settling = options.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: options.settleTimeoutMs };
-  const studentSvc = studentService({ students, directory, classes, events, pipeline, clock, ...settling });
   const photos = photoStore(store.db.private);
+  const studentSvc = studentService({
+    students,
+    photos,
+    directory,
+    classes,
+    events,
+    pipeline,
+    clock,
+    ...settling,
+  });
   const photoSvc = photoService({
     photos,
     students,

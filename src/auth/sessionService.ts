@@ -133,6 +133,7 @@ export const sessionService = (deps: SessionServiceDeps): SessionService => {
             role: user.primaryRole,
             roles: user.roles,
             primaryRole: user.primaryRole,
+            permissions: await deps.roles.permissionsOf(user.roles),
           },
         },
       },

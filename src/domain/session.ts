@@ -1,6 +1,7 @@
 /** Refresh sessions (`auth_refresh_sessions`) and the authentication endpoints' shapes. */
 import * as t from 'io-ts';
 import { boundedArray, boundedString, IsoInstant, object, ShortText, Text, Uuid } from './codec.js';
+import { PERMISSIONS, PermissionC } from './principal.js';
 import { Email, MAX_USER_ROLES } from './user.js';
 
 /** Why a session stopped: rotation keeps its access tokens usable until they expire; the others do not. */
@@ -48,14 +49,24 @@ export const RefreshBody = object(
   },
 );
 
-export const SessionUser = object('SessionUser', {
-  userId: Uuid,
-  email: Email,
-  displayName: Text,
-  role: ShortText,
-  roles: boundedArray(ShortText, MAX_USER_ROLES),
-  primaryRole: ShortText,
-});
+export const SessionUser = object(
+  'SessionUser',
+  {
+    userId: Uuid,
+    email: Email,
+    displayName: Text,
+    role: ShortText,
+    roles: boundedArray(ShortText, MAX_USER_ROLES),
+    primaryRole: ShortText,
+    permissions: boundedArray(PermissionC, PERMISSIONS.length),
+  },
+  {},
+  {
+    description:
+      "`permissions`: what the user's roles grant as they stood at sign-in or the last refresh (a custom " +
+      "role's included), so a client offers only what the user may do; the server still decides every call.",
+  },
+);
 
 export const TokenPair = object(
   'TokenPair',

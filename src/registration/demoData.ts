@@ -27,6 +27,8 @@ export const seedDemoData = async (
   const at = now.toISOString();
   const today = at.slice(0, 10);
   const nucleus = await classes.createNucleus({ name: 'Núcleo Centro', createdAt: at, updatedAt: at });
+  // The seed runs on an empty store only, so the name cannot be taken.
+  if (nucleus === 'NAME_TAKEN') throw new Error('the demo nucleus exists already');
   const groups = [
     await classes.createClass({
       name: 'Turma Sementinhas (4–6 anos)',

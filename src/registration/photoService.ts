@@ -16,7 +16,7 @@ import type { PhotoStore } from '../store/photos.js';
 import type { StudentStore } from '../store/students.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
 import { type PhotoRefusal, processPhoto } from './photoImages.js';
-import type { StudentService } from './studentService.js';
+import { noImageConsent, type StudentService } from './studentService.js';
 
 export interface PhotoServiceDeps {
   readonly photos: PhotoStore;
@@ -39,12 +39,7 @@ export interface PhotoService {
   erase(actor: Actor, studentId: string): Promise<void>;
 }
 
-const noConsent = (): ApiError =>
-  apiError(
-    'CONFLICT',
-    'This student has no active image consent: record one (POST /api/v1/image-consents) before storing a photo. Nothing was stored.',
-    { reason: 'NO_ACTIVE_IMAGE_CONSENT' },
-  );
+const noConsent = (): ApiError => noImageConsent('body');
 
 const refusal = (r: PhotoRefusal): ApiError =>
   r.reason === 'TOO_MANY_PIXELS'
@@ -104,7 +99,8 @@ export const photoService = (deps: PhotoServiceDeps): PhotoService => {
       const linked = await deps.studentService.patch(actor, studentId, { photoRef, photo_refs: [photoRef] });
       // A revocation between the check and now: the photo must not outlive the consent.
       if (E.isLeft(linked) || (await activeConsentOf(studentId)) === undefined) {
-        await deps.photos.remove(studentId);
+        // Only this upload's photo: a concurrent upload that replaced it keeps its own.
+        if ((await deps.photos.get(studentId))?.photoRef === photoRef) await deps.photos.remove(studentId);
         return E.isLeft(linked) ? linked : E.left(noConsent());
       }
       return E.right(stored);

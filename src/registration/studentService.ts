@@ -31,6 +31,7 @@ import {
   hasPhotos,
   photosAllowed,
   type StudentField,
+  unknownPhotoRefs,
   visibleStudentFields,
 } from '../rules/students.js';
 import type { EventStore } from '../store/events.js';
@@ -43,8 +44,14 @@ export interface ClassLookup {
   getClass(classId: string): Promise<{ readonly nucleusId?: string | null } | undefined>;
 }
 
+/** The key of the photo stored for a student, if any (`src/store/photos.ts`). */
+export interface StoredPhotoLookup {
+  get(studentId: string): Promise<{ readonly photoRef: string } | undefined>;
+}
+
 export interface StudentServiceDeps {
   readonly students: StudentStore;
+  readonly photos: StoredPhotoLookup;
   readonly directory: StudentDirectory;
   readonly classes: ClassLookup;
   readonly events: EventStore;
@@ -56,11 +63,28 @@ export interface StudentServiceDeps {
 const invalid = (path: string, message: string): ApiError =>
   apiError('VALIDATION_FAILED', message, { issues: [{ path, message }] });
 const notFound = (): ApiError => apiError('NOT_FOUND', 'No such student.');
-const noConsent = (): ApiError =>
-  invalid(
-    'body.photoRef',
-    'photos need an active image consent for this student; record one first (POST /api/v1/image-consents)',
+/**
+ * A photo stored without an active image consent: 400 with the reason, on PATCH as on PUT …/photo
+ * (product decision, over the 409 decision 0033 first chose; 0043). `path` is the input that carried it.
+ */
+export const noImageConsent = (path: string): ApiError =>
+  apiError(
+    'VALIDATION_FAILED',
+    'This student has no active image consent: record one (POST /api/v1/image-consents) before storing a photo. Nothing was stored.',
+    {
+      reason: 'NO_ACTIVE_IMAGE_CONSENT',
+      issues: [{ path, message: 'photos need an active image consent for this student' }],
+    },
   );
+const noConsent = (): ApiError => noImageConsent('body.photoRef');
+const unstoredPhoto = (paths: ReadonlyArray<string>): ApiError =>
+  apiError('VALIDATION_FAILED', 'A photo reference names no photo stored for this student.', {
+    reason: 'PHOTO_NOT_STORED',
+    issues: paths.map((path) => ({
+      path,
+      message: "not this student's stored photo; upload one with PUT /api/v1/students/{studentId}/photo",
+    })),
+  });
 
 /** The API view of a record for a reader: only the fields the reader's roles may see; photos only with consent. */
 export const studentView = (
@@ -261,6 +285,13 @@ export const studentService = (deps: StudentServiceDeps): StudentService => {
         if (current.status === 'DELETED')
           return E.left(apiError('CONFLICT', 'The student is deleted.', { reason: 'STUDENT_DELETED' }));
         const base = toRecord(current);
+        if (hasPhotos(body)) {
+          const stored = await deps.photos.get(studentId);
+          const known = new Set([...(stored === undefined ? [] : [stored.photoRef]), ...base.photo_refs]);
+          if (base.photoRef !== null) known.add(base.photoRef);
+          const unknown = unknownPhotoRefs(body, known);
+          if (unknown.length > 0) return E.left(unstoredPhoto(unknown));
+        }
         const next: StudentRecord = {
           ...base,
           ...body,

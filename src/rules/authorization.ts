@@ -5,13 +5,7 @@
  * ADMIN is in every list because ADMIN has full access.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import {
-  isSystemRole,
-  type Permission,
-  type Principal,
-  SYSTEM_ROLE_PERMISSIONS,
-  type SystemRole,
-} from '../domain/principal.js';
+import type { Permission, Principal, SystemRole } from '../domain/principal.js';
 
 export const AUTH_CLASSES = ['none', 'bearer', 'admin', 'cadastro', 'chamador', 'relatorios'] as const;
 export type AuthClass = (typeof AUTH_CLASSES)[number];
@@ -27,9 +21,12 @@ export const rolesAllowed: Readonly<
 
 export type AccessDenial = 'UNAUTHENTICATED' | 'FORBIDDEN_ROLE';
 
+/** What access is decided on: a principal's roles and what they grant (a client holds the same two). */
+export type Grantee = Pick<Principal, 'roles' | 'permissions'>;
+
 export const authorize = (
   authClass: AuthClass,
-  principal: Principal | null,
+  principal: Grantee | null,
   permission?: Permission,
 ): E.Either<AccessDenial, void> => {
   if (authClass === 'none') return E.right(undefined);
@@ -45,20 +42,19 @@ export const authorize = (
 };
 
 /**
- * Whether a user holding `roles` may call a route of `authClass` (and `permission`), as far as the
- * role names tell: `unknown` when a custom role is among them, whose permissions only the server
- * knows. The office hides the pages whose calls would all be refused (`no`), so a coordinator
- * (CADASTRO) is not offered the users page only to be told 403; the server decides every call.
+ * Whether a signed-in user may call a route of `authClass` (and `permission`): the server's own rule,
+ * on the roles and permissions the login answer gives the client (a custom role's included). The
+ * office offers only the pages a user may use, so a coordinator (CADASTRO) is not offered the users
+ * page only to be told 403; the server still decides every call.
  */
 export const mayReach = (
   authClass: Exclude<AuthClass, 'none' | 'bearer'>,
-  roles: ReadonlyArray<string>,
+  user: Grantee,
   permission?: Permission,
-): 'yes' | 'no' | 'unknown' => {
-  const allowed: ReadonlyArray<string> = rolesAllowed[authClass];
-  if (roles.some((r) => allowed.includes(r))) return 'yes';
-  // As in `authorize`: admin-only routes are never opened by a permission.
-  if (authClass === 'admin' || permission === undefined) return 'no';
-  if (roles.some((r) => isSystemRole(r) && SYSTEM_ROLE_PERMISSIONS[r].includes(permission))) return 'yes';
-  return roles.some((r) => !isSystemRole(r)) ? 'unknown' : 'no';
-};
+): boolean => E.isRight(authorize(authClass, user, permission));
+
+/**
+ * Who the office lets in: those who may register children (ADMIN, CADASTRO, or a custom role that
+ * grants `students.add`), the office's first page and purpose.
+ */
+export const mayUseOffice = (user: Grantee): boolean => mayReach('cadastro', user, 'students.add');

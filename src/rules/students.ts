@@ -89,6 +89,22 @@ export const hasPhotos = (fields: {
   (fields.photoRef !== undefined && fields.photoRef !== null) ||
   (fields.photo_refs !== undefined && fields.photo_refs.length > 0);
 
+/**
+ * The photo references of a change that name no photo the server holds for the child: the issue
+ * path of each. `known` is the key of the child's stored photo (one per child, 0033) and whatever the
+ * record names already, so a client that sends the record back unchanged is not refused for a
+ * reference stored before this rule (0043).
+ */
+export const unknownPhotoRefs = (
+  fields: { readonly photoRef?: string | null; readonly photo_refs?: ReadonlyArray<string> },
+  known: ReadonlySet<string>,
+): string[] => [
+  ...(fields.photoRef !== undefined && fields.photoRef !== null && !known.has(fields.photoRef)
+    ? ['body.photoRef']
+    : []),
+  ...(fields.photo_refs ?? []).flatMap((ref, i) => (known.has(ref) ? [] : [`body.photo_refs.${i}`])),
+];
+
 export type DeleteDecision = 'delete' | 'already-deleted';
 
 export const decideDelete = (status: StudentRecord['status']): DeleteDecision =>

@@ -31,7 +31,7 @@ type Outcome<D> = Promise<E.Either<ApiError, D>>;
 
 export interface ClassService {
   listNuclei(): Promise<NucleusDoc[]>;
-  createNucleus(input: t.TypeOf<typeof CreateNucleusBody>): Promise<NucleusDoc>;
+  createNucleus(input: t.TypeOf<typeof CreateNucleusBody>): Outcome<NucleusDoc>;
   patchNucleus(nucleusId: string, input: t.TypeOf<typeof PatchNucleusBody>): Outcome<NucleusDoc>;
   listClasses(): Promise<ClassDoc[]>;
   createClass(input: t.TypeOf<typeof CreateClassBody>): Outcome<ClassDoc>;
@@ -46,6 +46,10 @@ const invalid = (path: string, message: string): ApiError =>
 const unknownNucleus = () => invalid('body.nucleusId', 'no such nucleus');
 const unknownClass = () => invalid('body.classId', 'no such class');
 const timesOutOfOrder = () => invalid('body.endsAt', 'must be later than startsAt');
+const nucleusNameTaken = () =>
+  apiError('CONFLICT', 'Another nucleus has this name (case and accents aside).', {
+    reason: 'NUCLEUS_NAME_TAKEN',
+  });
 
 const MAX_ATTEMPTS = 5;
 
@@ -78,23 +82,24 @@ export const classService = ({ classes, clock }: ClassServiceDeps): ClassService
   return {
     listNuclei: () => classes.listNuclei(),
 
-    createNucleus(input) {
+    async createNucleus(input) {
       const at = now();
-      return classes.createNucleus({ name: input.name, createdAt: at, updatedAt: at });
+      const created = await classes.createNucleus({ name: input.name, createdAt: at, updatedAt: at });
+      return created === 'NAME_TAKEN' ? E.left(nucleusNameTaken()) : E.right(created);
     },
 
     patchNucleus: (nucleusId, input) =>
       patchWithRetry(
         'nucleus',
         () => classes.getNucleus(nucleusId),
-        async (current: NucleusDoc) =>
-          E.right(
-            await classes.updateNucleus(current, {
-              name: input.name ?? current.name,
-              createdAt: current.createdAt,
-              updatedAt: now(),
-            }),
-          ),
+        async (current: NucleusDoc) => {
+          const written = await classes.updateNucleus(current, {
+            name: input.name ?? current.name,
+            createdAt: current.createdAt,
+            updatedAt: now(),
+          });
+          return written === 'NAME_TAKEN' ? E.left(nucleusNameTaken()) : E.right(written);
+        },
       ),
 
     listClasses: () => classes.listClasses(),

@@ -3,9 +3,15 @@
  * create is a plain create-only put; updates are compare-and-swap on the read revision, and the
  * caller decides whether a `CONFLICT` is retried. Lists read the by-docType index and sort in
  * memory: teams have tens of classes and a few sessions a week.
+ *
+ * A nucleus's name is unique once folded (case and accents, as student names are searched; 0043):
+ * a create-only claim document per folded name, as user emails are kept unique, so two instances
+ * creating one name at once cannot both succeed.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import * as t from 'io-ts';
 import { ClassDoc, ClassSessionDoc, type ClassSessionFilter, NucleusDoc } from '../domain/classes.js';
+import { foldName } from '../rules/students.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc, getDocs, listDocs } from './docs.js';
 import type { Database } from './pouch.js';
@@ -14,6 +20,23 @@ import { isConflict } from './storeErrors.js';
 export const nucleusDocId = (nucleusId: string): string => `nucleus:${nucleusId}`;
 export const classDocId = (classId: string): string => `class:${classId}`;
 export const classSessionDocId = (sessionId: string): string => `classSession:${sessionId}`;
+
+export const nucleusNameClaimId = (name: string): string =>
+  `nucleus-name:${createHash('sha256').update(foldName(name), 'utf8').digest('hex')}`;
+
+const NucleusNameClaim = t.type({
+  _id: t.string,
+  _rev: t.string,
+  docType: t.literal('nucleusName'),
+  nucleusId: t.string,
+  claimedAt: t.string,
+});
+
+/**
+ * How long a claim whose nucleus does not (yet) bear its name is left to the create or rename that
+ * made it: far longer than one takes, and after it a claim left by one that failed half-way is free.
+ */
+const CLAIM_SETTLE_MS = 5 * 60_000;
 
 type Stored = '_id' | '_rev' | 'docType';
 /** The fields a caller supplies; the id comes from the store on create and from `current` on update. */
@@ -31,7 +54,8 @@ export interface ClassStore {
   listClasses(): Promise<ClassDoc[]>;
   /** Ordered by date, then start (unknown last), then title (none last). */
   listSessions(filter?: ClassSessionFilter): Promise<ClassSessionDoc[]>;
-  createNucleus(fields: NucleusFields): Promise<NucleusDoc>;
+  /** `NAME_TAKEN` when another nucleus's name folds to the same (its creation time is `createdAt`). */
+  createNucleus(fields: NucleusFields): Promise<NucleusDoc | 'NAME_TAKEN'>;
   createClass(fields: ClassFields): Promise<ClassDoc>;
   createSession(fields: ClassSessionFields): Promise<ClassSessionDoc>;
   /** The sessions among `sessionIds` that exist, by id (one read). */
@@ -43,8 +67,12 @@ export interface ClassStore {
   createSessionWithId(sessionId: string, fields: ClassSessionFields): Promise<ClassSessionDoc | 'EXISTS'>;
   /** Removes a session (one a schedule no longer wants); `CONFLICT` when it changed meanwhile. */
   removeSession(current: ClassSessionDoc): Promise<'REMOVED' | 'CONFLICT'>;
-  /** Compare-and-swap on `current._rev`; `CONFLICT` when the document changed meanwhile. */
-  updateNucleus(current: NucleusDoc, next: NucleusFields): Promise<NucleusDoc | 'CONFLICT'>;
+  /**
+   * Compare-and-swap on `current._rev`; `CONFLICT` when the document changed meanwhile, `NAME_TAKEN`
+   * when the new name folds to another nucleus's. A name that folds as before is kept without a check,
+   * so nuclei that shared a name before names were unique can still be written.
+   */
+  updateNucleus(current: NucleusDoc, next: NucleusFields): Promise<NucleusDoc | 'CONFLICT' | 'NAME_TAKEN'>;
   updateClass(current: ClassDoc, next: ClassFields): Promise<ClassDoc | 'CONFLICT'>;
   updateSession(current: ClassSessionDoc, next: ClassSessionFields): Promise<ClassSessionDoc | 'CONFLICT'>;
 }
@@ -97,6 +125,44 @@ export const classStore = (
     }
   };
 
+  /**
+   * Claims `name` for `nucleusId` at `at`; false when another nucleus has it. Nuclei from before the
+   * claims have none, so the list is read too (tens of documents). A claim is another nucleus's while
+   * that nucleus bears the name, and while it is young (its create or rename may still be writing).
+   */
+  const claimNucleusName = async (name: string, nucleusId: string, at: string): Promise<boolean> => {
+    const folded = foldName(name);
+    const others = await listDocs(db, NucleusDoc, 'nucleus');
+    if (others.some((n) => n.nucleusId !== nucleusId && foldName(n.name) === folded)) return false;
+    const id = nucleusNameClaimId(name);
+    const claim = { _id: id, docType: 'nucleusName' as const, nucleusId, claimedAt: at };
+    try {
+      await db.put(claim);
+      return true;
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+    }
+    const held = await getDoc(db, NucleusNameClaim, id);
+    if (held === undefined) return false;
+    if (held.nucleusId === nucleusId) return true;
+    const holder = await getDoc(db, NucleusDoc, nucleusDocId(held.nucleusId));
+    const young = Date.parse(at) - Date.parse(held.claimedAt) < CLAIM_SETTLE_MS;
+    if (young || (holder !== undefined && foldName(holder.name) === folded)) return false;
+    try {
+      await db.put({ ...claim, _rev: held._rev });
+      return true;
+    } catch (e) {
+      if (isConflict(e)) return false;
+      throw e;
+    }
+  };
+  /** Frees `name` if `nucleusId` holds it (a failed write, or the name a rename left). */
+  const releaseNucleusName = async (name: string, nucleusId: string): Promise<void> => {
+    const held = await getDoc(db, NucleusNameClaim, nucleusNameClaimId(name));
+    if (held !== undefined && held.nucleusId === nucleusId)
+      await db.remove(held._id, held._rev).catch(() => undefined);
+  };
+
   return {
     getNucleus: (nucleusId) => getDoc(db, NucleusDoc, nucleusDocId(nucleusId)),
     getClass: (classId) => {
@@ -118,9 +184,16 @@ export const classStore = (
         .sort(byMeeting);
     },
 
-    createNucleus(fields) {
+    async createNucleus(fields) {
       const nucleusId = randomUUID();
-      return create({ ...fields, _id: nucleusDocId(nucleusId), docType: 'nucleus' as const, nucleusId });
+      const doc = { ...fields, _id: nucleusDocId(nucleusId), docType: 'nucleus' as const, nucleusId };
+      if (!(await claimNucleusName(fields.name, nucleusId, fields.createdAt))) return 'NAME_TAKEN';
+      try {
+        return await create(doc);
+      } catch (e) {
+        await releaseNucleusName(fields.name, nucleusId);
+        throw e;
+      }
     },
     createClass(fields) {
       const classId = randomUUID();
@@ -165,7 +238,14 @@ export const classStore = (
 
     async updateNucleus(current, next) {
       const doc = { ...next, _id: current._id, docType: 'nucleus' as const, nucleusId: current.nucleusId };
-      const rev = await replace(doc, current._rev);
+      const renamed = foldName(current.name) !== foldName(next.name);
+      if (renamed && !(await claimNucleusName(next.name, current.nucleusId, next.updatedAt)))
+        return 'NAME_TAKEN';
+      const rev = await replace(doc, current._rev).catch(async (e: unknown) => {
+        if (renamed) await releaseNucleusName(next.name, current.nucleusId);
+        throw e;
+      });
+      if (renamed) await releaseNucleusName(rev === 'CONFLICT' ? next.name : current.name, current.nucleusId);
       return rev === 'CONFLICT' ? rev : { ...doc, _rev: rev };
     },
     async updateClass(current, next) {

@@ -31,7 +31,6 @@ import {
 } from './kioskHarness.js';
 
 const CHILD = 'Luíza Gonçalves';
-const PHOTO = '/kiosk/icon.svg';
 const SESSION_BUTTON = /Turma Arco-Íris · Culto da manhã/;
 const EMERGENCY_PERSON = 'Avó Helena';
 const JUSTIFICATION = 'A mãe ligou: a avó vem buscar e a etiqueta ficou em casa.';
@@ -110,7 +109,7 @@ describe('kiosk (e2e): two tablets offline on the same child, an ADMIN and a CHA
       },
       'userId',
     );
-    // A photo with an image consent: the roster then carries the reference (a file the service serves).
+    // A photo with an image consent: the roster then carries its thumbnail.
     const consent = await api.send('POST', '/api/v1/image-consents', {
       subject_type: 'STUDENT',
       subject_id: childId(),
@@ -122,8 +121,7 @@ describe('kiosk (e2e): two tablets offline on the same child, an ADMIN and a CHA
       verification_method: 'VERIFIED_GUARDIAN_PRESENT',
     });
     expect(consent.status, consent.text).to.equal(201);
-    const photo = await api.send('PATCH', `/api/v1/students/${childId()}`, { photoRef: PHOTO });
-    expect(photo.status, photo.text).to.equal(200);
+    await api.uploadPhoto(childId());
     browser = await launchChromium();
     office = await openKiosk(browser, url, 'conflict-admin');
     door = await openKiosk(browser, url, 'conflict-chamador');
@@ -210,14 +208,9 @@ describe('kiosk (e2e): two tablets offline on the same child, an ADMIN and a CHA
     await row(page).getByRole('button', { name: 'Saída' }).click();
     await page.locator('body[data-screen="checkout"]').waitFor();
     // The photo (consented) and who may collect, to check the adult against.
-    const img = page.locator('[data-test="child-photo"]');
-    expect(await img.getAttribute('alt')).to.equal(`Foto de ${CHILD}`);
-    expect(new URL((await img.getAttribute('src')) ?? '').pathname).to.equal(PHOTO);
-    await page.waitForFunction(
-      'document.querySelector(\'[data-test="child-photo"]\')?.naturalWidth > 0',
-      undefined,
-      { timeout: 10_000 },
-    );
+    const drawn = page.locator('[data-test="child-photo"][data-loaded="true"]');
+    await drawn.waitFor({ timeout: 10_000 });
+    expect(await drawn.getAttribute('aria-label')).to.equal(`Foto de ${CHILD}`);
     expect(await page.locator('[data-test="may-collect"]').textContent()).to.contain(
       'Marta Gonçalves (Responsável)',
     );

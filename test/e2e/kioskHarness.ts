@@ -11,6 +11,7 @@ import * as t from 'io-ts';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { call, decodeAs } from '../support/http.js';
 import { type ServiceProcess, serviceProcess } from '../support/mainProcess.js';
+import { uploadTestPhoto } from '../support/photo.js';
 
 export const ARTIFACTS = path.join('test-artifacts', 'e2e');
 /** Debian's package; CHROMIUM_PATH points elsewhere on other systems. */
@@ -50,6 +51,8 @@ export interface Api {
   create(p: string, body: unknown, key: string): Promise<string>;
   /** Any mutation (with an Idempotency-Key); the answer as it came. */
   send(method: string, p: string, body: unknown): Promise<{ status: number; json: unknown; text: string }>;
+  /** Stores a test photo for a child with an active image consent; answers its key. */
+  uploadPhoto(studentId: string): Promise<string>;
 }
 
 /** The REST API as an ADMIN who signed in with a password, as a person would. */
@@ -77,6 +80,7 @@ export const adminApi = async (url: string): Promise<Api> => {
     url,
     get: (p) => call(`${url}${p}`, { headers }),
     send,
+    uploadPhoto: (studentId) => uploadTestPhoto(url, studentId, headers),
     async create(p, body, key) {
       const r = await send('POST', p, body);
       expect(r.status, r.text).to.equal(201);

@@ -23,7 +23,11 @@ import {
   startKioskService,
 } from './kioskHarness.js';
 
-const Grants = t.type({ items: t.array(t.type({ adultName: t.string, active: t.boolean })) });
+const Grants = t.type({
+  items: t.array(
+    t.type({ adultName: t.string, active: t.boolean, valid_from: t.string, valid_until: t.string }),
+  ),
+});
 const StudentStatus = t.type({ status: t.string, deleted_justification: t.union([t.string, t.null]) });
 const Users = t.type({ items: t.array(t.type({ email: t.string, roles: t.array(t.string) })) });
 const Roles = t.type({ items: t.array(t.type({ name: t.string, permissions: t.array(t.string) })) });
@@ -79,6 +83,25 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
     await browser?.close();
     await service?.dispose();
   });
+  const addUser = async (email: string, displayName: string, role: string, password: string) => {
+    const created = await api.send('POST', '/api/v1/users', { email, displayName, roles: [role], password });
+    expect(created.status, created.text).to.equal(201);
+  };
+  /** Signs another user in, in a browser context of their own, and runs `use` on their page. */
+  const asAnother = async (email: string, password: string, use: (p: Page) => Promise<void>) => {
+    const context = await browser.newContext({ locale: 'pt-BR', timezoneId: 'UTC' });
+    try {
+      const other = await context.newPage();
+      other.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+      await other.goto(`${api.url}/office/`);
+      await other.getByLabel('E-mail').fill(email);
+      await other.getByLabel('Senha').fill(password);
+      await other.getByRole('button', { name: 'Entrar' }).click();
+      await use(other);
+    } finally {
+      await context.close();
+    }
+  };
 
   it("a child's page shows the record, today's check-in, the pickup list and the audit trail, and exports", async () => {
     await page.getByLabel('Buscar pelo nome').fill('maria antonia');
@@ -108,15 +131,30 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
     await page.getByLabel('Bairro').fill('Vila Mariana');
     await page.getByLabel('Cidade').fill('São Paulo');
     await page.getByLabel('Situação da família na igreja').fill('membros');
+    // Dates are typed dd/mm/aaaa whatever the browser's locale; one not on the calendar is refused here.
+    const birth = page.getByLabel('Data de nascimento');
+    expect(await birth.getAttribute('inputmode')).to.equal('numeric');
+    await birth.fill('31/02/2019');
+    await page.getByRole('button', { name: 'Salvar' }).click();
+    await page.locator('.field-error', { hasText: 'Data inválida: escreva dd/mm/aaaa' }).waitFor();
+    expect(await birth.getAttribute('aria-invalid')).to.equal('true');
+    await birth.fill('15/03/2019');
     await page.getByRole('button', { name: 'Salvar' }).click();
     await page.locator('body[data-page="child"] dd', { hasText: 'Vila Mariana, São Paulo' }).waitFor();
+    await page.locator('body[data-page="child"] dd', { hasText: '15/03/2019' }).waitFor();
     const stored = decodeAs(
-      t.type({ address: t.unknown, familyMembershipStatus: t.unknown, phones: t.unknown }),
+      t.type({
+        address: t.unknown,
+        familyMembershipStatus: t.unknown,
+        phones: t.unknown,
+        birthDate: t.unknown,
+      }),
       (await api.get(`/api/v1/students/${idOf('Maria Antônia Souza')}`)).json,
     );
     expect({ ...stored }).to.deep.include({
       address: { neighborhood: 'Vila Mariana', city: 'São Paulo' },
       familyMembershipStatus: 'membros',
+      birthDate: '2019-03-15',
       // The phone's qualifier is the family's word, kept through the edit.
       phones: [{ number: '+55 11 98765-4321', qualifier: 'mãe' }],
     });
@@ -127,6 +165,11 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
     await form.getByLabel('Autorizado por').selectOption({ label: 'Carla Souza (N1)' });
     await form.getByLabel('Adulto autorizado').fill('Roberto Tio');
     await form.getByLabel('Parentesco').fill('tio');
+    // Today, the whole day (no times: from its start to its end), typed as the office writes dates.
+    const today = new Date().toISOString().slice(0, 10);
+    const [y, m, d] = today.split('-');
+    await form.getByLabel('Válida de').fill(`${d}/${m}/${y}`);
+    await form.getByLabel('Válida até').fill(`${d}/${m}/${y}`);
     await form.getByRole('button', { name: 'Autorizar' }).click();
     await page.locator('[data-test="pickup-grants"] td', { hasText: 'Roberto Tio' }).waitFor();
     expect(await page.locator('[data-test="pickup-grants"]').textContent()).to.contain('valendo');
@@ -135,7 +178,15 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
       Grants,
       (await api.get(`/api/v1/students/${idOf('Maria Antônia Souza')}/pickup-authorizations`)).json,
     );
-    expect(grants.items).to.deep.equal([{ ...grants.items[0], adultName: 'Roberto Tio', active: true }]);
+    expect(grants.items).to.deep.equal([
+      {
+        ...grants.items[0],
+        adultName: 'Roberto Tio',
+        active: true,
+        valid_from: `${today}T00:00:00.000Z`,
+        valid_until: `${today}T23:59:59.999Z`,
+      },
+    ]);
   });
 
   it('soft-deletes a child with a justification; the child is then listed among the deleted', async () => {
@@ -253,7 +304,7 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
     await page.getByLabel('Sessões da turma').selectOption({ label: 'Turma Arco-Íris' });
     await page.locator(`[data-test="sessions"][data-class-id="${ministry.classId}"]`).waitFor();
     const form = page.locator('[data-test="session-form"]');
-    await form.getByLabel('Data').fill('2026-12-24');
+    await form.getByLabel('Data').fill('24/12/2026');
     await form.getByLabel('Título').fill('Culto de Natal');
     await form.getByRole('button', { name: 'Criar' }).click();
     await page.locator('.message', { hasText: /Criado\.|recusou|conexão|permissão/ }).waitFor();
@@ -271,21 +322,8 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
   });
 
   it('offers a coordinator (CADASTRO) no users or reports page, which the server would refuse them', async () => {
-    const created = await api.send('POST', '/api/v1/users', {
-      email: 'ana@igreja.org',
-      displayName: 'Ana Secretaria',
-      roles: ['CADASTRO'],
-      password: 'outra-senha-longa-2026',
-    });
-    expect(created.status, created.text).to.equal(201);
-    const context = await browser.newContext({ locale: 'pt-BR', timezoneId: 'UTC' });
-    try {
-      const coordinator = await context.newPage();
-      coordinator.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-      await coordinator.goto(`${api.url}/office/`);
-      await coordinator.getByLabel('E-mail').fill('ana@igreja.org');
-      await coordinator.getByLabel('Senha').fill('outra-senha-longa-2026');
-      await coordinator.getByRole('button', { name: 'Entrar' }).click();
+    await addUser('ana@igreja.org', 'Ana Secretaria', 'CADASTRO', 'outra-senha-longa-2026');
+    await asAnother('ana@igreja.org', 'outra-senha-longa-2026', async (coordinator) => {
       await coordinator.locator('body[data-page="children"]').waitFor();
       const nav = coordinator.getByRole('navigation');
       const links = await nav.getByRole('link').allTextContents();
@@ -295,9 +333,31 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
       // The administrator's navigation still offers both (the tests above follow them).
       const adminLinks = await page.getByRole('navigation').getByRole('link').allTextContents();
       expect(adminLinks).to.include.members(['Usuários', 'Relatórios']);
-    } finally {
-      await context.close();
-    }
+    });
+  });
+
+  it('lets in a custom role that grants students.add, offering the reports it grants, and turns away one that does not', async () => {
+    const role = await api.send('POST', '/api/v1/roles', {
+      name: 'SECRETARIA',
+      display_name: 'Secretaria',
+      permissions: ['students.search', 'students.add', 'reports'],
+    });
+    expect(role.status, role.text).to.equal(201);
+    await addUser('bia@igreja.org', 'Bia Secretaria', 'SECRETARIA', 'mais-uma-senha-longa-2026');
+    await asAnother('bia@igreja.org', 'mais-uma-senha-longa-2026', async (secretary) => {
+      await secretary.locator('body[data-page="children"]').waitFor();
+      const links = await secretary.getByRole('navigation').getByRole('link').allTextContents();
+      expect(links).to.include.members(['Crianças', 'Importar planilha', 'Relatórios']);
+      expect(links).to.not.include('Usuários');
+      await secretary.getByRole('link', { name: 'Relatórios' }).click();
+      await secretary.locator('body[data-page="reports"]').waitFor();
+    });
+    // PROFESSOR (attendance, reports) and CHAMADOR: no role of Lucas's may register a child.
+    await asAnother('lucas@igreja.org', 'uma-senha-longa-2026', async (teacher) => {
+      await teacher.getByRole('alert').waitFor();
+      expect(await teacher.getByRole('alert').textContent()).to.contain('não tem acesso à secretaria');
+      expect(await teacher.locator('body').getAttribute('data-page')).to.equal('sign-in');
+    });
   });
 
   it('switches to English and meets no CSP violation or page error', async () => {

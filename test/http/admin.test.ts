@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { EventDoc } from '../../src/domain/event.js';
+import { PERMISSIONS } from '../../src/domain/principal.js';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -296,6 +297,9 @@ describe('users and roles administration', function () {
         password: 'p password 123',
       });
       const p = await login(svc.url, 'p@chamada.test', 'p password 123');
+      // The login answer says what the role grants, so a client offers only what the user may do.
+      expect(p.user.permissions).to.deep.equal(['attendance']);
+      expect(admin.user.permissions).to.have.members([...PERMISSIONS]);
       expect(
         (await call(url('/api/v1/_probe/attendance'), { headers: bearer(p.accessToken) })).status,
       ).to.equal(200);

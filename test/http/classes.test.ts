@@ -84,6 +84,25 @@ describe('nuclei, classes and class sessions', function () {
       expect(decoded(NucleusList, await get('/api/v1/nuclei'), 200).items).to.deep.equal([renamed, north]);
     });
 
+    it('refuses a name another nucleus has, case and accents aside: 409 NUCLEUS_NAME_TAKEN on create and rename', async () => {
+      const south = await createNucleus('Zona Sul');
+      const north = await createNucleus('Zona Norte');
+      const taken = expectEnvelope(
+        await send('POST', '/api/v1/nuclei', { name: 'zona súl' }),
+        409,
+        'CONFLICT',
+      );
+      expect(taken.details).to.deep.equal({ reason: 'NUCLEUS_NAME_TAKEN' });
+      expect(
+        expectEnvelope(
+          await send('PATCH', `/api/v1/nuclei/${north.nucleusId}`, { name: 'ZONA SUL' }),
+          409,
+          'CONFLICT',
+        ).details,
+      ).to.deep.equal({ reason: 'NUCLEUS_NAME_TAKEN' });
+      expect(decoded(NucleusList, await get('/api/v1/nuclei'), 200).items).to.deep.equal([north, south]);
+    });
+
     it('refuses an empty or over-long name and writes to read-only fields, changing nothing', async () => {
       const south = await createNucleus('Zona Sul');
       for (const body of [{ name: '' }, { name: 'x'.repeat(121) }, {}]) {

@@ -62,6 +62,21 @@ describe('the OpenAPI contract check of every response', () => {
       .and.match(/serverTime/);
   });
 
+  it('passes a 401 SESSION_EXPIRED from an authenticated route, and catches a 401 code no route lists', () => {
+    const answer = (code: string) =>
+      contract.check({
+        method: 'GET',
+        path: '/api/v1/users',
+        status: 401,
+        headers: json(),
+        text: envelope(code),
+      });
+    expect(answer('SESSION_EXPIRED')).to.deep.equal([]);
+    expect(answer('COMPROMISED_SESSION')).to.deep.equal([
+      'GET /api/v1/users → 401: error code COMPROMISED_SESSION not listed',
+    ]);
+  });
+
   it('matches path templates and leaves undescribed paths alone', () => {
     expect(
       contract.check({

@@ -74,6 +74,16 @@ describe('OpenAPI document', () => {
     );
   });
 
+  it('lists SESSION_EXPIRED beside UNAUTHORIZED in the 401 of every authenticated route, and no 401 on a public one', () => {
+    const doc = buildOpenApiDocument(probeRoutes());
+    for (const auth of ['bearer', 'admin'])
+      expect(doc)
+        .to.have.nested.property(`paths./api/v1/_probe/${auth}.get.responses.401.description`)
+        .that.contains('`UNAUTHORIZED`')
+        .and.contains('`SESSION_EXPIRED`');
+    expect(doc).not.to.have.nested.property('paths./api/v1/_probe/none.get.responses.401');
+  });
+
   it('shows closed request bodies (additionalProperties false) with their bounds', () => {
     const doc = buildOpenApiDocument(probeRoutes());
     expect(doc).to.have.nested.property('components.schemas.ProbeEchoBody.additionalProperties', false);

@@ -113,11 +113,12 @@ describe('student photos', function () {
   });
   afterEach(() => svc.dispose());
 
-  it('without an active image consent: 409 with the reason, and nothing is stored', async () => {
+  it('without an active image consent: 400 VALIDATION_FAILED with the reason, and nothing is stored', async () => {
     const id = await student();
     const jpeg = await picture(64, 64).jpeg().toBuffer();
-    const refused = expectEnvelope(await upload(id, jpeg, 'image/jpeg'), 409, 'CONFLICT');
-    expect(refused.details).to.deep.equal({ reason: 'NO_ACTIVE_IMAGE_CONSENT' });
+    const refused = expectEnvelope(await upload(id, jpeg, 'image/jpeg'), 400, 'VALIDATION_FAILED');
+    expect(refused.details).to.deep.include({ reason: 'NO_ACTIVE_IMAGE_CONSENT' });
+    expect(refused.details).to.have.nested.property('issues[0].path', 'body');
     expect(refused.message).to.contain('image consent');
     expect(await svc.store.db.private.get(`photo:${id}`).catch(() => undefined)).to.equal(undefined);
     expect((await get(`/api/v1/students/${id}`)).json).to.deep.include({ photoRef: null, photo_refs: [] });

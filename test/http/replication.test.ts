@@ -14,6 +14,7 @@ import {
   untilCopiesAgree,
 } from '../support/couchServer.js';
 import { call, expectEnvelope } from '../support/http.js';
+import { uploadTestPhoto } from '../support/photo.js';
 import { createdId, seedSmallRoster } from '../support/seed.js';
 import { makeTablet, type Tablet } from '../support/tablet.js';
 import {
@@ -254,12 +255,11 @@ for (const backend of backends)
         verification_method: 'VERIFIED_GUARDIAN_PRESENT',
       });
       expect(consent.status, consent.text).to.equal(201);
-      const photo = await send('PATCH', `/api/v1/students/${ana}`, { photoRef: 'photos/ana.jpg' });
-      expect(photo.status, photo.text).to.equal(200);
+      const photoRef = await uploadTestPhoto(svc.url, ana, authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN));
       await settled();
       const t = tablet();
       await t.pull();
-      expect((await t.docs('rosterStudent')).get(`student:${ana}`)?.photoRef).to.equal('photos/ana.jpg');
+      expect((await t.docs('rosterStudent')).get(`student:${ana}`)?.photoRef).to.equal(photoRef);
       expect((await t.docs('rosterStudent')).get(`student:${bruno}`)?.photoRef).to.equal(null);
     });
 

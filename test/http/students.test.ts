@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { call, decodeAs, expectEnvelope, issuePaths } from '../support/http.js';
+import { uploadTestPhoto } from '../support/photo.js';
 import {
   authHeaders,
   DEV_TOKENS,
@@ -314,10 +315,12 @@ describe('students', function () {
       verification_method: 'VERIFIED_GUARDIAN_PRESENT',
     });
 
-    it('refuses a photo without consent, accepts it with one, stops serving it once revoked', async () => {
+    it('refuses a photo without consent, accepts the stored one with one, stops serving it once revoked', async () => {
       const id = await create();
       const noConsent = await send('PATCH', `/api/v1/students/${id}`, { photoRef: 'photos/joao.jpg' });
-      expect(expectEnvelope(noConsent, 400, 'VALIDATION_FAILED').message).to.contain('consent');
+      expect(expectEnvelope(noConsent, 400, 'VALIDATION_FAILED').details).to.deep.include({
+        reason: 'NO_ACTIVE_IMAGE_CONSENT',
+      });
       expectEnvelope(
         await send('POST', '/api/v1/students', newStudent({ photoRef: 'photos/x.jpg' })),
         400,
@@ -326,16 +329,14 @@ describe('students', function () {
       const c = await send('POST', '/api/v1/image-consents', consent(id));
       expect(c.status, c.text).to.equal(201);
       const consentId = decodeAs(t.type({ consentId: t.string }), c.json).consentId;
-      expect(
-        (await send('PATCH', `/api/v1/students/${id}`, { photoRef: 'photos/joao.jpg' })).status,
-      ).to.equal(200);
+      const stored = await uploadTestPhoto(svc.url, id, authHeaders(DEV_TOKENS.DEV_CADASTRO_TOKEN));
+      expect((await send('PATCH', `/api/v1/students/${id}`, { photoRef: null })).status).to.equal(200);
+      expect((await send('PATCH', `/api/v1/students/${id}`, { photoRef: stored })).status).to.equal(200);
       expect((await get(`/api/v1/students/${id}`)).json).to.deep.include({
-        photoRef: 'photos/joao.jpg',
+        photoRef: stored,
         imageConsentId: consentId,
       });
-      expect(decodeAs(Page, (await get('/api/v1/students')).json).items[0]?.photoRef).to.equal(
-        'photos/joao.jpg',
-      );
+      expect(decodeAs(Page, (await get('/api/v1/students')).json).items[0]?.photoRef).to.equal(stored);
       const revoked = await send(
         'POST',
         `/api/v1/image-consents/${consentId}/revoke`,
@@ -351,6 +352,36 @@ describe('students', function () {
         400,
         'VALIDATION_FAILED',
       );
+    });
+
+    it('refuses a photo reference that names no photo stored for the child, by its path, and changes nothing', async () => {
+      const id = await create();
+      const other = await create({ displayName: 'Ana Clara' });
+      for (const s of [id, other])
+        expect((await send('POST', '/api/v1/image-consents', consent(s))).status).to.equal(201);
+      const theirs = await uploadTestPhoto(svc.url, other, authHeaders(DEV_TOKENS.DEV_CADASTRO_TOKEN));
+      const refused = await send('PATCH', `/api/v1/students/${id}`, {
+        displayName: 'João P.',
+        photoRef: 'photos/invented.jpg',
+        photo_refs: [theirs],
+      });
+      const envelope = expectEnvelope(refused, 400, 'VALIDATION_FAILED');
+      expect(envelope.details).to.deep.include({ reason: 'PHOTO_NOT_STORED' });
+      expect(issuePaths(envelope)).to.deep.equal(['body.photoRef', 'body.photo_refs.0']);
+      expect((await get(`/api/v1/students/${id}`)).json).to.deep.include({
+        displayName: 'João Pedro',
+        photoRef: null,
+        photo_refs: [],
+      });
+      // The child's own stored photo, sent back with the record unchanged, is accepted.
+      const mine = await uploadTestPhoto(svc.url, id, authHeaders(DEV_TOKENS.DEV_CADASTRO_TOKEN));
+      const resent = await send('PATCH', `/api/v1/students/${id}`, {
+        displayName: 'João P.',
+        photoRef: mine,
+        photo_refs: [mine],
+      });
+      expect(resent.status, resent.text).to.equal(200);
+      expect(resent.json).to.deep.include({ displayName: 'João P.', photoRef: mine });
     });
 
     it('keeps the full history; a second revoke → 409; re-consent is a new record', async () => {

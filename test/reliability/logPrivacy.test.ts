@@ -166,10 +166,9 @@ describe('reliability: logs carry no personal data', function () {
       relationship: 'mãe',
       verification_method: 'IN_PERSON_DOCUMENT',
     });
-    await send('PATCH', `/api/v1/students/${studentId}`, {
-      photoRef: PII.photoRef,
-      displayName: PII.childRenamed,
-    });
+    // A reference to no stored photo is refused too (0043), with it in the bad input; the rename stands.
+    await send('PATCH', `/api/v1/students/${studentId}`, { photoRef: PII.photoRef });
+    await send('PATCH', `/api/v1/students/${studentId}`, { displayName: PII.childRenamed });
     await get(`/api/v1/students?q=${encodeURIComponent(PII.childRenamed)}`);
     await get(`/api/v1/students/${studentId}`);
     await get(`/api/v1/students/${studentId}/export`);

@@ -7,7 +7,13 @@ import {
   type Principal,
   SYSTEM_ROLE_PERMISSIONS,
 } from '../../src/domain/principal.js';
-import { type AccessDenial, type AuthClass, authorize, mayReach } from '../../src/rules/authorization.js';
+import {
+  type AccessDenial,
+  type AuthClass,
+  authorize,
+  mayReach,
+  mayUseOffice,
+} from '../../src/rules/authorization.js';
 
 const as = (...roles: string[]): Principal => ({
   userId: 'u',
@@ -77,54 +83,47 @@ describe('authorize (route access rule)', () => {
   }
 });
 
-describe('mayReach: what the role names alone tell of a route (the office hides what is refused)', () => {
+describe('mayReach and mayUseOffice: what the office offers a signed-in user', () => {
+  /** A user as the login answer describes them: roles and what they grant. */
+  const user = (roles: string[], permissions: Permission[] = []) => ({
+    roles,
+    permissions: [
+      ...new Set([
+        ...permissions,
+        ...roles.flatMap((r) => (isSystemRole(r) ? SYSTEM_ROLE_PERMISSIONS[r] : [])),
+      ]),
+    ],
+  });
   const table: ReadonlyArray<
-    [Parameters<typeof mayReach>[0], ReadonlyArray<string>, Permission | undefined, 'yes' | 'no' | 'unknown']
+    [Parameters<typeof mayReach>[0], ReturnType<typeof user>, Permission | undefined, boolean]
   > = [
-    ['admin', ['ADMIN'], undefined, 'yes'],
-    ['admin', ['CADASTRO'], undefined, 'no'],
+    ['admin', user(['ADMIN']), undefined, true],
+    ['admin', user(['CADASTRO']), undefined, false],
     // A custom role never opens an admin-only route, whatever it grants.
-    ['admin', ['CADASTRO', 'PROFESSOR'], undefined, 'no'],
-    ['relatorios', ['RELATORIOS'], 'reports', 'yes'],
-    ['relatorios', ['ADMIN'], 'reports', 'yes'],
-    ['relatorios', ['CADASTRO'], 'reports', 'no'],
-    ['relatorios', ['CADASTRO', 'CHAMADOR'], 'reports', 'no'],
-    // A custom role may grant `reports`: only the server knows.
-    ['relatorios', ['CADASTRO', 'PROFESSOR'], 'reports', 'unknown'],
-    ['relatorios', ['CADASTRO'], undefined, 'no'],
-    ['cadastro', ['CADASTRO'], 'sessions.edit', 'yes'],
-    // A system role's permission opens a route of another class, as the server's permissions do.
-    ['chamador', ['RELATORIOS'], 'students.search', 'yes'],
-    ['chamador', ['RELATORIOS'], 'attendance', 'no'],
-    ['chamador', [], 'attendance', 'no'],
+    ['admin', user(['PROFESSOR'], [...PERMISSIONS]), undefined, false],
+    ['relatorios', user(['RELATORIOS']), 'reports', true],
+    ['relatorios', user(['CADASTRO']), 'reports', false],
+    ['relatorios', user(['CADASTRO', 'PROFESSOR'], ['reports']), 'reports', true],
+    ['relatorios', user(['CADASTRO', 'PROFESSOR'], ['students.add']), 'reports', false],
+    ['cadastro', user(['SECRETARIA'], ['students.add']), 'students.add', true],
+    ['cadastro', user(['SECRETARIA'], ['students.add']), 'sessions.edit', false],
+    ['chamador', user(['RELATORIOS']), 'students.search', true],
+    ['chamador', user([]), 'attendance', false],
   ];
-  for (const [authClass, roles, permission, expected] of table)
-    it(`${authClass}${permission === undefined ? '' : ` (${permission})`} with [${roles.join(', ')}]: ${expected}`, () => {
-      expect(mayReach(authClass, roles, permission)).to.equal(expected);
+  for (const [authClass, who, permission, expected] of table)
+    it(`${authClass}${permission === undefined ? '' : ` (${permission})`} with [${who.roles.join(', ')}] granting [${who.permissions.join(', ')}]: ${expected ? 'offered' : 'not offered'}`, () => {
+      expect(mayReach(authClass, who, permission)).to.equal(expected);
     });
 
-  it('never says no where the server would let the user in, for the system roles', () => {
-    const classes = ['admin', 'cadastro', 'chamador', 'relatorios'] as const;
-    const permissions = [undefined, ...PERMISSIONS];
-    const roleSets = [
-      ['ADMIN'],
-      ['CHAMADOR'],
-      ['RELATORIOS'],
-      ['CADASTRO'],
-      ['CHAMADOR', 'CADASTRO'],
-      ['RELATORIOS', 'CHAMADOR'],
-    ];
-    for (const c of classes)
-      for (const p of permissions)
-        for (const roles of roleSets) {
-          const principal: Principal = {
-            ...as(...roles),
-            permissions: [
-              ...new Set(roles.flatMap((r) => (isSystemRole(r) ? SYSTEM_ROLE_PERMISSIONS[r] : []))),
-            ],
-          };
-          const allowed = E.isRight(authorize(c, principal, p));
-          expect(mayReach(c, roles, p), `${c} ${p} ${roles.join(',')}`).to.equal(allowed ? 'yes' : 'no');
-        }
-  });
+  const door: ReadonlyArray<[string, ReturnType<typeof user>, boolean]> = [
+    ['ADMIN', user(['ADMIN']), true],
+    ['CADASTRO', user(['CADASTRO']), true],
+    ['a custom role granting students.add', user(['SECRETARIA'], ['students.add']), true],
+    ['CHAMADOR', user(['CHAMADOR']), false],
+    ['RELATORIOS', user(['RELATORIOS']), false],
+    ['a custom role granting only reports', user(['PASTOR'], ['reports']), false],
+  ];
+  for (const [who, grantee, expected] of door)
+    it(`the office ${expected ? 'lets in' : 'turns away'} ${who}`, () =>
+      expect(mayUseOffice(grantee)).to.equal(expected));
 });

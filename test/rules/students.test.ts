@@ -9,6 +9,7 @@ import {
   queryMatcher,
   type StudentField,
   sortKeyOf,
+  unknownPhotoRefs,
   visibleStudentFields,
 } from '../../src/rules/students.js';
 
@@ -103,6 +104,25 @@ describe('student rules', () => {
     expect(hasPhotos({ photo_refs: [] })).to.equal(false);
     expect(hasPhotos({ photoRef: 'p/1.jpg' })).to.equal(true);
     expect(hasPhotos({ photo_refs: ['p/1.jpg'] })).to.equal(true);
+  });
+
+  describe('a change may name only photos the server holds for the child', () => {
+    const known = new Set(['photos/s1/abc.jpg']);
+    const cases: Array<[string, Parameters<typeof unknownPhotoRefs>[0], string[]]> = [
+      ['the stored key', { photoRef: 'photos/s1/abc.jpg', photo_refs: ['photos/s1/abc.jpg'] }, []],
+      ['a cleared reference', { photoRef: null, photo_refs: [] }, []],
+      ['no photo field', {}, []],
+      ['a key of nothing stored', { photoRef: 'photos/s1/other.jpg' }, ['body.photoRef']],
+      ['an address', { photoRef: '/kiosk/icon.svg' }, ['body.photoRef']],
+      [
+        'unknown entries of photo_refs, each by its index',
+        { photo_refs: ['photos/s1/abc.jpg', 'x.jpg', 'y.jpg'] },
+        ['body.photo_refs.1', 'body.photo_refs.2'],
+      ],
+    ];
+    for (const [what, fields, issues] of cases)
+      it(`${what}: ${issues.length === 0 ? 'accepted' : issues.join(', ')}`, () =>
+        expect(unknownPhotoRefs(fields, known)).to.deep.equal(issues));
   });
 
   it('a deleted student cannot be deleted again', () => {

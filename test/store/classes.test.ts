@@ -1,7 +1,14 @@
 /** The class store on the embedded store: decoded reads, create-only ids, compare-and-swap updates. */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { type ClassStore, classDocId, classStore } from '../../src/store/classes.js';
+import type { NucleusDoc } from '../../src/domain/classes.js';
+import {
+  type ClassStore,
+  classDocId,
+  classStore,
+  nucleusDocId,
+  nucleusNameClaimId,
+} from '../../src/store/classes.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
@@ -23,8 +30,15 @@ describe('class store', () => {
     await removeDir(dir);
   });
 
+  /** A nucleus that must be created (its name free). */
+  const nucleusNamed = async (name: string, at = AT, store: ClassStore = classes) => {
+    const created = await store.createNucleus({ name, createdAt: at, updatedAt: at });
+    if (created === 'NAME_TAKEN') throw new Error(`${name} was taken`);
+    return created;
+  };
+
   it('reads back what it created, and answers undefined for unknown ids', async () => {
-    const nucleus = await classes.createNucleus({ name: 'Sul', createdAt: AT, updatedAt: AT });
+    const nucleus = await nucleusNamed('Sul');
     const cls = await classes.createClass({
       name: 'Juniores',
       nucleusId: nucleus.nucleusId,
@@ -64,6 +78,82 @@ describe('class store', () => {
     const stale = await classes.updateClass(cls, { ...fieldsOf(cls), name: 'Outro', updatedAt: LATER });
     expect(stale).to.equal('CONFLICT');
     expect((await classes.getClass(cls.classId))?.name).to.equal('Juvenis');
+  });
+
+  describe('nucleus names, unique once folded', () => {
+    const rename = (n: NucleusDoc, name: string, at = LATER, store: ClassStore = classes) =>
+      store.updateNucleus(n, { name, createdAt: n.createdAt, updatedAt: at });
+
+    it('refuses a name another nucleus has, case and accents aside, on create and on rename', async () => {
+      const south = await nucleusNamed('Zona Sul');
+      const north = await nucleusNamed('Zona Norte');
+      for (const name of ['zona sul', 'ZÔNA  SUL', ' Zona Sul '])
+        expect(await classes.createNucleus({ name, createdAt: LATER, updatedAt: LATER }), name).to.equal(
+          'NAME_TAKEN',
+        );
+      expect(await rename(north, 'zona súl')).to.equal('NAME_TAKEN');
+      expect((await classes.listNuclei()).map((n) => n.name)).to.deep.equal(['Zona Norte', 'Zona Sul']);
+      // Its own name in other letters is no collision.
+      expect(await rename(south, 'ZONA SUL')).to.deep.include({ name: 'ZONA SUL' });
+    });
+
+    it('a rename frees the old name and holds the new one', async () => {
+      const south = await nucleusNamed('Zona Sul');
+      const renamed = await rename(south, 'Centro');
+      expect(renamed).to.deep.include({ name: 'Centro' });
+      expect(await nucleusNamed('Zona Sul', LATER)).to.deep.include({ name: 'Zona Sul' });
+      expect(await classes.createNucleus({ name: 'centro', createdAt: LATER, updatedAt: LATER })).to.equal(
+        'NAME_TAKEN',
+      );
+    });
+
+    it('two instances creating one name at once: exactly one nucleus is made', async () => {
+      const other = classStore(store.db.private);
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          (i % 2 === 0 ? classes : other).createNucleus({
+            name: i < 3 ? 'Vila Nova' : 'vila nova',
+            createdAt: AT,
+            updatedAt: AT,
+          }),
+        ),
+      );
+      expect(answers.filter((a) => a !== 'NAME_TAKEN')).to.have.length(1);
+      expect(await classes.listNuclei()).to.have.length(1);
+    });
+
+    it('nuclei that shared a name before names were unique stay readable and writable, and block the name', async () => {
+      for (const nucleusId of [randomUUID(), randomUUID()])
+        await store.db.private.put({
+          _id: nucleusDocId(nucleusId),
+          docType: 'nucleus',
+          nucleusId,
+          name: 'Centro',
+          createdAt: AT,
+          updatedAt: AT,
+        });
+      const [first, second] = await classes.listNuclei();
+      if (first === undefined || second === undefined) throw new Error('both nuclei are listed');
+      expect(await classes.createNucleus({ name: 'CENTRO', createdAt: LATER, updatedAt: LATER })).to.equal(
+        'NAME_TAKEN',
+      );
+      expect(await rename(first, 'centro')).to.deep.include({ name: 'centro' });
+      expect(await rename(second, 'Centro Velho')).to.deep.include({ name: 'Centro Velho' });
+    });
+
+    it('a claim left by a create that failed half-way is taken over once it is old, not while young', async () => {
+      await store.db.private.put({
+        _id: nucleusNameClaimId('Leste'),
+        docType: 'nucleusName',
+        nucleusId: randomUUID(),
+        claimedAt: AT,
+      });
+      const soon = '2026-03-01T12:01:00.000Z';
+      expect(await classes.createNucleus({ name: 'Leste', createdAt: soon, updatedAt: soon })).to.equal(
+        'NAME_TAKEN',
+      );
+      expect(await nucleusNamed('leste', '2026-03-01T12:06:00.000Z')).to.deep.include({ name: 'leste' });
+    });
   });
 
   it('filters sessions by date and class in memory', async () => {

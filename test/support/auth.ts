@@ -21,7 +21,7 @@ const Tokens = t.type({
   csrfToken: t.string,
   sessionId: t.string,
   expiresAt: t.string,
-  user: t.type({ userId: t.string, email: t.string, role: t.string }),
+  user: t.type({ userId: t.string, email: t.string, role: t.string, permissions: t.array(t.string) }),
 });
 const WithRefresh = t.intersection([Tokens, t.type({ refreshToken: t.string })]);
 export type Tokens = t.TypeOf<typeof Tokens>;

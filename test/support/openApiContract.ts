@@ -144,9 +144,19 @@ export const openApiContract = (document: unknown): OpenApiContract => {
       if (!validate(body)) {
         problems.push(`${where}: body ${ajv.errorsText(validate.errors, { dataVar: 'body' })}`);
       }
+      // The envelope's schema is one for every status; which codes a 401 carries is in its description
+      // (a client tells SESSION_EXPIRED, sign in again, from UNAUTHORIZED, refresh), so check it there.
+      const code = status === 401 ? errorCodeOf(body) : undefined;
+      if (code !== undefined && !String(response.description ?? '').includes(`\`${code}\``))
+        problems.push(`${where}: error code ${code} not listed`);
       return problems;
     },
   };
+};
+
+const errorCodeOf = (body: unknown): string | undefined => {
+  if (!JsonObject.is(body) || !JsonObject.is(body.error)) return undefined;
+  return typeof body.error.code === 'string' ? body.error.code : undefined;
 };
 
 const contracts = new Map<string, Promise<OpenApiContract | undefined>>();

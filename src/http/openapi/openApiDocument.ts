@@ -25,7 +25,9 @@ export const sharedErrorCodes = (route: Route): ErrorCode[] => {
   // And any route can meet a store that is down or out of space (503, see storeErrors.ts).
   const codes: ErrorCode[] = ['VALIDATION_FAILED', 'INTERNAL_ERROR', 'STORE_UNAVAILABLE'];
   // Every authenticated route counts its caller (per principal and device): any of them may answer 429.
-  if (route.auth !== 'none') codes.push('UNAUTHORIZED', 'RATE_LIMITED');
+  // A token that outlived its session is told apart from a bad one on every authenticated route
+  // (`authenticate.ts`), so a client learns there to sign in again rather than refresh.
+  if (route.auth !== 'none') codes.push('UNAUTHORIZED', 'SESSION_EXPIRED', 'RATE_LIMITED');
   if (route.auth !== 'none' && route.auth !== 'bearer') codes.push('FORBIDDEN_ROLE');
   if (route.body !== undefined) codes.push('PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
   if (needsIdempotencyKey(route)) codes.push('IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD', 'CONFLICT');

@@ -37,6 +37,10 @@ const NUCLEUS_AND_CLASS_WRITES =
 
 // ---- nuclei ----
 
+const NUCLEUS_NAMES =
+  "A name another nucleus has, case and accents aside ('Zona Sul', 'zona sul', 'Zôna Sul'), is 409 " +
+  '`CONFLICT` with `details.reason` `NUCLEUS_NAME_TAKEN`.';
+
 export const listNucleiRoute = defineRoute({
   operationId: 'listNuclei',
   method: 'get',
@@ -56,7 +60,7 @@ export const createNucleusRoute = defineRoute({
   auth: 'cadastro',
   permission: 'sessions.edit',
   summary: 'Create a nucleus',
-  description: NUCLEUS_AND_CLASS_WRITES,
+  description: `${NUCLEUS_AND_CLASS_WRITES} ${NUCLEUS_NAMES}`,
   tags: ['nuclei'],
   body: CreateNucleusBody,
   response: {
@@ -65,14 +69,13 @@ export const createNucleusRoute = defineRoute({
     codec: Nucleus,
     headers: { Location: 'the nucleus' },
   },
-  handler: async ({ body, deps }) => {
-    const created = await deps.classes.createNucleus(body);
-    return E.right({
+  errors: ['CONFLICT'],
+  handler: async ({ body, deps }) =>
+    E.map((created: NucleusDoc) => ({
       status: 201,
       headers: { Location: `/api/v1/nuclei/${created.nucleusId}` },
       body: toNucleus(created),
-    });
-  },
+    }))(await deps.classes.createNucleus(body)),
 });
 
 export const patchNucleusRoute = defineRoute({
@@ -82,12 +85,12 @@ export const patchNucleusRoute = defineRoute({
   auth: 'cadastro',
   permission: 'sessions.edit',
   summary: 'Rename a nucleus',
-  description: NUCLEUS_AND_CLASS_WRITES,
+  description: `${NUCLEUS_AND_CLASS_WRITES} ${NUCLEUS_NAMES} Nuclei that shared a name before names were unique keep it until renamed.`,
   tags: ['nuclei'],
   params: NucleusIdParams,
   body: PatchNucleusBody,
   response: { status: 200, description: 'The updated nucleus.', codec: Nucleus },
-  errors: ['NOT_FOUND'],
+  errors: ['NOT_FOUND', 'CONFLICT'],
   handler: async ({ params, body, deps }) =>
     E.map((n: NucleusDoc) => ({ body: toNucleus(n) }))(
       await deps.classes.patchNucleus(params.nucleusId, body),

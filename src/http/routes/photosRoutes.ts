@@ -26,9 +26,10 @@ export const putStudentPhotoRoute = defineRoute({
     'The body is the image (`image/jpeg`, `image/png` or `image/webp`), at most ' +
     `${MAX_PHOTO_BYTES / 1024 / 1024} MB (413 beyond). It is decoded and stored re-encoded as JPEG without its ` +
     'metadata, with a 256 px thumbnail; the bytes sent are never served. Bytes that are not such an image are 415. ' +
-    'Without an active image consent the answer is 409 (`details.reason` `NO_ACTIVE_IMAGE_CONSENT`) and nothing ' +
-    "is stored. The stored key becomes the student's `photoRef` and only `photo_refs` entry, replacing any " +
-    'previous photo. Revoking the last active consent erases the photo.',
+    'Without an active image consent the answer is 400 `VALIDATION_FAILED` (`details.reason` ' +
+    '`NO_ACTIVE_IMAGE_CONSENT`) and nothing is stored; a deleted student is 409. The stored key becomes the ' +
+    "student's `photoRef` and only `photo_refs` entry, replacing any previous photo. Revoking the last active " +
+    'consent erases the photo.',
   tags: ['students'],
   params: StudentIdParams,
   body: PhotoUpload,

@@ -177,7 +177,10 @@ export const patchStudentRoute = defineRoute({
   permission: 'students.add',
   summary: 'Change a student',
   description:
-    'Read-only fields in the body are 400. Photos need an active image consent (400 otherwise). A deleted student is 409.',
+    'Read-only fields in the body are 400. Photos need an active image consent (400 `VALIDATION_FAILED`, ' +
+    '`details.reason` `NO_ACTIVE_IMAGE_CONSENT`), and `photoRef` and each `photo_refs` entry must name the ' +
+    "student's stored photo (`PUT …/photo`) or a reference the record holds already (400, `details.reason` " +
+    '`PHOTO_NOT_STORED`, an issue per reference); `null` and `[]` clear them. A deleted student is 409.',
   tags: ['students'],
   params: StudentIdParams,
   body: PatchStudentBody,

@@ -5,6 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
+import { PermissionC } from '../../domain/principal.js';
 
 const AUTH_KEY = 'chamada-office-auth';
 const DEVICE_KEY = 'chamada-office-device';
@@ -12,7 +13,8 @@ const DEVICE_KEY = 'chamada-office-device';
 const Auth = t.type({
   accessToken: t.string,
   refreshToken: t.string,
-  user: t.type({ displayName: t.string, roles: t.array(t.string) }),
+  // What the roles grant, from the login and refresh answers: the office offers pages by it.
+  user: t.type({ displayName: t.string, roles: t.array(t.string), permissions: t.array(PermissionC) }),
 });
 export type Auth = t.TypeOf<typeof Auth>;
 
@@ -95,9 +97,10 @@ const refreshOnce = async (auth: Auth): Promise<Auth | undefined> => {
     headers: { 'Content-Type': 'application/json', 'X-Device-Id': deviceId() },
     body: JSON.stringify({ refreshToken: auth.refreshToken }),
   });
-  const next = t.type({ accessToken: t.string, refreshToken: t.string }).decode(a.json);
+  // The answer names the user again: a role changed since sign-in shows in the pages offered.
+  const next = Auth.decode(a.json);
   if (a.status !== 200 || E.isLeft(next)) return undefined;
-  const renewed = { ...auth, ...next.right };
+  const renewed = next.right;
   saveAuth(renewed);
   return renewed;
 };

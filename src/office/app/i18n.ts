@@ -14,7 +14,8 @@ const ptBR = {
   'signIn.password': 'Senha',
   'signIn.submit': 'Entrar',
   'signIn.failed': 'E-mail ou senha incorretos.',
-  'signIn.forbidden': 'Esta conta não tem acesso à secretaria (é preciso ADMIN ou CADASTRO).',
+  'signIn.forbidden':
+    'Esta conta não tem acesso à secretaria (é preciso ADMIN, CADASTRO ou um papel que cadastre crianças).',
   'signIn.error': 'Não foi possível entrar. Tente de novo.',
   'error.network': 'Sem conexão com o servidor. Nada foi perdido; tente de novo.',
   'error.generic': 'O servidor recusou: {message}',
@@ -146,7 +147,8 @@ const en: Record<Key, string> = {
   'signIn.password': 'Password',
   'signIn.submit': 'Sign in',
   'signIn.failed': 'Wrong email or password.',
-  'signIn.forbidden': 'This account has no access to the office (ADMIN or CADASTRO needed).',
+  'signIn.forbidden':
+    'This account has no access to the office (ADMIN, CADASTRO or a role that registers children needed).',
   'signIn.error': 'Could not sign in. Try again.',
   'error.network': 'The server cannot be reached. Nothing was lost; try again.',
   'error.generic': 'The server refused: {message}',

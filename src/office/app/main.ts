@@ -82,13 +82,13 @@ const render = (): void => {
           link('#/import', t('nav.import'), route === 'import'),
           link('#/schedules', t('nav.schedules'), route === 'schedules'),
           // Pages whose every call the user's roles would have refused are not offered (a coordinator
-          // is not sent to the users page to read 403); a custom role's, only the server knows.
-          mayReach('admin', auth.user.roles) === 'no'
-            ? null
-            : link('#/users', adminTranslator()('nav.users'), route === 'users'),
-          mayReach('relatorios', auth.user.roles, 'reports') === 'no'
-            ? null
-            : link('#/reports', adminTranslator()('nav.reports'), route === 'reports'),
+          // is not sent to the users page to read 403), a custom role's judged by what it grants.
+          mayReach('admin', auth.user)
+            ? link('#/users', adminTranslator()('nav.users'), route === 'users')
+            : null,
+          mayReach('relatorios', auth.user, 'reports')
+            ? link('#/reports', adminTranslator()('nav.reports'), route === 'reports')
+            : null,
           link('#/classes', adminTranslator()('nav.classes'), route === 'classes'),
           h(
             'button',

@@ -1,6 +1,8 @@
 /** What the administration pages share: failure messages, tables, a file download and SVG elements. */
 import { type Child, h } from '../../../kiosk/app/dom.js';
 import { type Answer, errorMessage } from '../api.js';
+import { officeLang } from '../dateInput.js';
+import { formatDate, formatInstant } from '../dates.js';
 import type { Shell } from '../shell.js';
 import type { AdminT } from './adminText.js';
 
@@ -38,11 +40,11 @@ export const table = (
 export const row = (...cells: ReadonlyArray<Child>): HTMLTableRowElement =>
   h('tr', {}, ...cells.map((c) => h('td', {}, c)));
 
+/** An instant on the office's clock, in the office's date format (never the browser locale's). */
 export const when = (iso: string | null | undefined): string =>
-  iso === null || iso === undefined ? '' : new Date(iso).toLocaleString(document.documentElement.lang);
+  iso === null || iso === undefined ? '' : formatInstant(new Date(iso), officeLang());
 
-export const day = (date: string): string =>
-  new Date(`${date}T12:00:00Z`).toLocaleDateString(document.documentElement.lang, { timeZone: 'UTC' });
+export const day = (date: string): string => formatDate(date, officeLang());
 
 /**
  * Hands a file to the browser: a Blob behind an `<a download>` clicked once, its URL released right

@@ -87,7 +87,10 @@ const ptBR = {
   'grant.adult': 'Adulto autorizado',
   'grant.from': 'Válida de',
   'grant.until': 'Válida até',
-  'grant.defaultWindow': 'Sem datas: vale de agora até o fim do dia.',
+  'grant.fromTime': 'Hora de início',
+  'grant.untilTime': 'Hora de fim',
+  'grant.defaultWindow':
+    'Sem datas: vale de agora até o fim do dia. Sem hora: do início do primeiro dia ao fim do último.',
   'grant.create': 'Autorizar',
   'grant.created': 'Autorização registrada.',
   'grant.revoke': 'Revogar',
@@ -261,7 +264,10 @@ const en: Record<AdminKey, string> = {
   'grant.adult': 'Adult granted',
   'grant.from': 'Valid from',
   'grant.until': 'Valid until',
-  'grant.defaultWindow': 'No dates: valid from now to the end of the day.',
+  'grant.fromTime': 'Start time',
+  'grant.untilTime': 'End time',
+  'grant.defaultWindow':
+    'No dates: valid from now to the end of the day. No times: from the start of the first day to the end of the last.',
   'grant.create': 'Grant',
   'grant.created': 'Grant recorded.',
   'grant.revoke': 'Revoke',

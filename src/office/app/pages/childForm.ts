@@ -3,6 +3,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
 import { apiCall, errorMessage } from '../api.js';
+import { dateField, dateInput } from '../dateInput.js';
 import type { Shell } from '../shell.js';
 import { adminTranslator } from './adminText.js';
 import { labelled } from './children.js';
@@ -39,12 +40,12 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
     displayName: input('text', true),
     guardianName: input('text', true),
     guardianNameAlt: input(),
-    birthDate: input('date'),
     phone: input('tel'),
     phone2: input('tel'),
     allergies: h('textarea'),
     specialNeeds: h('textarea'),
   };
+  const birthDate = dateInput();
   const classSelect = h('select', { attrs: { required: '' } });
   const nucleusSelect = h('select', {}, h('option', { attrs: { value: '' } }, '—'));
   const membership = input();
@@ -81,7 +82,7 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
             displayName: f.displayName.value.trim(),
             guardianName: f.guardianName.value.trim(),
             guardianNameAlt: orNull(f.guardianNameAlt),
-            birthDate: orNull(f.birthDate),
+            birthDate: birthDate.iso() ?? null,
             phones,
             classId: classSelect.value,
             allergies: orNull(f.allergies),
@@ -115,7 +116,7 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
     field(tr('child.displayName'), f.displayName),
     field(tr('child.guardianName'), f.guardianName),
     field(tr('child.guardianNameAlt'), f.guardianNameAlt),
-    field(tr('child.birthDate'), f.birthDate),
+    dateField(tr('child.birthDate'), birthDate),
     field(tr('child.phone'), f.phone),
     field(tr('child.phone2'), f.phone2),
     labelled(tr('child.class'), classSelect),
@@ -164,7 +165,7 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
     f.displayName.value = s.displayName;
     f.guardianName.value = s.guardianName ?? '';
     f.guardianNameAlt.value = s.guardianNameAlt ?? '';
-    f.birthDate.value = s.birthDate ?? '';
+    birthDate.set(s.birthDate ?? null);
     f.phone.value = s.phones?.[0]?.number ?? '';
     f.phone2.value = s.phones?.[1]?.number ?? '';
     f.allergies.value = s.allergies ?? '';

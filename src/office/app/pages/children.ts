@@ -4,6 +4,7 @@ import * as t from 'io-ts';
 import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
 import { apiCall, errorMessage } from '../api.js';
 import type { Shell } from '../shell.js';
+import { when } from './adminKit.js';
 
 const Classes = t.type({ items: t.array(t.type({ classId: t.string, name: t.string })) });
 const Page = t.type({
@@ -46,7 +47,7 @@ export const childrenPage = (shell: Shell): void => {
               'tr',
               {},
               h('td', {}, h('a', { attrs: { href: `#/child/${s.studentId}` } }, s.displayName)),
-              h('td', {}, new Date(s.updatedAt).toLocaleString(document.documentElement.lang)),
+              h('td', {}, when(s.updatedAt)),
               h(
                 'td',
                 {},

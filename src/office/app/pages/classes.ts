@@ -7,6 +7,8 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { h, replaceChildren } from '../../../kiosk/app/dom.js';
 import { apiCall } from '../api.js';
+import { dateField, dateInput, officeLang } from '../dateInput.js';
+import { dateFormat } from '../dates.js';
 import type { Shell } from '../shell.js';
 import { row, sayFailure, section, table } from './adminKit.js';
 import { type AdminT, adminTranslator } from './adminText.js';
@@ -151,25 +153,33 @@ export const classesPage = (shell: Shell): void => {
     replaceChildren(
       sessions,
       table(
-        [at('classes.date'), at('classes.sessionTitle'), at('col.actions')],
+        [
+          `${at('classes.date')} (${dateFormat(officeLang()).hint})`,
+          at('classes.sessionTitle'),
+          at('col.actions'),
+        ],
         sorted.map((x) => {
-          const date = cellInput(at('classes.date'), x.date, { type: 'date', required: '' });
+          const date = dateInput(x.date, { 'aria-label': at('classes.date'), required: '' });
           const title = cellInput(at('classes.sessionTitle'), x.title ?? '', { maxlength: '120' });
           return row(
-            date,
+            date.input,
             title,
             h(
               'button',
               {
                 attrs: { type: 'button' },
-                onClick: () =>
+                onClick: () => {
+                  // A button, not a form's submit: the browser reports a date it cannot read only if asked.
+                  const day = date.iso();
+                  if (day === undefined || day === null) return void date.input.reportValidity();
                   void send(
                     'PATCH',
                     `/api/v1/sessions/${x.sessionId}`,
-                    { date: date.value, title: title.value.trim() === '' ? null : title.value.trim() },
+                    { date: day, title: title.value.trim() === '' ? null : title.value.trim() },
                     200,
                     at('classes.saved'),
-                  ).then(async (ok) => (ok ? loadSessions() : undefined)),
+                  ).then(async (ok) => (ok ? loadSessions() : undefined));
+                },
               },
               at('classes.save'),
             ),
@@ -209,7 +219,7 @@ export const classesPage = (shell: Shell): void => {
       if (taken) await loadSessions();
       return taken;
     },
-    { [at('classes.date')]: 'date' },
+    [at('classes.date')],
   );
 
   replaceChildren(
@@ -231,13 +241,18 @@ const createForm = (
   test: string,
   labels: ReadonlyArray<string>,
   done: (values: ReadonlyArray<string>) => Promise<boolean>,
-  types: Readonly<Record<string, string>> = {},
+  dates: ReadonlyArray<string> = [],
 ): HTMLFormElement => {
-  const inputs = labels.map((l, i) =>
-    h('input', {
-      attrs: { type: types[l] ?? 'text', maxlength: '120', ...(i === 0 ? { required: '' } : {}) },
-    }),
-  );
+  // Each field with how to read it: a date is sent as its ISO date (the form refuses one it cannot read).
+  const fields = labels.map((l, i) => {
+    const attrs: Record<string, string> = i === 0 ? { required: '' } : {};
+    if (dates.includes(l)) {
+      const date = dateInput(null, attrs);
+      return { label: l, element: dateField(l, date), value: () => date.iso() ?? '' };
+    }
+    const input = h('input', { attrs: { type: 'text', maxlength: '120', ...attrs } });
+    return { label: l, element: labelled(l, input), value: () => input.value.trim() };
+  });
   const form = h(
     'form',
     {
@@ -245,15 +260,12 @@ const createForm = (
       attrs: { 'data-test': test },
       onSubmit: (e) => {
         e.preventDefault();
-        void done(inputs.map((i) => i.value.trim())).then((taken) => {
+        void done(fields.map((f) => f.value())).then((taken) => {
           if (taken) form.reset();
         });
       },
     },
-    ...labels.map((l, i) => {
-      const input = inputs[i];
-      return input === undefined ? null : labelled(l, input);
-    }),
+    ...fields.map((f) => f.element),
     h('button', { attrs: { type: 'submit' } }, at('classes.create')),
   );
   return form;

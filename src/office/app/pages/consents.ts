@@ -9,6 +9,7 @@ import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
 import { apiCall, currentAuth, errorMessage } from '../api.js';
 import type { Key } from '../i18n.js';
 import type { Shell } from '../shell.js';
+import { when } from './adminKit.js';
 import { labelled } from './children.js';
 
 const METHODS = [
@@ -42,8 +43,6 @@ const History = t.type({ current: t.union([ConsentC, t.null]), history: t.array(
 export interface ConsentState {
   readonly active: boolean;
 }
-
-const when = (iso: string): string => new Date(iso).toLocaleString(document.documentElement.lang);
 
 /**
  * Renders the consent section into `into` and keeps it current; `changed` is told the state after

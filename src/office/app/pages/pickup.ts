@@ -7,6 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
 import { apiCall } from '../api.js';
+import { type DateInput, dateField, dateInput } from '../dateInput.js';
 import type { Shell } from '../shell.js';
 import { row, sayFailure, table, when } from './adminKit.js';
 import type { AdminKey, AdminT } from './adminText.js';
@@ -42,9 +43,16 @@ const Grants = t.type({
 const statusKey = (s: string): AdminKey | undefined =>
   s === 'ACTIVE' || s === 'PENDING_VERIFICATION' || s === 'REVOKED' ? `pickup.status.${s}` : undefined;
 
-/** A `datetime-local` value (the office's clock) as an instant, or nothing when left empty. */
-const instant = (el: HTMLInputElement): string | undefined =>
-  el.value === '' ? undefined : new Date(el.value).toISOString();
+/**
+ * A day and a time on the office's clock as an instant, or nothing when the day is left empty; a
+ * time left empty is `otherwise` (the start of the first day, the end of the last).
+ */
+const instant = (day: DateInput, time: HTMLInputElement, otherwise: string): string | undefined => {
+  const iso = day.iso();
+  return iso === null || iso === undefined
+    ? undefined
+    : new Date(`${iso}T${time.value === '' ? otherwise : time.value}`).toISOString();
+};
 
 export const pickupSection = async (
   shell: Shell,
@@ -173,8 +181,10 @@ export const pickupSection = async (
     name: h('input', { attrs: { required: '' } }),
     rel: h('input', { attrs: { required: '' } }),
     phone: h('input', { attrs: { type: 'tel' } }),
-    from: h('input', { attrs: { type: 'datetime-local' } }),
-    until: h('input', { attrs: { type: 'datetime-local' } }),
+    from: dateInput(),
+    fromTime: h('input', { attrs: { type: 'time' } }),
+    until: dateInput(),
+    untilTime: h('input', { attrs: { type: 'time' } }),
   };
   const addGrant = h(
     'form',
@@ -183,8 +193,8 @@ export const pickupSection = async (
       onSubmit: (e) => {
         e.preventDefault();
         void (async () => {
-          const from = instant(grant.from);
-          const until = instant(grant.until);
+          const from = instant(grant.from, grant.fromTime, '00:00');
+          const until = instant(grant.until, grant.untilTime, '23:59:59.999');
           const phone = grant.phone.value.trim();
           const r = await apiCall('POST', `${base}/pickup-authorizations`, {
             authorized_by_pickup_id: bySelect.value,
@@ -206,8 +216,10 @@ export const pickupSection = async (
     field(at('pickup.relationship'), grant.rel),
     field(at('pickup.phone'), grant.phone),
     h('p', { className: 'hint' }, at('grant.defaultWindow')),
-    field(at('grant.from'), grant.from),
-    field(at('grant.until'), grant.until),
+    dateField(at('grant.from'), grant.from),
+    field(at('grant.fromTime'), grant.fromTime),
+    dateField(at('grant.until'), grant.until),
+    field(at('grant.untilTime'), grant.untilTime),
     h('button', { attrs: { type: 'submit' } }, at('grant.create')),
   );
   replaceChildren(

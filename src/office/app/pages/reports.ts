@@ -10,6 +10,8 @@ import { type ConflictSide, ReportedConflict } from '../../../domain/projection.
 import { h, replaceChildren } from '../../../kiosk/app/dom.js';
 import { type WeekCell, weeklyAttendance } from '../../../rules/weeklyAttendance.js';
 import { apiCall, apiText } from '../api.js';
+import { type DateInput, dateField, dateInput } from '../dateInput.js';
+import { localDay } from '../dates.js';
 import type { Shell } from '../shell.js';
 import { day, download, row, sayFailure, section, svg, table, when } from './adminKit.js';
 import { type AdminT, adminTranslator } from './adminText.js';
@@ -41,8 +43,10 @@ const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 export const reportsPage = (shell: Shell): void => {
   const at = adminTranslator();
   const now = Date.now();
-  const from = h('input', { attrs: { type: 'date', required: '', value: isoDay(now - 8 * 7 * DAY_MS) } });
-  const to = h('input', { attrs: { type: 'date', required: '', value: isoDay(now) } });
+  const from = dateInput(localDay(new Date(now - 8 * 7 * DAY_MS)), { required: '' });
+  const to = dateInput(localDay(new Date(now)), { required: '' });
+  // What is no date is sent as typed ('' when empty): the server's 400 says what is wrong.
+  const dayOf = (d: DateInput) => d.iso() ?? d.input.value;
   const classSelect = h('select', {}, h('option', { attrs: { value: '' } }, at('reports.allClasses')));
   const chart = h('figure', { className: 'chart', attrs: { 'data-test': 'attendance-chart' } });
   const weekly = h('div');
@@ -50,7 +54,7 @@ export const reportsPage = (shell: Shell): void => {
   const conflicts = h('div', { attrs: { 'data-test': 'conflicts' } });
   const classNames = new Map<string, string>();
   const query = () => {
-    const q = new URLSearchParams({ from: from.value, to: to.value });
+    const q = new URLSearchParams({ from: dayOf(from), to: dayOf(to) });
     if (classSelect.value !== '') q.set('classId', classSelect.value);
     return q;
   };
@@ -62,7 +66,7 @@ export const reportsPage = (shell: Shell): void => {
         void (async () => {
           const a = await apiText(`/api/v1/reports/attendance?${query()}`, 'text/csv');
           if (a.status !== 200) return sayFailure(shell, at, { status: a.status, json: undefined });
-          download(`presenca-${from.value}-${to.value}.csv`, a.text, 'text/csv;charset=utf-8');
+          download(`presenca-${dayOf(from)}-${dayOf(to)}.csv`, a.text, 'text/csv;charset=utf-8');
         })();
       },
     },
@@ -111,7 +115,7 @@ export const reportsPage = (shell: Shell): void => {
     // Conflicts are filtered by detection instant: the whole last day is `to`'s next midnight, exclusive.
     const c = await apiCall(
       'GET',
-      `/api/v1/reports/conflicts?from=${from.value}T00:00:00.000Z&to=${isoDay(Date.parse(to.value) + DAY_MS)}T00:00:00.000Z&limit=200`,
+      `/api/v1/reports/conflicts?from=${dayOf(from)}T00:00:00.000Z&to=${isoDay(Date.parse(dayOf(to)) + DAY_MS)}T00:00:00.000Z&limit=200`,
     );
     const cd = Conflicts.decode(c.json);
     if (E.isRight(cd)) {
@@ -159,8 +163,8 @@ export const reportsPage = (shell: Shell): void => {
           void show();
         },
       },
-      labelled(at('reports.from'), from),
-      labelled(at('reports.to'), to),
+      dateField(at('reports.from'), from),
+      dateField(at('reports.to'), to),
       labelled(at('reports.class'), classSelect),
       h('button', { attrs: { type: 'submit' } }, at('reports.show')),
     ),

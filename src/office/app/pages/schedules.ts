@@ -4,6 +4,8 @@ import * as t from 'io-ts';
 import { WEEKDAYS, type Weekday } from '../../../domain/schedules.js';
 import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
 import { apiCall, errorMessage } from '../api.js';
+import { dateField, dateInput } from '../dateInput.js';
+import { localDay } from '../dates.js';
 import type { Shell } from '../shell.js';
 import { labelled } from './children.js';
 
@@ -29,9 +31,7 @@ export const schedulesPage = (shell: Shell): void => {
   const list = h('tbody');
   const classSelect = h('select', { attrs: { required: '' } });
   const time = h('input', { attrs: { type: 'time', required: '', value: '09:00' } });
-  const from = h('input', {
-    attrs: { type: 'date', required: '', value: new Date().toISOString().slice(0, 10) },
-  });
+  const from = dateInput(localDay(new Date()), { required: '' });
   const title = h('input', { attrs: { type: 'text' } });
   const days = WEEKDAYS.map((d) => ({ d, box: h('input', { attrs: { type: 'checkbox', value: d } }) }));
   const classNames = new Map<string, string>();
@@ -90,7 +90,7 @@ export const schedulesPage = (shell: Shell): void => {
             classId: classSelect.value,
             weekdays: days.filter((x) => x.box.checked).map((x) => x.d),
             localTime: time.value,
-            from: from.value,
+            from: from.iso(),
             ...(title.value.trim() === '' ? {} : { title: title.value.trim() }),
           };
           const a = await apiCall('POST', '/api/v1/schedules', body);
@@ -109,7 +109,7 @@ export const schedulesPage = (shell: Shell): void => {
       ...days.map((x) => h('label', { className: 'check' }, x.box, ' ', tr(`day.${x.d}`))),
     ),
     field(tr('schedules.time'), time),
-    field(tr('schedules.from'), from),
+    dateField(tr('schedules.from'), from),
     field(tr('schedules.titleField'), title),
     h('button', { attrs: { type: 'submit' } }, tr('schedules.create')),
   );

@@ -1,5 +1,6 @@
 /** Sign-in: email and password; only ADMIN and CADASTRO (or a role that may add students) get in. */
 import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
+import { mayUseOffice } from '../../../rules/authorization.js';
 import { currentAuth, signIn, signOut } from '../api.js';
 import type { Shell } from '../shell.js';
 
@@ -17,8 +18,8 @@ export const signInPage = (shell: Shell, done: () => void): void => {
         void (async () => {
           const a = await signIn(email.value, password.value);
           if (a.status === 200) {
-            const roles = currentAuth()?.user.roles ?? [];
-            if (roles.includes('ADMIN') || roles.includes('CADASTRO')) return done();
+            const user = currentAuth()?.user;
+            if (user !== undefined && mayUseOffice(user)) return done();
             await signOut();
             return shell.say(t('signIn.forbidden'), 'error');
           }
