@@ -172,8 +172,11 @@ const Stamped = t.type({ admission: t.type({ refusals: t.array(AdmissionRefusalC
 
 /** The exception a stored check-in's stamp records, for the conflict report; none without one. */
 export const admissionExceptionOf = (event: NewEvent): AdmissionException | undefined => {
+  // Most check-ins carry no stamp: the decode (and its failure) is skipped for them.
+  if (event.type !== 'CHECK_IN' || event.aspect === undefined || !('admission' in event.payload))
+    return undefined;
   const stamped = Stamped.decode(event.payload);
-  if (event.type !== 'CHECK_IN' || event.aspect === undefined || E.isLeft(stamped)) return undefined;
+  if (E.isLeft(stamped)) return undefined;
   const { refusals } = stamped.right.admission;
   const [first] = refusals;
   const checkInId = event.payload.checkInId;
