@@ -1,15 +1,19 @@
 /**
- * Volunteers at the door: a class with two children per volunteer and nobody in the room refuses a
- * CHAMADOR's first child; one tap on "Estou nesta sala" in the refusal checks her in to the room on the
- * server, and the check-in then passes. She adds a helper by name, sees the controls say they need the
- * network while offline, and leaves the room.
+ * Volunteers at the door and the admission rule's exceptions in the admins' view: a class with two
+ * children per volunteer and nobody in the room refuses a CHAMADOR's first child; one tap on "Estou
+ * nesta sala" in the refusal checks her in to the room on the server, and the check-in then passes.
+ * She adds a helper by name, sees the controls say they need the network while offline, and leaves the
+ * room. An ADMIN tablet's admins' view lists an offline check-in that arrived into a full room: the
+ * child, the reason in words, who made it, on which device and when.
  */
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import type { Browser } from 'playwright-core';
 import { decodeAs } from '../support/http.js';
 import type { ServiceProcess } from '../support/mainProcess.js';
 import {
+  ADMIN,
   type Api,
   adminApi,
   eventually,
@@ -19,6 +23,7 @@ import {
   openKiosk,
   openMinistryDesk,
   seedMinistry,
+  signIn,
   startKioskService,
   waitForStatus,
 } from './kioskHarness.js';
@@ -33,13 +38,14 @@ const VolunteerList = t.type({
   ),
 });
 
-describe('kiosk (e2e): volunteers in the room', function () {
+describe('kiosk (e2e): volunteers in the room, and the exceptions in the admins’ view', function () {
   this.timeout(180_000);
   let service: ServiceProcess;
   let browser: Browser;
   let api: Api;
   let ministry: Ministry;
   let door: KioskPage;
+  let office: KioskPage;
 
   const headcountText = (k: KioskPage) => k.page.locator('[data-test="headcount"]').textContent();
   const volunteersOnServer = async () => {
@@ -59,6 +65,7 @@ describe('kiosk (e2e): volunteers in the room', function () {
     expect(patched.status, patched.text).to.equal(200);
     browser = await launchChromium();
     door = await openKiosk(browser, started.url, 'volunteers-door');
+    office = await openKiosk(browser, started.url, 'volunteers-office');
   });
 
   after(async () => {
@@ -166,7 +173,65 @@ describe('kiosk (e2e): volunteers in the room', function () {
     expect(helper?.checkedOutAt).to.equal(null);
   });
 
+  it("lists an offline check-in that arrived into a full room in the admins' view, with why, who, device and when", async () => {
+    // Another room, of one place, and a tablet's two offline check-ins arriving into it.
+    const classId = await api.create('/api/v1/classes', { name: 'Turma Girassol', capacity: 1 }, 'classId');
+    const sessionId = await api.create('/api/v1/sessions', { classId, date: ministry.today }, 'sessionId');
+    const children: string[] = [];
+    for (const displayName of ['Clara Nunes', 'Davi Rocha']) {
+      children.push(
+        await api.create(
+          '/api/v1/students',
+          {
+            displayName,
+            guardianName: 'Responsável',
+            phones: [{ number: '+55 11 98765-4321', qualifier: 'mãe' }],
+            classId,
+          },
+          'studentId',
+        ),
+      );
+    }
+    const at = Date.now() - 60_000;
+    const synced = await api.send('POST', '/api/v1/sync/events', {
+      events: children.map((studentId, i) => ({
+        eventId: randomUUID(),
+        type: 'CHECK_IN',
+        studentId,
+        sessionId,
+        checkInId: randomUUID(),
+        clientTimestamp: new Date(at + i * 1000).toISOString(),
+      })),
+    });
+    expect(synced.status, synced.text).to.equal(200);
+
+    const { page } = office;
+    await signIn(office, ADMIN.email, ADMIN.password);
+    await page.getByRole('button', { name: 'Administração' }).click();
+    await page.locator('body[data-screen="admin-conflicts"]').waitFor();
+    const section = page.getByRole('region', { name: 'Entradas fora da regra de admissão' });
+    const card = section.locator('[data-test="admission-exception"]');
+    await card.first().waitFor();
+    expect(await card.count()).to.equal(1);
+    expect(await card.getAttribute('data-reason')).to.equal('ROOM_FULL');
+    expect(await card.getAttribute('data-role')).to.equal('ADMIN');
+    const text = (await card.textContent()) ?? '';
+    for (const shown of [
+      'Davi Rocha',
+      'Sala cheia (1/1).',
+      'Entrada',
+      'Administrador',
+      'no aparelho',
+      'no servidor',
+    ])
+      expect(text).to.contain(shown);
+    expect(await section.locator('[data-test="exception-count"]').textContent()).to.contain('1 entrada(s)');
+    // Its device is the API client's, not this tablet.
+    expect(await card.locator('[data-test="device"]').textContent()).not.to.contain('este tablet');
+    await office.shot('05-admin-exceptions');
+  });
+
   it('ran without a CSP violation or an uncaught error', () => {
-    expect(door.problems()).to.deep.equal([]);
+    expect([...door.problems(), ...office.problems()]).to.deep.equal([]);
   });
 });

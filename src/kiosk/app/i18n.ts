@@ -191,6 +191,11 @@ const ptBR = {
   'admin.mark.PRESENT': 'Presença',
   'admin.mark.ABSENT': 'Falta',
   'admin.noSession': 'Sem sessão',
+  'admin.exceptions': 'Entradas fora da regra de admissão',
+  'admin.noExceptions': 'Nenhuma entrada fora da regra neste dia.',
+  'admin.exceptionCount':
+    '{n} entrada(s) feita(s) sem conexão que a regra teria recusado. Foram mantidas: a criança está na sala.',
+  'admin.exceptionWhy': 'Por quê',
   'policy.ADMIN_PRECEDENCE':
     'Prevaleceu a decisão do administrador (precedência de ADMIN), mesmo sendo anterior.',
   'policy.LAST_WRITER_WINS': 'Mesmo nível de permissão: prevaleceu a mais recente pelo relógio do aparelho.',
@@ -426,6 +431,11 @@ const en: Readonly<Record<MessageKey, string>> = {
   'admin.mark.PRESENT': 'Present',
   'admin.mark.ABSENT': 'Absent',
   'admin.noSession': 'No session',
+  'admin.exceptions': 'Check-ins outside the admission rule',
+  'admin.noExceptions': 'No check-in outside the rule on this day.',
+  'admin.exceptionCount':
+    '{n} check-in(s) made offline that the rule would have refused. They were kept: the child is in the room.',
+  'admin.exceptionWhy': 'Why',
   'policy.ADMIN_PRECEDENCE':
     "The administrator's decision won (ADMIN precedence), even though it was earlier.",
   'policy.LAST_WRITER_WINS': 'Same permission level: the later one by the device clock won.',
