@@ -157,6 +157,25 @@ describe('kiosk: the volunteer calls the desk makes', () => {
     expect(board.known(SESSION)).to.equal(undefined);
   });
 
+  it('once a pull changed the roster after the read, counts the roster even when it returns to its old count', async () => {
+    let roster = 0;
+    const board = makeVolunteerBoard(
+      fakeServer([volunteer('v1', ME)]).send,
+      () => ME,
+      () => roster,
+    );
+    await board.read(SESSION);
+    const counted = () => volunteersInRoom(roster, board.known(SESSION));
+    expect(counted()).to.equal(1);
+    // The roster catches up, then somebody leaves at another door.
+    roster = 1;
+    board.rosterPulled();
+    expect(counted()).to.equal(1);
+    roster = 0;
+    board.rosterPulled();
+    expect(counted()).to.equal(0);
+  });
+
   it('asks for a sign-in when nobody is signed in, and sends nothing', async () => {
     const server = fakeServer([]);
     const board = makeVolunteerBoard(

@@ -175,6 +175,7 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
     },
     async reloadRoster() {
       await loadRoster();
+      volunteers.rosterPulled();
       redraw();
       // A pull may have confirmed the check-in a waiting page is for.
       flushPages();

@@ -96,6 +96,12 @@ export interface VolunteerBoard {
   /** Makes a change, then reads the list back, which is what the desk then counts. */
   change(sessionId: string, change: VolunteerChange): Promise<E.Either<ApiFailure, RoomVolunteers>>;
   onChange(listener: () => void): void;
+  /**
+   * After each roster pull: a list whose roster count has changed since the read takes the roster's
+   * count as its own, so the roster going back to the count it had at the read does not bring an old
+   * list back.
+   */
+  rosterPulled(): void;
 }
 
 /**
@@ -150,6 +156,12 @@ export const makeVolunteerBoard = (
     },
     onChange: (listener) => {
       listeners.push(listener);
+    },
+    rosterPulled() {
+      for (const [sessionId, read] of lists) {
+        const now = rosterCount(sessionId);
+        if (now !== read.rosterAtRead) lists.set(sessionId, { ...read, inRoom: now ?? 0, rosterAtRead: now });
+      }
     },
   };
 };
