@@ -183,6 +183,17 @@ export const signIn = async (
   await k.page.locator(`body[data-screen="${landing}"]`).waitFor();
 };
 
+/** Signs in to a ministry's tablet, waits for the first sync, and opens the desk of its session today. */
+export const openMinistryDesk = async (
+  k: KioskPage,
+  user: { readonly email: string; readonly password: string },
+): Promise<void> => {
+  await signIn(k, user.email, user.password);
+  await waitForStatus(k, { online: true, pending: 0 });
+  await k.page.getByRole('button', { name: /Turma Arco-Íris · Culto da manhã/ }).click();
+  await k.page.locator('body[data-screen="desk"]').waitFor();
+};
+
 /** Waits for the status bar to say so (its data attributes mirror what it shows). */
 export const waitForStatus = async (
   k: KioskPage,

@@ -74,13 +74,13 @@ describe('kiosk (e2e): the headcount and the admission rule at the door', functi
     await service?.dispose();
   });
 
-  it('both desks show the empty room with its capacity and the volunteers its ratio asks for', async () => {
+  it('both desks show the empty room with its capacity, and the volunteers in it beside those its ratio asks for', async () => {
     await signIn(door, ministry.chamador.email, ministry.chamador.password);
     await signIn(office, ADMIN.email, ADMIN.password);
     for (const k of [door, office]) {
       await waitForStatus(k, { online: true, pending: 0 });
       await openDesk(k);
-      expect(await headcountText(k)).to.equal('Na sala: 0 / 2 · saíram: 0 · voluntários necessários: 0');
+      expect(await headcountText(k)).to.equal('Na sala: 0 / 2 · saíram: 0 · voluntários: 2 de 1');
     }
   });
 
@@ -97,7 +97,7 @@ describe('kiosk (e2e): the headcount and the admission rule at the door', functi
       await page.getByRole('button', { name: 'Concluir' }).click();
       await page.locator('body[data-screen="desk"]').waitFor();
     }
-    expect(await headcountText(door)).to.equal('Na sala: 2 / 2 · saíram: 0 · voluntários necessários: 1');
+    expect(await headcountText(door)).to.equal('Na sala: 2 / 2 · saíram: 0 · voluntários: 2 de 1');
     expect(await page.locator('[data-test="headcount"]').getAttribute('data-full')).to.equal('true');
     await tapCheckIn(door, 'ana lu', 'Ana Lúcia Ferreira');
     await page.getByText('Sala cheia (2/2). Só um administrador pode dar entrada mesmo assim.').waitFor();
@@ -114,7 +114,7 @@ describe('kiosk (e2e): the headcount and the admission rule at the door', functi
     await door.context.setOffline(false);
     await waitForStatus(door, { online: true, pending: 0 });
     await office.page.locator('[data-test="headcount"][data-checked-in="2"]').waitFor({ timeout: 60_000 });
-    expect(await headcountText(office)).to.equal('Na sala: 2 / 2 · saíram: 0 · voluntários necessários: 1');
+    expect(await headcountText(office)).to.equal('Na sala: 2 / 2 · saíram: 0 · voluntários: 2 de 1');
   });
 
   it('an ADMIN, offline, checks the child in all the same with a justification; the event syncs and the server keeps it', async () => {
@@ -137,7 +137,7 @@ describe('kiosk (e2e): the headcount and the admission rule at the door', functi
     await page.locator('body[data-screen="label"]').waitFor();
     await page.getByRole('button', { name: 'Concluir' }).click();
     await page.locator('body[data-screen="desk"]').waitFor();
-    expect(await headcountText(office)).to.equal('Na sala: 3 / 2 · saíram: 0 · voluntários necessários: 2');
+    expect(await headcountText(office)).to.equal('Na sala: 3 / 2 · saíram: 0 · voluntários: 2 de 2');
     await waitForStatus(office, { online: false, pending: 1 });
     await context.setOffline(false);
     await waitForStatus(office, { online: true, pending: 0 });

@@ -1,5 +1,10 @@
 import { expect } from 'chai';
-import type { AttendanceRow, ConflictItem, PageItem } from '../../src/kiosk/app/adminApi.js';
+import {
+  AdmissionItem,
+  type AttendanceRow,
+  type ConflictItem,
+  type PageItem,
+} from '../../src/kiosk/app/adminApi.js';
 import {
   addDays,
   adminHash,
@@ -9,11 +14,13 @@ import {
   attendanceTotals,
   conflictLines,
   conflictsTable,
+  exceptionLines,
   isDay,
   localDayBounds,
   type Names,
   pageLines,
   pagesTable,
+  policyRefusalOf,
   unnamedStudents,
   withOffset,
 } from '../../src/kiosk/app/adminModel.js';
@@ -276,5 +283,112 @@ describe("kiosk: the admins' view as data", () => {
       '0',
     ]);
     expect(table.rows[1]?.[9]).to.equal('');
+  });
+});
+
+describe("kiosk: the admission rule's exceptions in the admins' view", () => {
+  // As the server's conflict report lists one (src/domain/projection.ts, AdmissionException).
+  const exception = (eventId: string, detectedAt: string, subjectId = 'kid-1', refusals: unknown[] = []) => ({
+    aspect: `checkin:s1:${subjectId}`,
+    kind: 'checkin',
+    subjectId,
+    policy: 'ADMISSION_RULE',
+    reason: 'ROOM_FULL',
+    refusals: [{ reason: 'ROOM_FULL', checkedIn: 8, capacity: 8 }, ...refusals],
+    event: side({
+      eventId,
+      userId: 'u-door',
+      role: 'CHAMADOR',
+      deviceId: 'dev-b',
+      clientTimestamp: '2026-11-26T22:05:00.000Z',
+      change: { type: 'CHECK_IN', checkInId: 'c9' },
+    }),
+    detectedAt,
+  });
+  const decoded = (x: unknown): AdmissionItem => {
+    if (!AdmissionItem.is(x)) throw new Error('not an admission item');
+    return x;
+  };
+
+  it('are read from the conflict report, and a conflict is not taken for one', () => {
+    expect(AdmissionItem.is(exception('e1', '2026-11-26T22:10:00.000Z'))).to.equal(true);
+    expect(AdmissionItem.is(conflict('l1', '2026-11-26T22:10:00.000Z'))).to.equal(false);
+  });
+
+  it('name the child, who checked them in on which device and when, newest first', () => {
+    const lines = exceptionLines(
+      [
+        decoded(exception('e-old', '2026-11-26T22:10:00.000Z')),
+        decoded(exception('e-new', '2026-11-26T23:00:00.000Z', 'kid-2')),
+      ],
+      names({ users: new Map([['u-door', 'Beatriz (porta)']]) }),
+      'dev-b',
+    );
+    expect(lines.map((l) => [l.checkIn.eventId, l.child])).to.deep.equal([
+      ['e-new', null],
+      ['e-old', 'Luíza Gonçalves'],
+    ]);
+    expect(lines[1]?.checkIn).to.include({
+      userName: 'Beatriz (porta)',
+      role: 'CHAMADOR',
+      deviceId: 'dev-b',
+      thisDevice: true,
+      change: 'CHECK_IN',
+      clientTimestamp: '2026-11-26T22:05:00.000Z',
+    });
+    expect(lines[1]?.refusals).to.deep.equal([
+      { code: 'ROOM_FULL', refusal: { reason: 'ROOM_FULL', checkedIn: 8, capacity: 8 } },
+    ]);
+    expect(
+      unnamedStudents([...lines.map((l) => ({ subjectId: l.studentId }))], names().students),
+    ).to.deep.equal(['kid-2']);
+  });
+
+  it('state each refusal as the rule does when its facts are there, else keep only its code', () => {
+    expect(
+      policyRefusalOf({ reason: 'RATIO_EXCEEDED', checkedIn: 6, volunteers: 1, childrenPerVolunteer: 6 }),
+    ).to.deep.equal({ reason: 'RATIO_EXCEEDED', checkedIn: 6, volunteers: 1, childrenPerVolunteer: 6 });
+    expect(
+      policyRefusalOf({ reason: 'AGE_OUT_OF_RANGE', ageMonths: 80, ageRange: { maxMonths: 71 } }),
+    ).to.deep.equal({
+      reason: 'AGE_OUT_OF_RANGE',
+      ageMonths: 80,
+      ageRange: { maxMonths: 71 },
+    });
+    expect(
+      policyRefusalOf({ reason: 'RECORD_INCOMPLETE', missing: ['birthDate', 'allergies'] }),
+    ).to.deep.equal({
+      reason: 'RECORD_INCOMPLETE',
+      missing: ['birthDate', 'allergies'],
+    });
+    // Facts missing, a field or a reason a newer server adds: shown by code rather than misstated.
+    expect(policyRefusalOf({ reason: 'ROOM_FULL', checkedIn: 3 })).to.equal(null);
+    expect(policyRefusalOf({ reason: 'RECORD_INCOMPLETE', missing: ['shoeSize'] })).to.equal(null);
+    expect(policyRefusalOf({ reason: 'MOON_PHASE' })).to.equal(null);
+  });
+
+  it("go in the conflicts' CSV after the conflicts: the check-in kept as the winner, no loser, and the rules it broke", () => {
+    const kept = exceptionLines(
+      [decoded(exception('e1', '2026-11-26T22:10:00.000Z', 'kid-1', [{ reason: 'RATIO_EXCEEDED' }]))],
+      names(),
+      'dev-a',
+    );
+    const table = conflictsTable(
+      conflictLines([conflict('l1', '2026-11-26T22:12:00.000Z')], names(), 'dev-a'),
+      (iso) => `local:${iso}`,
+      kept,
+    );
+    const [conflictRow = [], exceptionRow = []] = table.rows;
+    const cell = (row: ReadonlyArray<string>, name: string) => row[table.header.indexOf(name)];
+    expect(table.rows).to.have.length(2);
+    expect(exceptionRow).to.have.length(table.header.length);
+    expect(cell(conflictRow, 'refusals')).to.equal('');
+    expect(cell(exceptionRow, 'policy')).to.equal('ADMISSION_RULE');
+    expect(cell(exceptionRow, 'child')).to.equal('Luíza Gonçalves');
+    expect(cell(exceptionRow, 'winner.role')).to.equal('CHAMADOR');
+    expect(cell(exceptionRow, 'winner.eventId')).to.equal('e1');
+    expect(cell(exceptionRow, 'winner.clientTimestamp')).to.equal('local:2026-11-26T22:05:00.000Z');
+    expect(cell(exceptionRow, 'loser.eventId')).to.equal('');
+    expect(cell(exceptionRow, 'refusals')).to.equal('ROOM_FULL RATIO_EXCEEDED');
   });
 });

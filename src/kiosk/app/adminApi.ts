@@ -32,8 +32,40 @@ export const ConflictItem = t.type({
   detectedAt: t.string,
 });
 export type ConflictItem = t.TypeOf<typeof ConflictItem>;
-// Items of other kinds (the admission rule's exceptions, `policy: ADMISSION_RULE`, which the office's
-// reports show) are left out here rather than failing the page.
+
+/** One rule a check-in broke, with the facts it was judged by (each reason has its own). */
+const AdmissionRefusalItem = t.intersection([
+  t.type({ reason: t.string }),
+  t.partial({
+    missing: t.array(t.string),
+    ageMonths: t.number,
+    ageRange: t.partial({
+      minMonths: t.number,
+      maxMonths: t.number,
+      bornFrom: t.string,
+      bornUntil: t.string,
+    }),
+    checkedIn: t.number,
+    capacity: t.number,
+    volunteers: t.number,
+    childrenPerVolunteer: t.number,
+  }),
+]);
+export type AdmissionRefusalItem = t.TypeOf<typeof AdmissionRefusalItem>;
+
+/** A check-in recorded offline that the admission rule would have refused on arrival (0042): kept, reported. */
+export const AdmissionItem = t.type({
+  aspect: t.string,
+  subjectId: t.string,
+  policy: t.literal('ADMISSION_RULE'),
+  reason: t.string,
+  refusals: t.array(AdmissionRefusalItem),
+  event: ConflictSide,
+  detectedAt: t.string,
+});
+export type AdmissionItem = t.TypeOf<typeof AdmissionItem>;
+
+// Items of a kind this tablet does not know (a newer server's) are left out rather than failing the page.
 const ConflictPage = t.type({ items: t.array(t.unknown), nextCursor: nullableString });
 
 export const AttendanceRow = t.type({
@@ -70,13 +102,23 @@ const MAX_PAGES = 5;
 
 const query = (params: Readonly<Record<string, string>>): string => new URLSearchParams(params).toString();
 
-/** The conflicts detected in [from, to) (instants), oldest first, a few pages at most. */
+export interface ConflictReport {
+  readonly items: ConflictItem[];
+  readonly exceptions: AdmissionItem[];
+  readonly more: boolean;
+}
+
+/**
+ * The conflict report's items detected in [from, to) (instants), oldest first, a few pages at most:
+ * the conflicts, and the admission rule's exceptions (`policy: ADMISSION_RULE`) apart.
+ */
 export const fetchConflicts = async (
   send: typeof fetch,
   from: string,
   to: string,
-): Promise<E.Either<ApiFailure, { readonly items: ConflictItem[]; readonly more: boolean }>> => {
+): Promise<E.Either<ApiFailure, ConflictReport>> => {
   const items: ConflictItem[] = [];
+  const exceptions: AdmissionItem[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < MAX_PAGES; page += 1) {
     const params: Record<string, string> = { from, to, limit: String(PAGE) };
@@ -84,10 +126,11 @@ export const fetchConflicts = async (
     const answer = await request(send, `/api/v1/reports/conflicts?${query(params)}`, {}, ConflictPage);
     if (E.isLeft(answer)) return answer;
     items.push(...answer.right.items.filter(ConflictItem.is));
+    exceptions.push(...answer.right.items.filter(AdmissionItem.is));
     cursor = answer.right.nextCursor;
-    if (cursor === null) return E.right({ items, more: false });
+    if (cursor === null) return E.right({ items, exceptions, more: false });
   }
-  return E.right({ items, more: true });
+  return E.right({ items, exceptions, more: true });
 };
 
 /** Attendance rows of the UTC days [from, to]. */

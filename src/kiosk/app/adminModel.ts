@@ -7,7 +7,16 @@
  * kept to the rows of sessions dated that day (a session at 19:00 in Brazil has check-ins on the next
  * UTC day).
  */
-import type { AttendanceRow, ConflictItem, ConflictSide, PageItem, SessionInfo } from './adminApi.js';
+import { type PolicyRefusal, REQUIRED_FIELDS, type RequiredField } from '../../rules/admission.js';
+import type {
+  AdmissionItem,
+  AdmissionRefusalItem,
+  AttendanceRow,
+  ConflictItem,
+  ConflictSide,
+  PageItem,
+  SessionInfo,
+} from './adminApi.js';
 
 export type AdminTab = 'conflicts' | 'attendance' | 'pages';
 
@@ -123,10 +132,78 @@ export const conflictLines = (
       (a, b) => b.detectedAt.localeCompare(a.detectedAt) || a.loser.eventId.localeCompare(b.loser.eventId),
     );
 
-/** The students the conflicts name whose names are not known yet. */
-export const unnamedStudents = (items: ReadonlyArray<ConflictItem>, known: ReadonlyMap<string, string>) => [
-  ...new Set(items.map((c) => c.subjectId).filter((id) => !known.has(id))),
-];
+/** The students the report's items name whose names are not known yet. */
+export const unnamedStudents = (
+  items: ReadonlyArray<{ readonly subjectId: string }>,
+  known: ReadonlyMap<string, string>,
+) => [...new Set(items.map((c) => c.subjectId).filter((id) => !known.has(id)))];
+
+/**
+ * A check-in recorded offline that the admission rule would have refused on arrival: the child, every
+ * rule it broke and who made it, on which device, when. It was kept (the child is in the room).
+ */
+export interface ExceptionLine {
+  readonly aspect: string;
+  readonly studentId: string;
+  readonly child: string | null;
+  /** The first rule broken, by its code. */
+  readonly reason: string;
+  /** Each rule broken: its code, and the rule's own refusal when the report gave all its facts. */
+  readonly refusals: ReadonlyArray<{ readonly code: string; readonly refusal: PolicyRefusal | null }>;
+  readonly detectedAt: string;
+  readonly checkIn: SideLine;
+}
+
+const isRequiredField = (s: string): s is RequiredField => REQUIRED_FIELDS.some((f) => f === s);
+
+/**
+ * The report's refusal as the rule states it, so the screen says it in the same words as the desk; null
+ * for a reason this tablet does not know or facts missing (a newer or older server), shown by its code.
+ */
+export const policyRefusalOf = (r: AdmissionRefusalItem): PolicyRefusal | null => {
+  const { checkedIn, capacity, volunteers, childrenPerVolunteer, ageMonths, ageRange, missing } = r;
+  switch (r.reason) {
+    case 'ROOM_FULL':
+      return checkedIn === undefined || capacity === undefined
+        ? null
+        : { reason: 'ROOM_FULL', checkedIn, capacity };
+    case 'RATIO_EXCEEDED':
+      return checkedIn === undefined || volunteers === undefined || childrenPerVolunteer === undefined
+        ? null
+        : { reason: 'RATIO_EXCEEDED', checkedIn, volunteers, childrenPerVolunteer };
+    case 'AGE_OUT_OF_RANGE':
+      return ageMonths === undefined || ageRange === undefined
+        ? null
+        : { reason: 'AGE_OUT_OF_RANGE', ageMonths, ageRange };
+    case 'RECORD_INCOMPLETE':
+      return missing === undefined || !missing.every(isRequiredField)
+        ? null
+        : { reason: 'RECORD_INCOMPLETE', missing: missing.filter(isRequiredField) };
+    default:
+      return null;
+  }
+};
+
+/** Newest first, as the conflicts. */
+export const exceptionLines = (
+  items: ReadonlyArray<AdmissionItem>,
+  names: Names,
+  deviceId: string,
+): ExceptionLine[] =>
+  items
+    .map((x) => ({
+      aspect: x.aspect,
+      studentId: x.subjectId,
+      child: names.students.get(x.subjectId) ?? null,
+      reason: x.reason,
+      refusals: x.refusals.map((r) => ({ code: r.reason, refusal: policyRefusalOf(r) })),
+      detectedAt: x.detectedAt,
+      checkIn: sideLine(x.event, names, deviceId),
+    }))
+    .sort(
+      (a, b) =>
+        b.detectedAt.localeCompare(a.detectedAt) || a.checkIn.eventId.localeCompare(b.checkIn.eventId),
+    );
 
 export interface AttendanceLine {
   readonly studentId: string;
@@ -210,6 +287,8 @@ const SIDE_COLUMNS = [
 export const conflictsTable = (
   lines: ReadonlyArray<ConflictLine>,
   local: (iso: string) => string = localInstant,
+  /** The admission rule's exceptions: the check-in kept in the winner's columns, no loser, `refusals`. */
+  exceptions: ReadonlyArray<ExceptionLine> = [],
 ): Table => {
   const side = (s: SideLine): string[] => [
     s.userId,
@@ -232,17 +311,32 @@ export const conflictsTable = (
       'policy',
       ...SIDE_COLUMNS.map((c) => `winner.${c}`),
       ...SIDE_COLUMNS.map((c) => `loser.${c}`),
+      'refusals',
     ],
-    rows: lines.map((l) => [
-      local(l.detectedAt),
-      l.studentId,
-      orEmpty(l.child),
-      l.kind,
-      l.aspect,
-      l.policy,
-      ...side(l.winner),
-      ...side(l.loser),
-    ]),
+    rows: [
+      ...lines.map((l) => [
+        local(l.detectedAt),
+        l.studentId,
+        orEmpty(l.child),
+        l.kind,
+        l.aspect,
+        l.policy,
+        ...side(l.winner),
+        ...side(l.loser),
+        '',
+      ]),
+      ...exceptions.map((x) => [
+        local(x.detectedAt),
+        x.studentId,
+        orEmpty(x.child),
+        'checkin',
+        x.aspect,
+        'ADMISSION_RULE',
+        ...side(x.checkIn),
+        ...SIDE_COLUMNS.map(() => ''),
+        x.refusals.map((r) => r.code).join(' '),
+      ]),
+    ],
   };
 };
 

@@ -103,7 +103,8 @@ const fieldsText = (lang: Lang, fields: ReadonlyArray<RequiredField>): string =>
     fields.map((f) => translate(lang, `field.${f}`)),
   );
 
-const policyText = (lang: Lang, r: PolicyRefusal, name: string): string => {
+/** A policy refusal in words, with its numbers: at the desk, and in the admins' view of the exceptions. */
+export const policyText = (lang: Lang, r: PolicyRefusal, name: string): string => {
   switch (r.reason) {
     case 'ROOM_FULL':
       return translate(lang, 'admission.roomFull', { n: r.checkedIn, capacity: r.capacity });

@@ -56,7 +56,23 @@ const ptBR = {
   'room.in': 'Na sala: {n}',
   'room.inOf': 'Na sala: {n} / {capacity}',
   'room.out': 'saíram: {n}',
-  'room.volunteers': 'voluntários necessários: {n}',
+  'room.volunteers': 'voluntários: {n} de {needed}',
+  'volunteers.group': 'Voluntários na sala',
+  'volunteers.meIn': 'Estou nesta sala',
+  'volunteers.meOut': 'Sair da sala',
+  'volunteers.helper': 'Registrar ajudante sem conta',
+  'volunteers.helperName': 'Nome do ajudante',
+  'volunteers.helperSubmit': 'Registrar na sala',
+  'volunteers.helperAdded': 'Ajudante registrado na sala.',
+  'volunteers.needsNetwork':
+    'Voluntários são registrados no servidor: precisa de internet (sem conexão, o tablet não guarda a entrada de voluntários).',
+  'volunteers.offline':
+    'Sem conexão: não dá para registrar voluntários agora. Sem internet, o tablet não guarda a entrada de voluntários.',
+  'volunteers.failed': 'Não foi possível registrar. Tente de novo.',
+  'volunteers.forbidden': 'Esta conta não pode registrar voluntários.',
+  'volunteers.signInAgain': 'Sessão expirada: entre de novo para registrar voluntários.',
+  'volunteers.nowIn': 'Você está na sala ({n} voluntário(s)). Tente a entrada de novo.',
+  'volunteers.retry': 'Tentar a entrada de novo',
   'admission.roomFull': 'Sala cheia ({n}/{capacity}).',
   'admission.ratio':
     'Faltam voluntários na sala: {n} criança(s) para {volunteers} voluntário(s), até {ratio} por voluntário. Registre a entrada de um voluntário primeiro.',
@@ -175,6 +191,11 @@ const ptBR = {
   'admin.mark.PRESENT': 'Presença',
   'admin.mark.ABSENT': 'Falta',
   'admin.noSession': 'Sem sessão',
+  'admin.exceptions': 'Entradas fora da regra de admissão',
+  'admin.noExceptions': 'Nenhuma entrada fora da regra neste dia.',
+  'admin.exceptionCount':
+    '{n} entrada(s) feita(s) sem conexão que a regra teria recusado. Foram mantidas: a criança está na sala.',
+  'admin.exceptionWhy': 'Por quê',
   'policy.ADMIN_PRECEDENCE':
     'Prevaleceu a decisão do administrador (precedência de ADMIN), mesmo sendo anterior.',
   'policy.LAST_WRITER_WINS': 'Mesmo nível de permissão: prevaleceu a mais recente pelo relógio do aparelho.',
@@ -276,7 +297,23 @@ const en: Readonly<Record<MessageKey, string>> = {
   'room.in': 'In the room: {n}',
   'room.inOf': 'In the room: {n} / {capacity}',
   'room.out': 'left: {n}',
-  'room.volunteers': 'volunteers needed: {n}',
+  'room.volunteers': 'volunteers: {n} of {needed}',
+  'volunteers.group': 'Volunteers in the room',
+  'volunteers.meIn': "I'm in this room",
+  'volunteers.meOut': 'Leave the room',
+  'volunteers.helper': 'Check in a helper without an account',
+  'volunteers.helperName': "Helper's name",
+  'volunteers.helperSubmit': 'Check in to the room',
+  'volunteers.helperAdded': 'Helper checked in to the room.',
+  'volunteers.needsNetwork':
+    'Volunteers are checked in on the server: this needs the network (offline, the tablet keeps no volunteer check-ins).',
+  'volunteers.offline':
+    'No connection: volunteers cannot be checked in now. Offline, the tablet keeps no volunteer check-ins.',
+  'volunteers.failed': 'Could not record it. Try again.',
+  'volunteers.forbidden': 'This account cannot check volunteers in.',
+  'volunteers.signInAgain': 'Session expired: sign in again to check volunteers in.',
+  'volunteers.nowIn': 'You are in the room ({n} volunteer(s)). Try the check-in again.',
+  'volunteers.retry': 'Try the check-in again',
   'admission.roomFull': 'The room is full ({n}/{capacity}).',
   'admission.ratio':
     'Not enough volunteers in the room: {n} child(ren) for {volunteers} volunteer(s), at most {ratio} each. Check a volunteer in first.',
@@ -394,6 +431,11 @@ const en: Readonly<Record<MessageKey, string>> = {
   'admin.mark.PRESENT': 'Present',
   'admin.mark.ABSENT': 'Absent',
   'admin.noSession': 'No session',
+  'admin.exceptions': 'Check-ins outside the admission rule',
+  'admin.noExceptions': 'No check-in outside the rule on this day.',
+  'admin.exceptionCount':
+    '{n} check-in(s) made offline that the rule would have refused. They were kept: the child is in the room.',
+  'admin.exceptionWhy': 'Why',
   'policy.ADMIN_PRECEDENCE':
     "The administrator's decision won (ADMIN precedence), even though it was earlier.",
   'policy.LAST_WRITER_WINS': 'Same permission level: the later one by the device clock won.',

@@ -19,6 +19,7 @@ import {
   type PageRequest,
   type Readiness,
 } from './pageQueue.js';
+import { makeVolunteerBoard, type VolunteerBoard, volunteersInRoom } from './roomVolunteers.js';
 import { buildRosterIndex, checkinAspectKey, type RosterIndex, withStudents } from './rosterIndex.js';
 import type { Session } from './session.js';
 import { type CheckinConfig, loadConfig, saveConfig, saveLang } from './storage.js';
@@ -49,6 +50,10 @@ export interface Kiosk {
    * pulls bring other tablets' and the server's) with this tablet's own events over them.
    */
   headcount(sessionId: string): Headcount;
+  /** Volunteers in the session's room, checked in and out at this desk online (`roomVolunteers.ts`). */
+  readonly volunteers: VolunteerBoard;
+  /** How many volunteers the admission rule and the headcount count in the session's room now. */
+  volunteersIn(sessionId: string): number;
   /** Pages the child's guardians now, or queues the page until the server can take it (0037). */
   page(request: PageRequest): Promise<PageOutcome>;
   /** The pages waiting to be sent, and those the server refused after waiting. */
@@ -77,6 +82,14 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
   let config = loadConfig();
   let screen: Screen | undefined;
   const pages = makePageQueue(parts.session.fetch);
+  // The roster's count as of the latest pull (a screen's own session document is as of when it opened).
+  const rosterVolunteers = (sessionId: string) =>
+    index.sessions.find((s) => s.sessionId === sessionId)?.volunteers;
+  const volunteers = makeVolunteerBoard(
+    parts.session.fetch,
+    () => parts.session.current()?.user.userId,
+    rosterVolunteers,
+  );
   const headerSlot = h('div', { className: 'header-slot' });
   const content = h('div', { className: 'content' });
   replaceChildren(parts.root, headerSlot, content);
@@ -149,6 +162,8 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
       for (const e of local) if (e.sessionId === sessionId) children.add(e.studentId);
       return headcountOf([...children].map((studentId) => kiosk.aspect(sessionId, studentId).checkins));
     },
+    volunteers,
+    volunteersIn: (sessionId) => volunteersInRoom(rosterVolunteers(sessionId), volunteers.known(sessionId)),
     page: (request) => pages.send(request, pageReadiness(request)),
     pages,
     async record(doc) {
@@ -160,6 +175,7 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
     },
     async reloadRoster() {
       await loadRoster();
+      volunteers.rosterPulled();
       redraw();
       // A pull may have confirmed the check-in a waiting page is for.
       flushPages();
@@ -189,6 +205,8 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
     if (pages.counts().waiting > 0) void pages.flush(pageReadiness);
   };
   pages.onChange(drawHeader);
+  // Only a screen that redraws in place: a form elsewhere must not lose what is typed in it.
+  volunteers.onChange(() => screen?.update?.(kiosk));
 
   let refusedSeen = 0;
   parts.sync.onStatus((s) => {

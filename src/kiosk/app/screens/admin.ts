@@ -1,6 +1,7 @@
 /**
  * The admins' view (ADMIN, RELATORIOS) at `#/admin/conflicts`, `#/admin/attendance` and `#/admin/pages`:
- * the conflict report (who, role, device, when, what won and why), the day's attendance and the
+ * the conflict report (who, role, device, when, what won and why, and apart the check-ins the admission
+ * rule would have refused on arrival), the day's attendance and the
  * guardians paged from the door (0037), each with a CSV
  * download of what it shows. Online only: the reports are the server's, and a tablet holds no users,
  * no other days and no conflict records (0020); offline it says so and loads when the network returns.
@@ -28,6 +29,8 @@ import {
   conflictLines,
   conflictsTable,
   csvFileName,
+  type ExceptionLine,
+  exceptionLines,
   isDay,
   localDayBounds,
   type Names,
@@ -38,6 +41,7 @@ import {
   type Table,
   unnamedStudents,
 } from '../adminModel.js';
+import { policyText } from '../admission.js';
 import type { ApiFailure } from '../api.js';
 import { toCsv } from '../csv.js';
 import { h, replaceChildren } from '../dom.js';
@@ -74,7 +78,8 @@ const labelOf = (
 const rosterNames = (kiosk: Kiosk): Map<string, string> =>
   new Map([...kiosk.index().students].map(([id, s]) => [id, s.displayName]));
 
-const sideView = (kiosk: Kiosk, which: 'winner' | 'loser', s: SideLine): HTMLElement => {
+/** What a side did, who (name and role), on which device, and when by the device and the server. */
+const sideDetails = (kiosk: Kiosk, s: SideLine): HTMLElement => {
   const lang = kiosk.lang();
   const who = s.userName ?? kiosk.t('admin.unknownUser', { id: shortId(s.userId) });
   const device =
@@ -82,6 +87,28 @@ const sideView = (kiosk: Kiosk, which: 'winner' | 'loser', s: SideLine): HTMLEle
       ? kiosk.t('admin.unknownDevice')
       : `${shortId(s.deviceId)}${s.thisDevice ? ` (${kiosk.t('admin.thisDevice')})` : ''}`;
   return h(
+    'dl',
+    {},
+    h('dt', {}, kiosk.t('admin.what')),
+    h('dd', {}, labelOf(kiosk, `change.${s.change}`, s.change, { field: s.field ?? '' })),
+    h('dt', {}, kiosk.t('admin.who')),
+    h('dd', { attrs: { 'data-test': 'who' } }, `${who} · ${labelOf(kiosk, `role.${s.role}`, s.role)}`),
+    h('dt', {}, kiosk.t('admin.device')),
+    h('dd', { attrs: { 'data-test': 'device' } }, device),
+    h('dt', {}, kiosk.t('admin.when')),
+    h(
+      'dd',
+      {},
+      kiosk.t('admin.whenValue', {
+        device: formatDateTime(lang, s.clientTimestamp),
+        server: formatDateTime(lang, s.serverTimestamp),
+      }),
+    ),
+  );
+};
+
+const sideView = (kiosk: Kiosk, which: 'winner' | 'loser', s: SideLine): HTMLElement =>
+  h(
     'section',
     {
       className: `side side-${which}`,
@@ -93,27 +120,8 @@ const sideView = (kiosk: Kiosk, which: 'winner' | 'loser', s: SideLine): HTMLEle
       },
     },
     h('h3', {}, kiosk.t(which === 'winner' ? 'admin.won' : 'admin.lost')),
-    h(
-      'dl',
-      {},
-      h('dt', {}, kiosk.t('admin.what')),
-      h('dd', {}, labelOf(kiosk, `change.${s.change}`, s.change, { field: s.field ?? '' })),
-      h('dt', {}, kiosk.t('admin.who')),
-      h('dd', {}, `${who} · ${labelOf(kiosk, `role.${s.role}`, s.role)}`),
-      h('dt', {}, kiosk.t('admin.device')),
-      h('dd', {}, device),
-      h('dt', {}, kiosk.t('admin.when')),
-      h(
-        'dd',
-        {},
-        kiosk.t('admin.whenValue', {
-          device: formatDateTime(lang, s.clientTimestamp),
-          server: formatDateTime(lang, s.serverTimestamp),
-        }),
-      ),
-    ),
+    sideDetails(kiosk, s),
   );
-};
 
 const conflictView = (kiosk: Kiosk, c: ConflictLine): HTMLElement =>
   h(
@@ -151,6 +159,63 @@ const conflictView = (kiosk: Kiosk, c: ConflictLine): HTMLElement =>
     ),
   );
 
+/** A check-in kept although the rule would have refused it: the child, why in words, who, where, when. */
+const exceptionView = (kiosk: Kiosk, x: ExceptionLine): HTMLElement => {
+  const child = x.child ?? kiosk.t('admin.unknownChild', { id: shortId(x.studentId) });
+  return h(
+    'li',
+    {
+      className: 'conflict exception',
+      attrs: {
+        'data-test': 'admission-exception',
+        'data-reason': x.reason,
+        'data-student-id': x.studentId,
+        'data-role': x.checkIn.role,
+        'data-device-id': x.checkIn.deviceId ?? '',
+      },
+    },
+    h(
+      'div',
+      { className: 'conflict-head' },
+      h('span', { className: 'conflict-child' }, child),
+      h(
+        'span',
+        { className: 'conflict-when' },
+        kiosk.t('admin.detectedAt', { time: formatDateTime(kiosk.lang(), x.detectedAt) }),
+      ),
+    ),
+    h(
+      'ul',
+      { className: 'conflict-policy', attrs: { 'aria-label': kiosk.t('admin.exceptionWhy') } },
+      ...x.refusals.map((r) =>
+        h(
+          'li',
+          { attrs: { 'data-test': 'exception-reason' } },
+          r.refusal === null ? r.code : policyText(kiosk.lang(), r.refusal, child),
+        ),
+      ),
+    ),
+    h('div', { className: 'side side-winner' }, sideDetails(kiosk, x.checkIn)),
+  );
+};
+
+const exceptionsView = (kiosk: Kiosk, lines: ReadonlyArray<ExceptionLine>): HTMLElement => {
+  const headingId = 'admission-exceptions-heading';
+  return h(
+    'section',
+    { className: 'exceptions', attrs: { 'aria-labelledby': headingId, 'data-test': 'admission-exceptions' } },
+    h('h2', { attrs: { id: headingId } }, kiosk.t('admin.exceptions')),
+    h(
+      'p',
+      { className: 'admin-summary', attrs: { 'data-test': 'exception-count' } },
+      lines.length === 0
+        ? kiosk.t('admin.noExceptions')
+        : kiosk.t('admin.exceptionCount', { n: lines.length }),
+    ),
+    h('ul', { className: 'conflicts' }, ...lines.map((x) => exceptionView(kiosk, x))),
+  );
+};
+
 const loadConflicts = async (kiosk: Kiosk, day: string): Promise<E.Either<ApiFailure, Loaded>> => {
   const send = kiosk.session.fetch;
   const { from, to } = localDayBounds(day);
@@ -162,12 +227,14 @@ const loadConflicts = async (kiosk: Kiosk, day: string): Promise<E.Either<ApiFai
     auth?.user.roles.includes('ADMIN') === true ? await fetchUserNames(send) : new Map<string, string>();
   if (auth !== undefined && !users.has(auth.user.userId)) users.set(auth.user.userId, auth.user.displayName);
   const students = rosterNames(kiosk);
-  for (const id of unnamedStudents(found.right.items, students).slice(0, MAX_NAME_LOOKUPS)) {
+  const { items, exceptions } = found.right;
+  for (const id of unnamedStudents([...items, ...exceptions], students).slice(0, MAX_NAME_LOOKUPS)) {
     const name = await fetchStudentName(send, id);
     if (name !== undefined) students.set(id, name);
   }
   const names: Names = { students, users, classes: new Map(), sessions: new Map() };
-  const lines = conflictLines(found.right.items, names, kiosk.session.deviceId);
+  const lines = conflictLines(items, names, kiosk.session.deviceId);
+  const kept = exceptionLines(exceptions, names, kiosk.session.deviceId);
   const view = h(
     'div',
     {},
@@ -178,8 +245,9 @@ const loadConflicts = async (kiosk: Kiosk, day: string): Promise<E.Either<ApiFai
     ),
     found.right.more ? h('p', { className: 'notice' }, kiosk.t('admin.more')) : null,
     h('ul', { className: 'conflicts' }, ...lines.map((c) => conflictView(kiosk, c))),
+    exceptionsView(kiosk, kept),
   );
-  return E.right({ view, table: conflictsTable(lines) });
+  return E.right({ view, table: conflictsTable(lines, undefined, kept) });
 };
 
 const attendanceRow = (kiosk: Kiosk, l: AttendanceLine): HTMLElement => {

@@ -13,10 +13,12 @@ export const refusalPanel = (
   text: string,
   /** Absent: this actor may not override; the panel only says why. */
   onOverride?: (justification: string) => Promise<string | undefined>,
+  /** What else may lift the refusal (a volunteer checking in to the room), offered first. */
+  action?: HTMLElement,
 ): HTMLElement => {
   const message = h('p', { className: 'form-error', attrs: { role: 'alert' } }, text);
   if (onOverride === undefined)
-    return h('div', { className: 'admission-refusal', attrs: { 'data-test': 'refusal' } }, message);
+    return h('div', { className: 'admission-refusal', attrs: { 'data-test': 'refusal' } }, message, action);
   const hintId = `override-hint-${crypto.randomUUID()}`;
   let busy = false;
   const justification = h('textarea', {
@@ -63,6 +65,7 @@ export const refusalPanel = (
     'div',
     { className: 'admission-refusal', attrs: { 'data-test': 'refusal' } },
     message,
+    action,
     field(kiosk.t('admission.justification'), justification),
     h('p', { className: 'field-hint', attrs: { id: hintId } }, kiosk.t('admission.justificationHint')),
     confirm,

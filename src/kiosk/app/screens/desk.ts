@@ -3,7 +3,7 @@
  * they are here, check them in (the label follows) or out.
  */
 import type { RosterStudent } from '../../../domain/roster.js';
-import { roomIsFull, utcDay, volunteersNeeded } from '../../../rules/checkin.js';
+import { roomIsFull, utcDay } from '../../../rules/checkin.js';
 import {
   type AdmissionDecision,
   type DeskRefusal,
@@ -18,6 +18,7 @@ import { h, replaceChildren } from '../dom.js';
 import { formatTime } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { checkInDoc } from '../outboxEvents.js';
+import { volunteersWanted } from '../roomVolunteers.js';
 import { type RosterSessionDoc, searchStudents, siblingsOf } from '../rosterIndex.js';
 import { refusalPanel } from './admissionRefusal.js';
 import { checkoutScreen } from './checkout.js';
@@ -25,6 +26,7 @@ import { labelScreen } from './label.js';
 import { newChildScreen } from './newChild.js';
 import { sessionLabel, sessionsScreen } from './sessions.js';
 import { siblingsScreen } from './siblings.js';
+import { meInAction, type VolunteerControls, volunteerControls } from './volunteers.js';
 
 const statusLine = (kiosk: Kiosk, session: RosterSessionDoc, student: RosterStudent): string => {
   const last = latestCheckin(kiosk.aspect(session.sessionId, student.studentId));
@@ -55,7 +57,7 @@ export const admissionAt = (
     { checkInId: crypto.randomUUID(), override: options.override },
     deskFacts({
       index: kiosk.index(),
-      session,
+      session: { ...session, volunteers: kiosk.volunteersIn(session.sessionId) },
       student,
       checkedIn: kiosk.headcount(session.sessionId).checkedIn + (options.ahead ?? 0),
       checkins: student === 'NEW_VISITOR' ? [] : kiosk.aspect(session.sessionId, student.studentId).checkins,
@@ -65,19 +67,28 @@ export const admissionAt = (
 
 /**
  * What the desk shows of refused check-ins: the reasons, and for an ADMIN the offer to check in all the
- * same with a justification, which `onOverride` records.
+ * same with a justification, which `onOverride` records. Too few volunteers is offered a way out first:
+ * the signed-in user checks in to the room (`volunteer.sessionId`), then `volunteer.retry` tries again.
  */
 export const showRefusal = (
   kiosk: Kiosk,
   slot: HTMLElement,
   refusals: ReadonlyArray<{ readonly refusal: DeskRefusal; readonly name: string }>,
   onOverride: (justification: string) => Promise<string | undefined>,
+  volunteer?: { readonly sessionId: string; readonly retry: () => Promise<string | undefined> },
 ): void => {
   const overridable = refusals.every(({ refusal }) => mayOverrideRefusal(refusal));
+  const ratio = refusals.some(({ refusal }) => refusal.refusal.reason === 'RATIO_EXCEEDED');
+  // Somebody already in the room adds nothing by checking in again.
+  const action =
+    ratio && volunteer !== undefined && (kiosk.volunteers.known(volunteer.sessionId)?.mine ?? null) === null
+      ? meInAction(kiosk, volunteer.sessionId, volunteer.retry)
+      : undefined;
   replaceChildren(
     slot,
-    refusalPanel(kiosk, refusalText(kiosk.lang(), refusals), overridable ? onOverride : undefined),
+    refusalPanel(kiosk, refusalText(kiosk.lang(), refusals), overridable ? onOverride : undefined, action),
   );
+  if (action !== undefined && !overridable) queueMicrotask(() => action.querySelector('button')?.focus());
 };
 
 /**
@@ -141,6 +152,8 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
   let busy = false;
 
   let headcount: HTMLElement | undefined;
+  /** A room with a ratio only: who is in it matters to nobody else. */
+  let volunteers: VolunteerControls | undefined;
 
   const act = async (action: () => Promise<string | undefined>) => {
     if (busy) return;
@@ -158,27 +171,37 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
     const decision = admissionAt(kiosk, session, student);
     if (decision.kind === 'ADMIT') return checkInChild(kiosk, session, student);
     if (offer !== undefined)
-      showRefusal(kiosk, offer, [{ refusal: decision, name: student.displayName }], (justification) =>
-        checkInChild(kiosk, session, student, { justification }),
+      showRefusal(
+        kiosk,
+        offer,
+        [{ refusal: decision, name: student.displayName }],
+        (justification) => checkInChild(kiosk, session, student, { justification }),
+        { sessionId: session.sessionId, retry: () => checkIn(kiosk, student) },
       );
     return undefined;
   };
 
-  /** "In the room: 12 / 15", live: the roster's check-ins with this tablet's own over them. */
+  /**
+   * "In the room: 12 / 15 · left: 0 · volunteers: 1 of 2", live: the roster's check-ins with this
+   * tablet's own over them, and the volunteers as last read from the server or pulled.
+   */
   const drawHeadcount = (kiosk: Kiosk) => {
+    volunteers?.update(kiosk);
     if (headcount === undefined) return;
     const count = kiosk.headcount(session.sessionId);
     const room = kiosk.index().rooms.get(session.classId);
     const capacity = room?.capacity ?? null;
-    const needed = volunteersNeeded(count.checkedIn, room?.childrenPerVolunteer ?? null);
+    const needed = volunteersWanted(count.checkedIn, room?.childrenPerVolunteer ?? null);
+    const present = kiosk.volunteersIn(session.sessionId);
     headcount.dataset.checkedIn = String(count.checkedIn);
     headcount.dataset.full = String(roomIsFull(count.checkedIn, capacity));
+    headcount.dataset.volunteers = needed === null ? '' : String(present);
     headcount.textContent = [
       capacity === null
         ? kiosk.t('room.in', { n: count.checkedIn })
         : kiosk.t('room.inOf', { n: count.checkedIn, capacity }),
       kiosk.t('room.out', { n: count.checkedOut }),
-      needed === null ? null : kiosk.t('room.volunteers', { n: needed }),
+      needed === null ? null : kiosk.t('room.volunteers', { n: present, needed }),
     ]
       .filter((part) => part !== null)
       .join(' · ');
@@ -270,6 +293,10 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
       notice = h('p', { className: 'notice', attrs: { role: 'alert' } });
       offer = h('div', { className: 'offer' });
       headcount = h('p', { className: 'headcount', attrs: { 'data-test': 'headcount' } });
+      const ratio = kiosk.index().rooms.get(session.classId)?.childrenPerVolunteer ?? null;
+      volunteers = ratio === null ? undefined : volunteerControls(kiosk, session.sessionId);
+      // Whether the signed-in user is in the room is the server's to say ("I'm in" or "leave").
+      if (volunteers !== undefined && navigator.onLine) void kiosk.volunteers.read(session.sessionId);
       drawList(kiosk);
       queueMicrotask(() => search.focus());
       return h(
@@ -295,6 +322,7 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
           ),
         ),
         headcount,
+        volunteers?.element,
         search,
         notice,
         offer,
