@@ -81,7 +81,7 @@ describe('kiosk (e2e): offline check-in and check-out, then sync', function () {
     await page.getByRole('button', { name: /Turma Arco-Íris · Culto da manhã/ }).waitFor();
     await waitForStatus(kiosk, { online: true, pending: 0 });
     expect(await page.evaluate('navigator.serviceWorker.ready.then(() => true)')).to.equal(true);
-    await page.waitForFunction('navigator.serviceWorker.controller !== null');
+    await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
     await kiosk.shot('02-sessions');
   });
 
