@@ -14,6 +14,7 @@ import { volunteerService } from './attendance/volunteerService.js';
 import { roleService } from './auth/roleService.js';
 import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
+import { backupStream, storeSource } from './backup/backup.js';
 import type { Config } from './config/config.js';
 import { resolveJwtSecret } from './config/jwtSecret.js';
 import { webhookKey } from './crypto/webhookSignature.js';
@@ -326,6 +327,7 @@ const wire = async (
       demo: demoDataService({ classes, students: studentSvc, clock }),
     },
     audit: records.auditTrail,
+    backups: { stream: () => backupStream({ source: storeSource(store) }) },
     attendance: {
       checkins: checkinService({
         checkins,

@@ -75,8 +75,8 @@ const post = async (url: string, path: string, body: unknown, token: string): Pr
   return r.json;
 };
 
-/** Two tablets send concurrent marks of one child: the ADMIN's absent beats the later present. */
-const syncFromTablet = async (url: string, deviceId: string, token: string, event: unknown) => {
+/** One event sent by a tablet through `POST /api/v1/sync/events`, expected accepted. */
+export const syncFromTablet = async (url: string, deviceId: string, token: string, event: unknown) => {
   const r = await call(`${url}/api/v1/sync/events`, {
     method: 'POST',
     headers: {

@@ -1,0 +1,45 @@
+/**
+ * A backup taken from the running service (decision 0044): the file of decision 0022 as a stream, the
+ * port a route asks it through, and the codec that describes it to the OpenAPI document.
+ */
+import * as t from 'io-ts';
+
+/** The media type of a backup: one JSON record a line (decision 0022's format). */
+export const BACKUP_MEDIA_TYPE = 'application/x-ndjson';
+
+/** The chunks of a response too large to hold in memory, sent as they come. */
+export type ByteStream = AsyncIterable<Uint8Array | string>;
+
+const isByteStream = (u: unknown): u is ByteStream =>
+  typeof u === 'object' && u !== null && Symbol.asyncIterator in u;
+
+/**
+ * A response body that is a stream: never decoded from a request, only passed through to the
+ * response. `description` is what the OpenAPI document says of it.
+ */
+export class StreamType extends t.Type<ByteStream, ByteStream, unknown> {
+  readonly _tag = 'ChamadaStreamType' as const;
+  constructor(
+    readonly mediaType: string,
+    readonly description: string,
+  ) {
+    super(
+      'Stream',
+      isByteStream,
+      (u, c) => (isByteStream(u) ? t.success(u) : t.failure(u, c, `expected a ${mediaType} stream`)),
+      (a) => a,
+    );
+  }
+}
+
+export const BackupFile = new StreamType(
+  BACKUP_MEDIA_TYPE,
+  'The backup (decision 0022): a `header` line, then per database a `begin` line, pages of documents ' +
+    '(`docs`) and an `end` line, and a last `complete` line; a body without the `complete` line was cut ' +
+    'short and is not a backup.',
+);
+
+/** The service's side of a live backup: the whole file, read as the response is written. */
+export interface LiveBackups {
+  stream(): ByteStream;
+}
