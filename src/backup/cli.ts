@@ -13,19 +13,17 @@
  * Exit status: 0 done, 1 failed, 2 usage or configuration, 3 the target store is not empty, 4 the
  * embedded store is open in a running service.
  */
-import { createWriteStream } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createGzip } from 'node:zlib';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { describeErrors, EnvCodec } from '../config/config.js';
 import { type StoreLocation, storeLocation } from '../store/store.js';
 import { DatabaseMissingError, StoreInUseError } from '../store/wholeDatabases.js';
 import { backupStream, locationSource, type Progress } from './backup.js';
+import { closed, writeBackupFile } from './backupFiles.js';
 import { backupFromServer, ServerBackupError } from './fromServer.js';
 import { BackupFileError, restoreBackup, TargetNotEmptyError } from './restore.js';
 
@@ -67,34 +65,18 @@ const progressLine =
         : `${verb}: ${p.database} ${p.documents} of ${p.expected} documents`,
     );
 
-const closed = (stream: Readable): Promise<void> =>
-  stream.closed ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()));
-
 const runBackup = async (source: Readable, out: string, io: CliIo, say: (l: string) => void) => {
   const started = Date.now();
-  const compress = out.endsWith('.gz') ? [createGzip()] : [];
-  try {
-    if (out === '-') {
-      await pipeline([source, ...compress, io.stdout], { end: false });
-      say(`backup: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      return;
-    }
-    // Written beside the target and renamed at the end: a backup that fails half-way never leaves a
-    // file under the name the operator (or a rotation script) takes for a finished backup.
-    const partial = `${out}.partial`;
+  if (out === '-') {
     try {
-      await pipeline([source, ...compress, createWriteStream(partial)]);
-      await rename(partial, out);
-    } catch (e) {
-      await rm(partial, { force: true });
-      throw e;
+      await pipeline([source, io.stdout], { end: false });
+    } finally {
+      await closed(source);
     }
-  } finally {
-    // A failed write destroys the source, whose databases close only once its generator has unwound:
-    // returning earlier left them open to the next command in the same process.
-    await closed(source);
+    say(`backup: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return;
   }
-  const { size } = await stat(out);
+  const size = await writeBackupFile(source, out);
   say(`backup: ${out} written, ${size} bytes in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 };
 

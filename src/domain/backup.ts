@@ -43,3 +43,20 @@ export const BackupFile = new StreamType(
 export interface LiveBackups {
   stream(): ByteStream;
 }
+
+/** A time of day on a wall clock. */
+export interface WallTime {
+  readonly hour: number;
+  readonly minute: number;
+}
+
+/** `HH:MM`, 24-hour (`BACKUP_AT`). */
+export const WallTimeFromString = new t.Type<WallTime, string, unknown>(
+  'a time of day as HH:MM (00:00 to 23:59)',
+  (u): u is WallTime => typeof u === 'object' && u !== null && 'hour' in u && 'minute' in u,
+  (u, c) => {
+    const m = typeof u === 'string' ? /^([01]\d|2[0-3]):([0-5]\d)$/.exec(u) : null;
+    return m === null ? t.failure(u, c) : t.success({ hour: Number(m[1]), minute: Number(m[2]) });
+  },
+  (a) => `${String(a.hour).padStart(2, '0')}:${String(a.minute).padStart(2, '0')}`,
+);
