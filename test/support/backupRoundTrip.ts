@@ -186,7 +186,7 @@ export interface Source {
  * On a CouchDB cluster, until every copy holds what was written: the reports and the audit log are
  * range reads, served by one copy of each shard, which may lag a write a moment (decision 0023).
  */
-const copiesAgree = async (svc: TestService): Promise<void> => {
+export const copiesAgree = async (svc: TestService): Promise<void> => {
   if (svc.store.backend === 'couchdb') await untilTestCouchCopiesAgree();
 };
 
