@@ -1,36 +1,12 @@
 /**
- * A backup taken from the running service (decision 0044): the file of decision 0022 as a stream, the
- * port a route asks it through, and the codec that describes it to the OpenAPI document.
+ * Backups of the running service (decision 0044): the file of decision 0022 as a response body, the
+ * port a route asks it through, and the time of day the service's own backups run at.
  */
 import * as t from 'io-ts';
+import { type ByteStream, StreamType } from './codec.js';
 
 /** The media type of a backup: one JSON record a line (decision 0022's format). */
 export const BACKUP_MEDIA_TYPE = 'application/x-ndjson';
-
-/** The chunks of a response too large to hold in memory, sent as they come. */
-export type ByteStream = AsyncIterable<Uint8Array | string>;
-
-const isByteStream = (u: unknown): u is ByteStream =>
-  typeof u === 'object' && u !== null && Symbol.asyncIterator in u;
-
-/**
- * A response body that is a stream: never decoded from a request, only passed through to the
- * response. `description` is what the OpenAPI document says of it.
- */
-export class StreamType extends t.Type<ByteStream, ByteStream, unknown> {
-  readonly _tag = 'ChamadaStreamType' as const;
-  constructor(
-    readonly mediaType: string,
-    readonly description: string,
-  ) {
-    super(
-      'Stream',
-      isByteStream,
-      (u, c) => (isByteStream(u) ? t.success(u) : t.failure(u, c, `expected a ${mediaType} stream`)),
-      (a) => a,
-    );
-  }
-}
 
 export const BackupFile = new StreamType(
   BACKUP_MEDIA_TYPE,

@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Response } from 'express';
-import type { ByteStream } from '../domain/backup.js';
+import { type ByteStream, isByteStream } from '../domain/codec.js';
 import type { ApiError } from '../domain/errors.js';
 import type { EncodedReply } from './route.js';
 
@@ -23,11 +23,8 @@ export interface RenderedResponse {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-const isStream = (body: unknown): body is ByteStream =>
-  typeof body === 'object' && body !== null && Symbol.asyncIterator in body;
-
 export const renderReply = (reply: EncodedReply): RenderedResponse =>
-  reply.mediaType === 'application/x-ndjson' && isStream(reply.body)
+  reply.mediaType === 'application/x-ndjson' && isByteStream(reply.body)
     ? { status: reply.status, headers: reply.headers, contentType: reply.mediaType, body: reply.body }
     : reply.mediaType === 'image/jpeg' && reply.body instanceof Uint8Array
       ? {

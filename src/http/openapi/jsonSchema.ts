@@ -4,8 +4,7 @@
  * classification (`x-classification`). An unsupported codec is a programming error and throws.
  */
 import * as t from 'io-ts';
-import { StreamType } from '../../domain/backup.js';
-import { BytesType, metaOf, ObjectType, type SchemaMeta } from '../../domain/codec.js';
+import { BytesType, metaOf, ObjectType, type SchemaMeta, StreamType } from '../../domain/codec.js';
 
 export type JsonSchema = { [key: string]: unknown };
 

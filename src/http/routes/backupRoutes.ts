@@ -4,6 +4,8 @@ import { BackupFile } from '../../domain/backup.js';
 import { apiError } from '../../domain/errors.js';
 import { defineRoute } from '../route.js';
 
+const DISPOSITION = 'attachment; filename="chamada-backup.ndjson"';
+
 export const getBackupRoute = defineRoute({
   operationId: 'getBackup',
   method: 'get',
@@ -23,7 +25,7 @@ export const getBackupRoute = defineRoute({
     description: 'The backup, one JSON record a line.',
     codec: BackupFile,
     mediaType: 'application/x-ndjson',
-    headers: { 'Content-Disposition': 'attachment; filename="chamada-backup.ndjson"' },
+    headers: { 'Content-Disposition': `\`${DISPOSITION}\`: a file to save, not a page to show.` },
   },
   errors: ['STORE_UNAVAILABLE'],
   auditRead: 'EXPORT',
@@ -32,7 +34,7 @@ export const getBackupRoute = defineRoute({
     if (!(await deps.health.ping())) return E.left(apiError('STORE_UNAVAILABLE'));
     return E.right({
       body: deps.backups.stream(),
-      headers: { 'Content-Disposition': 'attachment; filename="chamada-backup.ndjson"' },
+      headers: { 'Content-Disposition': DISPOSITION },
     });
   },
 });
