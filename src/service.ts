@@ -14,7 +14,7 @@ import { volunteerService } from './attendance/volunteerService.js';
 import { roleService } from './auth/roleService.js';
 import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
-import { backupStream, storeSource } from './backup/backup.js';
+import { type BackupSource, backupStream, liveSource } from './backup/backup.js';
 import { runServiceBackup } from './backup/backupFiles.js';
 import type { BackupSchedule, Config } from './config/config.js';
 import { resolveJwtSecret } from './config/jwtSecret.js';
@@ -96,13 +96,13 @@ export interface ServiceOptions {
   readonly settleTimeoutMs?: number;
 }
 
-/** The service's own backups (0044): each run reads the databases this process holds open. */
-const serviceBackups = (backup: BackupSchedule, store: Store, logger: Logger): ServiceBackups => ({
+/** The service's own backups (0044): each run reads the store as a live backup does. */
+const serviceBackups = (backup: BackupSchedule, source: BackupSource, logger: Logger): ServiceBackups => ({
   run: (now) =>
     runServiceBackup({
       dir: backup.dir,
       keepDays: backup.keepDays,
-      source: () => backupStream({ source: storeSource(store) }),
+      source: () => backupStream({ source }),
       now,
     }).catch((e: unknown) => {
       // The job keeps only the error's name; a file system's code (ENOSPC, EACCES) is what the
@@ -159,6 +159,7 @@ const wire = async (
 ): Promise<RunningService> => {
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? (() => new Date());
+  const backupSource = liveSource(store, storeLocation(config));
   // Recorded only when someone may read them (0021).
   const metrics: Metrics = config.metrics === undefined ? noMetrics : prometheusMetrics({ clock });
   const key = jwtKey(config.jwtSecret);
@@ -347,7 +348,7 @@ const wire = async (
       demo: demoDataService({ classes, students: studentSvc, clock }),
     },
     audit: records.auditTrail,
-    backups: { stream: () => backupStream({ source: storeSource(store) }) },
+    backups: { stream: () => backupStream({ source: backupSource }) },
     attendance: {
       checkins: checkinService({
         checkins,
@@ -417,7 +418,7 @@ const wire = async (
     backups:
       config.backup === undefined
         ? undefined
-        : { schedule: serviceBackups(config.backup, store, logger), audit: records.auditTrail },
+        : { schedule: serviceBackups(config.backup, backupSource, logger), audit: records.auditTrail },
   });
   const app = makeApp(deps, options.routes ?? defaultRoutes);
   const listening = await listen(app, config, answerClientError(logger), opened);

@@ -63,10 +63,16 @@ export const locationSource = (location: StoreLocation): BackupSource => ({
   open: (name) => openWholeDatabase(location, name, { mustExist: true }),
 });
 
-export const storeSource = (store: Store): BackupSource => ({
-  backend: store.backend,
-  open: async (name) => openDatabaseOf(name, store.db[name]),
-});
+/**
+ * A live backup's source (decision 0044). On the embedded store, the service's own handles (a second
+ * handle would share, and close, its LevelDB); on CouchDB, handles of the backup's own, as the command
+ * opens them, whose calls may take the minute a page of photos can need rather than the service's
+ * bound on a request's store call (STORE_TIMEOUT_MS).
+ */
+export const liveSource = (store: Store, location: StoreLocation): BackupSource =>
+  location.kind === 'couchdb'
+    ? locationSource(location)
+    : { backend: store.backend, open: async (name) => openDatabaseOf(name, store.db[name]) };
 
 export interface BackupOptions {
   readonly source: BackupSource;
