@@ -14,7 +14,9 @@ import { volunteerService } from './attendance/volunteerService.js';
 import { roleService } from './auth/roleService.js';
 import { sessionService } from './auth/sessionService.js';
 import { userService } from './auth/userService.js';
-import type { Config } from './config/config.js';
+import { type BackupSource, backupStream, liveSource } from './backup/backup.js';
+import { runServiceBackup } from './backup/backupFiles.js';
+import type { BackupSchedule, Config } from './config/config.js';
 import { resolveJwtSecret } from './config/jwtSecret.js';
 import { webhookKey } from './crypto/webhookSignature.js';
 import type { DeliveryLog } from './domain/notifications.js';
@@ -36,6 +38,7 @@ import { studentExportService } from './registration/studentExport.js';
 import { studentImportService } from './registration/studentImport.js';
 import { studentService } from './registration/studentService.js';
 import { reportService } from './reports/reportService.js';
+import { nextBackupAt } from './rules/backupSchedule.js';
 import { classService } from './schedules/classService.js';
 import { scheduleService } from './schedules/scheduleService.js';
 import { backendProfile } from './store/backendProfile.js';
@@ -56,7 +59,7 @@ import { volunteerStore } from './store/volunteers.js';
 import { replicationService } from './sync/replicationService.js';
 import { syncService } from './sync/syncService.js';
 import { listen } from './wiring/httpServer.js';
-import { wireJobs } from './wiring/jobs.js';
+import { type ServiceBackups, wireJobs } from './wiring/jobs.js';
 import { wirePipeline } from './wiring/pipeline.js';
 import { wireRateLimits } from './wiring/rateLimits.js';
 import { wireRecords } from './wiring/records.js';
@@ -92,6 +95,24 @@ export interface ServiceOptions {
    */
   readonly settleTimeoutMs?: number;
 }
+
+/** The service's own backups (0044): each run reads the store as a live backup does. */
+const serviceBackups = (backup: BackupSchedule, source: BackupSource, logger: Logger): ServiceBackups => ({
+  run: (now) =>
+    runServiceBackup({
+      dir: backup.dir,
+      keepDays: backup.keepDays,
+      source: () => backupStream({ source }),
+      now,
+    }).catch((e: unknown) => {
+      // The job keeps only the error's name; a file system's code (ENOSPC, EACCES) is what the
+      // operator needs, and names no data.
+      const code = e instanceof Error && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
+      logger.warn({ errorName: e instanceof Error ? e.name : typeof e, code }, 'service backup run failed');
+      throw e;
+    }),
+  nextAt: (now) => nextBackupAt(now, backup.at, backup.timeZone),
+});
 
 export const startService = async (
   unresolved: Config,
@@ -138,6 +159,7 @@ const wire = async (
 ): Promise<RunningService> => {
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? (() => new Date());
+  const backupSource = liveSource(store, storeLocation(config));
   // Recorded only when someone may read them (0021).
   const metrics: Metrics = config.metrics === undefined ? noMetrics : prometheusMetrics({ clock });
   const key = jwtKey(config.jwtSecret);
@@ -326,6 +348,7 @@ const wire = async (
       demo: demoDataService({ classes, students: studentSvc, clock }),
     },
     audit: records.auditTrail,
+    backups: { stream: () => backupStream({ source: backupSource }) },
     attendance: {
       checkins: checkinService({
         checkins,
@@ -385,7 +408,18 @@ const wire = async (
       settings: { ...DEFAULT_IDEMPOTENCY_SETTINGS, ...options.idempotency },
     },
   };
-  wireJobs({ ledger: deps.idempotency.ledger, schedules: deps.schedules, clock, logger, metrics, opened });
+  wireJobs({
+    ledger: deps.idempotency.ledger,
+    schedules: deps.schedules,
+    clock,
+    logger,
+    metrics,
+    opened,
+    backups:
+      config.backup === undefined
+        ? undefined
+        : { schedule: serviceBackups(config.backup, backupSource, logger), audit: records.auditTrail },
+  });
   const app = makeApp(deps, options.routes ?? defaultRoutes);
   const listening = await listen(app, config, answerClientError(logger), opened);
   return {

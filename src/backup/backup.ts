@@ -9,8 +9,8 @@
 import { Readable } from 'node:stream';
 import { admissionExceptionDocId, quarantineDocId } from '../domain/projection.js';
 import { CHECKPOINT_ID_PREFIX } from '../store/replicationCheckpoints.js';
-import type { DatabaseName, StoreLocation } from '../store/store.js';
-import { openWholeDatabase, type WholeDatabase } from '../store/wholeDatabases.js';
+import type { DatabaseName, Store, StoreLocation } from '../store/store.js';
+import { openDatabaseOf, openWholeDatabase, type WholeDatabase } from '../store/wholeDatabases.js';
 import { BACKUP_FORMAT, BACKUP_VERSION, type BackupLine } from './backupFormat.js';
 
 export interface BackedUpDatabase {
@@ -48,8 +48,34 @@ export interface Progress {
   readonly done: boolean;
 }
 
+/**
+ * Where a backup reads: a store no service holds (the command, decision 0022), or the databases the
+ * running service has open (a live backup, decision 0044: a second process cannot open the embedded
+ * store, and a second handle in the same process would share, and close, the service's LevelDB).
+ */
+export interface BackupSource {
+  readonly backend: StoreLocation['kind'];
+  open(name: DatabaseName): Promise<WholeDatabase>;
+}
+
+export const locationSource = (location: StoreLocation): BackupSource => ({
+  backend: location.kind,
+  open: (name) => openWholeDatabase(location, name, { mustExist: true }),
+});
+
+/**
+ * A live backup's source (decision 0044). On the embedded store, the service's own handles (a second
+ * handle would share, and close, its LevelDB); on CouchDB, handles of the backup's own, as the command
+ * opens them, whose calls may take the minute a page of photos can need rather than the service's
+ * bound on a request's store call (STORE_TIMEOUT_MS).
+ */
+export const liveSource = (store: Store, location: StoreLocation): BackupSource =>
+  location.kind === 'couchdb'
+    ? locationSource(location)
+    : { backend: store.backend, open: async (name) => openDatabaseOf(name, store.db[name]) };
+
 export interface BackupOptions {
-  readonly location: StoreLocation;
+  readonly source: BackupSource;
   readonly onProgress?: (p: Progress) => void;
   readonly pageSize?: number;
   readonly clock?: () => Date;
@@ -62,14 +88,13 @@ async function* backupLines(options: BackupOptions): AsyncGenerator<string> {
   // Every database is opened first: a missing one or a locked store fails before anything is written.
   const opened: Array<BackedUpDatabase & { readonly db: WholeDatabase }> = [];
   try {
-    for (const d of BACKED_UP)
-      opened.push({ ...d, db: await openWholeDatabase(options.location, d.name, { mustExist: true }) });
+    for (const d of BACKED_UP) opened.push({ ...d, db: await options.source.open(d.name) });
     yield line({
       kind: 'header',
       format: BACKUP_FORMAT,
       version: BACKUP_VERSION,
       createdAt: (options.clock ?? (() => new Date()))().toISOString(),
-      backend: options.location.kind,
+      backend: options.source.backend,
       databases: BACKED_UP.map((d) => d.name),
     });
     const totals: Record<string, number> = {};

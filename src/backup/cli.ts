@@ -2,36 +2,38 @@
  * The backup command (decision 0022): `npm run backup -- --out FILE`, `npm run restore -- --in FILE`,
  * and in the image `node dist/server/backup.js backup|restore …`.
  *
- *   backup  --out FILE          FILE ending in .gz is gzipped; `-` writes to standard output
- *   restore --in FILE [--force] --force replaces a store that holds documents
+ *   backup  --out FILE [--server URL]  FILE ending in .gz is gzipped; `-` writes to standard output;
+ *                                      --server asks the running service (decision 0044)
+ *   restore --in FILE [--force]        --force replaces a store that holds documents
  *
- * The store comes from the service's own variables (DATA_DIR, COUCHDB_URL, DB_PREFIX), so a password
- * never sits on a command line, and none is ever printed: messages name databases, and any URL in an
- * error has its credentials masked. Progress goes to standard error, the data only to the file.
+ * The store comes from the service's own variables (DATA_DIR, COUCHDB_URL, DB_PREFIX), and a running
+ * service's token from CHAMADA_TOKEN, so no secret sits on a command line, and none is ever printed:
+ * messages name databases, and any URL in an error has its credentials masked. Progress goes to
+ * standard error, the data only to the file.
  * Exit status: 0 done, 1 failed, 2 usage or configuration, 3 the target store is not empty, 4 the
  * embedded store is open in a running service.
  */
-import { createWriteStream } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createGzip } from 'node:zlib';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { describeErrors, EnvCodec } from '../config/config.js';
 import { type StoreLocation, storeLocation } from '../store/store.js';
 import { DatabaseMissingError, StoreInUseError } from '../store/wholeDatabases.js';
-import { backupStream, type Progress } from './backup.js';
+import { backupStream, locationSource, type Progress } from './backup.js';
+import { closed, writeBackupFile } from './backupFiles.js';
+import { backupFromServer, ServerBackupError } from './fromServer.js';
 import { BackupFileError, restoreBackup, TargetNotEmptyError } from './restore.js';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, notEmpty: 3, inUse: 4 } as const;
 
 const USAGE = `usage:
-  backup --out FILE            write a backup of the store (FILE.gz: gzipped; -: standard output)
-  restore --in FILE [--force]  restore FILE into an empty store (--force: replace what it holds)
-The store is the service's: DATA_DIR (embedded), or COUCHDB_URL, with DB_PREFIX.`;
+  backup --out FILE [--server URL]  write a backup of the store (FILE.gz: gzipped; -: standard output)
+  restore --in FILE [--force]       restore FILE into an empty store (--force: replace what it holds)
+The store is the service's: DATA_DIR (embedded), or COUCHDB_URL, with DB_PREFIX.
+With --server, the running service at URL takes the backup; CHAMADA_TOKEN holds an ADMIN's token.`;
 
 const StoreEnv = t.type({
   DATA_DIR: EnvCodec.props.DATA_DIR,
@@ -63,39 +65,18 @@ const progressLine =
         : `${verb}: ${p.database} ${p.documents} of ${p.expected} documents`,
     );
 
-const closed = (stream: Readable): Promise<void> =>
-  stream.closed ? Promise.resolve() : new Promise((resolve) => stream.once('close', () => resolve()));
-
-const runBackup = async (location: StoreLocation, out: string, io: CliIo, say: (l: string) => void) => {
+const runBackup = async (source: Readable, out: string, io: CliIo, say: (l: string) => void) => {
   const started = Date.now();
-  const source = backupStream({
-    location,
-    onProgress: progressLine('backup', say),
-    ...(io.clock === undefined ? {} : { clock: io.clock }),
-  });
-  const compress = out.endsWith('.gz') ? [createGzip()] : [];
-  try {
-    if (out === '-') {
-      await pipeline([source, ...compress, io.stdout], { end: false });
-      say(`backup: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      return;
-    }
-    // Written beside the target and renamed at the end: a backup that fails half-way never leaves a
-    // file under the name the operator (or a rotation script) takes for a finished backup.
-    const partial = `${out}.partial`;
+  if (out === '-') {
     try {
-      await pipeline([source, ...compress, createWriteStream(partial)]);
-      await rename(partial, out);
-    } catch (e) {
-      await rm(partial, { force: true });
-      throw e;
+      await pipeline([source, io.stdout], { end: false });
+    } finally {
+      await closed(source);
     }
-  } finally {
-    // A failed write destroys the source, whose databases close only once its generator has unwound:
-    // returning earlier left them open to the next command in the same process.
-    await closed(source);
+    say(`backup: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return;
   }
-  const { size } = await stat(out);
+  const size = await writeBackupFile(source, out);
   say(`backup: ${out} written, ${size} bytes in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 };
 
@@ -125,8 +106,56 @@ const parseCommand = (argv: ReadonlyArray<string>) =>
     args: [...argv],
     allowPositionals: true,
     strict: true,
-    options: { out: { type: 'string' }, in: { type: 'string' }, force: { type: 'boolean' } },
+    options: {
+      out: { type: 'string' },
+      in: { type: 'string' },
+      force: { type: 'boolean' },
+      server: { type: 'string' },
+    },
   });
+
+const isUrl = (text: string): boolean => {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+};
+
+/** `backup --server URL`: the running service reads its own store and the command writes the file. */
+const backupFromService = async (
+  server: string,
+  out: string,
+  io: CliIo,
+  say: (l: string) => void,
+): Promise<number> => {
+  const token = io.env.CHAMADA_TOKEN ?? '';
+  if (!isUrl(server) || token === '') {
+    say(
+      `${isUrl(server) ? 'CHAMADA_TOKEN is not set' : `--server: ${maskCredentials(server)} is not an http(s) URL`}\n${USAGE}`,
+    );
+    return EXIT.usage;
+  }
+  try {
+    say(`backup: from the service at ${maskCredentials(new URL(server).origin)}`);
+    const source = await backupFromServer({
+      server,
+      token,
+      onDatabaseDone: (database, documents) => say(`backup: ${database} done, ${documents} documents`),
+    });
+    await runBackup(source, out, io, say);
+    return EXIT.ok;
+  } catch (e) {
+    if (e instanceof ServerBackupError) {
+      say(`backup failed: ${e.message}`);
+      return EXIT.failed;
+    }
+    const cause = e instanceof Error && e.cause instanceof Error ? ` (${e.cause.message})` : '';
+    say(`backup failed: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}${cause}`);
+    return EXIT.failed;
+  }
+};
 
 /** Runs the command; answers the exit status. */
 export const runCli = async (argv: ReadonlyArray<string>, io: CliIo): Promise<number> => {
@@ -139,15 +168,16 @@ export const runCli = async (argv: ReadonlyArray<string>, io: CliIo): Promise<nu
     return EXIT.usage;
   }
   const [command, ...extra] = parsed.positionals;
-  const { out, in: input, force } = parsed.values;
+  const { out, in: input, force, server } = parsed.values;
   const usable =
     extra.length === 0 &&
     ((command === 'backup' && out !== undefined && input === undefined && force === undefined) ||
-      (command === 'restore' && input !== undefined && out === undefined));
+      (command === 'restore' && input !== undefined && out === undefined && server === undefined));
   if (!usable) {
     say(USAGE);
     return EXIT.usage;
   }
+  if (server !== undefined && out !== undefined) return backupFromService(server, out, io, say);
   const env = StoreEnv.decode(io.env);
   if (E.isLeft(env)) {
     say(
@@ -165,7 +195,12 @@ export const runCli = async (argv: ReadonlyArray<string>, io: CliIo): Promise<nu
   try {
     if (command === 'backup' && out !== undefined) {
       say(`backup: from ${describe(location)}`);
-      await runBackup(location, out, io, say);
+      const source = backupStream({
+        source: locationSource(location),
+        onProgress: progressLine('backup', say),
+        ...(io.clock === undefined ? {} : { clock: io.clock }),
+      });
+      await runBackup(source, out, io, say);
     } else if (input !== undefined) {
       say(`restore: into ${describe(location)}`);
       await runRestore(location, input, force === true, say);
@@ -181,8 +216,11 @@ export const runCli = async (argv: ReadonlyArray<string>, io: CliIo): Promise<nu
     }
     if (e instanceof StoreInUseError) {
       say(
-        `${command}: ${e.message}: stop the service that uses ${describe(location)} first ` +
-          '(the embedded store can be read by one process at a time)',
+        `${command}: ${e.message}: the embedded store can be read by one process at a time. ` +
+          (command === 'backup'
+            ? 'Ask the running service instead: --server URL with an ADMIN token in CHAMADA_TOKEN (or let it back ' +
+              'itself up: BACKUP_DIR), or stop it first'
+            : `Stop the service that uses ${describe(location)} first`),
       );
       return EXIT.inUse;
     }

@@ -6,6 +6,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as t from 'io-ts';
+import { type WallTime, WallTimeFromString } from '../domain/backup.js';
 import { isPlainObject, refine } from '../domain/codec.js';
 import { isWebhookSecret, WEBHOOK_SECRET_RULE } from '../domain/notifications.js';
 
@@ -161,6 +162,20 @@ const AddressRangesC = new t.Type<ReadonlyArray<AddressRange>, string, unknown>(
   (a) => a.map((r) => `${r.network}/${r.prefix}`).join(','),
 );
 
+/** An IANA time zone this runtime knows (`America/Sao_Paulo`). */
+const TimeZone = refine(
+  t.string,
+  (zone) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: zone });
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  'an IANA time zone such as America/Sao_Paulo',
+);
+
 const DEFAULT_SECURITY_CONTACTS = [
   'mailto:security@chamada.example',
   'mailto:privacy@chamada.example',
@@ -224,6 +239,11 @@ export const EnvCodec = t.type({
     t.keyof({ fatal: null, error: null, warn: null, info: null, debug: null, trace: null, silent: null }),
     'info',
   ),
+  // The service's own backups (decision 0044): off unless BACKUP_DIR is set.
+  BACKUP_DIR: optionalString,
+  BACKUP_AT: withDefault(WallTimeFromString, { hour: 2, minute: 30 }),
+  BACKUP_TIME_ZONE: withDefault(TimeZone, 'America/Sao_Paulo'),
+  BACKUP_KEEP_DAYS: withDefault(intFromString(1, 3650), 14),
 });
 type Env = t.TypeOf<typeof EnvCodec>;
 
@@ -281,6 +301,15 @@ export interface Config {
   readonly trustProxy: TrustProxy;
   /** Undefined when neither METRICS_TOKEN nor METRICS_ALLOW is set: `/metrics` does not exist. */
   readonly metrics: MetricsAccess | undefined;
+  /** The service's own backups (0044); undefined when BACKUP_DIR is not set. */
+  readonly backup: BackupSchedule | undefined;
+}
+
+export interface BackupSchedule {
+  readonly dir: string;
+  readonly at: WallTime;
+  readonly timeZone: string;
+  readonly keepDays: number;
 }
 
 export const MIN_PRODUCTION_SECRET_BYTES = 32;
@@ -360,6 +389,16 @@ const metricsAccess = (env: Env): MetricsAccess | undefined =>
     ? undefined
     : { token: env.METRICS_TOKEN, allow: env.METRICS_ALLOW };
 
+const BACKUP_SETTINGS = ['BACKUP_AT', 'BACKUP_TIME_ZONE', 'BACKUP_KEEP_DAYS'] as const;
+
+/** A schedule without its folder would look like backups that never happen. */
+const backupProblems = (environment: Readonly<Record<string, string | undefined>>): string[] =>
+  unset(environment.BACKUP_DIR)
+    ? BACKUP_SETTINGS.filter((name) => !unset(environment[name])).map(
+        (name) => `${name}: sets the service's own backups, which BACKUP_DIR turns on; it is not set`,
+      )
+    : [];
+
 /** Decodes the environment; every problem is reported at once, each naming its variable. */
 export const decodeConfig = (
   environment: Readonly<Record<string, string | undefined>>,
@@ -369,7 +408,7 @@ export const decodeConfig = (
     EnvCodec.decode(environment),
     E.mapLeft(describeErrors),
     E.chain((env) => {
-      const problems = crossFieldProblems(env);
+      const problems = [...crossFieldProblems(env), ...backupProblems(environment)];
       return problems.length > 0 ? E.left(problems) : E.right(env);
     }),
     E.map(
@@ -405,6 +444,15 @@ export const decodeConfig = (
         notifyWebhookSecret: env.NOTIFY_WEBHOOK_SECRET,
         trustProxy: env.TRUST_PROXY,
         metrics: metricsAccess(env),
+        backup:
+          env.BACKUP_DIR === undefined
+            ? undefined
+            : {
+                dir: env.BACKUP_DIR,
+                at: env.BACKUP_AT,
+                timeZone: env.BACKUP_TIME_ZONE,
+                keepDays: env.BACKUP_KEEP_DAYS,
+              },
       }),
     ),
   );

@@ -39,8 +39,9 @@ export const AuditAction = t.keyof({
 export type AuditAction = t.TypeOf<typeof AuditAction>;
 
 // A string, not a literal, so the OpenAPI `pattern` carries no JavaScript-only `\/` escape.
-// PIPELINE marks entries written by the event pipeline rather than by a request.
-const ENDPOINT_PATTERN = '^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|PIPELINE) /[A-Za-z0-9._~{}/-]*$';
+// PIPELINE marks entries written by the event pipeline rather than by a request, JOB those of a
+// periodic job (the service's own backup, 0044).
+const ENDPOINT_PATTERN = '^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|PIPELINE|JOB) /[A-Za-z0-9._~{}/-]*$';
 const ENDPOINT_RE = new RegExp(ENDPOINT_PATTERN);
 
 /**

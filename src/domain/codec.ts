@@ -274,3 +274,28 @@ export class BytesType extends t.Type<Uint8Array, Uint8Array, unknown> {
     return [this.mediaType, ...this.alsoAccepted];
   }
 }
+
+/** The chunks of a response too large to hold in memory, sent as they come. */
+export type ByteStream = AsyncIterable<Uint8Array | string>;
+
+export const isByteStream = (u: unknown): u is ByteStream =>
+  typeof u === 'object' && u !== null && Symbol.asyncIterator in u;
+
+/**
+ * A response body that is a stream: never decoded from a request, only passed through to the
+ * response. `description` is what the OpenAPI document says of it.
+ */
+export class StreamType extends t.Type<ByteStream, ByteStream, unknown> {
+  readonly _tag = 'ChamadaStreamType' as const;
+  constructor(
+    readonly mediaType: string,
+    readonly description: string,
+  ) {
+    super(
+      'Stream',
+      isByteStream,
+      (u, c) => (isByteStream(u) ? t.success(u) : t.failure(u, c, `expected a ${mediaType} stream`)),
+      (a) => a,
+    );
+  }
+}

@@ -10,6 +10,7 @@ import type { SessionService } from '../auth/sessionService.js';
 import type { UserService } from '../auth/userService.js';
 import type { Config } from '../config/config.js';
 import type { AuditLog } from '../domain/audit.js';
+import type { LiveBackups } from '../domain/backup.js';
 import type { IdempotencyLedger } from '../domain/idempotencyRecord.js';
 import type { DeliveryLog } from '../domain/notifications.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -76,6 +77,8 @@ export interface AppDeps {
     readonly demo: DemoDataService;
   };
   readonly audit: AuditLog;
+  /** The whole store as a backup file, read while the service runs (0044). */
+  readonly backups: LiveBackups;
   readonly attendance: {
     readonly checkins: CheckinService;
     readonly pickups: PickupService;

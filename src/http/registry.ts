@@ -3,6 +3,7 @@ import type { Route } from './route.js';
 import { attendanceRoutes } from './routes/attendanceRoutes.js';
 import { auditRoutes } from './routes/auditRoutes.js';
 import { authRoutes } from './routes/authRoutes.js';
+import { backupRoutes } from './routes/backupRoutes.js';
 import { checkinRoutes } from './routes/checkinRoutes.js';
 import { classesRoutes } from './routes/classesRoutes.js';
 import { consentsRoutes } from './routes/consentsRoutes.js';
@@ -37,6 +38,7 @@ export const routes: ReadonlyArray<Route> = [
   ...consentsRoutes,
   ...photosRoutes,
   ...auditRoutes,
+  ...backupRoutes,
   ...checkinRoutes,
   ...pageRoutes,
   ...volunteersRoutes,

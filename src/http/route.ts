@@ -50,7 +50,12 @@ export interface Reply<R> {
 
 export type AuditFacts = Readonly<Record<string, string | number | boolean>>;
 
-export type MediaType = 'application/json' | 'text/plain' | 'text/csv' | 'image/jpeg';
+export type MediaType =
+  | 'application/json'
+  | 'text/plain'
+  | 'text/csv'
+  | 'image/jpeg'
+  | 'application/x-ndjson';
 
 export interface ResponseSpec<RC extends t.Mixed> {
   readonly status: number;

@@ -333,7 +333,12 @@ export const routeHandler =
         res.setHeader(REPLAY_HEADER, 'true');
       }
       for (const [name, value] of Object.entries(state.rateLimitHeaders ?? {})) res.setHeader(name, value);
-      sendRendered(res, outcome.rendered);
+      sendRendered(res, outcome.rendered, (e) =>
+        deps.logger.error(
+          { correlationId: state.correlationId, errorName: e instanceof Error ? e.name : typeof e },
+          'response stream failed; connection cut',
+        ),
+      );
     } catch (e) {
       next(e);
     }

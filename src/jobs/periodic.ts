@@ -20,19 +20,16 @@ export type JobRun<A> =
   | { readonly ok: true; readonly result: A }
   | { readonly ok: false; readonly error: string };
 
+/** One run, its failure caught as a value. */
+export const attempt$ = <A>(run: () => ObservableInput<A>): Observable<JobRun<A>> =>
+  defer(run).pipe(
+    map((result): JobRun<A> => ({ ok: true, result })),
+    catchError((e: unknown) => of<JobRun<A>>({ ok: false, error: e instanceof Error ? e.name : 'unknown' })),
+  );
+
 export const periodic$ = <A>(
   run: () => ObservableInput<A>,
   firstAfterMs: number,
   periodMs: number,
   scheduler: SchedulerLike = asyncScheduler,
-): Observable<JobRun<A>> =>
-  timer(firstAfterMs, periodMs, scheduler).pipe(
-    exhaustMap(() =>
-      defer(run).pipe(
-        map((result): JobRun<A> => ({ ok: true, result })),
-        catchError((e: unknown) =>
-          of<JobRun<A>>({ ok: false, error: e instanceof Error ? e.name : 'unknown' }),
-        ),
-      ),
-    ),
-  );
+): Observable<JobRun<A>> => timer(firstAfterMs, periodMs, scheduler).pipe(exhaustMap(() => attempt$(run)));

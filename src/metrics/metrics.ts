@@ -50,6 +50,8 @@ export interface Metrics {
   rateLimitRefused(scope: string): void;
   replicationPulled(documents: number): void;
   replicationPushed(accepted: number, refused: number): void;
+  /** A run of the service's own backup (0044): when it succeeded, or that it failed. */
+  backupRun(run: { readonly ok: true; readonly at: Date } | { readonly ok: false }): void;
   /** Where the backlog gauges read from at each scrape (never on a request's path). */
   watchPipeline(read: () => Promise<PipelineBacklog>): void;
   readonly contentType: string;
@@ -70,6 +72,7 @@ export const noMetrics: Metrics = {
   rateLimitRefused: ignore,
   replicationPulled: ignore,
   replicationPushed: ignore,
+  backupRun: ignore,
   watchPipeline: ignore,
   contentType: 'text/plain; version=0.0.4; charset=utf-8',
   scrape: async () => '',
@@ -162,6 +165,14 @@ export const prometheusMetrics = (options: { readonly clock: () => Date }): Metr
     'Event documents tablets pushed, by outcome (accepted, or refused as forbidden).',
     ['outcome'],
   );
+  const backupSuccess = gauge(
+    'chamada_backup_last_success_timestamp_seconds',
+    "When the service's own backup last succeeded (Unix time); 0 until one has since start.",
+  );
+  const backupFailures = counter(
+    'chamada_backup_failures_total',
+    "Runs of the service's own backup that failed (each is retried at the next scheduled time).",
+  );
   let readBacklog: (() => Promise<PipelineBacklog>) | undefined;
 
   const refreshBacklog = async (): Promise<void> => {
@@ -194,6 +205,10 @@ export const prometheusMetrics = (options: { readonly clock: () => Date }): Metr
     replicationPushed: (accepted, refused) => {
       pushed.inc({ outcome: 'accepted' }, accepted);
       pushed.inc({ outcome: 'refused' }, refused);
+    },
+    backupRun: (run) => {
+      if (run.ok) backupSuccess.set(run.at.getTime() / 1000);
+      else backupFailures.inc();
     },
     watchPipeline: (read) => {
       readBacklog = read;

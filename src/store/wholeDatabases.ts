@@ -59,7 +59,7 @@ const describeRefusal = (r: unknown): string => {
   return [id, typeof error === 'string' ? error : undefined, reason ?? message].filter(Boolean).join(': ');
 };
 
-const wrap = (name: DatabaseName, db: Database): WholeDatabase => ({
+const wrap = (name: DatabaseName, db: Database, close: () => Promise<void>): WholeDatabase => ({
   name,
   async info() {
     const info = await db.info();
@@ -109,8 +109,16 @@ const wrap = (name: DatabaseName, db: Database): WholeDatabase => ({
       throw new Error(`${name}: ${refused.length} documents were refused (${describeRefusal(refused[0])})`);
     }
   },
-  close: () => db.close(),
+  close,
 });
+
+/**
+ * A database the running service holds open, read for a live backup (decision 0044). Closing it is
+ * left to the service: on the embedded store a second handle on the same path shares one LevelDB
+ * within the process, and closing that would close the service's own.
+ */
+export const openDatabaseOf = (name: DatabaseName, db: Database): WholeDatabase =>
+  wrap(name, db, async () => undefined);
 
 /**
  * Opens one database of the store. On the embedded store the first read tells a LevelDB lock held by
@@ -158,7 +166,10 @@ export const openWholeDatabase = async (
   location: StoreLocation,
   name: DatabaseName,
   options: { readonly mustExist: boolean },
-): Promise<WholeDatabase> => wrap(name, await openChecked(location, name, options.mustExist));
+): Promise<WholeDatabase> => {
+  const db = await openChecked(location, name, options.mustExist);
+  return wrap(name, db, () => db.close());
+};
 
 /**
  * Removes one database (for a restore asked to replace the store). On the embedded store the index

@@ -1,17 +1,30 @@
 /**
- * The periodic jobs: the idempotency ledger's purge (every minute) and the schedules' sessions made
- * ahead (at start, then hourly). Each logs a line only when it did something or failed.
+ * The periodic jobs: the idempotency ledger's purge (every minute), the schedules' sessions made
+ * ahead (at start, then hourly) and, when configured, the service's own backups (0044). The first two
+ * log a line only when they did something or failed; every backup run is logged and audited.
  */
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { AuditLog } from '../domain/audit.js';
 import { idempotencyPurge$ } from '../jobs/idempotencyPurge.js';
+import { atScheduledTimes$ } from '../jobs/nightlyBackup.js';
 import { scheduleMaterialisation$ } from '../jobs/scheduleMaterialisation.js';
 import type { Disposers } from '../lib/disposers.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ScheduleService } from '../schedules/scheduleService.js';
 import type { IdempotencyLedger } from '../store/idempotencyLedger.js';
 
+/** The service's own backups: one run, and when the next is due. */
+export interface ServiceBackups {
+  run(
+    now: Date,
+  ): Promise<{ readonly file: string; readonly bytes: number; readonly removed: ReadonlyArray<string> }>;
+  nextAt(now: Date): Date;
+}
+
 export interface JobsWiring {
   readonly ledger: IdempotencyLedger;
+  readonly backups?: { readonly schedule: ServiceBackups; readonly audit: AuditLog } | undefined;
   readonly schedules: Pick<ScheduleService, 'materialiseAll'>;
   readonly clock: () => Date;
   readonly logger: Logger;
@@ -41,4 +54,51 @@ export const wireJobs = (w: JobsWiring): void => {
       );
   });
   w.opened.add('schedule materialisation', () => materialising.unsubscribe());
+  if (w.backups !== undefined) wireBackups(w, w.backups.schedule, w.backups.audit);
+};
+
+export const BACKUP_JOB_ENDPOINT = 'JOB /backup';
+
+export const wireBackups = (
+  w: Pick<JobsWiring, 'clock' | 'logger' | 'metrics' | 'opened'>,
+  backups: ServiceBackups,
+  audit: AuditLog,
+): void => {
+  const { logger, metrics } = w;
+  logger.info({ next: backups.nextAt(w.clock()).toISOString() }, 'service backups on');
+  const runs = atScheduledTimes$(() => backups.run(w.clock()), backups.nextAt, w.clock).subscribe((run) => {
+    if (run.ok) {
+      metrics.backupRun({ ok: true, at: w.clock() });
+      logger.info(
+        {
+          file: run.result.file,
+          bytes: run.result.bytes,
+          removed: run.result.removed.length,
+          next: backups.nextAt(w.clock()).toISOString(),
+        },
+        'service backup written',
+      );
+    } else {
+      metrics.backupRun({ ok: false });
+      logger.error({ errorName: run.error }, 'service backup failed; retrying at the next scheduled time');
+    }
+    // The record that the whole store was copied, and where; never a reason to stop the schedule.
+    audit
+      .append({
+        correlation_id: randomUUID(),
+        actor_user_id: null,
+        actor_role: null,
+        endpoint: BACKUP_JOB_ENDPOINT,
+        outcome: run.ok ? 'SUCCESS' : 'FAILURE',
+        details: run.ok
+          ? { file: run.result.file, bytes: run.result.bytes, removed: run.result.removed.length }
+          : { errorName: run.error },
+        subject_id: null,
+        action: 'EXPORT',
+      })
+      .catch((e: unknown) =>
+        logger.error({ errorName: e instanceof Error ? e.name : typeof e }, 'audit write failed'),
+      );
+  });
+  w.opened.add('service backups', () => runs.unsubscribe());
 };

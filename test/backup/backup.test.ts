@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { EXIT } from '../../src/backup/cli.js';
 import { cli, expectRestored, populateAndRecord, type Source } from '../support/backupRoundTrip.js';
 import { seedSmallRoster } from '../support/seed.js';
-import { makeTempDir, removeDir } from '../support/tempDir.js';
+import { tempDirs } from '../support/tempDir.js';
 import { startTestService, type TestService } from '../support/testService.js';
 
 const rosterDocs = async (svc: TestService) =>
@@ -14,12 +14,7 @@ const rosterDocs = async (svc: TestService) =>
 
 describe('backup and restore (embedded store)', function () {
   this.timeout(120_000);
-  const dirs: string[] = [];
-  const fresh = async (label: string) => {
-    const dir = await makeTempDir(label);
-    dirs.push(dir);
-    return dir;
-  };
+  const { fresh, keep, removeAll } = tempDirs();
   let sourceDir: string;
   let file: string;
   let source: Source;
@@ -28,7 +23,7 @@ describe('backup and restore (embedded store)', function () {
   before(async () => {
     const service = await startTestService();
     sourceDir = service.deps.config.dataDir;
-    dirs.push(sourceDir);
+    keep(sourceDir);
     try {
       source = await populateAndRecord(service);
       await service.deps.replication.reconciler.refresh();
@@ -42,9 +37,7 @@ describe('backup and restore (embedded store)', function () {
     expect(run.stdout).to.equal('');
   });
 
-  after(async () => {
-    for (const dir of dirs) await removeDir(dir);
-  });
+  after(removeAll);
 
   it('a backup restored into a fresh DATA_DIR answers the same: students, check-ins, reports, audit log, roster', async () => {
     const target = await fresh('restored');
@@ -179,7 +172,10 @@ describe('backup and restore (embedded store)', function () {
       });
       const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
       expect(status, stderr).to.equal(EXIT.inUse);
-      expect(stderr).to.match(/is open in another process: stop the service that uses the embedded store/);
+      expect(stderr).to.match(
+        /is open in another process: the embedded store can be read by one process at a time/,
+      );
+      expect(stderr).to.contain('--server URL');
     } finally {
       await running.dispose();
     }

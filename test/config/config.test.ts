@@ -99,6 +99,11 @@ describe('configuration', () => {
     ['a metrics range with a prefix over 128', { METRICS_ALLOW: 'fd00::/129' }, 'METRICS_ALLOW'],
     ['dev mode without any token', { AUTH_MODE: 'dev' }, 'AUTH_MODE'],
     ['dev mode with a short token', { AUTH_MODE: 'dev', DEV_ADMIN_TOKEN: 'short' }, 'DEV_ADMIN_TOKEN'],
+    ['a backup time that is not HH:MM', { BACKUP_DIR: '/b', BACKUP_AT: '2:30' }, 'BACKUP_AT'],
+    ['a backup time past 23:59', { BACKUP_DIR: '/b', BACKUP_AT: '24:00' }, 'BACKUP_AT'],
+    ['an unknown time zone', { BACKUP_DIR: '/b', BACKUP_TIME_ZONE: 'America/Atlantis' }, 'BACKUP_TIME_ZONE'],
+    ['backups kept no day', { BACKUP_DIR: '/b', BACKUP_KEEP_DAYS: '0' }, 'BACKUP_KEEP_DAYS'],
+    ['a backup schedule without BACKUP_DIR', { BACKUP_AT: '03:00' }, 'BACKUP_DIR'],
   ];
   for (const [what, env, variable] of bad) {
     it(`refuses ${what}, naming ${variable}`, () => {
@@ -111,6 +116,22 @@ describe('configuration', () => {
   it('reports every bad variable at once', () => {
     const problems = problemsOf({ PORT: 'x', AUTH_MODE: 'y' });
     expect(problems.join('\n')).to.contain('PORT').and.to.contain('AUTH_MODE');
+  });
+
+  describe("the service's own backups", () => {
+    it('are off without BACKUP_DIR, and read 02:30 in São Paulo, 14 days, by default', () => {
+      expect(configOf({}).backup).to.equal(undefined);
+      expect(configOf({ BACKUP_DIR: '/srv/backups' }).backup).to.deep.equal({
+        dir: '/srv/backups',
+        at: { hour: 2, minute: 30 },
+        timeZone: 'America/Sao_Paulo',
+        keepDays: 14,
+      });
+      expect(
+        configOf({ BACKUP_DIR: '/b', BACKUP_AT: '23:05', BACKUP_TIME_ZONE: 'UTC', BACKUP_KEEP_DAYS: '30' })
+          .backup,
+      ).to.deep.equal({ dir: '/b', at: { hour: 23, minute: 5 }, timeZone: 'UTC', keepDays: 30 });
+    });
   });
 
   describe('metrics access', () => {

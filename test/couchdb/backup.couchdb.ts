@@ -11,6 +11,7 @@ import * as t from 'io-ts';
 import { EXIT } from '../../src/backup/cli.js';
 import { cli, expectRestored, populateAndRecord, type Source } from '../support/backupRoundTrip.js';
 import { couchFetch, untilTestCouchCopiesAgree } from '../support/couchServer.js';
+import { expectLiveBackupRestores } from '../support/liveBackupRoundTrip.js';
 import { seedSmallRoster } from '../support/seed.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 import { startTestService } from '../support/testService.js';
@@ -34,7 +35,13 @@ const deleteDatabases = async (url: string, prefix: string): Promise<void> => {
 describe('backup and restore on a real CouchDB', function () {
   this.timeout(180_000);
   const run = `bk${randomBytes(4).toString('hex')}`;
-  const prefixes = { source: `${run}_src_`, target: `${run}_dst_`, occupied: `${run}_occ_` };
+  const prefixes = {
+    source: `${run}_src_`,
+    target: `${run}_dst_`,
+    occupied: `${run}_occ_`,
+    live: `${run}_live_`,
+    liveTarget: `${run}_lvd_`,
+  };
   const env = (prefix: string) => ({ COUCHDB_URL: serverUrl(), DB_PREFIX: prefix });
   const dirs: string[] = [];
   let file: string;
@@ -86,5 +93,17 @@ describe('backup and restore on a real CouchDB', function () {
     const forced = await cli(['restore', '--in', file, '--force'], env(prefixes.occupied));
     expect(forced.status, forced.stderr).to.equal(EXIT.ok);
     await expectRestored(env(prefixes.occupied), source);
+  });
+
+  it('a backup asked of the running service while writes go on restores what was acknowledged before it (0044)', async () => {
+    const live = await startTestService({ env: env(prefixes.live) });
+    dirs.push(live.deps.config.dataDir);
+    const dir = await makeTempDir('couch-live-backup');
+    dirs.push(dir);
+    try {
+      await expectLiveBackupRestores(live, env(prefixes.liveTarget), dir);
+    } finally {
+      await live.stop();
+    }
   });
 });

@@ -75,8 +75,8 @@ const post = async (url: string, path: string, body: unknown, token: string): Pr
   return r.json;
 };
 
-/** Two tablets send concurrent marks of one child: the ADMIN's absent beats the later present. */
-const syncFromTablet = async (url: string, deviceId: string, token: string, event: unknown) => {
+/** One event sent by a tablet through `POST /api/v1/sync/events`, expected accepted. */
+export const syncFromTablet = async (url: string, deviceId: string, token: string, event: unknown) => {
   const r = await call(`${url}/api/v1/sync/events`, {
     method: 'POST',
     headers: {
@@ -186,7 +186,7 @@ export interface Source {
  * On a CouchDB cluster, until every copy holds what was written: the reports and the audit log are
  * range reads, served by one copy of each shard, which may lag a write a moment (decision 0023).
  */
-const copiesAgree = async (svc: TestService): Promise<void> => {
+export const copiesAgree = async (svc: TestService): Promise<void> => {
   if (svc.store.backend === 'couchdb') await untilTestCouchCopiesAgree();
 };
 

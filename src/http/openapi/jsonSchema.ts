@@ -4,7 +4,7 @@
  * classification (`x-classification`). An unsupported codec is a programming error and throws.
  */
 import * as t from 'io-ts';
-import { BytesType, metaOf, ObjectType, type SchemaMeta } from '../../domain/codec.js';
+import { BytesType, metaOf, ObjectType, type SchemaMeta, StreamType } from '../../domain/codec.js';
 
 export type JsonSchema = { [key: string]: unknown };
 
@@ -82,6 +82,7 @@ const structural = (codec: t.Mixed, reg: SchemaRegistry): JsonSchema => {
   if (codec instanceof ObjectType) return objectSchema(codec.required, codec.optional, reg);
   if (codec instanceof BytesType)
     return { type: 'string', maxLength: codec.maxBytes, description: codec.description };
+  if (codec instanceof StreamType) return { type: 'string', description: codec.description };
   if (codec instanceof t.StringType) return { type: 'string' };
   if (codec instanceof t.NumberType) return { type: 'number' };
   if (codec instanceof t.BooleanType) return { type: 'boolean' };
