@@ -231,3 +231,50 @@ export const docShot = async (k: KioskPage, name: string): Promise<void> => {
   await mkdir(DOCS_SHOTS, { recursive: true });
   await k.page.screenshot({ path: path.join(DOCS_SHOTS, `${name}.png`) });
 };
+
+/** What a suite of two tablets at one door gets: the service, the API as an ADMIN, the seed, the tablets. */
+export interface TwoTablets {
+  readonly service: ServiceProcess;
+  readonly api: Api;
+  readonly ministry: Ministry;
+  readonly door: KioskPage;
+  readonly other: KioskPage;
+}
+
+/**
+ * Within a `describe`: one service with the seeded ministry, `prepare` run on it through the API (a
+ * class's limits, volunteers), and two tablets in one Chromium (`<label>-door` and `<label>-<second>`
+ * in the screenshots), closed after the suite. The returned function gives them once its `before` ran.
+ */
+export const twoTabletSuite = (
+  label: string,
+  second: string,
+  prepare?: (api: Api, ministry: Ministry) => Promise<void>,
+): (() => TwoTablets) => {
+  let browser: Browser | undefined;
+  let service: ServiceProcess | undefined;
+  let ready: TwoTablets | undefined;
+  before(async () => {
+    const started = await startKioskService();
+    service = started.service;
+    const api = await adminApi(started.url);
+    const ministry = await seedMinistry(api);
+    await prepare?.(api, ministry);
+    browser = await launchChromium();
+    ready = {
+      service: started.service,
+      api,
+      ministry,
+      door: await openKiosk(browser, started.url, `${label}-door`),
+      other: await openKiosk(browser, started.url, `${label}-${second}`),
+    };
+  });
+  after(async () => {
+    await browser?.close();
+    await service?.dispose();
+  });
+  return () => {
+    if (ready === undefined) throw new Error('the suite has not started');
+    return ready;
+  };
+};

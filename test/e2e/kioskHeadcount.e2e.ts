@@ -8,23 +8,18 @@
  */
 import { expect } from 'chai';
 import * as E from 'fp-ts/lib/Either.js';
-import type { Browser } from 'playwright-core';
 import { EventDoc } from '../../src/domain/event.js';
 import { openStore } from '../../src/store/store.js';
 import type { ServiceProcess } from '../support/mainProcess.js';
 import {
   ADMIN,
   type Api,
-  adminApi,
   docShot,
   eventually,
   type KioskPage,
-  launchChromium,
   type Ministry,
-  openKiosk,
-  seedMinistry,
   signIn,
-  startKioskService,
+  twoTabletSuite,
   waitForStatus,
 } from './kioskHarness.js';
 
@@ -33,7 +28,6 @@ const JUSTIFICATION = 'A mãe fica na sala com a criança durante o culto.';
 describe('kiosk (e2e): the headcount and the admission rule at the door', function () {
   this.timeout(180_000);
   let service: ServiceProcess;
-  let browser: Browser;
   let api: Api;
   let ministry: Ministry;
   let door: KioskPage;
@@ -49,11 +43,7 @@ describe('kiosk (e2e): the headcount and the admission rule at the door', functi
     await k.page.locator('li.child', { hasText: name }).getByRole('button', { name: 'Entrada' }).click();
   };
 
-  before(async () => {
-    const started = await startKioskService();
-    service = started.service;
-    api = await adminApi(started.url);
-    ministry = await seedMinistry(api);
+  const suite = twoTabletSuite('headcount', 'office', async (api, ministry) => {
     const patched = await api.send('PATCH', `/api/v1/classes/${ministry.classId}`, {
       capacity: 2,
       childrenPerVolunteer: 2,
@@ -64,14 +54,9 @@ describe('kiosk (e2e): the headcount and the admission rule at the door', functi
       const added = await api.send('POST', `/api/v1/sessions/${ministry.sessionId}/volunteers`, { name });
       expect(added.status, added.text).to.equal(201);
     }
-    browser = await launchChromium();
-    door = await openKiosk(browser, started.url, 'headcount-door');
-    office = await openKiosk(browser, started.url, 'headcount-office');
   });
-
-  after(async () => {
-    await browser?.close();
-    await service?.dispose();
+  before(() => {
+    ({ service, api, ministry, door, other: office } = suite());
   });
 
   it('both desks show the empty room with its capacity, and the volunteers in it beside those its ratio asks for', async () => {

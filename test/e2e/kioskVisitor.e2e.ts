@@ -6,21 +6,15 @@
  */
 import { expect } from 'chai';
 import * as t from 'io-ts';
-import type { Browser } from 'playwright-core';
 import { decodeAs } from '../support/http.js';
-import type { ServiceProcess } from '../support/mainProcess.js';
 import {
   type Api,
-  adminApi,
   docShot,
   eventually,
   type KioskPage,
-  launchChromium,
   type Ministry,
-  openKiosk,
-  seedMinistry,
   signIn,
-  startKioskService,
+  twoTabletSuite,
   waitForStatus,
 } from './kioskHarness.js';
 
@@ -30,8 +24,6 @@ const Active = t.type({ checkIn: t.type({ code: t.string, status: t.string }) })
 
 describe('kiosk (e2e): a first-time visitor registered offline reaches the server and the other tablet', function () {
   this.timeout(180_000);
-  let service: ServiceProcess;
-  let browser: Browser;
   let api: Api;
   let ministry: Ministry;
   let door: KioskPage;
@@ -43,19 +35,9 @@ describe('kiosk (e2e): a first-time visitor registered offline reaches the serve
     await k.page.locator('body[data-screen="desk"]').waitFor();
   };
 
-  before(async () => {
-    const started = await startKioskService();
-    service = started.service;
-    api = await adminApi(started.url);
-    ministry = await seedMinistry(api);
-    browser = await launchChromium();
-    door = await openKiosk(browser, started.url, 'visitor-door');
-    other = await openKiosk(browser, started.url, 'visitor-other');
-  });
-
-  after(async () => {
-    await browser?.close();
-    await service?.dispose();
+  const suite = twoTabletSuite('visitor', 'other');
+  before(() => {
+    ({ api, ministry, door, other } = suite());
   });
 
   it('both tablets sign in online; the door tablet then loses the network', async () => {

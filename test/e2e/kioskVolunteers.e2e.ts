@@ -9,22 +9,16 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
-import type { Browser } from 'playwright-core';
 import { decodeAs } from '../support/http.js';
-import type { ServiceProcess } from '../support/mainProcess.js';
 import {
   ADMIN,
   type Api,
-  adminApi,
   eventually,
   type KioskPage,
-  launchChromium,
   type Ministry,
-  openKiosk,
   openMinistryDesk,
-  seedMinistry,
   signIn,
-  startKioskService,
+  twoTabletSuite,
   waitForStatus,
 } from './kioskHarness.js';
 
@@ -40,8 +34,6 @@ const VolunteerList = t.type({
 
 describe('kiosk (e2e): volunteers in the room, and the exceptions in the adminsâ€™ view', function () {
   this.timeout(180_000);
-  let service: ServiceProcess;
-  let browser: Browser;
   let api: Api;
   let ministry: Ministry;
   let door: KioskPage;
@@ -54,23 +46,14 @@ describe('kiosk (e2e): volunteers in the room, and the exceptions in the adminsâ
     return decodeAs(VolunteerList, r.json).items;
   };
 
-  before(async () => {
-    const started = await startKioskService();
-    service = started.service;
-    api = await adminApi(started.url);
-    ministry = await seedMinistry(api);
+  const suite = twoTabletSuite('volunteers', 'office', async (api, ministry) => {
     const patched = await api.send('PATCH', `/api/v1/classes/${ministry.classId}`, {
       childrenPerVolunteer: 2,
     });
     expect(patched.status, patched.text).to.equal(200);
-    browser = await launchChromium();
-    door = await openKiosk(browser, started.url, 'volunteers-door');
-    office = await openKiosk(browser, started.url, 'volunteers-office');
   });
-
-  after(async () => {
-    await browser?.close();
-    await service?.dispose();
+  before(() => {
+    ({ api, ministry, door, other: office } = suite());
   });
 
   it('refuses the first child of a room with a ratio and nobody in it, offering "Estou nesta sala" there', async () => {
