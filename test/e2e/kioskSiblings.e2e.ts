@@ -36,6 +36,7 @@ describe('kiosk (e2e): siblings checked in together, offline', function () {
   let kiosk: KioskPage;
   const family = new Map<string, { studentId: string; sessionId: string }>();
   const codes = new Map<string, string>();
+  const souzas = new Map<string, string>();
 
   before(async () => {
     const started = await startKioskService();
@@ -59,6 +60,20 @@ describe('kiosk (e2e): siblings checked in together, offline', function () {
         'studentId',
       );
       family.set(displayName, { studentId, sessionId });
+    }
+    // A second family, for the roster pull that lands while the volunteer is choosing.
+    for (const displayName of ['Ana Souza', 'Bia Souza', 'Caio Souza']) {
+      const studentId = await api.create(
+        '/api/v1/students',
+        {
+          displayName,
+          guardianName: 'Sara Souza',
+          phones: [{ number: '21 98765-4321', qualifier: 'mãe' }],
+          classId: ministry.classId,
+        },
+        'studentId',
+      );
+      souzas.set(displayName, studentId);
     }
     browser = await launchChromium();
     kiosk = await openKiosk(browser, started.url, 'siblings');
@@ -130,6 +145,33 @@ describe('kiosk (e2e): siblings checked in together, offline', function () {
       });
       expect(active, name).to.deep.equal({ ...active, code: codes.get(name), status: 'CHECKED_IN' });
     }
+  });
+
+  it('keeps the ticks when a roster pull lands meanwhile, unticking only a child checked in elsewhere', async () => {
+    const { page } = kiosk;
+    await page.getByRole('searchbox').fill('ana souza');
+    await page
+      .locator('li.child', { hasText: 'Ana Souza' })
+      .getByRole('button', { name: 'Irmãos (2)' })
+      .click();
+    await page.locator('body[data-screen="siblings"]').waitFor();
+    const row = (name: string) => page.locator('li.sibling', { hasText: name });
+    await row('Caio Souza').getByRole('checkbox').uncheck();
+    // Another door checks Bia in; the tablet hears of it through its roster.
+    const bia = await api.send('POST', '/api/v1/check-in', {
+      studentId: souzas.get('Bia Souza'),
+      sessionId: ministry.sessionId,
+    });
+    expect(bia.status, bia.text).to.equal(201);
+    await row('Bia Souza').locator('.child-status', { hasText: 'já está na sala' }).waitFor();
+    expect(await row('Bia Souza').getByRole('checkbox').isDisabled()).to.equal(true);
+    expect(await row('Bia Souza').getByRole('checkbox').isChecked()).to.equal(false);
+    expect(await row('Caio Souza').getByRole('checkbox').isChecked(), 'the volunteer unticked Caio').to.equal(
+      false,
+    );
+    expect(await row('Ana Souza').getByRole('checkbox').isChecked()).to.equal(true);
+    await page.getByRole('button', { name: 'Voltar' }).click();
+    await page.locator('body[data-screen="desk"]').waitFor();
   });
 
   it('ran without a CSP violation or an uncaught error', () => {

@@ -124,6 +124,32 @@ describe('kiosk (e2e): a first-time visitor registered offline reaches the serve
     await other.shot('04-other-tablet');
   });
 
+  it('keeps what a guardian dictated on the new-child form when a roster pull lands meanwhile', async () => {
+    const { page } = other;
+    await page.getByRole('searchbox').fill('joana prado');
+    await page.getByRole('button', { name: 'Nova criança' }).click();
+    await page.locator('body[data-screen="new-child"]').waitFor();
+    await page.getByLabel('Nome da criança').fill('Joana Prado');
+    await page.getByLabel('Alergias (opcional)').fill('Amendoim');
+    const pulls = async () => Number((await page.evaluate('document.body.dataset.rosterPulls')) ?? 0);
+    const before = await pulls();
+    await api.create(
+      '/api/v1/students',
+      {
+        displayName: 'Outra Criança',
+        guardianName: 'Outro Responsável',
+        phones: [{ number: '21 97777-0000', qualifier: 'pai' }],
+        classId: ministry.classId,
+      },
+      'studentId',
+    );
+    await eventually(async () => expect(await pulls()).to.be.greaterThan(before));
+    expect(await page.getByLabel('Nome da criança').inputValue()).to.equal('Joana Prado');
+    expect(await page.getByLabel('Alergias (opcional)').inputValue()).to.equal('Amendoim');
+    await page.getByRole('button', { name: 'Voltar' }).click();
+    await page.locator('body[data-screen="desk"]').waitFor();
+  });
+
   it('ran without a CSP violation or an uncaught error', () => {
     expect([...door.problems(), ...other.problems()]).to.deep.equal([]);
   });

@@ -175,6 +175,8 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
     },
     async reloadRoster() {
       await loadRoster();
+      // Counted on the page, so a test (or a person at the devtools) can tell a pull has landed.
+      document.body.dataset.rosterPulls = String(Number(document.body.dataset.rosterPulls ?? '0') + 1);
       volunteers.rosterPulled();
       redraw();
       // A pull may have confirmed the check-in a waiting page is for.

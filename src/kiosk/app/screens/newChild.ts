@@ -18,6 +18,9 @@ const optional = (s: string): string | undefined => (s.trim() === '' ? undefined
 
 export const newChildScreen = (session: RosterSessionDoc): Screen => ({
   name: 'new-child',
+  // A roster pull while a guardian dictates must not wipe the form: the room's rule is judged with
+  // the roster of the moment the volunteer confirms, so nothing on the form depends on it.
+  update: () => undefined,
   render(kiosk: Kiosk) {
     const input = (name: string, extra: Readonly<Record<string, string>> = {}) =>
       h('input', { attrs: { name, autocomplete: 'off', ...extra } });

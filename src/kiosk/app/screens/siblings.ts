@@ -22,107 +22,147 @@ const sessionFor = (
     ? desk
     : kiosk.index().sessions.find((s) => s.classId === child.classId && s.date === desk.date);
 
-export const siblingsScreen = (desk: RosterSessionDoc, found: RosterStudent): Screen => ({
-  name: 'siblings',
-  render(kiosk: Kiosk) {
-    const family = [found, ...siblingsOf(kiosk.index(), found)];
-    const boxes = new Map<string, HTMLInputElement>();
-    const row = (child: RosterStudent): HTMLElement => {
-      const session = sessionFor(kiosk, desk, child);
-      const inside = session !== undefined && openCheckin(kiosk.aspect(session.sessionId, child.studentId));
-      const box = h('input', { attrs: { type: 'checkbox', name: child.studentId } });
-      box.checked = session !== undefined && !inside;
-      box.disabled = session === undefined || inside !== undefined;
-      boxes.set(child.studentId, box);
-      return h(
-        'li',
-        { className: 'child sibling', attrs: { 'data-student-id': child.studentId } },
-        h(
-          'label',
-          { className: 'child-main' },
-          box,
-          h('span', { className: 'child-name' }, child.displayName),
-          h('span', { className: 'child-class' }, kiosk.index().classes.get(child.classId) ?? ''),
-          child.allergies === null
-            ? null
-            : h('span', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: child.allergies })),
-          session === undefined
-            ? h('span', { className: 'child-status' }, kiosk.t('siblings.noSession'))
-            : inside
-              ? h('span', { className: 'child-status' }, kiosk.t('siblings.inside'))
-              : null,
-        ),
-      );
-    };
-    const message = h('p', { className: 'form-error', attrs: { role: 'alert' } });
-    const confirm = h(
-      'button',
-      { className: 'primary big', attrs: { type: 'submit' } },
-      kiosk.t('siblings.confirm'),
-    );
+/**
+ * A roster pull while the family waits (another tablet checks a brother in, a class gains a session)
+ * refreshes each row in place: the volunteer's ticks stay, and only a child who can no longer be
+ * checked in is unticked and greyed out.
+ */
+export const siblingsScreen = (desk: RosterSessionDoc, found: RosterStudent): Screen => {
+  let refresh: (() => void) | undefined;
+  return {
+    name: 'siblings',
+    update: () => refresh?.(),
+    render: (kiosk: Kiosk) => {
+      const form = renderSiblings(kiosk, desk, found);
+      refresh = form.refresh;
+      return form.element;
+    },
+  };
+};
 
-    const offer = h('div', { className: 'offer' });
-
-    /** Checks the chosen children in, each judged again as it is recorded (the room fills as they go). */
-    const checkInAll = async (
-      chosen: ReadonlyArray<{ readonly child: RosterStudent; readonly session: RosterSessionDoc }>,
-      override: { readonly justification: string } | undefined,
-    ): Promise<string | undefined> => {
-      const now = new Date();
-      const labelled: LabelledChild[] = [];
-      const problems: string[] = [];
-      for (const { child, session } of chosen) {
-        const recorded = await recordCheckIn(kiosk, session, child, now, override);
-        // One child refused (checked in meanwhile on this tablet) does not hold back the others.
-        if ('code' in recorded) labelled.push({ session, student: child, code: recorded.code });
-        else problems.push(recorded.problem);
-      }
-      if (labelled.length === 0) return problems.join(' ') || kiosk.t('siblings.noneChosen');
-      kiosk.show(labelScreen({ children: labelled, checkedInAt: now.toISOString(), desk }));
-      return undefined;
-    };
-
-    /**
-     * Every ticked child is judged before any is recorded, each counting those going into the same room
-     * before them: one refusal stops them all, and an ADMIN's one justification passes them all.
-     */
-    const attempt = async (): Promise<string | undefined> => {
-      replaceChildren(offer);
-      const chosen = family.flatMap((child) => {
-        const session = sessionFor(kiosk, desk, child);
-        return boxes.get(child.studentId)?.checked === true && session !== undefined
-          ? [{ child, session }]
-          : [];
-      });
-      if (chosen.length === 0) return kiosk.t('siblings.noneChosen');
-      const refusals = chosen.flatMap(({ child, session }, i) => {
-        const ahead = chosen.slice(0, i).filter((c) => c.session === session).length;
-        const decision = admissionAt(kiosk, session, child, { ahead });
-        return decision.kind === 'REFUSE' ? [{ refusal: decision, name: child.displayName }] : [];
-      });
-      if (refusals.length === 0) return checkInAll(chosen, undefined);
-      showRefusal(kiosk, offer, refusals, (justification) => checkInAll(chosen, { justification }));
-      return undefined;
-    };
-
-    const onSubmit = submitOnce(confirm, message, attempt);
+const renderSiblings = (
+  kiosk: Kiosk,
+  desk: RosterSessionDoc,
+  found: RosterStudent,
+): { readonly element: HTMLElement; readonly refresh: () => void } => {
+  const family = [found, ...siblingsOf(kiosk.index(), found)];
+  const boxes = new Map<string, HTMLInputElement>();
+  const statuses = new Map<string, HTMLElement>();
+  /** Whether the child can be ticked now, and the words that say why not. */
+  const availability = (child: RosterStudent): { readonly open: boolean; readonly status: string } => {
+    const session = sessionFor(kiosk, desk, child);
+    if (session === undefined) return { open: false, status: kiosk.t('siblings.noSession') };
+    if (openCheckin(kiosk.aspect(session.sessionId, child.studentId)) !== undefined)
+      return { open: false, status: kiosk.t('siblings.inside') };
+    return { open: true, status: '' };
+  };
+  const row = (child: RosterStudent): HTMLElement => {
+    const { open, status } = availability(child);
+    const box = h('input', { attrs: { type: 'checkbox', name: child.studentId } });
+    box.checked = open;
+    box.disabled = !open;
+    boxes.set(child.studentId, box);
+    const statusLine = h('span', { className: 'child-status' }, status);
+    statusLine.hidden = status === '';
+    statuses.set(child.studentId, statusLine);
     return h(
-      'section',
-      { className: 'siblings' },
-      h('h1', {}, kiosk.t('siblings.title', { name: found.displayName })),
+      'li',
+      { className: 'child sibling', attrs: { 'data-student-id': child.studentId } },
       h(
-        'form',
-        { onSubmit: (e) => void onSubmit(e) },
-        h('ul', { className: 'children' }, ...family.map(row)),
-        message,
-        offer,
-        h(
-          'div',
-          { className: 'actions' },
-          leaveButton(kiosk.t('newChild.cancel'), () => kiosk.show(deskScreen(desk))),
-          confirm,
-        ),
+        'label',
+        { className: 'child-main' },
+        box,
+        h('span', { className: 'child-name' }, child.displayName),
+        h('span', { className: 'child-class' }, kiosk.index().classes.get(child.classId) ?? ''),
+        child.allergies === null
+          ? null
+          : h('span', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: child.allergies })),
+        statusLine,
       ),
     );
-  },
-});
+  };
+  const refresh = (): void => {
+    for (const child of family) {
+      const box = boxes.get(child.studentId);
+      const statusLine = statuses.get(child.studentId);
+      if (box === undefined || statusLine === undefined) continue;
+      const { open, status } = availability(child);
+      // A child who became available again is offered unticked: the volunteer had not chosen them.
+      if (!open) box.checked = false;
+      box.disabled = !open;
+      statusLine.textContent = status;
+      statusLine.hidden = status === '';
+    }
+  };
+  const message = h('p', { className: 'form-error', attrs: { role: 'alert' } });
+  const confirm = h(
+    'button',
+    { className: 'primary big', attrs: { type: 'submit' } },
+    kiosk.t('siblings.confirm'),
+  );
+
+  const offer = h('div', { className: 'offer' });
+
+  /** Checks the chosen children in, each judged again as it is recorded (the room fills as they go). */
+  const checkInAll = async (
+    chosen: ReadonlyArray<{ readonly child: RosterStudent; readonly session: RosterSessionDoc }>,
+    override: { readonly justification: string } | undefined,
+  ): Promise<string | undefined> => {
+    const now = new Date();
+    const labelled: LabelledChild[] = [];
+    const problems: string[] = [];
+    for (const { child, session } of chosen) {
+      const recorded = await recordCheckIn(kiosk, session, child, now, override);
+      // One child refused (checked in meanwhile on this tablet) does not hold back the others.
+      if ('code' in recorded) labelled.push({ session, student: child, code: recorded.code });
+      else problems.push(recorded.problem);
+    }
+    if (labelled.length === 0) return problems.join(' ') || kiosk.t('siblings.noneChosen');
+    kiosk.show(labelScreen({ children: labelled, checkedInAt: now.toISOString(), desk }));
+    return undefined;
+  };
+
+  /**
+   * Every ticked child is judged before any is recorded, each counting those going into the same room
+   * before them: one refusal stops them all, and an ADMIN's one justification passes them all.
+   */
+  const attempt = async (): Promise<string | undefined> => {
+    replaceChildren(offer);
+    const chosen = family.flatMap((child) => {
+      const session = sessionFor(kiosk, desk, child);
+      return boxes.get(child.studentId)?.checked === true && session !== undefined
+        ? [{ child, session }]
+        : [];
+    });
+    if (chosen.length === 0) return kiosk.t('siblings.noneChosen');
+    const refusals = chosen.flatMap(({ child, session }, i) => {
+      const ahead = chosen.slice(0, i).filter((c) => c.session === session).length;
+      const decision = admissionAt(kiosk, session, child, { ahead });
+      return decision.kind === 'REFUSE' ? [{ refusal: decision, name: child.displayName }] : [];
+    });
+    if (refusals.length === 0) return checkInAll(chosen, undefined);
+    showRefusal(kiosk, offer, refusals, (justification) => checkInAll(chosen, { justification }));
+    return undefined;
+  };
+
+  const onSubmit = submitOnce(confirm, message, attempt);
+  const element = h(
+    'section',
+    { className: 'siblings' },
+    h('h1', {}, kiosk.t('siblings.title', { name: found.displayName })),
+    h(
+      'form',
+      { onSubmit: (e) => void onSubmit(e) },
+      h('ul', { className: 'children' }, ...family.map(row)),
+      message,
+      offer,
+      h(
+        'div',
+        { className: 'actions' },
+        leaveButton(kiosk.t('newChild.cancel'), () => kiosk.show(deskScreen(desk))),
+        confirm,
+      ),
+    ),
+  );
+  return { element, refresh };
+};
