@@ -76,19 +76,13 @@ const nucleusNameTaken = () =>
     reason: 'NUCLEUS_NAME_TAKEN',
   });
 
-const NAMES: Readonly<Record<Deactivatable, string>> = {
-  nucleus: 'nucleus',
-  class: 'class',
-  session: 'session',
-};
-
 /** The deactivation rule's refusals as the contract answers them: 409 `CONFLICT` with the reason. */
 export const statusRefusalError = (kind: Deactivatable, refusal: StatusRefusal): ApiError => {
   switch (refusal.reason) {
     case 'ALREADY_DEACTIVATED':
-      return apiError('CONFLICT', `The ${NAMES[kind]} is already deactivated.`, { reason: refusal.reason });
+      return apiError('CONFLICT', `The ${kind} is already deactivated.`, { reason: refusal.reason });
     case 'ALREADY_ACTIVE':
-      return apiError('CONFLICT', `The ${NAMES[kind]} is already active.`, { reason: refusal.reason });
+      return apiError('CONFLICT', `The ${kind} is already active.`, { reason: refusal.reason });
     case 'NUCLEUS_HAS_ACTIVE_CLASSES':
       return apiError(
         'CONFLICT',
@@ -159,7 +153,7 @@ export const classService = ({ classes, clock, afterClassReactivated }: ClassSer
     change: StatusChange,
     facts: (current: D) => Promise<{ parent: ActivityStatus | null; activeClassIds: ReadonlyArray<string> }>,
   ): Outcome<D> =>
-    patchWithRetry(NAMES[kind], load, async (current: D) => {
+    patchWithRetry(kind, load, async (current: D) => {
       const next = decideStatusChange(kind, change, { status: statusOf(current), ...(await facts(current)) });
       if (E.isLeft(next)) return E.left(statusRefusalError(kind, next.left));
       return E.right(await classes.setStatus(current, next.right, now()));
