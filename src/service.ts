@@ -295,6 +295,7 @@ const wire = async (
     metrics,
     opened,
   });
+  const schedules = scheduleService({ schedules: scheduleStore(store.db.private), classes, checkins, clock });
   const deps: AppDeps = {
     config,
     health: store,
@@ -312,8 +313,12 @@ const wire = async (
       users: userService({ users, sessions: records.sessions, roles: records.roles, events, clock }),
       roles: roleService({ roles: records.roles, users, clock }),
     },
-    classes: classService({ classes, clock }),
-    schedules: scheduleService({ schedules: scheduleStore(store.db.private), classes, checkins, clock }),
+    classes: classService({
+      classes,
+      clock,
+      afterClassReactivated: (classId) => schedules.materialiseClass(classId),
+    }),
+    schedules,
     registration: {
       students: studentSvc,
       directory,

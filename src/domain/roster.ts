@@ -67,6 +67,11 @@ export const RosterClass = t.intersection([
     capacity: t.union([t.number, t.null]),
     childrenPerVolunteer: t.union([t.number, t.null]),
     ageRange: t.union([StoredAgeRange, t.null]),
+    /**
+     * `false` once the class is deactivated (0047): its sessions take no check-ins. Sent only then;
+     * absent (and from an older server): active.
+     */
+    active: t.boolean,
   }),
 ]);
 
@@ -81,11 +86,19 @@ export const RosterSession = t.intersection([
     startsAt: t.union([t.string, t.null]),
     endsAt: t.union([t.string, t.null]),
   }),
-  /**
-   * Volunteers in the room when the roster was last written, for a room with a ratio only: the
-   * tablet judges the ratio offline as of its last pull (the server judges it again on arrival).
-   */
-  t.partial({ volunteers: t.number }),
+  t.partial({
+    /**
+     * Volunteers in the room when the roster was last written, for a room with a ratio only: the
+     * tablet judges the ratio offline as of its last pull (the server judges it again on arrival).
+     */
+    volunteers: t.number,
+    /**
+     * `false` once the session itself is deactivated (0047): it stays in the roster, with its
+     * check-ins, so the children still in the room can be checked out, but takes no check-in. Sent
+     * only then; absent: active.
+     */
+    active: t.boolean,
+  }),
 ]);
 
 /**

@@ -6,6 +6,7 @@
  * month only, the rooms' rules and volunteers, the required fields). The same input gives the same
  * documents, so reconciling is a plain diff.
  */
+import type { ActivityStatus } from '../domain/classes.js';
 import type { RosterDoc } from '../domain/roster.js';
 import { type AgeRange, admissionRecordOf } from './admission.js';
 import type { AspectState } from './projections.js';
@@ -53,6 +54,8 @@ export interface RosterInput {
     readonly capacity?: number | null;
     readonly childrenPerVolunteer?: number | null;
     readonly ageRange?: AgeRange | null;
+    /** Absent on classes from before deactivation: active. */
+    readonly status?: ActivityStatus | undefined;
   }>;
   readonly sessions: ReadonlyArray<{
     readonly sessionId: string;
@@ -61,6 +64,7 @@ export interface RosterInput {
     readonly title: string | null;
     readonly startsAt: string | null;
     readonly endsAt: string | null;
+    readonly status?: ActivityStatus | undefined;
   }>;
   /**
    * Volunteers in the room now, by session id, for the sessions whose room has a ratio; a session
@@ -207,6 +211,8 @@ export const rosterOtherDocs = (
       capacity: c.capacity ?? null,
       childrenPerVolunteer: c.childrenPerVolunteer ?? null,
       ageRange: c.ageRange ?? null,
+      // Only a deactivated one says so: the documents of active classes stay as they were.
+      ...(c.status === 'DEACTIVATED' ? { active: false as const } : {}),
     });
   }
   for (const s of input.sessions) {
@@ -221,6 +227,7 @@ export const rosterOtherDocs = (
       startsAt: s.startsAt,
       endsAt: s.endsAt,
       ...(volunteers === undefined ? {} : { volunteers }),
+      ...(s.status === 'DEACTIVATED' ? { active: false as const } : {}),
     });
   }
   docs.push({ _id: 'admission', docType: 'rosterAdmission', requiredFields: [...input.requiredFields] });

@@ -311,6 +311,22 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
     expect(await page.locator('.message').textContent()).to.equal('Criado.');
     await page.locator('[data-test="sessions-table"] input[value="Culto de Natal"]').waitFor();
     await shot('classes');
+    // Deactivated (0047), the session leaves the list; listed with the deactivated ones, it shows its
+    // state and is reactivated.
+    const christmas = page.locator('[data-test="sessions-table"] tr', {
+      has: page.locator('input[value="Culto de Natal"]'),
+    });
+    page.once('dialog', (d) => void d.accept());
+    await christmas.getByRole('button', { name: /^Desativar/ }).click();
+    await page.locator('.message', { hasText: 'Desativado.' }).waitFor();
+    await christmas.waitFor({ state: 'detached' });
+    const showInactive = page.getByLabel('Mostrar também os desativados');
+    await showInactive.check();
+    await christmas.locator('[data-test="status"]', { hasText: 'Desativado' }).waitFor();
+    await christmas.getByRole('button', { name: /^Reativar/ }).click();
+    await page.locator('.message', { hasText: 'Reativado.' }).waitFor();
+    await christmas.locator('[data-test="status"]', { hasText: 'Ativo' }).waitFor();
+    await showInactive.uncheck();
     const sessions = decodeAs(
       t.type({ items: t.array(t.type({ date: t.string, title: t.union([t.string, t.null]) })) }),
       (await api.get(`/api/v1/sessions?classId=${ministry.classId}`)).json,

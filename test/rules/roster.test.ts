@@ -310,3 +310,73 @@ describe('admission facts in the roster: what the rule needs offline, and no mor
     });
   });
 });
+
+describe('deactivated classes and sessions in the roster (0047)', () => {
+  const session = (sessionId: string, classId: string, status?: 'ACTIVE' | 'DEACTIVATED') => ({
+    sessionId,
+    classId,
+    date: '2026-11-26',
+    title: null,
+    startsAt: null,
+    endsAt: null,
+    ...(status === undefined ? {} : { status }),
+  });
+  const checkin = (sessionId: string) => ({
+    version: 'v1',
+    state: {
+      kind: 'checkin' as const,
+      sessionId,
+      studentId: 'a',
+      checkins: [
+        {
+          checkInId: `k-${sessionId}`,
+          status: 'CHECKED_IN' as const,
+          checkedInAt: '2026-11-26T12:00:00.000Z',
+          checkedInBy: 'u1',
+          checkedOutAt: null,
+          checkedOutBy: null,
+          pickupPerson: null,
+          emergency: false,
+          justification: null,
+          visitor: false,
+        },
+      ],
+      ineffective: [],
+    },
+  });
+
+  it('stay in the roster, marked inactive, with the check-ins of their rooms for the check-outs', () => {
+    const docs = rosterDocs({
+      ...base,
+      students: [student('a')],
+      classes: [
+        { classId: 'c1', name: 'Turma', status: 'ACTIVE' },
+        { classId: 'c2', name: 'Antiga', status: 'DEACTIVATED' },
+      ],
+      sessions: [session('s1', 'c1', 'DEACTIVATED'), session('s2', 'c2', 'ACTIVE'), session('s3', 'c1')],
+      aspects: [checkin('s1'), checkin('s2')],
+    });
+    const byId = new Map(docs.map((d) => [d._id, d]));
+    expect(byId.get('class:c2')).to.deep.include({ active: false });
+    expect(byId.get('session:s1')).to.deep.include({ active: false });
+    expect(byId.get('checkin:s1:a')).to.deep.include({ sessionId: 's1', studentId: 'a' });
+    expect(byId.get('checkin:s2:a')).to.deep.include({ sessionId: 's2', studentId: 'a' });
+    // Each says only its own state: a session of a deactivated class is closed by its class.
+    expect(byId.get('session:s2')).not.to.have.property('active');
+  });
+
+  it('an active or older record carries no flag, so the roster of a church that deactivates nothing is unchanged', () => {
+    const before = rosterDocs({
+      ...base,
+      classes: [{ classId: 'c1', name: 'Turma' }],
+      sessions: [session('s1', 'c1')],
+    });
+    const after = rosterDocs({
+      ...base,
+      classes: [{ classId: 'c1', name: 'Turma', status: 'ACTIVE' }],
+      sessions: [session('s1', 'c1', 'ACTIVE')],
+    });
+    expect(after).to.deep.equal(before);
+    for (const d of after) expect(d).not.to.have.property('active');
+  });
+});

@@ -34,6 +34,8 @@ export interface RosterIndex {
   readonly classes: ReadonlyMap<string, string>;
   /** Each class's room: its capacity, ratio and age range (null: none). */
   readonly rooms: ReadonlyMap<string, Room>;
+  /** Classes the office deactivated (0047): their sessions take no check-in. */
+  readonly deactivatedClasses: ReadonlySet<string>;
   /**
    * The record fields the church requires before a check-in, those this version knows (a field a
    * newer server adds is judged by the server on arrival).
@@ -64,6 +66,7 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
   const students = new Map<string, RosterStudent>();
   const classes = new Map<string, string>();
   const rooms = new Map<string, Room>();
+  const deactivatedClasses = new Set<string>();
   const sessions: RosterSessionDoc[] = [];
   const dayKeys = new Map<string, string>();
   const checkins = new Map<string, RosterCheckinDoc>();
@@ -88,6 +91,7 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
           childrenPerVolunteer: doc.childrenPerVolunteer ?? null,
           ageRange: doc.ageRange ?? null,
         });
+        if (doc.active === false) deactivatedClasses.add(doc.classId);
         break;
       case 'rosterSession':
         sessions.push(doc);
@@ -118,6 +122,7 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
     students,
     classes,
     rooms,
+    deactivatedClasses,
     requiredFields,
     sessions,
     dayKeys,
@@ -178,14 +183,28 @@ export const searchStudents = (
   return [...sameClass, ...others].slice(0, limit).map((s) => s.student);
 };
 
-/** The sessions of one calendar day, and those after it. */
+/** Whether a session takes check-ins: neither it nor its class is deactivated. */
+export const sessionOpen = (
+  index: Pick<RosterIndex, 'deactivatedClasses'>,
+  session: Pick<RosterSessionDoc, 'classId' | 'active'>,
+): boolean => session.active !== false && !index.deactivatedClasses.has(session.classId);
+
+/**
+ * The sessions the tablet offers, of one calendar day and of those after it: the open ones, and a
+ * deactivated one only while `occupied` says children are still in its room, so they can be checked
+ * out (a deactivation never strands a child).
+ */
 export const sessionsFrom = (
   index: RosterIndex,
   today: string,
-): { readonly today: RosterSessionDoc[]; readonly later: RosterSessionDoc[] } => ({
-  today: index.sessions.filter((s) => s.date === today),
-  later: index.sessions.filter((s) => s.date > today),
-});
+  occupied: (sessionId: string) => boolean = () => false,
+): { readonly today: RosterSessionDoc[]; readonly later: RosterSessionDoc[] } => {
+  const offered = index.sessions.filter((s) => sessionOpen(index, s) || occupied(s.sessionId));
+  return {
+    today: offered.filter((s) => s.date === today),
+    later: offered.filter((s) => s.date > today),
+  };
+};
 
 /**
  * The thumbnail the roster holds for a child, when it is for the photo the child has now (a photo

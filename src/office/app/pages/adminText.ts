@@ -177,6 +177,22 @@ const ptBR = {
   'classes.sessionTitle': 'Título',
   'classes.none': 'Nada ainda.',
   'classes.sessionsOf': 'Sessões da turma',
+  'classes.status': 'Situação',
+  'classes.active': 'Ativo',
+  'classes.inactive': 'Desativado',
+  'classes.showInactive': 'Mostrar também os desativados',
+  'classes.deactivate': 'Desativar',
+  'classes.reactivate': 'Reativar',
+  'classes.confirmDeactivate':
+    'Desativar {name}? Não entra mais ninguém; as saídas de quem já está na sala continuam, e o histórico fica nos relatórios.',
+  'classes.deactivated': 'Desativado. O histórico continua nos relatórios.',
+  'classes.reactivated': 'Reativado.',
+  'classes.NUCLEUS_HAS_ACTIVE_CLASSES':
+    'Este núcleo ainda tem turmas ativas ({classes}). Desative-as ou mude-as de núcleo antes.',
+  'classes.NUCLEUS_DEACTIVATED': 'O núcleo está desativado. Reative o núcleo antes.',
+  'classes.CLASS_DEACTIVATED': 'A turma está desativada. Reative a turma antes.',
+  'classes.ALREADY_DEACTIVATED': 'Já estava desativado.',
+  'classes.ALREADY_ACTIVE': 'Já estava ativo.',
   'common.forbidden': 'Sua conta não tem permissão para isto.',
 } as const;
 
@@ -354,6 +370,22 @@ const en: Record<AdminKey, string> = {
   'classes.sessionTitle': 'Title',
   'classes.none': 'Nothing yet.',
   'classes.sessionsOf': 'Sessions of the class',
+  'classes.status': 'Status',
+  'classes.active': 'Active',
+  'classes.inactive': 'Deactivated',
+  'classes.showInactive': 'Show deactivated ones too',
+  'classes.deactivate': 'Deactivate',
+  'classes.reactivate': 'Reactivate',
+  'classes.confirmDeactivate':
+    'Deactivate {name}? Nobody more is checked in; children already in the room are still checked out, and the history stays in the reports.',
+  'classes.deactivated': 'Deactivated. Its history stays in the reports.',
+  'classes.reactivated': 'Reactivated.',
+  'classes.NUCLEUS_HAS_ACTIVE_CLASSES':
+    'This nucleus still has active classes ({classes}). Deactivate them or move them to another nucleus first.',
+  'classes.NUCLEUS_DEACTIVATED': 'The nucleus is deactivated. Reactivate the nucleus first.',
+  'classes.CLASS_DEACTIVATED': 'The class is deactivated. Reactivate the class first.',
+  'classes.ALREADY_DEACTIVATED': 'It was deactivated already.',
+  'classes.ALREADY_ACTIVE': 'It was active already.',
   'common.forbidden': 'Your account may not do this.',
 };
 

@@ -134,8 +134,9 @@ export const childPage = (shell: Shell, studentId: string): void => {
     const student = Student.decode(read.json);
     if (read.status !== 200 || E.isLeft(student)) return sayFailure(shell, at, read);
     const s = student.right;
-    const classes = namesOf((await apiCall('GET', '/api/v1/classes')).json, 'classId');
-    const nuclei = namesOf((await apiCall('GET', '/api/v1/nuclei')).json, 'nucleusId');
+    // The child's class and nucleus are named even once deactivated (0047).
+    const classes = namesOf((await apiCall('GET', '/api/v1/classes?includeInactive=true')).json, 'classId');
+    const nuclei = namesOf((await apiCall('GET', '/api/v1/nuclei?includeInactive=true')).json, 'nucleusId');
     heading.textContent = s.displayName;
     document.title = `${s.displayName} — ${shell.t('appName')}`;
     notice.textContent =
