@@ -2,13 +2,21 @@
 
 import { createHmac } from 'node:crypto';
 import { dayKey } from '../crypto/dayKeys.js';
+import { passIssuer, rosterPassHashes } from '../crypto/familyPass.js';
 import type { AllowedAdult } from '../domain/pickup.js';
 import type { AspectDoc } from '../domain/projection.js';
 import type { RosterDoc } from '../domain/roster.js';
 import type { StudentDoc } from '../domain/student.js';
 import { utcDay } from '../rules/checkin.js';
 import type { AspectProjection } from '../rules/projections.js';
-import { aspectRosterDoc, rosterOtherDocs, rosterStudentDocs } from '../rules/roster.js';
+import {
+  aspectRosterDoc,
+  type FamilyMember,
+  familyMembersOf,
+  rosterFamilyDocs,
+  rosterOtherDocs,
+  rosterStudentDocs,
+} from '../rules/roster.js';
 import { photosAllowed } from '../rules/students.js';
 import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
@@ -112,6 +120,11 @@ export const rosterFullPass =
     readonly projections: Pick<ProjectionStore, 'eachAspectByDay'>;
     readonly roster: Pick<RosterStore, 'reconcileRange'>;
     readonly clock: () => Date;
+    /**
+     * Each family's pass generation above 0 (0049); absent: the roster carries no family documents
+     * (and so no family passes).
+     */
+    readonly familyPassGenerations?: () => Promise<ReadonlyMap<string, number>>;
     /** The stored thumbnail of a child's photo by its key, as base64 (photoService). */
     readonly thumbnail?: (studentId: string, photoRef: string) => Promise<string | undefined>;
     /** Students a page (tests make it small to cross pages). */
@@ -124,6 +137,8 @@ export const rosterFullPass =
     const familyKey = familyKeyOf(secret);
     const allowed = (id: string) => photosAllowed(deps.directory.activeConsents(id));
     const activeIds = new Set<string>();
+    // Gathered across the pages: a family's children may be on any of them.
+    const members: FamilyMember[] = [];
     let written = 0;
     let deleted = 0;
     const reconcile = async (range: RosterRange, docs: ReadonlyArray<RosterDoc>) => {
@@ -151,14 +166,17 @@ export const rosterFullPass =
           if (data !== undefined) thumbnails.set(s.studentId, { photoRef, data });
         }
       }
+      const adults = await deps.pickups.allowedAdultsOfAll(active);
       const docs = rosterStudentDocs({
         students: page,
         photosAllowed: allowed,
         consentsRecorded: deps.directory.consentsRecorded,
         thumbnails,
         familyKey,
-        adults: await deps.pickups.allowedAdultsOfAll(active),
+        adults,
       });
+      if (deps.familyPassGenerations !== undefined)
+        members.push(...familyMembersOf({ students: active, adults }, familyKey));
       if (first && last) {
         whole = docs;
         return;
@@ -184,6 +202,14 @@ export const rosterFullPass =
     await deps.projections.eachAspectByDay('attendance', days.aspectFrom, days.aspectTo, keep);
     const sessions = (await deps.classes.listSessions()).filter((s) => days.sessionDays.includes(s.date));
     const classes = await deps.classes.listClasses();
+    const generations = await deps.familyPassGenerations?.();
+    const families =
+      generations === undefined
+        ? []
+        : rosterFamilyDocs(members, {
+            issuer: passIssuer(secret),
+            hashesOf: (key) => rosterPassHashes(secret, key, generations.get(key) ?? 0),
+          });
     const others = rosterOtherDocs(
       {
         classes,
@@ -197,7 +223,7 @@ export const rosterFullPass =
         aspects,
       },
       activeIds,
-    );
+    ).concat(families);
     if (whole !== undefined) await reconcile({ from: '', to: undefined }, [...whole, ...others]);
     else
       for (const range of OTHER_RANGES)
