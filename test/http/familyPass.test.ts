@@ -6,12 +6,12 @@
 import { expect } from 'chai';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import jsQRModule from 'jsqr';
 import sharp from 'sharp';
 import { sha256 } from '../../src/crypto/bytes.js';
 import { RosterFamily, RosterFamilyPasses } from '../../src/domain/roster.js';
 import { type PassBook, verifyFamilyPass } from '../../src/rules/familyPass.js';
 import { call, decodeAs, expectEnvelope } from '../support/http.js';
+import { qrTextOf } from '../support/qr.js';
 import { makeTablet, type Tablet } from '../support/tablet.js';
 import {
   authHeaders,
@@ -23,20 +23,9 @@ import {
 } from '../support/testService.js';
 
 const { DEV_ADMIN_TOKEN: ADMIN, DEV_CADASTRO_TOKEN: CADASTRO, DEV_CALLER_TOKEN: CHAMADOR } = DEV_TOKENS;
-/** `jsqr` is CommonJS; its module object is the decoder, and `.default` the same decoder again. */
-const jsQR = jsQRModule.default;
 const PNG_MAGIC = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
-/** The text of the one QR code in an image (any format sharp reads), as jsQR reads it from its pixels. */
-const qrText = async (image: Uint8Array): Promise<string | undefined> => {
-  const { data, info } = await sharp(Buffer.from(image), { density: 150 })
-    .flatten({ background: '#ffffff' })
-    .ensureAlpha()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return jsQR(new Uint8ClampedArray(data.buffer, data.byteOffset, data.byteLength), info.width, info.height)
-    ?.data;
-};
+const qrText = (image: Uint8Array) => qrTextOf(image);
 
 const Issued = t.type({ studentId: t.string, generation: t.number, issuedAt: t.string });
 const Content = t.type({ studentId: t.string, content: t.string });

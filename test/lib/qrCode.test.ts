@@ -4,24 +4,15 @@
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
-import jsQRModule from 'jsqr';
-import sharp from 'sharp';
 import { qrSymbol } from '../../src/lib/qrCode.js';
-
-/** `jsqr` is CommonJS; its module object is the decoder, and `.default` the same decoder again. */
-const jsQR = jsQRModule.default;
+import { qrTextOf } from '../support/qr.js';
 
 /** The symbol drawn as the card draws it, rasterised at `scale` pixels a module, and decoded. */
 const decode = async (text: string, scale = 6): Promise<string | undefined> => {
   const { size, path } = qrSymbol(text);
   const side = size * scale;
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${side}" height="${side}" viewBox="0 0 ${size} ${size}"><rect width="${size}" height="${size}" fill="#fff"/><path d="${path}" fill="#000"/></svg>`;
-  const { data, info } = await sharp(Buffer.from(svg))
-    .ensureAlpha()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return jsQR(new Uint8ClampedArray(data.buffer, data.byteOffset, data.byteLength), info.width, info.height)
-    ?.data;
+  return qrTextOf(new TextEncoder().encode(svg), 72);
 };
 
 describe('QR codes as SVG path data', () => {
