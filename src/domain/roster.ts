@@ -162,6 +162,31 @@ export const RosterPhoto = t.type({
 });
 export type RosterPhoto = t.TypeOf<typeof RosterPhoto>;
 
+/**
+ * A family: the children who share a guardian phone (0027), named by its opaque key, with what a
+ * tablet needs to find it by a scanned pass or by the phone's last four digits (0049): the guardian's
+ * first name, the four digits, and hashes of the family pass (the current one and those it replaced),
+ * from which no pass can be made. `studentIds` are the family's active children, sorted.
+ */
+export const RosterFamily = t.type({
+  _id: t.string,
+  docType: t.literal('rosterFamily'),
+  familyKey: t.string,
+  guardianName: t.string,
+  phoneSuffix: t.string,
+  studentIds: t.array(t.string),
+  pass: t.string,
+  revoked: t.array(t.string),
+});
+export type RosterFamily = t.TypeOf<typeof RosterFamily>;
+
+/** The deployment's family-pass issuer tag: a pass naming another is another deployment's (0049). */
+export const RosterFamilyPasses = t.type({
+  _id: t.string,
+  docType: t.literal('rosterFamilyPasses'),
+  issuer: t.string,
+});
+
 export const RosterDoc = t.union([
   RosterStudent,
   RosterPhoto,
@@ -171,6 +196,8 @@ export const RosterDoc = t.union([
   RosterCheckin,
   RosterMark,
   RosterAdmission,
+  RosterFamily,
+  RosterFamilyPasses,
 ]);
 export type RosterDoc = t.TypeOf<typeof RosterDoc>;
 export type RosterStudent = t.TypeOf<typeof RosterStudent>;

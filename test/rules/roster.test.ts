@@ -227,6 +227,68 @@ describe('families in the roster: siblings by a shared guardian phone, never the
     });
   });
 
+  it('one family document per shared phone: its active children, the guardian by first name, four digits, pass hashes', () => {
+    const named = (name: string, phones: string[]) => ({ ...guardian(phones), name });
+    const docs = rosterDocs({
+      ...base,
+      familyKey,
+      familyPasses: {
+        issuer: 'ISSUER01',
+        hashesOf: (key) => ({ pass: `pass(${key})`, revoked: key.includes('98765') ? ['old(1)'] : [] }),
+      },
+      students: [student('b'), student('a'), student('c'), student('gone', { status: 'DELETED' })],
+      adults: new Map([
+        ['a', [named('Rita Prado', ['+55 11 98765-4321']), named('João Prado', ['+55 11 98765-4321'])]],
+        ['b', [named('Rita P.', ['(11) 98765-4321'])]],
+        ['c', [named('Ana Lima', ['21 99999-0000']), { ...guardian(['11 98765-4321'], 'N2'), name: 'Tia' }]],
+        ['gone', [named('Rita Prado', ['11 98765-4321'])]],
+      ]),
+    });
+    const families = docs.filter((d) => d.docType === 'rosterFamily');
+    expect(families).to.deep.equal([
+      {
+        _id: 'family:key(11987654321)',
+        docType: 'rosterFamily',
+        familyKey: 'key(11987654321)',
+        guardianName: 'Rita',
+        phoneSuffix: '4321',
+        studentIds: ['a', 'b'],
+        pass: 'pass(key(11987654321))',
+        revoked: ['old(1)'],
+      },
+      {
+        _id: 'family:key(21999990000)',
+        docType: 'rosterFamily',
+        familyKey: 'key(21999990000)',
+        guardianName: 'Ana',
+        phoneSuffix: '0000',
+        studentIds: ['c'],
+        pass: 'pass(key(21999990000))',
+        revoked: [],
+      },
+    ]);
+    expect(docs.find((d) => d.docType === 'rosterFamilyPasses')).to.deep.equal({
+      _id: 'familypasses',
+      docType: 'rosterFamilyPasses',
+      issuer: 'ISSUER01',
+    });
+    // Beside the key (a keyed hash on the server; readable here), four digits and first names only.
+    const shown = families.map((f) => (f.docType === 'rosterFamily' ? [f.guardianName, f.phoneSuffix] : []));
+    expect(JSON.stringify(shown)).not.to.match(/98765|99999|Prado|Lima/);
+  });
+
+  it('without passes the roster has no family documents', () => {
+    const docs = rosterDocs({
+      ...base,
+      familyKey,
+      students: [student('a')],
+      adults: new Map([['a', [guardian(['11 98765-4321'])]]]),
+    });
+    expect(
+      docs.filter((d) => d.docType === 'rosterFamily' || d.docType === 'rosterFamilyPasses'),
+    ).to.deep.equal([]);
+  });
+
   it('without a key function the roster names no families', () => {
     const docs = rosterDocs({
       ...base,

@@ -8,11 +8,13 @@ import type * as t from 'io-ts';
 import {
   type RosterCheckin,
   RosterDoc,
+  type RosterFamily,
   type RosterPhoto,
   type RosterSession,
   type RosterStudent,
 } from '../../domain/roster.js';
 import { type AgeRange, REQUIRED_FIELDS, type RequiredField } from '../../rules/admission.js';
+import type { PassBook } from '../../rules/familyPass.js';
 
 export type RosterSessionDoc = t.TypeOf<typeof RosterSession>;
 export type RosterCheckinDoc = t.TypeOf<typeof RosterCheckin>;
@@ -49,6 +51,14 @@ export interface RosterIndex {
   readonly searchable: ReadonlyArray<Searchable>;
   /** Photo thumbnails by student id (only children with an active image consent have one). */
   readonly photos: ReadonlyMap<string, RosterPhoto>;
+  /**
+   * The families by key (0049): their children, the guardian's first name, the phone's last four
+   * digits, and hashes of their passes; with the deployment's issuer, what a scanned pass is checked
+   * against (`passBookOf`).
+   */
+  readonly families: ReadonlyMap<string, RosterFamily>;
+  /** The deployment's family-pass issuer tag; undefined from a server that sends none. */
+  readonly passIssuer: string | undefined;
   /** Documents that did not decode: shown nowhere, counted so a mismatch between versions is visible. */
   readonly unreadable: number;
 }
@@ -71,6 +81,8 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
   const dayKeys = new Map<string, string>();
   const checkins = new Map<string, RosterCheckinDoc>();
   const photos = new Map<string, RosterPhoto>();
+  const families = new Map<string, RosterFamily>();
+  let passIssuer: string | undefined;
   let requiredFields: ReadonlyArray<RequiredField> = [];
   let unreadable = 0;
   for (const raw of docs) {
@@ -110,6 +122,12 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
       case 'rosterAdmission':
         requiredFields = REQUIRED_FIELDS.filter((f) => doc.requiredFields.includes(f));
         break;
+      case 'rosterFamily':
+        families.set(doc.familyKey, doc);
+        break;
+      case 'rosterFamilyPasses':
+        passIssuer = doc.issuer;
+        break;
     }
   }
   sessions.sort((a, b) =>
@@ -129,9 +147,17 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
     checkins,
     searchable,
     photos,
+    families,
+    passIssuer,
     unreadable,
   };
 };
+
+/** What a scanned family pass is checked against (`rules/familyPass.ts`). */
+export const passBookOf = (index: RosterIndex): PassBook => ({
+  issuer: index.passIssuer,
+  families: [...index.families.values()],
+});
 
 /**
  * The index with children the roster does not hold yet (visitors this tablet registered, before the
