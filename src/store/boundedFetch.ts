@@ -9,7 +9,13 @@
  * answer (a big page, a first index build that streams) is never cut. A live `_changes` feed (a
  * longpoll, or the continuous feed of `changeFeed.ts`) is silent by design between heartbeats (one
  * every 10 s is asked for), so its limit is the heartbeat plus the limit.
+ *
+ * A call made for a request also stops when that request's deadline passes (`REQUEST_DEADLINE_MS`,
+ * decision 0046), with `DeadlinePassed`: it waits at most the silence limit or what is left of the
+ * deadline, whichever is shorter. What the node does with a write it had already received is its own
+ * affair, as after any timeout: the client's retry meets it (decision 0012).
  */
+import { DeadlinePassed, deadlineSignal } from '../lib/deadline.js';
 import { StoreTimeoutError } from './storeErrors.js';
 
 /** The heartbeat of live feeds: PouchDB's (pouchdb-adapter-http's DEFAULT_HEARTBEAT), and ours. */
@@ -32,14 +38,23 @@ export const boundedFetch =
       pending = setTimeout(() => timer.abort(timeout()), limit).unref();
     };
     const disarm = () => clearTimeout(pending);
-    const signal = init?.signal == null ? timer.signal : AbortSignal.any([init.signal, timer.signal]);
+    // Read when the call starts: a deadline that fired already leaves this call to its own limit.
+    const deadline = deadlineSignal();
+    const signals = [init?.signal, timer.signal, deadline].filter((x): x is AbortSignal => x != null);
+    const signal = signals.length === 1 ? timer.signal : AbortSignal.any(signals);
+    const stopped = (e: unknown): unknown =>
+      deadline?.aborted === true && !timer.signal.aborted && deadline.reason instanceof DeadlinePassed
+        ? deadline.reason
+        : timer.signal.aborted
+          ? timeout()
+          : e;
     arm();
     let response: Response;
     try {
       response = await base(input, { ...init, signal });
     } catch (e) {
       disarm();
-      throw timer.signal.aborted ? timeout() : e;
+      throw stopped(e);
     }
     if (response.body === null) {
       disarm();

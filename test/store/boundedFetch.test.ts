@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
+import { DeadlinePassed, runWithin, startDeadline } from '../../src/lib/deadline.js';
 import { boundedFetch } from '../../src/store/boundedFetch.js';
 import { isStoreUnavailable, StoreTimeoutError } from '../../src/store/storeErrors.js';
 
@@ -90,5 +91,49 @@ describe('bounded fetch (CouchDB calls never wait for ever)', () => {
     const e = await pending;
     expect(e).not.to.be.instanceOf(StoreTimeoutError);
     expect(String(e)).to.include('cancelled by the feed');
+  });
+
+  describe("within a request's deadline (decision 0046)", () => {
+    it('stops a silent call when the deadline passes, before its own limit', async () => {
+      const deadline = startDeadline(150);
+      const e = await failure(runWithin(deadline, () => boundedFetch(5_000)(`${base}/silent`)));
+      // The deadline's error, not the silence limit's StoreTimeoutError.
+      expect(e).to.be.instanceOf(DeadlinePassed);
+      expect(isStoreUnavailable(e)).to.equal(true);
+    });
+
+    it('stops a body that still flows when the deadline passes', async () => {
+      // Never 5 s silent, but about 0.5 s in all: past a deadline of 150 ms.
+      const deadline = startDeadline(150);
+      const e = await failure(
+        runWithin(deadline, async () => (await boundedFetch(5_000)(`${base}/flows-slowly`)).text()),
+      );
+      expect(e).to.be.instanceOf(DeadlinePassed);
+    });
+
+    it('keeps its own silence limit when that is the shorter', async () => {
+      const deadline = startDeadline(5_000);
+      const e = await failure(runWithin(deadline, () => boundedFetch(100)(`${base}/silent`)));
+      deadline.end();
+      expect(e).to.be.instanceOf(StoreTimeoutError);
+    });
+
+    it('never cuts a call of work that ended before its deadline (the request was answered)', async () => {
+      const deadline = startDeadline(100);
+      const text = runWithin(deadline, async () =>
+        (await boundedFetch(5_000)(`${base}/flows-slowly`)).text(),
+      );
+      deadline.end();
+      expect(JSON.parse(await text)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7]);
+    });
+
+    it('leaves a call made after the deadline fired to its own limit (the clean-up of the work)', async () => {
+      const deadline = startDeadline(20);
+      await deadline.passed;
+      const text = runWithin(deadline, async () =>
+        (await boundedFetch(5_000)(`${base}/flows-slowly`)).text(),
+      );
+      expect(JSON.parse(await text)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7]);
+    });
   });
 });
