@@ -50,6 +50,10 @@ export const raceDeadline = async <A>(
       running.then((value): Raced<A> => ({ kind: 'done', value })),
       deadline.passed.then((): Raced<A> => ({ kind: 'passed', late: running })),
     ]);
+  } catch (e) {
+    // A read the deadline cut fails the work in the same turn as the deadline fires: the deadline's answer.
+    if (deadline.fired()) return { kind: 'passed', late: running };
+    throw e;
   } finally {
     if (!deadline.fired()) deadline.end();
   }

@@ -11,8 +11,8 @@
  * Used by the audit log and by the bulk puts of the hot stores (`src/store/batchedPut.ts`).
  *
  * A batch carries the items of several callers, so it is written outside any one caller's deadline
- * (`deadline.ts`): a request at its deadline stops waiting for its item, and the batch goes on for the
- * others (the item may still be written, as after any timeout).
+ * (`deadline.ts`), and each caller waits for its item's result even past its own: a write is followed
+ * to its end, so its writer knows whether it landed (`boundedFetch.ts`, decision 0046).
  */
 import {
   catchError,
@@ -27,7 +27,7 @@ import {
   take,
   throwIfEmpty,
 } from 'rxjs';
-import { detached, untilDeadline } from './deadline.js';
+import { detached } from './deadline.js';
 
 export type ItemResult<R = void> =
   | { readonly ok: true; readonly value: R }
@@ -197,7 +197,7 @@ export const batchWriter = <A, R = void>(
       lastSettled = new Promise<void>((resolve) => {
         markSettled = resolve;
       });
-      const written = new Promise<R>((resolve, reject) => {
+      return new Promise<R>((resolve, reject) => {
         pending$.next({
           item,
           settle: (result) => {
@@ -207,7 +207,6 @@ export const batchWriter = <A, R = void>(
           },
         });
       });
-      return untilDeadline(written);
     },
 
     flush: () => lastSettled,

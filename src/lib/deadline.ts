@@ -8,7 +8,8 @@
  * - a call **in flight** when it fires stops waiting then (`deadlineSignal`, `untilDeadline`); a call
  *   started after it has fired is not bound by it: that is the work's clean-up (releasing a claim,
  *   storing a final answer), and a long-lived loop that happened to start inside a request is cut at
- *   most once, never for good;
+ *   most once, never for good. Which calls honour it is theirs to say: the store's reads do, its
+ *   writes are followed to their end (`src/store/boundedFetch.ts`);
  * - work several callers share (a batch of writes, a batched read, a wake-up of the event pipeline)
  *   runs `detached`, outside any one caller's deadline; each caller stops waiting for it at its own.
  *
@@ -19,13 +20,6 @@ import { performance } from 'node:perf_hooks';
 
 /** What is left of `limitMs` after `elapsedMs`, never below 0. */
 export const remainingMs = (limitMs: number, elapsedMs: number): number => Math.max(0, limitMs - elapsedMs);
-
-/**
- * How long one call may wait: its own limit, or what is left of the deadline when that is shorter.
- * `leftMs` undefined: no deadline (work outside a request, or one exempt from it).
- */
-export const callLimitMs = (ownLimitMs: number, leftMs: number | undefined): number =>
-  leftMs === undefined ? ownLimitMs : Math.min(ownLimitMs, Math.max(0, leftMs));
 
 /** The deadline passed while the call was waiting: it stopped waiting, whatever the call does later. */
 export class DeadlinePassed extends Error {

@@ -2,7 +2,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import {
-  callLimitMs,
   currentDeadline,
   DeadlinePassed,
   deadlineSignal,
@@ -30,16 +29,6 @@ describe('a deadline carried by the async context', () => {
     ];
     for (const [name, limit, elapsed, expected] of remaining)
       it(`remainingMs: ${name}`, () => expect(remainingMs(limit, elapsed)).to.equal(expected));
-
-    const calls: ReadonlyArray<[string, number, number | undefined, number]> = [
-      ['no deadline: the call’s own limit', 5000, undefined, 5000],
-      ['plenty left: the call’s own limit', 5000, 5800, 5000],
-      ['less left than the limit: what is left', 5000, 1200, 1200],
-      ['nothing left: 0', 5000, 0, 0],
-      ['a negative remainder counts as 0', 5000, -30, 0],
-    ];
-    for (const [name, own, left, expected] of calls)
-      it(`callLimitMs: ${name}`, () => expect(callLimitMs(own, left)).to.equal(expected));
   });
 
   describe('context', () => {
