@@ -7,7 +7,8 @@
  * is set, tries again within a bounded time when the gateway may accept later (`rules/webhookRetry.ts`),
  * and records every message, with its attempts, in the delivery log an ADMIN reads. A delivery made
  * for a request ends within what is left of its deadline (decision 0046), keeping a moment to record
- * the outcome; one made outside a request (a one-time code, sent after its answer) has the whole policy.
+ * the outcome; one made outside a request (a one-time code, sent beside its answer and not awaited)
+ * has the whole policy.
  */
 
 import type { Logger } from 'pino';

@@ -65,7 +65,8 @@ export const withinBudget = (
   reserveMs: number,
 ): WebhookRetryPolicy => {
   if (leftMs === undefined) return policy;
-  const budgetMs = Math.max(0, leftMs - reserveMs);
+  // Whole milliseconds: a timer's delay must be an integer (AbortSignal.timeout throws otherwise).
+  const budgetMs = Math.max(0, Math.floor(leftMs - reserveMs));
   return {
     ...policy,
     // At least a millisecond: an attempt with nothing left fails at once, as a timeout.

@@ -72,6 +72,12 @@ describe('retrying a webhook message', () => {
       ['5 s left: retries end by 4 s', 5_000, 1_000, 4_000],
       ['1.5 s left: one short attempt', 1_500, 500, 500],
       ['less than the reserve: an attempt that fails at once', 800, 1, 0],
+      [
+        'a fraction of a millisecond left over: whole milliseconds (a timer takes no fraction)',
+        1_299.4,
+        299,
+        299,
+      ],
     ];
     for (const [what, left, attemptTimeoutMs, deadlineMs] of budgets)
       it(what, () =>
