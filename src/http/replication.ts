@@ -140,7 +140,14 @@ const answered = (req: Request, res: Response, outcome: () => Promise<number>): 
 const authenticate =
   (deps: AppDeps) =>
   async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const caller = await authenticateCaller(REPLICATION_ACCESS, req, deps);
+    let caller: Awaited<ReturnType<typeof authenticateCaller>>;
+    try {
+      caller = await authenticateCaller(REPLICATION_ACCESS, req, deps);
+    } catch (e) {
+      // After the deadline's answer a failure is only reported; before it, the error handler answers.
+      if (answered(req, res, () => Promise.reject(e))) return;
+      throw e;
+    }
     if (E.isLeft(caller)) {
       if (!answered(req, res, () => Promise.resolve(caller.left.status))) sendError(req, res, caller.left);
       return;

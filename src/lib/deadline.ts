@@ -11,9 +11,10 @@
  *   most once, never for good. Which calls honour it is theirs to say: the store's reads do, its
  *   writes are followed to their end (`src/store/boundedFetch.ts`);
  * - work several callers share (a batch of writes, a batched read, a wake-up of the event pipeline)
- *   runs `detached`, outside any one caller's deadline; each caller stops waiting for it at its own.
+ *   runs `detached`, outside any one caller's deadline; a reader stops waiting for it at its own
+ *   (`untilDeadline`), a writer waits for its write's result.
  *
- * Pure arithmetic first (table-tested), then the context on Node's `AsyncLocalStorage`.
+ * Arithmetic first, then the context on Node's `AsyncLocalStorage`.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
