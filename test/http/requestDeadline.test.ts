@@ -8,11 +8,13 @@
  * under `npm test`, the real CouchDB under `npm run test:couchdb`). The deadline is a contract, so the
  * time each request took is asserted against it, with slack for the client's side of a busy machine.
  */
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { type CouchServer, couchServerLabel, startCouchServer } from '../support/couchServer.js';
 import { call, decodeAs, expectEnvelope, type HttpResult } from '../support/http.js';
-import { seedSmallRoster } from '../support/seed.js';
+import { createdId, seedSmallRoster } from '../support/seed.js';
 import { freezingProxy, type Stall, stallingLevelDown } from '../support/stallingStore.js';
 import {
   authHeaders,
@@ -274,3 +276,93 @@ for (const backend of [embedded, behindProxy])
       throw new Error('the roster kept changing: no longpoll waited');
     });
   });
+
+/** An SMS gateway that holds every message unanswered while `hang` is set, and takes it (200) otherwise. */
+const slowGateway = async () => {
+  const held: ServerResponse[] = [];
+  let taken = 0;
+  const state = { hang: true };
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (state.hang) held.push(res);
+      else {
+        taken += 1;
+        res.writeHead(200).end();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address: AddressInfo | string | null = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return {
+    url: `http://127.0.0.1:${address.port}/sms`,
+    state,
+    taken: () => taken,
+    async close() {
+      for (const res of held) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+};
+
+describe('a page whose SMS gateway does not answer, within the deadline (decisions 0041, 0046)', function () {
+  this.timeout(60_000);
+  let gateway: Awaited<ReturnType<typeof slowGateway>>;
+  let svc: TestService;
+  afterEach(async () => {
+    await svc.dispose();
+    await gateway.close();
+  });
+
+  it('is answered NOTIFICATION_FAILED before the deadline, and sent once when the kiosk sends it again under its key', async () => {
+    gateway = await slowGateway();
+    svc = await startTestService({
+      env: { NOTIFY_WEBHOOK_URL: gateway.url, REQUEST_DEADLINE_MS: String(DEADLINE_MS) },
+    });
+    const classId = await createdId(svc.url, '/api/v1/classes', { name: 'Turma' }, 'classId');
+    const sessionId = await createdId(
+      svc.url,
+      '/api/v1/sessions',
+      { classId, date: new Date().toISOString().slice(0, 10) },
+      'sessionId',
+    );
+    const studentId = await createdId(
+      svc.url,
+      '/api/v1/students',
+      {
+        displayName: 'Ana',
+        guardianName: 'Rosa',
+        phones: [{ number: '+55 11 98765-4321', qualifier: 'mãe' }],
+        classId,
+      },
+      'studentId',
+    );
+    const checkedIn = await call(`${svc.url}/api/v1/check-in`, {
+      method: 'POST',
+      headers: mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+      body: JSON.stringify({ studentId, sessionId }),
+    });
+    const { checkInId } = decodeAs(CheckIn, checkedIn.json);
+    const key = crypto.randomUUID();
+    const page = () =>
+      call(`${svc.url}/api/v1/check-ins/${checkInId}/page`, {
+        method: 'POST',
+        headers: mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, key),
+        body: JSON.stringify({ message: 'Venha à sala 3.' }),
+      });
+    const first = await timed('page', page);
+    // The notifier's own answer, within the deadline: not the deadline's STORE_UNAVAILABLE.
+    expectEnvelope(first.r, 503, 'NOTIFICATION_FAILED');
+    expect(first.ms).to.be.below(DEADLINE_MS + SLACK_MS);
+    gateway.state.hang = false;
+    const again = await page();
+    expect(again.status, again.text).to.equal(201);
+    expect(decodeAs(t.type({ status: t.string, phonesPaged: t.number }), again.json)).to.deep.include({
+      status: 'SENT',
+      phonesPaged: 1,
+    });
+    expect(gateway.taken(), 'the message taken once').to.equal(1);
+  });
+});
