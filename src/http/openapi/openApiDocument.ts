@@ -248,6 +248,9 @@ export const buildOpenApiDocument = (routes: ReadonlyArray<Route>): JsonSchema =
       },
       access:
         'ADMIN, CHAMADOR or a role with `attendance`; errors in the envelope plus CouchDB `name` and `reason`.',
+      deadline:
+        'Every call is answered within REQUEST_DEADLINE_MS (503 `STORE_UNAVAILABLE`, `name` `service_unavailable`, ' +
+        'with `Retry-After`) but `_changes`, whose longpoll waits for a change up to its `timeout` (at most 60 s).',
     },
     tags,
     paths,
