@@ -45,6 +45,7 @@ import { scheduleService } from './schedules/scheduleService.js';
 import { backendProfile } from './store/backendProfile.js';
 import { deliveryLog } from './store/deliveryLog.js';
 import type { EventStore } from './store/events.js';
+import type { LevelDownFactory } from './store/guardedLevel.js';
 import { replicationInstanceId } from './store/instance.js';
 import { pageStore } from './store/pages.js';
 import { photoStore } from './store/photos.js';
@@ -96,6 +97,8 @@ export interface ServiceOptions {
    * "recorded but not applied yet" (5 s). Tests shorten it to reach that answer.
    */
   readonly settleTimeoutMs?: number;
+  /** The embedded store's LevelDB (`guardedLevel.ts`); tests give one whose calls stall or fail. */
+  readonly levelDown?: LevelDownFactory;
 }
 
 /** The service's own backups (0044): each run reads the store as a live backup does. */
@@ -121,7 +124,10 @@ export const startService = async (
   options: ServiceOptions = {},
 ): Promise<RunningService> => {
   const config = await resolveJwtSecret(unresolved);
-  const store = await openStore(storeLocation(config), { requestTimeoutMs: config.storeTimeoutMs });
+  const store = await openStore(storeLocation(config), {
+    requestTimeoutMs: config.storeTimeoutMs,
+    ...(options.levelDown === undefined ? {} : { levelDown: options.levelDown }),
+  });
   // What was opened, closed in reverse order: by the graceful stop, or by a start that fails half-way.
   const opened = disposers();
   opened.add('store', () => store.close());

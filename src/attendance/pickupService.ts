@@ -13,6 +13,7 @@ export type { AllowedAdult } from '../domain/pickup.js';
 
 import type { Actor } from '../domain/principal.js';
 import type { StudentDoc } from '../domain/student.js';
+import { detached } from '../lib/deadline.js';
 import type { Notifier } from '../notify/notifier.js';
 import { grantActive, grantWindow } from '../rules/checkin.js';
 import { foldName } from '../rules/students.js';
@@ -188,7 +189,13 @@ export const pickupService = (deps: PickupServiceDeps): PickupService => {
         createdAt: now().toISOString(),
         verifiedAt: null,
       });
-      await deps.notifier.sendCode(body.phone, code, 'pickup-verification');
+      // Not awaited, and outside the request's deadline: the answer never depended on the gateway (a
+      // code it did not take stays pending in the delivery log), so its retries need not hold the
+      // request up against its deadline (decision 0046). `sendCode` never rejects; should a notifier
+      // break that, the code stays unsent, like one the gateway refused.
+      void detached(() => deps.notifier.sendCode(body.phone, code, 'pickup-verification')).catch(
+        () => undefined,
+      );
       await event(actor, 'PICKUP_ADULT_ADDED', studentId, { pickupId, level: 'N2' });
       return E.right(entryView(entry));
     },

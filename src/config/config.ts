@@ -188,6 +188,9 @@ export const EnvCodec = t.type({
   COUCHDB_URL: withDefault(t.union([HttpUrl, t.undefined]), undefined),
   DB_PREFIX: withDefault(DbPrefix, 'chamada_'),
   STORE_TIMEOUT_MS: withDefault(intFromString(200, 120_000), 5000),
+  // Every request is answered within this (decision 0046), whatever the store does: 6 s, a store call's
+  // 5 s and the answer around it. Below 500 ms a healthy store's ordinary requests would be cut.
+  REQUEST_DEADLINE_MS: withDefault(intFromString(500, 300_000), 6000),
   NODE_ENV: withDefault(t.keyof({ development: null, test: null, production: null }), 'development'),
   AUTH_MODE: withDefault(t.keyof({ jwt: null, dev: null }), 'jwt'),
   JWT_SECRET: optionalString,
@@ -274,6 +277,8 @@ export interface Config {
   readonly dbPrefix: string;
   /** CouchDB: how long a store call's answer may stay silent before the request is answered 503. */
   readonly storeTimeoutMs: number;
+  /** How long a request may take before it is answered 503 `STORE_UNAVAILABLE` (decision 0046). */
+  readonly requestDeadlineMs: number;
   readonly nodeEnv: NodeEnv;
   readonly authMode: AuthMode;
   /** Undefined only until `resolveJwtSecret` has run (outside production). */
@@ -419,6 +424,7 @@ export const decodeConfig = (
         couchdbUrl: env.COUCHDB_URL,
         dbPrefix: env.DB_PREFIX,
         storeTimeoutMs: env.STORE_TIMEOUT_MS,
+        requestDeadlineMs: env.REQUEST_DEADLINE_MS,
         nodeEnv: env.NODE_ENV,
         authMode: env.AUTH_MODE,
         jwtSecret: env.JWT_SECRET,

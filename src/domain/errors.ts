@@ -73,11 +73,23 @@ export interface ApiError {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
+/**
+ * Seconds a client should wait before sending a request answered 503 `STORE_UNAVAILABLE` again (with
+ * the same Idempotency-Key): a store that stopped answering is seldom back sooner, and a client that
+ * does not wait only meets the same stall (decision 0046).
+ */
+export const STORE_RETRY_AFTER_SECONDS = 2;
+
+/** Headers an error of a code carries unless its maker gives its own. */
+const defaultHeaders: Partial<Record<ErrorCode, Readonly<Record<string, string>>>> = {
+  STORE_UNAVAILABLE: { 'Retry-After': String(STORE_RETRY_AFTER_SECONDS) },
+};
+
 export const apiError = (
   code: ErrorCode,
   message?: string,
   details?: Readonly<Record<string, unknown>>,
-  headers?: Readonly<Record<string, string>>,
+  headers: Readonly<Record<string, string>> | undefined = defaultHeaders[code],
 ): ApiError => ({
   _tag: 'ApiError',
   code,

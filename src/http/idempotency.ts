@@ -10,6 +10,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { isUuidV4 } from '../domain/codec.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import type { Claim, ClaimRequest, IdempotencyLedger, LedgerEntry } from '../domain/idempotencyRecord.js';
+import { currentDeadline, DeadlinePassed } from '../lib/deadline.js';
 import { decideClaim, shouldStore } from '../rules/idempotency.js';
 import type { RenderedResponse } from './render.js';
 
@@ -149,6 +150,9 @@ export const executeIdempotently = async (args: ExecuteArgs): Promise<Idempotent
     }
     if (decision === 'replay' && existing?.state === 'complete') return replayOf(existing);
     if (decision === 'wait') {
+      // Answered 503 at its deadline already (decision 0046): waiting on is waiting for nobody.
+      const deadline = currentDeadline();
+      if (deadline?.signal.aborted === true) throw new DeadlinePassed(deadline.limitMs);
       // The winner normally finishes in milliseconds; past two leases something is wrong with the ledger.
       if (Date.now() - startedWaiting > 2 * settings.leaseMs) {
         return {

@@ -10,18 +10,31 @@
  * the envelope. Callers need a bearer token, an `X-Device-Id`, and ADMIN, CHAMADOR or `attendance`:
  * declared once (`REPLICATION_ACCESS`) and checked by the same chain as every registered route
  * (`authenticateCaller`); each endpoint declares its audit action, written by the same `auditCall`.
+ *
+ * Every endpoint but `_changes` answers within the request's deadline (decision 0046), as registered
+ * routes do: PouchDB's replicator takes the 503 like any failed call and tries again from its
+ * checkpoint. `_changes` has its own bound: a longpoll waits for a change by design (at most 60 s, a
+ * newline every heartbeat), and each of its reads is bounded by the store's silence limit.
  */
 import { type NextFunction, type Request, type Response, Router } from 'express';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { type ApiError, apiError } from '../domain/errors.js';
 import type { Actor } from '../domain/principal.js';
+import { runWithin } from '../lib/deadline.js';
 import type { ChangesQuery, ReplicatedDatabase } from '../sync/replicationService.js';
+import { requestDeadline } from './deadline.js';
 import type { AppDeps } from './deps.js';
 import { renderError, sendRendered } from './render.js';
 import { requestState, routeNamed } from './requestContext.js';
 import { type AuditFacts, expressPath } from './route.js';
-import { type Access, type AuditDeclaration, auditCall, authenticateCaller } from './runRoute.js';
+import {
+  type Access,
+  type AuditDeclaration,
+  answerAtDeadline,
+  auditCall,
+  authenticateCaller,
+} from './runRoute.js';
 
 export const REPLICATION_BASE = '/api/v1/replication';
 const MAX_BULK = 1000;
@@ -73,17 +86,75 @@ const actorOf = (req: Request): Actor => {
   return actor;
 };
 
+/** The feed, with its own bound (see above); every other endpoint answers within the deadline. */
+const CHANGES_PATH = '/roster/_changes';
+
+/** Tells `answerAtDeadline` how the work of a request answered at its deadline ended (its status). */
+const lateWork = new WeakMap<Request, (ended: Promise<number>) => void>();
+
+/**
+ * Runs the rest of the request under its deadline; when the deadline comes first, answers 503 in
+ * CouchDB's shape, and the endpoint's own answer, once it comes, is not sent (`answered`).
+ */
+const withinDeadline =
+  (deps: AppDeps) =>
+  (req: Request, res: Response, next: NextFunction): void => {
+    if (req.path === CHANGES_PATH) {
+      next();
+      return;
+    }
+    const limitMs = deps.config.requestDeadlineMs;
+    const deadline = requestDeadline(req, limitMs);
+    res.once('finish', deadline.end);
+    res.once('close', deadline.end);
+    let ended: (outcome: Promise<number>) => void = () => undefined;
+    const late = new Promise<number>((resolve) => {
+      ended = resolve;
+    });
+    lateWork.set(req, (outcome) => ended(outcome));
+    void deadline.passed.then(() => {
+      if (res.headersSent) return;
+      answerAtDeadline(
+        req,
+        deps,
+        limitMs,
+        late,
+        (error) => sendError(req, res, error),
+        (status) => status,
+      );
+    });
+    runWithin(deadline, () => next());
+  };
+
+/**
+ * True when the request was already answered at its deadline: the endpoint's answer (its status, or
+ * its failure) is then only reported, never sent.
+ */
+const answered = (req: Request, res: Response, outcome: () => Promise<number>): boolean => {
+  if (!res.headersSent) return false;
+  lateWork.get(req)?.(outcome());
+  return true;
+};
+
 /** Runs the one authentication chain with the declared access, then hands on or refuses in CouchDB's shape. */
 const authenticate =
   (deps: AppDeps) =>
   async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const caller = await authenticateCaller(REPLICATION_ACCESS, req, deps);
-    for (const [name, value] of Object.entries(requestState(req).rateLimitHeaders ?? {}))
-      res.setHeader(name, value);
+    let caller: Awaited<ReturnType<typeof authenticateCaller>>;
+    try {
+      caller = await authenticateCaller(REPLICATION_ACCESS, req, deps);
+    } catch (e) {
+      // After the deadline's answer a failure is only reported; before it, the error handler answers.
+      if (answered(req, res, () => Promise.reject(e))) return;
+      throw e;
+    }
     if (E.isLeft(caller)) {
-      sendError(req, res, caller.left);
+      if (!answered(req, res, () => Promise.resolve(caller.left.status))) sendError(req, res, caller.left);
       return;
     }
+    if (!res.headersSent)
+      for (const [name, value] of Object.entries(requestState(req).rateLimitHeaders ?? {}))
+        res.setHeader(name, value);
     const { principal, deviceId } = caller.right;
     // Only `auth: 'none'` passes without a principal, and replication never declares it.
     if (principal === null) throw new Error('replication reached without a principal');
@@ -126,22 +197,32 @@ const mount = (r: Router, deps: AppDeps, endpoint: ReplicationEndpoint): void =>
   };
   const paths = [endpoint.path, ...(endpoint.aliases ?? [])].map(expressPath);
   r[endpoint.method](paths, routeNamed(template), async (req: Request, res: Response) => {
-    const answer = await endpoint.handler(req, res);
+    let answer: Answer;
+    try {
+      answer = await endpoint.handler(req, res);
+      if (answer !== STREAMED)
+        await auditCall(
+          declared,
+          req,
+          deps,
+          E.isLeft(answer)
+            ? { status: answer.left.status, errorCode: answer.left.code }
+            : { status: answer.right.status },
+          {
+            principal: actorOf(req).principal,
+            ...(E.isRight(answer) && answer.right.auditDetails !== undefined
+              ? { details: answer.right.auditDetails }
+              : {}),
+          },
+        );
+    } catch (e) {
+      // After the deadline's answer a failure is only reported; before it, the error handler answers.
+      if (answered(req, res, () => Promise.reject(e))) return;
+      throw e;
+    }
     if (answer === STREAMED) return;
-    await auditCall(
-      declared,
-      req,
-      deps,
-      E.isLeft(answer)
-        ? { status: answer.left.status, errorCode: answer.left.code }
-        : { status: answer.right.status },
-      {
-        principal: actorOf(req).principal,
-        ...(E.isRight(answer) && answer.right.auditDetails !== undefined
-          ? { details: answer.right.auditDetails }
-          : {}),
-      },
-    );
+    const status = E.isLeft(answer) ? answer.left.status : answer.right.status;
+    if (answered(req, res, () => Promise.resolve(status))) return;
     if (E.isLeft(answer)) sendError(req, res, answer.left);
     else res.status(answer.right.status).json(answer.right.body);
   });
@@ -405,10 +486,12 @@ export const replicationRouter = (deps: AppDeps): Router => {
     },
   ];
 
+  r.use(withinDeadline(deps));
   r.use(authenticate(deps));
   for (const endpoint of endpoints) mount(r, deps, endpoint);
   r.use((req: Request, res: Response) => {
-    sendError(req, res, apiError('NOT_FOUND', 'No such route.'));
+    if (!answered(req, res, () => Promise.resolve(404)))
+      sendError(req, res, apiError('NOT_FOUND', 'No such route.'));
   });
   return r;
 };

@@ -55,6 +55,12 @@ export interface Reply<R> {
 
 export type AuditFacts = Readonly<Record<string, string | number | boolean>>;
 
+/** A route's own bound on its time (decision 0046), with the reason it needs one. */
+export interface OwnDeadline {
+  readonly ms: number;
+  readonly why: string;
+}
+
 export type MediaType =
   | 'application/json'
   | 'text/plain'
@@ -110,6 +116,11 @@ export interface RouteSpec<PC extends t.Mixed, QC extends t.Mixed, BC extends t.
   readonly rateLimit?: { readonly scope: string; readonly policy: RateLimitPolicy };
   /** Reads that return personal or sensitive data are audited like mutations, under this action. */
   readonly auditRead?: 'READ_SENSITIVE' | 'EXPORT';
+  /**
+   * A deadline of its own, for the few routes whose ordinary work takes longer than REQUEST_DEADLINE_MS
+   * (decision 0046): the longer of the two applies. The reason is shown in the OpenAPI document.
+   */
+  readonly deadline?: OwnDeadline;
   readonly handler: (
     ctx: HandlerContext<t.TypeOf<PC>, t.TypeOf<QC>, t.TypeOf<BC>>,
   ) => Promise<E.Either<ApiError, Reply<t.TypeOf<RC>>>>;
@@ -158,6 +169,7 @@ export interface Route {
   readonly permission: Permission | undefined;
   readonly rateLimit: { readonly scope: string; readonly policy: RateLimitPolicy } | undefined;
   readonly auditRead: 'READ_SENSITIVE' | 'EXPORT' | undefined;
+  readonly deadline: OwnDeadline | undefined;
   /** Decodes params, query and body, reporting every issue at once. */
   prepare(raw: RawRequest): E.Either<ApiError, PreparedCall>;
 }
@@ -214,6 +226,7 @@ export const defineRoute = <
     permission: spec.permission,
     rateLimit: spec.rateLimit,
     auditRead: spec.auditRead,
+    deadline: spec.deadline,
     prepare(raw) {
       const issues: ValidationIssue[] = [];
       const params = paramsCodec.decode(raw.params ?? {});

@@ -12,6 +12,7 @@ import { type ApiError, apiError } from '../domain/errors.js';
 import type { Permission, Principal } from '../domain/principal.js';
 import { requestKeyOf } from '../lib/requestIds.js';
 import { type AuthClass, authorize } from '../rules/authorization.js';
+import { deadlineError, raceDeadline, requestDeadline } from './deadline.js';
 import type { AppDeps } from './deps.js';
 import { executeIdempotently, idempotencyKeyOf, REPLAY_HEADER, requestFingerprint } from './idempotency.js';
 import { countCaller, countRequest } from './rateLimit.js';
@@ -312,17 +313,80 @@ const audit = (route: Route, req: Request, deps: AppDeps, outcome: Outcome, seen
     seen,
   );
 
+/** The route's bound: REQUEST_DEADLINE_MS, or its own when that is longer (decision 0046). */
+const deadlineOf = (route: Route, deps: AppDeps): number =>
+  Math.max(deps.config.requestDeadlineMs, route.deadline?.ms ?? 0);
+
+/**
+ * Answers 503 at the deadline, and says what the request went on to: its late answer is never sent.
+ * A mutation's is in the idempotency ledger (when final) for the client's retry; its audit entry was
+ * written as for any answer.
+ */
+export const answerAtDeadline = <A>(
+  req: Request,
+  deps: AppDeps,
+  limitMs: number,
+  late: Promise<A>,
+  send: (error: ApiError) => void,
+  statusOf: (value: A) => number,
+): void => {
+  const state = requestState(req);
+  deps.metrics.storeError('deadline');
+  deps.logger.warn(
+    { correlationId: state.correlationId, route: state.route, deadlineMs: limitMs },
+    'request answered 503 at its deadline',
+  );
+  send(deadlineError(limitMs));
+  const startedAt = Date.now();
+  late.then(
+    (value) =>
+      deps.logger.info(
+        { correlationId: state.correlationId, status: statusOf(value), lateMs: Date.now() - startedAt },
+        'a request answered at its deadline has ended',
+      ),
+    (e: unknown) =>
+      deps.logger.warn(
+        {
+          correlationId: state.correlationId,
+          errorName: e instanceof Error ? e.name : typeof e,
+          lateMs: Date.now() - startedAt,
+        },
+        'a request answered at its deadline has failed',
+      ),
+  );
+};
+
 export const routeHandler =
   (route: Route, deps: AppDeps, routes: ReadonlyArray<Route>) =>
   async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const state = requestState(req);
     state.route = `${route.method.toUpperCase()} ${route.path}`;
+    const limitMs = deadlineOf(route, deps);
     try {
       const seen: Seen = { principal: null };
-      const outcome = await respond(route, req, deps, routes, seen);
-      // The ledger's copy of the response and the audit entry are written side by side; the answer
-      // goes out once both are stored.
-      await Promise.all([outcome.recorded, audit(route, req, deps, outcome, seen)]);
+      const raced = await raceDeadline(requestDeadline(req, limitMs), async () => {
+        const outcome = await respond(route, req, deps, routes, seen);
+        // The ledger's copy of the response and the audit entry are written side by side; the answer
+        // goes out once both are stored.
+        await Promise.all([outcome.recorded, audit(route, req, deps, outcome, seen)]);
+        return outcome;
+      });
+      if (raced.kind === 'passed') {
+        answerAtDeadline(
+          req,
+          deps,
+          limitMs,
+          raced.late,
+          (error) => {
+            for (const [name, value] of Object.entries(state.rateLimitHeaders ?? {}))
+              res.setHeader(name, value);
+            sendRendered(res, renderError(error, state.correlationId));
+          },
+          (outcome) => outcome.rendered.status,
+        );
+        return;
+      }
+      const outcome = raced.value;
       if (outcome.replayOf !== undefined) {
         deps.logger.info(
           { correlationId: state.correlationId, replayOf: outcome.replayOf },

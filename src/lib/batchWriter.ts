@@ -9,6 +9,10 @@
  * A failed write is caught inside its batch: that batch's items are reported failed and the stream
  * goes on with the next batch. The writer knows nothing of PouchDB; the write function is given.
  * Used by the audit log and by the bulk puts of the hot stores (`src/store/batchedPut.ts`).
+ *
+ * A batch carries the items of several callers, so it is written outside any one caller's deadline
+ * (`deadline.ts`), and each caller waits for its item's result even past its own: a write is followed
+ * to its end, so its writer knows whether it landed (`boundedFetch.ts`, decision 0046).
  */
 import {
   catchError,
@@ -23,6 +27,7 @@ import {
   take,
   throwIfEmpty,
 } from 'rxjs';
+import { detached } from './deadline.js';
 
 export type ItemResult<R = void> =
   | { readonly ok: true; readonly value: R }
@@ -170,7 +175,7 @@ export const batchWriter = <A, R = void>(
   // This is a promise of its own, not the caller's: a caller's rejection stays the caller's to handle.
   let lastSettled: Promise<void> = Promise.resolve();
   const stopped = new Promise<void>((resolve) => {
-    batchWrites$(pending$, (batch) => write(batch.map((p) => p.item)), options).subscribe({
+    batchWrites$(pending$, (batch) => detached(() => write(batch.map((p) => p.item))), options).subscribe({
       next: ({ items, results }) => {
         items.forEach((p, i) => {
           p.settle(results[i] ?? { ok: false, error: new WriteReportedNothing() });

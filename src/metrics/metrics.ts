@@ -13,6 +13,8 @@ import type { PipelineBacklog } from '../sync/pipelineRuntime.js';
 export type StoreErrorSource =
   /** a request answered 503 because the store did not answer */
   | 'request'
+  /** a request answered 503 at its deadline (REQUEST_DEADLINE_MS, decision 0046) */
+  | 'deadline'
   /** an event pipeline step, retried from the checkpoint */
   | 'pipeline'
   /** a pass of the roster reconciler, retried */

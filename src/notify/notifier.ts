@@ -5,7 +5,10 @@
  *
  * The webhook (decision 0041) signs each message as Standard Webhooks says when NOTIFY_WEBHOOK_SECRET
  * is set, tries again within a bounded time when the gateway may accept later (`rules/webhookRetry.ts`),
- * and records every message, with its attempts, in the delivery log an ADMIN reads.
+ * and records every message, with its attempts, in the delivery log an ADMIN reads. A delivery made
+ * for a request ends within what is left of its deadline (decision 0046), keeping a moment to record
+ * the outcome; one made outside a request (a one-time code, sent beside its answer and not awaited)
+ * has the whole policy.
  */
 
 import type { Logger } from 'pino';
@@ -16,13 +19,18 @@ import type {
   NotificationDelivery,
   NotificationPurpose,
 } from '../domain/notifications.js';
+import { timeLeftMs } from '../lib/deadline.js';
 import {
   type AttemptEnd,
   decideRetry,
   delivered,
   WEBHOOK_RETRY,
   type WebhookRetryPolicy,
+  withinBudget,
 } from '../rules/webhookRetry.js';
+
+/** What a delivery inside a request leaves of its deadline: the claim's update, the ledger, the audit. */
+export const DELIVERY_RESERVE_MS = 1_000;
 
 export interface Notifier {
   /**
@@ -73,7 +81,11 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export const webhookNotifier = (options: WebhookNotifierOptions): Notifier => {
   const policy = options.retry ?? WEBHOOK_RETRY;
 
-  const attempt = async (id: string, body: string): Promise<{ end: AttemptEnd; record: DeliveryAttempt }> => {
+  const attempt = async (
+    id: string,
+    body: string,
+    timeoutMs: number,
+  ): Promise<{ end: AttemptEnd; record: DeliveryAttempt }> => {
     const started = Date.now();
     // Signed anew for each attempt: the receiver judges the timestamp's age, the id stays the message's.
     const timestamp = Math.floor(started / 1000);
@@ -90,7 +102,7 @@ export const webhookNotifier = (options: WebhookNotifierOptions): Notifier => {
         method: 'POST',
         headers,
         body,
-        signal: AbortSignal.timeout(policy.attemptTimeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
       // The body is drained so the connection is reused; what the gateway says is not needed.
       await res.arrayBuffer().catch(() => undefined);
@@ -115,13 +127,14 @@ export const webhookNotifier = (options: WebhookNotifierOptions): Notifier => {
     const id = newWebhookId();
     const body = JSON.stringify({ to, message, purpose });
     const startedAt = Date.now();
+    const bounded = withinBudget(policy, timeLeftMs(), DELIVERY_RESERVE_MS);
     const attempts: DeliveryAttempt[] = [];
     let ok = false;
     for (;;) {
-      const { end, record } = await attempt(id, body);
+      const { end, record } = await attempt(id, body, bounded.attemptTimeoutMs);
       attempts.push(record);
       ok = delivered(end);
-      const next = decideRetry(attempts.length, end, Date.now() - startedAt, Math.random(), policy);
+      const next = decideRetry(attempts.length, end, Date.now() - startedAt, Math.random(), bounded);
       if (!next.retry) break;
       await sleep(next.delayMs);
     }

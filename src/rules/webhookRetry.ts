@@ -51,3 +51,26 @@ export const decideRetry = (
   if (elapsedMs + delayMs + policy.attemptTimeoutMs > policy.deadlineMs) return { retry: false };
   return { retry: true, delayMs };
 };
+
+/**
+ * The policy for a delivery inside a request (a page, 0037) that has `leftMs` before its deadline
+ * (decision 0046), less `reserveMs` for recording what came of it: no attempt outlives that budget and
+ * no retry starts that could not end within it, so the request answers itself (NOTIFICATION_FAILED,
+ * which the kiosk sends again later under its key) rather than being cut by its deadline mid-delivery.
+ * Without a deadline (`leftMs` undefined), the policy as it is.
+ */
+export const withinBudget = (
+  policy: WebhookRetryPolicy,
+  leftMs: number | undefined,
+  reserveMs: number,
+): WebhookRetryPolicy => {
+  if (leftMs === undefined) return policy;
+  // Whole milliseconds: a timer's delay must be an integer (AbortSignal.timeout throws otherwise).
+  const budgetMs = Math.max(0, Math.floor(leftMs - reserveMs));
+  return {
+    ...policy,
+    // At least a millisecond: an attempt with nothing left fails at once, as a timeout.
+    attemptTimeoutMs: Math.max(1, Math.min(policy.attemptTimeoutMs, budgetMs)),
+    deadlineMs: Math.min(policy.deadlineMs, budgetMs),
+  };
+};

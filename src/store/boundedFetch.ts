@@ -9,7 +9,15 @@
  * answer (a big page, a first index build that streams) is never cut. A live `_changes` feed (a
  * longpoll, or the continuous feed of `changeFeed.ts`) is silent by design between heartbeats (one
  * every 10 s is asked for), so its limit is the heartbeat plus the limit.
+ *
+ * A read made for a request also stops when that request's deadline passes (`REQUEST_DEADLINE_MS`,
+ * decision 0046), with `DeadlinePassed`: it waits at most the silence limit or what is left of the
+ * deadline, whichever is shorter. A write is not abandoned at the deadline: whether it landed is
+ * known only to whoever waits for its answer, and its writer must learn it to finish its work or undo
+ * it (release an idempotency claim, store the final answer for the client's retry). It keeps its
+ * silence limit, and the request has been answered at its deadline all the same.
  */
+import { DeadlinePassed, deadlineSignal } from '../lib/deadline.js';
 import { StoreTimeoutError } from './storeErrors.js';
 
 /** The heartbeat of live feeds: PouchDB's (pouchdb-adapter-http's DEFAULT_HEARTBEAT), and ours. */
@@ -17,6 +25,19 @@ export const FEED_HEARTBEAT_MS = 10_000;
 
 const urlOf = (input: string | URL | Request): string =>
   typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+
+/** The CouchDB endpoints that take a POST to read (a body of keys, ids or a selector), not to write. */
+const READ_POSTS = new Set(['_all_docs', '_bulk_get', '_changes', '_revs_diff', '_find', '_explain']);
+
+/** True when the call only reads: abandoning it costs nothing but its answer. */
+export const isReadCall = (method: string, url: string): boolean => {
+  const verb = method.toUpperCase();
+  if (verb === 'GET' || verb === 'HEAD') return true;
+  if (verb !== 'POST') return false;
+  const path = new URL(url).pathname.split('/').filter((p) => p !== '');
+  const last = path[path.length - 1] ?? '';
+  return READ_POSTS.has(last) || path[path.length - 2] === '_view';
+};
 
 export const boundedFetch =
   (silenceMs: number, base: typeof fetch = fetch): typeof fetch =>
@@ -32,14 +53,24 @@ export const boundedFetch =
       pending = setTimeout(() => timer.abort(timeout()), limit).unref();
     };
     const disarm = () => clearTimeout(pending);
-    const signal = init?.signal == null ? timer.signal : AbortSignal.any([init.signal, timer.signal]);
+    // Read when the call starts: a deadline that fired already leaves this call to its own limit.
+    const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
+    const deadline = isReadCall(method, url) ? deadlineSignal() : undefined;
+    const signals = [init?.signal, timer.signal, deadline].filter((x): x is AbortSignal => x != null);
+    const signal = signals.length === 1 ? timer.signal : AbortSignal.any(signals);
+    const stopped = (e: unknown): unknown =>
+      deadline?.aborted === true && !timer.signal.aborted && deadline.reason instanceof DeadlinePassed
+        ? deadline.reason
+        : timer.signal.aborted
+          ? timeout()
+          : e;
     arm();
     let response: Response;
     try {
       response = await base(input, { ...init, signal });
     } catch (e) {
       disarm();
-      throw timer.signal.aborted ? timeout() : e;
+      throw stopped(e);
     }
     if (response.body === null) {
       disarm();

@@ -2,6 +2,7 @@
 import DataLoader from 'dataloader';
 import * as E from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
+import { detached, untilDeadline } from '../lib/deadline.js';
 import type { Database } from './pouch.js';
 import { isNotFound, isStoreUnavailable } from './storeErrors.js';
 
@@ -78,8 +79,13 @@ const batchedReadsOf = (db: Database, conflicts = false): DataLoader<string, unk
       });
     },
     // After the I/O callbacks of this turn of the event loop, not only this tick's: concurrent
-    // requests reach their reads from separate socket callbacks.
-    { cache: false, maxBatchSize: READ_BATCH, batchScheduleFn: (run) => setImmediate(run) },
+    // requests reach their reads from separate socket callbacks. The batch is theirs together, so it
+    // runs outside the first one's deadline; each stops waiting at its own (`getDoc`).
+    {
+      cache: false,
+      maxBatchSize: READ_BATCH,
+      batchScheduleFn: (run) => setImmediate(() => detached(run)),
+    },
   );
   loaders.set(conflicts, loader);
   return loader;
@@ -93,7 +99,7 @@ export const getDoc = async <C extends t.Mixed>(
   // `_local` and design documents are not in `_all_docs`.
   const doc: unknown =
     isRemote(db) && !id.startsWith('_')
-      ? await batchedReadsOf(db).load(id)
+      ? await untilDeadline(batchedReadsOf(db).load(id))
       : await db.get(id).catch((e: unknown) => {
           if (isNotFound(e)) return undefined;
           throw e;
@@ -207,7 +213,7 @@ export const getDocs = async <C extends t.Mixed>(
     const chunk = ids.slice(i, i + GET_CHUNK);
     if (isRemote(db)) {
       // Batched with the other reads of this turn (`batchedReadsOf`).
-      const docs = await batchedReadsOf(db, options.conflicts === true).loadMany(chunk);
+      const docs = await untilDeadline(batchedReadsOf(db, options.conflicts === true).loadMany(chunk));
       docs.forEach((doc, k) => {
         if (doc instanceof Error) throw doc;
         const id = chunk[k];

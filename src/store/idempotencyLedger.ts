@@ -25,6 +25,7 @@ import {
   type LedgerEntry,
   type StoredResponse,
 } from '../domain/idempotencyRecord.js';
+import { detached } from '../lib/deadline.js';
 import { waitAtMost } from '../lib/timeouts.js';
 import { putBatched } from './batchedPut.js';
 import type { Database } from './pouch.js';
@@ -365,7 +366,8 @@ export const exclusiveIdempotencyLedger = (
       const claimId = randomUUID();
       const rev = replacing?._rev;
       hold(pendingEntry(id, request, claimId, rev));
-      void stored.load();
+      // Read once for every later claim: not this request's work, nor bounded by its deadline.
+      void detached(() => stored.load());
       let now: IdempotencyRecord | undefined;
       try {
         now = await storedEntry(id);

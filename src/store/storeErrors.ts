@@ -1,3 +1,5 @@
+import { DeadlinePassed } from '../lib/deadline.js';
+
 /** PouchDB reports failures as objects with an HTTP-like `status`; these read them without casts. */
 const statusOf = (e: unknown): number | undefined =>
   typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : undefined;
@@ -124,14 +126,21 @@ const codeOf = (e: unknown): string | undefined =>
  * code, which undici's fetch wraps in a TypeError "fetch failed" as its cause), silent for longer than
  * the limit (`StoreTimeoutError`), short of its write quorum (`QuorumNotMetError`) or answering 503
  * itself; a database of the embedded store failed after an I/O error (`StoreFailedError`), or the disk
- * full (LevelDB's "IO error … No space left on device"). A request that meets one is answered 503, not
+ * full (LevelDB's "IO error … No space left on device"); or the store did not answer before the
+ * request's deadline (`DeadlinePassed`, decision 0046). A request that meets one is answered 503, not
  * 500: nothing is wrong with it, and it may be sent again.
  */
 export const isStoreUnavailable = (e: unknown): boolean => {
   if (typeof e !== 'object' || e === null) return false;
   if (isStoreFailure(e) || e instanceof StoreClosingError) return true;
   for (const c of causes(e)) {
-    if (c instanceof StoreTimeoutError || c instanceof QuorumNotMetError || statusOf(c) === 503) return true;
+    if (
+      c instanceof StoreTimeoutError ||
+      c instanceof DeadlinePassed ||
+      c instanceof QuorumNotMetError ||
+      statusOf(c) === 503
+    )
+      return true;
     const code = codeOf(c);
     if (code !== undefined && UNREACHABLE_CODES.has(code)) return true;
   }

@@ -26,6 +26,7 @@ import {
 } from 'rxjs';
 import type { PendingAuditEntry } from '../domain/audit.js';
 import { boundedCache } from '../lib/boundedCache.js';
+import { detached } from '../lib/deadline.js';
 import { pacedWriter } from '../lib/pacedWriter.js';
 import { waitAtMost } from '../lib/timeouts.js';
 import type { AspectProjection } from '../rules/projections.js';
@@ -238,6 +239,9 @@ const RECENT_ASPECTS = 2_000;
 export const startEventPipeline = async (options: EventPipelineOptions): Promise<EventPipeline> => {
   const since = await options.projections.checkpoint();
   const wakes$ = new Subject<void>();
+  // A wake-up runs the pipeline's pulls at once, in the caller's async context: a request's settle or
+  // catch-up would make them its own, and its deadline would cut them (decision 0046).
+  const wakeNow = () => detached(() => wakes$.next());
   const stop$ = new Subject<void>();
   const outcomes$ = new Subject<BatchOutcome>();
   // Pulls are numbered; a drain that ends reports the number of its last (short) pull, which saw
@@ -328,7 +332,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
       }
       // The withdrawal wakes the pipeline through the feed; this covers a writer that stopped.
       setTimeout(() => {
-        if (!stopped) wakes$.next();
+        if (!stopped) wakeNow();
       }, 250).unref();
     }
     return { page: out.page, held: out.waitingFor !== undefined };
@@ -374,7 +378,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     wakeQueued = true;
     queueMicrotask(() => {
       wakeQueued = false;
-      wakes$.next();
+      wakeNow();
     });
   };
   /** Whether the feed in hand goes on from `seq`. */
@@ -542,7 +546,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
     wake: () => {
       if (stopped) return;
       wantRead();
-      wakes$.next();
+      wakeNow();
     },
 
     async settle(events, timeoutMs = 5000) {
@@ -579,7 +583,7 @@ export const startEventPipeline = async (options: EventPipelineOptions): Promise
         // behind: the store says so. One just stored is this pipeline's to project, and it tells.
         const unsure = events.filter((e) => pending.has(e.eventId) && e.justStored !== true);
         // The feed brings a stored event; a settle kept waiting has the store read (`looks$`).
-        if (pending.size > 0) wakes$.next();
+        if (pending.size > 0) wakeNow();
         if (unsure.length > 0) {
           const known = await options.projections.loadAspects([...new Set(unsure.map((e) => e.aspect))]);
           for (const a of known.values()) for (const e of a.events) pending.delete(e.eventId);

@@ -27,6 +27,7 @@ describe('configuration', () => {
       couchdbUrl: undefined,
       dbPrefix: 'chamada_',
       storeTimeoutMs: 5000,
+      requestDeadlineMs: 6000,
       nodeEnv: 'development',
       authMode: 'jwt',
       accessTokenTtlSeconds: 900,
@@ -66,6 +67,8 @@ describe('configuration', () => {
     ['a contact that is not mailto', { SECURITY_CONTACTS: 'a@b.org,mailto:c@d.org' }, 'SECURITY_CONTACTS'],
     ['a CouchDB URL that is not http', { COUCHDB_URL: 'ftp://couch' }, 'COUCHDB_URL'],
     ['a store timeout below 200 ms', { STORE_TIMEOUT_MS: '50' }, 'STORE_TIMEOUT_MS'],
+    ['a request deadline below 500 ms', { REQUEST_DEADLINE_MS: '100' }, 'REQUEST_DEADLINE_MS'],
+    ['a request deadline that is not a number', { REQUEST_DEADLINE_MS: '6s' }, 'REQUEST_DEADLINE_MS'],
     ['an upper-case database prefix', { DB_PREFIX: 'Chamada_' }, 'DB_PREFIX'],
     ['a TTL of zero', { ACCESS_TOKEN_TTL_SECONDS: '0' }, 'ACCESS_TOKEN_TTL_SECONDS'],
     [

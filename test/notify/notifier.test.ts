@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import type { DeliveryLog, NotificationDelivery } from '../../src/domain/notifications.js';
-import { webhookNotifier } from '../../src/notify/notifier.js';
+import { runWithin, startDeadline } from '../../src/lib/deadline.js';
+import { DELIVERY_RESERVE_MS, webhookNotifier } from '../../src/notify/notifier.js';
 import type { WebhookRetryPolicy } from '../../src/rules/webhookRetry.js';
 import { fakeWebhookReceiver, headerOf, type ReceivedRequest } from '../support/fakeWebhookReceiver.js';
 
@@ -146,5 +147,27 @@ describe('webhook notifier', () => {
       [null, 'NETWORK'],
       [null, 'NETWORK'],
     ]);
+  });
+
+  it('fits a page sent within a request into what is left of its deadline: no retry that could not end before it', async () => {
+    const gw = await gateway([503]);
+    try {
+      const deliveries = memoryLog();
+      const notifier = webhookNotifier({ url: gw.url, deliveries, retry: FAST });
+      // 300 ms left once the reserve for recording the outcome is kept: one attempt, and no time for another.
+      const deadline = startDeadline(6_000, DELIVERY_RESERVE_MS + 300);
+      const sent = await runWithin(deadline, () =>
+        notifier.sendMessage('+55', 'Venha.', 'guardian-page').then(
+          () => 'delivered',
+          () => 'not delivered',
+        ),
+      );
+      deadline.end();
+      expect(sent).to.equal('not delivered');
+      expect(gw.hits, 'one attempt, where the policy alone makes three').to.have.length(1);
+      expect(deliveries.all.map((d) => d.outcome)).to.deep.equal(['FAILED']);
+    } finally {
+      await gw.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import {
   decideRetry,
   WEBHOOK_RETRY,
   type WebhookRetryPolicy,
+  withinBudget,
 } from '../../src/rules/webhookRetry.js';
 
 const POLICY: WebhookRetryPolicy = {
@@ -60,6 +61,40 @@ describe('retrying a webhook message', () => {
     expect(decideRetry(1, { status: null }, attemptTimeoutMs, 0.999).retry).to.equal(true);
     expect(decideRetry(2, { status: null }, 2 * attemptTimeoutMs + firstDelayMs, 0)).to.deep.equal({
       retry: false,
+    });
+  });
+
+  describe("within a request's deadline (decision 0046)", () => {
+    const budgets: ReadonlyArray<[string, number | undefined, number, number]> = [
+      // [what, time left, attempt timeout, retry deadline], with a reserve of 1,000 ms
+      ['no deadline: the policy as it is', undefined, 1_000, 10_000],
+      ['plenty left: the policy as it is', 20_000, 1_000, 10_000],
+      ['5 s left: retries end by 4 s', 5_000, 1_000, 4_000],
+      ['1.5 s left: one short attempt', 1_500, 500, 500],
+      ['less than the reserve: an attempt that fails at once', 800, 1, 0],
+      [
+        'a fraction of a millisecond left over: whole milliseconds (a timer takes no fraction)',
+        1_299.4,
+        299,
+        299,
+      ],
+    ];
+    for (const [what, left, attemptTimeoutMs, deadlineMs] of budgets)
+      it(what, () =>
+        expect(withinBudget(POLICY, left, 1_000)).to.deep.equal({ ...POLICY, attemptTimeoutMs, deadlineMs }),
+      );
+
+    it('with the default policy and the default 6 s deadline, a gateway that never answers gets one attempt', () => {
+      const bounded = withinBudget(WEBHOOK_RETRY, 6_000, 1_000);
+      expect(bounded.attemptTimeoutMs).to.equal(WEBHOOK_RETRY.attemptTimeoutMs);
+      expect(decideRetry(1, { status: null }, bounded.attemptTimeoutMs, 0, bounded)).to.deep.equal({
+        retry: false,
+      });
+    });
+
+    it('a gateway that answers 503 at once is still tried again within it', () => {
+      const bounded = withinBudget(WEBHOOK_RETRY, 6_000, 1_000);
+      expect(decideRetry(1, { status: 503 }, 50, 0.5, bounded).retry).to.equal(true);
     });
   });
 });

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
-import { boundedFetch } from '../../src/store/boundedFetch.js';
+import { DeadlinePassed, runWithin, startDeadline } from '../../src/lib/deadline.js';
+import { boundedFetch, isReadCall } from '../../src/store/boundedFetch.js';
 import { isStoreUnavailable, StoreTimeoutError } from '../../src/store/storeErrors.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -90,5 +91,77 @@ describe('bounded fetch (CouchDB calls never wait for ever)', () => {
     const e = await pending;
     expect(e).not.to.be.instanceOf(StoreTimeoutError);
     expect(String(e)).to.include('cancelled by the feed');
+  });
+
+  describe("within a request's deadline (decision 0046)", () => {
+    it('stops a silent call when the deadline passes, before its own limit', async () => {
+      const deadline = startDeadline(150);
+      const e = await failure(runWithin(deadline, () => boundedFetch(5_000)(`${base}/silent`)));
+      // The deadline's error, not the silence limit's StoreTimeoutError.
+      expect(e).to.be.instanceOf(DeadlinePassed);
+      expect(isStoreUnavailable(e)).to.equal(true);
+    });
+
+    it('stops a body that still flows when the deadline passes', async () => {
+      // Never 5 s silent, but about 0.5 s in all: past a deadline of 150 ms.
+      const deadline = startDeadline(150);
+      const e = await failure(
+        runWithin(deadline, async () => (await boundedFetch(5_000)(`${base}/flows-slowly`)).text()),
+      );
+      expect(e).to.be.instanceOf(DeadlinePassed);
+    });
+
+    it('keeps its own silence limit when that is the shorter', async () => {
+      const deadline = startDeadline(5_000);
+      const e = await failure(runWithin(deadline, () => boundedFetch(100)(`${base}/silent`)));
+      deadline.end();
+      expect(e).to.be.instanceOf(StoreTimeoutError);
+    });
+
+    it('never cuts a write: it keeps its silence limit, so its writer learns whether it landed', async () => {
+      const deadline = startDeadline(50);
+      const e = await failure(
+        runWithin(deadline, () => boundedFetch(300)(`${base}/silent`, { method: 'PUT', body: '{}' })),
+      );
+      expect(deadline.fired()).to.equal(true);
+      expect(e).to.be.instanceOf(StoreTimeoutError);
+    });
+
+    const calls: ReadonlyArray<[string, string, string, boolean]> = [
+      ['a document read', 'GET', '/chamada_private/student%3A1', true],
+      ['database info', 'HEAD', '/chamada_private/', true],
+      ['a batched read by keys', 'POST', '/chamada_private/_all_docs?include_docs=true', true],
+      ['a replication read', 'POST', '/chamada_roster/_bulk_get?revs=true', true],
+      ['a feed by ids', 'POST', '/chamada_events/_changes?filter=_doc_ids', true],
+      ['a Mango query', 'POST', '/chamada_requests/_find', true],
+      ['a view', 'POST', '/chamada_private/_design/idx/_view/by-name', true],
+      ['revisions missing', 'POST', '/chamada_events/_revs_diff', true],
+      ['a bulk write', 'POST', '/chamada_events/_bulk_docs', false],
+      ['a document write', 'PUT', '/chamada_private/student%3A1', false],
+      ['a new document', 'POST', '/chamada_private/', false],
+      ['a deletion', 'DELETE', '/chamada_requests/idem%3Aab?rev=1-a', false],
+      ['an index creation', 'POST', '/chamada_private/_index', false],
+    ];
+    for (const [what, method, path, read] of calls)
+      it(`isReadCall: ${what} (${method}) ${read ? 'is a read, cut at the deadline' : 'writes, never cut'}`, () =>
+        expect(isReadCall(method, `http://127.0.0.1:5984${path}`)).to.equal(read));
+
+    it('never cuts a call of work that ended before its deadline (the request was answered)', async () => {
+      const deadline = startDeadline(100);
+      const text = runWithin(deadline, async () =>
+        (await boundedFetch(5_000)(`${base}/flows-slowly`)).text(),
+      );
+      deadline.end();
+      expect(JSON.parse(await text)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7]);
+    });
+
+    it('leaves a call made after the deadline fired to its own limit (the clean-up of the work)', async () => {
+      const deadline = startDeadline(20);
+      await deadline.passed;
+      const text = runWithin(deadline, async () =>
+        (await boundedFetch(5_000)(`${base}/flows-slowly`)).text(),
+      );
+      expect(JSON.parse(await text)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7]);
+    });
   });
 });

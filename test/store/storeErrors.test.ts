@@ -1,5 +1,6 @@
 /** How store failures are read: conflicts on both backends, refused bulk results, an unreachable store. */
 import { expect } from 'chai';
+import { DeadlinePassed } from '../../src/lib/deadline.js';
 import { isConflict, isStored, isStoreUnavailable } from '../../src/store/storeErrors.js';
 
 describe('store errors', () => {
@@ -38,6 +39,12 @@ describe('store errors', () => {
       true,
     ],
     ['disk full (errno)', { code: 'ENOSPC' }, true],
+    ["the request's deadline passed", new DeadlinePassed(6000), true],
+    [
+      "the request's deadline, as the cause of the adapter's error",
+      new Error('fetch failed', { cause: new DeadlinePassed(6000) }),
+      true,
+    ],
     ['a conflict', { status: 409, error: true }, false],
     ['a plain bug', new TypeError('x is undefined'), false],
   ];

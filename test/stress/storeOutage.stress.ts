@@ -8,8 +8,10 @@
  * Criteria: during the outage every answer is a 2xx the service could give without the store, or 503
  * STORE_UNAVAILABLE in the error envelope (never a 500, a hang or a dropped connection); health answers
  * 503; the process does not exit; once the server is back the same process serves every request again,
- * and a write it acknowledged during the outage (if any) is stored. During a stall no request waits
- * for the stall to end: the store timeout (2 s here) bounds each. Afterwards, in every row: no write
+ * and a write it acknowledged during the outage (if any) is stored. Every request of every row, the
+ * ones that straddle the fault's start or end included, is answered within REQUEST_DEADLINE_MS and a
+ * little slack (decision 0046), with the service's own defaults (a 6 s deadline, a 5 s store timeout):
+ * a stall of 12 s holds none for longer. Afterwards, in every row: no write
  * acknowledged at any time is lost (events synced, check-ins and check-outs answered 2xx), nothing
  * took effect twice (an event in two aspects, a conflicting revision left on an event, a check-in
  * record out of line), and the projections equal a rebuild from the stored events.
@@ -60,6 +62,10 @@ import {
 } from './support.js';
 
 const BEFORE_MS = 3000;
+// The service's default, given explicitly so that the bound asserted below is the one it runs with.
+const DEADLINE_MS = 6_000;
+// The deadline counts from the request's arrival; the client adds its connection and a busy machine.
+const DEADLINE_SLACK_MS = 1_500;
 // The issue's "whole cluster down for 10 s and back"; a killed node stays away as long.
 const OUTAGE_MS = 10_000;
 const AFTER_MS = 4000;
@@ -105,13 +111,14 @@ const real = (server: CouchServer): RealCouchServer => {
 };
 
 // The service's node is frozen: its sockets stay open and nothing answers, as in a disk stall or a
-// long pause. With a store timeout of 2 s, no request may wait for the 12 s the node is away.
+// long pause. No request may wait for the 12 s the node is away: each ends by its deadline. The
+// service's own store timeout (5 s) is kept: before the deadline, a request making several store
+// calls waited several of them (12.4 s, twice, in this row).
 const FREEZE_MS = 12_000;
-const STALL_TIMEOUT_MS = 2_000;
 const frozen: Fault = {
   title: 'store stalled: the CouchDB node the service talks to is frozen mid-load for 12 s',
   name: 'store stalled',
-  env: { STORE_TIMEOUT_MS: String(STALL_TIMEOUT_MS) },
+  env: {},
   ms: FREEZE_MS,
   begin: (server) => real(server).freezeNode(1),
   end: (server) => real(server).thawNode(1),
@@ -204,6 +211,7 @@ for (const fault of faults)
           ...DEV_TOKENS,
           COUCHDB_URL: server.url,
           METRICS_TOKEN: ROW_METRICS_TOKEN,
+          REQUEST_DEADLINE_MS: String(DEADLINE_MS),
           ...fault.env,
         },
       });
@@ -239,8 +247,17 @@ for (const fault of faults)
       const checkedOut = new Set<string>();
       // The longest a request sent during the outage took to be answered.
       let longestInOutageMs = 0;
+      // The longest any request of the row took, whenever it was sent and answered: the ones that
+      // wait longest are sent just before the fault or straddle the store's return, which the
+      // outage window leaves out. The deadline (REQUEST_DEADLINE_MS) is the bound on every one.
+      const longest = { ms: 0, label: '', sentIn: '' };
+      const took = (label: string, sentIn: typeof phase, sentAt: number) => {
+        const ms = Date.now() - sentAt;
+        if (ms > longest.ms) Object.assign(longest, { ms, label, sentIn });
+      };
       const judge = (label: string, sentIn: typeof phase, r: HttpResult | undefined, sentAt: number) => {
         const window = windowOf(sentIn);
+        took(label, sentIn, sentAt);
         if (window === 'outage') longestInOutageMs = Math.max(longestInOutageMs, Date.now() - sentAt);
         tallies[window].add(label, r);
         const ok = r !== undefined && r.status >= 200 && r.status < 300;
@@ -291,6 +308,7 @@ for (const fault of faults)
                 DEV_TOKENS.DEV_CALLER_TOKEN,
               );
               if (r?.status === 409 && unsure) {
+                took('check-in (an earlier one applied)', sentIn, sentAt);
                 tallies[windowOf(sentIn)].add('check-in (an earlier one applied)', r);
                 const active = await get(
                   `${url}/api/v1/check-in/active?studentId=${studentId}&sessionId=${sessionId}`,
@@ -314,6 +332,7 @@ for (const fault of faults)
                 DEV_TOKENS.DEV_CALLER_TOKEN,
               );
               if (r?.status === 409 && unsure) {
+                took('check-out (an earlier one applied)', sentIn, sentAt);
                 tallies[windowOf(sentIn)].add('check-out (an earlier one applied)', r);
                 open.delete(studentId);
                 uncertain.delete(studentId);
@@ -339,7 +358,9 @@ for (const fault of faults)
       const watching = (async () => {
         while (loading) {
           const sentIn = phase;
+          const sentAt = Date.now();
           const r = await tryCall(`${url}/api/v1/health`);
+          took('health (watched)', sentIn, sentAt);
           const window = windowOf(sentIn);
           healthSeen[window].push(r?.status ?? 0);
           const fine =
@@ -391,7 +412,8 @@ for (const fault of faults)
       figure(
         fault.name,
         `${outageSeconds} s outage: ${outage.total()} requests (${outage.toString()}), the longest answered in ` +
-          `${longestInOutageMs} ms; health during it ` +
+          `${longestInOutageMs} ms; the longest request of the row took ${longest.ms} ms ` +
+          `(${longest.label}, sent while ${longest.sentIn}); health during it ` +
           `${[...new Set(healthSeen.outage)].join('/')} (${healthSeen.outage.length} polls); process ` +
           `${service.running() ? 'up' : `exited ${JSON.stringify(service.exit())}`}; recovered ${recoveryMs} ms after the ` +
           `server came back, no restart; after: ${tallies.after.toString()}; ${violations.length} violations; ` +
@@ -426,8 +448,9 @@ for (const fault of faults)
         after.differing.slice(0, 12),
         `documents of the projections that differ from a rebuild from the stored events (${after.differing.length}; the first 12)`,
       ).to.deep.equal([]);
-      if (fault === frozen)
-        // Bounded by the store timeout (a few calls of 2 s at most), not by the 12 s stall.
-        expect(longestInOutageMs, 'the longest request during the stall (ms)').to.be.below(FREEZE_MS - 4_000);
+      // Bounded by the deadline, not by the fault: a contract, asserted as such.
+      expect(longest.ms, `the longest request of the row (${longest.label}, ms)`).to.be.below(
+        DEADLINE_MS + DEADLINE_SLACK_MS,
+      );
     });
   });

@@ -9,6 +9,7 @@ import type { Route } from '../../src/http/route.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { Notifier } from '../../src/notify/notifier.js';
 import { type RunningService, startService } from '../../src/service.js';
+import type { LevelDownFactory } from '../../src/store/guardedLevel.js';
 import { type CouchServer, startCouchServer } from './couchServer.js';
 import { call, type HttpResult } from './http.js';
 import { forgetContract } from './openApiContract.js';
@@ -43,6 +44,7 @@ export interface TestServiceOptions {
   readonly idempotency?: Partial<IdempotencySettings>;
   readonly notifier?: Notifier;
   readonly settleTimeoutMs?: number;
+  readonly levelDown?: LevelDownFactory;
 }
 
 export const startTestService = async (options: TestServiceOptions = {}): Promise<TestService> => {
@@ -62,6 +64,7 @@ export const startTestService = async (options: TestServiceOptions = {}): Promis
     ...(options.idempotency === undefined ? {} : { idempotency: options.idempotency }),
     ...(options.notifier === undefined ? {} : { notifier: options.notifier }),
     ...(options.settleTimeoutMs === undefined ? {} : { settleTimeoutMs: options.settleTimeoutMs }),
+    ...(options.levelDown === undefined ? {} : { levelDown: options.levelDown }),
   });
   const rawLog = () => chunks.join('');
   return {

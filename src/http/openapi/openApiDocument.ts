@@ -95,6 +95,7 @@ const errorResponses = (
         [CORRELATION_HEADER]: { $ref: '#/components/headers/CorrelationId' },
         ...CORS_HEADER,
         ...(status === 429 ? { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } : {}),
+        ...(status === 503 ? { 'Retry-After': { $ref: '#/components/headers/RetryAfterUnavailable' } } : {}),
         ...(replayable && shouldStore(status)
           ? { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } }
           : {}),
@@ -136,6 +137,9 @@ const operationOf = (route: Route, reg: SchemaRegistry): JsonSchema => {
       route.description,
       authDescription(route.auth),
       route.idempotencyExempt === undefined ? undefined : `No Idempotency-Key: ${route.idempotencyExempt}`,
+      route.deadline === undefined
+        ? undefined
+        : `Deadline: ${route.deadline.ms / 1000} s, or REQUEST_DEADLINE_MS when that is longer: ${route.deadline.why}`,
     ]
       .filter((s) => s !== undefined)
       .join('\n\n'),
@@ -206,6 +210,10 @@ export const buildOpenApiDocument = (routes: ReadonlyArray<Route>): JsonSchema =
         'Offline-first attendance and child check-in / check-out. Every non-2xx response carries the error envelope; ' +
         'every authenticated request needs `Authorization: Bearer` and `X-Device-Id`. Student fields carry ' +
         "`x-classification` (personal, sensitive, none) under Brazil's LGPD.\n\n" +
+        'Every request is answered within the deadline the deployment sets (REQUEST_DEADLINE_MS, 6 s by ' +
+        'default), whatever the data store does: past it the answer is 503 `STORE_UNAVAILABLE` with ' +
+        '`Retry-After`, and a mutation sent again with the same Idempotency-Key takes effect once (the ' +
+        'answer it went on to is replayed, or it runs then). An operation with a bound of its own says so.\n\n' +
         'Tablets replicate with PouchDB through `/api/v1/replication/roster` (pull only) and ' +
         '`/api/v1/replication/events` (push only): the part of the CouchDB replication protocol a PouchDB 9 ' +
         'replicator uses, with the same bearer token and `X-Device-Id`, listed under `x-replication` (those ' +
@@ -245,6 +253,9 @@ export const buildOpenApiDocument = (routes: ReadonlyArray<Route>): JsonSchema =
       },
       access:
         'ADMIN, CHAMADOR or a role with `attendance`; errors in the envelope plus CouchDB `name` and `reason`.',
+      deadline:
+        'Every call is answered within REQUEST_DEADLINE_MS (503 `STORE_UNAVAILABLE`, `name` `service_unavailable`, ' +
+        'with `Retry-After`) but `_changes`, whose longpoll waits for a change up to its `timeout` (at most 60 s).',
     },
     tags,
     paths,
@@ -317,6 +328,16 @@ export const buildOpenApiDocument = (routes: ReadonlyArray<Route>): JsonSchema =
                 description:
                   'Seconds to wait before retrying (at most two windows of the longest policy, 2 hours).',
                 schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 7200 },
+              },
+            }
+          : {}),
+        ...(uses('#/components/headers/RetryAfterUnavailable')
+          ? {
+              RetryAfterUnavailable: {
+                description:
+                  'With `STORE_UNAVAILABLE`: seconds to wait before sending the request again (a mutation with ' +
+                  'the same Idempotency-Key, so that it takes effect once).',
+                schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 3600 },
               },
             }
           : {}),
