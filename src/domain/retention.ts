@@ -230,7 +230,7 @@ export const RetentionPreview = object(
   {
     description:
       'What the next run would end if it ran now, by the same rule; ids only (no personal data). Idempotency ' +
-      'records are not listed: they are purged every minute once 24 hours old.',
+      'records are not listed: they are purged every minute once 24 hours old (and by each run).',
   },
 );
 export type RetentionPreview = t.TypeOf<typeof RetentionPreview>;
@@ -243,6 +243,8 @@ export interface RetentionCounts {
   readonly marksDeleted: number;
   readonly pagesDeleted: number;
   readonly auditEntriesAnonymised: number;
+  /** Idempotency records past their 24 hours, which the minute purge would have removed anyway. */
+  readonly idempotencyRecordsDeleted: number;
 }
 
 export const RETENTION_KINDS: ReadonlyArray<keyof RetentionCounts> = [
@@ -252,4 +254,5 @@ export const RETENTION_KINDS: ReadonlyArray<keyof RetentionCounts> = [
   'marksDeleted',
   'pagesDeleted',
   'auditEntriesAnonymised',
+  'idempotencyRecordsDeleted',
 ];
