@@ -8,8 +8,8 @@
  * 1. waits until the event pipeline has projected every stored event (after a restore, its replay),
  *    since check-ins and marks are found through their projections;
  * 2. erases the stored photos of deleted students;
- * 3. ends the check-ins and marks past the attendance period: records, then events (retired), then
- *    conflict records and the aspect last;
+ * 3. ends the check-ins and marks past the attendance period, a hundred aspects at a time: their
+ *    records, then their events (retired), then conflict records and the aspects last;
  * 4. deletes the pages past their period;
  * 5. anonymises the deleted students past their period: their events' payloads, the projections of
  *    those events, their check-ins' adults, consents' names, pickup adults, their pages, and the
@@ -135,6 +135,18 @@ const endedAspect = (doc: AspectDoc): EndedAspect => ({
 const checkinAspectIds = (aspect: string): { sessionId: string; studentId: string } => {
   const [, sessionId = '', studentId = ''] = aspect.split(':');
   return { sessionId, studentId };
+};
+
+/**
+ * Aspects ended together: each step of a batch is a read and a write of each database it touches,
+ * where one aspect at a time cost about ten round trips per check-in (23 ms each in the benchmark).
+ */
+const ASPECT_BATCH = 100;
+
+const inBatches = <A>(items: ReadonlyArray<A>): A[][] => {
+  const out: A[][] = [];
+  for (let i = 0; i < items.length; i += ASPECT_BATCH) out.push(items.slice(i, i + ASPECT_BATCH));
+  return out;
 };
 
 const listed = (ids: ReadonlyArray<string>) => ({ count: ids.length, ids: ids.slice(0, MAX_PREVIEW_IDS) });
@@ -292,17 +304,26 @@ export const retentionService = (deps: RetentionDeps): RetentionService => {
         if (await deps.photos.remove(id)) photosErased += 1;
       }
       let checkInsDeleted = 0;
-      for (const a of p.checkins) {
+      for (const batch of inBatches(p.checkins)) {
         step();
-        checkInsDeleted += await deps.checkins.removeRecords(a.checkInIds, checkinAspectIds(a.aspect));
-        await deps.events.retire(a.eventIds, at);
-        await deps.projections.retireAspects([a.aspect]);
+        checkInsDeleted += await deps.checkins.removeRecords(
+          batch.flatMap((a) => a.checkInIds),
+          batch.map((a) => checkinAspectIds(a.aspect)),
+        );
+        await deps.events.retire(
+          batch.flatMap((a) => a.eventIds),
+          at,
+        );
+        await deps.projections.retireAspects(batch.map((a) => a.aspect));
       }
       let marksDeleted = 0;
-      for (const a of p.marks) {
+      for (const batch of inBatches(p.marks)) {
         step();
-        await deps.events.retire(a.eventIds, at);
-        marksDeleted += await deps.projections.retireAspects([a.aspect]);
+        await deps.events.retire(
+          batch.flatMap((a) => a.eventIds),
+          at,
+        );
+        marksDeleted += await deps.projections.retireAspects(batch.map((a) => a.aspect));
       }
       step();
       const pagesDeleted = await deps.pages.remove(p.pages.map((x) => x.docId));

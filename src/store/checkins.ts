@@ -116,12 +116,12 @@ export interface CheckinStore {
     anonymise: (c: CheckinDoc) => Pick<CheckinDoc, 'pickupPerson' | 'justification'>,
   ): Promise<number>;
   /**
-   * Retention (0045): removes the records of a check-in aspect past its period, and the aspect's
-   * open-claim document left by older versions. Answers how many records it removed.
+   * Retention (0045): removes the records of check-in aspects past their period, and the aspects'
+   * open-claim documents left by older versions. Answers how many records it removed.
    */
   removeRecords(
     checkInIds: ReadonlyArray<string>,
-    aspect: { sessionId: string; studentId: string },
+    aspects: ReadonlyArray<{ readonly sessionId: string; readonly studentId: string }>,
   ): Promise<number>;
 }
 
@@ -288,10 +288,13 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
       return rewritten;
     },
 
-    async removeRecords(checkInIds, { sessionId, studentId }) {
+    async removeRecords(checkInIds, aspects) {
       const ids = checkInIds.map(checkinDocId);
       for (const id of ids) forgetRecord(id);
-      await removeEach(db, [`checkin-open:${sessionId}:${studentId}`]);
+      await removeEach(
+        db,
+        aspects.map((a) => `checkin-open:${a.sessionId}:${a.studentId}`),
+      );
       const removed = await removeEach(db, ids);
       for (const id of ids) forgetRecord(id);
       return removed;

@@ -29,7 +29,7 @@ import {
   projectAspect,
 } from '../rules/projections.js';
 import { type DocCache, forgetChanged, noDocCache, weighedCache } from './docCache.js';
-import { decodeDoc, getDoc, getDocs, UndecodableDocument } from './docs.js';
+import { decodeDoc, getDocs, UndecodableDocument } from './docs.js';
 import type { Database } from './pouch.js';
 import { removeEach, rewriteEach } from './rewrites.js';
 import { isConflict, isNotFound, isStored } from './storeErrors.js';
@@ -691,17 +691,16 @@ export const projectionStore = (
     },
 
     async retireAspects(aspects) {
-      let retired = 0;
-      for (const aspect of aspects) {
-        cache.forget(aspect);
-        const id = aspectDocId(aspect);
-        const doc = await getDoc(db, AspectDoc, id);
-        if (doc === undefined) continue;
-        const eventIds = doc.events.map((e) => e.eventId);
-        await removeEach(db, [...eventIds.map(conflictDocId), ...eventIds.map(admissionExceptionDocId)]);
-        retired += await removeEach(db, [id]);
-        cache.forget(aspect);
-      }
+      for (const aspect of aspects) cache.forget(aspect);
+      const ids = aspects.map(aspectDocId);
+      const docs: AspectDoc[] = await getDocs(db, AspectDoc, ids);
+      const eventIds = docs.flatMap((d) => d.events.map((e) => e.eventId));
+      await removeEach(db, [...eventIds.map(conflictDocId), ...eventIds.map(admissionExceptionDocId)]);
+      const retired = await removeEach(
+        db,
+        docs.map((d) => d._id),
+      );
+      for (const aspect of aspects) cache.forget(aspect);
       return retired;
     },
 

@@ -3,6 +3,8 @@
  * document is read with its revision, changed (or removed) on that revision, and read again when a
  * concurrent writer got there first, a few times. A document absent or deleted meanwhile is done.
  */
+import * as t from 'io-ts';
+import { getDocs } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isStored } from './storeErrors.js';
 
@@ -19,16 +21,13 @@ const isBody = (u: unknown): u is Body =>
   typeof Reflect.get(u, '_id') === 'string' &&
   typeof Reflect.get(u, '_rev') === 'string';
 
-/** The live documents among `ids`, with their bodies and revisions. */
-const liveDocs = async (db: Database, ids: ReadonlyArray<string>): Promise<Body[]> => {
-  if (ids.length === 0) return [];
-  const res = await db.allDocs({ keys: [...ids], include_docs: true });
-  return res.rows.flatMap((row) => {
-    if ('error' in row || row.value.deleted === true) return [];
-    const doc: unknown = row.doc;
-    return isBody(doc) ? [doc] : [];
-  });
-};
+/**
+ * The live documents among `ids`, with their bodies and revisions: read as `getDocs` reads (one
+ * `_all_docs` on CouchDB, a `get` per id on the embedded store, where `allDocs` with keys is a range
+ * query per key).
+ */
+const liveDocs = async (db: Database, ids: ReadonlyArray<string>): Promise<Body[]> =>
+  ids.length === 0 ? [] : (await getDocs(db, t.UnknownRecord, ids)).filter(isBody);
 
 /**
  * Writes `change(doc)` over each live document of `ids` whose change is not `undefined`; answers how

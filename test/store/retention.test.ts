@@ -289,9 +289,9 @@ for (const make of [embedded, couch]) {
         status: 'CHECKED_OUT',
       });
       expect(await checkins.anonymiseRecords([checkInId], anonymisedCheckinFields)).to.equal(0);
-      expect(await checkins.removeRecords([checkInId], { sessionId: SESSION, studentId: STUDENT })).to.equal(
-        1,
-      );
+      expect(
+        await checkins.removeRecords([checkInId], [{ sessionId: SESSION, studentId: STUDENT }]),
+      ).to.equal(1);
       expect(await checkins.get(checkInId)).to.equal(undefined);
 
       const pages = pageStore(store.db.private);
