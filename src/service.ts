@@ -438,7 +438,7 @@ const wire = async (
   wireJobs({
     ledger: deps.idempotency.ledger,
     retention: {
-      job: { run: (stopping) => retentionSvc.run(stopping), nextAt: (now) => nextRetentionAt(config, now) },
+      job: { run: (signal) => retentionSvc.run(signal), nextAt: (now) => nextRetentionAt(config, now) },
       audit: records.auditTrail,
     },
     schedules: deps.schedules,

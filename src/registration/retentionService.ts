@@ -97,8 +97,8 @@ export interface RetentionService {
   config(): Promise<RetentionConfig>;
   saveConfig(body: RetentionBody): Promise<E.Either<ApiError, RetentionConfig>>;
   preview(): Promise<RetentionPreview>;
-  /** One run at the clock's now; `stopping` is asked between steps. */
-  run(stopping?: () => boolean): Promise<RetentionCounts>;
+  /** One run at the clock's now; `signal` stops it between two steps (and its wait for the pipeline). */
+  run(signal?: AbortSignal): Promise<RetentionCounts>;
 }
 
 /** A check-in or attendance aspect past its period, with what ends with it. */
@@ -148,6 +148,15 @@ const inBatches = <A>(items: ReadonlyArray<A>): A[][] => {
   for (let i = 0; i < items.length; i += ASPECT_BATCH) out.push(items.slice(i, i + ASPECT_BATCH));
   return out;
 };
+
+/** Resolves when `work` does, or as soon as `signal` aborts (what `work` does later is ignored). */
+const untilAborted = (work: Promise<unknown>, signal: AbortSignal): Promise<unknown> =>
+  signal.aborted
+    ? Promise.resolve()
+    : Promise.race([
+        work,
+        new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true })),
+      ]);
 
 const listed = (ids: ReadonlyArray<string>) => ({ count: ids.length, ids: ids.slice(0, MAX_PREVIEW_IDS) });
 
@@ -288,11 +297,12 @@ export const retentionService = (deps: RetentionDeps): RetentionService => {
       };
     },
 
-    async run(stopping = () => false) {
+    async run(signal = new AbortController().signal) {
       const step = () => {
-        if (stopping()) throw new RetentionStopped();
+        if (signal.aborted) throw new RetentionStopped();
       };
-      await deps.pipeline.catchUp();
+      // The pipeline stops after this job does: a stop must not wait for a replay to end.
+      await untilAborted(deps.pipeline.catchUp(), signal);
       step();
       const now = deps.clock();
       const at = now.toISOString();

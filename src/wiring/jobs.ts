@@ -26,9 +26,9 @@ export interface ServiceBackups {
   nextAt(now: Date): Date;
 }
 
-/** Retention (0045): one run (asked between its steps whether to stop), and when the next is due. */
+/** Retention (0045): one run (stopped between its steps by the signal), and when the next is due. */
 export interface RetentionJob {
-  run(stopping: () => boolean): Promise<RetentionCounts>;
+  run(signal: AbortSignal): Promise<RetentionCounts>;
   nextAt(now: Date): Date;
 }
 
@@ -83,10 +83,10 @@ export const wireRetention = (
   audit: AuditLog,
 ): void => {
   const { logger, metrics } = w;
-  let stopping = false;
+  const stop = new AbortController();
   let running: Promise<unknown> = Promise.resolve();
   const runOnce = () => {
-    const run = job.run(() => stopping);
+    const run = job.run(stop.signal);
     running = run.catch(() => undefined);
     return run;
   };
@@ -120,7 +120,7 @@ export const wireRetention = (
       );
   });
   w.opened.add('retention', async () => {
-    stopping = true;
+    stop.abort();
     runs.unsubscribe();
     // A run stops at the end of its step; the store it writes to closes after this.
     await waitAtMost(running, RETENTION_STOP_WAIT_MS);

@@ -110,9 +110,9 @@ describe('retention job wiring', () => {
     wireRetention(
       { clock: () => new Date(), logger: h.logger, metrics: h.metrics, opened: h.opened },
       {
-        run: async (stopping) => {
+        run: async (signal) => {
           // A run whose steps go on until it is told to stop.
-          while (!stopping()) await new Promise((r) => setTimeout(r, 5));
+          while (!signal.aborted) await new Promise((r) => setTimeout(r, 5));
           sawStop = true;
           await new Promise((r) => setTimeout(r, 30));
           ended = true;
