@@ -49,8 +49,8 @@ export const PERIOD_RULES: Readonly<Record<RetentionSetting, PeriodRule>> = {
     ends: 'DELETED',
     legalBasis:
       "LGPD art. 7 IX (the ministry's legitimate interest in safeguarding: who was in the room and who collected " +
-      'the child) and art. 7 VI (exercise of rights in legal proceedings); five years by default, the period a ' +
-      'claim over a day of care is most often brought in. Confirm it with the ministry’s data protection officer.',
+      'the child) and art. 7 VI (exercise of rights in legal proceedings, should a day of care be questioned). ' +
+      'Five years by default: a default to confirm with the ministry’s data protection officer (encarregado).',
   },
   pageDays: {
     defaultDays: 90,
