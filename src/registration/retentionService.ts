@@ -279,9 +279,12 @@ export const retentionService = (deps: RetentionDeps): RetentionService => {
       const periods = await periodsNow();
       const cutoffs = cutoffsOf(periods, now);
       const p = await plan(cutoffs);
-      const audit: string[] = [];
+      // Counted as they are read, the first ids kept: on a first run the range may be years long.
+      const auditIds: string[] = [];
+      let auditCount = 0;
       await auditPending(cutoffs, async (entries) => {
-        for (const e of entries) audit.push(e.audit_id);
+        for (const e of entries) if (auditIds.length < MAX_PREVIEW_IDS) auditIds.push(e.audit_id);
+        auditCount += entries.length;
       });
       return {
         asOf: now.toISOString(),
@@ -293,7 +296,7 @@ export const retentionService = (deps: RetentionDeps): RetentionService => {
         checkInsDeleted: listed(p.checkins.flatMap((a) => a.checkInIds)),
         marksDeleted: listed(p.marks.map((a) => a.aspect)),
         pagesDeleted: listed(p.pages.map((x) => x.pageId)),
-        auditEntriesAnonymised: listed(audit),
+        auditEntriesAnonymised: { count: auditCount, ids: auditIds },
       };
     },
 
