@@ -2,7 +2,7 @@
  * Command-line options of `npm run bench`:
  *   --quick            a minute instead of five (shorter runs, a smaller data set)
  *   --only a,b         only the named scenarios: students, check-in, attendance, cold-start, memory, sync,
- *                      first-pull, idempotency, import, couchdb (a change to one path need not
+ *                      first-pull, idempotency, import, couchdb, growth, retention (a change to one path need not
  *                      wait for the others; couchdb needs BENCH_COUCHDB_URL or shared/couchdb)
  *   --runs N           measured runs per service scenario (default 3), for tighter medians
  *   --cpu-prof DIR     the service process writes a V8 CPU profile into DIR when it stops
@@ -23,6 +23,7 @@ export const SCENARIOS = [
   'import',
   'couchdb',
   'growth',
+  'retention',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

@@ -35,6 +35,7 @@ import { consentService } from './registration/consentService.js';
 import { demoDataService } from './registration/demoData.js';
 import { familyPassService } from './registration/familyPassService.js';
 import { photoService } from './registration/photoService.js';
+import { retentionService } from './registration/retentionService.js';
 import { studentExportService } from './registration/studentExport.js';
 import { studentImportService } from './registration/studentImport.js';
 import { studentService } from './registration/studentService.js';
@@ -42,6 +43,7 @@ import { reportService } from './reports/reportService.js';
 import { nextBackupAt } from './rules/backupSchedule.js';
 import { classService } from './schedules/classService.js';
 import { scheduleService } from './schedules/scheduleService.js';
+import { auditRetention } from './store/auditRetention.js';
 import { backendProfile } from './store/backendProfile.js';
 import { deliveryLog } from './store/deliveryLog.js';
 import type { EventStore } from './store/events.js';
@@ -52,6 +54,7 @@ import { photoStore } from './store/photos.js';
 import type { ProjectionStore } from './store/projections.js';
 import { replicaSource } from './store/replicaSource.js';
 import { replicationCheckpoints } from './store/replicationCheckpoints.js';
+import { retentionConfigStore } from './store/retentionConfig.js';
 import { rosterStore } from './store/roster.js';
 import { scheduleStore } from './store/schedules.js';
 import { databaseAddress, openStore, type Store, storeLocation } from './store/store.js';
@@ -140,6 +143,10 @@ export const startService = async (
 };
 
 const errorNameOf = (e: unknown): string => (e instanceof Error ? e.name : typeof e);
+
+/** The retention job's next daily run (0045): the backups' rule of a wall-clock time in a zone. */
+const nextRetentionAt = (config: Pick<Config, 'retention'>, now: Date): Date =>
+  nextBackupAt(now, config.retention.at, config.retention.timeZone);
 
 /** The webhook notifier when NOTIFY_WEBHOOK_URL is set (signed when NOTIFY_WEBHOOK_SECRET is), else the log. */
 const notifierOf = (config: Config, deliveries: DeliveryLog, logger: Logger): Notifier => {
@@ -230,6 +237,25 @@ const wire = async (
     pipeline,
     clock,
     ...settling,
+  });
+  const ledger = profile.ledgerOf(store.db.requests);
+  const retentionSvc = retentionService({
+    config: retentionConfigStore(store.db.private),
+    students,
+    directory,
+    photos,
+    events,
+    subjects: subjectRecords(store.db),
+    consents: records.consents,
+    pickups: records.pickupRecords,
+    checkins,
+    pages: pageStore(store.db.private),
+    projections,
+    audit: auditRetention(store.db.audit),
+    idempotency: ledger,
+    pipeline,
+    clock,
+    nextRunAt: (now) => nextRetentionAt(config, now),
   });
   const photoSvc = photoService({
     photos,
@@ -367,6 +393,7 @@ const wire = async (
         clock,
       }),
       demo: demoDataService({ classes, students: studentSvc, clock }),
+      retention: retentionSvc,
     },
     audit: records.auditTrail,
     backups: { stream: () => backupStream({ source: backupSource }) },
@@ -425,12 +452,16 @@ const wire = async (
       cursorKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'paging cursor key', 32)),
     },
     idempotency: {
-      ledger: profile.ledgerOf(store.db.requests),
+      ledger,
       settings: { ...DEFAULT_IDEMPOTENCY_SETTINGS, ...options.idempotency },
     },
   };
   wireJobs({
     ledger: deps.idempotency.ledger,
+    retention: {
+      job: { run: (signal) => retentionSvc.run(signal), nextAt: (now) => nextRetentionAt(config, now) },
+      audit: records.auditTrail,
+    },
     schedules: deps.schedules,
     clock,
     logger,

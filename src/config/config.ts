@@ -247,6 +247,9 @@ export const EnvCodec = t.type({
   BACKUP_AT: withDefault(WallTimeFromString, { hour: 2, minute: 30 }),
   BACKUP_TIME_ZONE: withDefault(TimeZone, 'America/Sao_Paulo'),
   BACKUP_KEEP_DAYS: withDefault(intFromString(1, 3650), 14),
+  // The retention job's daily run (decision 0045), on the wall clock of its zone; it also runs at start.
+  RETENTION_AT: withDefault(WallTimeFromString, { hour: 3, minute: 30 }),
+  RETENTION_TIME_ZONE: withDefault(TimeZone, 'America/Sao_Paulo'),
 });
 type Env = t.TypeOf<typeof EnvCodec>;
 
@@ -308,6 +311,8 @@ export interface Config {
   readonly metrics: MetricsAccess | undefined;
   /** The service's own backups (0044); undefined when BACKUP_DIR is not set. */
   readonly backup: BackupSchedule | undefined;
+  /** When the retention job runs each day (0045), besides at start. */
+  readonly retention: { readonly at: WallTime; readonly timeZone: string };
 }
 
 export interface BackupSchedule {
@@ -459,6 +464,7 @@ export const decodeConfig = (
                 timeZone: env.BACKUP_TIME_ZONE,
                 keepDays: env.BACKUP_KEEP_DAYS,
               },
+        retention: { at: env.RETENTION_AT, timeZone: env.RETENTION_TIME_ZONE },
       }),
     ),
   );

@@ -26,6 +26,17 @@ export type NewEvent = Omit<EventDoc, '_id' | 'docType'>;
 
 export const eventDocId = (eventId: string): string => `event:${eventId}`;
 
+/**
+ * The mark of an event retention retired (decision 0045): its tombstone carries `retired: 'retention'`
+ * and nothing of the event. The events guard lets only such a deletion through (`eventsDesign.ts`),
+ * and the pipeline passes over it.
+ */
+export const RETIRED = 'retention';
+
+/** Whether a deleted event document is a retirement (rather than a copy withdrawn short of its quorum). */
+export const isRetiredEvent = (tombstone: unknown): boolean =>
+  typeof tombstone === 'object' && tombstone !== null && Reflect.get(tombstone, 'retired') === RETIRED;
+
 /** The document an event is stored as. */
 export const toEventDoc = (event: NewEvent): EventDoc => ({
   _id: eventDocId(event.eventId),

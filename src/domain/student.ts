@@ -112,33 +112,41 @@ export interface StudentRecord {
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly deleted_justification: string | null;
+  /** When it was soft-deleted (0045); absent on records deleted before it was kept (their `updatedAt`). */
+  readonly deletedAt?: string | null;
+  /** When its personal data was anonymised, past the retention period (0045); absent or null until then. */
+  readonly anonymisedAt?: string | null;
 }
 
-export const StudentDoc = t.type({
-  _id: t.string,
-  _rev: t.string,
-  docType: t.literal('student'),
-  studentId: t.string,
-  displayName: t.string,
-  photoRef: t.union([t.string, t.null]),
-  photo_refs: t.array(t.string),
-  guardianName: t.string,
-  guardianNameAlt: t.union([t.string, t.null]),
-  birthDate: t.union([t.string, t.null]),
-  phones: t.array(t.type({ number: t.string, qualifier: t.string })),
-  address: t.union([t.record(t.string, t.string), t.null]),
-  allergies: t.union([t.string, t.null]),
-  specialNeeds: t.union([t.string, t.null]),
-  classId: t.string,
-  nucleusId: t.union([t.string, t.null]),
-  familyMembershipStatus: t.union([t.string, t.null]),
-  imageConsentId: t.union([t.string, t.null]),
-  visitor: t.boolean,
-  status: StudentStatus,
-  createdAt: t.string,
-  updatedAt: t.string,
-  deleted_justification: t.union([t.string, t.null]),
-});
+export const StudentDoc = t.intersection([
+  t.type({
+    _id: t.string,
+    _rev: t.string,
+    docType: t.literal('student'),
+    studentId: t.string,
+    displayName: t.string,
+    photoRef: t.union([t.string, t.null]),
+    photo_refs: t.array(t.string),
+    guardianName: t.string,
+    guardianNameAlt: t.union([t.string, t.null]),
+    birthDate: t.union([t.string, t.null]),
+    phones: t.array(t.type({ number: t.string, qualifier: t.string })),
+    address: t.union([t.record(t.string, t.string), t.null]),
+    allergies: t.union([t.string, t.null]),
+    specialNeeds: t.union([t.string, t.null]),
+    classId: t.string,
+    nucleusId: t.union([t.string, t.null]),
+    familyMembershipStatus: t.union([t.string, t.null]),
+    imageConsentId: t.union([t.string, t.null]),
+    visitor: t.boolean,
+    status: StudentStatus,
+    createdAt: t.string,
+    updatedAt: t.string,
+    deleted_justification: t.union([t.string, t.null]),
+  }),
+  // Kept since retention (0045); older records lack them.
+  t.partial({ deletedAt: t.union([t.string, t.null]), anonymisedAt: t.union([t.string, t.null]) }),
+]);
 export type StudentDoc = t.TypeOf<typeof StudentDoc>;
 
 const readOnly = {
@@ -149,6 +157,8 @@ const readOnly = {
   createdAt: IsoInstant,
   updatedAt: IsoInstant,
   deleted_justification: nullable(boundedString(0, 500, { classification: 'personal' })),
+  deletedAt: nullable(IsoInstant),
+  anonymisedAt: nullable(IsoInstant),
 };
 
 /**
@@ -180,10 +190,14 @@ export const Student = object(
     visitor: readOnly.visitor,
     createdAt: readOnly.createdAt,
     deleted_justification: readOnly.deleted_justification,
+    deletedAt: readOnly.deletedAt,
+    anonymisedAt: readOnly.anonymisedAt,
   },
   {
     description:
-      'Fields carry `x-classification`. Read-only: studentId, imageConsentId, visitor, status, createdAt, updatedAt, deleted_justification.',
+      'Fields carry `x-classification`. Read-only: studentId, imageConsentId, visitor, status, createdAt, updatedAt, ' +
+      'deleted_justification, deletedAt, anonymisedAt. Once `anonymisedAt` is set (a deleted student past the ' +
+      'retention period, decision 0045) every personal field is cleared and the names read `[anonymised]`.',
   },
 );
 export type Student = t.TypeOf<typeof Student>;

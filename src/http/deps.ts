@@ -18,6 +18,7 @@ import type { ConsentService } from '../registration/consentService.js';
 import type { DemoDataService } from '../registration/demoData.js';
 import type { FamilyPassService } from '../registration/familyPassService.js';
 import type { PhotoService } from '../registration/photoService.js';
+import type { RetentionService } from '../registration/retentionService.js';
 import type { StudentExportService } from '../registration/studentExport.js';
 import type { StudentImportService } from '../registration/studentImport.js';
 import type { StudentService } from '../registration/studentService.js';
@@ -78,6 +79,8 @@ export interface AppDeps {
     readonly exports: StudentExportService;
     /** The development seed's demo data (its response still calls it `roster`: the published field). */
     readonly demo: DemoDataService;
+    /** Retention periods, their preview and the runs of the job (0045). */
+    readonly retention: RetentionService;
   };
   readonly audit: AuditLog;
   /** The whole store as a backup file, read while the service runs (0044). */

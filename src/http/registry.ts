@@ -15,6 +15,7 @@ import { pageRoutes } from './routes/pageRoutes.js';
 import { photosRoutes } from './routes/photosRoutes.js';
 import { pickupRoutes } from './routes/pickupRoutes.js';
 import { reportsRoutes } from './routes/reportsRoutes.js';
+import { retentionRoutes } from './routes/retentionRoutes.js';
 import { rolesRoutes } from './routes/rolesRoutes.js';
 import { schedulesRoutes } from './routes/schedulesRoutes.js';
 import { seedRoute } from './routes/seedRoute.js';
@@ -49,5 +50,6 @@ export const routes: ReadonlyArray<Route> = [
   ...attendanceRoutes,
   ...syncRoutes,
   ...reportsRoutes,
+  ...retentionRoutes,
   seedRoute,
 ];

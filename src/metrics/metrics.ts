@@ -54,6 +54,12 @@ export interface Metrics {
   replicationPushed(accepted: number, refused: number): void;
   /** A run of the service's own backup (0044): when it succeeded, or that it failed. */
   backupRun(run: { readonly ok: true; readonly at: Date } | { readonly ok: false }): void;
+  /** A run of the retention job (0045): when it succeeded and what it ended by kind, or that it failed. */
+  retentionRun(
+    run:
+      | { readonly ok: true; readonly at: Date; readonly ended: Readonly<Record<string, number>> }
+      | { readonly ok: false },
+  ): void;
   /** Where the backlog gauges read from at each scrape (never on a request's path). */
   watchPipeline(read: () => Promise<PipelineBacklog>): void;
   readonly contentType: string;
@@ -75,6 +81,7 @@ export const noMetrics: Metrics = {
   replicationPulled: ignore,
   replicationPushed: ignore,
   backupRun: ignore,
+  retentionRun: ignore,
   watchPipeline: ignore,
   contentType: 'text/plain; version=0.0.4; charset=utf-8',
   scrape: async () => '',
@@ -175,6 +182,20 @@ export const prometheusMetrics = (options: { readonly clock: () => Date }): Metr
     'chamada_backup_failures_total',
     "Runs of the service's own backup that failed (each is retried at the next scheduled time).",
   );
+  const retentionSuccess = gauge(
+    'chamada_retention_last_success_timestamp_seconds',
+    'When the retention job last ran to its end (Unix time); 0 until one has since start.',
+  );
+  const retentionFailures = counter(
+    'chamada_retention_failures_total',
+    'Runs of the retention job that failed or were cut short (the next run goes on from where it was).',
+  );
+  const retentionEnded = counter(
+    'chamada_retention_ended_total',
+    'Records the retention job ended, by kind (students anonymised, photos erased, check-ins, marks and ' +
+      'pages deleted, audit entries anonymised).',
+    ['kind'],
+  );
   let readBacklog: (() => Promise<PipelineBacklog>) | undefined;
 
   const refreshBacklog = async (): Promise<void> => {
@@ -211,6 +232,14 @@ export const prometheusMetrics = (options: { readonly clock: () => Date }): Metr
     backupRun: (run) => {
       if (run.ok) backupSuccess.set(run.at.getTime() / 1000);
       else backupFailures.inc();
+    },
+    retentionRun: (run) => {
+      if (!run.ok) {
+        retentionFailures.inc();
+        return;
+      }
+      retentionSuccess.set(run.at.getTime() / 1000);
+      for (const [kind, n] of Object.entries(run.ended)) retentionEnded.inc({ kind }, n);
     },
     watchPipeline: (read) => {
       readBacklog = read;

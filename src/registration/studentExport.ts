@@ -1,7 +1,8 @@
 /**
  * The data-subject access export (LGPD art. 18): everything held about a student in one document: the
  * full record, image consents with history, check-ins, pickup entries and grants, events and audit
- * entries naming the student.
+ * entries naming the student. It reads what the store holds, so once retention has anonymised a
+ * deleted student (decision 0045) it answers what is left, and nothing of the person.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
@@ -59,7 +60,11 @@ export const StudentExport = object(
       }),
     ),
   },
-  { description: 'Everything held about the student. Itself audited (action EXPORT).' },
+  {
+    description:
+      'Everything held about the student. Itself audited (action EXPORT). Once a deleted student is anonymised ' +
+      '(`student.anonymisedAt`, decision 0045) it is what is left: no personal value anywhere in it.',
+  },
 );
 export type StudentExport = t.TypeOf<typeof StudentExport>;
 

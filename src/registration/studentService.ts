@@ -44,9 +44,11 @@ export interface ClassLookup {
   getClass(classId: string): Promise<{ readonly nucleusId?: string | null } | undefined>;
 }
 
-/** The key of the photo stored for a student, if any (`src/store/photos.ts`). */
+/** The photo stored for a student, if any (`src/store/photos.ts`). */
 export interface StoredPhotoLookup {
   get(studentId: string): Promise<{ readonly photoRef: string } | undefined>;
+  /** Erases it; false when there was none. */
+  remove(studentId: string): Promise<boolean>;
 }
 
 export interface StudentServiceDeps {
@@ -93,7 +95,8 @@ export const studentView = (
   photosVisible: boolean,
 ): Student => {
   const out: Record<string, unknown> = {};
-  for (const field of visible) out[field] = record[field];
+  // Fields a record may lack (the retention dates of an older record) are left out, not sent as undefined.
+  for (const field of visible) if (record[field] !== undefined) out[field] = record[field];
   if (!photosVisible) {
     if (visible.has('photoRef')) out.photoRef = null;
     if (visible.has('photo_refs')) out.photo_refs = [];
@@ -356,15 +359,23 @@ export const studentService = (deps: StudentServiceDeps): StudentService => {
             apiError('CONFLICT', 'The student is already deleted.', { reason: 'ALREADY_DELETED' }),
           );
         }
+        const at = now();
+        // The photo's purpose ends with the child's place in the ministry (0045): its references go
+        // with the status, in one write, and the image right after. A crash in between leaves an image
+        // no record names, which the retention job erases.
         const updated = await deps.students.update(current, {
           ...toRecord(current),
           status: 'DELETED',
           deleted_justification: justification,
-          updatedAt: now(),
+          deletedAt: at,
+          photoRef: null,
+          photo_refs: [],
+          updatedAt: at,
         });
         if (updated === 'CONFLICT') continue;
         deps.directory.upsertStudent(updated);
-        await record(actor, 'SOFT_DELETE', updated, { justification });
+        const photoErased = await deps.photos.remove(studentId);
+        await record(actor, 'SOFT_DELETE', updated, { justification, photoErased });
         return E.right(updated);
       }
       return E.left(apiError('CONFLICT', 'The student changed while this request ran; try again.'));

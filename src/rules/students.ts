@@ -52,6 +52,8 @@ const ALL: ReadonlyArray<StudentField> = [
   'familyMembershipStatus',
   'createdAt',
   'deleted_justification',
+  'deletedAt',
+  'anonymisedAt',
 ];
 const REPORTS: ReadonlyArray<StudentField> = [...ALWAYS, 'familyMembershipStatus', 'createdAt'];
 

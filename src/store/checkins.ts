@@ -10,6 +10,7 @@
  * for a copy (decision 0019). Such documents left in a data directory are never read.
  */
 import { randomBytes } from 'node:crypto';
+import * as E from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import {
   type CheckinConfig,
@@ -23,6 +24,7 @@ import { putBatched } from './batchedPut.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc } from './docs.js';
 import type { Database } from './pouch.js';
+import { removeEach, rewriteEach } from './rewrites.js';
 import { isConflict } from './storeErrors.js';
 
 const CONFIG_ID = 'checkin-config';
@@ -105,6 +107,22 @@ export interface CheckinStore {
    * session): it serves schedule edits, a few a week, never the door.
    */
   sessionsWithCheckins(sessionIds: ReadonlyArray<string>): Promise<Set<string>>;
+  /**
+   * Retention (0045): the records' personal fields as `anonymise` makes them (the adult who collected
+   * the child, an emergency's justification). Answers how many records it rewrote.
+   */
+  anonymiseRecords(
+    checkInIds: ReadonlyArray<string>,
+    anonymise: (c: CheckinDoc) => Pick<CheckinDoc, 'pickupPerson' | 'justification'>,
+  ): Promise<number>;
+  /**
+   * Retention (0045): removes the records of check-in aspects past their period, and the aspects'
+   * open-claim documents left by older versions. Answers how many records it removed.
+   */
+  removeRecords(
+    checkInIds: ReadonlyArray<string>,
+    aspects: ReadonlyArray<{ readonly sessionId: string; readonly studentId: string }>,
+  ): Promise<number>;
 }
 
 export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCaches()): CheckinStore => {
@@ -120,6 +138,11 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
     caches.records.remember(doc._id, stored);
     written.set(doc._id, stored);
     return stored;
+  };
+
+  const forgetRecord = (id: string): void => {
+    caches.records.forget(id);
+    written.delete(id);
   };
 
   let knownSecret: Uint8Array | undefined;
@@ -248,6 +271,33 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
       return new Set(
         found.docs.flatMap((d) => ('sessionId' in d && typeof d.sessionId === 'string' ? [d.sessionId] : [])),
       );
+    },
+
+    async anonymiseRecords(checkInIds, anonymise) {
+      const ids = checkInIds.map(checkinDocId);
+      for (const id of ids) forgetRecord(id);
+      const rewritten = await rewriteEach(db, ids, (raw) => {
+        const doc = CheckinDoc.decode(raw);
+        if (E.isLeft(doc)) return undefined;
+        const next = anonymise(doc.right);
+        return next.pickupPerson === doc.right.pickupPerson && next.justification === doc.right.justification
+          ? undefined
+          : { ...raw, ...next };
+      });
+      for (const id of ids) forgetRecord(id);
+      return rewritten;
+    },
+
+    async removeRecords(checkInIds, aspects) {
+      const ids = checkInIds.map(checkinDocId);
+      for (const id of ids) forgetRecord(id);
+      await removeEach(
+        db,
+        aspects.map((a) => `checkin-open:${a.sessionId}:${a.studentId}`),
+      );
+      const removed = await removeEach(db, ids);
+      for (const id of ids) forgetRecord(id);
+      return removed;
     },
   };
   return store;

@@ -1,7 +1,9 @@
 /** Image consents in the private database: created once; only the revocation fields are ever set. */
+import * as E from 'fp-ts/lib/Either.js';
 import { ConsentDoc } from '../domain/consent.js';
 import { decodeDoc, getDoc, listDocs } from './docs.js';
 import type { Database } from './pouch.js';
+import { rewriteEach } from './rewrites.js';
 import { isConflict } from './storeErrors.js';
 
 export const consentDocId = (consentId: string): string => `imageConsent:${consentId}`;
@@ -21,6 +23,15 @@ export interface ConsentStore {
     reason: string,
     at: string,
   ): Promise<ConsentDoc | 'ALREADY_REVOKED'>;
+  /**
+   * Retention (0045): the personal texts of a subject's consents as `anonymise` makes them (who gave
+   * it, a revocation's reason); the record stays as proof of what was consented to and when (LGPD
+   * art. 8 §2). Answers how many it rewrote.
+   */
+  anonymise(
+    consentIds: ReadonlyArray<string>,
+    anonymise: (c: ConsentDoc) => Pick<ConsentDoc, 'granted_by_name' | 'revocation_reason'>,
+  ): Promise<number>;
 }
 
 export const consentStore = (db: Database): ConsentStore => ({
@@ -54,4 +65,14 @@ export const consentStore = (db: Database): ConsentStore => ({
       throw e;
     }
   },
+  anonymise: (consentIds, anonymise) =>
+    rewriteEach(db, consentIds.map(consentDocId), (raw) => {
+      const doc = ConsentDoc.decode(raw);
+      if (E.isLeft(doc)) return undefined;
+      const next = anonymise(doc.right);
+      return next.granted_by_name === doc.right.granted_by_name &&
+        next.revocation_reason === doc.right.revocation_reason
+        ? undefined
+        : { ...raw, ...next };
+    }),
 });

@@ -1,12 +1,17 @@
 /**
- * The event store's write side: events are created once and never changed or removed. There is no
- * update or delete here on purpose; appending the same event id twice stores it once.
+ * The event store's write side: events are created once and never changed by the service's requests;
+ * appending the same event id twice stores it once. Retention (decision 0045) is the one exception, by
+ * two marked writes the events guard knows: an event past its period is retired (a tombstone marked
+ * `retired`, nothing of the event left in it), and the events of an anonymised student keep their
+ * envelope but lose the personal values of their payload (marked `anonymisedAt`).
  */
-import { EventDoc, eventDocId, type NewEvent, toEventDoc } from '../domain/event.js';
+import * as E from 'fp-ts/lib/Either.js';
+import { EventDoc, eventDocId, isRetiredEvent, type NewEvent, RETIRED, toEventDoc } from '../domain/event.js';
 import { putBatched } from './batchedPut.js';
 import { decodeDoc, getDoc, getDocs } from './docs.js';
 import type { Database } from './pouch.js';
 import { liveLeaves } from './quorumWrites.js';
+import { removeEach, rewriteEach } from './rewrites.js';
 import { isConflict, isShortOfQuorum, isStored } from './storeErrors.js';
 
 export interface EventStore {
@@ -19,6 +24,19 @@ export interface EventStore {
   getMany(eventIds: ReadonlyArray<string>): Promise<Map<string, EventDoc>>;
   /** Every event of one aspect, for conflict resolution. */
   ofAspect(aspect: string): Promise<EventDoc[]>;
+  /**
+   * Gives each event among `eventIds` not anonymised yet the payload `anonymise` makes of its own,
+   * marked `anonymisedAt: at`; the envelope (ids, kind, actor, times) stays. Answers how many it wrote.
+   */
+  anonymise(
+    eventIds: ReadonlyArray<string>,
+    anonymise: (payload: Readonly<Record<string, unknown>>) => Record<string, unknown>,
+    at: string,
+  ): Promise<number>;
+  /** Retires the events among `eventIds` (a tombstone marked `retired`); answers how many it retired. */
+  retire(eventIds: ReadonlyArray<string>, at: string): Promise<number>;
+  /** Which of `eventIds` were retired: a tablet pushing one again must be told the server has it. */
+  retiredAmong(eventIds: ReadonlyArray<string>): Promise<Set<string>>;
 }
 
 export const eventStore = (db: Database): EventStore => {
@@ -69,5 +87,30 @@ export const eventStore = (db: Database): EventStore => {
       const found = await db.find({ selector: { aspect }, limit: 100_000, use_index: 'idx-by-aspect' });
       return found.docs.map((d) => decodeDoc(EventDoc, d._id, d));
     },
+    anonymise: (eventIds, anonymise, at) =>
+      rewriteEach(db, eventIds.map(eventDocId), (doc) => {
+        const event = EventDoc.decode(doc);
+        // Another kind of document under an event's id is not this store's to rewrite.
+        if (E.isLeft(event) || typeof doc.anonymisedAt === 'string') return undefined;
+        return { ...doc, payload: anonymise(event.right.payload), anonymisedAt: at };
+      }),
+    retire: (eventIds, at) => removeEach(db, eventIds.map(eventDocId), { retired: RETIRED, retiredAt: at }),
+    async retiredAmong(eventIds) {
+      const out = new Set<string>();
+      if (eventIds.length === 0) return out;
+      const rows = (await db.allDocs({ keys: eventIds.map(eventDocId) })).rows;
+      const deleted = rows.flatMap((row) =>
+        'error' in row || row.value.deleted !== true ? [] : [{ id: row.id, rev: row.value.rev }],
+      );
+      if (deleted.length === 0) return out;
+      // A tombstone's body says why it is one: retired, or a copy withdrawn short of its quorum.
+      const got = await db.bulkGet({ docs: deleted });
+      for (const result of got.results)
+        for (const answer of result.docs)
+          if ('ok' in answer && isRetiredEvent(answer.ok)) out.add(result.id.slice(EVENT_PREFIX.length));
+      return out;
+    },
   };
 };
+
+const EVENT_PREFIX = eventDocId('');

@@ -8,6 +8,7 @@
 import { PageDoc } from '../domain/pages.js';
 import { decodeDoc } from './docs.js';
 import type { Database } from './pouch.js';
+import { removeEach } from './rewrites.js';
 import { isConflict, isNotFound } from './storeErrors.js';
 
 const SEQ_WIDTH = 4;
@@ -31,6 +32,12 @@ export interface PageStore {
   update(current: PageDoc, next: NewPage): Promise<PageDoc | 'CONFLICT'>;
   /** Removes a claim whose page was never sent; one already gone counts as removed. */
   release(current: PageDoc): Promise<void>;
+  /** Every page held, for retention (0045): a page period's worth, read in one range. */
+  listAll(): Promise<PageDoc[]>;
+  /** Every page of one child, at any session (an anonymised child's, 0045). */
+  ofStudent(studentId: string): Promise<PageDoc[]>;
+  /** Retention (0045): removes the pages; answers how many it removed. */
+  remove(pageDocIds: ReadonlyArray<string>): Promise<number>;
 }
 
 export const pageStore = (db: Database): PageStore => {
@@ -68,5 +75,15 @@ export const pageStore = (db: Database): PageStore => {
         if (!isNotFound(e) && !isConflict(e)) throw e;
       });
     },
+    listAll: () => range('page:'),
+    async ofStudent(studentId) {
+      const found = await db.find({
+        selector: { docType: 'page', studentId },
+        limit: 100_000,
+        use_index: 'idx-by-docType-studentId',
+      });
+      return found.docs.map((d) => decodeDoc(PageDoc, d._id, d));
+    },
+    remove: (pageDocIds) => removeEach(db, pageDocIds),
   };
 };

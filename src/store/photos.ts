@@ -22,6 +22,8 @@ export interface PhotoStore {
   put(photo: NewPhoto, images: { readonly full: Uint8Array; readonly thumb: Uint8Array }): Promise<PhotoDoc>;
   /** Removes the student's photo; false when there was none. */
   remove(studentId: string): Promise<boolean>;
+  /** The students a photo is stored for (ids only; the images are not read). */
+  studentsWithPhotos(): Promise<string[]>;
 }
 
 const JPEG = 'image/jpeg';
@@ -78,5 +80,10 @@ export const photoStore = (db: Database): PhotoStore => ({
       }
     }
     throw new Error('the photo document stayed contended');
+  },
+  async studentsWithPhotos() {
+    const prefix = photoDocId('');
+    const res = await db.allDocs({ startkey: prefix, endkey: `${prefix}\ufff0` });
+    return res.rows.map((r) => r.id.slice(prefix.length));
   },
 });

@@ -2,6 +2,7 @@
 import { GrantDoc, PickupEntryDoc } from '../domain/pickup.js';
 import { decodeDoc, getDoc, listDocs } from './docs.js';
 import type { Database } from './pouch.js';
+import { removeEach } from './rewrites.js';
 import { isConflict } from './storeErrors.js';
 
 export const pickupDocId = (pickupId: string): string => `pickupEntry:${pickupId}`;
@@ -22,6 +23,11 @@ export interface PickupStore {
   /** Every entry and grant, for the tablets' roster of every child (one read each). */
   allEntries(): Promise<PickupEntryDoc[]>;
   allGrants(): Promise<GrantDoc[]>;
+  /**
+   * Retention (0045): removes a child's pickup entries and grants (the adults' names and phones) once
+   * the child is anonymised. Answers how many documents it removed.
+   */
+  removeOfStudent(studentId: string): Promise<number>;
 }
 
 const byStudent = async (db: Database, docType: string, studentId: string) =>
@@ -58,5 +64,15 @@ export const pickupStore = (db: Database): PickupStore => {
       cas({ _id: current._id, _rev: current._rev, docType: 'pickupGrant' as const, ...next }),
     allEntries: () => listDocs(db, PickupEntryDoc, 'pickupEntry'),
     allGrants: () => listDocs(db, GrantDoc, 'pickupGrant'),
+    async removeOfStudent(studentId) {
+      const docs = [
+        ...(await byStudent(db, 'pickupEntry', studentId)),
+        ...(await byStudent(db, 'pickupGrant', studentId)),
+      ];
+      return removeEach(
+        db,
+        docs.map((d) => d._id),
+      );
+    },
   };
 };

@@ -31,6 +31,7 @@ import {
 import { type DocCache, forgetChanged, noDocCache, weighedCache } from './docCache.js';
 import { decodeDoc, getDocs, UndecodableDocument } from './docs.js';
 import type { Database } from './pouch.js';
+import { removeEach, rewriteEach } from './rewrites.js';
 import { isConflict, isNotFound, isStored } from './storeErrors.js';
 
 const CHECKPOINT_ID = '_local/event-pipeline';
@@ -160,6 +161,30 @@ export interface ProjectionStore {
   settleQuarantineForks(docIds: ReadonlyArray<string>): Promise<number>;
   /** Removes every projection and the checkpoint, so the pipeline rebuilds from the first event. */
   reset(): Promise<void>;
+}
+
+/**
+ * What retention (decision 0045) ends in the projections, through the same store (its cache forgets
+ * what it changes). The pipeline never calls these; a batch that meets one of their writes is a
+ * compare-and-swap conflict like another instance's, and is redone from fresh reads.
+ */
+export interface ProjectionRetention {
+  /**
+   * Retention (0045): removes the aspects and what was derived from their events (conflict records,
+   * the admission rule's exceptions), the aspect document last, so a run cut short finds the aspect
+   * again and finishes. Answers how many aspects it removed.
+   */
+  retireAspects(aspects: ReadonlyArray<string>): Promise<number>;
+  /**
+   * Retention (0045): rewrites each aspect with every event's payload as `anonymise` makes it, and the
+   * value folded again from them. Answers how many aspects it rewrote (one unchanged is not).
+   */
+  anonymiseAspects(
+    aspects: ReadonlyArray<string>,
+    anonymise: (payload: Readonly<Record<string, unknown>>) => Record<string, unknown>,
+  ): Promise<number>;
+  /** Retention (0045): removes the admission rule's exceptions of these events. */
+  removeAdmissionExceptions(eventIds: ReadonlyArray<string>): Promise<number>;
 }
 
 export const toStoredEvent = (e: AspectEventRecord): StoredAspectEvent => ({
@@ -342,12 +367,12 @@ export const projectionStore = (
   db: Database,
   entries: DocCache<LoadedAspect> = noDocCache(),
   maxCachedEvents: number = MAX_CACHED_ASPECT_EVENTS,
-): ProjectionStore => {
+): ProjectionStore & ProjectionRetention => {
   const cache = weighedCache(entries, (a) => a.events.length, maxCachedEvents);
   const UNKNOWN = Symbol('unknown');
   /** The checkpoint's revision as this store last wrote it (undefined: none stored). */
   let checkpointRev: string | undefined | typeof UNKNOWN = UNKNOWN;
-  const store: ProjectionStore = {
+  const store: ProjectionStore & ProjectionRetention = {
     async project(aspects) {
       const out = new Map<string, AspectProjection>();
       for (const [aspect, a] of await store.loadAspects(aspects)) {
@@ -664,6 +689,42 @@ export const projectionStore = (
       const found = await db.find({ selector: { docType: 'quarantine' }, limit: 100_000 });
       return found.docs.map((d) => decodeDoc(QuarantineDoc, d._id, d));
     },
+
+    async retireAspects(aspects) {
+      for (const aspect of aspects) cache.forget(aspect);
+      const ids = aspects.map(aspectDocId);
+      const docs: AspectDoc[] = await getDocs(db, AspectDoc, ids);
+      const eventIds = docs.flatMap((d) => d.events.map((e) => e.eventId));
+      await removeEach(db, [...eventIds.map(conflictDocId), ...eventIds.map(admissionExceptionDocId)]);
+      const retired = await removeEach(
+        db,
+        docs.map((d) => d._id),
+      );
+      for (const aspect of aspects) cache.forget(aspect);
+      return retired;
+    },
+
+    async anonymiseAspects(aspects, anonymise) {
+      for (const aspect of aspects) cache.forget(aspect);
+      const rewritten = await rewriteEach(db, aspects.map(aspectDocId), (raw) => {
+        const decoded = AspectDoc.decode(raw);
+        if (E.isLeft(decoded)) return undefined;
+        const doc = decoded.right;
+        const kind = kindOfAspect(doc.aspect);
+        if (kind === undefined) return undefined;
+        const events = eventsOfDoc({
+          ...doc,
+          events: doc.events.map((e) => ({ ...e, payload: anonymise(e.payload) })),
+        });
+        const { _id: _i, ...body } = aspectDocBody(projectAspect(doc.aspect, kind, events, []));
+        const { _id: _d, _rev: _r, ...before } = doc;
+        return canonicalize(body) === canonicalize(before) ? undefined : body;
+      });
+      for (const aspect of aspects) cache.forget(aspect);
+      return rewritten;
+    },
+
+    removeAdmissionExceptions: (eventIds) => removeEach(db, eventIds.map(admissionExceptionDocId)),
 
     async reset() {
       cache.clear();

@@ -61,6 +61,10 @@ const newDoc = (record: StudentRecord): Omit<StudentDoc, '_rev'> => ({
 
 const sameValue = (a: unknown, b: unknown): boolean => canonicalize(a) === canonicalize(b);
 
+/** Whether retention anonymised the record (0045). */
+export const isAnonymised = (doc: StudentDoc): boolean =>
+  doc.anonymisedAt !== undefined && doc.anonymisedAt !== null;
+
 /** `cache` holds records read or written by this process (embedded store only; see docCache.ts). */
 export const studentStore = (db: Database, cache: DocCache<StudentDoc> = noDocCache()): StudentStore => {
   const read = (id: string) => cache.read(id, () => getDoc(db, StudentDoc, id));
@@ -121,7 +125,9 @@ export const studentStore = (db: Database, cache: DocCache<StudentDoc> = noDocCa
         // A conflict below forgot the id (writingThrough), so a retry reads the store afresh.
         const current = await read(studentDocId(studentId));
         if (current === undefined) return undefined;
-        if (sameValue(current[field], value)) return 'UNCHANGED';
+        // An anonymised record never takes a personal value back (a replay of its events, or an
+        // event pushed again by a tablet): anonymisation is for good (0045).
+        if (isAnonymised(current) || sameValue(current[field], value)) return 'UNCHANGED';
         const candidate = StudentDoc.decode({ ...current, [field]: value, updatedAt: at });
         if (E.isLeft(candidate)) return undefined;
         try {

@@ -29,7 +29,7 @@ import {
   tap,
   timer,
 } from 'rxjs';
-import { EventDoc } from '../domain/event.js';
+import { EventDoc, isRetiredEvent } from '../domain/event.js';
 import { decodeChange } from '../domain/eventTypes.js';
 import { exhaustMapWithTrailing } from '../lib/operators.js';
 import type { AspectEventRecord } from '../rules/projections.js';
@@ -53,6 +53,8 @@ export type DecodedChange =
 export const decodeEventChange = (change: Change): DecodedChange => {
   const seq = change.seq;
   if (change.id.startsWith('_design/') || change.superseded === true) return { kind: 'skip', seq };
+  // An event retention retired (decision 0045): its aspect goes with it, by the same run; nothing to project.
+  if (change.deleted && isRetiredEvent(change.doc)) return { kind: 'skip', seq };
   if (change.deleted) return { kind: 'quarantine', seq, docId: change.id, reason: 'DELETED' };
   const decoded = EventDoc.decode(change.doc);
   if (E.isLeft(decoded)) return { kind: 'quarantine', seq, docId: change.id, reason: 'UNDECODABLE_EVENT' };

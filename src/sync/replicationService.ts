@@ -62,12 +62,18 @@ export const replicationService = (deps: ReplicationServiceDeps): ReplicationSer
   roster: deps.roster,
 
   async revsDiff(revs) {
-    const ids = Object.keys(revs).filter((id) => id.startsWith(EVENT_PREFIX));
-    // Events never change: an event the server holds, under any revision, is not missing.
-    const held = await deps.events.getMany(ids.map((id) => id.slice(EVENT_PREFIX.length)));
+    const ids = Object.keys(revs)
+      .filter((id) => id.startsWith(EVENT_PREFIX))
+      .map((id) => id.slice(EVENT_PREFIX.length));
+    // Events never change: an event the server holds, under any revision, is not missing. Nor is one
+    // retention retired (0045): a tablet that replicates from the start again (after a restore) must
+    // not bring back what the periods ended.
+    const held = await deps.events.getMany(ids);
+    const retired = await deps.events.retiredAmong(ids.filter((id) => !held.has(id)));
     const missing: Record<string, { missing: ReadonlyArray<string> }> = {};
     for (const [id, listed] of Object.entries(revs)) {
-      if (id.startsWith(EVENT_PREFIX) && held.has(id.slice(EVENT_PREFIX.length))) continue;
+      const eventId = id.slice(EVENT_PREFIX.length);
+      if (id.startsWith(EVENT_PREFIX) && (held.has(eventId) || retired.has(eventId))) continue;
       missing[id] = { missing: listed };
     }
     return missing;

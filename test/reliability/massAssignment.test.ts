@@ -175,6 +175,11 @@ describe('reliability: mass assignment', function () {
           dayKeys: decodeAs(t.UnknownRecord, (await get('/api/v1/church/check-in-day-keys')).json),
         }),
       },
+      updateRetention: {
+        path: '/api/v1/church/retention',
+        allowed: { deletedStudentDays: 60, attendanceDays: 1000, pageDays: 30, auditDays: 2000 },
+        read: async () => decodeAs(t.UnknownRecord, (await get('/api/v1/church/retention')).json),
+      },
     };
   };
 

@@ -12,7 +12,9 @@ export const listAuditLogsRoute = defineRoute({
   summary: 'Audit entries, newest first',
   description:
     'Every mutation (success and failure) and every read of personal or sensitive data leaves an entry; none can be ' +
-    'changed or removed. Filters: `actor` (user id), `endpoint` (route template, e.g. `POST /api/v1/students`), `outcome`, ' +
+    'changed or removed through the API. Past the audit period (`GET /api/v1/church/retention`) the retention job ' +
+    "removes an entry's subject (`subject_id` null, ids dropped from `details`, `details.anonymisedAt` set) and keeps " +
+    'the rest (decision 0045). Filters: `actor` (user id), `endpoint` (route template, e.g. `POST /api/v1/students`), `outcome`, ' +
     '`subjectId`, `from`/`to` (inclusive). Keyset paging: `limit` 50 by default, at most 200; `nextCursor` is opaque.',
   tags: ['audit'],
   query: AuditQuery,

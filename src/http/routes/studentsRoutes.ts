@@ -201,9 +201,11 @@ export const deleteStudentRoute = defineRoute({
   auth: 'admin',
   summary: 'Soft-delete a student, with a justification',
   description:
-    'Sets status DELETED and `deleted_justification`, appends an immutable SOFT_DELETE event and removes nothing. ' +
-    'The justification is 10 to 500 characters; a shorter or longer one is 400 VALIDATION_FAILED (one statement of the ' +
-    'contract says 422; every validation failure here is 400). A second delete is 409.',
+    'Sets status DELETED, `deleted_justification` and `deletedAt`, and appends a SOFT_DELETE event. The stored photo is ' +
+    'erased at once and `photoRef`/`photo_refs` cleared (decision 0045); the rest of the record stays until the ' +
+    'retention period for deleted students ends (`GET /api/v1/church/retention`), when its personal data is ' +
+    'anonymised. The justification is 10 to 500 characters; a shorter or longer one is 400 VALIDATION_FAILED (one ' +
+    'statement of the contract says 422; every validation failure here is 400). A second delete is 409.',
   tags: ['students'],
   params: StudentIdParams,
   body: DeleteStudentBody,
@@ -228,7 +230,11 @@ export const exportStudentRoute = defineRoute({
   auth: 'admin',
   summary: 'Everything held about a student (LGPD art. 18)',
   description:
-    'The full record, image consents with history, events and audit entries naming the student, in one document.',
+    'The full record, image consents with history, events and audit entries naming the student, in one document. ' +
+    'A deleted student is exported whole until the retention period for deleted students ends; after it the export ' +
+    'answers what is left (decision 0045): the record with `anonymisedAt` set and its personal fields cleared, the ' +
+    "consents without the granter's name, the events without personal values, the check-ins without the adults, and " +
+    'the audit entries until the audit period removes their subject.',
   tags: ['students'],
   params: StudentIdParams,
   response: { status: 200, description: 'The export.', codec: StudentExport },
