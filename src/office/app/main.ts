@@ -4,7 +4,7 @@
  * script or style, so the service's CSP holds unchanged.
  */
 import './styles.css';
-import { h, replaceChildren } from '../../kiosk/app/dom.js';
+import { h, replaceChildren } from '../../client/dom.js';
 import { mayReach } from '../../rules/authorization.js';
 import { currentAuth, signOut } from './api.js';
 import { type Lang, loadLang, saveLang, translator } from './i18n.js';

@@ -3,8 +3,9 @@
  * code) and one guardian's stub listing every child checked in together, each with their code (a
  * mother with three children keeps one stub). Print styles show only these.
  */
+
+import { h } from '../../../client/dom.js';
 import type { RosterStudent } from '../../../domain/roster.js';
-import { h } from '../dom.js';
 import { formatTime } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import type { RosterSessionDoc } from '../rosterIndex.js';

@@ -1,5 +1,5 @@
 /** Today's sessions (the tablet's calendar day), then the next days the roster holds. */
-import { h } from '../dom.js';
+import { h } from '../../../client/dom.js';
 import { formatDate, formatTime } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { type RosterSessionDoc, sessionsFrom } from '../rosterIndex.js';

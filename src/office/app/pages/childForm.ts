@@ -1,9 +1,9 @@
 /** Register or edit a child: every field the office keeps, with the server's validation shown by field. */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
+import { dateField, dateInput } from '../../../client/dateInput.js';
+import { field, h, replaceChildren } from '../../../client/dom.js';
 import { apiCall, errorMessage } from '../api.js';
-import { dateField, dateInput } from '../dateInput.js';
 import type { Shell } from '../shell.js';
 import { adminTranslator } from './adminText.js';
 import { labelled } from './children.js';

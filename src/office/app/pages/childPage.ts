@@ -5,10 +5,10 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
+import { download, field, h, replaceChildren } from '../../../client/dom.js';
 import { apiCall } from '../api.js';
 import type { Shell } from '../shell.js';
-import { day, download, row, sayFailure, section, table, when } from './adminKit.js';
+import { day, row, sayFailure, section, table, when } from './adminKit.js';
 import { type AdminT, adminTranslator } from './adminText.js';
 import { pickupSection } from './pickup.js';
 

@@ -1,7 +1,7 @@
 /** The children: accent-insensitive search (the server folds), active or deleted, keyset pages. */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
+import { field, h, replaceChildren } from '../../../client/dom.js';
 import { apiCall, errorMessage } from '../api.js';
 import type { Shell } from '../shell.js';
 import { when } from './adminKit.js';

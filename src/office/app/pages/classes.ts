@@ -5,10 +5,10 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { h, replaceChildren } from '../../../kiosk/app/dom.js';
+import { dateField, dateInput, pageLang } from '../../../client/dateInput.js';
+import { dateFormat } from '../../../client/dates.js';
+import { h, replaceChildren } from '../../../client/dom.js';
 import { apiCall } from '../api.js';
-import { dateField, dateInput, officeLang } from '../dateInput.js';
-import { dateFormat } from '../dates.js';
 import type { Shell } from '../shell.js';
 import { row, sayFailure, section, table } from './adminKit.js';
 import { type AdminT, adminTranslator } from './adminText.js';
@@ -154,7 +154,7 @@ export const classesPage = (shell: Shell): void => {
       sessions,
       table(
         [
-          `${at('classes.date')} (${dateFormat(officeLang()).hint})`,
+          `${at('classes.date')} (${dateFormat(pageLang()).hint})`,
           at('classes.sessionTitle'),
           at('col.actions'),
         ],

@@ -5,7 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
+import { field, h, replaceChildren } from '../../../client/dom.js';
 import { apiCall, currentAuth, errorMessage } from '../api.js';
 import type { Key } from '../i18n.js';
 import type { Shell } from '../shell.js';

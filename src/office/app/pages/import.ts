@@ -4,8 +4,8 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
+import { h, replaceChildren } from '../../../client/dom.js';
 import { IMPORT_FIELDS } from '../../../domain/studentImport.js';
-import { h, replaceChildren } from '../../../kiosk/app/dom.js';
 import { apiCall, errorMessage } from '../api.js';
 import type { Key } from '../i18n.js';
 import type { Shell } from '../shell.js';

@@ -6,7 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { field, h, imageFromBytes, replaceChildren } from '../../../kiosk/app/dom.js';
+import { field, h, imageFromBytes, replaceChildren } from '../../../client/dom.js';
 import { apiBytes, apiCall, errorMessage } from '../api.js';
 import type { Shell } from '../shell.js';
 import { consentSection } from './consents.js';

@@ -5,9 +5,9 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
+import { type DateInput, dateField, dateInput } from '../../../client/dateInput.js';
+import { field, h, replaceChildren } from '../../../client/dom.js';
 import { apiCall } from '../api.js';
-import { type DateInput, dateField, dateInput } from '../dateInput.js';
 import type { Shell } from '../shell.js';
 import { row, sayFailure, table, when } from './adminKit.js';
 import type { AdminKey, AdminT } from './adminText.js';

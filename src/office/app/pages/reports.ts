@@ -6,14 +6,14 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
+import { type DateInput, dateField, dateInput } from '../../../client/dateInput.js';
+import { localDay } from '../../../client/dates.js';
+import { download, h, replaceChildren } from '../../../client/dom.js';
 import { type ConflictSide, ReportedConflict } from '../../../domain/projection.js';
-import { h, replaceChildren } from '../../../kiosk/app/dom.js';
 import { type WeekCell, weeklyAttendance } from '../../../rules/weeklyAttendance.js';
 import { apiCall, apiText } from '../api.js';
-import { type DateInput, dateField, dateInput } from '../dateInput.js';
-import { localDay } from '../dates.js';
 import type { Shell } from '../shell.js';
-import { day, download, row, sayFailure, section, svg, table, when } from './adminKit.js';
+import { day, row, sayFailure, section, svg, table, when } from './adminKit.js';
 import { type AdminT, adminTranslator } from './adminText.js';
 import { labelled } from './children.js';
 

@@ -1,11 +1,11 @@
 /** Weekly schedules (decision 0031): the list, a new one, and ending one. */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
+import { dateField, dateInput } from '../../../client/dateInput.js';
+import { localDay } from '../../../client/dates.js';
+import { field, h, replaceChildren } from '../../../client/dom.js';
 import { WEEKDAYS, type Weekday } from '../../../domain/schedules.js';
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
 import { apiCall, errorMessage } from '../api.js';
-import { dateField, dateInput } from '../dateInput.js';
-import { localDay } from '../dates.js';
 import type { Shell } from '../shell.js';
 import { labelled } from './children.js';
 

@@ -1,5 +1,5 @@
 /** Sign-in: email and password; only ADMIN and CADASTRO (or a role that may add students) get in. */
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
+import { field, h, replaceChildren } from '../../../client/dom.js';
 import { mayUseOffice } from '../../../rules/authorization.js';
 import { currentAuth, signIn, signOut } from '../api.js';
 import type { Shell } from '../shell.js';

@@ -5,8 +5,8 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
+import { field, h, replaceChildren } from '../../../client/dom.js';
 import { PERMISSIONS, type Permission } from '../../../domain/principal.js';
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
 import { apiCall } from '../api.js';
 import type { Shell } from '../shell.js';
 import { row, sayFailure, section, table } from './adminKit.js';
