@@ -22,6 +22,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import { ErrorEnvelope } from '../domain/errors.js';
+import { ValidationDetails } from '../domain/issues.js';
 import { TokenPair } from '../domain/session.js';
 import { decodeLenient } from './lenient.js';
 
@@ -42,6 +43,13 @@ export const statusOf = (f: Failure): number =>
 /** The server's own words when it gave them, else the status. */
 export const failureMessage = (f: Failure): string =>
   f.kind === 'refused' ? f.error.message : `HTTP ${statusOf(f)}`;
+
+/** What a VALIDATION_FAILED says is wrong, when that is the failure. */
+export const validationDetails = (f: Failure): ValidationDetails | undefined => {
+  if (f.kind !== 'refused' || f.error.code !== 'VALIDATION_FAILED') return undefined;
+  const details = ValidationDetails.decode(f.error.details);
+  return E.isRight(details) ? details.right : undefined;
+};
 
 export type Reader<A> = (answer: Response) => Promise<E.Either<Failure, A>>;
 

@@ -257,6 +257,7 @@ export const StudentPage = object(
     description: '`nextCursor` is opaque; null at the end.',
   },
 );
+export type StudentPage = t.TypeOf<typeof StudentPage>;
 
 export const DeleteStudentBody = object('DeleteStudentBody', {
   justification: boundedString(10, 500, { classification: 'personal', description: '10 to 500 characters.' }),

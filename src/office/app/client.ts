@@ -4,6 +4,7 @@
  * sign-in, and the next page drawn is the sign-in page.
  */
 import * as t from 'io-ts';
+import { apiOf } from '../../client/endpoints.js';
 import { deviceIdIn, keptIn } from '../../client/storage.js';
 import { createTransport } from '../../client/transport.js';
 import { PermissionC } from '../../domain/principal.js';
@@ -31,3 +32,6 @@ export const transport = createTransport<Auth>({
     user: { displayName: a.user.displayName, roles: a.user.roles, permissions: a.user.permissions },
   }),
 });
+
+/** The endpoints (src/client/endpoints.ts) over the office's transport: what every page calls. */
+export const api = apiOf(transport);
