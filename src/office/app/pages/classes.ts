@@ -4,30 +4,16 @@
  * a class, nucleus or session is not deactivated here (decision 0036).
  */
 import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
 import { dateField, dateInput, pageLang } from '../../../client/dateInput.js';
 import { dateFormat } from '../../../client/dates.js';
 import { h, replaceChildren } from '../../../client/dom.js';
-import { apiCall } from '../api.js';
+import type { Failure } from '../../../client/transport.js';
+import { onAnswer } from '../calls.js';
+import { api } from '../client.js';
 import type { Shell } from '../shell.js';
-import { row, sayFailure, section, table } from './adminKit.js';
+import { adminWords, row, section, table } from './adminKit.js';
 import { type AdminT, adminTranslator } from './adminText.js';
 import { labelled } from './children.js';
-
-const Nuclei = t.type({ items: t.array(t.type({ nucleusId: t.string, name: t.string })) });
-const Classes = t.type({
-  items: t.array(
-    t.type({
-      classId: t.string,
-      name: t.string,
-      nucleusId: t.union([t.string, t.null]),
-      capacity: t.union([t.number, t.null]),
-    }),
-  ),
-});
-const Sessions = t.type({
-  items: t.array(t.type({ sessionId: t.string, date: t.string, title: t.union([t.string, t.null]) })),
-});
 
 /** An input with an accessible name of its own: in a table row there is no visible label to wrap it. */
 const cellInput = (name: string, value: string, attrs: Readonly<Record<string, string>> = {}) => {
@@ -41,19 +27,12 @@ export const classesPage = (shell: Shell): void => {
   const classes = h('div', { attrs: { 'data-test': 'classes' } });
   const sessions = h('div', { attrs: { 'data-test': 'sessions' } });
   const sessionClass = h('select');
-  const send = async (method: string, path: string, body: unknown, ok: number, said: string) => {
-    const a = await apiCall(method, path, body);
-    if (a.status !== ok) {
-      sayFailure(shell, at, a);
-      return false;
-    }
-    shell.say(said);
-    return true;
-  };
+  const send = (call: Promise<E.Either<Failure, unknown>>, said: string) =>
+    onAnswer(shell, call, () => shell.say(said), adminWords(at));
 
   const load = async () => {
-    const n = Nuclei.decode((await apiCall('GET', '/api/v1/nuclei')).json);
-    const c = Classes.decode((await apiCall('GET', '/api/v1/classes')).json);
+    const n = await api.listNuclei();
+    const c = await api.listClasses();
     if (E.isLeft(n) || E.isLeft(c)) return shell.say(shell.t('error.network'), 'error');
     const nucleusOptions = (selected: string | null) => {
       const select = h('select', { attrs: { 'aria-label': at('classes.nucleus') } });
@@ -76,10 +55,10 @@ export const classesPage = (shell: Shell): void => {
                 attrs: { type: 'button' },
                 onClick: () =>
                   void send(
-                    'PATCH',
-                    `/api/v1/nuclei/${x.nucleusId}`,
-                    { name: name.value.trim() },
-                    200,
+                    api.updateNucleus({
+                      params: { nucleusId: x.nucleusId },
+                      body: { name: name.value.trim() },
+                    }),
                     at('classes.saved'),
                   ),
               },
@@ -112,14 +91,14 @@ export const classesPage = (shell: Shell): void => {
                 attrs: { type: 'button' },
                 onClick: () =>
                   void send(
-                    'PATCH',
-                    `/api/v1/classes/${x.classId}`,
-                    {
-                      name: name.value.trim(),
-                      nucleusId: nucleus.value === '' ? null : nucleus.value,
-                      capacity: capacity.value === '' ? null : Number(capacity.value),
-                    },
-                    200,
+                    api.updateClass({
+                      params: { classId: x.classId },
+                      body: {
+                        name: name.value.trim(),
+                        nucleusId: nucleus.value === '' ? null : nucleus.value,
+                        capacity: capacity.value === '' ? null : Number(capacity.value),
+                      },
+                    }),
                     at('classes.saved'),
                   ),
               },
@@ -146,7 +125,7 @@ export const classesPage = (shell: Shell): void => {
     const classId = sessionClass.value;
     sessionsRead += 1;
     const mine = sessionsRead;
-    const s = Sessions.decode((await apiCall('GET', `/api/v1/sessions?classId=${classId}`)).json);
+    const s = await api.listSessions({ query: { classId } });
     if (mine !== sessionsRead) return;
     if (E.isLeft(s)) return shell.say(shell.t('error.network'), 'error');
     const sorted = [...s.right.items].sort((a, b) => b.date.localeCompare(a.date));
@@ -173,10 +152,10 @@ export const classesPage = (shell: Shell): void => {
                   const day = date.iso();
                   if (day === undefined || day === null) return void date.input.reportValidity();
                   void send(
-                    'PATCH',
-                    `/api/v1/sessions/${x.sessionId}`,
-                    { date: day, title: title.value.trim() === '' ? null : title.value.trim() },
-                    200,
+                    api.updateSession({
+                      params: { sessionId: x.sessionId },
+                      body: { date: day, title: title.value.trim() === '' ? null : title.value.trim() },
+                    }),
                     at('classes.saved'),
                   ).then(async (ok) => (ok ? loadSessions() : undefined));
                 },
@@ -196,12 +175,12 @@ export const classesPage = (shell: Shell): void => {
   // The forms that create are drawn once, outside the tables that are drawn again after each change,
   // so what is typed in them survives any redraw.
   const nucleusForm = createForm(at, 'nucleus-form', [at('classes.name')], async ([name]) => {
-    const taken = await send('POST', '/api/v1/nuclei', { name }, 201, at('classes.created'));
+    const taken = await send(api.createNucleus({ body: { name: name ?? '' } }), at('classes.created'));
     if (taken) await load();
     return taken;
   });
   const classForm = createForm(at, 'class-form', [at('classes.name')], async ([name]) => {
-    const taken = await send('POST', '/api/v1/classes', { name }, 201, at('classes.created'));
+    const taken = await send(api.createClass({ body: { name: name ?? '' } }), at('classes.created'));
     if (taken) await load();
     return taken;
   });
@@ -212,10 +191,10 @@ export const classesPage = (shell: Shell): void => {
     async ([date, title]) => {
       const body = {
         classId: sessionClass.value,
-        date,
+        date: date ?? '',
         ...(title === '' || title === undefined ? {} : { title }),
       };
-      const taken = await send('POST', '/api/v1/sessions', body, 201, at('classes.created'));
+      const taken = await send(api.createSession({ body }), at('classes.created'));
       if (taken) await loadSessions();
       return taken;
     },
