@@ -1,26 +1,12 @@
-/** What the administration pages share: failure messages, tables and SVG elements. */
-
+/** What the administration pages share: their words for a failure, tables and SVG elements. */
 import { pageLang } from '../../../client/dateInput.js';
 import { formatDate, formatInstant } from '../../../client/dates.js';
 import { type Child, h } from '../../../client/dom.js';
-import { type Answer, errorMessage } from '../api.js';
 import type { FailureWords } from '../calls.js';
-import type { Shell } from '../shell.js';
 import type { AdminT } from './adminText.js';
 
 /** The administration pages' words for a failure: a 403 is the account's role (the server decides). */
 export const adminWords = (at: AdminT): FailureWords => ({ forbidden: at('common.forbidden') });
-
-/** Says why a call failed: the network, the role (the server decides), or the server's own words. */
-export const sayFailure = (shell: Shell, at: AdminT, a: Answer): void =>
-  shell.say(
-    a.status === 0
-      ? shell.t('error.network')
-      : a.status === 403
-        ? at('common.forbidden')
-        : shell.t('error.generic', { message: errorMessage(a) }),
-    'error',
-  );
 
 /** A table with column headers (`scope="col"`) and a single row saying so when there is nothing. */
 export const table = (
