@@ -14,7 +14,9 @@ import {
   type TokenAnswer,
   type Tokens,
   type TransportOptions,
+  validationDetails,
 } from '../../src/client/transport.js';
+import type { ErrorCode } from '../../src/domain/errors.js';
 
 const UUID = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const DEVICE = UUID(900);
@@ -363,6 +365,24 @@ describe('client: the transport', () => {
       const { transport } = transportOn(server, signedIn(1));
       expect(await transport.send(get)).to.deep.equal(E.left(failure));
     }
+  });
+
+  it('reads what a VALIDATION_FAILED says is wrong, and nothing from any other failure', () => {
+    const refused = (code: ErrorCode, details: Record<string, unknown>): Failure => ({
+      kind: 'refused',
+      status: 400,
+      error: { code, message: 'bad', correlationId: UUID(777), details },
+    });
+    const issues = [{ path: 'body.birthDate', message: 'expected a calendar date YYYY-MM-DD' }];
+    expect(
+      validationDetails(refused('VALIDATION_FAILED', { issues, headers: ['Nome', 'Turma'] })),
+    ).to.deep.equal({
+      issues,
+      headers: ['Nome', 'Turma'],
+    });
+    expect(validationDetails(refused('VALIDATION_FAILED', { nothing: true }))).to.equal(undefined);
+    expect(validationDetails(refused('CONFLICT', { issues }))).to.equal(undefined);
+    expect(validationDetails({ kind: 'network' })).to.equal(undefined);
   });
 
   it('a field a newer server added to a closed domain codec is read past (the login answer)', async () => {
