@@ -118,12 +118,12 @@ export const base64Bytes = (text: string): Uint8Array<ArrayBuffer> => {
 };
 
 /**
- * Hands text to the browser as a file: a Blob behind an `<a download>` clicked once. A blob: URL is a
+ * Hands text or bytes to the browser as a file: a Blob behind an `<a download>` clicked once. A blob: URL is a
  * navigation, not a script or style, so the CSP holds; it is released a minute later, long after the
  * browser has started the download.
  */
-export const download = (fileName: string, text: string, type: string): void => {
-  const url = URL.createObjectURL(new Blob([text], { type }));
+export const download = (fileName: string, content: string | Uint8Array<ArrayBuffer>, type: string): void => {
+  const url = URL.createObjectURL(new Blob([content], { type }));
   const link = h('a', { className: 'hidden', attrs: { href: url, download: fileName } });
   document.body.append(link);
   link.click();

@@ -5,6 +5,7 @@
  */
 import { AuditPage, AuditQuery } from '../domain/audit.js';
 import {
+  ActivityListQuery,
   ClassC,
   ClassList,
   ClassSession,
@@ -26,6 +27,7 @@ import {
   CreateConsentBody,
   RevokeConsentBody,
 } from '../domain/consent.js';
+import { FamilyPassCard, FamilyPassIssued, FamilyPassQuery } from '../domain/familyPass.js';
 import { PhotoImage, PhotoQuery, PhotoUpload, StudentPhoto } from '../domain/photo.js';
 import {
   AddPickupAdultBody,
@@ -98,6 +100,18 @@ export const endpoints = {
     body: PhotoUpload,
     response: StudentPhoto,
   },
+  /** The printable card: SVG, or PNG with `format=png`. */
+  getFamilyPass: {
+    method: 'GET',
+    path: '/api/v1/students/{studentId}/family-pass',
+    query: FamilyPassQuery,
+    response: FamilyPassCard,
+  },
+  revokeFamilyPass: {
+    method: 'POST',
+    path: '/api/v1/students/{studentId}/family-pass/revoke',
+    response: FamilyPassIssued,
+  },
   importStudents: {
     method: 'POST',
     path: '/api/v1/imports/students',
@@ -106,7 +120,7 @@ export const endpoints = {
     response: ImportReport,
   },
 
-  listNuclei: { method: 'GET', path: '/api/v1/nuclei', response: NucleusList },
+  listNuclei: { method: 'GET', path: '/api/v1/nuclei', query: ActivityListQuery, response: NucleusList },
   createNucleus: { method: 'POST', path: '/api/v1/nuclei', body: CreateNucleusBody, response: Nucleus },
   updateNucleus: {
     method: 'PATCH',
@@ -114,9 +128,13 @@ export const endpoints = {
     body: PatchNucleusBody,
     response: Nucleus,
   },
-  listClasses: { method: 'GET', path: '/api/v1/classes', response: ClassList },
+  deactivateNucleus: { method: 'POST', path: '/api/v1/nuclei/{nucleusId}/deactivate', response: Nucleus },
+  reactivateNucleus: { method: 'POST', path: '/api/v1/nuclei/{nucleusId}/reactivate', response: Nucleus },
+  listClasses: { method: 'GET', path: '/api/v1/classes', query: ActivityListQuery, response: ClassList },
   createClass: { method: 'POST', path: '/api/v1/classes', body: CreateClassBody, response: ClassC },
   updateClass: { method: 'PATCH', path: '/api/v1/classes/{classId}', body: PatchClassBody, response: ClassC },
+  deactivateClass: { method: 'POST', path: '/api/v1/classes/{classId}/deactivate', response: ClassC },
+  reactivateClass: { method: 'POST', path: '/api/v1/classes/{classId}/reactivate', response: ClassC },
   listSessions: {
     method: 'GET',
     path: '/api/v1/sessions',
@@ -133,6 +151,16 @@ export const endpoints = {
     method: 'PATCH',
     path: '/api/v1/sessions/{sessionId}',
     body: PatchClassSessionBody,
+    response: ClassSession,
+  },
+  deactivateSession: {
+    method: 'POST',
+    path: '/api/v1/sessions/{sessionId}/deactivate',
+    response: ClassSession,
+  },
+  reactivateSession: {
+    method: 'POST',
+    path: '/api/v1/sessions/{sessionId}/reactivate',
     response: ClassSession,
   },
   listSchedules: { method: 'GET', path: '/api/v1/schedules', response: ScheduleList },

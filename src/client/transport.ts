@@ -44,12 +44,16 @@ export const statusOf = (f: Failure): number =>
 export const failureMessage = (f: Failure): string =>
   f.kind === 'refused' ? f.error.message : `HTTP ${statusOf(f)}`;
 
-/** What a VALIDATION_FAILED says is wrong, when that is the failure. */
-export const validationDetails = (f: Failure): ValidationDetails | undefined => {
-  if (f.kind !== 'refused' || f.error.code !== 'VALIDATION_FAILED') return undefined;
-  const details = ValidationDetails.decode(f.error.details);
+/** A refusal's `details` as `codec` reads them; undefined for any other failure, or details it refuses. */
+export const detailsOf = <A, O>(f: Failure, codec: t.Type<A, O, unknown>): A | undefined => {
+  if (f.kind !== 'refused') return undefined;
+  const details = codec.decode(f.error.details);
   return E.isRight(details) ? details.right : undefined;
 };
+
+/** What a VALIDATION_FAILED says is wrong, when that is the failure. */
+export const validationDetails = (f: Failure): ValidationDetails | undefined =>
+  f.kind === 'refused' && f.error.code === 'VALIDATION_FAILED' ? detailsOf(f, ValidationDetails) : undefined;
 
 export type Reader<A> = (answer: Response) => Promise<E.Either<Failure, A>>;
 

@@ -68,6 +68,7 @@ describe('client: a call built from an endpoint', () => {
       capacity: 12,
       childrenPerVolunteer: null,
       ageRange: null,
+      status: 'ACTIVE',
       createdAt: '2026-03-01T10:00:00.000Z',
       updatedAt: '2026-03-01T10:00:00.000Z',
     };

@@ -10,6 +10,8 @@ import type { Shell } from './shell.js';
 export interface FailureWords {
   /** What a 403 is said as; the server's own message otherwise. */
   readonly forbidden?: string;
+  /** The page's own words for a refusal it knows (undefined: the server's message). */
+  readonly refusal?: (f: Failure) => string | undefined;
 }
 
 export const failureText = (shell: Shell, f: Failure, words: FailureWords = {}): string =>
@@ -17,7 +19,7 @@ export const failureText = (shell: Shell, f: Failure, words: FailureWords = {}):
     ? shell.t('error.network')
     : words.forbidden !== undefined && statusOf(f) === 403
       ? words.forbidden
-      : shell.t('error.generic', { message: failureMessage(f) });
+      : (words.refusal?.(f) ?? shell.t('error.generic', { message: failureMessage(f) }));
 
 export const sayFailure = (shell: Shell, f: Failure, words: FailureWords = {}): void =>
   shell.say(failureText(shell, f, words), 'error');

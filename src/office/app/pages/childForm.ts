@@ -127,20 +127,30 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
     f.displayName.focus();
   };
   void (async () => {
-    const classes = await api.listClasses();
+    const classes = await api.listClasses({ query: { includeInactive: 'true' } });
+    const nuclei = await api.listNuclei({ query: { includeInactive: 'true' } });
+    const read = studentId === undefined ? undefined : await api.getStudent({ params: { studentId } });
+    if (read !== undefined && E.isLeft(read)) return shell.say(tr('error.network'), 'error');
+    const s = read?.right;
+    // Deactivated classes and nuclei (0047) are offered only as the one the child is in, marked, so an
+    // edit keeps it and a new child is never put there.
+    const offered = <A extends { readonly status?: string }>(
+      items: ReadonlyArray<A>,
+      current: (a: A) => boolean,
+    ) => items.filter((x) => x.status !== 'DEACTIVATED' || current(x));
+    const named = (x: { readonly name: string; readonly status?: string }) =>
+      x.status === 'DEACTIVATED' ? `${x.name} (${at('classes.inactive')})` : x.name;
     if (E.isRight(classes))
       replaceChildren(
         classSelect,
-        ...classes.right.items.map((c) => h('option', { attrs: { value: c.classId } }, c.name)),
+        ...offered(classes.right.items, (c) => c.classId === s?.classId).map((c) =>
+          h('option', { attrs: { value: c.classId } }, named(c)),
+        ),
       );
-    const nuclei = await api.listNuclei();
     if (E.isRight(nuclei))
-      for (const n of nuclei.right.items)
-        nucleusSelect.append(h('option', { attrs: { value: n.nucleusId } }, n.name));
-    if (studentId === undefined) return ready();
-    const read = await api.getStudent({ params: { studentId } });
-    if (E.isLeft(read)) return shell.say(tr('error.network'), 'error');
-    const s = read.right;
+      for (const n of offered(nuclei.right.items, (x) => x.nucleusId === s?.nucleusId))
+        nucleusSelect.append(h('option', { attrs: { value: n.nucleusId } }, named(n)));
+    if (s === undefined) return ready();
     f.displayName.value = s.displayName;
     f.guardianName.value = s.guardianName ?? '';
     f.guardianNameAlt.value = s.guardianNameAlt ?? '';

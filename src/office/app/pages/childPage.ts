@@ -11,6 +11,7 @@ import { api } from '../client.js';
 import type { Shell } from '../shell.js';
 import { adminWords, day, row, section, table, when } from './adminKit.js';
 import { type AdminT, adminTranslator } from './adminText.js';
+import { familyPassSection } from './familyPass.js';
 import { pickupSection } from './pickup.js';
 
 /** `{ id → name }` of a list the page may not be able to read (then ids are shown). */
@@ -29,6 +30,7 @@ export const childPage = (shell: Shell, studentId: string): void => {
   const history = h('div', { attrs: { 'data-test': 'child-history' } });
   const consents = h('div', { attrs: { 'data-test': 'child-consents' } });
   const pickup = h('div', { attrs: { 'data-test': 'child-pickup' } });
+  const pass = h('div', { attrs: { 'data-test': 'child-family-pass' } });
   const audit = h('div', { attrs: { 'data-test': 'child-audit' } });
   const removal = h('div');
   const exportButton = h(
@@ -64,6 +66,7 @@ export const childPage = (shell: Shell, studentId: string): void => {
     section(at('child.history'), history),
     section(at('child.consents'), consents),
     section(at('pickup.title'), pickup),
+    section(at('child.pass'), pass),
     section(at('child.audit'), audit),
     removal,
   );
@@ -72,8 +75,15 @@ export const childPage = (shell: Shell, studentId: string): void => {
     const student = await api.getStudent({ params: { studentId } });
     if (E.isLeft(student)) return sayFailure(shell, student.left, adminWords(at));
     const s = student.right;
-    const classes = namesOf(await api.listClasses(), (c) => [c.classId, c.name]);
-    const nuclei = namesOf(await api.listNuclei(), (n) => [n.nucleusId, n.name]);
+    // The child's class and nucleus are named even once deactivated (0047).
+    const classes = namesOf(await api.listClasses({ query: { includeInactive: 'true' } }), (c) => [
+      c.classId,
+      c.name,
+    ]);
+    const nuclei = namesOf(await api.listNuclei({ query: { includeInactive: 'true' } }), (n) => [
+      n.nucleusId,
+      n.name,
+    ]);
     heading.textContent = s.displayName;
     document.title = `${s.displayName} — ${shell.t('appName')}`;
     notice.textContent =
@@ -114,6 +124,7 @@ export const childPage = (shell: Shell, studentId: string): void => {
       loadHistory(shell, at, history, studentId, classes),
       loadConsents(at, consents, studentId),
       pickupSection(shell, at, pickup, studentId),
+      s.status === 'ACTIVE' ? familyPassSection(shell, at, pass, studentId) : undefined,
       loadAudit(at, audit, studentId),
     ]);
   })();

@@ -101,8 +101,9 @@ export const childrenPage = (shell: Shell): void => {
     pager,
   );
   void (async () => {
-    // Without the classes the list still loads, unfiltered.
-    const classes = await api.listClasses();
+    // Children stay in a deactivated class (0047): it can still be filtered by. Without the classes the
+    // list still loads, unfiltered.
+    const classes = await api.listClasses({ query: { includeInactive: 'true' } });
     if (E.isRight(classes))
       for (const c of classes.right.items)
         classFilter.append(h('option', { attrs: { value: c.classId } }, c.name));

@@ -1,19 +1,25 @@
 /**
  * Nuclei, classes and one-off sessions (ADMIN, CADASTRO or a role with `sessions.add`/`sessions.edit`;
- * the server decides): create and edit each in place. Weekly sessions come from the schedules page;
- * a class, nucleus or session is not deactivated here (decision 0036).
+ * the server decides): create and edit each in place. Weekly sessions come from the schedules page.
+ * Each shows its state; an ADMIN deactivates or reactivates it (0047). Deactivated ones are listed
+ * only when asked.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { dateField, dateInput, pageLang } from '../../../client/dateInput.js';
 import { dateFormat } from '../../../client/dates.js';
 import { h, replaceChildren } from '../../../client/dom.js';
 import type { Failure } from '../../../client/transport.js';
+import { mayReach } from '../../../rules/authorization.js';
 import { onAnswer } from '../calls.js';
-import { api } from '../client.js';
+import { api, transport } from '../client.js';
 import type { Shell } from '../shell.js';
-import { adminWords, row, section, table } from './adminKit.js';
+import { isDeactivated, refusalText, statusAction, statusLabel } from './activity.js';
+import { adminWords, day, row, section, table } from './adminKit.js';
 import { type AdminT, adminTranslator } from './adminText.js';
 import { labelled } from './children.js';
+
+/** A status change of one row: the calls that deactivate and reactivate it. */
+type StatusCalls = Readonly<Record<'deactivate' | 'reactivate', () => Promise<E.Either<Failure, unknown>>>>;
 
 /** An input with an accessible name of its own: in a table row there is no visible label to wrap it. */
 const cellInput = (name: string, value: string, attrs: Readonly<Record<string, string>> = {}) => {
@@ -27,42 +33,103 @@ export const classesPage = (shell: Shell): void => {
   const classes = h('div', { attrs: { 'data-test': 'classes' } });
   const sessions = h('div', { attrs: { 'data-test': 'sessions' } });
   const sessionClass = h('select');
+  // The server decides every call; only an ADMIN is offered what only an ADMIN may do.
+  const auth = transport.current();
+  const admin = auth !== undefined && mayReach('admin', auth.user);
+  const showInactive = h('input', { attrs: { type: 'checkbox', 'data-test': 'show-inactive' } });
+  const listed = () => (showInactive.checked ? { includeInactive: 'true' as const } : {});
+  /** Class names by id, for the refusals that name classes. */
+  const classNames = new Map<string, string>();
+  // A refusal of the deactivation rule in the office's words; anything else as the admin pages say it.
+  const words = { ...adminWords(at), refusal: (f: Failure) => refusalText(at, f, classNames) };
   const send = (call: Promise<E.Either<Failure, unknown>>, said: string) =>
-    onAnswer(shell, call, () => shell.say(said), adminWords(at));
+    onAnswer(shell, call, () => shell.say(said), words);
+  /** The state of a row, and for an ADMIN the button that changes it (a deactivation is confirmed). */
+  const statusCells = (
+    calls: StatusCalls,
+    item: { readonly name: string; readonly status?: string },
+    reload: () => Promise<void>,
+  ) => [
+    h('span', { attrs: { 'data-test': 'status' } }, statusLabel(at, item)),
+    admin
+      ? (() => {
+          const action = statusAction(at, item);
+          return h(
+            'button',
+            {
+              attrs: { type: 'button', 'aria-label': `${action.label}: ${item.name}` },
+              onClick: () => {
+                if (
+                  !isDeactivated(item) &&
+                  !window.confirm(at('classes.confirmDeactivate', { name: item.name }))
+                )
+                  return;
+                void send(calls[action.change](), action.done).then(async (ok) =>
+                  ok ? reload() : undefined,
+                );
+              },
+            },
+            action.label,
+          );
+        })()
+      : null,
+  ];
 
   const load = async () => {
-    const n = await api.listNuclei();
-    const c = await api.listClasses();
+    const n = await api.listNuclei({ query: listed() });
+    const c = await api.listClasses({ query: listed() });
     if (E.isLeft(n) || E.isLeft(c)) return shell.say(shell.t('error.network'), 'error');
+    for (const x of c.right.items) classNames.set(x.classId, x.name);
     const nucleusOptions = (selected: string | null) => {
       const select = h('select', { attrs: { 'aria-label': at('classes.nucleus') } });
       select.append(h('option', { attrs: { value: '' } }, at('classes.noNucleus')));
-      for (const x of n.right.items) select.append(h('option', { attrs: { value: x.nucleusId } }, x.name));
+      for (const x of n.right.items)
+        select.append(
+          h(
+            'option',
+            { attrs: { value: x.nucleusId } },
+            isDeactivated(x) ? `${x.name} (${at('classes.inactive')})` : x.name,
+          ),
+        );
       select.value = selected ?? '';
       return select;
     };
     replaceChildren(
       nuclei,
       table(
-        [at('classes.name'), at('col.actions')],
+        [at('classes.name'), at('classes.status'), at('col.actions')],
         n.right.items.map((x) => {
           const name = cellInput(at('classes.name'), x.name, { required: '', maxlength: '120' });
+          const params = { nucleusId: x.nucleusId };
+          const [state, change] = statusCells(
+            {
+              deactivate: () => api.deactivateNucleus({ params }),
+              reactivate: () => api.reactivateNucleus({ params }),
+            },
+            x,
+            load,
+          );
           return row(
             name,
+            state,
+            // One cell of actions: saving, and for an ADMIN the change of state.
             h(
-              'button',
-              {
-                attrs: { type: 'button' },
-                onClick: () =>
-                  void send(
-                    api.updateNucleus({
-                      params: { nucleusId: x.nucleusId },
-                      body: { name: name.value.trim() },
-                    }),
-                    at('classes.saved'),
-                  ),
-              },
-              at('classes.save'),
+              'span',
+              {},
+              h(
+                'button',
+                {
+                  attrs: { type: 'button' },
+                  onClick: () =>
+                    void send(
+                      api.updateNucleus({ params, body: { name: name.value.trim() } }),
+                      at('classes.saved'),
+                    ),
+                },
+                at('classes.save'),
+              ),
+              ' ',
+              change,
             ),
           );
         }),
@@ -72,7 +139,13 @@ export const classesPage = (shell: Shell): void => {
     replaceChildren(
       classes,
       table(
-        [at('classes.name'), at('classes.nucleus'), at('classes.capacity'), at('col.actions')],
+        [
+          at('classes.name'),
+          at('classes.nucleus'),
+          at('classes.capacity'),
+          at('classes.status'),
+          at('col.actions'),
+        ],
         c.right.items.map((x) => {
           const name = cellInput(at('classes.name'), x.name, { required: '', maxlength: '120' });
           const nucleus = nucleusOptions(x.nucleusId);
@@ -81,28 +154,44 @@ export const classesPage = (shell: Shell): void => {
             min: '1',
             max: '10000',
           });
+          const params = { classId: x.classId };
+          const [state, change] = statusCells(
+            {
+              deactivate: () => api.deactivateClass({ params }),
+              reactivate: () => api.reactivateClass({ params }),
+            },
+            x,
+            load,
+          );
           return row(
             name,
             nucleus,
             capacity,
+            state,
             h(
-              'button',
-              {
-                attrs: { type: 'button' },
-                onClick: () =>
-                  void send(
-                    api.updateClass({
-                      params: { classId: x.classId },
-                      body: {
-                        name: name.value.trim(),
-                        nucleusId: nucleus.value === '' ? null : nucleus.value,
-                        capacity: capacity.value === '' ? null : Number(capacity.value),
-                      },
-                    }),
-                    at('classes.saved'),
-                  ),
-              },
-              at('classes.save'),
+              'span',
+              {},
+              h(
+                'button',
+                {
+                  attrs: { type: 'button' },
+                  onClick: () =>
+                    void send(
+                      api.updateClass({
+                        params,
+                        body: {
+                          name: name.value.trim(),
+                          nucleusId: nucleus.value === '' ? null : nucleus.value,
+                          capacity: capacity.value === '' ? null : Number(capacity.value),
+                        },
+                      }),
+                      at('classes.saved'),
+                    ),
+                },
+                at('classes.save'),
+              ),
+              ' ',
+              change,
             ),
           );
         }),
@@ -112,7 +201,13 @@ export const classesPage = (shell: Shell): void => {
     const chosen = sessionClass.value;
     replaceChildren(
       sessionClass,
-      ...c.right.items.map((x) => h('option', { attrs: { value: x.classId } }, x.name)),
+      ...c.right.items.map((x) =>
+        h(
+          'option',
+          { attrs: { value: x.classId } },
+          isDeactivated(x) ? `${x.name} (${at('classes.inactive')})` : x.name,
+        ),
+      ),
     );
     if (chosen !== '') sessionClass.value = chosen;
     await loadSessions();
@@ -125,7 +220,7 @@ export const classesPage = (shell: Shell): void => {
     const classId = sessionClass.value;
     sessionsRead += 1;
     const mine = sessionsRead;
-    const s = await api.listSessions({ query: { classId } });
+    const s = await api.listSessions({ query: { classId, ...listed() } });
     if (mine !== sessionsRead) return;
     if (E.isLeft(s)) return shell.say(shell.t('error.network'), 'error');
     const sorted = [...s.right.items].sort((a, b) => b.date.localeCompare(a.date));
@@ -135,32 +230,49 @@ export const classesPage = (shell: Shell): void => {
         [
           `${at('classes.date')} (${dateFormat(pageLang()).hint})`,
           at('classes.sessionTitle'),
+          at('classes.status'),
           at('col.actions'),
         ],
         sorted.map((x) => {
           const date = dateInput(x.date, { 'aria-label': at('classes.date'), required: '' });
           const title = cellInput(at('classes.sessionTitle'), x.title ?? '', { maxlength: '120' });
+          const params = { sessionId: x.sessionId };
+          const [state, change] = statusCells(
+            {
+              deactivate: () => api.deactivateSession({ params }),
+              reactivate: () => api.reactivateSession({ params }),
+            },
+            { ...x, name: x.title === null ? day(x.date) : `${day(x.date)} ${x.title}` },
+            loadSessions,
+          );
           return row(
             date.input,
             title,
+            state,
             h(
-              'button',
-              {
-                attrs: { type: 'button' },
-                onClick: () => {
-                  // A button, not a form's submit: the browser reports a date it cannot read only if asked.
-                  const day = date.iso();
-                  if (day === undefined || day === null) return void date.input.reportValidity();
-                  void send(
-                    api.updateSession({
-                      params: { sessionId: x.sessionId },
-                      body: { date: day, title: title.value.trim() === '' ? null : title.value.trim() },
-                    }),
-                    at('classes.saved'),
-                  ).then(async (ok) => (ok ? loadSessions() : undefined));
+              'span',
+              {},
+              h(
+                'button',
+                {
+                  attrs: { type: 'button' },
+                  onClick: () => {
+                    // A button, not a form's submit: the browser reports a date it cannot read only if asked.
+                    const day = date.iso();
+                    if (day === undefined || day === null) return void date.input.reportValidity();
+                    void send(
+                      api.updateSession({
+                        params,
+                        body: { date: day, title: title.value.trim() === '' ? null : title.value.trim() },
+                      }),
+                      at('classes.saved'),
+                    ).then(async (ok) => (ok ? loadSessions() : undefined));
+                  },
                 },
-              },
-              at('classes.save'),
+                at('classes.save'),
+              ),
+              ' ',
+              change,
             ),
           );
         }),
@@ -172,6 +284,7 @@ export const classesPage = (shell: Shell): void => {
     sessions.dataset.classId = classId;
   };
   sessionClass.addEventListener('change', () => void loadSessions());
+  showInactive.addEventListener('change', () => void load());
   // The forms that create are drawn once, outside the tables that are drawn again after each change,
   // so what is typed in them survives any redraw.
   const nucleusForm = createForm(at, 'nucleus-form', [at('classes.name')], async ([name]) => {
@@ -204,6 +317,7 @@ export const classesPage = (shell: Shell): void => {
   replaceChildren(
     shell.main,
     h('h1', {}, at('classes.title')),
+    h('label', { className: 'inline' }, showInactive, ` ${at('classes.showInactive')}`),
     section(at('classes.nuclei'), nuclei, nucleusForm),
     section(at('classes.classes'), classes, classForm),
     section(at('classes.sessions'), labelled(at('classes.sessionsOf'), sessionClass), sessions, sessionForm),

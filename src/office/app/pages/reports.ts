@@ -162,7 +162,8 @@ export const reportsPage = (shell: Shell): void => {
     section(at('reports.conflicts'), conflicts),
   );
   void (async () => {
-    const classes = await api.listClasses();
+    // Reports are history: deactivated classes (0047) are named and may be chosen too.
+    const classes = await api.listClasses({ query: { includeInactive: 'true' } });
     if (E.isRight(classes))
       for (const c of classes.right.items) {
         classNames.set(c.classId, c.name);

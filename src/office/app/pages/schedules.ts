@@ -117,13 +117,17 @@ export const schedulesPage = (shell: Shell): void => {
     form,
   );
   void (async () => {
-    // Without the classes the schedules still show, by class id.
-    const c = await api.listClasses();
+    // Every schedule's class is named, a deactivated one too (0047); a new schedule is offered the
+    // active classes only, as the server takes no other. Without the classes the schedules still
+    // show, by class id.
+    const c = await api.listClasses({ query: { includeInactive: 'true' } });
     if (E.isRight(c)) {
       for (const x of c.right.items) classNames.set(x.classId, x.name);
       replaceChildren(
         classSelect,
-        ...c.right.items.map((x) => h('option', { attrs: { value: x.classId } }, x.name)),
+        ...c.right.items
+          .filter((x) => x.status !== 'DEACTIVATED')
+          .map((x) => h('option', { attrs: { value: x.classId } }, x.name)),
       );
     }
     await load();
