@@ -123,6 +123,15 @@ const ReadOnlyStatus = refine(ActivityStatus, () => true, 'ACTIVE or DEACTIVATED
     'history and is left out of its list unless `includeInactive=true`.',
 });
 
+/**
+ * The `details` of a 409 that refuses a status change, or a change under a deactivated parent: the
+ * rule's `reason`, and for a nucleus still holding active classes, their ids (`rules/deactivation.ts`).
+ */
+export const ActivityRefusalDetails = t.intersection([
+  t.type({ reason: t.string }),
+  t.partial({ classIds: t.array(t.string) }),
+]);
+
 /** `includeInactive` on the lists of nuclei, classes and sessions. */
 const IncludeInactive = refine(t.keyof({ true: null, false: null }), () => true, 'true or false', {
   description:

@@ -22,6 +22,7 @@ export const VerificationMethod = t.keyof({
   IN_PERSON_DOCUMENT: null,
   ADULT_SELF: null,
 });
+export type VerificationMethod = t.TypeOf<typeof VerificationMethod>;
 export const SubjectType = t.keyof({ STUDENT: null, USER: null });
 export type SubjectType = t.TypeOf<typeof SubjectType>;
 

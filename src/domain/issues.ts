@@ -9,6 +9,17 @@ export interface ValidationIssue {
   readonly message: string;
 }
 
+/**
+ * The `details` of a VALIDATION_FAILED envelope as a client reads them: the issues (capped, the rest
+ * counted), and what a route adds beside (a `reason`; the headers of a file whose columns it could
+ * not map). Open: a route may add more.
+ */
+export const ValidationDetails = t.intersection([
+  t.type({ issues: t.array(t.type({ path: t.string, message: t.string })) }),
+  t.partial({ issuesOmitted: t.number, reason: t.string, headers: t.array(t.string) }),
+]);
+export type ValidationDetails = t.TypeOf<typeof ValidationDetails>;
+
 const describeExpected = (e: t.ValidationError): string => {
   if (e.message !== undefined) return e.message;
   const last = e.context[e.context.length - 1];

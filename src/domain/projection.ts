@@ -68,6 +68,7 @@ export const ConflictSide = object(
   {},
   { description: 'One side of a conflict: who (user and role), from which device, when, and what changed.' },
 );
+export type ConflictSide = t.TypeOf<typeof ConflictSide>;
 
 export const ConflictPolicyC = t.keyof({
   ADMIN_PRECEDENCE: null,

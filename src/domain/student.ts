@@ -14,6 +14,7 @@ import {
   nullable,
   object,
   PathId,
+  pageLimit,
   refine,
   ShortText,
   Uuid,
@@ -244,15 +245,33 @@ export const StudentSummary = object('StudentSummary', {
 });
 export type StudentSummary = t.TypeOf<typeof StudentSummary>;
 
+/** The students list's page: its size when none is asked, and the largest. */
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+export const StudentListQuery = object(
+  'StudentListQuery',
+  {},
+  {
+    q: boundedString(1, 100, {
+      description: 'Words that must all appear in the name; case and accents are ignored (joao finds João).',
+    }),
+    status: StudentStatus,
+    classId: boundedString(1, 64, { description: 'Only the students of this class.' }),
+    limit: pageLimit(MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE),
+    cursor: boundedString(1, 2048, { description: 'The `nextCursor` of the previous page, opaque.' }),
+  },
+);
+
 export const StudentPage = object(
   'StudentPage',
-  // The page size's bound (MAX_PAGE_SIZE of the students route).
-  { items: boundedArray(StudentSummary, 200), nextCursor: nullable(ShortText) },
+  { items: boundedArray(StudentSummary, MAX_PAGE_SIZE), nextCursor: nullable(ShortText) },
   {},
   {
     description: '`nextCursor` is opaque; null at the end.',
   },
 );
+export type StudentPage = t.TypeOf<typeof StudentPage>;
 
 export const DeleteStudentBody = object('DeleteStudentBody', {
   justification: boundedString(10, 500, { classification: 'personal', description: '10 to 500 characters.' }),

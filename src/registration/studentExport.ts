@@ -5,13 +5,10 @@
  * deleted student (decision 0045) it answers what is left, and nothing of the person.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
-import { AuditEntry } from '../domain/audit.js';
-import { boundedString, IsoInstant, nullable, object, ShortText } from '../domain/codec.js';
-import { Consent, toConsent } from '../domain/consent.js';
+import { toConsent } from '../domain/consent.js';
 import { type ApiError, apiError } from '../domain/errors.js';
-import { MAX_PHOTO_BYTES, StudentPhoto, toStudentPhoto } from '../domain/photo.js';
-import { Student } from '../domain/student.js';
+import { toStudentPhoto } from '../domain/photo.js';
+import type { StudentExport } from '../domain/studentExport.js';
 import { photosAllowed, visibleStudentFields } from '../rules/students.js';
 import type { AuditLog } from '../store/auditLog.js';
 import type { ConsentStore } from '../store/consents.js';
@@ -20,53 +17,6 @@ import { type StudentStore, toRecord } from '../store/students.js';
 import type { SubjectRecords } from '../store/subjectRecords.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
 import { studentView } from './studentService.js';
-
-export const EventRecord = object(
-  'EventRecord',
-  {
-    eventId: ShortText,
-    type: ShortText,
-    subjectType: ShortText,
-    subjectId: ShortText,
-    payload: t.UnknownRecord,
-    actor: object('EventActor', { userId: ShortText, role: ShortText }),
-    deviceId: t.union([ShortText, t.null]),
-    clientTimestamp: ShortText,
-    serverTimestamp: ShortText,
-  },
-  { aspect: ShortText, baseVersion: t.union([ShortText, t.null]) },
-);
-
-export const StudentExport = object(
-  'StudentExport',
-  {
-    exportedAt: IsoInstant,
-    student: Student,
-    imageConsents: t.array(Consent),
-    events: t.array(EventRecord),
-    auditEntries: t.array(AuditEntry),
-    checkIns: t.array(t.UnknownRecord),
-    pickupEntries: t.array(t.UnknownRecord),
-    pickupAuthorizations: t.array(t.UnknownRecord),
-  },
-  {
-    photo: nullable(
-      object('ExportedPhoto', {
-        stored: StudentPhoto,
-        jpegBase64: boundedString(1, Math.ceil((MAX_PHOTO_BYTES * 4) / 3) + 4, {
-          classification: 'sensitive',
-          description: 'The stored image (JPEG), base64.',
-        }),
-      }),
-    ),
-  },
-  {
-    description:
-      'Everything held about the student. Itself audited (action EXPORT). Once a deleted student is anonymised ' +
-      '(`student.anonymisedAt`, decision 0045) it is what is left: no personal value anywhere in it.',
-  },
-);
-export type StudentExport = t.TypeOf<typeof StudentExport>;
 
 export interface StudentExportDeps {
   readonly students: StudentStore;

@@ -342,6 +342,23 @@ describe('kiosk (e2e): two tablets offline on the same child, an ADMIN and a CHA
     expect(lines).to.have.length(2);
     expect(lines[1]).to.contain(`"${childId()}","${CHILD}","true"`);
     expect(lines[1]).to.contain('"Turma Arco-Íris","Culto da manhã"');
+
+    // The day is a dd/mm/aaaa field, as in the office (0043), not the browser's date picker.
+    const day = page.getByRole('textbox', { name: 'Dia' });
+    // The tablet's clock is UTC (openKiosk).
+    const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    const ddmmyyyy = (isoDay: string) => isoDay.split('-').reverse().join('/');
+    const today = iso(Date.now());
+    expect(await day.inputValue()).to.equal(ddmmyyyy(today));
+    const weekAgo = iso(Date.now() - 7 * 86_400_000);
+    await day.fill(ddmmyyyy(weekAgo));
+    await page.getByText('Nenhuma presença registrada neste dia.').waitFor();
+    expect(await page.locator('table.attendance').count()).to.equal(0);
+    // Not on the calendar: refused by the field, and the day shown stays.
+    await day.fill('31/02/2026');
+    expect(await day.evaluate((el: HTMLInputElement) => el.validity.customError)).to.equal(true);
+    await day.fill(ddmmyyyy(today));
+    await line.waitFor();
   });
 
   it('opens the admins’ view straight away for a RELATORIOS account, which has no desk', async () => {

@@ -163,7 +163,10 @@ describe('kiosk (e2e): siblings checked in together, offline', function () {
       sessionId: ministry.sessionId,
     });
     expect(bia.status, bia.text).to.equal(201);
-    await row('Bia Souza').locator('.child-status', { hasText: 'já está na sala' }).waitFor();
+    await row('Bia Souza')
+      .locator('.child-status', { hasText: 'já está na sala' })
+      // The tablet hears of it at its next roster pull, which a loaded machine may take a while to make.
+      .waitFor({ timeout: 60_000 });
     expect(await row('Bia Souza').getByRole('checkbox').isDisabled()).to.equal(true);
     expect(await row('Bia Souza').getByRole('checkbox').isChecked()).to.equal(false);
     expect(await row('Caio Souza').getByRole('checkbox').isChecked(), 'the volunteer unticked Caio').to.equal(

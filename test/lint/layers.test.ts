@@ -97,6 +97,32 @@ const FIXTURES: ReadonlyArray<Fixture> = [
       { from: 'pouchdb-browser', refused: false },
       { from: '../../../store/pouch.js', refused: true },
       { from: 'node:fs', refused: true },
+      // The two browser apps share src/client, never each other's folder (0050).
+      { from: '../../../client/dom.js', refused: false },
+      { from: '../../../office/app/calls.js', refused: true },
+    ],
+  },
+  {
+    path: 'src/office/app/pages/wrongImports.ts',
+    imports: [
+      { from: '../../../client/endpoints.js', refused: false },
+      { from: '../../../domain/student.js', refused: false },
+      { from: '../../../rules/authorization.js', refused: false },
+      { from: '../../../kiosk/app/dom.js', refused: true },
+      { from: '../../../kiosk/app/i18n.js', refused: true },
+      { from: '../../../store/students.js', refused: true },
+      { from: 'pouchdb-browser', refused: true },
+    ],
+  },
+  {
+    path: 'src/client/wrongImports.ts',
+    imports: [
+      { from: '../domain/codec.js', refused: false },
+      { from: 'io-ts', refused: false },
+      { from: '../kiosk/app/session.js', refused: true },
+      { from: '../office/app/client.js', refused: true },
+      { from: '../rules/authorization.js', refused: true },
+      { from: 'pouchdb-browser', refused: true },
     ],
   },
 ];

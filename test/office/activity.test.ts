@@ -1,5 +1,6 @@
 /** The classes page's words for a status: the state, the action offered, a refusal in the office's words. */
 import { expect } from 'chai';
+import type { Failure } from '../../src/client/transport.js';
 import {
   isDeactivated,
   refusalText,
@@ -12,9 +13,15 @@ import type { AdminT } from '../../src/office/app/pages/adminText.js';
 const at: AdminT = (key, values = {}) =>
   Object.keys(values).length === 0 ? key : `${key} ${JSON.stringify(values)}`;
 
-const refused = (details: Record<string, unknown>, status = 409) => ({
+const refused = (details: Record<string, unknown>, status = 409): Failure => ({
+  kind: 'refused',
   status,
-  json: { error: { code: 'CONFLICT', message: 'The nucleus still has active classes.', details } },
+  error: {
+    code: 'CONFLICT',
+    message: 'The nucleus still has active classes.',
+    correlationId: '00000000-0000-4000-8000-000000000777',
+    details,
+  },
 });
 
 describe('office: the status of nuclei, classes and sessions', () => {
@@ -28,15 +35,15 @@ describe('office: the status of nuclei, classes and sessions', () => {
     expect(statusLabel(at, {})).to.equal('classes.active');
   });
 
-  it('offers to deactivate what is active and to reactivate what is not, each at its own path', () => {
-    expect(statusAction(at, '/api/v1/classes/c1', { status: 'ACTIVE' })).to.deep.equal({
+  it('offers to deactivate what is active and to reactivate what is not', () => {
+    expect(statusAction(at, { status: 'ACTIVE' })).to.deep.equal({
+      change: 'deactivate',
       label: 'classes.deactivate',
-      path: '/api/v1/classes/c1/deactivate',
       done: 'classes.deactivated',
     });
-    expect(statusAction(at, '/api/v1/sessions/s1', { status: 'DEACTIVATED' })).to.deep.equal({
+    expect(statusAction(at, { status: 'DEACTIVATED' })).to.deep.equal({
+      change: 'reactivate',
       label: 'classes.reactivate',
-      path: '/api/v1/sessions/s1/reactivate',
       done: 'classes.reactivated',
     });
   });
@@ -61,6 +68,6 @@ describe('office: the status of nuclei, classes and sessions', () => {
       expect(refusalText(at, refused({ reason }), new Map())).to.equal(`classes.${reason} {"classes":""}`);
     expect(refusalText(at, refused({ reason: 'NUCLEUS_NAME_TAKEN' }), new Map())).to.equal(undefined);
     expect(refusalText(at, refused({ reason: 'CLASS_DEACTIVATED' }, 400), new Map())).to.equal(undefined);
-    expect(refusalText(at, { status: 409, json: 'not an envelope' }, new Map())).to.equal(undefined);
+    expect(refusalText(at, { kind: 'unexpected', status: 409 }, new Map())).to.equal(undefined);
   });
 });

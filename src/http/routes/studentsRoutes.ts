@@ -2,42 +2,25 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { openCursor, signCursor } from '../../crypto/cursor.js';
-import { boundedString, object, pageLimit } from '../../domain/codec.js';
 import { type ApiError, apiError } from '../../domain/errors.js';
 import {
   CreateStudentBody,
+  DEFAULT_PAGE_SIZE,
   DeleteStudentBody,
+  MAX_PAGE_SIZE,
   PatchStudentBody,
   Student,
   type StudentDoc,
   StudentIdParams,
+  StudentListQuery,
   StudentPage,
   StudentStatus,
 } from '../../domain/student.js';
-import { StudentExport } from '../../registration/studentExport.js';
+import { StudentExport } from '../../domain/studentExport.js';
 import { studentDocView } from '../../registration/studentService.js';
 import { foldName, photosAllowed, visibleStudentFields } from '../../rules/students.js';
 import { actorOf } from '../actor.js';
 import { defineRoute, type HandlerContext } from '../route.js';
-
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 200;
-
-const Limit = pageLimit(MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE);
-
-export const StudentListQuery = object(
-  'StudentListQuery',
-  {},
-  {
-    q: boundedString(1, 100, {
-      description: 'Words that must all appear in the name; case and accents are ignored (joao finds João).',
-    }),
-    status: StudentStatus,
-    classId: boundedString(1, 64, { description: 'Only the students of this class.' }),
-    limit: Limit,
-    cursor: boundedString(1, 2048, { description: 'The `nextCursor` of the previous page, opaque.' }),
-  },
-);
 
 // `c` (the class filter) came with the office; a cursor without it pages every student.
 const CursorPayload = t.intersection([

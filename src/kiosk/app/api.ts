@@ -1,25 +1,17 @@
 /**
- * The few REST calls the kiosk makes online: sign in, refresh, sign out, and the check-in
- * configuration (the admins' view adds its own in adminApi.ts). Answers are read with tolerant codecs (unknown fields ignored): a kiosk kept in a
+ * The kiosk's reading of a call's outcome: the shared transport's `Failure` (src/client) as the few
+ * cases a screen tells apart, and the check-in configuration (the admins' view adds its own calls in
+ * adminApi.ts). Answers are read with tolerant codecs (unknown fields ignored): a kiosk kept in a
  * tablet's cache must go on working when a newer server adds a field.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
-import { type AuthState, CheckinConfig } from './storage.js';
+import type * as t from 'io-ts';
+import { type Failure, json, readAnswer, type SignInFailure } from '../../client/transport.js';
+import { CheckinConfig } from './storage.js';
 
 export type ApiFailure = 'network' | 'unauthorized' | 'forbidden' | 'rate_limited' | 'unexpected';
 
-const TokenAnswer = t.intersection([
-  t.type({
-    accessToken: t.string,
-    refreshToken: t.string,
-    accessTokenExpiresAt: t.string,
-    user: t.type({ userId: t.string, email: t.string, displayName: t.string, roles: t.array(t.string) }),
-  }),
-  t.partial({ sessionExpiresAt: t.string }),
-]);
-
-const failureOf = (status: number): ApiFailure =>
+const byStatus = (status: number): ApiFailure =>
   status === 401
     ? 'unauthorized'
     : status === 403
@@ -28,11 +20,18 @@ const failureOf = (status: number): ApiFailure =>
         ? 'rate_limited'
         : 'unexpected';
 
+export const apiFailure = (f: Failure): ApiFailure =>
+  f.kind === 'network' ? 'network' : f.kind === 'signed-out' ? 'unauthorized' : byStatus(f.status);
+
+export const signInFailure = (f: SignInFailure): ApiFailure | 'refused_other_user' =>
+  f.kind === 'not-accepted' ? 'refused_other_user' : apiFailure(f);
+
+/** A call through `send` (the session's fetch: token, device id, refresh on 401), its answer decoded. */
 export const request = async <A>(
   send: typeof fetch,
   path: string,
   init: RequestInit,
-  codec: t.Type<A, unknown>,
+  codec: t.Type<A, unknown, unknown>,
 ): Promise<E.Either<ApiFailure, A>> => {
   let response: Response;
   try {
@@ -40,72 +39,8 @@ export const request = async <A>(
   } catch {
     return E.left('network');
   }
-  if (!response.ok) return E.left(failureOf(response.status));
-  try {
-    const decoded = codec.decode(await response.json());
-    return E.isRight(decoded) ? E.right(decoded.right) : E.left('unexpected');
-  } catch {
-    return E.left('unexpected');
-  }
+  return E.mapLeft(apiFailure)(await readAnswer(response, json(codec)));
 };
 
-const tokens = (a: t.TypeOf<typeof TokenAnswer>): AuthState => ({
-  accessToken: a.accessToken,
-  refreshToken: a.refreshToken,
-  accessTokenExpiresAt: a.accessTokenExpiresAt,
-  user: a.user,
-  expired: false,
-  ...(a.sessionExpiresAt === undefined ? {} : { sessionExpiresAt: a.sessionExpiresAt }),
-});
-
-export const login = async (
-  email: string,
-  password: string,
-  deviceId: string,
-): Promise<E.Either<ApiFailure, AuthState>> =>
-  E.map(tokens)(
-    await request(
-      fetch,
-      '/api/v1/auth/login',
-      {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-Device-Id': deviceId },
-        body: JSON.stringify({ email, password }),
-      },
-      TokenAnswer,
-    ),
-  );
-
-export const refresh = async (refreshToken: string): Promise<E.Either<ApiFailure, AuthState>> =>
-  E.map(tokens)(
-    await request(
-      fetch,
-      '/api/v1/auth/refresh',
-      {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ refreshToken }),
-      },
-      TokenAnswer,
-    ),
-  );
-
-export const revoke = async (auth: AuthState, deviceId: string): Promise<void> => {
-  await request(
-    fetch,
-    '/api/v1/auth/revoke',
-    {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${auth.accessToken}`,
-        'X-Device-Id': deviceId,
-        'Idempotency-Key': crypto.randomUUID(),
-      },
-    },
-    t.unknown,
-  );
-};
-
-/** Through the authenticated fetch (token, device id, refresh on 401). */
 export const checkinConfig = (authedFetch: typeof fetch): Promise<E.Either<ApiFailure, CheckinConfig>> =>
   request(authedFetch, '/api/v1/church/check-in-config', {}, CheckinConfig);

@@ -1,4 +1,5 @@
 /** Labels in Brazilian Portuguese (the default) and English; every English key must exist in Portuguese. */
+import { isLang, LANGS, type Lang, type Params, translator } from '../../client/translator.js';
 
 const ptBR = {
   appName: 'Chamada',
@@ -489,24 +490,16 @@ const en: Readonly<Record<MessageKey, string>> = {
   'role.CADASTRO': 'Registration',
 };
 
-export type Lang = 'pt-BR' | 'en';
-export const LANGS: ReadonlyArray<Lang> = ['pt-BR', 'en'];
-const catalogues: Readonly<Record<Lang, Readonly<Record<MessageKey, string>>>> = { 'pt-BR': ptBR, en };
+export { isLang, LANGS, type Lang };
 
-export const isLang = (s: unknown): s is Lang => s === 'pt-BR' || s === 'en';
+const catalogues = translator<MessageKey>({ 'pt-BR': ptBR, en });
 
 /** For labels named after a server's value (a policy, a role): an unknown value is shown as it is. */
 export const isMessageKey = (s: string): s is MessageKey => Object.hasOwn(ptBR, s);
 
 /** The message in `lang`, with `{name}` placeholders filled from `params`. */
-export const translate = (
-  lang: Lang,
-  key: MessageKey,
-  params: Readonly<Record<string, string | number>> = {},
-): string =>
-  catalogues[lang][key].replace(/\{(\w+)\}/g, (whole, name: string) =>
-    Object.hasOwn(params, name) ? String(params[name]) : whole,
-  );
+export const translate = (lang: Lang, key: MessageKey, params: Params = {}): string =>
+  catalogues(lang)(key, params);
 
 /** Times on labels and lists, in the tablet's time zone. */
 export const formatTime = (lang: Lang, iso: string): string =>

@@ -5,11 +5,11 @@
  * again through its `update`, or whole when it has none.
  */
 
+import { h, replaceChildren } from '../../client/dom.js';
 import type { RosterStudent } from '../../domain/roster.js';
 import { type Headcount, headcountOf, utcDay } from '../../rules/checkin.js';
 import { type AspectView, aspectView, type LocalCheckinEvent } from './checkinState.js';
 import { rememberDayKeys } from './dayKeys.js';
-import { h, replaceChildren } from './dom.js';
 import { type Lang, type MessageKey, translate } from './i18n.js';
 import { localCheckinEvents, localVisitors } from './outboxEvents.js';
 import {

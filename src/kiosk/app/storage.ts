@@ -3,9 +3,8 @@
  * the device id, the language, the signed-in user and tokens, the check-in configuration, and the
  * label printer this tablet prints on.
  */
-import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { isUuid } from '../../domain/codec.js';
+import { deviceIdIn, keptIn } from '../../client/storage.js';
 import { isLang, type Lang } from './i18n.js';
 
 const KEYS = {
@@ -51,25 +50,8 @@ export const DEFAULT_CONFIG: CheckinConfig = {
   emergencyCheckoutAdminOnly: false,
 };
 
-const readJson = <A>(key: string, codec: t.Type<A, unknown>): A | undefined => {
-  const text = localStorage.getItem(key);
-  if (text === null) return undefined;
-  try {
-    const decoded = codec.decode(JSON.parse(text));
-    return E.isRight(decoded) ? decoded.right : undefined;
-  } catch {
-    return undefined;
-  }
-};
-
 /** A UUID made once per browser profile: the tablet's `X-Device-Id`. */
-export const deviceId = (): string => {
-  const stored = localStorage.getItem(KEYS.deviceId);
-  if (stored !== null && isUuid(stored)) return stored;
-  const made = crypto.randomUUID();
-  localStorage.setItem(KEYS.deviceId, made);
-  return made;
-};
+export const deviceId = (): string => deviceIdIn(localStorage, KEYS.deviceId);
 
 export const loadLang = (): Lang => {
   const stored = localStorage.getItem(KEYS.lang);
@@ -84,12 +66,12 @@ export const loadLabelLayout = (): LabelLayout => {
 };
 export const saveLabelLayout = (layout: LabelLayout): void => localStorage.setItem(KEYS.labelLayout, layout);
 
-export const loadAuth = (): AuthState | undefined => readJson(KEYS.auth, AuthState);
-export const saveAuth = (auth: AuthState | undefined): void => {
-  if (auth === undefined) localStorage.removeItem(KEYS.auth);
-  else localStorage.setItem(KEYS.auth, JSON.stringify(auth));
-};
+// Each value decoded on the way back in: what an older kiosk stored, or a hand-edited value, is input.
+const keptAuth = () => keptIn(localStorage, KEYS.auth, AuthState);
+const keptConfig = () => keptIn(localStorage, KEYS.config, CheckinConfig);
 
-export const loadConfig = (): CheckinConfig => readJson(KEYS.config, CheckinConfig) ?? DEFAULT_CONFIG;
-export const saveConfig = (config: CheckinConfig): void =>
-  localStorage.setItem(KEYS.config, JSON.stringify(config));
+export const loadAuth = (): AuthState | undefined => keptAuth().load();
+export const saveAuth = (auth: AuthState | undefined): void => keptAuth().save(auth);
+
+export const loadConfig = (): CheckinConfig => keptConfig().load() ?? DEFAULT_CONFIG;
+export const saveConfig = (config: CheckinConfig): void => keptConfig().save(config);

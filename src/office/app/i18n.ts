@@ -1,4 +1,8 @@
 /** Labels in Brazilian Portuguese (the default) and English; every English key must exist in Portuguese. */
+import { type Lang, translator as makeTranslator, type Translate } from '../../client/translator.js';
+
+export type { Lang };
+
 const ptBR = {
   appName: 'Chamada — Secretaria',
   skip: 'Pular para o conteúdo',
@@ -263,17 +267,11 @@ const en: Record<Key, string> = {
     "I allow the church to keep a photo of my child to identify them at check-in and check-out of the children's activities. The photo stays in the church's system and on the reception tablets, is never published, and is erased when I revoke this permission, which I may do at any time.",
 };
 
-export type Lang = 'pt-BR' | 'en';
 const LANG_KEY = 'chamada-office-lang';
 
 export const loadLang = (): Lang => (localStorage.getItem(LANG_KEY) === 'en' ? 'en' : 'pt-BR');
 export const saveLang = (lang: Lang): void => localStorage.setItem(LANG_KEY, lang);
 
-export type T = (key: Key, values?: Readonly<Record<string, string | number>>) => string;
+export type T = Translate<Key>;
 
-export const translator =
-  (lang: Lang): T =>
-  (key, values = {}) =>
-    (lang === 'en' ? en[key] : ptBR[key]).replace(/\{(\w+)\}/g, (_, name: string) =>
-      String(values[name] ?? ''),
-    );
+export const translator = makeTranslator<Key>({ 'pt-BR': ptBR, en });

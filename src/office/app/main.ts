@@ -4,9 +4,9 @@
  * script or style, so the service's CSP holds unchanged.
  */
 import './styles.css';
-import { h, replaceChildren } from '../../kiosk/app/dom.js';
+import { h, replaceChildren } from '../../client/dom.js';
 import { mayReach } from '../../rules/authorization.js';
-import { currentAuth, signOut } from './api.js';
+import { transport } from './client.js';
 import { type Lang, loadLang, saveLang, translator } from './i18n.js';
 import { adminTranslator } from './pages/adminText.js';
 import { childFormPage } from './pages/childForm.js';
@@ -65,7 +65,7 @@ const render = (): void => {
     },
     t('nav.language'),
   );
-  const auth = currentAuth();
+  const auth = transport.current();
   const route = location.hash.replace(/^#\/?/, '');
   const link = (hash: string, label: string, current: boolean) =>
     h('a', { attrs: { href: hash, ...(current ? { 'aria-current': 'page' } : {}) } }, label);
@@ -96,7 +96,7 @@ const render = (): void => {
               className: 'link',
               attrs: { type: 'button' },
               onClick: () => {
-                void signOut().then(() => shell.go('#/'));
+                void transport.signOut().then(() => shell.go('#/'));
               },
             },
             t('nav.signOut'),

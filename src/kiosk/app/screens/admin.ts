@@ -7,6 +7,8 @@
  * no other days and no conflict records (0020); offline it says so and loads when the network returns.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { dateField, dateInput } from '../../../client/dateInput.js';
+import { download, h, replaceChildren } from '../../../client/dom.js';
 import {
   fetchAttendance,
   fetchClassNames,
@@ -31,7 +33,6 @@ import {
   csvFileName,
   type ExceptionLine,
   exceptionLines,
-  isDay,
   localDayBounds,
   type Names,
   type PageLine,
@@ -44,7 +45,6 @@ import {
 import { policyText } from '../admission.js';
 import type { ApiFailure } from '../api.js';
 import { toCsv } from '../csv.js';
-import { h, replaceChildren } from '../dom.js';
 import { formatDateTime, formatTime, isMessageKey, type MessageKey } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { localDay } from './sessions.js';
@@ -393,16 +393,6 @@ const loadPages = async (kiosk: Kiosk, day: string): Promise<E.Either<ApiFailure
   return E.right({ view, table: pagesTable(lines) });
 };
 
-/** Saves text as a file through a same-origin blob: URL (no server round trip, nothing inline). */
-const download = (fileName: string, text: string): void => {
-  const url = URL.createObjectURL(new Blob([text], { type: 'text/csv;charset=utf-8' }));
-  const link = h('a', { className: 'hidden', attrs: { href: url, download: fileName } });
-  document.body.append(link);
-  link.click();
-  link.remove();
-  window.setTimeout(() => URL.revokeObjectURL(url), 60_000);
-};
-
 export const adminScreen = (tab: AdminTab, startDay?: string): Screen => {
   let day = startDay ?? localDay(new Date());
   let generation = 0;
@@ -422,7 +412,8 @@ export const adminScreen = (tab: AdminTab, startDay?: string): Screen => {
           className: 'secondary',
           attrs: { type: 'button', disabled: '' },
           onClick: () => {
-            if (table !== undefined) download(csvFileName(tab, day), toCsv(table.header, table.rows));
+            if (table !== undefined)
+              download(csvFileName(tab, day), toCsv(table.header, table.rows), 'text/csv;charset=utf-8');
           },
         },
         kiosk.t('admin.download'),
@@ -466,16 +457,14 @@ export const adminScreen = (tab: AdminTab, startDay?: string): Screen => {
       };
       window.addEventListener('online', onOnline);
 
-      const dayInput = h('input', {
-        className: 'day-input',
-        attrs: { type: 'date', 'aria-label': kiosk.t('admin.day') },
-        onInput: () => {
-          if (!isDay(dayInput.value) || dayInput.value === day) return;
-          day = dayInput.value;
-          void load();
-        },
+      // dd/mm/aaaa whatever the tablet's locale, as the office takes dates (0043).
+      const dayInput = dateInput(day, { class: 'day-input' });
+      dayInput.input.addEventListener('input', () => {
+        const typed = dayInput.iso();
+        if (typed === null || typed === undefined || typed === day) return;
+        day = typed;
+        void load();
       });
-      dayInput.value = day;
 
       const tabButton = (which: AdminTab, label: MessageKey) =>
         h(
@@ -505,7 +494,7 @@ export const adminScreen = (tab: AdminTab, startDay?: string): Screen => {
         h(
           'div',
           { className: 'admin-controls' },
-          h('label', { className: 'day-field' }, h('span', {}, kiosk.t('admin.day')), dayInput),
+          dateField(kiosk.t('admin.day'), dayInput, 'day-field'),
           h(
             'button',
             { className: 'quiet', attrs: { type: 'button' }, onClick: () => void load() },

@@ -4,7 +4,7 @@
  * characters, as the server takes it), which the CHECK_IN event carries to the server and its audit.
  * The button stays disabled until the justification is long enough, so nothing is recorded without one.
  */
-import { field, h } from '../dom.js';
+import { field, h } from '../../../client/dom.js';
 import type { Kiosk } from '../kiosk.js';
 import { JUSTIFICATION_MAX, JUSTIFICATION_MIN } from './emergency.js';
 

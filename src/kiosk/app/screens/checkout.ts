@@ -5,13 +5,22 @@
  * for them, the last four digits must match. The child's photo (only with consent) and who may collect
  * them are shown to check the adult against; the emergency check-out is one tap away.
  */
+
+import {
+  base64Bytes,
+  field,
+  h,
+  imageFromBytes,
+  leaveButton,
+  replaceChildren,
+  submitOnce,
+} from '../../../client/dom.js';
 import type { RosterStudent } from '../../../domain/roster.js';
 import { decideCheckout, normaliseCode, phoneSuffixMatches, utcDay } from '../../../rules/checkin.js';
 import { mayEmergencyCheckout } from '../access.js';
 import { makeAttempts } from '../attempts.js';
 import { openCheckin } from '../checkinState.js';
 import { base64UrlBytes, deviceDailyCode } from '../deviceCode.js';
-import { base64Bytes, field, h, imageFromBytes, leaveButton, replaceChildren, submitOnce } from '../dom.js';
 import { pickupAdultLabel } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { checkOutDoc } from '../outboxEvents.js';

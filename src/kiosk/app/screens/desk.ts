@@ -2,6 +2,8 @@
  * The desk at one session: find a child as you type (the local roster, accent-insensitive), see whether
  * they are here, check them in (the label follows) or out.
  */
+
+import { h, replaceChildren } from '../../../client/dom.js';
 import type { RosterStudent } from '../../../domain/roster.js';
 import { roomIsFull, utcDay } from '../../../rules/checkin.js';
 import {
@@ -14,7 +16,6 @@ import {
 } from '../admission.js';
 import { latestCheckin, openCheckin } from '../checkinState.js';
 import { base64UrlBytes, deviceDailyCode } from '../deviceCode.js';
-import { h, replaceChildren } from '../dom.js';
 import { formatTime } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { checkInDoc } from '../outboxEvents.js';

@@ -4,10 +4,11 @@
  * server accepts it). Open to those the church's `emergencyCheckoutAdminOnly` policy allows, offline
  * too; the photo and the list of who may collect are there to check the adult against.
  */
+
+import { field, h, leaveButton, submitOnce } from '../../../client/dom.js';
 import type { RosterStudent } from '../../../domain/roster.js';
 import { mayEmergencyCheckout } from '../access.js';
 import { openCheckin } from '../checkinState.js';
-import { field, h, leaveButton, submitOnce } from '../dom.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { emergencyCheckoutDoc } from '../outboxEvents.js';
 import type { RosterSessionDoc } from '../rosterIndex.js';

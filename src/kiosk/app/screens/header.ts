@@ -2,8 +2,9 @@
  * The bar on every screen: where the kiosk is, online or not, what waits to sync, the way between the
  * desk and the admins' view, language, sign-out.
  */
+
+import { h } from '../../../client/dom.js';
 import { accessOf } from '../access.js';
-import { h } from '../dom.js';
 import type { Kiosk } from '../kiosk.js';
 import type { SyncEngineState } from '../sync.js';
 import { adminScreen } from './admin.js';

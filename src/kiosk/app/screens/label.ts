@@ -5,8 +5,9 @@
  * the stub also carries the family pass's QR code (0049), so a first visit hands the pass out; the
  * tablet holds no pass, so a stub printed offline has none.
  */
+
+import { h } from '../../../client/dom.js';
 import type { RosterStudent } from '../../../domain/roster.js';
-import { h } from '../dom.js';
 import { qrElement, stubPassText } from '../familyPass.js';
 import { formatTime } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';

@@ -5,7 +5,7 @@
  * visitor with that id when they arrive. The fields are checked with the server's own codec of the
  * event, so the form refuses exactly what the API would.
  */
-import { field, h, leaveButton, replaceChildren, submitOnce } from '../dom.js';
+import { field, h, leaveButton, replaceChildren, submitOnce } from '../../../client/dom.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { type VisitorInput, visitorProblems, visitorRegisteredDoc } from '../outboxEvents.js';
 import type { RosterSessionDoc } from '../rosterIndex.js';

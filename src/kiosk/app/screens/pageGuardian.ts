@@ -4,10 +4,11 @@
  * phones were reached. Offline, or before the server knows the check-in, the page waits on the tablet
  * and the screen says so.
  */
+
+import { field, h, leaveButton, submitOnce } from '../../../client/dom.js';
 import { PAGE_MESSAGE_MAX } from '../../../domain/pages.js';
 import type { RosterStudent } from '../../../domain/roster.js';
 import { openCheckin } from '../checkinState.js';
-import { field, h, leaveButton, submitOnce } from '../dom.js';
 import type { MessageKey } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import type { PageOutcome } from '../pageQueue.js';

@@ -2,7 +2,7 @@
  * Today's sessions (the tablet's calendar day), then the next days the roster holds. A deactivated
  * session is offered only while children are in its room, marked as check-out only.
  */
-import { h } from '../dom.js';
+import { h } from '../../../client/dom.js';
 import { formatDate, formatTime } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { type RosterSessionDoc, sessionOpen, sessionsFrom } from '../rosterIndex.js';

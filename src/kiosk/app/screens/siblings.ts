@@ -4,9 +4,10 @@
  * per child, one label per child and one guardian's stub listing them all with each code). Offline
  * too: every event goes through the outbox.
  */
+
+import { h, leaveButton, replaceChildren, submitOnce } from '../../../client/dom.js';
 import type { RosterStudent } from '../../../domain/roster.js';
 import { openCheckin } from '../checkinState.js';
-import { h, leaveButton, replaceChildren, submitOnce } from '../dom.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { type RosterSessionDoc, sessionOpen, siblingsOf } from '../rosterIndex.js';
 import { admissionAt, deskScreen, recordCheckIn, showRefusal } from './desk.js';

@@ -3,9 +3,9 @@
  * it the kiosk opens straight on the sessions, network or not.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { field, h } from '../../../client/dom.js';
 import { accessOf } from '../access.js';
 import { checkinConfig } from '../api.js';
-import { field, h } from '../dom.js';
 import type { MessageKey } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { adminScreen } from './admin.js';

@@ -5,8 +5,8 @@
  * offline the controls are disabled and say why, since a tablet has no volunteer event to queue.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { field, h, replaceChildren, submitOnce } from '../../../client/dom.js';
 import type { ApiFailure } from '../api.js';
-import { field, h, replaceChildren, submitOnce } from '../dom.js';
 import type { MessageKey } from '../i18n.js';
 import type { Kiosk } from '../kiosk.js';
 import type { RoomVolunteers, VolunteerChange } from '../roomVolunteers.js';

@@ -1,21 +1,12 @@
-/** What the administration pages share: failure messages, tables, a file download and SVG elements. */
-import { type Child, h } from '../../../kiosk/app/dom.js';
-import { type Answer, errorMessage } from '../api.js';
-import { officeLang } from '../dateInput.js';
-import { formatDate, formatInstant } from '../dates.js';
-import type { Shell } from '../shell.js';
+/** What the administration pages share: their words for a failure, tables and SVG elements. */
+import { pageLang } from '../../../client/dateInput.js';
+import { formatDate, formatInstant } from '../../../client/dates.js';
+import { type Child, h } from '../../../client/dom.js';
+import type { FailureWords } from '../calls.js';
 import type { AdminT } from './adminText.js';
 
-/** Says why a call failed: the network, the role (the server decides), or the server's own words. */
-export const sayFailure = (shell: Shell, at: AdminT, a: Answer): void =>
-  shell.say(
-    a.status === 0
-      ? shell.t('error.network')
-      : a.status === 403
-        ? at('common.forbidden')
-        : shell.t('error.generic', { message: errorMessage(a) }),
-    'error',
-  );
+/** The administration pages' words for a failure: a 403 is the account's role (the server decides). */
+export const adminWords = (at: AdminT): FailureWords => ({ forbidden: at('common.forbidden') });
 
 /** A table with column headers (`scope="col"`) and a single row saying so when there is nothing. */
 export const table = (
@@ -42,22 +33,9 @@ export const row = (...cells: ReadonlyArray<Child>): HTMLTableRowElement =>
 
 /** An instant on the office's clock, in the office's date format (never the browser locale's). */
 export const when = (iso: string | null | undefined): string =>
-  iso === null || iso === undefined ? '' : formatInstant(new Date(iso), officeLang());
+  iso === null || iso === undefined ? '' : formatInstant(new Date(iso), pageLang());
 
-export const day = (date: string): string => formatDate(date, officeLang());
-
-/**
- * Hands a file to the browser: a Blob behind an `<a download>` clicked once, its URL released right
- * after. A blob URL is a navigation, not a script or style, so the CSP holds.
- */
-export const download = (filename: string, content: string | Uint8Array<ArrayBuffer>, type: string): void => {
-  const url = URL.createObjectURL(new Blob([content], { type }));
-  const a = h('a', { attrs: { href: url, download: filename } });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 0);
-};
+export const day = (date: string): string => formatDate(date, pageLang());
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 /** An SVG element with attributes (never `style`) and children: the chart is drawn with these only. */

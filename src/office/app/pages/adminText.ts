@@ -3,6 +3,7 @@
  * apart from `../i18n.ts` so those pages and the others grow without touching one dictionary. The
  * language is the one the shell stored (`loadLang`), read at each render like the shell's.
  */
+import { type Translate, translator } from '../../../client/translator.js';
 import { loadLang } from '../i18n.js';
 
 const ptBR = {
@@ -413,12 +414,8 @@ const en: Record<AdminKey, string> = {
   'common.forbidden': 'Your account may not do this.',
 };
 
-export type AdminT = (key: AdminKey, values?: Readonly<Record<string, string | number>>) => string;
+export type AdminT = Translate<AdminKey>;
 
-export const adminTranslator = (): AdminT => {
-  const lang = loadLang();
-  return (key, values = {}) =>
-    (lang === 'en' ? en[key] : ptBR[key]).replace(/\{(\w+)\}/g, (_, name: string) =>
-      String(values[name] ?? ''),
-    );
-};
+const adminText = translator<AdminKey>({ 'pt-BR': ptBR, en });
+
+export const adminTranslator = (): AdminT => adminText(loadLang());

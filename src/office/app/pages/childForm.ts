@@ -1,43 +1,16 @@
 /** Register or edit a child: every field the office keeps, with the server's validation shown by field. */
 import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
-import { apiCall, errorMessage } from '../api.js';
-import { dateField, dateInput } from '../dateInput.js';
+import { dateField, dateInput } from '../../../client/dateInput.js';
+import { field, h, replaceChildren } from '../../../client/dom.js';
+import { validationDetails } from '../../../client/transport.js';
+import { failureText } from '../calls.js';
+import { api } from '../client.js';
 import type { Shell } from '../shell.js';
 import { adminTranslator } from './adminText.js';
 import { labelled } from './children.js';
 
-const Classes = t.type({
-  items: t.array(
-    t.intersection([t.type({ classId: t.string, name: t.string }), t.partial({ status: t.string })]),
-  ),
-});
-const optionalText = t.union([t.string, t.null, t.undefined]);
-const StudentAnswer = t.type({
-  studentId: t.string,
-  displayName: t.string,
-  classId: t.string,
-  guardianName: optionalText,
-  guardianNameAlt: optionalText,
-  birthDate: optionalText,
-  allergies: optionalText,
-  specialNeeds: optionalText,
-  phones: t.union([t.array(t.type({ number: t.string, qualifier: t.string })), t.undefined]),
-  nucleusId: optionalText,
-  familyMembershipStatus: optionalText,
-  address: t.union([t.record(t.string, t.string), t.null, t.undefined]),
-});
-const Nuclei = t.type({
-  items: t.array(
-    t.intersection([t.type({ nucleusId: t.string, name: t.string }), t.partial({ status: t.string })]),
-  ),
-});
 /** The spec's seven address fields, in the order a Brazilian address is written. */
 const ADDRESS = ['street', 'number', 'complement', 'neighborhood', 'city', 'state', 'postalCode'] as const;
-const Issues = t.type({
-  error: t.type({ details: t.type({ issues: t.array(t.type({ path: t.string, message: t.string })) }) }),
-});
 
 export const childFormPage = (shell: Shell, studentId: string | undefined): void => {
   const { t: tr } = shell;
@@ -99,23 +72,21 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
             familyMembershipStatus: orNull(membership),
             address: addressBody(),
           };
-          const a =
+          const saved =
             studentId === undefined
-              ? await apiCall('POST', '/api/v1/students', body)
-              : await apiCall('PATCH', `/api/v1/students/${studentId}`, body);
-          if (a.status === 200 || a.status === 201) {
+              ? await api.createStudent({ body })
+              : await api.updateStudent({ params: { studentId }, body });
+          if (E.isRight(saved)) {
             shell.say(tr('child.saved'));
             // Back to the child's page, where what was saved can be seen with the rest of the record.
-            const saved = t.type({ studentId: t.string }).decode(a.json);
-            return shell.go(E.isRight(saved) ? `#/child/${saved.right.studentId}` : '#/children');
+            return shell.go(`#/child/${saved.right.studentId}`);
           }
-          const issues = Issues.decode(a.json);
+          // What the server refused, field by field, when it says so.
+          const issues = validationDetails(saved.left)?.issues;
           shell.say(
-            a.status === 0
-              ? tr('error.network')
-              : E.isRight(issues)
-                ? issues.right.error.details.issues.map((i) => `${i.path}: ${i.message}`).join('; ')
-                : tr('error.generic', { message: errorMessage(a) }),
+            issues === undefined
+              ? failureText(shell, saved.left)
+              : issues.map((i) => `${i.path}: ${i.message}`).join('; '),
             'error',
           );
         })();
@@ -156,12 +127,9 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
     f.displayName.focus();
   };
   void (async () => {
-    const classes = Classes.decode((await apiCall('GET', '/api/v1/classes?includeInactive=true')).json);
-    const nuclei = Nuclei.decode((await apiCall('GET', '/api/v1/nuclei?includeInactive=true')).json);
-    const read =
-      studentId === undefined
-        ? undefined
-        : StudentAnswer.decode((await apiCall('GET', `/api/v1/students/${studentId}`)).json);
+    const classes = await api.listClasses({ query: { includeInactive: 'true' } });
+    const nuclei = await api.listNuclei({ query: { includeInactive: 'true' } });
+    const read = studentId === undefined ? undefined : await api.getStudent({ params: { studentId } });
     if (read !== undefined && E.isLeft(read)) return shell.say(tr('error.network'), 'error');
     const s = read?.right;
     // Deactivated classes and nuclei (0047) are offered only as the one the child is in, marked, so an

@@ -4,85 +4,21 @@
  * is loaded on its own, so one the account may not read (a 403) leaves the others in place.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
-import { apiCall } from '../api.js';
+import { download, field, h, replaceChildren } from '../../../client/dom.js';
+import { type Failure, statusOf } from '../../../client/transport.js';
+import { onAnswer, sayFailure } from '../calls.js';
+import { api } from '../client.js';
 import type { Shell } from '../shell.js';
-import { day, download, row, sayFailure, section, table, when } from './adminKit.js';
+import { adminWords, day, row, section, table, when } from './adminKit.js';
 import { type AdminT, adminTranslator } from './adminText.js';
 import { familyPassSection } from './familyPass.js';
 import { pickupSection } from './pickup.js';
 
-const text = t.union([t.string, t.null, t.undefined]);
-const Student = t.type({
-  studentId: t.string,
-  displayName: t.string,
-  classId: t.string,
-  status: t.string,
-  guardianName: text,
-  guardianNameAlt: text,
-  birthDate: text,
-  allergies: text,
-  specialNeeds: text,
-  nucleusId: text,
-  familyMembershipStatus: text,
-  deleted_justification: text,
-  visitor: t.union([t.boolean, t.undefined]),
-  phones: t.union([t.array(t.type({ number: t.string, qualifier: t.string })), t.undefined]),
-  address: t.union([t.record(t.string, t.string), t.null, t.undefined]),
-});
-const Named = t.type({ items: t.array(t.record(t.string, t.unknown)) });
-const History = t.type({
-  rows: t.array(
-    t.type({
-      date: t.string,
-      classId: t.union([t.string, t.null]),
-      mark: t.union([t.string, t.null]),
-      checkedInAt: t.union([t.string, t.null]),
-      checkedOutAt: t.union([t.string, t.null]),
-      present: t.boolean,
-    }),
-  ),
-});
-const Consent = t.type({
-  consentId: t.string,
-  purpose: t.string,
-  granted_by_name: t.string,
-  relationship: t.string,
-  verification_method: t.string,
-  granted_at: t.string,
-  revoked_at: t.union([t.string, t.null]),
-  revocation_reason: t.union([t.string, t.null]),
-});
-const Consents = t.type({ history: t.array(Consent) });
-const Audit = t.type({
-  items: t.array(
-    t.type({
-      created_at: t.string,
-      actor_user_id: t.union([t.string, t.null]),
-      actor_role: t.union([t.string, t.null]),
-      endpoint: t.string,
-      outcome: t.string,
-      action: t.union([t.string, t.null, t.undefined]),
-    }),
-  ),
-  nextCursor: t.union([t.string, t.null]),
-});
-
-const UserNames = t.type({ items: t.array(t.type({ userId: t.string, displayName: t.string })) });
-
-/** `{ id → name }` from a list answer whose items carry `<key>` and `name`. */
-const namesOf = (json: unknown, key: string): Map<string, string> => {
-  const d = Named.decode(json);
-  const names = new Map<string, string>();
-  if (E.isRight(d))
-    for (const item of d.right.items) {
-      const id = item[key];
-      const name = item.name;
-      if (typeof id === 'string' && typeof name === 'string') names.set(id, name);
-    }
-  return names;
-};
+/** `{ id → name }` of a list the page may not be able to read (then ids are shown). */
+const namesOf = <I>(
+  answer: E.Either<Failure, { readonly items: ReadonlyArray<I> }>,
+  entry: (item: I) => readonly [string, string],
+): Map<string, string> => new Map(E.isRight(answer) ? answer.right.items.map(entry) : []);
 
 const DAY_MS = 86_400_000;
 
@@ -102,12 +38,15 @@ export const childPage = (shell: Shell, studentId: string): void => {
     {
       attrs: { type: 'button' },
       onClick: () => {
-        void (async () => {
-          const a = await apiCall('GET', `/api/v1/students/${studentId}/export`);
-          if (a.status !== 200) return sayFailure(shell, at, a);
-          download(`chamada-${studentId}.json`, JSON.stringify(a.json, null, 2), 'application/json');
-          shell.say(at('child.exported'));
-        })();
+        void onAnswer(
+          shell,
+          api.exportStudent({ params: { studentId } }),
+          (exported) => {
+            download(`chamada-${studentId}.json`, JSON.stringify(exported, null, 2), 'application/json');
+            shell.say(at('child.exported'));
+          },
+          adminWords(at),
+        );
       },
     },
     at('child.export'),
@@ -133,13 +72,18 @@ export const childPage = (shell: Shell, studentId: string): void => {
   );
 
   void (async () => {
-    const read = await apiCall('GET', `/api/v1/students/${studentId}`);
-    const student = Student.decode(read.json);
-    if (read.status !== 200 || E.isLeft(student)) return sayFailure(shell, at, read);
+    const student = await api.getStudent({ params: { studentId } });
+    if (E.isLeft(student)) return sayFailure(shell, student.left, adminWords(at));
     const s = student.right;
     // The child's class and nucleus are named even once deactivated (0047).
-    const classes = namesOf((await apiCall('GET', '/api/v1/classes?includeInactive=true')).json, 'classId');
-    const nuclei = namesOf((await apiCall('GET', '/api/v1/nuclei?includeInactive=true')).json, 'nucleusId');
+    const classes = namesOf(await api.listClasses({ query: { includeInactive: 'true' } }), (c) => [
+      c.classId,
+      c.name,
+    ]);
+    const nuclei = namesOf(await api.listNuclei({ query: { includeInactive: 'true' } }), (n) => [
+      n.nucleusId,
+      n.name,
+    ]);
     heading.textContent = s.displayName;
     document.title = `${s.displayName} — ${shell.t('appName')}`;
     notice.textContent =
@@ -153,7 +97,7 @@ export const childPage = (shell: Shell, studentId: string): void => {
     const address =
       s.address === null || s.address === undefined
         ? null
-        : ['street', 'number', 'complement', 'neighborhood', 'city', 'state', 'postalCode']
+        : (['street', 'number', 'complement', 'neighborhood', 'city', 'state', 'postalCode'] as const)
             .map((k) => s.address?.[k])
             .filter((v) => v !== undefined && v !== '')
             .join(', ');
@@ -186,8 +130,9 @@ export const childPage = (shell: Shell, studentId: string): void => {
   })();
 };
 
-const forbidden = (at: AdminT, into: HTMLElement, status: number): boolean => {
-  if (status !== 403) return false;
+/** A part the account may not read says so in its place; the rest of the page stands. */
+const forbidden = (at: AdminT, into: HTMLElement, answer: E.Either<Failure, unknown>): boolean => {
+  if (E.isRight(answer) || statusOf(answer.left) !== 403) return false;
   replaceChildren(into, h('p', {}, at('common.forbidden')));
   return true;
 };
@@ -203,10 +148,9 @@ const loadHistory = async (
   const to = today.toISOString().slice(0, 10);
   // 366 days inclusive: the report's widest range.
   const from = new Date(today.getTime() - 365 * DAY_MS).toISOString().slice(0, 10);
-  const a = await apiCall('GET', `/api/v1/reports/attendance?from=${from}&to=${to}&studentId=${studentId}`);
-  if (forbidden(at, into, a.status)) return;
-  const d = History.decode(a.json);
-  if (a.status !== 200 || E.isLeft(d)) return sayFailure(shell, at, a);
+  const d = await api.attendanceReport({ query: { from, to, studentId } });
+  if (forbidden(at, into, d)) return;
+  if (E.isLeft(d)) return sayFailure(shell, d.left, adminWords(at));
   const rows = [...d.right.rows].reverse();
   replaceChildren(
     into,
@@ -227,9 +171,8 @@ const loadHistory = async (
 };
 
 const loadConsents = async (at: AdminT, into: HTMLElement, studentId: string): Promise<void> => {
-  const a = await apiCall('GET', `/api/v1/image-consents?subjectType=STUDENT&subjectId=${studentId}`);
-  if (forbidden(at, into, a.status)) return;
-  const d = Consents.decode(a.json);
+  const d = await api.listConsents({ query: { subjectType: 'STUDENT', subjectId: studentId } });
+  if (forbidden(at, into, d)) return;
   const items = E.isRight(d) ? d.right.history : [];
   replaceChildren(
     into,
@@ -254,15 +197,12 @@ const loadAudit = async (at: AdminT, into: HTMLElement, studentId: string): Prom
   const body = h('div');
   const more = h('p');
   // Names for the actors' ids: the audit log and the user list are both ADMIN's, so one read serves.
-  const users = new Map<string, string>();
-  const listed = UserNames.decode((await apiCall('GET', '/api/v1/users')).json);
-  if (E.isRight(listed)) for (const u of listed.right.items) users.set(u.userId, u.displayName);
+  const users = namesOf(await api.listUsers(), (u) => [u.userId, u.displayName]);
   const page = async (cursor?: string) => {
-    const q = new URLSearchParams({ subjectId: studentId, limit: '50' });
-    if (cursor !== undefined) q.set('cursor', cursor);
-    const a = await apiCall('GET', `/api/v1/audit-logs?${q}`);
-    if (forbidden(at, into, a.status)) return;
-    const d = Audit.decode(a.json);
+    const d = await api.listAuditLogs({
+      query: { subjectId: studentId, limit: '50', ...(cursor === undefined ? {} : { cursor }) },
+    });
+    if (forbidden(at, into, d)) return;
     if (E.isLeft(d)) return;
     const next = d.right.nextCursor;
     body.append(
@@ -303,11 +243,12 @@ const deleteForm = (shell: Shell, at: AdminT, studentId: string): HTMLFormElemen
         e.preventDefault();
         confirm.disabled = true;
         void (async () => {
-          const a = await apiCall('POST', `/api/v1/students/${studentId}/delete`, {
-            justification: reason.value.trim(),
+          const deleted = await api.deleteStudent({
+            params: { studentId },
+            body: { justification: reason.value.trim() },
           });
           confirm.disabled = false;
-          if (a.status !== 200) return sayFailure(shell, at, a);
+          if (E.isLeft(deleted)) return sayFailure(shell, deleted.left, adminWords(at));
           shell.say(at('child.deleted'));
           childPage(shell, studentId);
         })();

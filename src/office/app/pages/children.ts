@@ -1,16 +1,11 @@
 /** The children: accent-insensitive search (the server folds), active or deleted, keyset pages. */
 import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
-import { apiCall, errorMessage } from '../api.js';
+import { field, h, replaceChildren } from '../../../client/dom.js';
+import type { StudentPage } from '../../../domain/student.js';
+import { onAnswer } from '../calls.js';
+import { api } from '../client.js';
 import type { Shell } from '../shell.js';
 import { when } from './adminKit.js';
-
-const Classes = t.type({ items: t.array(t.type({ classId: t.string, name: t.string })) });
-const Page = t.type({
-  items: t.array(t.type({ studentId: t.string, displayName: t.string, updatedAt: t.string })),
-  nextCursor: t.union([t.string, t.null]),
-});
 
 export const childrenPage = (shell: Shell): void => {
   const { t: tr } = shell;
@@ -26,23 +21,26 @@ export const childrenPage = (shell: Shell): void => {
   const pager = h('div', { className: 'pager' });
   let timer: ReturnType<typeof setTimeout> | undefined;
 
-  const load = async (cursor?: string) => {
-    const q = new URLSearchParams({ status: status.value, limit: '25' });
-    if (search.value.trim() !== '') q.set('q', search.value.trim());
-    if (classFilter.value !== '') q.set('classId', classFilter.value);
-    if (cursor !== undefined) q.set('cursor', cursor);
-    const a = await apiCall('GET', `/api/v1/students?${q}`);
-    const page = Page.decode(a.json);
-    if (a.status !== 200 || E.isLeft(page))
-      return shell.say(
-        a.status === 0 ? tr('error.network') : tr('error.generic', { message: errorMessage(a) }),
-        'error',
-      );
+  const load = (cursor?: string) =>
+    onAnswer(
+      shell,
+      api.listStudents({
+        query: {
+          status: status.value === 'DELETED' ? 'DELETED' : 'ACTIVE',
+          limit: '25',
+          ...(search.value.trim() === '' ? {} : { q: search.value.trim() }),
+          ...(classFilter.value === '' ? {} : { classId: classFilter.value }),
+          ...(cursor === undefined ? {} : { cursor }),
+        },
+      }),
+      (page) => draw(page, cursor),
+    );
+  const draw = (page: StudentPage, cursor: string | undefined) => {
     replaceChildren(
       body,
-      ...(page.right.items.length === 0
+      ...(page.items.length === 0
         ? [h('tr', {}, h('td', { attrs: { colspan: '3' } }, tr('children.none')))]
-        : page.right.items.map((s) =>
+        : page.items.map((s) =>
             h(
               'tr',
               {},
@@ -56,7 +54,7 @@ export const childrenPage = (shell: Shell): void => {
             ),
           )),
     );
-    const next = page.right.nextCursor;
+    const next = page.nextCursor;
     replaceChildren(
       pager,
       cursor === undefined
@@ -103,8 +101,9 @@ export const childrenPage = (shell: Shell): void => {
     pager,
   );
   void (async () => {
-    // Children stay in a deactivated class (0047): it can still be filtered by.
-    const classes = Classes.decode((await apiCall('GET', '/api/v1/classes?includeInactive=true')).json);
+    // Children stay in a deactivated class (0047): it can still be filtered by. Without the classes the
+    // list still loads, unfiltered.
+    const classes = await api.listClasses({ query: { includeInactive: 'true' } });
     if (E.isRight(classes))
       for (const c of classes.right.items)
         classFilter.append(h('option', { attrs: { value: c.classId } }, c.name));

@@ -5,44 +5,21 @@
  * only when asked.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
-import { h, replaceChildren } from '../../../kiosk/app/dom.js';
+import { dateField, dateInput, pageLang } from '../../../client/dateInput.js';
+import { dateFormat } from '../../../client/dates.js';
+import { h, replaceChildren } from '../../../client/dom.js';
+import type { Failure } from '../../../client/transport.js';
 import { mayReach } from '../../../rules/authorization.js';
-import { type Answer, apiCall, currentAuth } from '../api.js';
-import { dateField, dateInput, officeLang } from '../dateInput.js';
-import { dateFormat } from '../dates.js';
+import { onAnswer } from '../calls.js';
+import { api, transport } from '../client.js';
 import type { Shell } from '../shell.js';
 import { isDeactivated, refusalText, statusAction, statusLabel } from './activity.js';
-import { day, row, sayFailure, section, table } from './adminKit.js';
+import { adminWords, day, row, section, table } from './adminKit.js';
 import { type AdminT, adminTranslator } from './adminText.js';
 import { labelled } from './children.js';
 
-// A server from before deactivation (0047) sends no status: everything is active.
-const Status = t.partial({ status: t.string });
-const Nuclei = t.type({
-  items: t.array(t.intersection([t.type({ nucleusId: t.string, name: t.string }), Status])),
-});
-const Classes = t.type({
-  items: t.array(
-    t.intersection([
-      t.type({
-        classId: t.string,
-        name: t.string,
-        nucleusId: t.union([t.string, t.null]),
-        capacity: t.union([t.number, t.null]),
-      }),
-      Status,
-    ]),
-  ),
-});
-const Sessions = t.type({
-  items: t.array(
-    t.intersection([
-      t.type({ sessionId: t.string, date: t.string, title: t.union([t.string, t.null]) }),
-      Status,
-    ]),
-  ),
-});
+/** A status change of one row: the calls that deactivate and reactivate it. */
+type StatusCalls = Readonly<Record<'deactivate' | 'reactivate', () => Promise<E.Either<Failure, unknown>>>>;
 
 /** An input with an accessible name of its own: in a table row there is no visible label to wrap it. */
 const cellInput = (name: string, value: string, attrs: Readonly<Record<string, string>> = {}) => {
@@ -57,36 +34,26 @@ export const classesPage = (shell: Shell): void => {
   const sessions = h('div', { attrs: { 'data-test': 'sessions' } });
   const sessionClass = h('select');
   // The server decides every call; only an ADMIN is offered what only an ADMIN may do.
-  const auth = currentAuth();
+  const auth = transport.current();
   const admin = auth !== undefined && mayReach('admin', auth.user);
   const showInactive = h('input', { attrs: { type: 'checkbox', 'data-test': 'show-inactive' } });
-  const listed = () => (showInactive.checked ? '?includeInactive=true' : '');
+  const listed = () => (showInactive.checked ? { includeInactive: 'true' as const } : {});
   /** Class names by id, for the refusals that name classes. */
   const classNames = new Map<string, string>();
-  const failed = (a: Answer) => {
-    const refused = refusalText(at, a, classNames);
-    if (refused === undefined) sayFailure(shell, at, a);
-    else shell.say(refused, 'error');
-  };
-  const send = async (method: string, path: string, body: unknown, ok: number, said: string) => {
-    const a = await apiCall(method, path, body);
-    if (a.status !== ok) {
-      failed(a);
-      return false;
-    }
-    shell.say(said);
-    return true;
-  };
+  // A refusal of the deactivation rule in the office's words; anything else as the admin pages say it.
+  const words = { ...adminWords(at), refusal: (f: Failure) => refusalText(at, f, classNames) };
+  const send = (call: Promise<E.Either<Failure, unknown>>, said: string) =>
+    onAnswer(shell, call, () => shell.say(said), words);
   /** The state of a row, and for an ADMIN the button that changes it (a deactivation is confirmed). */
   const statusCells = (
-    base: string,
+    calls: StatusCalls,
     item: { readonly name: string; readonly status?: string },
     reload: () => Promise<void>,
   ) => [
     h('span', { attrs: { 'data-test': 'status' } }, statusLabel(at, item)),
     admin
       ? (() => {
-          const action = statusAction(at, base, item);
+          const action = statusAction(at, item);
           return h(
             'button',
             {
@@ -97,7 +64,7 @@ export const classesPage = (shell: Shell): void => {
                   !window.confirm(at('classes.confirmDeactivate', { name: item.name }))
                 )
                   return;
-                void send('POST', action.path, {}, 200, action.done).then(async (ok) =>
+                void send(calls[action.change](), action.done).then(async (ok) =>
                   ok ? reload() : undefined,
                 );
               },
@@ -109,8 +76,8 @@ export const classesPage = (shell: Shell): void => {
   ];
 
   const load = async () => {
-    const n = Nuclei.decode((await apiCall('GET', `/api/v1/nuclei${listed()}`)).json);
-    const c = Classes.decode((await apiCall('GET', `/api/v1/classes${listed()}`)).json);
+    const n = await api.listNuclei({ query: listed() });
+    const c = await api.listClasses({ query: listed() });
     if (E.isLeft(n) || E.isLeft(c)) return shell.say(shell.t('error.network'), 'error');
     for (const x of c.right.items) classNames.set(x.classId, x.name);
     const nucleusOptions = (selected: string | null) => {
@@ -133,7 +100,15 @@ export const classesPage = (shell: Shell): void => {
         [at('classes.name'), at('classes.status'), at('col.actions')],
         n.right.items.map((x) => {
           const name = cellInput(at('classes.name'), x.name, { required: '', maxlength: '120' });
-          const [state, change] = statusCells(`/api/v1/nuclei/${x.nucleusId}`, x, load);
+          const params = { nucleusId: x.nucleusId };
+          const [state, change] = statusCells(
+            {
+              deactivate: () => api.deactivateNucleus({ params }),
+              reactivate: () => api.reactivateNucleus({ params }),
+            },
+            x,
+            load,
+          );
           return row(
             name,
             state,
@@ -147,10 +122,7 @@ export const classesPage = (shell: Shell): void => {
                   attrs: { type: 'button' },
                   onClick: () =>
                     void send(
-                      'PATCH',
-                      `/api/v1/nuclei/${x.nucleusId}`,
-                      { name: name.value.trim() },
-                      200,
+                      api.updateNucleus({ params, body: { name: name.value.trim() } }),
                       at('classes.saved'),
                     ),
                 },
@@ -182,7 +154,15 @@ export const classesPage = (shell: Shell): void => {
             min: '1',
             max: '10000',
           });
-          const [state, change] = statusCells(`/api/v1/classes/${x.classId}`, x, load);
+          const params = { classId: x.classId };
+          const [state, change] = statusCells(
+            {
+              deactivate: () => api.deactivateClass({ params }),
+              reactivate: () => api.reactivateClass({ params }),
+            },
+            x,
+            load,
+          );
           return row(
             name,
             nucleus,
@@ -197,14 +177,14 @@ export const classesPage = (shell: Shell): void => {
                   attrs: { type: 'button' },
                   onClick: () =>
                     void send(
-                      'PATCH',
-                      `/api/v1/classes/${x.classId}`,
-                      {
-                        name: name.value.trim(),
-                        nucleusId: nucleus.value === '' ? null : nucleus.value,
-                        capacity: capacity.value === '' ? null : Number(capacity.value),
-                      },
-                      200,
+                      api.updateClass({
+                        params,
+                        body: {
+                          name: name.value.trim(),
+                          nucleusId: nucleus.value === '' ? null : nucleus.value,
+                          capacity: capacity.value === '' ? null : Number(capacity.value),
+                        },
+                      }),
                       at('classes.saved'),
                     ),
                 },
@@ -240,8 +220,7 @@ export const classesPage = (shell: Shell): void => {
     const classId = sessionClass.value;
     sessionsRead += 1;
     const mine = sessionsRead;
-    const inactive = showInactive.checked ? '&includeInactive=true' : '';
-    const s = Sessions.decode((await apiCall('GET', `/api/v1/sessions?classId=${classId}${inactive}`)).json);
+    const s = await api.listSessions({ query: { classId, ...listed() } });
     if (mine !== sessionsRead) return;
     if (E.isLeft(s)) return shell.say(shell.t('error.network'), 'error');
     const sorted = [...s.right.items].sort((a, b) => b.date.localeCompare(a.date));
@@ -249,7 +228,7 @@ export const classesPage = (shell: Shell): void => {
       sessions,
       table(
         [
-          `${at('classes.date')} (${dateFormat(officeLang()).hint})`,
+          `${at('classes.date')} (${dateFormat(pageLang()).hint})`,
           at('classes.sessionTitle'),
           at('classes.status'),
           at('col.actions'),
@@ -257,8 +236,12 @@ export const classesPage = (shell: Shell): void => {
         sorted.map((x) => {
           const date = dateInput(x.date, { 'aria-label': at('classes.date'), required: '' });
           const title = cellInput(at('classes.sessionTitle'), x.title ?? '', { maxlength: '120' });
+          const params = { sessionId: x.sessionId };
           const [state, change] = statusCells(
-            `/api/v1/sessions/${x.sessionId}`,
+            {
+              deactivate: () => api.deactivateSession({ params }),
+              reactivate: () => api.reactivateSession({ params }),
+            },
             { ...x, name: x.title === null ? day(x.date) : `${day(x.date)} ${x.title}` },
             loadSessions,
           );
@@ -278,10 +261,10 @@ export const classesPage = (shell: Shell): void => {
                     const day = date.iso();
                     if (day === undefined || day === null) return void date.input.reportValidity();
                     void send(
-                      'PATCH',
-                      `/api/v1/sessions/${x.sessionId}`,
-                      { date: day, title: title.value.trim() === '' ? null : title.value.trim() },
-                      200,
+                      api.updateSession({
+                        params,
+                        body: { date: day, title: title.value.trim() === '' ? null : title.value.trim() },
+                      }),
                       at('classes.saved'),
                     ).then(async (ok) => (ok ? loadSessions() : undefined));
                   },
@@ -305,12 +288,12 @@ export const classesPage = (shell: Shell): void => {
   // The forms that create are drawn once, outside the tables that are drawn again after each change,
   // so what is typed in them survives any redraw.
   const nucleusForm = createForm(at, 'nucleus-form', [at('classes.name')], async ([name]) => {
-    const taken = await send('POST', '/api/v1/nuclei', { name }, 201, at('classes.created'));
+    const taken = await send(api.createNucleus({ body: { name: name ?? '' } }), at('classes.created'));
     if (taken) await load();
     return taken;
   });
   const classForm = createForm(at, 'class-form', [at('classes.name')], async ([name]) => {
-    const taken = await send('POST', '/api/v1/classes', { name }, 201, at('classes.created'));
+    const taken = await send(api.createClass({ body: { name: name ?? '' } }), at('classes.created'));
     if (taken) await load();
     return taken;
   });
@@ -321,10 +304,10 @@ export const classesPage = (shell: Shell): void => {
     async ([date, title]) => {
       const body = {
         classId: sessionClass.value,
-        date,
+        date: date ?? '',
         ...(title === '' || title === undefined ? {} : { title }),
       };
-      const taken = await send('POST', '/api/v1/sessions', body, 201, at('classes.created'));
+      const taken = await send(api.createSession({ body }), at('classes.created'));
       if (taken) await loadSessions();
       return taken;
     },

@@ -3,41 +3,25 @@
  * one with the term text exactly as shown to the guardian (the server freezes it), and revoking with
  * a reason (ADMIN; the server erases the photo with the last active consent).
  */
-import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
-import { apiCall, currentAuth, errorMessage } from '../api.js';
+import { field, h, replaceChildren } from '../../../client/dom.js';
+import type { Consent, VerificationMethod } from '../../../domain/consent.js';
+import { onAnswer } from '../calls.js';
+import { api, transport } from '../client.js';
 import type { Key } from '../i18n.js';
 import type { Shell } from '../shell.js';
 import { when } from './adminKit.js';
 import { labelled } from './children.js';
 
-const METHODS = [
+/** The methods in the order the form offers them, the likeliest first. */
+const METHODS: ReadonlyArray<VerificationMethod> = [
   'VERIFIED_GUARDIAN_PRESENT',
   'IN_PERSON_DOCUMENT',
   'RECEPTION_GUARDIAN_PHOTO',
   'PHONE_OTP',
   'ADULT_SELF',
-] as const;
+];
 
-const methodKey = (m: string): Key | undefined => {
-  const found = METHODS.find((x) => x === m);
-  return found === undefined ? undefined : `consent.method.${found}`;
-};
-
-const ConsentC = t.type({
-  consentId: t.string,
-  term_version: t.string,
-  purpose: t.string,
-  granted_by_name: t.string,
-  relationship: t.string,
-  verification_method: t.string,
-  granted_at: t.string,
-  revoked_at: t.union([t.string, t.null]),
-  revocation_reason: t.union([t.string, t.null]),
-});
-type ConsentC = t.TypeOf<typeof ConsentC>;
-const History = t.type({ current: t.union([ConsentC, t.null]), history: t.array(ConsentC) });
+const methodKey = (m: VerificationMethod): Key => `consent.method.${m}`;
 
 /** What the photo section needs to know after every change here. */
 export interface ConsentState {
@@ -56,13 +40,7 @@ export const consentSection = (
 ): HTMLElement => {
   const { t: tr } = shell;
   const section = h('section', { attrs: { 'aria-labelledby': 'consent-heading', 'data-test': 'consents' } });
-  const say = (a: { status: number; json: unknown }) =>
-    shell.say(
-      a.status === 0 ? tr('error.network') : tr('error.generic', { message: errorMessage(a) }),
-      'error',
-    );
-
-  const revokeForm = (c: ConsentC): HTMLElement => {
+  const revokeForm = (c: Consent): HTMLElement => {
     const reason = h('input', { attrs: { type: 'text', required: '', minlength: '3', maxlength: '500' } });
     return h(
       'form',
@@ -70,14 +48,17 @@ export const consentSection = (
         className: 'inline-form',
         onSubmit: (e) => {
           e.preventDefault();
-          void (async () => {
-            const a = await apiCall('POST', `/api/v1/image-consents/${c.consentId}/revoke`, {
-              revocation_reason: reason.value.trim(),
-            });
-            if (a.status !== 200) return say(a);
-            shell.say(tr('consent.revoked'));
-            await load();
-          })();
+          void onAnswer(
+            shell,
+            api.revokeConsent({
+              params: { consentId: c.consentId },
+              body: { revocation_reason: reason.value.trim() },
+            }),
+            async () => {
+              shell.say(tr('consent.revoked'));
+              await load();
+            },
+          );
         },
       },
       field(tr('consent.revokeReason'), reason),
@@ -105,21 +86,26 @@ export const consentSection = (
         attrs: { 'data-test': 'consent-form' },
         onSubmit: (e) => {
           e.preventDefault();
-          void (async () => {
-            const a = await apiCall('POST', '/api/v1/image-consents', {
-              subject_type: 'STUDENT',
-              subject_id: studentId,
-              term_version: version.value.trim(),
-              purpose: purpose.value.trim(),
-              term_text: text.value,
-              granted_by_name: by.value.trim(),
-              relationship: relationship.value.trim(),
-              verification_method: method.value,
-            });
-            if (a.status !== 201) return say(a);
-            shell.say(tr('consent.recorded'));
-            await load();
-          })();
+          const verification = METHODS.find((m) => m === method.value) ?? 'VERIFIED_GUARDIAN_PRESENT';
+          void onAnswer(
+            shell,
+            api.createConsent({
+              body: {
+                subject_type: 'STUDENT',
+                subject_id: studentId,
+                term_version: version.value.trim(),
+                purpose: purpose.value.trim(),
+                term_text: text.value,
+                granted_by_name: by.value.trim(),
+                relationship: relationship.value.trim(),
+                verification_method: verification,
+              },
+            }),
+            async () => {
+              shell.say(tr('consent.recorded'));
+              await load();
+            },
+          );
         },
       },
       h('h3', {}, tr('consent.record')),
@@ -133,7 +119,7 @@ export const consentSection = (
     );
   };
 
-  const historyTable = (items: ReadonlyArray<ConsentC>): HTMLElement =>
+  const historyTable = (items: ReadonlyArray<Consent>): HTMLElement =>
     items.length === 0
       ? h('p', {}, tr('consent.historyNone'))
       : h(
@@ -160,27 +146,29 @@ export const consentSection = (
           h(
             'tbody',
             {},
-            ...items.map((c) => {
-              const method = methodKey(c.verification_method);
-              return h(
+            ...items.map((c) =>
+              h(
                 'tr',
                 { className: c.revoked_at === null ? 'active' : 'revoked' },
                 h('td', {}, when(c.granted_at)),
                 h('td', {}, `${c.granted_by_name} (${c.relationship})`),
                 h('td', {}, c.term_version),
-                h('td', {}, method === undefined ? c.verification_method : tr(method)),
+                h('td', {}, tr(methodKey(c.verification_method))),
                 h('td', {}, c.revoked_at === null ? '—' : when(c.revoked_at)),
                 h('td', {}, c.revocation_reason ?? '—'),
-              );
-            }),
+              ),
+            ),
           ),
         );
 
   const load = async (): Promise<void> => {
-    const a = await apiCall('GET', `/api/v1/image-consents?subjectType=STUDENT&subjectId=${studentId}`);
-    const decoded = History.decode(a.json);
-    if (a.status !== 200 || E.isLeft(decoded)) return say(a);
-    const { current, history } = decoded.right;
+    await onAnswer(
+      shell,
+      api.listConsents({ query: { subjectType: 'STUDENT', subjectId: studentId } }),
+      (found) => draw(found.current, found.history),
+    );
+  };
+  const draw = (current: Consent | null, history: ReadonlyArray<Consent>) => {
     replaceChildren(
       section,
       h('h2', { attrs: { id: 'consent-heading' } }, tr('consent.section')),
@@ -198,7 +186,7 @@ export const consentSection = (
       current === null
         ? recordForm()
         : // Only ADMIN revokes (the server refuses anyone else): no form that can only fail.
-          (currentAuth()?.user.roles.includes('ADMIN') ?? false)
+          (transport.current()?.user.roles.includes('ADMIN') ?? false)
           ? revokeForm(current)
           : null,
       h('h3', {}, tr('consent.history')),

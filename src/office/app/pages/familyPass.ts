@@ -5,22 +5,14 @@
  * tablet at its next roster pull).
  */
 import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
-import { h, imageFromBytes, replaceChildren } from '../../../kiosk/app/dom.js';
+import { download, h, imageFromBytes, replaceChildren } from '../../../client/dom.js';
+import { failureMessage, statusOf } from '../../../client/transport.js';
 import { mayReach } from '../../../rules/authorization.js';
-import { apiBytes, apiCall, currentAuth, errorMessage } from '../api.js';
+import { onAnswer, sayFailure } from '../calls.js';
+import { api, transport } from '../client.js';
 import type { Shell } from '../shell.js';
-import { download, sayFailure } from './adminKit.js';
+import { adminWords } from './adminKit.js';
 import type { AdminT } from './adminText.js';
-
-const ErrorCode = t.type({ error: t.type({ code: t.string }) });
-const codeOf = (json: unknown): string | undefined => {
-  const d = ErrorCode.decode(json);
-  return E.isRight(d) ? d.right.error.code : undefined;
-};
-
-const cardPath = (studentId: string, format: 'svg' | 'png') =>
-  `/api/v1/students/${encodeURIComponent(studentId)}/family-pass${format === 'png' ? '?format=png' : ''}`;
 
 export const familyPassSection = async (
   shell: Shell,
@@ -28,19 +20,27 @@ export const familyPassSection = async (
   into: HTMLElement,
   studentId: string,
 ): Promise<void> => {
-  const card = await apiBytes('GET', cardPath(studentId, 'png'));
-  if (card.status === 403) return replaceChildren(into, h('p', {}, at('common.forbidden')));
-  if (card.status === 409)
-    return replaceChildren(
-      into,
-      h('p', {}, codeOf(card.json) === 'NO_FAMILY' ? at('pass.noFamily') : errorMessage(card)),
-    );
-  if (card.status !== 200 || card.bytes === undefined) return sayFailure(shell, at, card);
-  const png = card.bytes;
+  const params = { studentId };
+  const card = await api.getFamilyPass({ params, query: { format: 'png' } });
+  if (E.isLeft(card)) {
+    const f = card.left;
+    if (statusOf(f) === 403) return replaceChildren(into, h('p', {}, at('common.forbidden')));
+    if (statusOf(f) === 409)
+      return replaceChildren(
+        into,
+        h(
+          'p',
+          {},
+          f.kind === 'refused' && f.error.code === 'NO_FAMILY' ? at('pass.noFamily') : failureMessage(f),
+        ),
+      );
+    return sayFailure(shell, f, adminWords(at));
+  }
+  const png = card.right.bytes;
   const save = (format: 'svg' | 'png') => async () => {
-    const a = format === 'png' ? card : await apiBytes('GET', cardPath(studentId, format));
-    if (a.status !== 200 || a.bytes === undefined) return sayFailure(shell, at, a);
-    download(`cartao-familia.${format}`, a.bytes, format === 'png' ? 'image/png' : 'image/svg+xml');
+    const saved = format === 'png' ? card : await api.getFamilyPass({ params });
+    if (E.isLeft(saved)) return sayFailure(shell, saved.left, adminWords(at));
+    download(`cartao-familia.${format}`, saved.right.bytes, format === 'png' ? 'image/png' : 'image/svg+xml');
   };
   const print = () => {
     // The print styles show the card alone while this is set.
@@ -48,13 +48,18 @@ export const familyPassSection = async (
     window.print();
     delete document.body.dataset.printing;
   };
-  const user = currentAuth()?.user;
+  const user = transport.current()?.user;
   const replace = async () => {
     if (!window.confirm(at('pass.replaceConfirm'))) return;
-    const a = await apiCall('POST', `/api/v1/students/${encodeURIComponent(studentId)}/family-pass/revoke`);
-    if (a.status !== 200) return sayFailure(shell, at, a);
-    shell.say(at('pass.replaced'));
-    await familyPassSection(shell, at, into, studentId);
+    await onAnswer(
+      shell,
+      api.revokeFamilyPass({ params }),
+      async () => {
+        shell.say(at('pass.replaced'));
+        await familyPassSection(shell, at, into, studentId);
+      },
+      adminWords(at),
+    );
   };
   replaceChildren(
     into,

@@ -3,30 +3,14 @@
  * recognise, read every row's outcome and errors, then apply the same file with the same choices.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
-import { IMPORT_FIELDS } from '../../../domain/studentImport.js';
-import { h, replaceChildren } from '../../../kiosk/app/dom.js';
-import { apiCall, errorMessage } from '../api.js';
+import { h, replaceChildren } from '../../../client/dom.js';
+import { validationDetails } from '../../../client/transport.js';
+import { IMPORT_FIELDS, type ImportReport, type ImportStudentsQuery } from '../../../domain/studentImport.js';
+import { sayFailure } from '../calls.js';
+import { api } from '../client.js';
 import type { Key } from '../i18n.js';
 import type { Shell } from '../shell.js';
 import { labelled } from './children.js';
-
-const Report = t.type({
-  dryRun: t.boolean,
-  rows: t.number,
-  created: t.number,
-  updated: t.number,
-  unchanged: t.number,
-  errors: t.array(
-    t.type({ row: t.number, column: t.union([t.string, t.null]), code: t.string, message: t.string }),
-  ),
-  outcomes: t.array(
-    t.type({ row: t.number, action: t.keyof({ create: null, update: null, unchanged: null, error: null }) }),
-  ),
-  classesCreated: t.array(t.string),
-});
-type Report = t.TypeOf<typeof Report>;
-const Unmapped = t.type({ error: t.type({ details: t.type({ headers: t.array(t.string) }) }) });
 
 /** At most this many rows are drawn: the errors always, the rest up to the limit. */
 const SHOWN_ROWS = 300;
@@ -40,11 +24,15 @@ export const importPage = (shell: Shell): void => {
   const result = h('section', { attrs: { 'aria-live': 'polite', 'data-test': 'import-result' } });
   const apply = h('button', { attrs: { type: 'button', disabled: '' } }, tr('import.apply'));
 
-  const query = (dryRun: boolean): string => {
-    const q = new URLSearchParams({ dryRun: String(dryRun), createClasses: String(createClasses.checked) });
+  const query = (dryRun: boolean): ImportStudentsQuery => {
+    const columns: Record<string, string> = {};
     for (const [fieldName, select] of selects)
-      if (select.value !== '') q.set(`column.${fieldName}`, select.value);
-    return q.toString();
+      if (select.value !== '') columns[`column.${fieldName}`] = select.value;
+    return {
+      ...columns,
+      dryRun: dryRun ? 'true' : 'false',
+      createClasses: createClasses.checked ? 'true' : 'false',
+    };
   };
 
   const showMapping = (headers: ReadonlyArray<string>) => {
@@ -66,8 +54,8 @@ export const importPage = (shell: Shell): void => {
     mapping.hidden = false;
   };
 
-  const showReport = (r: Report) => {
-    const errorsByRow = new Map<number, Report['errors']>();
+  const showReport = (r: ImportReport) => {
+    const errorsByRow = new Map<number, ImportReport['errors']>();
     for (const e of r.errors) errorsByRow.set(e.row, [...(errorsByRow.get(e.row) ?? []), e]);
     const rows = [
       ...r.outcomes.filter((o) => o.action === 'error'),
@@ -75,7 +63,7 @@ export const importPage = (shell: Shell): void => {
     ]
       .slice(0, SHOWN_ROWS)
       .sort((a, b) => a.row - b.row);
-    const actionKey: Record<Report['outcomes'][number]['action'], Key> = {
+    const actionKey: Record<ImportReport['outcomes'][number]['action'], Key> = {
       create: 'import.create',
       update: 'import.update',
       unchanged: 'import.unchanged',
@@ -116,7 +104,7 @@ export const importPage = (shell: Shell): void => {
           {},
           ...rows.flatMap((o) => {
             const errs = errorsByRow.get(o.row) ?? [];
-            const cells = (e: Report['errors'][number] | undefined) => [
+            const cells = (e: ImportReport['errors'][number] | undefined) => [
               h('td', {}, e?.column ?? ''),
               h('td', {}, e === undefined ? '' : e.message),
             ];
@@ -139,21 +127,21 @@ export const importPage = (shell: Shell): void => {
   const run = async (dryRun: boolean) => {
     const chosen = file.files?.[0];
     if (chosen === undefined) return shell.say(tr('import.noFile'), 'error');
-    const a = await apiCall('POST', `/api/v1/imports/students?${query(dryRun)}`, chosen);
-    const report = Report.decode(a.json);
-    if (a.status === 200 && E.isRight(report)) {
+    const report = await api.importStudents({
+      query: query(dryRun),
+      body: { bytes: chosen, type: 'text/csv' },
+    });
+    if (E.isRight(report)) {
       showReport(report.right);
       shell.say('');
       // Applying is offered once the same file and choices were checked, and once only.
       apply.disabled = !dryRun;
       return;
     }
-    const unmapped = Unmapped.decode(a.json);
-    if (a.status === 400 && E.isRight(unmapped)) showMapping(unmapped.right.error.details.headers);
-    shell.say(
-      a.status === 0 ? tr('error.network') : tr('error.generic', { message: errorMessage(a) }),
-      'error',
-    );
+    // Columns the server could not map: their headers, to be mapped by hand.
+    const headers = validationDetails(report.left)?.headers;
+    if (headers !== undefined) showMapping(headers);
+    sayFailure(shell, report.left);
   };
   // A new file or a changed choice must be checked again before it can be applied.
   for (const el of [file, createClasses]) el.addEventListener('change', () => (apply.disabled = true));

@@ -5,21 +5,14 @@
  * the CSP holds) and the upload, offered only while a consent is active.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
-import { field, h, imageFromBytes, replaceChildren } from '../../../kiosk/app/dom.js';
-import { apiBytes, apiCall, errorMessage } from '../api.js';
+import { field, h, imageFromBytes, replaceChildren } from '../../../client/dom.js';
+import { onAnswer } from '../calls.js';
+import { api } from '../client.js';
 import type { Shell } from '../shell.js';
 import { consentSection } from './consents.js';
 
 const MAX_BYTES = 5 * 1024 * 1024;
 const ACCEPTED = ['image/jpeg', 'image/png', 'image/webp'];
-
-const StudentC = t.type({
-  studentId: t.string,
-  displayName: t.string,
-  guardianName: t.union([t.string, t.undefined]),
-  photoRef: t.union([t.string, t.null, t.undefined]),
-});
 
 export const photoPage = (shell: Shell, studentId: string): void => {
   const { t: tr } = shell;
@@ -34,18 +27,14 @@ export const photoPage = (shell: Shell, studentId: string): void => {
     uploadSlot,
   );
   let name = '';
-  const fail = (a: { status: number; json: unknown }) =>
-    shell.say(
-      a.status === 0 ? tr('error.network') : tr('error.generic', { message: errorMessage(a) }),
-      'error',
-    );
 
   const showPhoto = async (): Promise<void> => {
-    const a = await apiBytes('GET', `/api/v1/students/${studentId}/photo`);
-    if (a.status === 200 && a.bytes !== undefined) {
+    // None stored, none allowed, or not reachable: the page says there is no photo to show.
+    const photo = await api.getStudentPhoto({ params: { studentId } });
+    if (E.isRight(photo)) {
       replaceChildren(
         preview,
-        imageFromBytes(a.bytes, 'image/jpeg', tr('photo.alt', { name }), {
+        imageFromBytes(photo.right.bytes, 'image/jpeg', tr('photo.alt', { name }), {
           className: 'child-photo',
           attrs: { 'data-test': 'office-photo' },
         }),
@@ -67,11 +56,15 @@ export const photoPage = (shell: Shell, studentId: string): void => {
             // The browser names the type from the file; an unknown one is sent as JPEG and the server
             // reads the bytes for what they are (it refuses what is no JPEG, PNG or WebP).
             const type = ACCEPTED.includes(chosen.type) ? chosen.type : 'image/jpeg';
-            const a = await apiBytes('PUT', `/api/v1/students/${studentId}/photo`, { body: chosen, type });
-            if (a.status !== 200) return fail(a);
-            shell.say(tr('photo.uploaded'));
-            file.value = '';
-            await showPhoto();
+            await onAnswer(
+              shell,
+              api.putStudentPhoto({ params: { studentId }, body: { bytes: chosen, type } }),
+              async () => {
+                shell.say(tr('photo.uploaded'));
+                file.value = '';
+                await showPhoto();
+              },
+            );
           })();
         },
       },
@@ -90,15 +83,12 @@ export const photoPage = (shell: Shell, studentId: string): void => {
     heading,
     h('p', {}, h('a', { attrs: { href: `#/children/${studentId}` } }, tr('photo.back'))),
   );
-  void (async () => {
-    const a = await apiCall('GET', `/api/v1/students/${studentId}`);
-    const student = StudentC.decode(a.json);
-    if (a.status !== 200 || E.isLeft(student)) return fail(a);
-    name = student.right.displayName;
+  void onAnswer(shell, api.getStudent({ params: { studentId } }), (student) => {
+    name = student.displayName;
     heading.textContent = tr('photo.title', { name });
     shell.main.append(
-      consentSection(shell, studentId, student.right.guardianName ?? '', consentChanged),
+      consentSection(shell, studentId, student.guardianName ?? '', consentChanged),
       photoSection,
     );
-  })();
+  });
 };

@@ -4,41 +4,15 @@
  * every rule (code tries and expiry, who may grant, the 7-day window); this only asks and shows.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
-import { apiCall } from '../api.js';
-import { type DateInput, dateField, dateInput } from '../dateInput.js';
+import { type DateInput, dateField, dateInput } from '../../../client/dateInput.js';
+import { field, h, replaceChildren } from '../../../client/dom.js';
+import { type Failure, statusOf } from '../../../client/transport.js';
+import { onAnswer, sayFailure } from '../calls.js';
+import { api } from '../client.js';
 import type { Shell } from '../shell.js';
-import { row, sayFailure, table, when } from './adminKit.js';
+import { adminWords, row, table, when } from './adminKit.js';
 import type { AdminKey, AdminT } from './adminText.js';
 import { labelled } from './children.js';
-
-const Entries = t.type({
-  items: t.array(
-    t.type({
-      pickupId: t.string,
-      level: t.string,
-      name: t.string,
-      relationship: t.string,
-      phoneSuffix: t.union([t.string, t.null]),
-      status: t.string,
-    }),
-  ),
-});
-const Grants = t.type({
-  items: t.array(
-    t.type({
-      authorizationId: t.string,
-      adultName: t.string,
-      relationship: t.string,
-      authorized_by: t.string,
-      valid_from: t.string,
-      valid_until: t.string,
-      active: t.boolean,
-      revokedAt: t.union([t.string, t.null]),
-    }),
-  ),
-});
 
 const statusKey = (s: string): AdminKey | undefined =>
   s === 'ACTIVE' || s === 'PENDING_VERIFICATION' || s === 'REVOKED' ? `pickup.status.${s}` : undefined;
@@ -60,21 +34,22 @@ export const pickupSection = async (
   into: HTMLElement,
   studentId: string,
 ): Promise<void> => {
-  const base = `/api/v1/students/${studentId}`;
+  const params = { studentId };
   const list = h('div');
   const grants = h('div');
   const bySelect = h('select', { attrs: { required: '' } });
   const reload = () => pickupSection(shell, at, into, studentId);
 
-  const a = await apiCall('GET', `${base}/pickup-list`);
-  if (a.status === 403) return replaceChildren(into, h('p', {}, at('common.forbidden')));
-  const entries = Entries.decode(a.json);
-  if (a.status !== 200 || E.isLeft(entries)) return sayFailure(shell, at, a);
+  const entries = await api.listPickupAdults({ params });
+  if (E.isLeft(entries))
+    return statusOf(entries.left) === 403
+      ? replaceChildren(into, h('p', {}, at('common.forbidden')))
+      : sayFailure(shell, entries.left, adminWords(at));
   /** A one-field form in a table row: posts the field's value, then says so and reads the section again. */
   const rowAction = (
     input: HTMLInputElement,
     labels: { readonly field: string; readonly button: string; readonly done: string },
-    post: (value: string) => Promise<{ readonly status: number; readonly json: unknown }>,
+    post: (value: string) => Promise<E.Either<Failure, unknown>>,
   ) =>
     h(
       'form',
@@ -82,12 +57,15 @@ export const pickupSection = async (
         className: 'inline',
         onSubmit: (e) => {
           e.preventDefault();
-          void (async () => {
-            const r = await post(input.value.trim());
-            if (r.status !== 200) return sayFailure(shell, at, r);
-            shell.say(labels.done);
-            await reload();
-          })();
+          void onAnswer(
+            shell,
+            post(input.value.trim()),
+            async () => {
+              shell.say(labels.done);
+              await reload();
+            },
+            adminWords(at),
+          );
         },
       },
       field(labels.field, input),
@@ -97,7 +75,7 @@ export const pickupSection = async (
     rowAction(
       h('input', { attrs: { inputmode: 'numeric', autocomplete: 'one-time-code', required: '' } }),
       { field: at('pickup.code'), button: at('pickup.verify'), done: at('pickup.verified') },
-      (code) => apiCall('POST', `${base}/pickup-list/${pickupId}/verify`, { code }),
+      (code) => api.verifyPickupAdult({ params: { studentId, pickupId }, body: { code } }),
     );
   replaceChildren(
     list,
@@ -121,14 +99,13 @@ export const pickupSection = async (
     if (p.status === 'ACTIVE')
       bySelect.append(h('option', { attrs: { value: p.pickupId } }, `${p.name} (${p.level})`));
 
-  const g = await apiCall('GET', `${base}/pickup-authorizations`);
-  const decoded = Grants.decode(g.json);
+  // Without the grants the list above still stands; the table then shows none.
+  const decoded = await api.listGrants({ params });
   const revokeFor = (authorizationId: string) =>
     rowAction(
       h('input', { attrs: { required: '', minlength: '10', maxlength: '500' } }),
       { field: at('grant.revokeReason'), button: at('grant.revoke'), done: at('grant.revoked') },
-      (justification) =>
-        apiCall('POST', `/api/v1/pickup-authorizations/${authorizationId}/revoke`, { justification }),
+      (justification) => api.revokeGrant({ params: { authorizationId }, body: { justification } }),
     );
   replaceChildren(
     grants,
@@ -159,16 +136,22 @@ export const pickupSection = async (
     {
       onSubmit: (e) => {
         e.preventDefault();
-        void (async () => {
-          const r = await apiCall('POST', `${base}/pickup-list`, {
-            name: adult.name.value.trim(),
-            relationship: adult.rel.value.trim(),
-            phone: adult.phone.value.trim(),
-          });
-          if (r.status !== 201) return sayFailure(shell, at, r);
-          await reload();
-          shell.say(at('pickup.added'));
-        })();
+        void onAnswer(
+          shell,
+          api.addPickupAdult({
+            params,
+            body: {
+              name: adult.name.value.trim(),
+              relationship: adult.rel.value.trim(),
+              phone: adult.phone.value.trim(),
+            },
+          }),
+          async () => {
+            await reload();
+            shell.say(at('pickup.added'));
+          },
+          adminWords(at),
+        );
       },
     },
     h('h3', {}, at('pickup.addAdult')),
@@ -192,22 +175,28 @@ export const pickupSection = async (
       attrs: { 'data-test': 'grant-form' },
       onSubmit: (e) => {
         e.preventDefault();
-        void (async () => {
-          const from = instant(grant.from, grant.fromTime, '00:00');
-          const until = instant(grant.until, grant.untilTime, '23:59:59.999');
-          const phone = grant.phone.value.trim();
-          const r = await apiCall('POST', `${base}/pickup-authorizations`, {
-            authorized_by_pickup_id: bySelect.value,
-            adultName: grant.name.value.trim(),
-            relationship: grant.rel.value.trim(),
-            ...(phone === '' ? {} : { phone }),
-            ...(from === undefined ? {} : { valid_from: from }),
-            ...(until === undefined ? {} : { valid_until: until }),
-          });
-          if (r.status !== 201) return sayFailure(shell, at, r);
-          await reload();
-          shell.say(at('grant.created'));
-        })();
+        const from = instant(grant.from, grant.fromTime, '00:00');
+        const until = instant(grant.until, grant.untilTime, '23:59:59.999');
+        const phone = grant.phone.value.trim();
+        void onAnswer(
+          shell,
+          api.createGrant({
+            params,
+            body: {
+              authorized_by_pickup_id: bySelect.value,
+              adultName: grant.name.value.trim(),
+              relationship: grant.rel.value.trim(),
+              ...(phone === '' ? {} : { phone }),
+              ...(from === undefined ? {} : { valid_from: from }),
+              ...(until === undefined ? {} : { valid_until: until }),
+            },
+          }),
+          async () => {
+            await reload();
+            shell.say(at('grant.created'));
+          },
+          adminWords(at),
+        );
       },
     },
     h('h3', {}, at('grant.new')),

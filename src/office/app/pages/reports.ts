@@ -5,37 +5,17 @@
  * and classes, never a `style`, so the CSP holds.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
-import { type ConflictSide, ReportedConflict } from '../../../domain/projection.js';
-import { h, replaceChildren } from '../../../kiosk/app/dom.js';
+import { type DateInput, dateField, dateInput } from '../../../client/dateInput.js';
+import { localDay } from '../../../client/dates.js';
+import { download, h, replaceChildren } from '../../../client/dom.js';
+import type { ConflictSide } from '../../../domain/projection.js';
 import { type WeekCell, weeklyAttendance } from '../../../rules/weeklyAttendance.js';
-import { apiCall, apiText } from '../api.js';
-import { type DateInput, dateField, dateInput } from '../dateInput.js';
-import { localDay } from '../dates.js';
+import { onAnswer, sayFailure } from '../calls.js';
+import { api } from '../client.js';
 import type { Shell } from '../shell.js';
-import { day, download, row, sayFailure, section, svg, table, when } from './adminKit.js';
+import { adminWords, day, row, section, svg, table, when } from './adminKit.js';
 import { type AdminT, adminTranslator } from './adminText.js';
 import { labelled } from './children.js';
-
-const Classes = t.type({ items: t.array(t.type({ classId: t.string, name: t.string })) });
-const Attendance = t.type({
-  rows: t.array(
-    t.type({
-      date: t.string,
-      classId: t.union([t.string, t.null]),
-      studentId: t.string,
-      displayName: t.union([t.string, t.null]),
-      present: t.boolean,
-    }),
-  ),
-});
-const Visitors = t.type({
-  items: t.array(
-    t.type({ studentId: t.string, displayName: t.string, classId: t.string, createdAt: t.string }),
-  ),
-  truncated: t.boolean,
-});
-const Conflicts = t.type({ items: t.array(ReportedConflict) });
 
 const DAY_MS = 86_400_000;
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -53,102 +33,111 @@ export const reportsPage = (shell: Shell): void => {
   const visitors = h('div', { attrs: { 'data-test': 'visitors' } });
   const conflicts = h('div', { attrs: { 'data-test': 'conflicts' } });
   const classNames = new Map<string, string>();
-  const query = () => {
-    const q = new URLSearchParams({ from: dayOf(from), to: dayOf(to) });
-    if (classSelect.value !== '') q.set('classId', classSelect.value);
-    return q;
-  };
+  const query = () => ({
+    from: dayOf(from),
+    to: dayOf(to),
+    ...(classSelect.value === '' ? {} : { classId: classSelect.value }),
+  });
   const csv = h(
     'button',
     {
       attrs: { type: 'button' },
       onClick: () => {
         void (async () => {
-          const a = await apiText(`/api/v1/reports/attendance?${query()}`, 'text/csv');
-          if (a.status !== 200) return sayFailure(shell, at, { status: a.status, json: undefined });
-          download(`presenca-${dayOf(from)}-${dayOf(to)}.csv`, a.text, 'text/csv;charset=utf-8');
+          const csvText = await api.attendanceReportCsv({ query: query() });
+          if (E.isLeft(csvText)) return sayFailure(shell, csvText.left, adminWords(at));
+          download(`presenca-${dayOf(from)}-${dayOf(to)}.csv`, csvText.right, 'text/csv;charset=utf-8');
         })();
       },
     },
     at('reports.csv'),
   );
 
-  const show = async () => {
+  const show = () => {
     const q = query();
-    const a = await apiCall('GET', `/api/v1/reports/attendance?${q}`);
-    const d = Attendance.decode(a.json);
-    if (a.status !== 200 || E.isLeft(d)) return sayFailure(shell, at, a);
-    const names = new Map(d.right.rows.map((r) => [r.studentId, r.displayName ?? r.studentId]));
-    const cells = weeklyAttendance(d.right.rows);
-    replaceChildren(chart, ...drawChart(at, cells, classNames));
-    replaceChildren(
-      weekly,
-      table(
-        [at('reports.week'), at('reports.class'), at('reports.present'), at('reports.absent')],
-        cells.map((c) =>
-          row(day(c.week), classNames.get(c.classId) ?? c.classId, String(c.present), String(c.absent)),
-        ),
-        at('reports.none'),
-        'attendance-table',
-      ),
-    );
-    const v = await apiCall('GET', `/api/v1/reports/visitors?${q}`);
-    const vd = Visitors.decode(v.json);
-    if (E.isRight(vd))
-      replaceChildren(
-        visitors,
-        vd.right.truncated
-          ? h('p', {}, at('reports.visitorsTruncated', { count: vd.right.items.length }))
-          : null,
-        table(
-          [at('col.name'), at('reports.class'), at('reports.registered')],
-          vd.right.items.map((x) =>
-            row(
-              h('a', { attrs: { href: `#/child/${x.studentId}` } }, x.displayName),
-              classNames.get(x.classId) ?? x.classId,
-              when(x.createdAt),
+    return onAnswer(
+      shell,
+      api.attendanceReport({ query: q }),
+      async (attendance) => {
+        const names = new Map(attendance.rows.map((r) => [r.studentId, r.displayName ?? r.studentId]));
+        const cells = weeklyAttendance(attendance.rows);
+        replaceChildren(chart, ...drawChart(at, cells, classNames));
+        replaceChildren(
+          weekly,
+          table(
+            [at('reports.week'), at('reports.class'), at('reports.present'), at('reports.absent')],
+            cells.map((c) =>
+              row(day(c.week), classNames.get(c.classId) ?? c.classId, String(c.present), String(c.absent)),
             ),
+            at('reports.none'),
+            'attendance-table',
           ),
-          at('reports.visitorsNone'),
-        ),
-      );
-    // Conflicts are filtered by detection instant: the whole last day is `to`'s next midnight, exclusive.
-    const c = await apiCall(
-      'GET',
-      `/api/v1/reports/conflicts?from=${dayOf(from)}T00:00:00.000Z&to=${isoDay(Date.parse(dayOf(to)) + DAY_MS)}T00:00:00.000Z&limit=200`,
-    );
-    const cd = Conflicts.decode(c.json);
-    if (E.isRight(cd)) {
-      const side = (s: t.TypeOf<typeof ConflictSide>) =>
-        `${s.change.type} · ${s.role} · ${when(s.clientTimestamp)}`;
-      replaceChildren(
-        conflicts,
-        table(
-          [
-            at('col.when'),
-            at('col.name'),
-            at('reports.aspect'),
-            at('reports.winner'),
-            at('reports.loser'),
-            at('reports.policy'),
-          ],
-          cd.right.items.map((x) =>
-            row(
-              when(x.detectedAt),
-              h('a', { attrs: { href: `#/child/${x.subjectId}` } }, names.get(x.subjectId) ?? x.subjectId),
-              x.kind,
-              // An offline check-in the admission rule would have refused: kept, so it wins over nothing.
-              x.policy === 'ADMISSION_RULE' ? at('reports.admission') : side(x.winner),
-              side(x.policy === 'ADMISSION_RULE' ? x.event : x.loser),
-              x.policy === 'ADMISSION_RULE'
-                ? x.refusals.map((r) => at(`reports.admission.${r.reason}`)).join(' · ')
-                : x.policy,
+        );
+        // The visitors and the conflicts are drawn when they come; the attendance above stands either way.
+        const vd = await api.visitorsReport({ query: q });
+        if (E.isRight(vd))
+          replaceChildren(
+            visitors,
+            vd.right.truncated
+              ? h('p', {}, at('reports.visitorsTruncated', { count: vd.right.items.length }))
+              : null,
+            table(
+              [at('col.name'), at('reports.class'), at('reports.registered')],
+              vd.right.items.map((x) =>
+                row(
+                  h('a', { attrs: { href: `#/child/${x.studentId}` } }, x.displayName),
+                  classNames.get(x.classId) ?? x.classId,
+                  when(x.createdAt),
+                ),
+              ),
+              at('reports.visitorsNone'),
             ),
-          ),
-          at('reports.conflictsNone'),
-        ),
-      );
-    }
+          );
+        // Conflicts are filtered by detection instant: the whole last day is `to`'s next midnight, exclusive.
+        const cd = await api.conflictReport({
+          query: {
+            from: `${dayOf(from)}T00:00:00.000Z`,
+            to: `${isoDay(Date.parse(dayOf(to)) + DAY_MS)}T00:00:00.000Z`,
+            limit: '200',
+          },
+        });
+        if (E.isRight(cd)) {
+          const side = (s: ConflictSide) => `${s.change.type} · ${s.role} · ${when(s.clientTimestamp)}`;
+          replaceChildren(
+            conflicts,
+            table(
+              [
+                at('col.when'),
+                at('col.name'),
+                at('reports.aspect'),
+                at('reports.winner'),
+                at('reports.loser'),
+                at('reports.policy'),
+              ],
+              cd.right.items.map((x) =>
+                row(
+                  when(x.detectedAt),
+                  h(
+                    'a',
+                    { attrs: { href: `#/child/${x.subjectId}` } },
+                    names.get(x.subjectId) ?? x.subjectId,
+                  ),
+                  x.kind,
+                  // An offline check-in the admission rule would have refused: kept, so it wins over nothing.
+                  x.policy === 'ADMISSION_RULE' ? at('reports.admission') : side(x.winner),
+                  side(x.policy === 'ADMISSION_RULE' ? x.event : x.loser),
+                  x.policy === 'ADMISSION_RULE'
+                    ? x.refusals.map((r) => at(`reports.admission.${r.reason}`)).join(' · ')
+                    : x.policy,
+                ),
+              ),
+              at('reports.conflictsNone'),
+            ),
+          );
+        }
+      },
+      adminWords(at),
+    );
   };
 
   replaceChildren(
@@ -174,7 +163,7 @@ export const reportsPage = (shell: Shell): void => {
   );
   void (async () => {
     // Reports are history: deactivated classes (0047) are named and may be chosen too.
-    const classes = Classes.decode((await apiCall('GET', '/api/v1/classes?includeInactive=true')).json);
+    const classes = await api.listClasses({ query: { includeInactive: 'true' } });
     if (E.isRight(classes))
       for (const c of classes.right.items) {
         classNames.set(c.classId, c.name);

@@ -1,34 +1,13 @@
 /** Weekly schedules (decision 0031): the list, a new one, and ending one. */
 import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
-import { WEEKDAYS, type Weekday } from '../../../domain/schedules.js';
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
-import { apiCall, errorMessage } from '../api.js';
-import { dateField, dateInput } from '../dateInput.js';
-import { localDay } from '../dates.js';
+import { dateField, dateInput } from '../../../client/dateInput.js';
+import { localDay } from '../../../client/dates.js';
+import { field, h, replaceChildren } from '../../../client/dom.js';
+import { WEEKDAYS } from '../../../domain/schedules.js';
+import { onAnswer } from '../calls.js';
+import { api } from '../client.js';
 import type { Shell } from '../shell.js';
 import { labelled } from './children.js';
-
-const Classes = t.type({
-  items: t.array(
-    t.intersection([t.type({ classId: t.string, name: t.string }), t.partial({ status: t.string })]),
-  ),
-});
-const Schedules = t.type({
-  items: t.array(
-    t.type({
-      scheduleId: t.string,
-      classId: t.string,
-      weekdays: t.array(t.string),
-      localTime: t.string,
-      title: t.union([t.string, t.null]),
-      from: t.string,
-      status: t.string,
-    }),
-  ),
-});
-
-const isWeekday = (s: string): s is Weekday => WEEKDAYS.some((w) => w === s);
 
 export const schedulesPage = (shell: Shell): void => {
   const { t: tr } = shell;
@@ -40,68 +19,63 @@ export const schedulesPage = (shell: Shell): void => {
   const days = WEEKDAYS.map((d) => ({ d, box: h('input', { attrs: { type: 'checkbox', value: d } }) }));
   const classNames = new Map<string, string>();
 
-  const failed = (a: { status: number; json: unknown }) =>
-    shell.say(
-      a.status === 0 ? tr('error.network') : tr('error.generic', { message: errorMessage(a) }),
-      'error',
-    );
-
-  const load = async () => {
-    const a = await apiCall('GET', '/api/v1/schedules');
-    const s = Schedules.decode(a.json);
-    if (E.isLeft(s)) return failed(a);
-    replaceChildren(
-      list,
-      ...(s.right.items.length === 0
-        ? [h('tr', {}, h('td', { attrs: { colspan: '5' } }, tr('schedules.none')))]
-        : s.right.items.map((x) =>
-            h(
-              'tr',
-              {},
-              h('td', {}, classNames.get(x.classId) ?? x.classId),
-              h('td', {}, x.weekdays.map((d) => (isWeekday(d) ? tr(`day.${d}`) : d)).join(', ')),
-              h('td', {}, x.localTime),
-              h('td', {}, x.title ?? ''),
+  const load = () =>
+    onAnswer(shell, api.listSchedules(), (schedules) =>
+      replaceChildren(
+        list,
+        ...(schedules.items.length === 0
+          ? [h('tr', {}, h('td', { attrs: { colspan: '5' } }, tr('schedules.none')))]
+          : schedules.items.map((x) =>
               h(
-                'td',
+                'tr',
                 {},
-                x.status === 'ENDED'
-                  ? tr('schedules.ended')
-                  : h(
-                      'button',
-                      {
-                        attrs: { type: 'button' },
-                        onClick: () =>
-                          void apiCall('POST', `/api/v1/schedules/${x.scheduleId}/end`, {}).then((r) =>
-                            r.status === 200 ? load() : failed(r),
-                          ),
-                      },
-                      tr('schedules.end'),
-                    ),
+                h('td', {}, classNames.get(x.classId) ?? x.classId),
+                h('td', {}, x.weekdays.map((d) => tr(`day.${d}`)).join(', ')),
+                h('td', {}, x.localTime),
+                h('td', {}, x.title ?? ''),
+                h(
+                  'td',
+                  {},
+                  x.status === 'ENDED'
+                    ? tr('schedules.ended')
+                    : h(
+                        'button',
+                        {
+                          attrs: { type: 'button' },
+                          onClick: () =>
+                            void onAnswer(
+                              shell,
+                              api.endSchedule({ params: { scheduleId: x.scheduleId }, body: {} }),
+                              load,
+                            ),
+                        },
+                        tr('schedules.end'),
+                      ),
+                ),
               ),
-            ),
-          )),
+            )),
+      ),
     );
-  };
 
   const form = h(
     'form',
     {
       onSubmit: (e) => {
         e.preventDefault();
-        void (async () => {
-          const body = {
-            classId: classSelect.value,
-            weekdays: days.filter((x) => x.box.checked).map((x) => x.d),
-            localTime: time.value,
-            from: from.iso(),
-            ...(title.value.trim() === '' ? {} : { title: title.value.trim() }),
-          };
-          const a = await apiCall('POST', '/api/v1/schedules', body);
-          if (a.status !== 201) return failed(a);
+        // The form is not submitted while the date is empty or no date (the field's validity).
+        const fromDay = from.iso();
+        if (fromDay === null || fromDay === undefined) return;
+        const body = {
+          classId: classSelect.value,
+          weekdays: days.filter((x) => x.box.checked).map((x) => x.d),
+          localTime: time.value,
+          from: fromDay,
+          ...(title.value.trim() === '' ? {} : { title: title.value.trim() }),
+        };
+        void onAnswer(shell, api.createSchedule({ body }), async () => {
           shell.say(tr('schedules.created'));
           await load();
-        })();
+        });
       },
     },
     h('h2', {}, tr('schedules.new')),
@@ -144,8 +118,9 @@ export const schedulesPage = (shell: Shell): void => {
   );
   void (async () => {
     // Every schedule's class is named, a deactivated one too (0047); a new schedule is offered the
-    // active classes only, as the server takes no other.
-    const c = Classes.decode((await apiCall('GET', '/api/v1/classes?includeInactive=true')).json);
+    // active classes only, as the server takes no other. Without the classes the schedules still
+    // show, by class id.
+    const c = await api.listClasses({ query: { includeInactive: 'true' } });
     if (E.isRight(c)) {
       for (const x of c.right.items) classNames.set(x.classId, x.name);
       replaceChildren(

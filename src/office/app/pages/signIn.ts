@@ -1,7 +1,9 @@
 /** Sign-in: email and password; only ADMIN and CADASTRO (or a role that may add students) get in. */
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
+import * as E from 'fp-ts/lib/Either.js';
+import { field, h, replaceChildren } from '../../../client/dom.js';
+import { statusOf } from '../../../client/transport.js';
 import { mayUseOffice } from '../../../rules/authorization.js';
-import { currentAuth, signIn, signOut } from '../api.js';
+import { transport } from '../client.js';
 import type { Shell } from '../shell.js';
 
 export const signInPage = (shell: Shell, done: () => void): void => {
@@ -16,15 +18,20 @@ export const signInPage = (shell: Shell, done: () => void): void => {
       onSubmit: (e) => {
         e.preventDefault();
         void (async () => {
-          const a = await signIn(email.value, password.value);
-          if (a.status === 200) {
-            const user = currentAuth()?.user;
-            if (user !== undefined && mayUseOffice(user)) return done();
-            await signOut();
-            return shell.say(t('signIn.forbidden'), 'error');
-          }
+          // A user who may not register children is signed out again at once (their session revoked).
+          const signed = await transport.signIn(email.value, password.value, (next) =>
+            mayUseOffice(next.user),
+          );
+          if (E.isRight(signed)) return done();
+          const f = signed.left;
           shell.say(
-            a.status === 0 ? t('error.network') : a.status === 401 ? t('signIn.failed') : t('signIn.error'),
+            f.kind === 'not-accepted'
+              ? t('signIn.forbidden')
+              : f.kind === 'network'
+                ? t('error.network')
+                : statusOf(f) === 401
+                  ? t('signIn.failed')
+                  : t('signIn.error'),
             'error',
           );
         })();

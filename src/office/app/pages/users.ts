@@ -4,38 +4,22 @@
  * permissions. System roles are shown with their permissions and cannot be changed.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import * as t from 'io-ts';
+import { field, h, replaceChildren } from '../../../client/dom.js';
+import { statusOf } from '../../../client/transport.js';
 import { PERMISSIONS, type Permission } from '../../../domain/principal.js';
-import { field, h, replaceChildren } from '../../../kiosk/app/dom.js';
-import { apiCall } from '../api.js';
+import type { Role } from '../../../domain/role.js';
+import type { User } from '../../../domain/user.js';
+import { onAnswer, sayFailure } from '../calls.js';
+import { api } from '../client.js';
 import type { Shell } from '../shell.js';
-import { row, sayFailure, section, table } from './adminKit.js';
+import { adminWords, row, section, table } from './adminKit.js';
 import { type AdminKey, type AdminT, adminTranslator } from './adminText.js';
 
-const Users = t.type({
-  items: t.array(
-    t.type({
-      userId: t.string,
-      email: t.string,
-      displayName: t.string,
-      roles: t.array(t.string),
-      status: t.string,
-    }),
-  ),
-});
-const Roles = t.type({
-  items: t.array(
-    t.type({
-      name: t.string,
-      display_name: t.string,
-      permissions: t.array(t.string),
-      is_system: t.number,
-    }),
-  ),
-});
-type RoleItem = t.TypeOf<typeof Roles>['items'][number];
-
 const permKey = (p: Permission): AdminKey => `perm.${p}`;
+
+/** The ticked boxes' values that are permissions (every box of the group is one). */
+const permissionsOf = (values: ReadonlyArray<string>): Permission[] =>
+  PERMISSIONS.filter((p) => values.includes(p));
 
 /** A group of checkboxes, one per value, each labelled; `checked()` reads the ticked values. */
 const checks = (
@@ -76,12 +60,11 @@ export const usersPage = (shell: Shell): void => {
   );
 
   const load = async () => {
-    const [u, r] = await Promise.all([apiCall('GET', '/api/v1/users'), apiCall('GET', '/api/v1/roles')]);
-    if (u.status === 403 || r.status === 403) return shell.say(at('users.forbidden'), 'error');
-    const ud = Users.decode(u.json);
-    const rd = Roles.decode(r.json);
-    if (E.isLeft(ud)) return sayFailure(shell, at, u);
-    if (E.isLeft(rd)) return sayFailure(shell, at, r);
+    const [ud, rd] = await Promise.all([api.listUsers(), api.listRoles()]);
+    const forbidden = [ud, rd].some((a) => E.isLeft(a) && statusOf(a.left) === 403);
+    if (forbidden) return shell.say(at('users.forbidden'), 'error');
+    if (E.isLeft(ud)) return sayFailure(shell, ud.left, adminWords(at));
+    if (E.isLeft(rd)) return sayFailure(shell, rd.left, adminWords(at));
     const roleOptions = rd.right.items.map((x) => ({ value: x.name, label: x.display_name }));
     replaceChildren(
       users,
@@ -116,7 +99,7 @@ export const usersPage = (shell: Shell): void => {
 const userRow = (
   shell: Shell,
   at: AdminT,
-  u: t.TypeOf<typeof Users>['items'][number],
+  u: User,
   roleOptions: ReadonlyArray<{ value: string; label: string }>,
   reload: () => Promise<void>,
 ): HTMLTableRowElement => {
@@ -127,11 +110,12 @@ const userRow = (
     {
       attrs: { type: 'button' },
       onClick: () => {
-        void (async () => {
-          const a = await apiCall('PATCH', `/api/v1/users/${u.userId}`, { roles: roleChecks.checked() });
-          if (a.status !== 200) return sayFailure(shell, at, a);
-          shell.say(at('users.saved'));
-        })();
+        void onAnswer(
+          shell,
+          api.updateUser({ params: { userId: u.userId }, body: { roles: roleChecks.checked() } }),
+          () => shell.say(at('users.saved')),
+          adminWords(at),
+        );
       },
     },
     at('users.saveRoles'),
@@ -145,15 +129,15 @@ const userRow = (
       className: 'inline',
       onSubmit: (e) => {
         e.preventDefault();
-        void (async () => {
-          const a = await apiCall('POST', `/api/v1/users/${u.userId}/reset-password`, {
-            password: password.value,
-          });
-          if (a.status !== 200) return sayFailure(shell, at, a);
-          password.value = '';
-          const revoked = t.type({ sessionsRevoked: t.number }).decode(a.json);
-          shell.say(at('users.resetDone', { count: E.isRight(revoked) ? revoked.right.sessionsRevoked : 0 }));
-        })();
+        void onAnswer(
+          shell,
+          api.resetPassword({ params: { userId: u.userId }, body: { password: password.value } }),
+          (reset) => {
+            password.value = '';
+            shell.say(at('users.resetDone', { count: reset.sessionsRevoked }));
+          },
+          adminWords(at),
+        );
       },
     },
     field(`${at('users.resetPassword')} (${u.email})`, password),
@@ -167,12 +151,15 @@ const userRow = (
       onClick: () => {
         // One click ends every session of the user: asked once, as the kiosk asks before an emergency exit.
         if (!window.confirm(`${at('users.deactivate')}: ${u.email}?`)) return;
-        void (async () => {
-          const a = await apiCall('POST', `/api/v1/users/${u.userId}/deactivate`, {});
-          if (a.status !== 200) return sayFailure(shell, at, a);
-          shell.say(at('users.deactivated'));
-          await reload();
-        })();
+        void onAnswer(
+          shell,
+          api.deactivateUser({ params: { userId: u.userId }, body: {} }),
+          async () => {
+            shell.say(at('users.deactivated'));
+            await reload();
+          },
+          adminWords(at),
+        );
       },
     },
     at('users.deactivate'),
@@ -208,17 +195,22 @@ const userForm = (
       attrs: { 'data-test': 'user-form' },
       onSubmit: (e) => {
         e.preventDefault();
-        void (async () => {
-          const a = await apiCall('POST', '/api/v1/users', {
-            email: email.value.trim(),
-            displayName: name.value.trim(),
-            password: password.value,
-            roles: roleChecks.checked(),
-          });
-          if (a.status !== 201) return sayFailure(shell, at, a);
-          await reload();
-          shell.say(at('users.created'));
-        })();
+        void onAnswer(
+          shell,
+          api.createUser({
+            body: {
+              email: email.value.trim(),
+              displayName: name.value.trim(),
+              password: password.value,
+              roles: roleChecks.checked(),
+            },
+          }),
+          async () => {
+            await reload();
+            shell.say(at('users.created'));
+          },
+          adminWords(at),
+        );
       },
     },
     h('h2', {}, at('users.new')),
@@ -232,7 +224,7 @@ const userForm = (
 
 const permissionOptions = (at: AdminT) => PERMISSIONS.map((p) => ({ value: p, label: at(permKey(p)) }));
 
-const roleRow = (shell: Shell, at: AdminT, r: RoleItem, reload: () => Promise<void>): HTMLTableRowElement => {
+const roleRow = (shell: Shell, at: AdminT, r: Role, reload: () => Promise<void>): HTMLTableRowElement => {
   const system = r.is_system === 1;
   const perms = checks(at('roles.permissions'), permissionOptions(at), r.permissions, system);
   const save = h(
@@ -240,12 +232,15 @@ const roleRow = (shell: Shell, at: AdminT, r: RoleItem, reload: () => Promise<vo
     {
       attrs: { type: 'button' },
       onClick: () => {
-        void (async () => {
-          const a = await apiCall('PATCH', `/api/v1/roles/${r.name}`, { permissions: perms.checked() });
-          if (a.status !== 200) return sayFailure(shell, at, a);
-          shell.say(at('roles.saved'));
-          await reload();
-        })();
+        void onAnswer(
+          shell,
+          api.updateRole({ params: { name: r.name }, body: { permissions: permissionsOf(perms.checked()) } }),
+          async () => {
+            shell.say(at('roles.saved'));
+            await reload();
+          },
+          adminWords(at),
+        );
       },
     },
     at('roles.save'),
@@ -266,16 +261,21 @@ const roleForm = (shell: Shell, at: AdminT, reload: () => Promise<void>): HTMLFo
       attrs: { 'data-test': 'role-form' },
       onSubmit: (e) => {
         e.preventDefault();
-        void (async () => {
-          const a = await apiCall('POST', '/api/v1/roles', {
-            name: name.value.trim(),
-            display_name: display.value.trim(),
-            permissions: perms.checked(),
-          });
-          if (a.status !== 201) return sayFailure(shell, at, a);
-          await reload();
-          shell.say(at('roles.created'));
-        })();
+        void onAnswer(
+          shell,
+          api.createRole({
+            body: {
+              name: name.value.trim(),
+              display_name: display.value.trim(),
+              permissions: permissionsOf(perms.checked()),
+            },
+          }),
+          async () => {
+            await reload();
+            shell.say(at('roles.created'));
+          },
+          adminWords(at),
+        );
       },
     },
     h('h3', {}, at('roles.create')),

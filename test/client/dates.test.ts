@@ -1,8 +1,8 @@
-/** The office's dates: dd/mm/aaaa in Portuguese, yyyy-mm-dd in English, sent as ISO dates. */
+/** Dates in the date fields (office and kiosk): dd/mm/aaaa or yyyy-mm-dd typed, ISO dates sent. */
 import { expect } from 'chai';
-import { type DateLang, formatDate, formatInstant, parseDate } from '../../src/office/app/dates.js';
+import { type DateLang, formatDate, formatInstant, parseDate } from '../../src/client/dates.js';
 
-describe('office: dates typed and shown', () => {
+describe('client: dates typed and shown', () => {
   const parses: ReadonlyArray<[DateLang, string, string | undefined]> = [
     ['pt-BR', '24/12/2026', '2026-12-24'],
     ['pt-BR', ' 5/3/2019 ', '2019-03-05'],

@@ -1,6 +1,7 @@
 /**
- * The one way the kiosk builds DOM: elements with text content and properties, never HTML strings, so
- * a child's name can never become markup, and nothing needs an inline script or style (CSP, 0020).
+ * The one way the kiosk and the office build DOM: elements with text content and properties, never
+ * HTML strings, so a child's name can never become markup, and nothing needs an inline script or style
+ * (CSP, 0020).
  */
 export type Child = Node | string | null | undefined | false;
 
@@ -114,4 +115,18 @@ export const base64Bytes = (text: string): Uint8Array<ArrayBuffer> => {
   const out = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i += 1) out[i] = binary.charCodeAt(i);
   return out;
+};
+
+/**
+ * Hands text or bytes to the browser as a file: a Blob behind an `<a download>` clicked once. A blob: URL is a
+ * navigation, not a script or style, so the CSP holds; it is released a minute later, long after the
+ * browser has started the download.
+ */
+export const download = (fileName: string, content: string | Uint8Array<ArrayBuffer>, type: string): void => {
+  const url = URL.createObjectURL(new Blob([content], { type }));
+  const link = h('a', { className: 'hidden', attrs: { href: url, download: fileName } });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  window.setTimeout(() => URL.revokeObjectURL(url), 60_000);
 };

@@ -1,6 +1,6 @@
 /**
- * Calendar dates as the office shows and takes them (decision 0043): dd/mm/aaaa in Portuguese and
- * yyyy-mm-dd in English, whatever the browser's locale. An `<input type="date">` draws the browser's
+ * Calendar dates as the office and the kiosk's reports take them, and as the office shows them
+ * (decision 0043): dd/mm/aaaa in Portuguese and yyyy-mm-dd in English, whatever the browser's locale. An `<input type="date">` draws the browser's
  * own format, so a coordinator on a computer set to English read and typed 12/24/2026. What is sent
  * is always the API's ISO date. Pure: the fields that use these are in `dateInput.ts`.
  */
@@ -48,7 +48,7 @@ export const parseDate = (typed: string, lang: DateLang): string | undefined => 
   return `${pad(y, 4)}-${pad(m)}-${pad(d)}`;
 };
 
-/** An ISO date as the office writes it; anything else (not a date) is shown as it came. */
+/** An ISO date as a date field writes it; anything else (not a date) is shown as it came. */
 export const formatDate = (iso: string, lang: DateLang): string => {
   const parts = /^(\d{4})-(\d{2})-(\d{2})$/.exec(iso);
   if (parts === null) return iso;
@@ -56,10 +56,10 @@ export const formatDate = (iso: string, lang: DateLang): string => {
   return lang === 'en' ? `${y}-${m}-${d}` : `${d}/${m}/${y}`;
 };
 
-/** The calendar day of an instant on the office's clock, as an ISO date. */
+/** The calendar day of an instant on the browser's clock, as an ISO date. */
 export const localDay = (at: Date): string =>
   `${pad(at.getFullYear(), 4)}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}`;
 
-/** An instant on the office's clock: its day as `formatDate` writes it, then hours and minutes. */
+/** An instant on the browser's clock: its day as `formatDate` writes it, then hours and minutes. */
 export const formatInstant = (at: Date, lang: DateLang): string =>
   `${formatDate(localDay(at), lang)} ${pad(at.getHours())}:${pad(at.getMinutes())}`;

@@ -1,14 +1,15 @@
 /**
- * The office's date fields (decision 0043): a text input in the office's format (`dates.ts`), not an
- * `<input type="date">`, whose format is the browser's locale's. Numeric keyboard, the format shown
- * beside the field, and what is not a date refused by the form itself (a custom validity message the
- * browser reports on submit, also written under the field and named by `aria-describedby`).
+ * The date fields of the office and the kiosk (decision 0043): a text input in the format of `dates.ts`,
+ * not an `<input type="date">`, whose format is the browser's locale's. Numeric keyboard, the format
+ * shown beside the field, and what is not a date refused by the form itself (a custom validity message
+ * the browser reports on submit, also written under the field and named by `aria-describedby`).
  */
-import { h } from '../../kiosk/app/dom.js';
-import { type DateLang, dateFormat, formatDate, parseDate } from './dates.js';
 
-/** The office's language, as the shell set it on `<html lang>`. */
-export const officeLang = (): DateLang => (document.documentElement.lang === 'en' ? 'en' : 'pt-BR');
+import { type DateLang, dateFormat, formatDate, parseDate } from './dates.js';
+import { h } from './dom.js';
+
+/** The page's language, as each app sets it on `<html lang>`. */
+export const pageLang = (): DateLang => (document.documentElement.lang === 'en' ? 'en' : 'pt-BR');
 
 export interface DateInput {
   readonly input: HTMLInputElement;
@@ -23,7 +24,7 @@ export const dateInput = (
   initial: string | null = null,
   attrs: Readonly<Record<string, string>> = {},
 ): DateInput => {
-  const lang = officeLang();
+  const lang = pageLang();
   const format = dateFormat(lang);
   const input = h('input', {
     attrs: {
@@ -55,13 +56,16 @@ export const dateInput = (
 
 let nextId = 0;
 
-/** A labelled date field: the format under the label, the error under the field once one is seen. */
-export const dateField = (label: string, date: DateInput): HTMLLabelElement => {
+/**
+ * A labelled date field: the format under the label, the error under the field once one is seen.
+ * `className` is the label's (`field` unless an app lays it out its own way).
+ */
+export const dateField = (label: string, date: DateInput, className = 'field'): HTMLLabelElement => {
   nextId += 1;
   const hintId = `date-hint-${nextId}`;
   const errorId = `date-error-${nextId}`;
   const { input } = date;
-  const hint = h('span', { className: 'hint', attrs: { id: hintId } }, dateFormat(officeLang()).hint);
+  const hint = h('span', { className: 'hint', attrs: { id: hintId } }, dateFormat(pageLang()).hint);
   const error = h('span', { className: 'field-error', attrs: { id: errorId, 'aria-live': 'polite' } });
   input.setAttribute('aria-describedby', `${hintId} ${errorId}`);
   const show = () => {
@@ -74,12 +78,5 @@ export const dateField = (label: string, date: DateInput): HTMLLabelElement => {
   input.addEventListener('input', () => {
     if (!input.validity.customError) show();
   });
-  return h(
-    'label',
-    { className: 'field' },
-    h('span', { className: 'field-label' }, label),
-    hint,
-    input,
-    error,
-  );
+  return h('label', { className }, h('span', { className: 'field-label' }, label), hint, input, error);
 };
