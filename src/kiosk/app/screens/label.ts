@@ -3,12 +3,13 @@
  * code) and one guardian's stub listing every child checked in together, each with their code (a
  * mother with three children keeps one stub). Print styles show only these.
  */
+import { isLabelLayout, LABEL_LAYOUTS } from '../../../domain/labelLayouts.js';
 import type { RosterStudent } from '../../../domain/roster.js';
 import { h } from '../dom.js';
 import { formatTime } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import type { RosterSessionDoc } from '../rosterIndex.js';
-import { isLabelLayout, LABEL_LAYOUTS, loadLabelLayout, saveLabelLayout } from '../storage.js';
+import { loadLabelLayout, saveLabelLayout } from '../storage.js';
 import { deskScreen } from './desk.js';
 import { sessionLabel } from './sessions.js';
 
