@@ -13,6 +13,7 @@ import { openApiRoute } from './routes/openApiRoute.js';
 import { pageRoutes } from './routes/pageRoutes.js';
 import { photosRoutes } from './routes/photosRoutes.js';
 import { pickupRoutes } from './routes/pickupRoutes.js';
+import { printRoutes } from './routes/printRoutes.js';
 import { reportsRoutes } from './routes/reportsRoutes.js';
 import { rolesRoutes } from './routes/rolesRoutes.js';
 import { schedulesRoutes } from './routes/schedulesRoutes.js';
@@ -44,6 +45,7 @@ export const routes: ReadonlyArray<Route> = [
   ...volunteersRoutes,
   ...notificationRoutes,
   ...pickupRoutes,
+  ...printRoutes,
   ...attendanceRoutes,
   ...syncRoutes,
   ...reportsRoutes,
