@@ -73,7 +73,8 @@ export const PrinterUri = refine(
   {
     maxLength: PRINTER_URI_MAX,
     pattern: '^(ipp|ipps|tcp)://',
-    examples: ['ipp://printer.local:631/ipp/print', 'tcp://192.0.2.10:9100'],
+    // Loopback: a client (or the registry-driven fuzz) trying the example reaches no other machine.
+    examples: ['ipp://localhost:631/ipp/print', 'tcp://localhost:9100'],
   },
 );
 
