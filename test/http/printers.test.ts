@@ -159,7 +159,7 @@ describe('print jobs on the server', function () {
     svc = await startTestService({ env: { PRINT_GIVE_UP_SECONDS: '5' } });
     const roster = await seedSmallRoster(
       svc.url,
-      ['Ana Beatriz', 'Bruno Souza', 'Caio Lima', 'Davi Rocha', 'Eva Reis'],
+      ['Ana Beatriz', 'Bruno Souza', 'Caio Lima', 'Davi Rocha', 'Eva Reis', 'Gael Nunes', 'Hana Melo'],
       today(),
     );
     sessionId = roster.sessionId;
@@ -203,6 +203,34 @@ describe('print jobs on the server', function () {
         checkIns[1]?.code,
         'Apresente este código na saída.',
       ]);
+    } finally {
+      await printer.close();
+    }
+  });
+
+  it('a job retried under its Idempotency-Key is the same job, printed once', async () => {
+    const printer = await zplPrinter();
+    try {
+      const printerId = await createPrinter(svc.url, {
+        name: 'Zebra',
+        protocol: 'zpl',
+        uri: printer.uri,
+        layout: 'brother62',
+      });
+      const [c] = await checkInAll(svc.url, sessionId, [studentIds[5] ?? '']);
+      const key = randomUUID();
+      const send = () =>
+        call(`${svc.url}/api/v1/print-jobs`, {
+          method: 'POST',
+          headers: mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, key),
+          body: JSON.stringify({ printerId, checkInIds: [c?.checkInId] }),
+        });
+      const first = decodeAs(t.type({ jobId: t.string }), (await send()).json).jobId;
+      const again = await send();
+      expect(again.status).to.equal(202);
+      expect(decodeAs(t.type({ jobId: t.string }), again.json).jobId).to.equal(first);
+      expect((await finishedJob(svc.url, first)).status).to.equal('done');
+      expect(printer.jobs).to.have.length(1);
     } finally {
       await printer.close();
     }
@@ -328,6 +356,8 @@ describe('print jobs on the server', function () {
       expect((await readJob(svc.url, jobId)).status).to.equal('printing');
       const other = await mutate(`${svc.url}/api/v1/printers/${printerId}/test`, 'POST', undefined, ADMIN);
       expect(other.status).to.equal(202);
+      const [next] = await checkInAll(svc.url, sessionId, [studentIds[6] ?? '']);
+      expect(next?.code).to.be.a('string');
       expect((await readJob(svc.url, jobId)).status).to.equal('printing');
     } finally {
       await silent.close();
