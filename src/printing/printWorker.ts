@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { type PrinterDoc, type PrintFailure, type PrintJobDoc, printerAddress } from '../domain/printing.js';
 import { keyedLock } from '../lib/keyedLock.js';
 import { layOut, type PlacedLabel } from '../rules/labels.js';
+import { printerIssues } from '../rules/printers.js';
 import { afterFailure, attemptBudget } from '../rules/printRetry.js';
 import type { PrinterStore } from '../store/printers.js';
 import type { PrintJobFields, PrintJobStore } from '../store/printJobs.js';
@@ -28,6 +29,8 @@ export interface PrintWorkerDeps {
   readonly printers: Pick<PrinterStore, 'get'>;
   readonly content: Pick<PrintService, 'contentOf'>;
   readonly clock: () => Date;
+  /** PRINTER_HOSTS, checked again when a job is sent: a printer set up before it changed is not reached. */
+  readonly allowedHosts?: ReadonlyArray<string>;
   /** How often unfinished jobs are looked for (5 s). */
   readonly sweepMs?: number;
   /** Told of each job's end and of the worker's own failures (a store that does not answer). */
@@ -153,6 +156,13 @@ export const printWorker = (deps: PrintWorkerDeps): PrintWorker => {
       await finish(claimed, {
         status: 'failed',
         error: { code: 'PRINTER_REMOVED', message: 'the printer was removed before the job printed' },
+      });
+      return;
+    }
+    if (printerIssues(printer, deps.allowedHosts ?? []).length > 0) {
+      await finish(claimed, {
+        status: 'failed',
+        error: { code: 'PRINTER_REFUSED', message: "the printer's host is not one PRINTER_HOSTS allows" },
       });
       return;
     }

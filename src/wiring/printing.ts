@@ -44,6 +44,7 @@ export const wirePrinting = (w: PrintingWiring): PrintService => {
     printers,
     content: service,
     clock: w.clock,
+    allowedHosts: w.settings.allowedHosts,
     onJobEnd: (job) =>
       job.status === 'failed'
         ? w.logger.warn(

@@ -412,4 +412,45 @@ describe('print jobs across a restart', function () {
       await removeDir(dataDir);
     }
   });
+  it('a printer set up before PRINTER_HOSTS left it out is not reached: its jobs fail, refused', async () => {
+    const dataDir = await makeTempDir('print-hosts');
+    const printer = await zplPrinter();
+    const configWith = (env: Record<string, string>) => {
+      const c = decodeConfig({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        AUTH_MODE: 'dev',
+        ...DEV_TOKENS,
+        ...env,
+      });
+      if (c._tag === 'Left') throw new Error(c.left.join('; '));
+      return c.right;
+    };
+    let svc: RunningService | undefined = await startService(configWith({}), {
+      logger: createLogger('silent'),
+    });
+    try {
+      const roster = await seedSmallRoster(svc.url, ['Iris Pinto'], today());
+      const printerId = await createPrinter(svc.url, {
+        name: 'Zebra',
+        protocol: 'zpl',
+        uri: printer.uri,
+        layout: 'brother62',
+      });
+      const [c] = await checkInAll(svc.url, roster.sessionId, roster.studentIds);
+      await svc.stop(1000);
+      svc = await startService(configWith({ PRINTER_HOSTS: 'printers.example.org' }), {
+        logger: createLogger('silent'),
+      });
+      const job = await finishedJob(svc.url, await printLabels(svc.url, printerId, [c?.checkInId ?? '']));
+      expect(job).to.deep.include({ status: 'failed', attempts: 1 });
+      expect(job.error?.code).to.equal('PRINTER_REFUSED');
+      expect(printer.jobs).to.have.length(0);
+    } finally {
+      await svc?.stop(1000);
+      await printer.close();
+      await removeDir(dataDir);
+    }
+  });
 });
