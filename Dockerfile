@@ -20,6 +20,8 @@ COPY package.json package-lock.json ./
 # The bundle holds the JavaScript dependencies; LevelDB's native addon (leveldown) and sharp (libvips, for photos) are required from
 # node_modules at run time, so the production dependencies are still installed.
 RUN npm ci --omit=dev && npm cache clean --force
+# A font for the text of the family pass's PNG, which sharp (librsvg) draws from SVG (decision 0049).
+RUN apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-core && rm -rf /var/lib/apt/lists/*
 # The service's heap budget (src/config/runtime.ts); an environment variable, so a deployment with
 # more data can raise it with `-e NODE_OPTIONS=--max-old-space-size=512`.
 ENV NODE_OPTIONS=--max-old-space-size=256

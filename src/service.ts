@@ -33,6 +33,7 @@ import { type Metrics, noMetrics, prometheusMetrics } from './metrics/metrics.js
 import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
 import { consentService } from './registration/consentService.js';
 import { demoDataService } from './registration/demoData.js';
+import { familyPassService } from './registration/familyPassService.js';
 import { photoService } from './registration/photoService.js';
 import { studentExportService } from './registration/studentExport.js';
 import { studentImportService } from './registration/studentImport.js';
@@ -50,6 +51,7 @@ import { photoStore } from './store/photos.js';
 import type { ProjectionStore } from './store/projections.js';
 import { replicaSource } from './store/replicaSource.js';
 import { replicationCheckpoints } from './store/replicationCheckpoints.js';
+import { rosterStore } from './store/roster.js';
 import { scheduleStore } from './store/schedules.js';
 import { databaseAddress, openStore, type Store, storeLocation } from './store/store.js';
 import type { StudentStore } from './store/students.js';
@@ -276,6 +278,7 @@ const wire = async (
       volunteersInRoom: volunteerSvc.inRoom,
       projections,
       clock,
+      familyPassGenerations: records.rosterListings.familyPasses.read,
       thumbnail: photoSvc.rosterThumbnail,
     },
     projections,
@@ -296,6 +299,7 @@ const wire = async (
     metrics,
     opened,
   });
+  const schedules = scheduleService({ schedules: scheduleStore(store.db.private), classes, checkins, clock });
   const deps: AppDeps = {
     config,
     health: store,
@@ -313,8 +317,12 @@ const wire = async (
       users: userService({ users, sessions: records.sessions, roles: records.roles, events, clock }),
       roles: roleService({ roles: records.roles, users, clock }),
     },
-    classes: classService({ classes, clock }),
-    schedules: scheduleService({ schedules: scheduleStore(store.db.private), classes, checkins, clock }),
+    classes: classService({
+      classes,
+      clock,
+      afterClassReactivated: (classId) => schedules.materialiseClass(classId),
+    }),
+    schedules,
     registration: {
       students: studentSvc,
       directory,
@@ -337,6 +345,13 @@ const wire = async (
         idKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'imported student ids', 32)),
       }),
       photos: photoSvc,
+      familyPasses: familyPassService({
+        students,
+        passes: records.familyPasses,
+        secret: (at) => checkins.secret(at),
+        rosterFamily: rosterStore(store.db.roster).family,
+        clock,
+      }),
       exports: studentExportService({
         students,
         consents: records.consents,

@@ -12,6 +12,14 @@ export const refusalError = (decision: Extract<AdmissionDecision, { kind: 'REFUS
       return notFound('session');
     case 'STUDENT_NOT_FOUND':
       return notFound('student');
+    case 'CLASS_DEACTIVATED':
+      return apiError('CONFLICT', "The session's class is deactivated: it takes no check-ins.", {
+        reason: 'CLASS_DEACTIVATED',
+      });
+    case 'SESSION_DEACTIVATED':
+      return apiError('CONFLICT', 'The session is deactivated: it takes no check-ins.', {
+        reason: 'SESSION_DEACTIVATED',
+      });
     case 'STUDENT_DELETED':
       return apiError('CONFLICT', 'The student is deleted.', { reason: 'STUDENT_DELETED' });
     case 'ALREADY_CHECKED_IN':

@@ -3,7 +3,7 @@
  * session's class and its rules, the child's record, who is in the room. Each is read only when a rule
  * the church set needs it, so a church that sets none pays for no reads beyond today's.
  */
-import type { ClassSessionDoc } from '../domain/classes.js';
+import { type ClassDoc, type ClassSessionDoc, isActive } from '../domain/classes.js';
 import type { StudentDoc } from '../domain/student.js';
 import {
   type AdmissionFacts,
@@ -15,14 +15,12 @@ import {
   roomRulesOf,
 } from '../rules/admission.js';
 import { type CheckinStanding, headcountOf } from '../rules/checkin.js';
-import type { ClassStore } from '../store/classes.js';
 import type { ConsentStore } from '../store/consents.js';
 import type { ProjectionStore } from '../store/projections.js';
 import type { StudentStore } from '../store/students.js';
 import type { VolunteerService } from './volunteerService.js';
 
 export interface AdmissionFactsDeps {
-  readonly classes: Pick<ClassStore, 'getClass'>;
   readonly students: Pick<StudentStore, 'get'>;
   readonly consents: Pick<ConsentStore, 'listForSubject'>;
   readonly projections: Pick<ProjectionStore, 'projectPrefix'>;
@@ -57,18 +55,16 @@ export const readAdmissionFacts = async (
   deps: AdmissionFactsDeps,
   input: {
     readonly session: ClassSessionDoc | undefined;
+    /** The session's class, which the caller reads once for its rules and its status. */
+    readonly sessionClass: ClassDoc | undefined;
     readonly student: KnownStudent | undefined;
     readonly checkins: ReadonlyArray<CheckinStanding>;
     readonly requiredFields: ReadonlyArray<RequiredField>;
     readonly actorRoles: ReadonlyArray<string>;
-    /** The room's rules when the caller has read them already. */
-    readonly room?: RoomRules;
   },
 ): Promise<AdmissionFacts> => {
-  const { session, student } = input;
-  const room =
-    input.room ??
-    roomRulesOf(session === undefined ? undefined : await deps.classes.getClass(session.classId));
+  const { session, student, sessionClass } = input;
+  const room: RoomRules = roomRulesOf(sessionClass);
   const recordNeeded =
     student !== undefined &&
     !student.visitor &&
@@ -90,7 +86,15 @@ export const readAdmissionFacts = async (
       student === undefined
         ? undefined
         : { deleted: student.status === 'DELETED', visitor: student.visitor, record },
-    session: session === undefined ? undefined : { date: session.date },
+    session:
+      session === undefined
+        ? undefined
+        : {
+            date: session.date,
+            active: isActive(session),
+            // A class that is gone (damage: classes are never deleted) closes nothing.
+            classActive: sessionClass === undefined || isActive(sessionClass),
+          },
     room,
     occupancy: counted
       ? {

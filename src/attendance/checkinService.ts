@@ -7,7 +7,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import type { CheckinConfig, CheckinDoc } from '../domain/checkin.js';
-import type { ClassSessionDoc } from '../domain/classes.js';
+import type { ClassDoc, ClassSessionDoc } from '../domain/classes.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import { checkinAspect } from '../domain/eventTypes.js';
 import type { Actor } from '../domain/principal.js';
@@ -29,7 +29,7 @@ import { checkinEvents } from './checkinEvents.js';
 import { type CheckoutService, checkoutService, notApplied, superseded } from './checkoutService.js';
 import type { PickupService } from './pickupService.js';
 
-export interface CheckinServiceDeps extends Omit<AdmissionFactsDeps, 'classes' | 'students'> {
+export interface CheckinServiceDeps extends Omit<AdmissionFactsDeps, 'students'> {
   readonly checkins: CheckinStore;
   readonly students: StudentStore;
   /**
@@ -96,6 +96,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
   const childOf = async (
     actor: Actor,
     session: ClassSessionDoc,
+    sessionClass: ClassDoc | undefined,
     input: Parameters<CheckinService['checkIn']>[1],
     requiredFields: CheckinConfig['requiredFields'],
   ): Promise<E.Either<ApiError, KnownStudent | undefined>> => {
@@ -108,6 +109,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
     const provisional = { studentId: '', status: 'ACTIVE' as const, visitor: true };
     const facts = await readAdmissionFacts(deps, {
       session,
+      sessionClass,
       student: provisional,
       checkins: [],
       requiredFields,
@@ -151,8 +153,9 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
         return E.left(apiError('FORBIDDEN_ROLE', 'Only an ADMIN may override the admission rules.'));
       const session = await deps.classes.getSession(input.sessionId);
       if (session === undefined) return E.left(notFound('session'));
+      const sessionClass = await deps.classes.getClass(session.classId);
       const { requiredFields } = await deps.checkins.config();
-      const child = await childOf(actor, session, input, requiredFields);
+      const child = await childOf(actor, session, sessionClass, input, requiredFields);
       if (E.isLeft(child)) return child;
       const student = child.right;
       if (student === undefined) return E.left(notFound('student'));
@@ -169,7 +172,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
       await writes.backlogProjected();
       // A room with a limit takes its check-ins one at a time in this process, so two doors here
       // cannot both take its last place; instances sharing a store still may (decision 0026).
-      const rules = roomRulesOf(await deps.classes.getClass(session.classId));
+      const rules = roomRulesOf(sessionClass);
       const limited = rules.capacity !== null || rules.childrenPerVolunteer !== null;
       const inRoom = <A>(task: () => Promise<A>) => (limited ? locks.run(`room:${sessionId}`, task) : task());
       let decidedNow = false;
@@ -180,7 +183,7 @@ export const checkinService = (deps: CheckinServiceDeps): CheckinService => {
           if (head.earlier !== undefined) return head.earlier;
           const facts = await readAdmissionFacts(deps, {
             session,
-            room: rules,
+            sessionClass,
             student,
             checkins: head.checkins,
             requiredFields,

@@ -31,6 +31,22 @@ const ReadOnlyInstant = refine(IsoInstant, () => true, 'a UTC ISO 8601 timestamp
   readOnly: true,
 });
 
+/**
+ * Whether a nucleus, class or session is in use (decision 0047). A deactivated one keeps its history
+ * (reports, exports, audits name it as before) but takes no new check-ins, sessions or classes.
+ */
+export const ActivityStatus = t.keyof({ ACTIVE: null, DEACTIVATED: null });
+export type ActivityStatus = t.TypeOf<typeof ActivityStatus>;
+
+/** A record stored before deactivation existed has no status: it is active. */
+export const isActive = (doc: { readonly status?: ActivityStatus | undefined }): boolean =>
+  doc.status !== 'DEACTIVATED';
+export const statusOf = (doc: { readonly status?: ActivityStatus | undefined }): ActivityStatus =>
+  doc.status ?? 'ACTIVE';
+
+// Absent on records stored before deactivation existed: active.
+const storedStatus = t.partial({ status: ActivityStatus });
+
 // ---- stored documents (private database) ----
 
 /** An age range as stored: read leniently, validated when written. */
@@ -41,15 +57,18 @@ export const StoredAgeRange = t.partial({
   bornUntil: t.string,
 });
 
-export const NucleusDoc = t.type({
-  _id: t.string,
-  _rev: t.string,
-  docType: t.literal('nucleus'),
-  nucleusId: t.string,
-  name: t.string,
-  createdAt: t.string,
-  updatedAt: t.string,
-});
+export const NucleusDoc = t.intersection([
+  t.type({
+    _id: t.string,
+    _rev: t.string,
+    docType: t.literal('nucleus'),
+    nucleusId: t.string,
+    name: t.string,
+    createdAt: t.string,
+    updatedAt: t.string,
+  }),
+  storedStatus,
+]);
 export type NucleusDoc = t.TypeOf<typeof NucleusDoc>;
 
 export const ClassDoc = t.intersection([
@@ -69,39 +88,63 @@ export const ClassDoc = t.intersection([
     childrenPerVolunteer: t.union([t.number, t.null]),
     ageRange: t.union([StoredAgeRange, t.null]),
   }),
+  storedStatus,
 ]);
 export type ClassDoc = t.TypeOf<typeof ClassDoc>;
 
-export const ClassSessionDoc = t.type({
-  _id: t.string,
-  _rev: t.string,
-  docType: t.literal('classSession'),
-  sessionId: t.string,
-  classId: t.string,
-  /** The class's nucleus when the session was last written (a snapshot, so reports need no join). */
-  nucleusId: t.union([t.string, t.null]),
-  date: t.string,
-  title: t.union([t.string, t.null]),
-  startsAt: t.union([t.string, t.null]),
-  endsAt: t.union([t.string, t.null]),
-  createdAt: t.string,
-  updatedAt: t.string,
-});
+export const ClassSessionDoc = t.intersection([
+  t.type({
+    _id: t.string,
+    _rev: t.string,
+    docType: t.literal('classSession'),
+    sessionId: t.string,
+    classId: t.string,
+    /** The class's nucleus when the session was last written (a snapshot, so reports need no join). */
+    nucleusId: t.union([t.string, t.null]),
+    date: t.string,
+    title: t.union([t.string, t.null]),
+    startsAt: t.union([t.string, t.null]),
+    endsAt: t.union([t.string, t.null]),
+    createdAt: t.string,
+    updatedAt: t.string,
+  }),
+  storedStatus,
+]);
 export type ClassSessionDoc = t.TypeOf<typeof ClassSessionDoc>;
 
 /** A meeting's end must come after its start; either may be unknown. */
 export const timesInOrder = (startsAt: string | null, endsAt: string | null): boolean =>
   startsAt === null || endsAt === null || Date.parse(endsAt) > Date.parse(startsAt);
 
+const ReadOnlyStatus = refine(ActivityStatus, () => true, 'ACTIVE or DEACTIVATED', {
+  readOnly: true,
+  description:
+    'Read-only: `POST …/deactivate` and `POST …/reactivate` (ADMIN) change it. A deactivated one keeps its ' +
+    'history and is left out of its list unless `includeInactive=true`.',
+});
+
+/** `includeInactive` on the lists of nuclei, classes and sessions. */
+const IncludeInactive = refine(t.keyof({ true: null, false: null }), () => true, 'true or false', {
+  description:
+    '`true` lists deactivated ones too (each with its `status`); `false` (the default) leaves them out.',
+});
+export const ActivityListQuery = object('ActivityListQuery', {}, { includeInactive: IncludeInactive });
+
 // ---- nuclei ----
 
 export const Nucleus = object(
   'Nucleus',
-  { nucleusId: ReadOnlyId, name: GroupName, createdAt: ReadOnlyInstant, updatedAt: ReadOnlyInstant },
+  {
+    nucleusId: ReadOnlyId,
+    name: GroupName,
+    status: ReadOnlyStatus,
+    createdAt: ReadOnlyInstant,
+    updatedAt: ReadOnlyInstant,
+  },
   {},
   {
     description:
-      'A group of classes (a site or a ministry). `nucleusId`, `createdAt`, `updatedAt` are read-only.',
+      'A group of classes (a site or a ministry). `nucleusId`, `status`, `createdAt`, `updatedAt` are read-only.',
   },
 );
 export type Nucleus = t.TypeOf<typeof Nucleus>;
@@ -109,6 +152,7 @@ export type Nucleus = t.TypeOf<typeof Nucleus>;
 export const toNucleus = (doc: NucleusDoc): Nucleus => ({
   nucleusId: doc.nucleusId,
   name: doc.name,
+  status: statusOf(doc),
   createdAt: doc.createdAt,
   updatedAt: doc.updatedAt,
 });
@@ -183,6 +227,7 @@ export const ClassC = object(
     name: GroupName,
     nucleusId: nullable(Uuid),
     ...roomFields,
+    status: ReadOnlyStatus,
     createdAt: ReadOnlyInstant,
     updatedAt: ReadOnlyInstant,
   },
@@ -191,7 +236,8 @@ export const ClassC = object(
     description:
       '`nucleusId` is null when the class belongs to no nucleus; `capacity`, `childrenPerVolunteer` and `ageRange` are ' +
       'null when not set. Check-ins are refused beyond them (409 `ROOM_FULL`, `RATIO_EXCEEDED`, `AGE_OUT_OF_RANGE`) ' +
-      'unless an ADMIN overrides.',
+      'unless an ADMIN overrides. A deactivated class takes no check-ins and no new sessions (409 `CONFLICT`, ' +
+      '`details.reason` `CLASS_DEACTIVATED`).',
   },
 );
 export type Class = t.TypeOf<typeof ClassC>;
@@ -203,6 +249,7 @@ export const toClass = (doc: ClassDoc): Class => ({
   capacity: doc.capacity ?? null,
   childrenPerVolunteer: doc.childrenPerVolunteer ?? null,
   ageRange: doc.ageRange ?? null,
+  status: statusOf(doc),
   createdAt: doc.createdAt,
   updatedAt: doc.updatedAt,
 });
@@ -237,6 +284,7 @@ export const ClassSession = object(
     title: nullable(SessionTitle),
     startsAt: nullable(IsoInstant),
     endsAt: nullable(IsoInstant),
+    status: ReadOnlyStatus,
     createdAt: ReadOnlyInstant,
     updatedAt: ReadOnlyInstant,
   },
@@ -245,7 +293,8 @@ export const ClassSession = object(
     description:
       'One meeting of a class. `nucleusId` is read-only: it is copied from the class whenever the session is ' +
       'written (null when the class has none), so moving a class to another nucleus leaves its recorded ' +
-      'sessions where they were until they are next changed.',
+      "sessions where they were until they are next changed. `status` is the session's own: a session of a " +
+      'deactivated class takes no check-ins either, whatever its status.',
   },
 );
 export type ClassSession = t.TypeOf<typeof ClassSession>;
@@ -258,6 +307,7 @@ export const toClassSession = (doc: ClassSessionDoc): ClassSession => ({
   title: doc.title,
   startsAt: doc.startsAt,
   endsAt: doc.endsAt,
+  status: statusOf(doc),
   createdAt: doc.createdAt,
   updatedAt: doc.updatedAt,
 });
@@ -290,6 +340,6 @@ export const ClassSessionIdParams = object('ClassSessionIdParams', { sessionId: 
 export const ClassSessionListQuery = object(
   'ClassSessionListQuery',
   {},
-  { date: MeetingDate, classId: Uuid },
+  { date: MeetingDate, classId: Uuid, includeInactive: IncludeInactive },
 );
 export type ClassSessionFilter = { readonly date?: string; readonly classId?: string };

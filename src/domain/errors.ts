@@ -25,6 +25,10 @@ export const errorCatalogue = {
     message: 'This Idempotency-Key was already used with a different request.',
   },
   ALREADY_SEEDED: { status: 409, message: 'The database already holds users.' },
+  NO_FAMILY: {
+    status: 409,
+    message: 'The child has no guardian phone, so no family and no family pass.',
+  },
   // The admission rule's refusals (`rules/admission.ts`); an ADMIN may override each with a justification.
   ROOM_FULL: {
     status: 409,

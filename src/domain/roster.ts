@@ -67,6 +67,11 @@ export const RosterClass = t.intersection([
     capacity: t.union([t.number, t.null]),
     childrenPerVolunteer: t.union([t.number, t.null]),
     ageRange: t.union([StoredAgeRange, t.null]),
+    /**
+     * `false` once the class is deactivated (0047): its sessions take no check-ins. Sent only then;
+     * absent (and from an older server): active.
+     */
+    active: t.boolean,
   }),
 ]);
 
@@ -81,11 +86,19 @@ export const RosterSession = t.intersection([
     startsAt: t.union([t.string, t.null]),
     endsAt: t.union([t.string, t.null]),
   }),
-  /**
-   * Volunteers in the room when the roster was last written, for a room with a ratio only: the
-   * tablet judges the ratio offline as of its last pull (the server judges it again on arrival).
-   */
-  t.partial({ volunteers: t.number }),
+  t.partial({
+    /**
+     * Volunteers in the room when the roster was last written, for a room with a ratio only: the
+     * tablet judges the ratio offline as of its last pull (the server judges it again on arrival).
+     */
+    volunteers: t.number,
+    /**
+     * `false` once the session itself is deactivated (0047): it stays in the roster, with its
+     * check-ins, so the children still in the room can be checked out, but takes no check-in. Sent
+     * only then; absent: active.
+     */
+    active: t.boolean,
+  }),
 ]);
 
 /**
@@ -149,6 +162,31 @@ export const RosterPhoto = t.type({
 });
 export type RosterPhoto = t.TypeOf<typeof RosterPhoto>;
 
+/**
+ * A family: the children who share a guardian phone (0027), named by its opaque key, with what a
+ * tablet needs to find it by a scanned pass or by the phone's last four digits (0049): the guardian's
+ * first name, the four digits, and hashes of the family pass (the current one and those it replaced),
+ * from which no pass can be made. `studentIds` are the family's active children, sorted.
+ */
+export const RosterFamily = t.type({
+  _id: t.string,
+  docType: t.literal('rosterFamily'),
+  familyKey: t.string,
+  guardianName: t.string,
+  phoneSuffix: t.string,
+  studentIds: t.array(t.string),
+  pass: t.string,
+  revoked: t.array(t.string),
+});
+export type RosterFamily = t.TypeOf<typeof RosterFamily>;
+
+/** The deployment's family-pass issuer tag: a pass naming another is another deployment's (0049). */
+export const RosterFamilyPasses = t.type({
+  _id: t.string,
+  docType: t.literal('rosterFamilyPasses'),
+  issuer: t.string,
+});
+
 export const RosterDoc = t.union([
   RosterStudent,
   RosterPhoto,
@@ -158,6 +196,8 @@ export const RosterDoc = t.union([
   RosterCheckin,
   RosterMark,
   RosterAdmission,
+  RosterFamily,
+  RosterFamilyPasses,
 ]);
 export type RosterDoc = t.TypeOf<typeof RosterDoc>;
 export type RosterStudent = t.TypeOf<typeof RosterStudent>;

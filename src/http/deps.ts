@@ -17,6 +17,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { PrintService } from '../printing/printService.js';
 import type { ConsentService } from '../registration/consentService.js';
 import type { DemoDataService } from '../registration/demoData.js';
+import type { FamilyPassService } from '../registration/familyPassService.js';
 import type { PhotoService } from '../registration/photoService.js';
 import type { StudentExportService } from '../registration/studentExport.js';
 import type { StudentImportService } from '../registration/studentImport.js';
@@ -72,6 +73,8 @@ export interface AppDeps {
     readonly consents: ConsentService;
     readonly imports: StudentImportService;
     readonly photos: PhotoService;
+    /** Family passes: the printable card, the stub's QR text, revocation (0049). */
+    readonly familyPasses: FamilyPassService;
     /** The data-subject export (LGPD art. 18). */
     readonly exports: StudentExportService;
     /** The development seed's demo data (its response still calls it `roster`: the published field). */

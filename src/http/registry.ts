@@ -7,6 +7,7 @@ import { backupRoutes } from './routes/backupRoutes.js';
 import { checkinRoutes } from './routes/checkinRoutes.js';
 import { classesRoutes } from './routes/classesRoutes.js';
 import { consentsRoutes } from './routes/consentsRoutes.js';
+import { familyPassRoutes } from './routes/familyPassRoutes.js';
 import { importsRoutes } from './routes/importsRoutes.js';
 import { notificationRoutes } from './routes/notificationRoutes.js';
 import { openApiRoute } from './routes/openApiRoute.js';
@@ -38,6 +39,7 @@ export const routes: ReadonlyArray<Route> = [
   ...importsRoutes,
   ...consentsRoutes,
   ...photosRoutes,
+  ...familyPassRoutes,
   ...auditRoutes,
   ...backupRoutes,
   ...checkinRoutes,

@@ -23,10 +23,13 @@ export interface RenderedResponse {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** Media types whose body goes out as the bytes the handler made (a photo, a printable card). */
+const BYTE_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/svg+xml', 'image/png']);
+
 export const renderReply = (reply: EncodedReply): RenderedResponse =>
   reply.mediaType === 'application/x-ndjson' && isByteStream(reply.body)
     ? { status: reply.status, headers: reply.headers, contentType: reply.mediaType, body: reply.body }
-    : reply.mediaType === 'image/jpeg' && reply.body instanceof Uint8Array
+    : BYTE_TYPES.has(reply.mediaType) && reply.body instanceof Uint8Array
       ? {
           status: reply.status,
           headers: reply.headers,

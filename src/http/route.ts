@@ -46,6 +46,11 @@ export interface Reply<R> {
   readonly auditSubjectId?: string;
   /** Counts and ids the audit entry adds to its details (never personal data values). */
   readonly auditDetails?: AuditFacts;
+  /**
+   * The body's media type, where the response codec is bytes of more than one type (a card as SVG or
+   * PNG); one of the codec's types. Absent: the route's.
+   */
+  readonly mediaType?: MediaType;
 }
 
 export type AuditFacts = Readonly<Record<string, string | number | boolean>>;
@@ -55,6 +60,8 @@ export type MediaType =
   | 'text/plain'
   | 'text/csv'
   | 'image/jpeg'
+  | 'image/svg+xml'
+  | 'image/png'
   | 'application/x-ndjson';
 
 export interface ResponseSpec<RC extends t.Mixed> {
@@ -235,7 +242,9 @@ export const defineRoute = <
               ...(asCsv ? { 'Content-Disposition': `attachment; filename="${csv.filename}"` } : {}),
             },
             body: asCsv ? csv.render(reply.body) : spec.response.codec.encode(reply.body),
-            mediaType: asCsv ? 'text/csv' : (spec.response.mediaType ?? 'application/json'),
+            mediaType: asCsv
+              ? 'text/csv'
+              : (reply.mediaType ?? spec.response.mediaType ?? 'application/json'),
           }),
         )(result);
       });

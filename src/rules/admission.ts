@@ -9,8 +9,9 @@
  * holds, so a check-in is judged the same way wherever it is made.
  *
  * Refusals come in two kinds, in this order:
- * 1. **Facts** nobody may override: no such session, no such child, a deleted child, a child already
- *    in this session.
+ * 1. **Facts** nobody may override: no such session, a deactivated class or session (decision 0047;
+ *    the class first, the wider reason), no such child, a deleted child, a child already in this
+ *    session. A deactivation closes the door to check-ins only: check-outs never ask this rule.
  * 2. **Policy** an ADMIN may override with a justification: `RECORD_INCOMPLETE` (a field the church
  *    requires is missing), `AGE_OUT_OF_RANGE` (the child's age at the meeting is outside the class's
  *    range), `ROOM_FULL` (the room holds its capacity), `RATIO_EXCEEDED` (one more child would need
@@ -92,8 +93,13 @@ export interface AdmissionFacts {
   readonly student:
     | { readonly deleted: boolean; readonly visitor: boolean; readonly record: AdmissionRecord }
     | undefined;
-  /** The meeting's local date, `YYYY-MM-DD`; undefined when there is no such session. */
-  readonly session: { readonly date: string } | undefined;
+  /**
+   * The meeting's local date, `YYYY-MM-DD`, and whether the session and its class are active (not
+   * deactivated); undefined when there is no such session.
+   */
+  readonly session:
+    | { readonly date: string; readonly active: boolean; readonly classActive: boolean }
+    | undefined;
   readonly room: RoomRules;
   /** Children in the room now (this child not among them) and volunteers in it. */
   readonly occupancy: { readonly checkedIn: number; readonly volunteers: number };
@@ -127,7 +133,13 @@ export const POLICY_REASONS: ReadonlyArray<PolicyReason> = [
 ];
 
 export type FactRefusal = {
-  readonly reason: 'SESSION_NOT_FOUND' | 'STUDENT_NOT_FOUND' | 'STUDENT_DELETED' | 'ALREADY_CHECKED_IN';
+  readonly reason:
+    | 'SESSION_NOT_FOUND'
+    | 'CLASS_DEACTIVATED'
+    | 'SESSION_DEACTIVATED'
+    | 'STUDENT_NOT_FOUND'
+    | 'STUDENT_DELETED'
+    | 'ALREADY_CHECKED_IN';
 };
 
 export type AdmissionDecision =
@@ -233,6 +245,8 @@ export const mayOverride = (actorRoles: ReadonlyArray<string>): boolean => actor
 /** The decision: see the module's header for the rule. */
 export const decideAdmission = (command: AdmissionCommand, facts: AdmissionFacts): AdmissionDecision => {
   if (facts.session === undefined) return { kind: 'REFUSE', refusal: { reason: 'SESSION_NOT_FOUND' } };
+  if (!facts.session.classActive) return { kind: 'REFUSE', refusal: { reason: 'CLASS_DEACTIVATED' } };
+  if (!facts.session.active) return { kind: 'REFUSE', refusal: { reason: 'SESSION_DEACTIVATED' } };
   if (facts.student === undefined) return { kind: 'REFUSE', refusal: { reason: 'STUDENT_NOT_FOUND' } };
   if (facts.student.deleted) return { kind: 'REFUSE', refusal: { reason: 'STUDENT_DELETED' } };
   if (decideCheckin(facts.checkins, { type: 'CHECK_IN', checkInId: command.checkInId }).kind === 'REFUSED')

@@ -6,8 +6,10 @@
  * month only, the rooms' rules and volunteers, the required fields). The same input gives the same
  * documents, so reconciling is a plain diff.
  */
+import type { ActivityStatus } from '../domain/classes.js';
 import type { RosterDoc } from '../domain/roster.js';
 import { type AgeRange, admissionRecordOf } from './admission.js';
+import { familyGuardianName, firstName } from './familyPass.js';
 import type { AspectState } from './projections.js';
 
 export interface RosterInput {
@@ -38,6 +40,11 @@ export interface RosterInput {
    * the roster names no families.
    */
   readonly familyKey?: (phoneDigits: string) => string;
+  /**
+   * The family pass (0049): the deployment's issuer tag, and the hashes of a family's current pass
+   * and of those it replaced; absent: the roster carries no family documents.
+   */
+  readonly familyPasses?: FamilyPasses;
   readonly adults: ReadonlyMap<
     string,
     ReadonlyArray<{
@@ -53,6 +60,8 @@ export interface RosterInput {
     readonly capacity?: number | null;
     readonly childrenPerVolunteer?: number | null;
     readonly ageRange?: AgeRange | null;
+    /** Absent on classes from before deactivation: active. */
+    readonly status?: ActivityStatus | undefined;
   }>;
   readonly sessions: ReadonlyArray<{
     readonly sessionId: string;
@@ -61,6 +70,7 @@ export interface RosterInput {
     readonly title: string | null;
     readonly startsAt: string | null;
     readonly endsAt: string | null;
+    readonly status?: ActivityStatus | undefined;
   }>;
   /**
    * Volunteers in the room now, by session id, for the sessions whose room has a ratio; a session
@@ -86,12 +96,94 @@ export const familyPhone = (phone: string): string | undefined => {
   return digits.length < 8 ? undefined : digits.slice(-11);
 };
 
+export interface FamilyPasses {
+  readonly issuer: string;
+  readonly hashesOf: (familyKey: string) => {
+    readonly pass: string;
+    readonly revoked: ReadonlyArray<string>;
+  };
+}
+
+/**
+ * The family a child's pass stands for (0049): that of the first phone on the record that names one
+ * (the record lists the main guardian's number first). Undefined: the child has no family.
+ */
+export const passFamilyPhone = (phones: ReadonlyArray<string>): string | undefined => {
+  for (const p of phones) {
+    const digits = familyPhone(p);
+    if (digits !== undefined) return digits;
+  }
+  return undefined;
+};
+
 /** The family keys of a child: one per phone of the guardians on the record (N1), sorted, unique. */
 type Adults = RosterInput['adults'] extends ReadonlyMap<string, infer A> ? A : never;
 
 const familiesOf = (adults: Adults, familyKey: (phoneDigits: string) => string): string[] => {
   const phones = adults.filter((a) => a.level === 'N1').flatMap((a) => a.phones);
   return [...new Set(phones.flatMap((p) => familyPhone(p) ?? []).map(familyKey))].sort();
+};
+
+/** A child's place in one family: what the family documents are gathered from, a page at a time. */
+export interface FamilyMember {
+  readonly familyKey: string;
+  readonly studentId: string;
+  /** The child's first guardian (the record's `guardianName`), the first of its N1 adults. */
+  readonly guardianName: string;
+  /** The last four digits of the family's phone. */
+  readonly phoneSuffix: string;
+}
+
+/** The families of the active children among `students`: one member per child and guardian phone. */
+export const familyMembersOf = (
+  input: Pick<RosterInput, 'students' | 'adults'>,
+  familyKey: (phoneDigits: string) => string,
+): FamilyMember[] => {
+  const members: FamilyMember[] = [];
+  for (const s of input.students) {
+    if (s.status !== 'ACTIVE') continue;
+    const guardians = (input.adults.get(s.studentId) ?? []).filter((a) => a.level === 'N1');
+    const guardianName = guardians[0]?.name ?? '';
+    const digits = new Set(guardians.flatMap((a) => a.phones).flatMap((p) => familyPhone(p) ?? []));
+    for (const d of digits)
+      members.push({
+        familyKey: familyKey(d),
+        studentId: s.studentId,
+        guardianName,
+        phoneSuffix: d.slice(-4),
+      });
+  }
+  return members;
+};
+
+/**
+ * One `rosterFamily` document per family among `members` (whatever pages they were gathered from),
+ * and the deployment's issuer, unsorted. The family is named by its children's first guardian
+ * (`familyGuardianName`), by first name only.
+ */
+export const rosterFamilyDocs = (members: Iterable<FamilyMember>, passes: FamilyPasses): RosterDoc[] => {
+  const families = new Map<string, { suffix: string; ids: string[]; guardians: string[] }>();
+  for (const m of members) {
+    const family = families.get(m.familyKey) ?? { suffix: m.phoneSuffix, ids: [], guardians: [] };
+    family.ids.push(m.studentId);
+    family.guardians.push(m.guardianName);
+    families.set(m.familyKey, family);
+  }
+  const docs: RosterDoc[] = [{ _id: 'familypasses', docType: 'rosterFamilyPasses', issuer: passes.issuer }];
+  for (const [familyKey, family] of families) {
+    const hashes = passes.hashesOf(familyKey);
+    docs.push({
+      _id: `family:${familyKey}`,
+      docType: 'rosterFamily',
+      familyKey,
+      guardianName: firstName(familyGuardianName(family.guardians)),
+      phoneSuffix: family.suffix,
+      studentIds: [...new Set(family.ids)].sort(),
+      pass: hashes.pass,
+      revoked: [...hashes.revoked],
+    });
+  }
+  return docs;
 };
 
 /**
@@ -207,6 +299,8 @@ export const rosterOtherDocs = (
       capacity: c.capacity ?? null,
       childrenPerVolunteer: c.childrenPerVolunteer ?? null,
       ageRange: c.ageRange ?? null,
+      // Only a deactivated one says so: the documents of active classes stay as they were.
+      ...(c.status === 'DEACTIVATED' ? { active: false as const } : {}),
     });
   }
   for (const s of input.sessions) {
@@ -221,6 +315,7 @@ export const rosterOtherDocs = (
       startsAt: s.startsAt,
       endsAt: s.endsAt,
       ...(volunteers === undefined ? {} : { volunteers }),
+      ...(s.status === 'DEACTIVATED' ? { active: false as const } : {}),
     });
   }
   docs.push({ _id: 'admission', docType: 'rosterAdmission', requiredFields: [...input.requiredFields] });
@@ -235,5 +330,9 @@ export const rosterOtherDocs = (
 /** The whole roster at once, sorted by id (the full pass builds it in parts: `rosterInput.ts`). */
 export const rosterDocs = (input: RosterInput): RosterDoc[] => {
   const activeIds = new Set(input.students.filter((s) => s.status === 'ACTIVE').map((s) => s.studentId));
-  return [...rosterStudentDocs(input), ...rosterOtherDocs(input, activeIds)].sort(byRosterId);
+  const families =
+    input.familyKey === undefined || input.familyPasses === undefined
+      ? []
+      : rosterFamilyDocs(familyMembersOf(input, input.familyKey), input.familyPasses);
+  return [...rosterStudentDocs(input), ...rosterOtherDocs(input, activeIds), ...families].sort(byRosterId);
 };

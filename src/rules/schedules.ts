@@ -117,12 +117,19 @@ const sameSession = (a: SessionShape, b: SessionShape): boolean =>
   a.startsAt === b.startsAt &&
   a.endsAt === b.endsAt;
 
+const NOTHING: MaterialisationPlan = { create: [], update: [], remove: [] };
+
 /**
  * What to do with the window's sessions: create the wanted ones that do not exist; change or remove
  * an existing one only while it is still to come (it has not started, or has no time and is after
  * today) and nobody has checked in to it. A session that has begun, or has check-ins, is history.
+ *
+ * A deactivated class (decision 0047) gets nothing: no new session, and its existing ones are left
+ * exactly as they are (closed by the class), so reactivating it brings them back as they were and the
+ * next run makes the ones it skipped meanwhile.
  */
 export const planMaterialisation = (input: {
+  readonly classActive: boolean;
   readonly wanted: ReadonlyArray<SessionShape>;
   /** The schedule's sessions that exist in the window, by date. */
   readonly existing: ReadonlyMap<string, SessionShape>;
@@ -131,6 +138,7 @@ export const planMaterialisation = (input: {
   readonly now: string;
   readonly today: string;
 }): MaterialisationPlan => {
+  if (!input.classActive) return NOTHING;
   const toCome = (s: SessionShape): boolean =>
     !input.checkedIn.has(s.date) && (s.startsAt === null ? s.date > input.today : s.startsAt > input.now);
   const wantedDates = new Set(input.wanted.map((s) => s.date));

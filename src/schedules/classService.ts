@@ -1,44 +1,69 @@
 /**
- * Nuclei, classes and class sessions: created, listed and changed. A session copies its nucleus from
- * its class; an unknown nucleus or class and a session ending before it starts are refused. A change
- * is read, decided and written until the write lands on the revision it read, so a concurrent change
- * is applied to, not lost.
+ * Nuclei, classes and class sessions: created, listed, changed, deactivated and reactivated. A session
+ * copies its nucleus from its class; an unknown nucleus or class and a session ending before it starts
+ * are refused, and so is placing an active class or session under a deactivated nucleus or class
+ * (`rules/deactivation.ts`). A change is read, decided and written until the write lands on the
+ * revision it read, so a concurrent change is applied to, not lost.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import {
+  type ActivityStatus,
   type ClassDoc,
   type ClassSessionDoc,
   type ClassSessionFilter,
   type CreateClassBody,
   type CreateClassSessionBody,
   type CreateNucleusBody,
+  isActive,
   type NucleusDoc,
   type PatchClassBody,
   type PatchClassSessionBody,
   type PatchNucleusBody,
+  statusOf,
   timesInOrder,
 } from '../domain/classes.js';
 import { type ApiError, apiError } from '../domain/errors.js';
+import {
+  type Deactivatable,
+  decideStatusChange,
+  placementRefusal,
+  type StatusChange,
+  type StatusRefusal,
+} from '../rules/deactivation.js';
 import type { ClassStore } from '../store/classes.js';
 
 export interface ClassServiceDeps {
   readonly classes: ClassStore;
   readonly clock: () => Date;
+  /**
+   * Run once a class is reactivated: its schedules make the sessions they skipped while it was
+   * deactivated, so today's meeting reaches the tablets now rather than at the next hourly run.
+   */
+  readonly afterClassReactivated?: (classId: string) => Promise<unknown>;
+}
+
+/** Whether a list leaves deactivated records out (the default) or shows them too. */
+export interface ListOptions {
+  readonly includeInactive?: boolean;
 }
 
 type Outcome<D> = Promise<E.Either<ApiError, D>>;
 
 export interface ClassService {
-  listNuclei(): Promise<NucleusDoc[]>;
+  listNuclei(options?: ListOptions): Promise<NucleusDoc[]>;
   createNucleus(input: t.TypeOf<typeof CreateNucleusBody>): Outcome<NucleusDoc>;
   patchNucleus(nucleusId: string, input: t.TypeOf<typeof PatchNucleusBody>): Outcome<NucleusDoc>;
-  listClasses(): Promise<ClassDoc[]>;
+  listClasses(options?: ListOptions): Promise<ClassDoc[]>;
   createClass(input: t.TypeOf<typeof CreateClassBody>): Outcome<ClassDoc>;
   patchClass(classId: string, input: t.TypeOf<typeof PatchClassBody>): Outcome<ClassDoc>;
-  listSessions(filter: ClassSessionFilter): Promise<ClassSessionDoc[]>;
+  /** A session of a deactivated class counts as inactive here, whatever its own status. */
+  listSessions(filter: ClassSessionFilter & ListOptions): Promise<ClassSessionDoc[]>;
   createSession(input: t.TypeOf<typeof CreateClassSessionBody>): Outcome<ClassSessionDoc>;
   patchSession(sessionId: string, input: t.TypeOf<typeof PatchClassSessionBody>): Outcome<ClassSessionDoc>;
+  setNucleusStatus(nucleusId: string, change: StatusChange): Outcome<NucleusDoc>;
+  setClassStatus(classId: string, change: StatusChange): Outcome<ClassDoc>;
+  setSessionStatus(sessionId: string, change: StatusChange): Outcome<ClassSessionDoc>;
 }
 
 const invalid = (path: string, message: string): ApiError =>
@@ -50,6 +75,30 @@ const nucleusNameTaken = () =>
   apiError('CONFLICT', 'Another nucleus has this name (case and accents aside).', {
     reason: 'NUCLEUS_NAME_TAKEN',
   });
+
+/** The deactivation rule's refusals as the contract answers them: 409 `CONFLICT` with the reason. */
+export const statusRefusalError = (kind: Deactivatable, refusal: StatusRefusal): ApiError => {
+  switch (refusal.reason) {
+    case 'ALREADY_DEACTIVATED':
+      return apiError('CONFLICT', `The ${kind} is already deactivated.`, { reason: refusal.reason });
+    case 'ALREADY_ACTIVE':
+      return apiError('CONFLICT', `The ${kind} is already active.`, { reason: refusal.reason });
+    case 'NUCLEUS_HAS_ACTIVE_CLASSES':
+      return apiError(
+        'CONFLICT',
+        'The nucleus still has active classes (`details.classIds`); deactivate them or move them first.',
+        { reason: refusal.reason, classIds: refusal.classIds },
+      );
+    case 'NUCLEUS_DEACTIVATED':
+      return apiError('CONFLICT', 'The nucleus is deactivated; reactivate it first.', {
+        reason: refusal.reason,
+      });
+    case 'CLASS_DEACTIVATED':
+      return apiError('CONFLICT', 'The class is deactivated; reactivate it first.', {
+        reason: refusal.reason,
+      });
+  }
+};
 
 const MAX_ATTEMPTS = 5;
 
@@ -73,14 +122,48 @@ const patchWithRetry = async <D>(
   return E.left(apiError('CONFLICT', `The ${what} kept changing while this request ran; try again.`));
 };
 
-export const classService = ({ classes, clock }: ClassServiceDeps): ClassService => {
+export const classService = ({ classes, clock, afterClassReactivated }: ClassServiceDeps): ClassService => {
   const now = () => clock().toISOString();
-  /** `undefined` and `null` need no nucleus; an id must name one. */
-  const nucleusExists = async (nucleusId: string | null | undefined): Promise<boolean> =>
-    nucleusId === undefined || nucleusId === null || (await classes.getNucleus(nucleusId)) !== undefined;
+  /**
+   * The status of the nucleus an id names: `null` for none (`undefined` or `null`), `undefined` for an
+   * id that names no nucleus.
+   */
+  const nucleusStatus = async (
+    nucleusId: string | null | undefined,
+  ): Promise<ActivityStatus | null | undefined> => {
+    if (nucleusId === undefined || nucleusId === null) return null;
+    const found = await classes.getNucleus(nucleusId);
+    return found === undefined ? undefined : statusOf(found);
+  };
+  /** A refusal for an active class placed in `nucleusId` (created or moved there), or none. */
+  const classPlacement = async (
+    nucleusId: string | null | undefined,
+    active: boolean,
+  ): Promise<ApiError | undefined> => {
+    const status = await nucleusStatus(nucleusId);
+    if (status === undefined) return unknownNucleus();
+    const refused = active ? placementRefusal('class', status) : undefined;
+    return refused === undefined ? undefined : statusRefusalError('class', refused);
+  };
+
+  /** Reads, decides and writes a status change until it lands on the revision it read. */
+  const changeStatus = <D extends NucleusDoc | ClassDoc | ClassSessionDoc>(
+    kind: Deactivatable,
+    load: () => Promise<D | undefined>,
+    change: StatusChange,
+    facts: (current: D) => Promise<{ parent: ActivityStatus | null; activeClassIds: ReadonlyArray<string> }>,
+  ): Outcome<D> =>
+    patchWithRetry(kind, load, async (current: D) => {
+      const next = decideStatusChange(kind, change, { status: statusOf(current), ...(await facts(current)) });
+      if (E.isLeft(next)) return E.left(statusRefusalError(kind, next.left));
+      return E.right(await classes.setStatus(current, next.right, now()));
+    });
 
   return {
-    listNuclei: () => classes.listNuclei(),
+    async listNuclei(options = {}) {
+      const all = await classes.listNuclei();
+      return options.includeInactive === true ? all : all.filter(isActive);
+    },
 
     async createNucleus(input) {
       const at = now();
@@ -102,10 +185,14 @@ export const classService = ({ classes, clock }: ClassServiceDeps): ClassService
         },
       ),
 
-    listClasses: () => classes.listClasses(),
+    async listClasses(options = {}) {
+      const all = await classes.listClasses();
+      return options.includeInactive === true ? all : all.filter(isActive);
+    },
 
     async createClass(input) {
-      if (!(await nucleusExists(input.nucleusId))) return E.left(unknownNucleus());
+      const refused = await classPlacement(input.nucleusId, true);
+      if (refused !== undefined) return E.left(refused);
       const at = now();
       return E.right(
         await classes.createClass({
@@ -125,7 +212,10 @@ export const classService = ({ classes, clock }: ClassServiceDeps): ClassService
         'class',
         () => classes.getClass(classId),
         async (current: ClassDoc) => {
-          if (!(await nucleusExists(input.nucleusId))) return E.left(unknownNucleus());
+          // Only a move is checked: a class may stay where it is whatever its nucleus became.
+          const moved = input.nucleusId !== undefined && input.nucleusId !== current.nucleusId;
+          const refused = moved ? await classPlacement(input.nucleusId, isActive(current)) : undefined;
+          if (refused !== undefined) return E.left(refused);
           return E.right(
             await classes.updateClass(current, {
               name: input.name ?? current.name,
@@ -143,11 +233,18 @@ export const classService = ({ classes, clock }: ClassServiceDeps): ClassService
         },
       ),
 
-    listSessions: (filter) => classes.listSessions(filter),
+    async listSessions({ includeInactive, ...filter }) {
+      const all = await classes.listSessions(filter);
+      if (includeInactive === true) return all;
+      const closed = new Set((await classes.listClasses()).filter((c) => !isActive(c)).map((c) => c.classId));
+      return all.filter((s) => isActive(s) && !closed.has(s.classId));
+    },
 
     async createSession(input) {
       const cls = await classes.getClass(input.classId);
       if (cls === undefined) return E.left(unknownClass());
+      const closed = placementRefusal('session', statusOf(cls));
+      if (closed !== undefined) return E.left(statusRefusalError('session', closed));
       const startsAt = input.startsAt ?? null;
       const endsAt = input.endsAt ?? null;
       if (!timesInOrder(startsAt, endsAt)) return E.left(timesOutOfOrder());
@@ -173,6 +270,10 @@ export const classService = ({ classes, clock }: ClassServiceDeps): ClassService
         async (current: ClassSessionDoc) => {
           const cls = await classes.getClass(input.classId ?? current.classId);
           if (cls === undefined && input.classId !== undefined) return E.left(unknownClass());
+          // Only a move is checked: a session stays editable in a class deactivated since.
+          const moved = cls !== undefined && cls.classId !== current.classId && isActive(current);
+          const closed = moved ? placementRefusal('session', statusOf(cls)) : undefined;
+          if (closed !== undefined) return E.left(statusRefusalError('session', closed));
           const startsAt = input.startsAt === undefined ? current.startsAt : input.startsAt;
           const endsAt = input.endsAt === undefined ? current.endsAt : input.endsAt;
           if (!timesInOrder(startsAt, endsAt)) return E.left(timesOutOfOrder());
@@ -189,6 +290,50 @@ export const classService = ({ classes, clock }: ClassServiceDeps): ClassService
               updatedAt: now(),
             }),
           );
+        },
+      ),
+
+    setNucleusStatus: (nucleusId, change) =>
+      changeStatus(
+        'nucleus',
+        () => classes.getNucleus(nucleusId),
+        change,
+        async (current) => ({
+          parent: null,
+          // Read only to deactivate: what reactivating a nucleus needs is its own status.
+          activeClassIds:
+            change === 'DEACTIVATE'
+              ? (await classes.listClasses())
+                  .filter((c) => c.nucleusId === current.nucleusId && isActive(c))
+                  .map((c) => c.classId)
+              : [],
+        }),
+      ),
+
+    async setClassStatus(classId, change) {
+      const changed = await changeStatus(
+        'class',
+        () => classes.getClass(classId),
+        change,
+        async (current) => ({
+          parent: (await nucleusStatus(current.nucleusId)) ?? null,
+          activeClassIds: [],
+        }),
+      );
+      if (E.isRight(changed) && change === 'REACTIVATE' && afterClassReactivated !== undefined)
+        await afterClassReactivated(classId);
+      return changed;
+    },
+
+    setSessionStatus: (sessionId, change) =>
+      changeStatus(
+        'session',
+        () => classes.getSession(sessionId),
+        change,
+        async (current) => {
+          const cls = await classes.getClass(current.classId);
+          // Classes are never deleted, so a missing class is damage: it closes nothing.
+          return { parent: cls === undefined ? null : statusOf(cls), activeClassIds: [] };
         },
       ),
   };

@@ -10,6 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as E from 'fp-ts/lib/Either.js';
+import { isActive, statusOf } from '../domain/classes.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import {
   type CreateScheduleBody,
@@ -19,6 +20,7 @@ import {
   type ScheduleFields,
 } from '../domain/schedules.js';
 import { keyedLock } from '../lib/keyedLock.js';
+import { placementRefusal } from '../rules/deactivation.js';
 import {
   addDays,
   localDate,
@@ -31,6 +33,7 @@ import {
 import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
 import type { ScheduleStore } from '../store/schedules.js';
+import { statusRefusalError } from './classService.js';
 
 /** A name-based UUID (version 8 layout) of a schedule's meeting on a date: the same everywhere. */
 export const scheduleSessionId = (scheduleId: string, date: string): string => {
@@ -56,6 +59,8 @@ export interface ScheduleService {
   addDate(scheduleId: string, date: string): Promise<E.Either<ApiError, ScheduleDoc>>;
   /** Makes every active schedule's sessions for the window; what a periodic job and the start run. */
   materialiseAll(): Promise<MaterialiseResult>;
+  /** The same for one class's schedules (once the class is reactivated). */
+  materialiseClass(classId: string): Promise<MaterialiseResult>;
 }
 
 export interface ScheduleServiceDeps {
@@ -92,7 +97,9 @@ export const scheduleService = (deps: ScheduleServiceDeps): ScheduleService => {
     const byDate = new Map([...docs.values()].map((d) => [d.date, d]));
     const existing = new Map<string, SessionShape>(byDate);
     const wanted = occurrences(schedule, today, last).map((d) => sessionOf(schedule, nucleusId, d));
-    const input = { wanted, existing, now: now.toISOString(), today };
+    // A class that is gone (damage: classes are never deleted) stops nothing, as before.
+    const classActive = cls === undefined || isActive(cls);
+    const input = { classActive, wanted, existing, now: now.toISOString(), today };
     let plan = planMaterialisation({ ...input, checkedIn: new Set() });
     // Check-ins are read only when something would change or go: the usual run changes nothing.
     if (plan.update.length + plan.remove.length > 0) {
@@ -158,12 +165,34 @@ export const scheduleService = (deps: ScheduleServiceDeps): ScheduleService => {
         ? E.left(apiError('CONFLICT', 'The schedule has ended.', { reason: 'SCHEDULE_ENDED' }))
         : f(fieldsOf(current));
 
+  /** Brings the sessions of the chosen schedules in line, each under its lock. */
+  const materialiseWhere = async (chosen: (s: ScheduleDoc) => boolean): Promise<MaterialiseResult> => {
+    const totals = { created: 0, updated: 0, removed: 0 };
+    for (const s of await deps.schedules.list()) {
+      if (!chosen(s)) continue;
+      if (s.status !== 'ACTIVE' && s.until !== null && s.until < localDate(deps.clock(), s.timeZone))
+        continue;
+      // Read again under the lock: a change that ran meanwhile has already brought its sessions in line.
+      const r = await locks.run(s.scheduleId, async () => {
+        const fresh = await deps.schedules.get(s.scheduleId);
+        return fresh === undefined ? { created: 0, updated: 0, removed: 0 } : materialise(fresh);
+      });
+      totals.created += r.created;
+      totals.updated += r.updated;
+      totals.removed += r.removed;
+    }
+    return totals;
+  };
+
   return {
     async create(body) {
       if (body.until !== undefined && body.until !== null && body.until < body.from)
         return E.left(invalid('body.until', 'until must not be before from'));
-      if ((await deps.classes.getClass(body.classId)) === undefined)
-        return E.left(invalid('body.classId', 'no class with this id'));
+      const cls = await deps.classes.getClass(body.classId);
+      if (cls === undefined) return E.left(invalid('body.classId', 'no class with this id'));
+      // A schedule is sessions to come: none for a deactivated class, as by hand.
+      const closed = placementRefusal('session', statusOf(cls));
+      if (closed !== undefined) return E.left(statusRefusalError('session', closed));
       const at = deps.clock().toISOString();
       const created = await deps.schedules.create({
         classId: body.classId,
@@ -236,21 +265,7 @@ export const scheduleService = (deps: ScheduleServiceDeps): ScheduleService => {
         ),
       ),
 
-    async materialiseAll() {
-      const totals = { created: 0, updated: 0, removed: 0 };
-      for (const s of await deps.schedules.list()) {
-        if (s.status !== 'ACTIVE' && s.until !== null && s.until < localDate(deps.clock(), s.timeZone))
-          continue;
-        // Read again under the lock: a change that ran meanwhile has already brought its sessions in line.
-        const r = await locks.run(s.scheduleId, async () => {
-          const fresh = await deps.schedules.get(s.scheduleId);
-          return fresh === undefined ? { created: 0, updated: 0, removed: 0 } : materialise(fresh);
-        });
-        totals.created += r.created;
-        totals.updated += r.updated;
-        totals.removed += r.removed;
-      }
-      return totals;
-    },
+    materialiseAll: () => materialiseWhere(() => true),
+    materialiseClass: (classId) => materialiseWhere((s) => s.classId === classId),
   };
 };

@@ -10,7 +10,13 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import * as t from 'io-ts';
-import { ClassDoc, ClassSessionDoc, type ClassSessionFilter, NucleusDoc } from '../domain/classes.js';
+import {
+  type ActivityStatus,
+  ClassDoc,
+  ClassSessionDoc,
+  type ClassSessionFilter,
+  NucleusDoc,
+} from '../domain/classes.js';
 import { foldName } from '../rules/students.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc, getDocs, listDocs } from './docs.js';
@@ -38,11 +44,16 @@ const NucleusNameClaim = t.type({
  */
 const CLAIM_SETTLE_MS = 5 * 60_000;
 
-type Stored = '_id' | '_rev' | 'docType';
+// The status is changed by `setStatus` alone: an update keeps the one it read, so no edit, schedule
+// run or write-through that rewrites a record can reactivate it by leaving the field out.
+type Stored = '_id' | '_rev' | 'docType' | 'status';
 /** The fields a caller supplies; the id comes from the store on create and from `current` on update. */
 export type NucleusFields = Omit<NucleusDoc, Stored | 'nucleusId'>;
 export type ClassFields = Omit<ClassDoc, Stored | 'classId'>;
 export type ClassSessionFields = Omit<ClassSessionDoc, Stored | 'sessionId'>;
+
+/** A nucleus, class or session: what `setStatus` changes. */
+export type Deactivatable = NucleusDoc | ClassDoc | ClassSessionDoc;
 
 export interface ClassStore {
   getNucleus(nucleusId: string): Promise<NucleusDoc | undefined>;
@@ -75,7 +86,16 @@ export interface ClassStore {
   updateNucleus(current: NucleusDoc, next: NucleusFields): Promise<NucleusDoc | 'CONFLICT' | 'NAME_TAKEN'>;
   updateClass(current: ClassDoc, next: ClassFields): Promise<ClassDoc | 'CONFLICT'>;
   updateSession(current: ClassSessionDoc, next: ClassSessionFields): Promise<ClassSessionDoc | 'CONFLICT'>;
+  /**
+   * Sets a nucleus's, class's or session's status and `updatedAt`, every other field as read
+   * (compare-and-swap on `current._rev`; `CONFLICT` when it changed meanwhile).
+   */
+  setStatus<D extends Deactivatable>(current: D, status: ActivityStatus, at: string): Promise<D | 'CONFLICT'>;
 }
+
+/** The status a record was read with, to write back unchanged (absent on records from before it existed). */
+const statusKept = (current: { readonly status?: ActivityStatus | undefined }) =>
+  current.status === undefined ? {} : { status: current.status };
 
 const byName = (a: { name: string; _id: string }, b: { name: string; _id: string }): number =>
   a.name.localeCompare(b.name) || a._id.localeCompare(b._id);
@@ -186,7 +206,13 @@ export const classStore = (
 
     async createNucleus(fields) {
       const nucleusId = randomUUID();
-      const doc = { ...fields, _id: nucleusDocId(nucleusId), docType: 'nucleus' as const, nucleusId };
+      const doc = {
+        ...fields,
+        _id: nucleusDocId(nucleusId),
+        docType: 'nucleus' as const,
+        nucleusId,
+        status: 'ACTIVE' as const,
+      };
       if (!(await claimNucleusName(fields.name, nucleusId, fields.createdAt))) return 'NAME_TAKEN';
       try {
         return await create(doc);
@@ -197,7 +223,13 @@ export const classStore = (
     },
     createClass(fields) {
       const classId = randomUUID();
-      return create({ ...fields, _id: classDocId(classId), docType: 'class' as const, classId });
+      return create({
+        ...fields,
+        _id: classDocId(classId),
+        docType: 'class' as const,
+        classId,
+        status: 'ACTIVE' as const,
+      });
     },
     createSession(fields) {
       const sessionId = randomUUID();
@@ -206,6 +238,7 @@ export const classStore = (
         _id: classSessionDocId(sessionId),
         docType: 'classSession' as const,
         sessionId,
+        status: 'ACTIVE' as const,
       });
     },
 
@@ -220,6 +253,7 @@ export const classStore = (
           _id: classSessionDocId(sessionId),
           docType: 'classSession' as const,
           sessionId,
+          status: 'ACTIVE' as const,
         });
       } catch (e) {
         if (isConflict(e)) return 'EXISTS';
@@ -237,7 +271,13 @@ export const classStore = (
     },
 
     async updateNucleus(current, next) {
-      const doc = { ...next, _id: current._id, docType: 'nucleus' as const, nucleusId: current.nucleusId };
+      const doc = {
+        ...next,
+        _id: current._id,
+        docType: 'nucleus' as const,
+        nucleusId: current.nucleusId,
+        ...statusKept(current),
+      };
       const renamed = foldName(current.name) !== foldName(next.name);
       if (renamed && !(await claimNucleusName(next.name, current.nucleusId, next.updatedAt)))
         return 'NAME_TAKEN';
@@ -249,7 +289,13 @@ export const classStore = (
       return rev === 'CONFLICT' ? rev : { ...doc, _rev: rev };
     },
     async updateClass(current, next) {
-      const doc = { ...next, _id: current._id, docType: 'class' as const, classId: current.classId };
+      const doc = {
+        ...next,
+        _id: current._id,
+        docType: 'class' as const,
+        classId: current.classId,
+        ...statusKept(current),
+      };
       const rev = await replace(doc, current._rev);
       return rev === 'CONFLICT' ? rev : { ...doc, _rev: rev };
     },
@@ -259,9 +305,16 @@ export const classStore = (
         _id: current._id,
         docType: 'classSession' as const,
         sessionId: current.sessionId,
+        ...statusKept(current),
       };
       const rev = await replace(doc, current._rev);
       return rev === 'CONFLICT' ? rev : { ...doc, _rev: rev };
+    },
+    async setStatus(current, status, at) {
+      const { _rev, ...rest } = current;
+      const doc = { ...rest, status, updatedAt: at };
+      const rev = await replace(doc, _rev);
+      return rev === 'CONFLICT' ? rev : { ...current, status, updatedAt: at, _rev: rev };
     },
   };
 };

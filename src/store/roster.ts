@@ -4,7 +4,8 @@
  * tablets as such). Design documents (indexes) are left alone.
  */
 import canonicalize from 'canonicalize';
-import type { RosterDoc } from '../domain/roster.js';
+import * as E from 'fp-ts/lib/Either.js';
+import { type RosterDoc, RosterFamily } from '../domain/roster.js';
 import { isRemote } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound, isStored } from './storeErrors.js';
@@ -34,6 +35,8 @@ export interface RosterStore {
     ids: ReadonlyArray<string>,
     desired: ReadonlyArray<RosterDoc>,
   ): Promise<{ written: number; deleted: number }>;
+  /** The family document of `familyKey` as tablets have it (0049); undefined when there is none. */
+  family(familyKey: string): Promise<RosterFamily | undefined>;
 }
 
 const CHUNK = 500;
@@ -165,6 +168,15 @@ export const rosterStore = (db: Database): RosterStore => ({
       }
     }
     throw new Error('the roster stayed contended');
+  },
+  async family(familyKey) {
+    try {
+      const decoded = RosterFamily.decode(await db.get(`family:${familyKey}`));
+      return E.isRight(decoded) ? decoded.right : undefined;
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
   },
   reconcile: (desired) => reconcileRange(db, { from: '', to: undefined }, desired),
   reconcileRange: (range, desired) => reconcileRange(db, range, desired),

@@ -129,7 +129,9 @@ export const judgeOnArrival = async (
           visitor: record === undefined || record.visitor,
           record: record === undefined || record.visitor ? NO_RECORD : await recordOf(deps, record, required),
         },
-        session: { date: session.date },
+        // The check-in happened, so only the policy is judged here: a session or class deactivated
+        // since the tablet last pulled does not turn an ADMIN's override into an exception (0047).
+        session: { date: session.date, active: true, classActive: true },
         room,
         occupancy: { checkedIn: inRoom.size, volunteers },
         checkins: [],

@@ -2,13 +2,23 @@
 
 import { createHmac } from 'node:crypto';
 import { dayKey } from '../crypto/dayKeys.js';
+import { passIssuer, rosterPassHashes } from '../crypto/familyPass.js';
 import type { AllowedAdult } from '../domain/pickup.js';
 import type { AspectDoc } from '../domain/projection.js';
 import type { RosterDoc } from '../domain/roster.js';
 import type { StudentDoc } from '../domain/student.js';
+import { type BoundedCache, boundedCache } from '../lib/boundedCache.js';
 import { utcDay } from '../rules/checkin.js';
 import type { AspectProjection } from '../rules/projections.js';
-import { aspectRosterDoc, rosterOtherDocs, rosterStudentDocs } from '../rules/roster.js';
+import {
+  aspectRosterDoc,
+  type FamilyMember,
+  type FamilyPasses,
+  familyMembersOf,
+  rosterFamilyDocs,
+  rosterOtherDocs,
+  rosterStudentDocs,
+} from '../rules/roster.js';
 import { photosAllowed } from '../rules/students.js';
 import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
@@ -27,6 +37,52 @@ export const familyKeyOf =
   (secret: Uint8Array) =>
   (phoneDigits: string): string =>
     createHmac('sha256', secret).update(`chamada-family:${phoneDigits}`).digest('base64url').slice(0, 22);
+
+/**
+ * The family keys of one pass, each phone's computed once: the student documents and the family
+ * documents ask for the same ones (an HMAC is some 20 µs here: 0049).
+ */
+const familyKeysOfPass = (secret: Uint8Array): ((phoneDigits: string) => string) => {
+  const keyOf = familyKeyOf(secret);
+  const keys = new Map<string, string>();
+  return (digits) => {
+    const known = keys.get(digits);
+    if (known !== undefined) return known;
+    const key = keyOf(digits);
+    keys.set(digits, key);
+    return key;
+  };
+};
+
+/**
+ * Families whose pass hashes are held from one full pass to the next: some 300 bytes each, so about
+ * 15 MB when full, which a roll of 100,000 children in families of two or more does not fill.
+ */
+export const PASS_HASHES_HELD = 50_000;
+
+type PassHashes = ReturnType<FamilyPasses['hashesOf']>;
+
+/**
+ * The roster's family passes under `secret` at the stored generations, the hashes of a family kept
+ * in `held` from one pass to the next: they change only with its generation (a part of the entry's
+ * name) or its key (which a new secret or phone changes).
+ */
+export const familyPassesOf = (
+  secret: Uint8Array,
+  generations: ReadonlyMap<string, number>,
+  held: BoundedCache<PassHashes>,
+): FamilyPasses => ({
+  issuer: passIssuer(secret),
+  hashesOf: (familyKey) => {
+    const generation = generations.get(familyKey) ?? 0;
+    const name = `${familyKey} ${generation}`;
+    const known = held.get(name);
+    if (known !== undefined) return known;
+    const made = rosterPassHashes(secret, familyKey, generation);
+    held.set(name, made);
+    return made;
+  },
+});
 
 /** Today and the next two UTC days: the days a tablet may check children in offline for. */
 export const KEY_DAYS = 3;
@@ -93,37 +149,44 @@ export interface RosterPassResult {
  * (the whole roll and its roster at once passed the heap at 100,000 students; decision 0019, tenth
  * round). The ids between and after the pages are reconciled too, so a removed student's documents go.
  */
-export const rosterFullPass =
-  (deps: {
-    readonly students: Pick<StudentStore, 'eachPage'>;
-    readonly directory: Pick<StudentDirectory, 'activeConsents' | 'consentsRecorded' | 'get'>;
-    /** Who may collect each child: the pickup service answers it (the tablets' gate checks it offline). */
-    readonly pickups: {
-      allowedAdultsOfAll(students: ReadonlyArray<StudentDoc>): Promise<Map<string, AllowedAdult[]>>;
-    };
-    readonly classes: Pick<ClassStore, 'listSessions' | 'listClasses'>;
-    /** The day keys' secret, and the record fields the church requires before a check-in. */
-    readonly checkins: Pick<CheckinStore, 'secret' | 'config'>;
-    /**
-     * Volunteers in a session's room now (the volunteer service); absent: the roster carries no count.
-     * Asked only for the sessions whose room has a ratio: no other needs it.
-     */
-    readonly volunteersInRoom?: (sessionId: string) => Promise<number>;
-    readonly projections: Pick<ProjectionStore, 'eachAspectByDay'>;
-    readonly roster: Pick<RosterStore, 'reconcileRange'>;
-    readonly clock: () => Date;
-    /** The stored thumbnail of a child's photo by its key, as base64 (photoService). */
-    readonly thumbnail?: (studentId: string, photoRef: string) => Promise<string | undefined>;
-    /** Students a page (tests make it small to cross pages). */
-    readonly pageSize?: number;
-  }) =>
-  async (): Promise<RosterPassResult> => {
+export const rosterFullPass = (deps: {
+  readonly students: Pick<StudentStore, 'eachPage'>;
+  readonly directory: Pick<StudentDirectory, 'activeConsents' | 'consentsRecorded' | 'get'>;
+  /** Who may collect each child: the pickup service answers it (the tablets' gate checks it offline). */
+  readonly pickups: {
+    allowedAdultsOfAll(students: ReadonlyArray<StudentDoc>): Promise<Map<string, AllowedAdult[]>>;
+  };
+  readonly classes: Pick<ClassStore, 'listSessions' | 'listClasses'>;
+  /** The day keys' secret, and the record fields the church requires before a check-in. */
+  readonly checkins: Pick<CheckinStore, 'secret' | 'config'>;
+  /**
+   * Volunteers in a session's room now (the volunteer service); absent: the roster carries no count.
+   * Asked only for the sessions whose room has a ratio: no other needs it.
+   */
+  readonly volunteersInRoom?: (sessionId: string) => Promise<number>;
+  readonly projections: Pick<ProjectionStore, 'eachAspectByDay'>;
+  readonly roster: Pick<RosterStore, 'reconcileRange'>;
+  readonly clock: () => Date;
+  /**
+   * Each family's pass generation above 0 (0049); absent: the roster carries no family documents
+   * (and so no family passes).
+   */
+  readonly familyPassGenerations?: () => Promise<ReadonlyMap<string, number>>;
+  /** The stored thumbnail of a child's photo by its key, as base64 (photoService). */
+  readonly thumbnail?: (studentId: string, photoRef: string) => Promise<string | undefined>;
+  /** Students a page (tests make it small to cross pages). */
+  readonly pageSize?: number;
+}) => {
+  const passHashes = boundedCache<PassHashes>({ maxEntries: PASS_HASHES_HELD });
+  return async (): Promise<RosterPassResult> => {
     const now = deps.clock();
     const days = rosterWindow(now);
     const secret = await deps.checkins.secret(now.toISOString());
-    const familyKey = familyKeyOf(secret);
+    const familyKey = familyKeysOfPass(secret);
     const allowed = (id: string) => photosAllowed(deps.directory.activeConsents(id));
     const activeIds = new Set<string>();
+    // Gathered across the pages: a family's children may be on any of them.
+    const members: FamilyMember[] = [];
     let written = 0;
     let deleted = 0;
     const reconcile = async (range: RosterRange, docs: ReadonlyArray<RosterDoc>) => {
@@ -151,14 +214,17 @@ export const rosterFullPass =
           if (data !== undefined) thumbnails.set(s.studentId, { photoRef, data });
         }
       }
+      const adults = await deps.pickups.allowedAdultsOfAll(active);
       const docs = rosterStudentDocs({
         students: page,
         photosAllowed: allowed,
         consentsRecorded: deps.directory.consentsRecorded,
         thumbnails,
         familyKey,
-        adults: await deps.pickups.allowedAdultsOfAll(active),
+        adults,
       });
+      if (deps.familyPassGenerations !== undefined)
+        members.push(...familyMembersOf({ students: active, adults }, familyKey));
       if (first && last) {
         whole = docs;
         return;
@@ -184,6 +250,11 @@ export const rosterFullPass =
     await deps.projections.eachAspectByDay('attendance', days.aspectFrom, days.aspectTo, keep);
     const sessions = (await deps.classes.listSessions()).filter((s) => days.sessionDays.includes(s.date));
     const classes = await deps.classes.listClasses();
+    const generations = await deps.familyPassGenerations?.();
+    const families =
+      generations === undefined
+        ? []
+        : rosterFamilyDocs(members, familyPassesOf(secret, generations, passHashes));
     const others = rosterOtherDocs(
       {
         classes,
@@ -197,7 +268,7 @@ export const rosterFullPass =
         aspects,
       },
       activeIds,
-    );
+    ).concat(families);
     if (whole !== undefined) await reconcile({ from: '', to: undefined }, [...whole, ...others]);
     else
       for (const range of OTHER_RANGES)
@@ -211,6 +282,7 @@ export const rosterFullPass =
       context: { sessionIds: new Set(sessions.map((s) => s.sessionId)), activeIds },
     };
   };
+};
 
 /** Volunteers in the rooms of the sessions whose class has a ratio, by session id. */
 const volunteersOf = async (

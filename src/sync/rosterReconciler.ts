@@ -39,6 +39,8 @@ const ROSTER_SOURCES = [
   'photo:',
   // Volunteers in a room: the tablets judge the ratio offline with the count.
   'volunteer:',
+  // A revoked family pass: tablets refuse it from their next pull (0049).
+  'familyPass:',
 ];
 /** Singletons: the day keys' secret, and the configuration whose required fields tablets hold. */
 const ROSTER_SINGLETONS = ['checkin-secret', 'checkin-config'];

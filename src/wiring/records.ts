@@ -21,6 +21,7 @@ import { classStore } from '../store/classes.js';
 import { consentStore } from '../store/consents.js';
 import { type DocCache, forgetChanged, listingCache, storedRev } from '../store/docCache.js';
 import { eventStore } from '../store/events.js';
+import { familyPassStore } from '../store/familyPasses.js';
 import { pickupStore } from '../store/pickups.js';
 import { instanceIdOf } from '../store/pouch.js';
 import { aspectChanged, type LoadedAspect, projectionStore } from '../store/projections.js';
@@ -127,6 +128,7 @@ export const wireRecords = async (wiring: RecordsWiring) => {
   const students = studentStore(store.db.private, studentCache);
   const consents = consentStore(store.db.private);
   const pickupRecords = pickupStore(store.db.private);
+  const familyPasses = familyPassStore(store.db.private);
   // What the roster's full pass lists besides the students (the directory holds those): held until the
   // private feed, which triggers the pass, tells of a change of their kind.
   const rosterListings = {
@@ -134,6 +136,7 @@ export const wireRecords = async (wiring: RecordsWiring) => {
     classes: listingCache(['class:'], () => classes.listClasses()),
     entries: listingCache(['pickupEntry:'], () => pickupRecords.allEntries()),
     grants: listingCache(['pickupGrant:'], () => pickupRecords.allGrants()),
+    familyPasses: listingCache(['familyPass:'], () => familyPasses.all()),
   };
   const listings = Object.values(rosterListings);
   const directory = studentDirectory();
@@ -243,6 +246,7 @@ export const wireRecords = async (wiring: RecordsWiring) => {
     students,
     consents,
     pickupRecords,
+    familyPasses,
     rosterListings,
     directory,
     privateFeed: feed,

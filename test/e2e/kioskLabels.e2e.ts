@@ -82,6 +82,8 @@ describe('kiosk (e2e): labels on label printers, printed to PDF', function () {
     await page.getByRole('button', { name: 'Dar entrada às marcadas' }).click();
     await page.locator('body[data-screen="label"]').waitFor();
     expect(await page.locator('[data-test="label"]').count()).to.equal(3);
+    // Online, the stub carries the family pass (0049), drawn inline: the layouts below measure it too.
+    await page.locator('[data-test="stub"] [data-test="stub-pass"] svg[role="img"]').waitFor();
   });
 
   for (const { layout, option, width, height } of LAYOUTS)

@@ -123,6 +123,33 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
     await shot('child-page');
   });
 
+  it("a child's page shows the family pass, downloads it, and an ADMIN replaces a lost card (0049)", async () => {
+    const card = page.locator('[data-test="child-family-pass"] canvas[data-loaded="true"]');
+    await card.waitFor();
+    expect(await card.getAttribute('aria-label')).to.contain('Cartão da família');
+    const svgText = async () => {
+      const [file] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('button', { name: 'Baixar (SVG)' }).click(),
+      ]);
+      expect(file.suggestedFilename()).to.equal('cartao-familia.svg');
+      return readFile(await file.path(), 'utf8');
+    };
+    const before = await svgText();
+    expect(before).to.contain('Maria').and.contain('Cartão da família');
+    expect(before).not.to.contain('Souza');
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Cartão perdido: emitir outro' }).click();
+    await page.getByText('Novo cartão emitido; o anterior deixa de valer.').waitFor();
+    await card.waitFor();
+    // The new card's QR code is another: the drawing of its modules differs.
+    const after = await svgText();
+    expect(after.match(/ d="[^"]+"/)?.[0]).not.to.equal(before.match(/ d="[^"]+"/)?.[0]);
+    await page
+      .locator('[data-test="child-family-pass"]')
+      .screenshot({ path: path.join(ARTIFACTS, 'office-family-pass.png') });
+  });
+
   it('edits the fields the list does not show (address, membership) and returns to the page', async () => {
     await page.getByRole('link', { name: 'Editar dados' }).click();
     // The form is inert and busy until it holds the record. The edit page's own (`#/children/<id>`):
@@ -311,6 +338,22 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
     expect(await page.locator('.message').textContent()).to.equal('Criado.');
     await page.locator('[data-test="sessions-table"] input[value="Culto de Natal"]').waitFor();
     await shot('classes');
+    // Deactivated (0047), the session leaves the list; listed with the deactivated ones, it shows its
+    // state and is reactivated.
+    const christmas = page.locator('[data-test="sessions-table"] tr', {
+      has: page.locator('input[value="Culto de Natal"]'),
+    });
+    page.once('dialog', (d) => void d.accept());
+    await christmas.getByRole('button', { name: /^Desativar/ }).click();
+    await page.locator('.message', { hasText: 'Desativado.' }).waitFor();
+    await christmas.waitFor({ state: 'detached' });
+    const showInactive = page.getByLabel('Mostrar também os desativados');
+    await showInactive.check();
+    await christmas.locator('[data-test="status"]', { hasText: 'Desativado' }).waitFor();
+    await christmas.getByRole('button', { name: /^Reativar/ }).click();
+    await page.locator('.message', { hasText: 'Reativado.' }).waitFor();
+    await christmas.locator('[data-test="status"]', { hasText: 'Ativo' }).waitFor();
+    await showInactive.uncheck();
     const sessions = decodeAs(
       t.type({ items: t.array(t.type({ date: t.string, title: t.union([t.string, t.null]) })) }),
       (await api.get(`/api/v1/sessions?classId=${ministry.classId}`)).json,

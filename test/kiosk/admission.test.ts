@@ -21,6 +21,7 @@ const desk: DeskSituation = {
       ['c1', { capacity: 10, childrenPerVolunteer: 5, ageRange: { minMonths: 36, maxMonths: 71 } }],
     ]),
     requiredFields: ['specialNeeds', 'imageConsent'],
+    deactivatedClasses: new Set(['c9']),
   },
   session: { classId: 'c1', date: '2026-11-29', volunteers: 1 },
   student: { visitor: false, admission: record },
@@ -33,7 +34,7 @@ describe('kiosk: the facts the desk judges a check-in by', () => {
   it("are the roster's room, volunteers, required fields and record, with the tablet's own count", () => {
     expect(deskFacts(desk)).to.deep.equal({
       student: { deleted: false, visitor: false, record },
-      session: { date: '2026-11-29' },
+      session: { date: '2026-11-29', active: true, classActive: true },
       room: { capacity: 10, childrenPerVolunteer: 5, ageRange: { minMonths: 36, maxMonths: 71 } },
       occupancy: { checkedIn: 4, volunteers: 1 },
       checkins: [{ checkInId: 'k0', status: 'CHECKED_OUT' }],
@@ -45,12 +46,27 @@ describe('kiosk: the facts the desk judges a check-in by', () => {
   it('a roster from an older server (no record facts, no count) holds nothing against the child', () => {
     const facts = deskFacts({
       ...desk,
-      index: { rooms: new Map(), requiredFields: [] },
+      index: { rooms: new Map(), requiredFields: [], deactivatedClasses: new Set() },
       session: { classId: 'c1', date: '2026-11-29' },
       student: { visitor: false },
     });
     expect(decideAdmission({ checkInId: 'c' }, facts).kind).to.equal('ADMIT');
     expect(facts.occupancy).to.deep.equal({ checkedIn: 4, volunteers: 0 });
+  });
+
+  it('a session the roster marks deactivated, or one of a deactivated class, is closed to every check-in', () => {
+    const closed = deskFacts({ ...desk, session: { ...desk.session, active: false } });
+    expect(closed.session).to.deep.equal({ date: '2026-11-29', active: false, classActive: true });
+    expect(decideAdmission({ checkInId: 'c' }, closed)).to.deep.equal({
+      kind: 'REFUSE',
+      refusal: { reason: 'SESSION_DEACTIVATED' },
+    });
+    const ofClosedClass = deskFacts({ ...desk, session: { ...desk.session, classId: 'c9' } });
+    expect(ofClosedClass.session).to.deep.equal({ date: '2026-11-29', active: true, classActive: false });
+    expect(decideAdmission({ checkInId: 'c' }, { ...ofClosedClass, actorRoles: ['ADMIN'] })).to.deep.equal({
+      kind: 'REFUSE',
+      refusal: { reason: 'CLASS_DEACTIVATED' },
+    });
   });
 
   it('a first-time visitor about to be registered is judged by the room only', () => {
@@ -105,6 +121,18 @@ describe('kiosk: what the desk says of a refusal, in both languages', () => {
       admin({ reason: 'RECORD_INCOMPLETE', missing: ['birthDate', 'guardianPhone', 'imageConsent'] }),
       'O cadastro de Ana está incompleto: falta a data de nascimento, o telefone do responsável e a resposta sobre o uso de imagem.',
       "Ana's record is incomplete: it lacks the date of birth, the guardian's phone, and the answer about image use.",
+    ],
+    [
+      'a deactivated session: no check-in, and check-out still works',
+      { kind: 'REFUSE', refusal: { reason: 'SESSION_DEACTIVATED' } },
+      'Ana não pode dar entrada: esta sessão foi desativada. A saída continua possível.',
+      'Ana cannot be checked in: this session was deactivated. Check-out still works.',
+    ],
+    [
+      'a session of a deactivated class says the same',
+      { kind: 'REFUSE', refusal: { reason: 'CLASS_DEACTIVATED' } },
+      'Ana não pode dar entrada: esta sessão foi desativada. A saída continua possível.',
+      'Ana cannot be checked in: this session was deactivated. Check-out still works.',
     ],
     [
       'a child already in the room, as before',

@@ -1,7 +1,7 @@
 /**
  * The tablet judges a check-in with the server's own rule: the kiosk's admission module, built by Vite
  * as the kiosk's bundle is (es2022, minified), answers exactly as the server's `decideAdmission` for
- * any command and facts, every refusal and the override among them.
+ * any command and facts, every refusal (a deactivated session or class among them) and the override.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -52,7 +52,11 @@ const facts: fc.Arbitrary<AdmissionFacts> = fc.record({
     }),
     { nil: undefined, freq: 10 },
   ),
-  session: fc.option(fc.record({ date: meetingDate }), { nil: undefined, freq: 10 }),
+  session: fc.option(
+    // Deactivated (0047) one time in six each, like the other refusals of fact.
+    fc.record({ date: meetingDate, active: rarely.map((r) => !r), classActive: rarely.map((r) => !r) }),
+    { nil: undefined, freq: 10 },
+  ),
   room: fc.record({
     capacity: fc.option(fc.integer({ min: 1, max: 12 }), { nil: null }),
     childrenPerVolunteer: fc.option(fc.integer({ min: 1, max: 6 }), { nil: null }),
@@ -140,9 +144,11 @@ describe('kiosk: the bundled admission rule answers as the server does', functio
         'ADMIT_WAIVED',
         'AGE_OUT_OF_RANGE',
         'ALREADY_CHECKED_IN',
+        'CLASS_DEACTIVATED',
         'RATIO_EXCEEDED',
         'RECORD_INCOMPLETE',
         'ROOM_FULL',
+        'SESSION_DEACTIVATED',
         'SESSION_NOT_FOUND',
         'STUDENT_DELETED',
         'STUDENT_NOT_FOUND',

@@ -4,6 +4,8 @@ import {
   normalizeText,
   photoOf,
   searchStudents,
+  sessionOpen,
+  sessionsFrom,
   siblingsOf,
 } from '../../src/kiosk/app/rosterIndex.js';
 
@@ -89,6 +91,56 @@ describe("kiosk: each class's room", () => {
     };
     expect(buildRosterIndex([doc]).requiredFields).to.deep.equal(['birthDate', 'imageConsent']);
     expect(buildRosterIndex([]).requiredFields).to.deep.equal([]);
+  });
+});
+
+describe('kiosk: deactivated classes and sessions (0047)', () => {
+  const session = (sessionId: string, classId: string, date: string, active?: boolean) => ({
+    _id: `session:${sessionId}`,
+    docType: 'rosterSession',
+    sessionId,
+    classId,
+    date,
+    title: null,
+    startsAt: null,
+    endsAt: null,
+    ...(active === undefined ? {} : { active }),
+  });
+  const roster = buildRosterIndex([
+    { _id: 'class:c1', docType: 'rosterClass', classId: 'c1', name: 'A' },
+    { _id: 'class:c2', docType: 'rosterClass', classId: 'c2', name: 'B', active: false },
+    session('open', 'c1', '2026-11-29'),
+    session('closed', 'c1', '2026-11-29', false),
+    session('ofClosedClass', 'c2', '2026-11-29'),
+    session('later', 'c1', '2026-11-30'),
+    session('laterClosed', 'c1', '2026-11-30', false),
+  ]);
+  const ids = (p: {
+    today: ReadonlyArray<{ sessionId: string }>;
+    later: ReadonlyArray<{ sessionId: string }>;
+  }) => ({
+    today: p.today.map((s) => s.sessionId),
+    later: p.later.map((s) => s.sessionId),
+  });
+
+  it('a session is open unless it or its class is deactivated; an older roster says neither', () => {
+    expect(roster.sessions.map((s) => [s.sessionId, sessionOpen(roster, s)])).to.deep.equal([
+      ['open', true],
+      ['closed', false],
+      ['ofClosedClass', false],
+      ['later', true],
+      ['laterClosed', false],
+    ]);
+    expect([...roster.deactivatedClasses]).to.deep.equal(['c2']);
+  });
+
+  it('the tablet stops offering a deactivated session, but for one with children still in its room', () => {
+    expect(ids(sessionsFrom(roster, '2026-11-29'))).to.deep.equal({ today: ['open'], later: ['later'] });
+    const occupied = new Set(['ofClosedClass', 'laterClosed']);
+    expect(ids(sessionsFrom(roster, '2026-11-29', (id) => occupied.has(id)))).to.deep.equal({
+      today: ['open', 'ofClosedClass'],
+      later: ['later', 'laterClosed'],
+    });
   });
 });
 

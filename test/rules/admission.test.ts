@@ -24,7 +24,7 @@ const complete: AdmissionRecord = {
 /** A child of five and a half at a Sunday meeting, in an open room with no rules: admitted. */
 const base: AdmissionFacts = {
   student: { deleted: false, visitor: false, record: complete },
-  session: { date: '2025-11-30' },
+  session: { date: '2025-11-30', active: true, classActive: true },
   room: { capacity: null, childrenPerVolunteer: null, ageRange: null },
   occupancy: { checkedIn: 0, volunteers: 0 },
   checkins: [],
@@ -65,6 +65,39 @@ describe('decideAdmission: whether a child may be checked in now (table)', () =>
       name: 'an unknown child is refused',
       facts: { student: undefined },
       expected: { kind: 'REFUSE', refusal: { reason: 'STUDENT_NOT_FOUND' } },
+    },
+    {
+      name: 'a deactivated session is refused, and no override passes it',
+      facts: { session: { date: '2025-11-30', active: false, classActive: true }, ...admin },
+      command: overriding,
+      expected: { kind: 'REFUSE', refusal: { reason: 'SESSION_DEACTIVATED' } },
+    },
+    {
+      name: "a session of a deactivated class is refused with the class's reason, whatever its own status",
+      facts: { session: { date: '2025-11-30', active: false, classActive: false } },
+      expected: { kind: 'REFUSE', refusal: { reason: 'CLASS_DEACTIVATED' } },
+    },
+    {
+      name: 'a first-time visitor into a deactivated class is refused before being registered',
+      facts: {
+        session: { date: '2025-11-30', active: true, classActive: false },
+        student: { deleted: false, visitor: true, record: complete },
+      },
+      expected: { kind: 'REFUSE', refusal: { reason: 'CLASS_DEACTIVATED' } },
+    },
+    {
+      name: 'a closed session is refused before the child is looked at: unknown, deleted or already in',
+      facts: {
+        session: { date: '2025-11-30', active: false, classActive: true },
+        student: { deleted: true, visitor: false, record: complete },
+        checkins: [{ checkInId: 'c2', status: 'CHECKED_IN' }],
+      },
+      expected: { kind: 'REFUSE', refusal: { reason: 'SESSION_DEACTIVATED' } },
+    },
+    {
+      name: 'a session no longer deactivated admits again',
+      facts: { session: { date: '2025-11-30', active: true, classActive: true } },
+      expected: admitted,
     },
     {
       name: 'a deleted child is refused, and no override passes it',

@@ -227,6 +227,68 @@ describe('families in the roster: siblings by a shared guardian phone, never the
     });
   });
 
+  it('one family document per shared phone: its active children, the guardian by first name, four digits, pass hashes', () => {
+    const named = (name: string, phones: string[]) => ({ ...guardian(phones), name });
+    const docs = rosterDocs({
+      ...base,
+      familyKey,
+      familyPasses: {
+        issuer: 'ISSUER01',
+        hashesOf: (key) => ({ pass: `pass(${key})`, revoked: key.includes('98765') ? ['old(1)'] : [] }),
+      },
+      students: [student('b'), student('a'), student('c'), student('gone', { status: 'DELETED' })],
+      adults: new Map([
+        ['a', [named('Rita Prado', ['+55 11 98765-4321']), named('João Prado', ['+55 11 98765-4321'])]],
+        ['b', [named('Rita P.', ['(11) 98765-4321'])]],
+        ['c', [named('Ana Lima', ['21 99999-0000']), { ...guardian(['11 98765-4321'], 'N2'), name: 'Tia' }]],
+        ['gone', [named('Rita Prado', ['11 98765-4321'])]],
+      ]),
+    });
+    const families = docs.filter((d) => d.docType === 'rosterFamily');
+    expect(families).to.deep.equal([
+      {
+        _id: 'family:key(11987654321)',
+        docType: 'rosterFamily',
+        familyKey: 'key(11987654321)',
+        guardianName: 'Rita',
+        phoneSuffix: '4321',
+        studentIds: ['a', 'b'],
+        pass: 'pass(key(11987654321))',
+        revoked: ['old(1)'],
+      },
+      {
+        _id: 'family:key(21999990000)',
+        docType: 'rosterFamily',
+        familyKey: 'key(21999990000)',
+        guardianName: 'Ana',
+        phoneSuffix: '0000',
+        studentIds: ['c'],
+        pass: 'pass(key(21999990000))',
+        revoked: [],
+      },
+    ]);
+    expect(docs.find((d) => d.docType === 'rosterFamilyPasses')).to.deep.equal({
+      _id: 'familypasses',
+      docType: 'rosterFamilyPasses',
+      issuer: 'ISSUER01',
+    });
+    // Beside the key (a keyed hash on the server; readable here), four digits and first names only.
+    const shown = families.map((f) => (f.docType === 'rosterFamily' ? [f.guardianName, f.phoneSuffix] : []));
+    expect(JSON.stringify(shown)).not.to.match(/98765|99999|Prado|Lima/);
+  });
+
+  it('without passes the roster has no family documents', () => {
+    const docs = rosterDocs({
+      ...base,
+      familyKey,
+      students: [student('a')],
+      adults: new Map([['a', [guardian(['11 98765-4321'])]]]),
+    });
+    expect(
+      docs.filter((d) => d.docType === 'rosterFamily' || d.docType === 'rosterFamilyPasses'),
+    ).to.deep.equal([]);
+  });
+
   it('without a key function the roster names no families', () => {
     const docs = rosterDocs({
       ...base,
@@ -308,5 +370,75 @@ describe('admission facts in the roster: what the rule needs offline, and no mor
       docType: 'rosterAdmission',
       requiredFields: ['birthDate', 'imageConsent'],
     });
+  });
+});
+
+describe('deactivated classes and sessions in the roster (0047)', () => {
+  const session = (sessionId: string, classId: string, status?: 'ACTIVE' | 'DEACTIVATED') => ({
+    sessionId,
+    classId,
+    date: '2026-11-26',
+    title: null,
+    startsAt: null,
+    endsAt: null,
+    ...(status === undefined ? {} : { status }),
+  });
+  const checkin = (sessionId: string) => ({
+    version: 'v1',
+    state: {
+      kind: 'checkin' as const,
+      sessionId,
+      studentId: 'a',
+      checkins: [
+        {
+          checkInId: `k-${sessionId}`,
+          status: 'CHECKED_IN' as const,
+          checkedInAt: '2026-11-26T12:00:00.000Z',
+          checkedInBy: 'u1',
+          checkedOutAt: null,
+          checkedOutBy: null,
+          pickupPerson: null,
+          emergency: false,
+          justification: null,
+          visitor: false,
+        },
+      ],
+      ineffective: [],
+    },
+  });
+
+  it('stay in the roster, marked inactive, with the check-ins of their rooms for the check-outs', () => {
+    const docs = rosterDocs({
+      ...base,
+      students: [student('a')],
+      classes: [
+        { classId: 'c1', name: 'Turma', status: 'ACTIVE' },
+        { classId: 'c2', name: 'Antiga', status: 'DEACTIVATED' },
+      ],
+      sessions: [session('s1', 'c1', 'DEACTIVATED'), session('s2', 'c2', 'ACTIVE'), session('s3', 'c1')],
+      aspects: [checkin('s1'), checkin('s2')],
+    });
+    const byId = new Map(docs.map((d) => [d._id, d]));
+    expect(byId.get('class:c2')).to.deep.include({ active: false });
+    expect(byId.get('session:s1')).to.deep.include({ active: false });
+    expect(byId.get('checkin:s1:a')).to.deep.include({ sessionId: 's1', studentId: 'a' });
+    expect(byId.get('checkin:s2:a')).to.deep.include({ sessionId: 's2', studentId: 'a' });
+    // Each says only its own state: a session of a deactivated class is closed by its class.
+    expect(byId.get('session:s2')).not.to.have.property('active');
+  });
+
+  it('an active or older record carries no flag, so the roster of a church that deactivates nothing is unchanged', () => {
+    const before = rosterDocs({
+      ...base,
+      classes: [{ classId: 'c1', name: 'Turma' }],
+      sessions: [session('s1', 'c1')],
+    });
+    const after = rosterDocs({
+      ...base,
+      classes: [{ classId: 'c1', name: 'Turma', status: 'ACTIVE' }],
+      sessions: [session('s1', 'c1', 'ACTIVE')],
+    });
+    expect(after).to.deep.equal(before);
+    for (const d of after) expect(d).not.to.have.property('active');
   });
 });

@@ -75,6 +75,7 @@ describe('schedule rules', () => {
     const today = '2026-03-01';
     it('creates what is missing and leaves what exists as wanted', () => {
       const plan = planMaterialisation({
+        classActive: true,
         wanted: [want('2026-03-01'), want('2026-03-08')],
         existing: new Map([['2026-03-01', want('2026-03-01')]]),
         checkedIn: new Set(),
@@ -86,6 +87,7 @@ describe('schedule rules', () => {
     });
     it('changes and removes only sessions to come without check-ins', () => {
       const plan = planMaterialisation({
+        classActive: true,
         wanted: [want('2026-03-01'), want('2026-03-08'), want('2026-03-15')],
         existing: new Map([
           ['2026-03-01', want('2026-03-01', { title: 'old' })], // began at 12:00: history
@@ -101,6 +103,27 @@ describe('schedule rules', () => {
       expect(plan.update.map((s) => s.date)).to.deep.equal(['2026-03-08']);
       expect(plan.remove).to.deep.equal(['2026-03-22']);
       expect(plan.create).to.deep.equal([]);
+    });
+    it('a deactivated class gets nothing made, changed or removed; reactivated, the missing are made', () => {
+      const input = {
+        wanted: [want('2026-03-01'), want('2026-03-08'), want('2026-03-15')],
+        existing: new Map([
+          ['2026-03-08', want('2026-03-08', { title: 'old' })], // to come, differs
+          ['2026-03-22', want('2026-03-22')], // no longer wanted
+        ]),
+        checkedIn: new Set<string>(),
+        now,
+        today,
+      };
+      expect(planMaterialisation({ ...input, classActive: false })).to.deep.equal({
+        create: [],
+        update: [],
+        remove: [],
+      });
+      const reactivated = planMaterialisation({ ...input, classActive: true });
+      expect(reactivated.create.map((s) => s.date)).to.deep.equal(['2026-03-01', '2026-03-15']);
+      expect(reactivated.update.map((s) => s.date)).to.deep.equal(['2026-03-08']);
+      expect(reactivated.remove).to.deep.equal(['2026-03-22']);
     });
   });
 
@@ -120,6 +143,7 @@ describe('schedule rules', () => {
           const wanted = occurrences(s, today, addDays(today, 27)).map((d) => sessionOf(schedule, null, d));
           const now = `${today}T00:00:00.000Z`;
           const first = planMaterialisation({
+            classActive: true,
             wanted,
             existing: new Map(),
             checkedIn: new Set(),
@@ -127,7 +151,14 @@ describe('schedule rules', () => {
             today,
           });
           const stored = new Map(first.create.map((x) => [x.date, x]));
-          const second = planMaterialisation({ wanted, existing: stored, checkedIn: new Set(), now, today });
+          const second = planMaterialisation({
+            classActive: true,
+            wanted,
+            existing: stored,
+            checkedIn: new Set(),
+            now,
+            today,
+          });
           expect([second.create, second.update, second.remove]).to.deep.equal([[], [], []]);
         },
       ),

@@ -9,7 +9,10 @@ import {
   nucleusDocId,
   nucleusNameClaimId,
 } from '../../src/store/classes.js';
+import type { Database } from '../../src/store/pouch.js';
+import { withQuorumWrites } from '../../src/store/quorumWrites.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { databasePerTest, storeBackends } from '../support/storeBackends.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
 const AT = '2026-03-01T12:00:00.000Z';
@@ -192,3 +195,95 @@ const fieldsOf = (doc: { name: string; nucleusId: string | null; createdAt: stri
   createdAt: doc.createdAt,
   updatedAt: doc.updatedAt,
 });
+
+for (const [backend, host] of storeBackends('class-status')) {
+  describe(`class store: the status of nuclei, classes and sessions on ${backend} (0047)`, function () {
+    this.timeout(60_000);
+    const per = databasePerTest(host, 'class-status');
+    // As the service opens the private database: on a cluster, a write is judged by quorum (0023).
+    let db: Database;
+    let classes: ClassStore;
+    beforeEach(() => {
+      db = withQuorumWrites(per.db());
+      classes = classStore(db);
+    });
+
+    const newClass = () =>
+      classes.createClass({ name: 'Juniores', nucleusId: null, createdAt: AT, updatedAt: AT });
+    const newSession = (classId: string) =>
+      classes.createSession({
+        classId,
+        nucleusId: null,
+        date: '2026-03-01',
+        title: null,
+        startsAt: null,
+        endsAt: null,
+        createdAt: AT,
+        updatedAt: AT,
+      });
+
+    it('creates active records, and sets a status on the read revision, reading it back', async () => {
+      const created = await classes.createNucleus({ name: 'Sul', createdAt: AT, updatedAt: AT });
+      if (created === 'NAME_TAKEN') throw new Error('taken');
+      const cls = await newClass();
+      const session = await newSession(cls.classId);
+      for (const doc of [created, cls, session]) expect(doc.status).to.equal('ACTIVE');
+
+      const off = await classes.setStatus(cls, 'DEACTIVATED', LATER);
+      expect(off).to.deep.include({ status: 'DEACTIVATED', updatedAt: LATER, name: 'Juniores' });
+      expect(await classes.getClass(cls.classId)).to.deep.equal(off);
+      const sessionOff = await classes.setStatus(session, 'DEACTIVATED', LATER);
+      expect((await classes.getSession(session.sessionId))?.status).to.equal('DEACTIVATED');
+      expect(sessionOff).to.not.equal('CONFLICT');
+      const nucleusOff = await classes.setStatus(created, 'DEACTIVATED', LATER);
+      expect((await classes.getNucleus(created.nucleusId))?.status).to.equal('DEACTIVATED');
+      expect(nucleusOff).to.not.equal('CONFLICT');
+    });
+
+    it('a status set on a stale revision answers CONFLICT and changes nothing', async () => {
+      const cls = await newClass();
+      const renamed = await classes.updateClass(cls, { ...fieldsOf(cls), name: 'Juvenis', updatedAt: LATER });
+      expect(renamed).to.not.equal('CONFLICT');
+      expect(await classes.setStatus(cls, 'DEACTIVATED', LATER)).to.equal('CONFLICT');
+      expect(await classes.getClass(cls.classId)).to.deep.include({ name: 'Juvenis', status: 'ACTIVE' });
+    });
+
+    it('an edit keeps the status it read: renaming or a schedule rewriting a record never reactivates it', async () => {
+      const cls = await newClass();
+      const off = await classes.setStatus(cls, 'DEACTIVATED', LATER);
+      if (off === 'CONFLICT') throw new Error('conflict');
+      const renamed = await classes.updateClass(off, { ...fieldsOf(off), name: 'Antiga', updatedAt: LATER });
+      expect(renamed).to.deep.include({ name: 'Antiga', status: 'DEACTIVATED' });
+      expect(await classes.getClass(cls.classId)).to.deep.include({ name: 'Antiga', status: 'DEACTIVATED' });
+
+      const session = await classes.setStatus(await newSession(cls.classId), 'DEACTIVATED', LATER);
+      if (session === 'CONFLICT') throw new Error('conflict');
+      const { _id, _rev, docType, sessionId, status, ...fields } = session;
+      await classes.updateSession(session, { ...fields, title: 'Culto', updatedAt: LATER });
+      expect(await classes.getSession(sessionId)).to.deep.include({ title: 'Culto', status: 'DEACTIVATED' });
+    });
+
+    it('a record stored before statuses existed reads as it was, and stays without one when edited', async () => {
+      const classId = randomUUID();
+      await db.put({
+        _id: classDocId(classId),
+        docType: 'class',
+        classId,
+        name: 'De antes',
+        nucleusId: null,
+        createdAt: AT,
+        updatedAt: AT,
+      });
+      const old = await classes.getClass(classId);
+      if (old === undefined) throw new Error('not read');
+      expect(old).not.to.have.property('status');
+      const renamed = await classes.updateClass(old, {
+        ...fieldsOf(old),
+        name: 'Renomeada',
+        updatedAt: LATER,
+      });
+      expect(renamed).not.to.have.property('status');
+      expect((await classes.listClasses()).map((c) => c.classId)).to.deep.equal([classId]);
+    });
+  });
+}

@@ -161,7 +161,12 @@ const operationOf = (route: Route, reg: SchemaRegistry): JsonSchema => {
         description: route.response.description,
         headers: successHeaders,
         content: {
-          [mediaType]: { schema: reg.ref(route.response.codec) },
+          // Bytes of several types (a card as SVG or PNG) are listed under each.
+          ...Object.fromEntries(
+            (route.response.codec instanceof BytesType ? route.response.codec.mediaTypes : [mediaType]).map(
+              (type) => [type, { schema: reg.ref(route.response.codec) }],
+            ),
+          ),
           ...(route.response.csv === undefined
             ? {}
             : { 'text/csv': { schema: { type: 'string', description: route.response.csv.description } } }),

@@ -143,13 +143,19 @@ export const fetchAttendance = async (
     await request(send, `/api/v1/reports/attendance?${query({ from, to })}`, {}, AttendanceReport),
   );
 
+// Names for what happened, so deactivated classes and sessions (0047) are named too.
 export const fetchClassNames = async (send: typeof fetch): Promise<Map<string, string>> => {
-  const answer = await request(send, '/api/v1/classes', {}, ClassList);
+  const answer = await request(send, '/api/v1/classes?includeInactive=true', {}, ClassList);
   return new Map(E.isRight(answer) ? answer.right.items.map((c) => [c.classId, c.name]) : []);
 };
 
 export const fetchSessions = async (send: typeof fetch, day: string): Promise<Map<string, SessionInfo>> => {
-  const answer = await request(send, `/api/v1/sessions?${query({ date: day })}`, {}, SessionList);
+  const answer = await request(
+    send,
+    `/api/v1/sessions?${query({ date: day, includeInactive: 'true' })}`,
+    {},
+    SessionList,
+  );
   return new Map(E.isRight(answer) ? answer.right.items.map((s) => [s.sessionId, s]) : []);
 };
 

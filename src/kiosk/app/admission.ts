@@ -17,7 +17,7 @@ import {
   type RequiredField,
 } from '../../rules/admission.js';
 import { type Lang, translate } from './i18n.js';
-import type { RosterIndex, RosterSessionDoc } from './rosterIndex.js';
+import { type RosterIndex, type RosterSessionDoc, sessionOpen } from './rosterIndex.js';
 
 export type { AdmissionCommand, AdmissionDecision, AdmissionFacts };
 export { decideAdmission };
@@ -34,8 +34,8 @@ const UNKNOWN_RECORD: AdmissionRecord = {
 
 /** What the desk knows when a child is to be checked in. */
 export interface DeskSituation {
-  readonly index: Pick<RosterIndex, 'rooms' | 'requiredFields'>;
-  readonly session: Pick<RosterSessionDoc, 'classId' | 'date' | 'volunteers'>;
+  readonly index: Pick<RosterIndex, 'rooms' | 'requiredFields' | 'deactivatedClasses'>;
+  readonly session: Pick<RosterSessionDoc, 'classId' | 'date' | 'volunteers' | 'active'>;
   /** The child, or a first-time visitor about to be registered (no record yet). */
   readonly student: Pick<RosterStudent, 'visitor' | 'admission'> | 'NEW_VISITOR';
   /** Children in the room as this tablet counts them, and those going in before this one. */
@@ -51,7 +51,11 @@ export const deskFacts = (d: DeskSituation): AdmissionFacts => {
       d.student === 'NEW_VISITOR'
         ? { deleted: false, visitor: true, record: UNKNOWN_RECORD }
         : { deleted: false, visitor: d.student.visitor, record: d.student.admission ?? UNKNOWN_RECORD },
-    session: { date: d.session.date },
+    session: {
+      date: d.session.date,
+      active: d.session.active !== false,
+      classActive: sessionOpen(d.index, { classId: d.session.classId }),
+    },
     room: {
       capacity: room?.capacity ?? null,
       childrenPerVolunteer: room?.childrenPerVolunteer ?? null,
@@ -131,6 +135,9 @@ export const reasonText = (lang: Lang, refusal: DeskRefusal, name: string): stri
   switch (r.reason) {
     case 'ALREADY_CHECKED_IN':
       return translate(lang, 'checkin.already', { name });
+    case 'CLASS_DEACTIVATED':
+    case 'SESSION_DEACTIVATED':
+      return translate(lang, 'admission.closed', { name });
     case 'SESSION_NOT_FOUND':
     case 'STUDENT_NOT_FOUND':
     case 'STUDENT_DELETED':

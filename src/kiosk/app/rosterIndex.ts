@@ -8,11 +8,13 @@ import type * as t from 'io-ts';
 import {
   type RosterCheckin,
   RosterDoc,
+  type RosterFamily,
   type RosterPhoto,
   type RosterSession,
   type RosterStudent,
 } from '../../domain/roster.js';
 import { type AgeRange, REQUIRED_FIELDS, type RequiredField } from '../../rules/admission.js';
+import type { PassBook } from '../../rules/familyPass.js';
 
 export type RosterSessionDoc = t.TypeOf<typeof RosterSession>;
 export type RosterCheckinDoc = t.TypeOf<typeof RosterCheckin>;
@@ -34,6 +36,8 @@ export interface RosterIndex {
   readonly classes: ReadonlyMap<string, string>;
   /** Each class's room: its capacity, ratio and age range (null: none). */
   readonly rooms: ReadonlyMap<string, Room>;
+  /** Classes the office deactivated (0047): their sessions take no check-in. */
+  readonly deactivatedClasses: ReadonlySet<string>;
   /**
    * The record fields the church requires before a check-in, those this version knows (a field a
    * newer server adds is judged by the server on arrival).
@@ -47,6 +51,14 @@ export interface RosterIndex {
   readonly searchable: ReadonlyArray<Searchable>;
   /** Photo thumbnails by student id (only children with an active image consent have one). */
   readonly photos: ReadonlyMap<string, RosterPhoto>;
+  /**
+   * The families by key (0049): their children, the guardian's first name, the phone's last four
+   * digits, and hashes of their passes; with the deployment's issuer, what a scanned pass is checked
+   * against (`passBookOf`).
+   */
+  readonly families: ReadonlyMap<string, RosterFamily>;
+  /** The deployment's family-pass issuer tag; undefined from a server that sends none. */
+  readonly passIssuer: string | undefined;
   /** Documents that did not decode: shown nowhere, counted so a mismatch between versions is visible. */
   readonly unreadable: number;
 }
@@ -64,10 +76,13 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
   const students = new Map<string, RosterStudent>();
   const classes = new Map<string, string>();
   const rooms = new Map<string, Room>();
+  const deactivatedClasses = new Set<string>();
   const sessions: RosterSessionDoc[] = [];
   const dayKeys = new Map<string, string>();
   const checkins = new Map<string, RosterCheckinDoc>();
   const photos = new Map<string, RosterPhoto>();
+  const families = new Map<string, RosterFamily>();
+  let passIssuer: string | undefined;
   let requiredFields: ReadonlyArray<RequiredField> = [];
   let unreadable = 0;
   for (const raw of docs) {
@@ -88,6 +103,7 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
           childrenPerVolunteer: doc.childrenPerVolunteer ?? null,
           ageRange: doc.ageRange ?? null,
         });
+        if (doc.active === false) deactivatedClasses.add(doc.classId);
         break;
       case 'rosterSession':
         sessions.push(doc);
@@ -106,6 +122,12 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
       case 'rosterAdmission':
         requiredFields = REQUIRED_FIELDS.filter((f) => doc.requiredFields.includes(f));
         break;
+      case 'rosterFamily':
+        families.set(doc.familyKey, doc);
+        break;
+      case 'rosterFamilyPasses':
+        passIssuer = doc.issuer;
+        break;
     }
   }
   sessions.sort((a, b) =>
@@ -118,15 +140,24 @@ export const buildRosterIndex = (docs: ReadonlyArray<unknown>): RosterIndex => {
     students,
     classes,
     rooms,
+    deactivatedClasses,
     requiredFields,
     sessions,
     dayKeys,
     checkins,
     searchable,
     photos,
+    families,
+    passIssuer,
     unreadable,
   };
 };
+
+/** What a scanned family pass is checked against (`rules/familyPass.ts`). */
+export const passBookOf = (index: RosterIndex): PassBook => ({
+  issuer: index.passIssuer,
+  families: [...index.families.values()],
+});
 
 /**
  * The index with children the roster does not hold yet (visitors this tablet registered, before the
@@ -178,14 +209,28 @@ export const searchStudents = (
   return [...sameClass, ...others].slice(0, limit).map((s) => s.student);
 };
 
-/** The sessions of one calendar day, and those after it. */
+/** Whether a session takes check-ins: neither it nor its class is deactivated. */
+export const sessionOpen = (
+  index: Pick<RosterIndex, 'deactivatedClasses'>,
+  session: Pick<RosterSessionDoc, 'classId' | 'active'>,
+): boolean => session.active !== false && !index.deactivatedClasses.has(session.classId);
+
+/**
+ * The sessions the tablet offers, of one calendar day and of those after it: the open ones, and a
+ * deactivated one only while `occupied` says children are still in its room, so they can be checked
+ * out (a deactivation never strands a child).
+ */
 export const sessionsFrom = (
   index: RosterIndex,
   today: string,
-): { readonly today: RosterSessionDoc[]; readonly later: RosterSessionDoc[] } => ({
-  today: index.sessions.filter((s) => s.date === today),
-  later: index.sessions.filter((s) => s.date > today),
-});
+  occupied: (sessionId: string) => boolean = () => false,
+): { readonly today: RosterSessionDoc[]; readonly later: RosterSessionDoc[] } => {
+  const offered = index.sessions.filter((s) => sessionOpen(index, s) || occupied(s.sessionId));
+  return {
+    today: offered.filter((s) => s.date === today),
+    later: offered.filter((s) => s.date > today),
+  };
+};
 
 /**
  * The thumbnail the roster holds for a child, when it is for the photo the child has now (a photo

@@ -19,7 +19,7 @@ import { formatTime } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { checkInDoc } from '../outboxEvents.js';
 import { volunteersWanted } from '../roomVolunteers.js';
-import { type RosterSessionDoc, searchStudents, siblingsOf } from '../rosterIndex.js';
+import { type RosterSessionDoc, searchStudents, sessionOpen, siblingsOf } from '../rosterIndex.js';
 import { refusalPanel } from './admissionRefusal.js';
 import { checkoutScreen } from './checkout.js';
 import { labelScreen } from './label.js';
@@ -321,6 +321,10 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
             kiosk.t('header.changeSession'),
           ),
         ),
+        // A deactivated session is here for check-outs only; a check-in is refused by the rule, with why.
+        sessionOpen(kiosk.index(), session)
+          ? null
+          : h('p', { className: 'notice', attrs: { 'data-test': 'session-closed' } }, kiosk.t('desk.closed')),
         headcount,
         volunteers?.element,
         search,

@@ -1,11 +1,14 @@
 /**
  * The labels after a check-in: one tag per child (name, class, allergy alert, care notes, the daily
  * code) and one guardian's stub listing every child checked in together, each with their code (a
- * mother with three children keeps one stub). Print styles show only these.
+ * mother with three children keeps one stub). Print styles show only these. While the server answers,
+ * the stub also carries the family pass's QR code (0049), so a first visit hands the pass out; the
+ * tablet holds no pass, so a stub printed offline has none.
  */
 import { isLabelLayout, LABEL_LAYOUTS } from '../../../domain/labelLayouts.js';
 import type { RosterStudent } from '../../../domain/roster.js';
 import { h } from '../dom.js';
+import { qrElement, stubPassText } from '../familyPass.js';
 import { formatTime } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import type { RosterSessionDoc } from '../rosterIndex.js';
@@ -51,8 +54,22 @@ const childLabel = (kiosk: Kiosk, { session, student, code }: LabelledChild, che
     ),
   );
 
-const stub = (kiosk: Kiosk, children: ReadonlyArray<LabelledChild>, checkedInAt: string) =>
-  h(
+/** The child whose family the stub's pass is asked for: the first the roster knows a family of. */
+const passChild = (children: ReadonlyArray<LabelledChild>): string | undefined =>
+  (children.find((c) => (c.student.families ?? []).length > 0) ?? children[0])?.student.studentId;
+
+const stub = (kiosk: Kiosk, children: ReadonlyArray<LabelledChild>, checkedInAt: string) => {
+  const pass = h('div', { className: 'stub-pass' });
+  const hint = h('p', { className: 'label-hint stub-pass-hint' });
+  const studentId = passChild(children);
+  if (studentId !== undefined)
+    void stubPassText(kiosk.session.fetch, studentId).then((content) => {
+      if (content === undefined) return;
+      pass.append(qrElement(content, kiosk.t('label.passAlt'), 'stub-qr'));
+      pass.dataset.test = 'stub-pass';
+      hint.textContent = kiosk.t('label.passHint');
+    });
+  return h(
     'article',
     { className: 'label stub', attrs: { 'data-test': 'stub' } },
     h(
@@ -60,17 +77,28 @@ const stub = (kiosk: Kiosk, children: ReadonlyArray<LabelledChild>, checkedInAt:
       { className: 'label-when' },
       `${kiosk.t('label.stub')} · ${formatTime(kiosk.lang(), checkedInAt)}`,
     ),
-    ...children.map(({ student, code }) =>
+    h(
+      'div',
+      { className: 'stub-body' },
       h(
-        'p',
-        { className: 'stub-child', attrs: { 'data-test': 'stub-child' } },
-        h('span', { className: 'label-name' }, student.displayName),
-        ' ',
-        h('span', { className: 'code' }, code),
+        'div',
+        { className: 'stub-children' },
+        ...children.map(({ student, code }) =>
+          h(
+            'p',
+            { className: 'stub-child', attrs: { 'data-test': 'stub-child' } },
+            h('span', { className: 'label-name' }, student.displayName),
+            ' ',
+            h('span', { className: 'code' }, code),
+          ),
+        ),
       ),
+      pass,
     ),
     h('p', { className: 'label-hint' }, kiosk.t('label.stubHint')),
+    hint,
   );
+};
 
 /** The tablet's label printer: its layout is the body's `data-label-layout`, which the print styles read. */
 const printerChoice = (kiosk: Kiosk): HTMLElement => {

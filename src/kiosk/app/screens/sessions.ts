@@ -1,8 +1,11 @@
-/** Today's sessions (the tablet's calendar day), then the next days the roster holds. */
+/**
+ * Today's sessions (the tablet's calendar day), then the next days the roster holds. A deactivated
+ * session is offered only while children are in its room, marked as check-out only.
+ */
 import { h } from '../dom.js';
 import { formatDate, formatTime } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
-import { type RosterSessionDoc, sessionsFrom } from '../rosterIndex.js';
+import { type RosterSessionDoc, sessionOpen, sessionsFrom } from '../rosterIndex.js';
 import { deskScreen } from './desk.js';
 
 /** The tablet's calendar date (sessions are dated in the ministry's own calendar). */
@@ -33,12 +36,17 @@ const sessionButton = (kiosk: Kiosk, s: RosterSessionDoc): HTMLElement =>
           .filter((p) => p !== '')
           .join(' · '),
       ),
+      sessionOpen(kiosk.index(), s) ? null : h('span', { className: 'badge' }, kiosk.t('sessions.closed')),
     ),
   );
 
 const render = (kiosk: Kiosk): HTMLElement => {
   const index = kiosk.index();
-  const { today, later } = sessionsFrom(index, localDay(new Date()));
+  const { today, later } = sessionsFrom(
+    index,
+    localDay(new Date()),
+    (sessionId) => kiosk.headcount(sessionId).checkedIn > 0,
+  );
   const empty = index.sessions.length === 0 && index.students.size === 0;
   return h(
     'section',

@@ -8,19 +8,24 @@ import type { RosterStudent } from '../../../domain/roster.js';
 import { openCheckin } from '../checkinState.js';
 import { h, leaveButton, replaceChildren, submitOnce } from '../dom.js';
 import type { Kiosk, Screen } from '../kiosk.js';
-import { type RosterSessionDoc, siblingsOf } from '../rosterIndex.js';
+import { type RosterSessionDoc, sessionOpen, siblingsOf } from '../rosterIndex.js';
 import { admissionAt, deskScreen, recordCheckIn, showRefusal } from './desk.js';
 import { type LabelledChild, labelScreen } from './label.js';
 
-/** The session a child would be checked in to: their class's session on the desk's day, if any. */
+/**
+ * The session a child would be checked in to: their class's session on the desk's day, if any, one
+ * that takes check-ins first (a deactivated one is offered only for the refusal to say why).
+ */
 const sessionFor = (
   kiosk: Kiosk,
   desk: RosterSessionDoc,
   child: RosterStudent,
-): RosterSessionDoc | undefined =>
-  child.classId === desk.classId
-    ? desk
-    : kiosk.index().sessions.find((s) => s.classId === child.classId && s.date === desk.date);
+): RosterSessionDoc | undefined => {
+  if (child.classId === desk.classId) return desk;
+  const index = kiosk.index();
+  const sameDay = index.sessions.filter((s) => s.classId === child.classId && s.date === desk.date);
+  return sameDay.find((s) => sessionOpen(index, s)) ?? sameDay[0];
+};
 
 /**
  * A roster pull while the family waits (another tablet checks a brother in, a class gains a session)

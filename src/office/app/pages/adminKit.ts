@@ -50,8 +50,8 @@ export const day = (date: string): string => formatDate(date, officeLang());
  * Hands a file to the browser: a Blob behind an `<a download>` clicked once, its URL released right
  * after. A blob URL is a navigation, not a script or style, so the CSP holds.
  */
-export const download = (filename: string, text: string, type: string): void => {
-  const url = URL.createObjectURL(new Blob([text], { type }));
+export const download = (filename: string, content: string | Uint8Array<ArrayBuffer>, type: string): void => {
+  const url = URL.createObjectURL(new Blob([content], { type }));
   const a = h('a', { attrs: { href: url, download: filename } });
   document.body.append(a);
   a.click();

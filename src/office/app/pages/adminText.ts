@@ -23,6 +23,18 @@ const ptBR = {
   'child.consentActive': 'ativo',
   'child.consentRevoked': 'revogado em {date}: {reason}',
   'child.audit': 'Histórico de alterações e acessos',
+  'child.pass': 'Cartão da família',
+  'pass.help':
+    'Com este cartão a família dá entrada no totem sem digitar nada; não serve para a saída. Vale para as crianças que têm o mesmo telefone do responsável.',
+  'pass.noFamily': 'Sem telefone do responsável no cadastro: sem família, sem cartão.',
+  'pass.alt': 'Cartão da família com o código QR, o nome do responsável e das crianças',
+  'pass.print': 'Imprimir o cartão',
+  'pass.downloadSvg': 'Baixar (SVG)',
+  'pass.downloadPng': 'Baixar (PNG)',
+  'pass.replace': 'Cartão perdido: emitir outro',
+  'pass.replaceConfirm':
+    'O cartão atual deixa de valer em todos os tablets na próxima atualização, e um novo é emitido. Continuar?',
+  'pass.replaced': 'Novo cartão emitido; o anterior deixa de valer.',
   'child.auditNone': 'Nada registrado.',
   'child.auditMore': 'Mais antigos',
   'child.delete': 'Excluir cadastro',
@@ -177,6 +189,22 @@ const ptBR = {
   'classes.sessionTitle': 'Título',
   'classes.none': 'Nada ainda.',
   'classes.sessionsOf': 'Sessões da turma',
+  'classes.status': 'Situação',
+  'classes.active': 'Ativo',
+  'classes.inactive': 'Desativado',
+  'classes.showInactive': 'Mostrar também os desativados',
+  'classes.deactivate': 'Desativar',
+  'classes.reactivate': 'Reativar',
+  'classes.confirmDeactivate':
+    'Desativar {name}? Não entra mais ninguém; as saídas de quem já está na sala continuam, e o histórico fica nos relatórios.',
+  'classes.deactivated': 'Desativado. O histórico continua nos relatórios.',
+  'classes.reactivated': 'Reativado.',
+  'classes.NUCLEUS_HAS_ACTIVE_CLASSES':
+    'Este núcleo ainda tem turmas ativas ({classes}). Desative-as ou mude-as de núcleo antes.',
+  'classes.NUCLEUS_DEACTIVATED': 'O núcleo está desativado. Reative o núcleo antes.',
+  'classes.CLASS_DEACTIVATED': 'A turma está desativada. Reative a turma antes.',
+  'classes.ALREADY_DEACTIVATED': 'Já estava desativado.',
+  'classes.ALREADY_ACTIVE': 'Já estava ativo.',
   'common.forbidden': 'Sua conta não tem permissão para isto.',
 } as const;
 
@@ -200,6 +228,18 @@ const en: Record<AdminKey, string> = {
   'child.consentActive': 'active',
   'child.consentRevoked': 'revoked on {date}: {reason}',
   'child.audit': 'Changes and reads',
+  'child.pass': 'Family pass',
+  'pass.help':
+    'With this card the family checks in at the kiosk without typing; it is not valid for pick-up. It covers the children who share the guardian’s phone.',
+  'pass.noFamily': 'No guardian phone on the record: no family, no card.',
+  'pass.alt': "Family pass with the QR code, the guardian's and the children's names",
+  'pass.print': 'Print the card',
+  'pass.downloadSvg': 'Download (SVG)',
+  'pass.downloadPng': 'Download (PNG)',
+  'pass.replace': 'Card lost: issue another',
+  'pass.replaceConfirm':
+    'The current card stops working on every tablet at its next update, and a new one is issued. Go on?',
+  'pass.replaced': 'A new card was issued; the old one no longer works.',
   'child.auditNone': 'Nothing recorded.',
   'child.auditMore': 'Older',
   'child.delete': 'Delete the record',
@@ -354,6 +394,22 @@ const en: Record<AdminKey, string> = {
   'classes.sessionTitle': 'Title',
   'classes.none': 'Nothing yet.',
   'classes.sessionsOf': 'Sessions of the class',
+  'classes.status': 'Status',
+  'classes.active': 'Active',
+  'classes.inactive': 'Deactivated',
+  'classes.showInactive': 'Show deactivated ones too',
+  'classes.deactivate': 'Deactivate',
+  'classes.reactivate': 'Reactivate',
+  'classes.confirmDeactivate':
+    'Deactivate {name}? Nobody more is checked in; children already in the room are still checked out, and the history stays in the reports.',
+  'classes.deactivated': 'Deactivated. Its history stays in the reports.',
+  'classes.reactivated': 'Reactivated.',
+  'classes.NUCLEUS_HAS_ACTIVE_CLASSES':
+    'This nucleus still has active classes ({classes}). Deactivate them or move them to another nucleus first.',
+  'classes.NUCLEUS_DEACTIVATED': 'The nucleus is deactivated. Reactivate the nucleus first.',
+  'classes.CLASS_DEACTIVATED': 'The class is deactivated. Reactivate the class first.',
+  'classes.ALREADY_DEACTIVATED': 'It was deactivated already.',
+  'classes.ALREADY_ACTIVE': 'It was active already.',
   'common.forbidden': 'Your account may not do this.',
 };
 

@@ -8,7 +8,11 @@ import type { Shell } from '../shell.js';
 import { adminTranslator } from './adminText.js';
 import { labelled } from './children.js';
 
-const Classes = t.type({ items: t.array(t.type({ classId: t.string, name: t.string })) });
+const Classes = t.type({
+  items: t.array(
+    t.intersection([t.type({ classId: t.string, name: t.string }), t.partial({ status: t.string })]),
+  ),
+});
 const optionalText = t.union([t.string, t.null, t.undefined]);
 const StudentAnswer = t.type({
   studentId: t.string,
@@ -24,7 +28,11 @@ const StudentAnswer = t.type({
   familyMembershipStatus: optionalText,
   address: t.union([t.record(t.string, t.string), t.null, t.undefined]),
 });
-const Nuclei = t.type({ items: t.array(t.type({ nucleusId: t.string, name: t.string })) });
+const Nuclei = t.type({
+  items: t.array(
+    t.intersection([t.type({ nucleusId: t.string, name: t.string }), t.partial({ status: t.string })]),
+  ),
+});
 /** The spec's seven address fields, in the order a Brazilian address is written. */
 const ADDRESS = ['street', 'number', 'complement', 'neighborhood', 'city', 'state', 'postalCode'] as const;
 const Issues = t.type({
@@ -148,20 +156,33 @@ export const childFormPage = (shell: Shell, studentId: string | undefined): void
     f.displayName.focus();
   };
   void (async () => {
-    const classes = Classes.decode((await apiCall('GET', '/api/v1/classes')).json);
+    const classes = Classes.decode((await apiCall('GET', '/api/v1/classes?includeInactive=true')).json);
+    const nuclei = Nuclei.decode((await apiCall('GET', '/api/v1/nuclei?includeInactive=true')).json);
+    const read =
+      studentId === undefined
+        ? undefined
+        : StudentAnswer.decode((await apiCall('GET', `/api/v1/students/${studentId}`)).json);
+    if (read !== undefined && E.isLeft(read)) return shell.say(tr('error.network'), 'error');
+    const s = read?.right;
+    // Deactivated classes and nuclei (0047) are offered only as the one the child is in, marked, so an
+    // edit keeps it and a new child is never put there.
+    const offered = <A extends { readonly status?: string }>(
+      items: ReadonlyArray<A>,
+      current: (a: A) => boolean,
+    ) => items.filter((x) => x.status !== 'DEACTIVATED' || current(x));
+    const named = (x: { readonly name: string; readonly status?: string }) =>
+      x.status === 'DEACTIVATED' ? `${x.name} (${at('classes.inactive')})` : x.name;
     if (E.isRight(classes))
       replaceChildren(
         classSelect,
-        ...classes.right.items.map((c) => h('option', { attrs: { value: c.classId } }, c.name)),
+        ...offered(classes.right.items, (c) => c.classId === s?.classId).map((c) =>
+          h('option', { attrs: { value: c.classId } }, named(c)),
+        ),
       );
-    const nuclei = Nuclei.decode((await apiCall('GET', '/api/v1/nuclei')).json);
     if (E.isRight(nuclei))
-      for (const n of nuclei.right.items)
-        nucleusSelect.append(h('option', { attrs: { value: n.nucleusId } }, n.name));
-    if (studentId === undefined) return ready();
-    const read = StudentAnswer.decode((await apiCall('GET', `/api/v1/students/${studentId}`)).json);
-    if (E.isLeft(read)) return shell.say(tr('error.network'), 'error');
-    const s = read.right;
+      for (const n of offered(nuclei.right.items, (x) => x.nucleusId === s?.nucleusId))
+        nucleusSelect.append(h('option', { attrs: { value: n.nucleusId } }, named(n)));
+    if (s === undefined) return ready();
     f.displayName.value = s.displayName;
     f.guardianName.value = s.guardianName ?? '';
     f.guardianNameAlt.value = s.guardianNameAlt ?? '';

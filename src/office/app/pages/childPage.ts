@@ -10,6 +10,7 @@ import { apiCall } from '../api.js';
 import type { Shell } from '../shell.js';
 import { day, download, row, sayFailure, section, table, when } from './adminKit.js';
 import { type AdminT, adminTranslator } from './adminText.js';
+import { familyPassSection } from './familyPass.js';
 import { pickupSection } from './pickup.js';
 
 const text = t.union([t.string, t.null, t.undefined]);
@@ -93,6 +94,7 @@ export const childPage = (shell: Shell, studentId: string): void => {
   const history = h('div', { attrs: { 'data-test': 'child-history' } });
   const consents = h('div', { attrs: { 'data-test': 'child-consents' } });
   const pickup = h('div', { attrs: { 'data-test': 'child-pickup' } });
+  const pass = h('div', { attrs: { 'data-test': 'child-family-pass' } });
   const audit = h('div', { attrs: { 'data-test': 'child-audit' } });
   const removal = h('div');
   const exportButton = h(
@@ -125,6 +127,7 @@ export const childPage = (shell: Shell, studentId: string): void => {
     section(at('child.history'), history),
     section(at('child.consents'), consents),
     section(at('pickup.title'), pickup),
+    section(at('child.pass'), pass),
     section(at('child.audit'), audit),
     removal,
   );
@@ -134,8 +137,9 @@ export const childPage = (shell: Shell, studentId: string): void => {
     const student = Student.decode(read.json);
     if (read.status !== 200 || E.isLeft(student)) return sayFailure(shell, at, read);
     const s = student.right;
-    const classes = namesOf((await apiCall('GET', '/api/v1/classes')).json, 'classId');
-    const nuclei = namesOf((await apiCall('GET', '/api/v1/nuclei')).json, 'nucleusId');
+    // The child's class and nucleus are named even once deactivated (0047).
+    const classes = namesOf((await apiCall('GET', '/api/v1/classes?includeInactive=true')).json, 'classId');
+    const nuclei = namesOf((await apiCall('GET', '/api/v1/nuclei?includeInactive=true')).json, 'nucleusId');
     heading.textContent = s.displayName;
     document.title = `${s.displayName} — ${shell.t('appName')}`;
     notice.textContent =
@@ -176,6 +180,7 @@ export const childPage = (shell: Shell, studentId: string): void => {
       loadHistory(shell, at, history, studentId, classes),
       loadConsents(at, consents, studentId),
       pickupSection(shell, at, pickup, studentId),
+      s.status === 'ACTIVE' ? familyPassSection(shell, at, pass, studentId) : undefined,
       loadAudit(at, audit, studentId),
     ]);
   })();

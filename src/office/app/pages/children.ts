@@ -103,7 +103,8 @@ export const childrenPage = (shell: Shell): void => {
     pager,
   );
   void (async () => {
-    const classes = Classes.decode((await apiCall('GET', '/api/v1/classes')).json);
+    // Children stay in a deactivated class (0047): it can still be filtered by.
+    const classes = Classes.decode((await apiCall('GET', '/api/v1/classes?includeInactive=true')).json);
     if (E.isRight(classes))
       for (const c of classes.right.items)
         classFilter.append(h('option', { attrs: { value: c.classId } }, c.name));

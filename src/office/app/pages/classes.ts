@@ -1,32 +1,47 @@
 /**
  * Nuclei, classes and one-off sessions (ADMIN, CADASTRO or a role with `sessions.add`/`sessions.edit`;
- * the server decides): create and edit each in place. Weekly sessions come from the schedules page;
- * a class, nucleus or session is not deactivated here (decision 0036).
+ * the server decides): create and edit each in place. Weekly sessions come from the schedules page.
+ * Each shows its state; an ADMIN deactivates or reactivates it (0047). Deactivated ones are listed
+ * only when asked.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { h, replaceChildren } from '../../../kiosk/app/dom.js';
-import { apiCall } from '../api.js';
+import { mayReach } from '../../../rules/authorization.js';
+import { type Answer, apiCall, currentAuth } from '../api.js';
 import { dateField, dateInput, officeLang } from '../dateInput.js';
 import { dateFormat } from '../dates.js';
 import type { Shell } from '../shell.js';
-import { row, sayFailure, section, table } from './adminKit.js';
+import { isDeactivated, refusalText, statusAction, statusLabel } from './activity.js';
+import { day, row, sayFailure, section, table } from './adminKit.js';
 import { type AdminT, adminTranslator } from './adminText.js';
 import { labelled } from './children.js';
 
-const Nuclei = t.type({ items: t.array(t.type({ nucleusId: t.string, name: t.string })) });
+// A server from before deactivation (0047) sends no status: everything is active.
+const Status = t.partial({ status: t.string });
+const Nuclei = t.type({
+  items: t.array(t.intersection([t.type({ nucleusId: t.string, name: t.string }), Status])),
+});
 const Classes = t.type({
   items: t.array(
-    t.type({
-      classId: t.string,
-      name: t.string,
-      nucleusId: t.union([t.string, t.null]),
-      capacity: t.union([t.number, t.null]),
-    }),
+    t.intersection([
+      t.type({
+        classId: t.string,
+        name: t.string,
+        nucleusId: t.union([t.string, t.null]),
+        capacity: t.union([t.number, t.null]),
+      }),
+      Status,
+    ]),
   ),
 });
 const Sessions = t.type({
-  items: t.array(t.type({ sessionId: t.string, date: t.string, title: t.union([t.string, t.null]) })),
+  items: t.array(
+    t.intersection([
+      t.type({ sessionId: t.string, date: t.string, title: t.union([t.string, t.null]) }),
+      Status,
+    ]),
+  ),
 });
 
 /** An input with an accessible name of its own: in a table row there is no visible label to wrap it. */
@@ -41,49 +56,108 @@ export const classesPage = (shell: Shell): void => {
   const classes = h('div', { attrs: { 'data-test': 'classes' } });
   const sessions = h('div', { attrs: { 'data-test': 'sessions' } });
   const sessionClass = h('select');
+  // The server decides every call; only an ADMIN is offered what only an ADMIN may do.
+  const auth = currentAuth();
+  const admin = auth !== undefined && mayReach('admin', auth.user);
+  const showInactive = h('input', { attrs: { type: 'checkbox', 'data-test': 'show-inactive' } });
+  const listed = () => (showInactive.checked ? '?includeInactive=true' : '');
+  /** Class names by id, for the refusals that name classes. */
+  const classNames = new Map<string, string>();
+  const failed = (a: Answer) => {
+    const refused = refusalText(at, a, classNames);
+    if (refused === undefined) sayFailure(shell, at, a);
+    else shell.say(refused, 'error');
+  };
   const send = async (method: string, path: string, body: unknown, ok: number, said: string) => {
     const a = await apiCall(method, path, body);
     if (a.status !== ok) {
-      sayFailure(shell, at, a);
+      failed(a);
       return false;
     }
     shell.say(said);
     return true;
   };
+  /** The state of a row, and for an ADMIN the button that changes it (a deactivation is confirmed). */
+  const statusCells = (
+    base: string,
+    item: { readonly name: string; readonly status?: string },
+    reload: () => Promise<void>,
+  ) => [
+    h('span', { attrs: { 'data-test': 'status' } }, statusLabel(at, item)),
+    admin
+      ? (() => {
+          const action = statusAction(at, base, item);
+          return h(
+            'button',
+            {
+              attrs: { type: 'button', 'aria-label': `${action.label}: ${item.name}` },
+              onClick: () => {
+                if (
+                  !isDeactivated(item) &&
+                  !window.confirm(at('classes.confirmDeactivate', { name: item.name }))
+                )
+                  return;
+                void send('POST', action.path, {}, 200, action.done).then(async (ok) =>
+                  ok ? reload() : undefined,
+                );
+              },
+            },
+            action.label,
+          );
+        })()
+      : null,
+  ];
 
   const load = async () => {
-    const n = Nuclei.decode((await apiCall('GET', '/api/v1/nuclei')).json);
-    const c = Classes.decode((await apiCall('GET', '/api/v1/classes')).json);
+    const n = Nuclei.decode((await apiCall('GET', `/api/v1/nuclei${listed()}`)).json);
+    const c = Classes.decode((await apiCall('GET', `/api/v1/classes${listed()}`)).json);
     if (E.isLeft(n) || E.isLeft(c)) return shell.say(shell.t('error.network'), 'error');
+    for (const x of c.right.items) classNames.set(x.classId, x.name);
     const nucleusOptions = (selected: string | null) => {
       const select = h('select', { attrs: { 'aria-label': at('classes.nucleus') } });
       select.append(h('option', { attrs: { value: '' } }, at('classes.noNucleus')));
-      for (const x of n.right.items) select.append(h('option', { attrs: { value: x.nucleusId } }, x.name));
+      for (const x of n.right.items)
+        select.append(
+          h(
+            'option',
+            { attrs: { value: x.nucleusId } },
+            isDeactivated(x) ? `${x.name} (${at('classes.inactive')})` : x.name,
+          ),
+        );
       select.value = selected ?? '';
       return select;
     };
     replaceChildren(
       nuclei,
       table(
-        [at('classes.name'), at('col.actions')],
+        [at('classes.name'), at('classes.status'), at('col.actions')],
         n.right.items.map((x) => {
           const name = cellInput(at('classes.name'), x.name, { required: '', maxlength: '120' });
+          const [state, change] = statusCells(`/api/v1/nuclei/${x.nucleusId}`, x, load);
           return row(
             name,
+            state,
+            // One cell of actions: saving, and for an ADMIN the change of state.
             h(
-              'button',
-              {
-                attrs: { type: 'button' },
-                onClick: () =>
-                  void send(
-                    'PATCH',
-                    `/api/v1/nuclei/${x.nucleusId}`,
-                    { name: name.value.trim() },
-                    200,
-                    at('classes.saved'),
-                  ),
-              },
-              at('classes.save'),
+              'span',
+              {},
+              h(
+                'button',
+                {
+                  attrs: { type: 'button' },
+                  onClick: () =>
+                    void send(
+                      'PATCH',
+                      `/api/v1/nuclei/${x.nucleusId}`,
+                      { name: name.value.trim() },
+                      200,
+                      at('classes.saved'),
+                    ),
+                },
+                at('classes.save'),
+              ),
+              ' ',
+              change,
             ),
           );
         }),
@@ -93,7 +167,13 @@ export const classesPage = (shell: Shell): void => {
     replaceChildren(
       classes,
       table(
-        [at('classes.name'), at('classes.nucleus'), at('classes.capacity'), at('col.actions')],
+        [
+          at('classes.name'),
+          at('classes.nucleus'),
+          at('classes.capacity'),
+          at('classes.status'),
+          at('col.actions'),
+        ],
         c.right.items.map((x) => {
           const name = cellInput(at('classes.name'), x.name, { required: '', maxlength: '120' });
           const nucleus = nucleusOptions(x.nucleusId);
@@ -102,28 +182,36 @@ export const classesPage = (shell: Shell): void => {
             min: '1',
             max: '10000',
           });
+          const [state, change] = statusCells(`/api/v1/classes/${x.classId}`, x, load);
           return row(
             name,
             nucleus,
             capacity,
+            state,
             h(
-              'button',
-              {
-                attrs: { type: 'button' },
-                onClick: () =>
-                  void send(
-                    'PATCH',
-                    `/api/v1/classes/${x.classId}`,
-                    {
-                      name: name.value.trim(),
-                      nucleusId: nucleus.value === '' ? null : nucleus.value,
-                      capacity: capacity.value === '' ? null : Number(capacity.value),
-                    },
-                    200,
-                    at('classes.saved'),
-                  ),
-              },
-              at('classes.save'),
+              'span',
+              {},
+              h(
+                'button',
+                {
+                  attrs: { type: 'button' },
+                  onClick: () =>
+                    void send(
+                      'PATCH',
+                      `/api/v1/classes/${x.classId}`,
+                      {
+                        name: name.value.trim(),
+                        nucleusId: nucleus.value === '' ? null : nucleus.value,
+                        capacity: capacity.value === '' ? null : Number(capacity.value),
+                      },
+                      200,
+                      at('classes.saved'),
+                    ),
+                },
+                at('classes.save'),
+              ),
+              ' ',
+              change,
             ),
           );
         }),
@@ -133,7 +221,13 @@ export const classesPage = (shell: Shell): void => {
     const chosen = sessionClass.value;
     replaceChildren(
       sessionClass,
-      ...c.right.items.map((x) => h('option', { attrs: { value: x.classId } }, x.name)),
+      ...c.right.items.map((x) =>
+        h(
+          'option',
+          { attrs: { value: x.classId } },
+          isDeactivated(x) ? `${x.name} (${at('classes.inactive')})` : x.name,
+        ),
+      ),
     );
     if (chosen !== '') sessionClass.value = chosen;
     await loadSessions();
@@ -146,7 +240,8 @@ export const classesPage = (shell: Shell): void => {
     const classId = sessionClass.value;
     sessionsRead += 1;
     const mine = sessionsRead;
-    const s = Sessions.decode((await apiCall('GET', `/api/v1/sessions?classId=${classId}`)).json);
+    const inactive = showInactive.checked ? '&includeInactive=true' : '';
+    const s = Sessions.decode((await apiCall('GET', `/api/v1/sessions?classId=${classId}${inactive}`)).json);
     if (mine !== sessionsRead) return;
     if (E.isLeft(s)) return shell.say(shell.t('error.network'), 'error');
     const sorted = [...s.right.items].sort((a, b) => b.date.localeCompare(a.date));
@@ -156,32 +251,45 @@ export const classesPage = (shell: Shell): void => {
         [
           `${at('classes.date')} (${dateFormat(officeLang()).hint})`,
           at('classes.sessionTitle'),
+          at('classes.status'),
           at('col.actions'),
         ],
         sorted.map((x) => {
           const date = dateInput(x.date, { 'aria-label': at('classes.date'), required: '' });
           const title = cellInput(at('classes.sessionTitle'), x.title ?? '', { maxlength: '120' });
+          const [state, change] = statusCells(
+            `/api/v1/sessions/${x.sessionId}`,
+            { ...x, name: x.title === null ? day(x.date) : `${day(x.date)} ${x.title}` },
+            loadSessions,
+          );
           return row(
             date.input,
             title,
+            state,
             h(
-              'button',
-              {
-                attrs: { type: 'button' },
-                onClick: () => {
-                  // A button, not a form's submit: the browser reports a date it cannot read only if asked.
-                  const day = date.iso();
-                  if (day === undefined || day === null) return void date.input.reportValidity();
-                  void send(
-                    'PATCH',
-                    `/api/v1/sessions/${x.sessionId}`,
-                    { date: day, title: title.value.trim() === '' ? null : title.value.trim() },
-                    200,
-                    at('classes.saved'),
-                  ).then(async (ok) => (ok ? loadSessions() : undefined));
+              'span',
+              {},
+              h(
+                'button',
+                {
+                  attrs: { type: 'button' },
+                  onClick: () => {
+                    // A button, not a form's submit: the browser reports a date it cannot read only if asked.
+                    const day = date.iso();
+                    if (day === undefined || day === null) return void date.input.reportValidity();
+                    void send(
+                      'PATCH',
+                      `/api/v1/sessions/${x.sessionId}`,
+                      { date: day, title: title.value.trim() === '' ? null : title.value.trim() },
+                      200,
+                      at('classes.saved'),
+                    ).then(async (ok) => (ok ? loadSessions() : undefined));
+                  },
                 },
-              },
-              at('classes.save'),
+                at('classes.save'),
+              ),
+              ' ',
+              change,
             ),
           );
         }),
@@ -193,6 +301,7 @@ export const classesPage = (shell: Shell): void => {
     sessions.dataset.classId = classId;
   };
   sessionClass.addEventListener('change', () => void loadSessions());
+  showInactive.addEventListener('change', () => void load());
   // The forms that create are drawn once, outside the tables that are drawn again after each change,
   // so what is typed in them survives any redraw.
   const nucleusForm = createForm(at, 'nucleus-form', [at('classes.name')], async ([name]) => {
@@ -225,6 +334,7 @@ export const classesPage = (shell: Shell): void => {
   replaceChildren(
     shell.main,
     h('h1', {}, at('classes.title')),
+    h('label', { className: 'inline' }, showInactive, ` ${at('classes.showInactive')}`),
     section(at('classes.nuclei'), nuclei, nucleusForm),
     section(at('classes.classes'), classes, classForm),
     section(at('classes.sessions'), labelled(at('classes.sessionsOf'), sessionClass), sessions, sessionForm),

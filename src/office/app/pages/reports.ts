@@ -173,7 +173,8 @@ export const reportsPage = (shell: Shell): void => {
     section(at('reports.conflicts'), conflicts),
   );
   void (async () => {
-    const classes = Classes.decode((await apiCall('GET', '/api/v1/classes')).json);
+    // Reports are history: deactivated classes (0047) are named and may be chosen too.
+    const classes = Classes.decode((await apiCall('GET', '/api/v1/classes?includeInactive=true')).json);
     if (E.isRight(classes))
       for (const c of classes.right.items) {
         classNames.set(c.classId, c.name);

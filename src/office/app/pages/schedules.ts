@@ -9,7 +9,11 @@ import { localDay } from '../dates.js';
 import type { Shell } from '../shell.js';
 import { labelled } from './children.js';
 
-const Classes = t.type({ items: t.array(t.type({ classId: t.string, name: t.string })) });
+const Classes = t.type({
+  items: t.array(
+    t.intersection([t.type({ classId: t.string, name: t.string }), t.partial({ status: t.string })]),
+  ),
+});
 const Schedules = t.type({
   items: t.array(
     t.type({
@@ -139,12 +143,16 @@ export const schedulesPage = (shell: Shell): void => {
     form,
   );
   void (async () => {
-    const c = Classes.decode((await apiCall('GET', '/api/v1/classes')).json);
+    // Every schedule's class is named, a deactivated one too (0047); a new schedule is offered the
+    // active classes only, as the server takes no other.
+    const c = Classes.decode((await apiCall('GET', '/api/v1/classes?includeInactive=true')).json);
     if (E.isRight(c)) {
       for (const x of c.right.items) classNames.set(x.classId, x.name);
       replaceChildren(
         classSelect,
-        ...c.right.items.map((x) => h('option', { attrs: { value: x.classId } }, x.name)),
+        ...c.right.items
+          .filter((x) => x.status !== 'DEACTIVATED')
+          .map((x) => h('option', { attrs: { value: x.classId } }, x.name)),
       );
     }
     await load();

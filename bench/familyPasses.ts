@@ -1,0 +1,77 @@
+/**
+ * What the family pass adds to the roster's full pass (decision 0049): gathering each child's
+ * families and writing one family document per shared phone, with the pass hashes (an HMAC and a
+ * SHA-256 per family, two more per replaced pass named). Runs the server's own functions over a
+ * synthetic roll (siblings in threes, one family in five with a second number, a tenth revoked once),
+ * as the full pass runs them: each phone's key once a pass, pass hashes held from one pass to the
+ * next (`PASS_HASHES_HELD` families). Prints the first pass's time and the next ones'.
+ *
+ *   npx tsx bench/familyPasses.ts [students=10000]
+ */
+import { randomBytes } from 'node:crypto';
+import { boundedCache } from '../src/lib/boundedCache.js';
+import { familyMembersOf, type RosterInput, rosterFamilyDocs } from '../src/rules/roster.js';
+import { familyKeyOf, familyPassesOf, PASS_HASHES_HELD } from '../src/sync/rosterInput.js';
+import { median } from './stats.js';
+
+const passHashesCache = () =>
+  boundedCache<{ readonly pass: string; readonly revoked: ReadonlyArray<string> }>({
+    maxEntries: PASS_HASHES_HELD,
+  });
+const students = Number(process.argv[2] ?? 10_000);
+const secret = new Uint8Array(randomBytes(32));
+const roll: Array<RosterInput['students'][number]> = [];
+const adults = new Map<string, RosterInput['adults'] extends ReadonlyMap<string, infer A> ? A : never>();
+for (let i = 0; i < students; i += 1) {
+  const studentId = `s${String(i).padStart(7, '0')}`;
+  const family = Math.floor(i / 3);
+  const phones = [
+    `+55 11 9${String(family).padStart(8, '0')}`,
+    ...(family % 5 === 0 ? [`11 3${String(family).padStart(7, '0')}`] : []),
+  ];
+  roll.push({
+    studentId,
+    displayName: `Criança ${i}`,
+    classId: 'c1',
+    status: 'ACTIVE',
+    photoRef: null,
+    allergies: null,
+    specialNeeds: null,
+    visitor: false,
+    birthDate: null,
+    phones,
+  });
+  adults.set(studentId, [{ name: `Responsável ${family}`, level: 'N1', relationship: 'guardian', phones }]);
+}
+const generations = new Map<string, number>();
+// The student documents compute every phone's key first; the family documents find them held.
+const keys = new Map<string, string>();
+const keyOf = familyKeyOf(secret);
+const familyKey = (d: string) => keys.get(d) ?? keys.set(d, keyOf(d)).get(d) ?? '';
+for (const m of familyMembersOf({ students: roll, adults }, familyKey))
+  if (m.studentId.endsWith('0')) generations.set(m.familyKey, 1);
+/** What the family pass adds to one full pass: the members gathered, the documents and their hashes. */
+const pass = (held: ReturnType<typeof passHashesCache>) =>
+  rosterFamilyDocs(
+    familyMembersOf({ students: roll, adults }, familyKey),
+    familyPassesOf(secret, generations, held),
+  );
+const timed = (f: () => unknown): number => {
+  const started = performance.now();
+  f();
+  return performance.now() - started;
+};
+const cold: number[] = [];
+const warm: number[] = [];
+for (let run = 0; run < 5; run += 1) {
+  const held = passHashesCache();
+  cold.push(timed(() => pass(held)));
+  warm.push(timed(() => pass(held)));
+}
+const docs = pass(passHashesCache());
+const bytes = Buffer.byteLength(JSON.stringify(docs));
+console.log(
+  `${students} students, ${docs.length - 1} families: ${median(cold).toFixed(0)} ms the first pass, ` +
+    `${median(warm).toFixed(0)} ms each pass after it (medians of 5), ` +
+    `${(bytes / 1024 / 1024).toFixed(1)} MiB of family documents as JSON`,
+);
