@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import fontkit from '@pdf-lib/fontkit';
 import { Resvg } from '@resvg/resvg-js';
-import { PDFDocument, type PDFFont, rgb } from 'pdf-lib';
+import { PDFDocument, type PDFFont, rgb, setCharacterSpacing } from 'pdf-lib';
 import type { FontStyle, Measure, PlacedLabel } from '../rules/labels.js';
 
 const fontDir = join(dirname(createRequire(import.meta.url).resolve('dejavu-fonts-ttf/package.json')), 'ttf');
@@ -47,10 +47,13 @@ const fonts = (): Readonly<Record<FontStyle, LoadedFont>> => {
   return loaded;
 };
 
-/** Widths in DejaVu's own metrics, as the PDF and the raster draw them. */
+/**
+ * Widths in DejaVu's own metrics, as the PDF and the raster draw them: without kerning, which pdf-lib
+ * does not apply when it draws (so the raster turns it off too, and every format sets the same line).
+ */
 export const measure: Measure = (text, sizePt, style) => {
   const { font } = fonts()[style];
-  return (font.layout(text).advanceWidth / font.unitsPerEm) * sizePt;
+  return (font.layout(text, { kern: false }).advanceWidth / font.unitsPerEm) * sizePt;
 };
 
 export interface Rendered {
@@ -76,13 +79,16 @@ export const renderPdf = async (labels: ReadonlyArray<PlacedLabel>): Promise<Ren
   for (const label of labels) {
     const page = doc.addPage([label.widthPt, label.heightPt]);
     for (const t of label.texts) {
-      page.drawText(t.text, {
-        x: t.x,
-        y: label.heightPt - t.baseline,
-        size: t.sizePt,
-        font: embedded[t.style],
-        color: rgb(0, 0, 0),
-      });
+      const font = embedded[t.style];
+      const y = label.heightPt - t.baseline;
+      if (t.letterSpacing === undefined) {
+        page.drawText(t.text, { x: t.x, y, size: t.sizePt, font, color: rgb(0, 0, 0) });
+        continue;
+      }
+      // PDF's own character spacing (Tc): the code stays one string, as a reader extracts it.
+      page.pushOperators(setCharacterSpacing(t.letterSpacing));
+      page.drawText(t.text, { x: t.x, y, size: t.sizePt, font, color: rgb(0, 0, 0) });
+      page.pushOperators(setCharacterSpacing(0));
     }
   }
   const bytes = await doc.save({ useObjectStreams: false });
@@ -99,7 +105,8 @@ const escapeXml = (s: string): string =>
 export const svgOf = (label: PlacedLabel): string => {
   const texts = label.texts.map((t) => {
     const font = SVG_FONTS[t.style];
-    return `<text x="${t.x.toFixed(2)}" y="${t.baseline.toFixed(2)}" font-family="${font.family}" font-weight="${font.weight}" font-size="${t.sizePt}" xml:space="preserve">${escapeXml(t.text)}</text>`;
+    const spacing = t.letterSpacing === undefined ? '' : ` letter-spacing="${t.letterSpacing.toFixed(2)}"`;
+    return `<text x="${t.x.toFixed(2)}" y="${t.baseline.toFixed(2)}" font-family="${font.family}" font-weight="${font.weight}" font-size="${t.sizePt}" style="font-kerning:none"${spacing} xml:space="preserve">${escapeXml(t.text)}</text>`;
   });
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${label.widthPt}pt" height="${label.heightPt}pt" viewBox="0 0 ${label.widthPt} ${label.heightPt}">`,

@@ -146,6 +146,8 @@ export interface PlacedText {
   readonly style: FontStyle;
   /** The line's role, for renderers that draw some roles differently (ZPL's fonts). */
   readonly role: LineRole;
+  /** Extra space after each character but the last, in points (the codes'). */
+  readonly letterSpacing?: number;
 }
 
 export interface PlacedLabel {
@@ -155,6 +157,12 @@ export interface PlacedLabel {
 }
 
 const LINE_HEIGHT = 1.15;
+/** The codes' letter spacing, as the kiosk's `.code` has it (0.2em): a code is read letter by letter. */
+export const CODE_LETTER_SPACING_EM = 0.2;
+
+/** A code's width, its letter spacing included. */
+const codeWidthOf = (code: string, sizePt: number, measure: Measure): number =>
+  measure(code, sizePt, 'mono') + Math.max(0, [...code].length - 1) * CODE_LETTER_SPACING_EM * sizePt;
 const LINE_GAP_PT = 0.6 * PT_PER_MM;
 
 const sizeOf = (role: LineRole, sizes: LabelTypeSizes): number => {
@@ -232,7 +240,7 @@ export const layOut = (content: LabelContent, layout: PrinterLayout, measure: Me
     const lineHeight = size * LINE_HEIGHT;
     if (line.role === 'code') {
       const codeSize = size;
-      const codeWidth = measure(line.text, codeSize, 'mono');
+      const codeWidth = codeWidthOf(line.text, codeSize, measure);
       const captionSize = page.sizes.when;
       const showCaption =
         page.captions &&
@@ -244,14 +252,22 @@ export const layOut = (content: LabelContent, layout: PrinterLayout, measure: Me
         texts.push({ text: line.aside, x, baseline, sizePt: captionSize, style: 'regular', role: 'when' });
         x += measure(line.aside, captionSize, 'regular') + 6;
       }
-      texts.push({ text: line.text, x, baseline, sizePt: codeSize, style: 'mono', role: 'code' });
+      texts.push({
+        text: line.text,
+        x,
+        baseline,
+        sizePt: codeSize,
+        style: 'mono',
+        role: 'code',
+        letterSpacing: CODE_LETTER_SPACING_EM * codeSize,
+      });
       y = baseline + (lineHeight - codeSize) + LINE_GAP_PT;
       continue;
     }
     if (line.role === 'stubChild') {
       const codeSize = page.sizes.stubCode;
       const code = line.aside ?? '';
-      const codeWidth = measure(code, codeSize, 'mono');
+      const codeWidth = codeWidthOf(code, codeSize, measure);
       const nameRoom = usable - codeWidth - 4;
       const name = wrap(line.text, nameRoom, (s) => measure(s, size, style) <= nameRoom)[0] ?? '';
       const rowHeight = Math.max(size, codeSize) * LINE_HEIGHT;
@@ -265,6 +281,7 @@ export const layOut = (content: LabelContent, layout: PrinterLayout, measure: Me
         sizePt: codeSize,
         style: 'mono',
         role: 'code',
+        letterSpacing: CODE_LETTER_SPACING_EM * codeSize,
       });
       y += rowHeight + LINE_GAP_PT;
       continue;
