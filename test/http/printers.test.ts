@@ -23,6 +23,7 @@ import {
   mutationHeaders,
   startTestService,
   type TestService,
+  twoInstancesOnOneCouch,
 } from '../support/testService.js';
 
 const PrinterC = t.type({
@@ -451,6 +452,52 @@ describe('print jobs across a restart', function () {
       await svc?.stop(1000);
       await printer.close();
       await removeDir(dataDir);
+    }
+  });
+});
+
+describe('print jobs on two instances sharing one CouchDB-protocol server', function () {
+  this.timeout(120_000);
+  // Both workers sweep for open jobs; a short sweep would not change what is tested, only its pace.
+  const instances = twoInstancesOnOneCouch({ PRINT_GIVE_UP_SECONDS: '60' });
+
+  it('jobs retried while the printer is off are printed once each when it is back, whichever instance sends them', async () => {
+    const { a, b } = instances();
+    const printer = await zplPrinter();
+    try {
+      await printer.off();
+      const roster = await seedSmallRoster(a.url, ['Joana Reis', 'Lia Prado', 'Mia Costa'], today());
+      const printerId = await createPrinter(a.url, {
+        name: 'Zebra',
+        protocol: 'zpl',
+        uri: printer.uri,
+        layout: 'brother62',
+      });
+      const checkIns = await checkInAll(a.url, roster.sessionId, roster.studentIds);
+      // Jobs queued through both instances; each worker retries its own and sweeps the other's.
+      const jobs = await Promise.all(
+        checkIns.map((c, i) => printLabels(i % 2 === 0 ? a.url : b.url, printerId, [c.checkInId])),
+      );
+      // Each job has met the printer off, and the sweeps of both have had their turn (5 s each).
+      for (const jobId of jobs) {
+        let seen = await readJob(a.url, jobId);
+        for (let i = 0; i < 200 && seen.attempts < 2; i += 1) {
+          await new Promise((r) => setTimeout(r, 50));
+          seen = await readJob(a.url, jobId);
+        }
+        expect(seen.status, JSON.stringify(seen)).to.be.oneOf(['queued', 'printing']);
+      }
+      await new Promise((r) => setTimeout(r, 5_500));
+      await printer.on();
+      for (const jobId of jobs) expect((await finishedJob(b.url, jobId)).status).to.equal('done');
+      // A second look, past both instances' next sweeps: nothing printed again.
+      await new Promise((r) => setTimeout(r, 5_500));
+      expect(printer.jobs).to.have.length(jobs.length);
+      // Each child's labels reached the printer in one job, once.
+      for (const c of checkIns)
+        expect(printer.jobs.filter((z) => z.includes(`^FD${c.code}^FS`))).to.have.length(1);
+    } finally {
+      await printer.close();
     }
   });
 });
