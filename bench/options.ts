@@ -2,8 +2,9 @@
  * Command-line options of `npm run bench`:
  *   --quick            a minute instead of five (shorter runs, a smaller data set)
  *   --only a,b         only the named scenarios: students, check-in, attendance, cold-start, memory, sync,
- *                      first-pull, idempotency, import, couchdb, growth, retention (a change to one path need not
- *                      wait for the others; couchdb needs BENCH_COUCHDB_URL or shared/couchdb)
+ *                      first-pull, idempotency, import, couchdb, growth, retention, print (a change to one
+ *                      path need not wait for the others; couchdb needs BENCH_COUCHDB_URL or shared/couchdb;
+ *                      print needs ippeveprinter and DNS-SD, as npm run test:print does)
  *   --runs N           measured runs per service scenario (default 3), for tighter medians
  *   --cpu-prof DIR     the service process writes a V8 CPU profile into DIR when it stops
  *                      (`bench/cpuProfile.mjs`; Node 20 refuses `--cpu-prof` in NODE_OPTIONS)
@@ -24,6 +25,7 @@ export const SCENARIOS = [
   'couchdb',
   'growth',
   'retention',
+  'print',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

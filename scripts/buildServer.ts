@@ -24,8 +24,9 @@ const bundle = async (entry: string, outfile: string): Promise<void> => {
     target: 'node20',
     // LevelDB's native addon is found by node-gyp-build relative to its own package: it stays a
     // package in node_modules, required at run time from the bundle's folder upwards.
-    // sharp loads libvips, a native library shipped as a package for the platform, the same way.
-    external: ['leveldown', 'sharp'],
+    // sharp loads libvips, a native library shipped as a package for the platform, the same way, and
+    // so does resvg (the label renderer, 0051), whose fonts are read from dejavu-fonts-ttf's folder.
+    external: ['leveldown', 'sharp', '@resvg/resvg-js'],
     // CommonJS dependencies call `require` for Node's built-ins; an ES module has none of its own.
     banner: {
       js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",

@@ -67,6 +67,7 @@ import { syncService } from './sync/syncService.js';
 import { listen } from './wiring/httpServer.js';
 import { type ServiceBackups, wireJobs } from './wiring/jobs.js';
 import { wirePipeline } from './wiring/pipeline.js';
+import { wirePrinting } from './wiring/printing.js';
 import { wireRateLimits } from './wiring/rateLimits.js';
 import { wireRecords } from './wiring/records.js';
 import { wireRosterReconciler } from './wiring/rosterReconciler.js';
@@ -448,6 +449,16 @@ const wire = async (
       reconciler: rosterReconciler,
     },
     reports: reportService({ projections, students, classes }),
+    printing: wirePrinting({
+      store,
+      checkins,
+      students,
+      classes,
+      settings: config.printing,
+      clock,
+      logger,
+      opened,
+    }),
     secrets: {
       cursorKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'paging cursor key', 32)),
     },

@@ -176,6 +176,17 @@ const TimeZone = refine(
   'an IANA time zone such as America/Sao_Paulo',
 );
 
+/** A printer's host as PRINTER_HOSTS names it: a DNS name or an IP address (IPv6 without brackets). */
+const PrinterHost = refine(
+  t.string,
+  (s) =>
+    isIPv4(s) ||
+    isIPv6(s) ||
+    (s.length <= 253 &&
+      /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(s)),
+  'a host name or an IP address',
+);
+
 const DEFAULT_SECURITY_CONTACTS = [
   'mailto:security@chamada.example',
   'mailto:privacy@chamada.example',
@@ -250,6 +261,11 @@ export const EnvCodec = t.type({
   // The retention job's daily run (decision 0045), on the wall clock of its zone; it also runs at start.
   RETENTION_AT: withDefault(WallTimeFromString, { hour: 3, minute: 30 }),
   RETENTION_TIME_ZONE: withDefault(TimeZone, 'America/Sao_Paulo'),
+  // Printers (0051): the hosts a printer's URI may name (unset: any), how long a job waits for a
+  // printer that does not answer, and the time zone of the time printed on labels.
+  PRINTER_HOSTS: withDefault(csvOf(PrinterHost, 'a comma-separated list of host names or IP addresses'), []),
+  PRINT_GIVE_UP_SECONDS: withDefault(intFromString(5, 3600), 60),
+  LABEL_TIME_ZONE: withDefault(TimeZone, 'America/Sao_Paulo'),
 });
 type Env = t.TypeOf<typeof EnvCodec>;
 
@@ -313,6 +329,17 @@ export interface Config {
   readonly backup: BackupSchedule | undefined;
   /** When the retention job runs each day (0045), besides at start. */
   readonly retention: { readonly at: WallTime; readonly timeZone: string };
+  readonly printing: PrintSettings;
+}
+
+/** Printers and print jobs (0051). */
+export interface PrintSettings {
+  /** The hosts a printer may be at, lower case; empty: any host. */
+  readonly allowedHosts: ReadonlyArray<string>;
+  /** A job whose printer has not taken it this long after it was queued fails. */
+  readonly giveUpMs: number;
+  /** The time zone of the date and time printed on labels. */
+  readonly labelTimeZone: string;
 }
 
 export interface BackupSchedule {
@@ -465,6 +492,11 @@ export const decodeConfig = (
                 keepDays: env.BACKUP_KEEP_DAYS,
               },
         retention: { at: env.RETENTION_AT, timeZone: env.RETENTION_TIME_ZONE },
+        printing: {
+          allowedHosts: env.PRINTER_HOSTS.map((h) => h.toLowerCase()),
+          giveUpMs: env.PRINT_GIVE_UP_SECONDS * 1000,
+          labelTimeZone: env.LABEL_TIME_ZONE,
+        },
       }),
     ),
   );

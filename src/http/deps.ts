@@ -14,6 +14,7 @@ import type { LiveBackups } from '../domain/backup.js';
 import type { IdempotencyLedger } from '../domain/idempotencyRecord.js';
 import type { DeliveryLog } from '../domain/notifications.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { PrintService } from '../printing/printService.js';
 import type { ConsentService } from '../registration/consentService.js';
 import type { DemoDataService } from '../registration/demoData.js';
 import type { FamilyPassService } from '../registration/familyPassService.js';
@@ -101,6 +102,8 @@ export interface AppDeps {
     readonly service: SyncService;
   };
   readonly reports: ReportService;
+  /** Printers and print jobs (0051); the worker that sends the jobs is wired beside it. */
+  readonly printing: PrintService;
   readonly replication: {
     /** The roster replica, checkpoints and pushed events behind the CouchDB-protocol routes (0018). */
     readonly service: ReplicationService;

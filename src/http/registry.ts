@@ -14,6 +14,7 @@ import { openApiRoute } from './routes/openApiRoute.js';
 import { pageRoutes } from './routes/pageRoutes.js';
 import { photosRoutes } from './routes/photosRoutes.js';
 import { pickupRoutes } from './routes/pickupRoutes.js';
+import { printRoutes } from './routes/printRoutes.js';
 import { reportsRoutes } from './routes/reportsRoutes.js';
 import { retentionRoutes } from './routes/retentionRoutes.js';
 import { rolesRoutes } from './routes/rolesRoutes.js';
@@ -47,6 +48,7 @@ export const routes: ReadonlyArray<Route> = [
   ...volunteersRoutes,
   ...notificationRoutes,
   ...pickupRoutes,
+  ...printRoutes,
   ...attendanceRoutes,
   ...syncRoutes,
   ...reportsRoutes,

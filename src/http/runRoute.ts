@@ -226,7 +226,16 @@ const respond = async (
   }
 };
 
-const ID_PARAMS = ['studentId', 'userId', 'consentId', 'classId', 'nucleusId', 'sessionId', 'name'] as const;
+const ID_PARAMS = [
+  'studentId',
+  'userId',
+  'consentId',
+  'classId',
+  'nucleusId',
+  'sessionId',
+  'printerId',
+  'name',
+] as const;
 
 /** The subject an audit entry is about: what the handler named, else the id in the path. */
 const subjectOf = (req: Request, seen: { subjectId?: string }): string | null => {

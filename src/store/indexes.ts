@@ -37,6 +37,8 @@ export const indexSpecs: Readonly<Record<DatabaseName, ReadonlyArray<IndexSpec>>
     { name: 'by-docType-expiresAt', fields: ['docType', 'expiresAt'] },
     // The rate limiter's cleanup asks for hits older than every window.
     { name: 'by-docType-at', fields: ['docType', 'at'] },
+    // The print worker's unfinished jobs (0051).
+    { name: 'by-docType-status', fields: ['docType', 'status'] },
   ],
   audit: [
     { name: 'by-created_at', fields: ['created_at'] },

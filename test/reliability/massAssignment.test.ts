@@ -130,7 +130,21 @@ describe('reliability: mass assignment', function () {
       }),
       'scheduleId',
     );
+    const printerId = idOf(
+      await post('/api/v1/printers', {
+        name: 'Recepção',
+        protocol: 'zpl',
+        uri: 'tcp://localhost:9100',
+        layout: 'brother62',
+      }),
+      'printerId',
+    );
     return {
+      updatePrinter: {
+        path: `/api/v1/printers/${printerId}`,
+        allowed: { name: 'Renamed' },
+        read: async () => decodeAs(t.UnknownRecord, (await get(`/api/v1/printers/${printerId}`)).json),
+      },
       updateSchedule: {
         path: `/api/v1/schedules/${scheduleId}`,
         allowed: { title: 'Renamed' },

@@ -1,10 +1,12 @@
 /**
  * What the kiosk keeps in localStorage, each value decoded on the way back in (storage is input too):
  * the device id, the language, the signed-in user and tokens, the check-in configuration, and the
- * label printer this tablet prints on.
+ * label printer this tablet prints on (its layouts are `src/domain/labelLayouts.ts`, shared with the
+ * server's print jobs).
  */
 import * as t from 'io-ts';
 import { deviceIdIn, keptIn } from '../../client/storage.js';
+import { isLabelLayout, type LabelLayout } from '../../domain/labelLayouts.js';
 import { isLang, type Lang } from './i18n.js';
 
 const KEYS = {
@@ -14,15 +16,6 @@ const KEYS = {
   config: 'chamada.kiosk.checkinConfig',
   labelLayout: 'chamada.kiosk.labelLayout',
 } as const;
-
-/**
- * The label layouts, by printer: a sheet (any printer, the browser's page), a Brother QL with 62 mm
- * continuous tape (cut at 100 mm), a Dymo 30252 address label (2.25 × 1.25 in), a 4 × 6 in shipping
- * label (Zebra and the like). Each is one `@page` size in the print styles.
- */
-export const LABEL_LAYOUTS = ['sheet', 'brother62', 'dymo30252', 'label4x6'] as const;
-export type LabelLayout = (typeof LABEL_LAYOUTS)[number];
-export const isLabelLayout = (s: unknown): s is LabelLayout => LABEL_LAYOUTS.some((l) => l === s);
 
 export const AuthState = t.intersection([
   t.type({

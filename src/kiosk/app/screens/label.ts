@@ -5,14 +5,14 @@
  * the stub also carries the family pass's QR code (0049), so a first visit hands the pass out; the
  * tablet holds no pass, so a stub printed offline has none.
  */
-
 import { h } from '../../../client/dom.js';
+import { isLabelLayout, LABEL_LAYOUTS } from '../../../domain/labelLayouts.js';
 import type { RosterStudent } from '../../../domain/roster.js';
 import { qrElement, stubPassText } from '../familyPass.js';
 import { formatTime } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import type { RosterSessionDoc } from '../rosterIndex.js';
-import { isLabelLayout, LABEL_LAYOUTS, loadLabelLayout, saveLabelLayout } from '../storage.js';
+import { loadLabelLayout, saveLabelLayout } from '../storage.js';
 import { deskScreen } from './desk.js';
 import { sessionLabel } from './sessions.js';
 

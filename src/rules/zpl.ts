@@ -1,0 +1,44 @@
+/**
+ * Labels as ZPL II (0051), for Zebra-type printers on raw TCP 9100. ZPL is text, and what it takes
+ * here is a page size, a position, a font height and the field's data per line (`^PW`, `^LL`, `^FO`,
+ * `^A0`, `^FD`): the lines `layOut` placed, converted to dots. Written by hand: the npm packages that
+ * generate ZPL build the same commands from objects and would add a dependency for a dozen lines.
+ *
+ * The printer's resolution is not asked (raw TCP has no answer channel): 203 dpi, the common one; a
+ * 300 dpi printer prints the label smaller, in the top left two thirds of it.
+ */
+import type { PlacedLabel } from './labels.js';
+
+export const ZPL_DPI = 203;
+
+const dots = (pt: number): number => Math.round((pt * ZPL_DPI) / 72);
+
+/**
+ * Field data with `^FH_` on: `_` starts a hexadecimal escape, so the characters that would end or
+ * start a command (`^`, `~`) and the escape character itself are written as hex, and a name can
+ * never become a command. Text is UTF-8 (`^CI28`).
+ */
+export const zplField = (text: string): string =>
+  text
+    .replace(/[_^~\\]/g, (c) => `_${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)
+    .replace(/[\r\n]/g, ' ');
+
+/** One label as one ZPL format (`^XA` … `^XZ`); a job is the formats one after another. */
+export const zplOf = (label: PlacedLabel): string => {
+  const fields = label.texts.map((t) => {
+    const h = dots(t.sizePt);
+    // ^FO places the field's top left corner; the baseline sits about a font height below it.
+    const top = Math.max(0, dots(t.baseline - t.sizePt));
+    return `^FO${dots(t.x)},${top}^A0N,${h},${h}^FH_^FD${zplField(t.text)}^FS`;
+  });
+  return [
+    '^XA',
+    '^CI28',
+    `^PW${dots(label.widthPt)}`,
+    `^LL${dots(label.heightPt)}`,
+    '^LH0,0',
+    ...fields,
+    '^XZ',
+    '',
+  ].join('\n');
+};

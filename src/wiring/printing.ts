@@ -1,0 +1,67 @@
+/**
+ * Printers and print jobs (0051): the service the routes call and the worker that sends the jobs,
+ * stopped on the disposer stack before the store closes (it waits for the attempts under way, each
+ * bounded in time).
+ */
+import type { Logger } from 'pino';
+import type { Disposers } from '../lib/disposers.js';
+import { type PrintService, type PrintSettingsOf, printService } from '../printing/printService.js';
+import { printWorker } from '../printing/printWorker.js';
+import type { CheckinStore } from '../store/checkins.js';
+import type { ClassStore } from '../store/classes.js';
+import { printerStore } from '../store/printers.js';
+import { printJobStore } from '../store/printJobs.js';
+import type { Store } from '../store/store.js';
+import type { StudentStore } from '../store/students.js';
+
+export interface PrintingWiring {
+  readonly store: Store;
+  readonly checkins: CheckinStore;
+  readonly students: StudentStore;
+  readonly classes: ClassStore;
+  readonly settings: PrintSettingsOf;
+  readonly clock: () => Date;
+  readonly logger: Logger;
+  readonly opened: Disposers;
+}
+
+export const wirePrinting = (w: PrintingWiring): PrintService => {
+  const printers = printerStore(w.store.db.private);
+  const jobs = printJobStore(w.store.db.requests);
+  const wakeLater: { wake: (jobId: string) => void } = { wake: () => undefined };
+  const service = printService({
+    printers,
+    jobs,
+    checkins: w.checkins,
+    students: w.students,
+    classes: w.classes,
+    settings: w.settings,
+    clock: w.clock,
+    wake: (jobId) => wakeLater.wake(jobId),
+  });
+  const worker = printWorker({
+    jobs,
+    printers,
+    content: service,
+    clock: w.clock,
+    allowedHosts: w.settings.allowedHosts,
+    onJobEnd: (job) =>
+      job.status === 'failed'
+        ? w.logger.warn(
+            { jobId: job.jobId, printerId: job.printerId, attempts: job.attempts, code: job.error?.code },
+            'a print job failed',
+          )
+        : w.logger.info(
+            { jobId: job.jobId, printerId: job.printerId, attempts: job.attempts, format: job.sent?.format },
+            'a print job printed',
+          ),
+    onError: (e, where) =>
+      w.logger.warn(
+        { errorName: e instanceof Error ? e.name : typeof e, where },
+        'the print worker met an error',
+      ),
+  });
+  wakeLater.wake = worker.wake;
+  w.opened.add('print worker', () => worker.stop());
+  return service;
+};
