@@ -6,6 +6,9 @@
  *
  *   tsx scripts/buildServer.ts [outfile]     (with an outfile, the service only)
  */
+import { randomUUID } from 'node:crypto';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
@@ -14,10 +17,16 @@ export const SERVER_BUNDLE = 'dist/server/main.js';
 
 export const BACKUP_BUNDLE = 'dist/server/backup.js';
 
+/**
+ * Each output file is written beside its final name and renamed over it: tests start the bundle while
+ * another test process (a parallel worker, `test/support/serviceBundle.ts`) may be building it again,
+ * and must never load half a file.
+ */
 const bundle = async (entry: string, outfile: string): Promise<void> => {
-  await build({
+  const result = await build({
     entryPoints: [entry],
     outfile,
+    write: false,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -35,6 +44,12 @@ const bundle = async (entry: string, outfile: string): Promise<void> => {
     legalComments: 'linked',
     logLevel: 'warning',
   });
+  await mkdir(dirname(outfile), { recursive: true });
+  for (const file of result.outputFiles) {
+    const partial = `${file.path}.${randomUUID()}.partial`;
+    await writeFile(partial, file.contents);
+    await rename(partial, file.path);
+  }
 };
 
 export const bundleServer = (outfile: string = SERVER_BUNDLE): Promise<void> =>

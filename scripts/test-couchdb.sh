@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# npm run test:couchdb [-- --nodes N] [-- mocha arguments]: the suites that have a CouchDB variant,
-# on a real Apache CouchDB (decision 0023). The server is the one COUCHDB_TEST_URL names, or else one
-# started here from the launcher in shared/couchdb beside the checkout (COUCHDB_LAUNCHER overrides
-# where), on free loopback ports, and stopped on every exit: success, failure or Ctrl-C.
+# npm run test:couchdb [-- --nodes N] [-- --all-suites] [-- mocha arguments]: the suites that have a
+# CouchDB variant, on a real Apache CouchDB (decision 0023). The server is the one COUCHDB_TEST_URL
+# names, or else one started here from the launcher in shared/couchdb beside the checkout
+# (COUCHDB_LAUNCHER overrides where), on free loopback ports, and stopped on every exit: success,
+# failure or Ctrl-C. On one node every suite runs (.mocharc.couchdb.json); on a cluster only those
+# whose behaviour differs there (.mocharc.couchdb-cluster.json, each one's reason in decision 0048),
+# unless --all-suites.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 nodes=${COUCHDB_TEST_NODES:-1}
+all_suites=0
 mocha_args=()
 while [ $# -gt 0 ]; do
   case $1 in
     --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
     --nodes=*) nodes=${1#*=}; shift ;;
+    --all-suites) all_suites=1; shift ;;
     *) mocha_args+=("$1"); shift ;;
   esac
 done
@@ -78,4 +83,8 @@ else
   unset COUCHDB_URL COUCHDB_NODE_URLS
 fi
 
-npx mocha --config .mocharc.couchdb.json "${mocha_args[@]}"
+config=.mocharc.couchdb.json
+# Counted from the URLs, which also holds for a server COUCHDB_TEST_URL names.
+read -r -a node_urls <<<"$COUCHDB_TEST_NODE_URLS"
+if [ "${#node_urls[@]}" -gt 1 ] && [ "$all_suites" = 0 ]; then config=.mocharc.couchdb-cluster.json; fi
+npx mocha --config "$config" "${mocha_args[@]}"

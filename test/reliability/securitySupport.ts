@@ -14,6 +14,7 @@ import { isUuid, metaOf, ObjectType } from '../../src/domain/codec.js';
 import { ErrorEnvelope } from '../../src/domain/errors.js';
 import type { Route } from '../../src/http/route.js';
 import { startMain } from '../support/mainProcess.js';
+import { serviceEntry } from '../support/serviceBundle.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 import { DEV_TOKENS } from '../support/testService.js';
 
@@ -359,13 +360,16 @@ export const spawnService = async (label: string, env: Record<string, string>): 
   const dataDir = await makeTempDir(label);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = startMain({
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    ...env,
-  });
+  const child = startMain(
+    {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    await serviceEntry(),
+  );
   const errors: string[] = [];
   let partial = '';
   let ended: string | undefined;

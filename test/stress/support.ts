@@ -18,6 +18,7 @@ import { openStore, type Store } from '../../src/store/store.js';
 import { startEventPipeline } from '../../src/sync/pipelineRuntime.js';
 import { call, decodeAs, type HttpResult } from '../support/http.js';
 import { childControl, collect } from '../support/mainProcess.js';
+import { serviceEntry } from '../support/serviceBundle.js';
 import { snapshot } from '../support/snapshot.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 import { authHeaders, DEV_TOKENS, mutationHeaders } from '../support/testService.js';
@@ -46,7 +47,7 @@ export interface ChildServiceOptions {
 }
 
 /**
- * `src/main.ts` in a child process, like `test/support/mainProcess.ts`'s `serviceProcess`, plus what a
+ * The service in a child process (the bundle, `serviceEntry`), like `test/support/mainProcess.ts`'s `serviceProcess`, plus what a
  * stress test needs: the exit status of the last run (did it crash?), the tail of its logs, a command
  * prefix, and a data directory given from outside.
  */
@@ -172,13 +173,12 @@ export const childService = async (options: ChildServiceOptions): Promise<ChildS
     async start(timeoutMs = 60_000) {
       if (running()) throw new Error(`${options.label} is already running`);
       const wrap = options.wrap ?? [];
+      const entry = await serviceEntry();
       const node = [
         process.execPath,
         ...SERVICE_NODE_FLAGS,
         ...(options.nodeArgs ?? []),
-        '--import',
-        'tsx',
-        'src/main.ts',
+        ...(entry.kind === 'source' ? ['--import', 'tsx', 'src/main.ts'] : [entry.path]),
       ];
       const [command, ...args] = [...wrap, ...node];
       if (command === undefined) throw new Error('no command');

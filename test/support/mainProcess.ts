@@ -2,11 +2,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { SERVICE_ENV, SERVICE_NODE_FLAGS } from '../../src/config/runtime.js';
+import { serviceEntry } from './serviceBundle.js';
 import { makeTempDir, removeDir } from './tempDir.js';
 
 /**
- * The TypeScript entry through tsx (tests), or a built entry such as the bundle `dist/server/main.js` (benchmarks), with
- * the Node.js flags the service ships with.
+ * The TypeScript entry through tsx, or a built entry such as the bundle `dist/server/main.js` (what
+ * tests start by default, `serviceEntry`; and the benchmarks), with the Node.js flags the service
+ * ships with.
  */
 export type Entry = { readonly kind: 'source' } | { readonly kind: 'built'; readonly path: string };
 
@@ -71,10 +73,11 @@ export interface ServiceProcess {
   dispose(): Promise<void>;
 }
 
+/** `entry` defaults to `serviceEntry()`: the bundle, rebuilt first if a source is newer. */
 export const serviceProcess = async (
   label: string,
   env: Record<string, string>,
-  entry: Entry = { kind: 'source' },
+  entry?: Entry,
 ): Promise<ServiceProcess> => {
   const dataDir = await makeTempDir(label);
   let child: ChildProcess | undefined;
@@ -82,10 +85,10 @@ export const serviceProcess = async (
   return {
     dataDir,
     pid: () => (running() ? child?.pid : undefined),
-    start(timeoutMs) {
+    async start(timeoutMs) {
       child = startMain(
         { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env },
-        entry,
+        entry ?? (await serviceEntry()),
       );
       const stdout = collect(child.stdout);
       const stderr = collect(child.stderr);
