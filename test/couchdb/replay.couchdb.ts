@@ -32,6 +32,15 @@ const settled = async (read: () => Promise<unknown>): Promise<string> => {
 const ids = async (db: Database, prefix: string): Promise<string[]> =>
   (await db.allDocs({ startkey: prefix, endkey: `${prefix}\ufff0` })).rows.map((r) => r.id);
 
+/**
+ * The audit entries the replay could have written. Every start runs the retention job, which audits
+ * its run (decision 0045): the second process adds that one entry whatever the feed does.
+ */
+const auditIds = async (db: Database): Promise<string[]> =>
+  (await db.allDocs({ startkey: 'audit:', endkey: 'audit:\ufff0', include_docs: true })).rows
+    .filter((r) => Reflect.get(Object(r.doc), 'endpoint') !== 'JOB /retention')
+    .map((r) => r.id);
+
 describe(`a change feed that starts over, on ${couchServerLabel()}`, function () {
   this.timeout(240_000);
 
@@ -74,7 +83,7 @@ describe(`a change feed that starts over, on ${couchServerLabel()}`, function ()
       const before = {
         projections: await settled(() => snapshot(store.db.projections)),
         checkins: await settled(() => ids(store.db.private, 'checkin:')),
-        audit: await settled(() => ids(store.db.audit, 'audit:')),
+        audit: await settled(() => auditIds(store.db.audit)),
       };
       expect(before.projections, 'conflict records to replay').to.include('"docType":"conflict"');
       await svc.dispose();
@@ -92,7 +101,7 @@ describe(`a change feed that starts over, on ${couchServerLabel()}`, function ()
       expect(await settled(() => ids(again.db.private, 'checkin:')), 'check-in records').to.equal(
         before.checkins,
       );
-      expect(await settled(() => ids(again.db.audit, 'audit:')), 'audit entries').to.equal(before.audit);
+      expect(await settled(() => auditIds(again.db.audit)), 'audit entries').to.equal(before.audit);
     } finally {
       await svc?.dispose();
       await couch.dispose();
