@@ -292,7 +292,9 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
         const cy = decodeAs(CheckedIn, y?.json);
         expect(cy.checkInId, 'one check-in for one key').to.equal(cx.checkInId);
         const replays = [x, y].filter((r) => r?.headers.get('idempotent-replayed') === 'true').length;
-        expect(replays, 'one of the two is a replay').to.equal(1);
+        // One is a replay; both are when a first attempt met its deadline (503, decision 0046), was
+        // resent, and found the final answer the unanswered work left in the ledger.
+        expect(replays, 'one of the two is a replay (both after a resend)').to.be.oneOf([1, 2]);
         const outKey = randomUUID();
         const out = { checkInId: cx.checkInId, code: cx.code, pickupPerson: 'G' };
         const [ox, oy] = await Promise.all([
