@@ -148,8 +148,15 @@ const Token = t.type({ accessToken: t.string });
 
 /** Seeds the development data set (the ADMIN user) and signs in as it: the headers of its requests. */
 export const signedInAdmin = async (url: string): Promise<Record<string, string>> => {
-  const seeded = await fetch(`${url}/api/v1/_seed`, { method: 'POST' });
-  if (seeded.status !== 200 && seeded.status !== 201) throw new Error(`seed answered ${seeded.status}`);
+  // A 503 carries Retry-After (a start on a large data set may still be catching up); a 409 after it
+  // means an earlier attempt created the ADMIN, which is all the bench needs.
+  for (let attempt = 1; ; attempt += 1) {
+    const seeded = await fetch(`${url}/api/v1/_seed`, { method: 'POST' });
+    if (seeded.status === 200 || seeded.status === 201 || (seeded.status === 409 && attempt > 1)) break;
+    if (seeded.status !== 503 || attempt === 5) throw new Error(`seed answered ${seeded.status}`);
+    const retryAfterS = Number(seeded.headers.get('retry-after') ?? '1');
+    await new Promise((r) => setTimeout(r, 1000 * (Number.isFinite(retryAfterS) ? retryAfterS : 1)));
+  }
   const login = await fetch(`${url}/api/v1/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
