@@ -72,6 +72,8 @@ export interface KioskParts {
   readonly session: Session;
   readonly sync: SyncEngine;
   readonly header: (kiosk: Kiosk, status: SyncEngineState) => HTMLElement;
+  /** The screen shown when one is asked for (self-service mode keeps its own few: 0052); absent: it. */
+  readonly guard?: (asked: Screen) => Screen;
 }
 
 export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
@@ -182,7 +184,8 @@ export const createKiosk = async (parts: KioskParts): Promise<Kiosk> => {
       // A pull may have confirmed the check-in a waiting page is for.
       flushPages();
     },
-    show(next) {
+    show(asked) {
+      const next = parts.guard?.(asked) ?? asked;
       screen = next;
       document.body.dataset.screen = next.name;
       // Replaced, not pushed: a kiosk has no back button to walk the history with.

@@ -5,6 +5,7 @@ import { adminRoute } from './adminModel.js';
 import { createKiosk } from './kiosk.js';
 import { header } from './screens/header.js';
 import { homeScreen } from './screens/home.js';
+import { guardSelfService, watchIdle } from './screens/selfService.js';
 import { makeSession } from './session.js';
 import { deviceId, loadLang } from './storage.js';
 import { makeSyncEngine } from './sync.js';
@@ -18,7 +19,14 @@ const start = async (): Promise<void> => {
     // A reports-only account has no roster to pull and nothing to push.
     return auth !== undefined && !auth.expired && accessOf(auth.user.roles).desk;
   });
-  const kiosk = await createKiosk({ root, lang: loadLang(), session, sync, header });
+  const kiosk = await createKiosk({
+    root,
+    lang: loadLang(),
+    session,
+    sync,
+    header,
+    guard: guardSelfService,
+  });
   kiosk.show(homeScreen(kiosk, location.hash));
   // `#/admin/...` typed or bookmarked while the app is open.
   window.addEventListener('hashchange', () => {
@@ -27,6 +35,7 @@ const start = async (): Promise<void> => {
       kiosk.show(homeScreen(kiosk, location.hash));
     }
   });
+  watchIdle(kiosk);
   sync.start();
   // Registered after the first screen, so a slow install never delays the desk. Not in development:
   // Vite's dev server serves modules the worker must not cache.

@@ -15,6 +15,7 @@ const KEYS = {
   auth: 'chamada.kiosk.auth',
   config: 'chamada.kiosk.checkinConfig',
   labelLayout: 'chamada.kiosk.labelLayout',
+  selfService: 'chamada.kiosk.selfService',
 } as const;
 
 export const AuthState = t.intersection([
@@ -68,3 +69,21 @@ export const saveAuth = (auth: AuthState | undefined): void => keptAuth().save(a
 
 export const loadConfig = (): CheckinConfig => keptConfig().load() ?? DEFAULT_CONFIG;
 export const saveConfig = (config: CheckinConfig): void => keptConfig().save(config);
+
+/**
+ * Self-service mode (0052), kept per tablet like the printer: present while the mode is on, with how
+ * long a screen may sit untouched before the tablet goes back to its start.
+ */
+export const SelfService = t.type({ idleSeconds: t.number });
+export type SelfService = t.TypeOf<typeof SelfService>;
+export const SELF_SERVICE_IDLE_SECONDS = 30;
+const keptSelfService = () => keptIn(localStorage, KEYS.selfService, SelfService);
+export const loadSelfService = (): SelfService | undefined => {
+  const kept = keptSelfService().load();
+  if (kept === undefined) return undefined;
+  // A nonsense idle (hand-edited) keeps the mode, with the usual idle.
+  return Number.isFinite(kept.idleSeconds) && kept.idleSeconds >= 1
+    ? kept
+    : { idleSeconds: SELF_SERVICE_IDLE_SECONDS };
+};
+export const saveSelfService = (mode: SelfService | undefined): void => keptSelfService().save(mode);

@@ -47,6 +47,7 @@ import type { ApiFailure } from '../api.js';
 import { toCsv } from '../csv.js';
 import { formatDateTime, formatTime, isMessageKey, type MessageKey } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
+import { startSelfService } from './selfService.js';
 import { localDay } from './sessions.js';
 
 /** Names looked up one by one (children the local roster does not hold); past this, ids are shown. */
@@ -393,6 +394,27 @@ const loadPages = async (kiosk: Kiosk, day: string): Promise<E.Either<ApiFailure
   return E.right({ view, table: pagesTable(lines) });
 };
 
+/** Self-service on this tablet (0052): an ADMIN's to turn on, kept in the tablet's own settings. */
+const selfServiceControl = (kiosk: Kiosk): HTMLElement | null => {
+  const roles = kiosk.session.current()?.user.roles ?? [];
+  if (!roles.includes('ADMIN')) return null;
+  return h(
+    'section',
+    { className: 'self-service-setting', attrs: { 'aria-labelledby': 'self-service-heading' } },
+    h('h2', { attrs: { id: 'self-service-heading' } }, kiosk.t('admin.selfService')),
+    h('p', { className: 'field-hint' }, kiosk.t('admin.selfServiceHint')),
+    h(
+      'button',
+      {
+        className: 'secondary',
+        attrs: { type: 'button', 'data-test': 'self-service-on' },
+        onClick: () => startSelfService(kiosk),
+      },
+      kiosk.t('admin.selfServiceOn'),
+    ),
+  );
+};
+
 export const adminScreen = (tab: AdminTab, startDay?: string): Screen => {
   let day = startDay ?? localDay(new Date());
   let generation = 0;
@@ -504,6 +526,7 @@ export const adminScreen = (tab: AdminTab, startDay?: string): Screen => {
         ),
         status,
         body,
+        selfServiceControl(kiosk),
       );
     },
     // Roster pulls change nothing here; the reports are read again only when asked.

@@ -23,6 +23,7 @@ import { volunteersWanted } from '../roomVolunteers.js';
 import { type RosterSessionDoc, searchStudents, sessionOpen, siblingsOf } from '../rosterIndex.js';
 import { refusalPanel } from './admissionRefusal.js';
 import { checkoutScreen } from './checkout.js';
+import { familyLookupScreen } from './familyLookup.js';
 import { labelScreen } from './label.js';
 import { newChildScreen } from './newChild.js';
 import { sessionLabel, sessionsScreen } from './sessions.js';
@@ -315,6 +316,17 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
               onClick: () => kiosk.show(newChildScreen(session)),
             },
             kiosk.t('desk.newChild'),
+          ),
+          h(
+            'button',
+            {
+              className: 'secondary',
+              attrs: { type: 'button', 'data-test': 'family-lookup' },
+              // Back to this desk; each child goes to their own class's session now (0052).
+              onClick: () =>
+                kiosk.show(familyLookupScreen({ selfService: false, back: () => deskScreen(session) })),
+            },
+            kiosk.t('lookup.open'),
           ),
           h(
             'button',

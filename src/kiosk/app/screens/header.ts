@@ -8,6 +8,7 @@ import { accessOf } from '../access.js';
 import type { Kiosk } from '../kiosk.js';
 import type { SyncEngineState } from '../sync.js';
 import { adminScreen } from './admin.js';
+import { selfServiceOn } from './selfService.js';
 import { sessionsScreen } from './sessions.js';
 import { signInScreen } from './signIn.js';
 
@@ -28,7 +29,7 @@ const statusText = (kiosk: Kiosk, s: SyncEngineState): string => {
 /** To the admins' view from the desk, and back, for those who may open both. */
 const nav = (kiosk: Kiosk): HTMLElement | null => {
   const user = kiosk.session.current();
-  if (user === undefined) return null;
+  if (user === undefined || selfServiceOn()) return null;
   const access = accessOf(user.user.roles);
   const onAdmin = kiosk.screenName()?.startsWith('admin') === true;
   if (!onAdmin && access.reports) {
@@ -49,7 +50,8 @@ const nav = (kiosk: Kiosk): HTMLElement | null => {
 };
 
 export const header = (kiosk: Kiosk, s: SyncEngineState): HTMLElement => {
-  const user = kiosk.session.current();
+  // Self-service: a family gets the status and the language, no account or navigation (0052).
+  const user = selfServiceOn() ? undefined : kiosk.session.current();
   const notice = h('span', { className: 'header-notice', attrs: { role: 'alert' } });
   const signOut = async () => {
     await kiosk.sync.recount();

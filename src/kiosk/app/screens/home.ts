@@ -6,12 +6,15 @@ import { accessOf } from '../access.js';
 import { adminRoute } from '../adminModel.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { adminScreen } from './admin.js';
+import { selfServiceOn, selfServiceScreen } from './selfService.js';
 import { sessionsScreen } from './sessions.js';
 import { signInScreen } from './signIn.js';
 
 export const homeScreen = (kiosk: Kiosk, hash = ''): Screen => {
   const auth = kiosk.session.current();
   if (auth === undefined) return signInScreen;
+  // Self-service keeps the tablet's sign-in; a family sees only its start.
+  if (selfServiceOn()) return selfServiceScreen;
   const access = accessOf(auth.user.roles);
   const tab = adminRoute(hash);
   if (access.reports && (tab !== undefined || !access.desk)) return adminScreen(tab ?? 'conflicts');

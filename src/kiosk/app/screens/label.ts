@@ -27,6 +27,8 @@ export interface LabelInput {
   readonly checkedInAt: string;
   /** Where "done" returns to. */
   readonly desk: RosterSessionDoc;
+  /** Where "done" goes instead (a family's screen opened outside a desk: self-service's start). */
+  readonly done?: () => Screen;
 }
 
 const childLabel = (kiosk: Kiosk, { session, student, code }: LabelledChild, checkedInAt: string) =>
@@ -125,7 +127,7 @@ const printerChoice = (kiosk: Kiosk): HTMLElement => {
   );
 };
 
-export const labelScreen = ({ children, checkedInAt, desk }: LabelInput): Screen => ({
+export const labelScreen = ({ children, checkedInAt, desk, done }: LabelInput): Screen => ({
   name: 'label',
   // The labels show what was recorded: a roster pull arriving meanwhile must not rebuild them under
   // the volunteer's hands (or under the print dialog).
@@ -154,7 +156,7 @@ export const labelScreen = ({ children, checkedInAt, desk }: LabelInput): Screen
           {
             className: 'primary big',
             attrs: { type: 'button' },
-            onClick: () => kiosk.show(deskScreen(desk)),
+            onClick: () => kiosk.show(done?.() ?? deskScreen(desk)),
           },
           kiosk.t('label.done'),
         ),

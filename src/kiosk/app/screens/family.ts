@@ -1,0 +1,202 @@
+/**
+ * A family opened from its pass or a phone lookup (decision 0052): every child who has a session now
+ * (their own class's, `familyCheckIn.ts`) is ticked; one tap checks them all in through the desk's own
+ * path (the admission rule judges each, the events go to the outbox, offline too), then one label per
+ * child and one guardian's stub. Children with no session now are shown unticked with why; a family
+ * with nobody to check in now says so and records nothing.
+ *
+ * In self-service mode the refusal of a room rule only says why (the tablet's signed-in ADMIN is not
+ * the person at the screen, so no override is offered), and "done" goes back to the start.
+ */
+
+import { h, leaveButton, replaceChildren, submitOnce } from '../../../client/dom.js';
+import type { RosterStudent } from '../../../domain/roster.js';
+import { refusalText } from '../admission.js';
+import { openCheckin } from '../checkinState.js';
+import { type FamilyRow, familyRows, nobodyToCheckIn } from '../familyCheckIn.js';
+import type { Kiosk, Screen } from '../kiosk.js';
+import type { RosterSessionDoc } from '../rosterIndex.js';
+import { refusalPanel } from './admissionRefusal.js';
+import { admissionAt, recordCheckIn, showRefusal } from './desk.js';
+import { type LabelledChild, labelScreen } from './label.js';
+
+/** Where a family was opened from: the desk (a volunteer) or self-service (the family itself). */
+export interface FamilyOrigin {
+  readonly selfService: boolean;
+  /** The screen "back", "done" and a timeout return to. */
+  readonly back: () => Screen;
+}
+
+const rowsNow = (kiosk: Kiosk, familyKey: string): FamilyRow[] | undefined => {
+  const family = kiosk.index().families.get(familyKey);
+  return family === undefined
+    ? undefined
+    : familyRows(
+        kiosk.index(),
+        family,
+        new Date(),
+        (sessionId, studentId) => openCheckin(kiosk.aspect(sessionId, studentId)) !== undefined,
+      );
+};
+
+export const familyScreen = (familyKey: string, origin: FamilyOrigin): Screen => {
+  let refresh: (() => void) | undefined;
+  return {
+    name: 'family',
+    update: () => refresh?.(),
+    render: (kiosk: Kiosk) => {
+      const drawn = renderFamily(kiosk, familyKey, origin);
+      refresh = drawn.refresh;
+      return drawn.element;
+    },
+  };
+};
+
+const renderFamily = (
+  kiosk: Kiosk,
+  familyKey: string,
+  origin: FamilyOrigin,
+): { readonly element: HTMLElement; readonly refresh: () => void } => {
+  const family = kiosk.index().families.get(familyKey);
+  const rows = rowsNow(kiosk, familyKey) ?? [];
+  const back = leaveButton(kiosk.t('family.back'), () => kiosk.show(origin.back()));
+  if (family === undefined || rows.length === 0) {
+    return {
+      element: h(
+        'section',
+        { className: 'family' },
+        h('h1', {}, kiosk.t('pass.refusedTitle')),
+        h('p', { className: 'notice', attrs: { role: 'alert' } }, kiosk.t('family.unknown')),
+        h('div', { className: 'actions' }, back),
+      ),
+      refresh: () => undefined,
+    };
+  }
+  const boxes = new Map<string, HTMLInputElement>();
+  const statuses = new Map<string, HTMLElement>();
+  const whyText = (r: FamilyRow): string =>
+    r.why === 'NO_SESSION'
+      ? kiosk.t('family.noSession')
+      : r.why === 'INSIDE'
+        ? kiosk.t('siblings.inside')
+        : '';
+  const row = (r: FamilyRow): HTMLElement => {
+    const box = h('input', { attrs: { type: 'checkbox', name: r.student.studentId } });
+    box.checked = r.ticked;
+    box.disabled = !r.ticked;
+    boxes.set(r.student.studentId, box);
+    const status = h('span', { className: 'child-status' }, whyText(r));
+    status.hidden = r.why === undefined;
+    statuses.set(r.student.studentId, status);
+    return h(
+      'li',
+      { className: 'child family-child', attrs: { 'data-student-id': r.student.studentId } },
+      h(
+        'label',
+        { className: 'child-main' },
+        box,
+        h('span', { className: 'child-name' }, r.student.displayName),
+        h('span', { className: 'child-class' }, kiosk.index().classes.get(r.student.classId) ?? ''),
+        r.student.allergies === null
+          ? null
+          : h('span', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: r.student.allergies })),
+        status,
+      ),
+    );
+  };
+  const nobody = h(
+    'p',
+    { className: 'notice', attrs: { role: 'status', 'data-test': 'family-nobody' } },
+    nobodyToCheckIn(rows) ? kiosk.t('family.nobodyNow') : '',
+  );
+  const message = h('p', { className: 'form-error', attrs: { role: 'alert' } });
+  const offer = h('div', { className: 'offer' });
+  const confirm = h(
+    'button',
+    { className: 'primary big', attrs: { type: 'submit', 'data-test': 'family-confirm' } },
+    kiosk.t('family.confirm'),
+  );
+  confirm.hidden = nobodyToCheckIn(rows);
+
+  /** A pull while the family waits: ticks stay, a child who can no longer go in is unticked. */
+  const refresh = (): void => {
+    const now = rowsNow(kiosk, familyKey) ?? [];
+    for (const r of now) {
+      const box = boxes.get(r.student.studentId);
+      const status = statuses.get(r.student.studentId);
+      if (box === undefined || status === undefined) continue;
+      if (!r.ticked) box.checked = false;
+      box.disabled = !r.ticked;
+      status.textContent = whyText(r);
+      status.hidden = r.why === undefined;
+    }
+    nobody.textContent = nobodyToCheckIn(now) ? kiosk.t('family.nobodyNow') : '';
+    confirm.hidden = nobodyToCheckIn(now);
+  };
+
+  const checkInAll = async (
+    chosen: ReadonlyArray<{ readonly student: RosterStudent; readonly session: RosterSessionDoc }>,
+    override: { readonly justification: string } | undefined,
+  ): Promise<string | undefined> => {
+    const now = new Date();
+    const labelled: LabelledChild[] = [];
+    const problems: string[] = [];
+    for (const { student, session } of chosen) {
+      const recorded = await recordCheckIn(kiosk, session, student, now, override);
+      if ('code' in recorded) labelled.push({ session, student, code: recorded.code });
+      else problems.push(recorded.problem);
+    }
+    const first = labelled[0];
+    if (first === undefined) return problems.join(' ') || kiosk.t('siblings.noneChosen');
+    kiosk.show(
+      labelScreen({
+        children: labelled,
+        checkedInAt: now.toISOString(),
+        desk: first.session,
+        done: origin.back,
+      }),
+    );
+    return undefined;
+  };
+
+  /** As on the siblings screen: all judged first, each counting those going into the room before it. */
+  const attempt = async (): Promise<string | undefined> => {
+    replaceChildren(offer);
+    const chosen = (rowsNow(kiosk, familyKey) ?? []).flatMap((r) =>
+      r.ticked && r.session !== undefined && boxes.get(r.student.studentId)?.checked === true
+        ? [{ student: r.student, session: r.session }]
+        : [],
+    );
+    if (chosen.length === 0) return kiosk.t('siblings.noneChosen');
+    const refusals = chosen.flatMap(({ student, session }, i) => {
+      const ahead = chosen.slice(0, i).filter((c) => c.session.sessionId === session.sessionId).length;
+      const decision = admissionAt(kiosk, session, student, { ahead });
+      return decision.kind === 'REFUSE' ? [{ refusal: decision, name: student.displayName }] : [];
+    });
+    if (refusals.length === 0) return checkInAll(chosen, undefined);
+    if (origin.selfService)
+      replaceChildren(
+        offer,
+        refusalPanel(kiosk, `${refusalText(kiosk.lang(), refusals)} ${kiosk.t('family.askVolunteer')}`),
+      );
+    else showRefusal(kiosk, offer, refusals, (justification) => checkInAll(chosen, { justification }));
+    return undefined;
+  };
+
+  const onSubmit = submitOnce(confirm, message, attempt);
+  const element = h(
+    'section',
+    { className: `family${origin.selfService ? ' self' : ''}` },
+    h('h1', {}, kiosk.t('family.title', { name: family.guardianName })),
+    h(
+      'form',
+      { onSubmit: (e) => void onSubmit(e) },
+      h('ul', { className: 'children' }, ...rows.map(row)),
+      nobody,
+      message,
+      offer,
+      h('div', { className: 'actions' }, back, confirm),
+    ),
+  );
+  return { element, refresh };
+};
