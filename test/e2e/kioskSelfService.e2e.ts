@@ -321,6 +321,21 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
     expect(await page.locator('header.topbar').textContent()).to.contain('Beatriz (porta)');
   });
 
+  it('the accessibility check does see a violation when there is one', async () => {
+    const { page } = kiosk;
+    // An unlabelled field and an empty button: two WCAG failures axe-core must report.
+    await page.evaluate(() => {
+      const trap = document.createElement('div');
+      trap.id = 'a11y-trap';
+      trap.append(document.createElement('input'), document.createElement('button'));
+      document.querySelector('.content')?.append(trap);
+    });
+    const found = await wcagViolations(page);
+    expect(found.some((v) => v.startsWith('label'))).to.equal(true);
+    expect(found.some((v) => v.startsWith('button-name'))).to.equal(true);
+    await page.evaluate(() => document.getElementById('a11y-trap')?.remove());
+  });
+
   it('ran without a CSP violation or an uncaught error', () => {
     expect(kiosk.problems()).to.deep.equal([]);
   });
