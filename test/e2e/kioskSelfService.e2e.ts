@@ -198,9 +198,13 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
     expect(await page.locator('input[type="search"]').count(), 'no name search').to.equal(0);
   });
 
-  it('with the network cut, a family checks itself in by phone in 3 taps: three labels, one stub, synced later', async () => {
+  it('with the network cut (and the tablet restarted), a family checks itself in by phone in 3 taps: three labels, one stub, synced later', async () => {
     const { page, context } = kiosk;
+    // The tablet restarts with no network: the service worker's app shell, the mode and the roster hold.
+    await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
     await context.setOffline(true);
+    await page.reload();
+    await screen('self-service');
     await waitForStatus(kiosk, { online: false });
     taps = 0;
     await tap(page.getByRole('button', { name: 'Digitar o telefone' }));
@@ -310,6 +314,13 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
     await screen('self-service-exit');
     await noViolations('the volunteer sign-in');
     await page.getByLabel('E-mail').fill(ministry.chamador.email);
+    // Offline nothing can check the password: the tablet says so and stays in the mode.
+    await kiosk.context.setOffline(true);
+    await page.getByLabel('Senha').fill(ministry.chamador.password);
+    await page.getByRole('button', { name: 'Entrar' }).tap();
+    await page.locator('.form-error', { hasText: 'Sem conexão' }).waitFor();
+    await kiosk.context.setOffline(false);
+    await waitForStatus(kiosk, { online: true, pending: 0 });
     await page.getByLabel('Senha').fill('not the password');
     await page.getByRole('button', { name: 'Entrar' }).tap();
     await page.locator('.form-error', { hasText: 'incorretos' }).waitFor();
