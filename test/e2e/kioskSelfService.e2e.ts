@@ -308,6 +308,25 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
     await page.setViewportSize({ width: 1024, height: 768 });
   });
 
+  it('answers a few lookups a minute: nobody walks every ending for the families on the tablet', async () => {
+    const { page } = kiosk;
+    await page.getByRole('button', { name: 'Digitar o telefone' }).tap();
+    const digits = page.getByLabel('Últimos 4 dígitos do telefone do responsável');
+    const wait = page.locator('.lookup-results', { hasText: 'Muitas buscas seguidas' });
+    let typed = 0;
+    for (const ending of ['1000', '1001', '1002', '1003', '1004', '1005', '1006', '1007', '1008']) {
+      await digits.fill(ending);
+      typed += 1;
+      if ((await wait.count()) > 0) break;
+    }
+    expect(await wait.count(), 'refused within the minute').to.equal(1);
+    expect(typed).to.be.at.most(9);
+    await digits.fill('0001');
+    expect(await page.locator('.family-match').count(), 'no family while refused').to.equal(0);
+    await page.getByRole('button', { name: 'Voltar' }).tap();
+    await screen('self-service');
+  });
+
   it('a volunteer leaves the mode by signing in with their own account', async () => {
     const { page } = kiosk;
     await page.getByRole('button', { name: 'Sou voluntário' }).tap();

@@ -4,7 +4,9 @@ import {
   lookupDigits,
   lookupFamilies,
   nobodyToCheckIn,
+  SELF_LOOKUPS_PER_MINUTE,
   sessionNow,
+  throttleLookup,
 } from '../../src/kiosk/app/familyCheckIn.js';
 import { buildRosterIndex } from '../../src/kiosk/app/rosterIndex.js';
 import { idleExpired, selfServiceAllows } from '../../src/kiosk/app/selfService.js';
@@ -105,6 +107,47 @@ describe('kiosk: the phone lookup', () => {
     expect(lookupDigits('(00) 01')).to.equal('0001');
     expect(lookupDigits('000')).to.equal(undefined);
     expect(lookupDigits('00011')).to.equal(undefined);
+  });
+});
+
+describe('kiosk: self-service answers a few lookups a minute', () => {
+  const minute = (n: number, from = 0) => Array.from({ length: n }, (_, i) => from + i * 1_000);
+  const cases: ReadonlyArray<{
+    what: string;
+    recent: number[];
+    now: number;
+    answered: boolean;
+    kept: number;
+  }> = [
+    { what: 'the first', recent: [], now: 0, answered: true, kept: 1 },
+    {
+      what: 'one under the limit',
+      recent: minute(SELF_LOOKUPS_PER_MINUTE - 1),
+      now: 30_000,
+      answered: true,
+      kept: 8,
+    },
+    {
+      what: 'one over the limit',
+      recent: minute(SELF_LOOKUPS_PER_MINUTE),
+      now: 30_000,
+      answered: false,
+      kept: 8,
+    },
+    // A minute after the first of them, that one no longer counts.
+    { what: 'a minute on', recent: minute(SELF_LOOKUPS_PER_MINUTE), now: 60_000, answered: true, kept: 8 },
+    { what: 'long after', recent: minute(SELF_LOOKUPS_PER_MINUTE), now: 600_000, answered: true, kept: 1 },
+  ];
+  for (const { what, recent, now, answered, kept } of cases) {
+    it(what, () => {
+      const got = throttleLookup(recent, now);
+      expect([got.answered, got.recentMs.length]).to.deep.equal([answered, kept]);
+    });
+  }
+
+  it('a refused lookup does not push the wait further', () => {
+    const full = minute(SELF_LOOKUPS_PER_MINUTE);
+    expect(throttleLookup(full, 30_000).recentMs).to.deep.equal(full);
   });
 });
 

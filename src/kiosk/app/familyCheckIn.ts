@@ -138,3 +138,25 @@ export const familyRows = (
 
 /** Whether the family has nobody to check in now (every child without a session, or inside already). */
 export const nobodyToCheckIn = (rows: ReadonlyArray<FamilyRow>): boolean => rows.every((r) => !r.ticked);
+
+/**
+ * Lookups a self-service tablet answers a minute: enough for a queue of families (one each, some
+ * mistyped), too few to walk the 10,000 endings for every family's first names (a day at this pace).
+ */
+export const SELF_LOOKUPS_PER_MINUTE = 8;
+const MINUTE_MS = 60_000;
+
+/**
+ * Whether one more lookup is answered now, given when the recent ones were (`recentMs`), and the
+ * times to keep: the last minute's, with this one when it is answered.
+ */
+export const throttleLookup = (
+  recentMs: ReadonlyArray<number>,
+  nowMs: number,
+  limit = SELF_LOOKUPS_PER_MINUTE,
+): { readonly answered: boolean; readonly recentMs: ReadonlyArray<number> } => {
+  const kept = recentMs.filter((at) => nowMs - at < MINUTE_MS);
+  return kept.length < limit
+    ? { answered: true, recentMs: [...kept, nowMs] }
+    : { answered: false, recentMs: kept };
+};

@@ -5,15 +5,35 @@
  * never the number (0018).
  */
 import { h, leaveButton, replaceChildren } from '../../../client/dom.js';
-import { LOOKUP_DIGITS, lookupDigits, lookupFamilies } from '../familyCheckIn.js';
+import { LOOKUP_DIGITS, lookupDigits, lookupFamilies, throttleLookup } from '../familyCheckIn.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { type FamilyOrigin, familyScreen } from './family.js';
 
+/** When this tablet answered its recent self-service lookups (kept across screens, not restarts). */
+let selfLookupsMs: ReadonlyArray<number> = [];
+
 export const familyLookupScreen = (origin: FamilyOrigin): Screen => {
   let typed = '';
+  /** The four digits last answered, so a roster pull redrawing the list is not another lookup. */
+  let answered: string | undefined;
   let results: HTMLElement | undefined;
+  /** Self-service answers a few lookups a minute: nobody walks every ending for the families' names. */
+  const mayAnswer = (digits: string | undefined): boolean => {
+    if (!origin.selfService || digits === undefined || digits === answered) return true;
+    const throttled = throttleLookup(selfLookupsMs, Date.now());
+    selfLookupsMs = throttled.recentMs;
+    if (throttled.answered) answered = digits;
+    return throttled.answered;
+  };
   const drawResults = (kiosk: Kiosk) => {
     if (results === undefined) return;
+    if (!mayAnswer(lookupDigits(typed))) {
+      replaceChildren(
+        results,
+        h('p', { className: 'notice', attrs: { role: 'alert' } }, kiosk.t('lookup.wait')),
+      );
+      return;
+    }
     const found = lookupFamilies(kiosk.index(), typed);
     if (found.length === 0) {
       replaceChildren(
