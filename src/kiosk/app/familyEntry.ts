@@ -46,7 +46,7 @@ export const familyRefusedScreen = (refusal: PassRefusal, origin: FamilyOrigin):
  * outcome too, so the scanner can tell a refusal (and keep its camera) from an opened family.
  */
 export const openFamilyFromPass = async (
-  kiosk: Kiosk,
+  kiosk: Pick<Kiosk, 'index' | 'show'>,
   scanned: string,
   origin: FamilyOrigin = scanOrigin(),
 ): Promise<E.Either<PassRefusal, string>> => {
