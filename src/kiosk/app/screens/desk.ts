@@ -24,7 +24,7 @@ import { type RosterSessionDoc, searchStudents, sessionOpen, siblingsOf } from '
 import { refusalPanel } from './admissionRefusal.js';
 import { checkoutScreen } from './checkout.js';
 import { familyLookupScreen } from './familyLookup.js';
-import { labelScreen } from './label.js';
+import { type LabelledChild, labelScreen } from './label.js';
 import { newChildScreen } from './newChild.js';
 import { sessionLabel, sessionsScreen } from './sessions.js';
 import { siblingsScreen } from './siblings.js';
@@ -123,6 +123,51 @@ export const recordCheckIn = async (
     }),
   );
   return { code };
+};
+
+/** A child going in with others (brothers and sisters, a family), to the session of their class. */
+export interface GoingIn {
+  readonly student: RosterStudent;
+  readonly session: RosterSessionDoc;
+}
+
+/**
+ * The refusals among children going in together, all judged before any is recorded, each counting
+ * those going into the same room before them: one refusal stops them all (an ADMIN's one justification
+ * passes them all).
+ */
+export const refusalsTogether = (
+  kiosk: Kiosk,
+  chosen: ReadonlyArray<GoingIn>,
+): Array<{ readonly refusal: DeskRefusal; readonly name: string }> =>
+  chosen.flatMap(({ student, session }, i) => {
+    const ahead = chosen.slice(0, i).filter((c) => c.session.sessionId === session.sessionId).length;
+    const decision = admissionAt(kiosk, session, student, { ahead });
+    return decision.kind === 'REFUSE' ? [{ refusal: decision, name: student.displayName }] : [];
+  });
+
+/**
+ * Records children going in together, each judged again as it is recorded (the room fills as they
+ * go); one refused meanwhile (checked in on this tablet) does not hold back the others. Answers the
+ * labels of those recorded, or what stopped every one of them.
+ */
+export const recordTogether = async (
+  kiosk: Kiosk,
+  chosen: ReadonlyArray<GoingIn>,
+  override: Override,
+): Promise<
+  { readonly labelled: LabelledChild[]; readonly checkedInAt: string } | { readonly problem: string }
+> => {
+  const now = new Date();
+  const labelled: LabelledChild[] = [];
+  const problems: string[] = [];
+  for (const { student, session } of chosen) {
+    const recorded = await recordCheckIn(kiosk, session, student, now, override);
+    if ('code' in recorded) labelled.push({ session, student, code: recorded.code });
+    else problems.push(recorded.problem);
+  }
+  if (labelled.length === 0) return { problem: problems.join(' ') || kiosk.t('siblings.noneChosen') };
+  return { labelled, checkedInAt: now.toISOString() };
 };
 
 /** Checks one child in, then shows the label and the guardian's stub. */

@@ -10,15 +10,13 @@
  */
 
 import { h, leaveButton, replaceChildren, submitOnce } from '../../../client/dom.js';
-import type { RosterStudent } from '../../../domain/roster.js';
 import { refusalText } from '../admission.js';
 import { openCheckin } from '../checkinState.js';
 import { type FamilyRow, familyRows, nobodyToCheckIn } from '../familyCheckIn.js';
 import type { Kiosk, Screen } from '../kiosk.js';
-import type { RosterSessionDoc } from '../rosterIndex.js';
 import { refusalPanel } from './admissionRefusal.js';
-import { admissionAt, recordCheckIn, showRefusal } from './desk.js';
-import { type LabelledChild, labelScreen } from './label.js';
+import { type GoingIn, recordTogether, refusalsTogether, showRefusal } from './desk.js';
+import { labelScreen } from './label.js';
 
 /** Where a family was opened from: the desk (a volunteer) or self-service (the family itself). */
 export interface FamilyOrigin {
@@ -135,23 +133,17 @@ const renderFamily = (
   };
 
   const checkInAll = async (
-    chosen: ReadonlyArray<{ readonly student: RosterStudent; readonly session: RosterSessionDoc }>,
+    chosen: ReadonlyArray<GoingIn>,
     override: { readonly justification: string } | undefined,
   ): Promise<string | undefined> => {
-    const now = new Date();
-    const labelled: LabelledChild[] = [];
-    const problems: string[] = [];
-    for (const { student, session } of chosen) {
-      const recorded = await recordCheckIn(kiosk, session, student, now, override);
-      if ('code' in recorded) labelled.push({ session, student, code: recorded.code });
-      else problems.push(recorded.problem);
-    }
-    const first = labelled[0];
-    if (first === undefined) return problems.join(' ') || kiosk.t('siblings.noneChosen');
+    const recorded = await recordTogether(kiosk, chosen, override);
+    if ('problem' in recorded) return recorded.problem;
+    const first = recorded.labelled[0];
+    if (first === undefined) return kiosk.t('siblings.noneChosen');
     kiosk.show(
       labelScreen({
-        children: labelled,
-        checkedInAt: now.toISOString(),
+        children: recorded.labelled,
+        checkedInAt: recorded.checkedInAt,
         desk: first.session,
         done: origin.back,
       }),
@@ -168,11 +160,7 @@ const renderFamily = (
         : [],
     );
     if (chosen.length === 0) return kiosk.t('siblings.noneChosen');
-    const refusals = chosen.flatMap(({ student, session }, i) => {
-      const ahead = chosen.slice(0, i).filter((c) => c.session.sessionId === session.sessionId).length;
-      const decision = admissionAt(kiosk, session, student, { ahead });
-      return decision.kind === 'REFUSE' ? [{ refusal: decision, name: student.displayName }] : [];
-    });
+    const refusals = refusalsTogether(kiosk, chosen);
     if (refusals.length === 0) return checkInAll(chosen, undefined);
     if (origin.selfService)
       replaceChildren(

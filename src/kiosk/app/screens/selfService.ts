@@ -14,6 +14,7 @@ import { loadSelfService, SELF_SERVICE_IDLE_SECONDS, saveSelfService } from '../
 import type { FamilyOrigin } from './family.js';
 import { familyLookupScreen } from './familyLookup.js';
 import { sessionsScreen } from './sessions.js';
+import { credentialInputs, mayCarryOutbox } from './signIn.js';
 
 /**
  * What the start screen's scan button does: the camera scan (branch family-scan) registers it, and
@@ -93,18 +94,7 @@ const EXIT_FAILURES: Readonly<Record<string, MessageKey>> = {
  * tablet's events wait to be sent may not either (they are sent as whoever is signed in: 0020).
  */
 const exitRender = (kiosk: Kiosk): HTMLElement => {
-  const email = h('input', {
-    attrs: { type: 'email', name: 'email', autocomplete: 'username', required: '', inputmode: 'email' },
-  });
-  const password = h('input', {
-    attrs: { type: 'password', name: 'password', autocomplete: 'current-password', required: '' },
-  });
-  const submit = h(
-    'button',
-    { className: 'primary big', attrs: { type: 'submit' } },
-    kiosk.t('signIn.submit'),
-  );
-  const message = h('p', { className: 'form-error', attrs: { role: 'alert' } });
+  const { email, password, submit, message } = credentialInputs(kiosk);
   const onSubmit = async (event: SubmitEvent) => {
     event.preventDefault();
     message.textContent = '';
@@ -116,9 +106,7 @@ const exitRender = (kiosk: Kiosk): HTMLElement => {
       const signedIn = await kiosk.session.signIn(
         email.value.trim(),
         password.value,
-        (next) =>
-          accessOf(next.user.roles).desk &&
-          (before === undefined || waiting === 0 || before.user.userId === next.user.userId),
+        (next) => accessOf(next.user.roles).desk && mayCarryOutbox(before, waiting, next),
       );
       if (E.isLeft(signedIn)) {
         message.textContent =

@@ -10,8 +10,8 @@ import type { RosterStudent } from '../../../domain/roster.js';
 import { openCheckin } from '../checkinState.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { type RosterSessionDoc, sessionOpen, siblingsOf } from '../rosterIndex.js';
-import { admissionAt, deskScreen, recordCheckIn, showRefusal } from './desk.js';
-import { type LabelledChild, labelScreen } from './label.js';
+import { deskScreen, type GoingIn, recordTogether, refusalsTogether, showRefusal } from './desk.js';
+import { labelScreen } from './label.js';
 
 /**
  * The session a child would be checked in to: their class's session on the desk's day, if any, one
@@ -109,43 +109,28 @@ const renderSiblings = (
 
   const offer = h('div', { className: 'offer' });
 
-  /** Checks the chosen children in, each judged again as it is recorded (the room fills as they go). */
+  /** Checks the chosen children in, then shows a label each and one stub. */
   const checkInAll = async (
-    chosen: ReadonlyArray<{ readonly child: RosterStudent; readonly session: RosterSessionDoc }>,
+    chosen: ReadonlyArray<GoingIn>,
     override: { readonly justification: string } | undefined,
   ): Promise<string | undefined> => {
-    const now = new Date();
-    const labelled: LabelledChild[] = [];
-    const problems: string[] = [];
-    for (const { child, session } of chosen) {
-      const recorded = await recordCheckIn(kiosk, session, child, now, override);
-      // One child refused (checked in meanwhile on this tablet) does not hold back the others.
-      if ('code' in recorded) labelled.push({ session, student: child, code: recorded.code });
-      else problems.push(recorded.problem);
-    }
-    if (labelled.length === 0) return problems.join(' ') || kiosk.t('siblings.noneChosen');
-    kiosk.show(labelScreen({ children: labelled, checkedInAt: now.toISOString(), desk }));
+    const recorded = await recordTogether(kiosk, chosen, override);
+    if ('problem' in recorded) return recorded.problem;
+    kiosk.show(labelScreen({ children: recorded.labelled, checkedInAt: recorded.checkedInAt, desk }));
     return undefined;
   };
 
-  /**
-   * Every ticked child is judged before any is recorded, each counting those going into the same room
-   * before them: one refusal stops them all, and an ADMIN's one justification passes them all.
-   */
+  /** Every ticked child is judged before any is recorded (`refusalsTogether`). */
   const attempt = async (): Promise<string | undefined> => {
     replaceChildren(offer);
     const chosen = family.flatMap((child) => {
       const session = sessionFor(kiosk, desk, child);
       return boxes.get(child.studentId)?.checked === true && session !== undefined
-        ? [{ child, session }]
+        ? [{ student: child, session }]
         : [];
     });
     if (chosen.length === 0) return kiosk.t('siblings.noneChosen');
-    const refusals = chosen.flatMap(({ child, session }, i) => {
-      const ahead = chosen.slice(0, i).filter((c) => c.session === session).length;
-      const decision = admissionAt(kiosk, session, child, { ahead });
-      return decision.kind === 'REFUSE' ? [{ refusal: decision, name: child.displayName }] : [];
-    });
+    const refusals = refusalsTogether(kiosk, chosen);
     if (refusals.length === 0) return checkInAll(chosen, undefined);
     showRefusal(kiosk, offer, refusals, (justification) => checkInAll(chosen, { justification }));
     return undefined;

@@ -8,6 +8,7 @@ import { accessOf } from '../access.js';
 import { checkinConfig } from '../api.js';
 import type { MessageKey } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
+import type { AuthState } from '../storage.js';
 import { adminScreen } from './admin.js';
 import { homeScreen } from './home.js';
 
@@ -18,19 +19,24 @@ const FAILURE_MESSAGES: Readonly<Record<string, MessageKey>> = {
   forbidden: 'signIn.forbidden',
 };
 
-const render = (kiosk: Kiosk): HTMLElement => {
-  const email = h('input', {
+/** The sign-in form's parts, shared with self-service's way out (`selfService.ts`). */
+export const credentialInputs = (kiosk: Kiosk) => ({
+  email: h('input', {
     attrs: { type: 'email', name: 'email', autocomplete: 'username', required: '', inputmode: 'email' },
-  });
-  const password = h('input', {
+  }),
+  password: h('input', {
     attrs: { type: 'password', name: 'password', autocomplete: 'current-password', required: '' },
-  });
-  const submit = h(
-    'button',
-    { className: 'primary big', attrs: { type: 'submit' } },
-    kiosk.t('signIn.submit'),
-  );
-  const message = h('p', { className: 'form-error', attrs: { role: 'alert' } });
+  }),
+  submit: h('button', { className: 'primary big', attrs: { type: 'submit' } }, kiosk.t('signIn.submit')),
+  message: h('p', { className: 'form-error', attrs: { role: 'alert' } }),
+});
+
+/** Events are sent as whoever is signed in: while some wait, only their user may sign in (0020). */
+export const mayCarryOutbox = (before: AuthState | undefined, waiting: number, next: AuthState): boolean =>
+  before === undefined || waiting === 0 || before.user.userId === next.user.userId;
+
+const render = (kiosk: Kiosk): HTMLElement => {
+  const { email, password, submit, message } = credentialInputs(kiosk);
   const busy = (text: MessageKey | null) => {
     submit.disabled = text !== null;
     submit.textContent = kiosk.t(text ?? 'signIn.submit');
@@ -43,12 +49,8 @@ const render = (kiosk: Kiosk): HTMLElement => {
     const before = kiosk.session.current();
     await kiosk.sync.recount();
     const waiting = kiosk.sync.status().pending;
-    const signedIn = await kiosk.session.signIn(
-      email.value.trim(),
-      password.value,
-      (next) =>
-        // Events are sent as whoever is signed in: another user must not carry them (0020).
-        before === undefined || waiting === 0 || before.user.userId === next.user.userId,
+    const signedIn = await kiosk.session.signIn(email.value.trim(), password.value, (next) =>
+      mayCarryOutbox(before, waiting, next),
     );
     if (E.isLeft(signedIn)) {
       busy(null);
