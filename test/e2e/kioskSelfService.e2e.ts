@@ -6,6 +6,8 @@
  * child in a session now, and a full room, told so with nothing recorded; the mode's boundaries, its
  * idle reset, a phone-sized screen, a volunteer leaving by signing in; axe-core on every new screen.
  */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import type { Browser, Locator } from 'playwright-core';
@@ -15,6 +17,7 @@ import { wcagViolations } from './a11y.js';
 import {
   ADMIN,
   type Api,
+  ARTIFACTS,
   adminApi,
   docShot,
   eventually,
@@ -41,6 +44,8 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
   /** Child → [studentId, sessionId]. */
   const children = new Map<string, readonly [string, string]>();
   let taps = 0;
+  /** How long each flow took, taps included: written beside the screenshots, never asserted (figures, not tests). */
+  const timings: Array<{ readonly flow: string; readonly taps: number; readonly ms: number }> = [];
   const tap = async (target: Locator) => {
     taps += 1;
     await target.tap();
@@ -122,6 +127,10 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
   });
 
   after(async () => {
+    await writeFile(
+      path.join(ARTIFACTS, 'selfservice-timings.json'),
+      `${JSON.stringify(timings, null, 2)}\n`,
+    );
     await browser?.close();
     await service?.dispose();
   });
@@ -131,6 +140,7 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
     await signIn(kiosk, ADMIN.email, ADMIN.password);
     await waitForStatus(kiosk, { online: true, pending: 0 });
     taps = 0;
+    const started = Date.now();
     await tap(page.getByRole('button', { name: /Turma Arco-Íris · Culto da manhã/ }));
     await screen('desk');
     await tap(page.getByRole('button', { name: 'Família pelo telefone' }));
@@ -158,6 +168,7 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
     await kiosk.shot('02-family');
     await tap(page.getByRole('button', { name: 'Confirmar entrada' }));
     await screen('label');
+    timings.push({ flow: 'desk, online', taps, ms: Date.now() - started });
     expect(taps, 'taps from the sessions to the labels').to.be.at.most(5);
     const codes = await codesShown();
     expect([...codes.keys()].sort()).to.deep.equal(['Lia Prado', 'Rui Prado', 'Téo Prado']);
@@ -207,6 +218,7 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
     await screen('self-service');
     await waitForStatus(kiosk, { online: false });
     taps = 0;
+    const started = Date.now();
     await tap(page.getByRole('button', { name: 'Digitar o telefone' }));
     await screen('family-lookup');
     await page.getByLabel('Últimos 4 dígitos do telefone do responsável').fill('0002');
@@ -214,6 +226,7 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
     await screen('family');
     await tap(page.getByRole('button', { name: 'Confirmar entrada' }));
     await screen('label');
+    timings.push({ flow: 'self-service, network cut', taps, ms: Date.now() - started });
     expect(taps, 'taps from the start to the labels').to.be.at.most(5);
     const codes = await codesShown();
     expect([...codes.keys()].sort()).to.deep.equal(['Davi Costa', 'Eva Costa', 'Nina Costa']);
