@@ -127,10 +127,11 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
   });
 
   after(async () => {
-    await writeFile(
-      path.join(ARTIFACTS, 'selfservice-timings.json'),
-      `${JSON.stringify(timings, null, 2)}\n`,
-    );
+    if (timings.length > 0)
+      await writeFile(
+        path.join(ARTIFACTS, 'selfservice-timings.json'),
+        `${JSON.stringify(timings, null, 2)}\n`,
+      );
     await browser?.close();
     await service?.dispose();
   });
