@@ -4,8 +4,9 @@
  * YUV4MPEG2), and a returning family of three goes from the pass in front of the camera to three labels
  * and one stub, online and with the network cut, counting the taps (asserted) and the time (printed: a
  * figure to report, not a timed assertion). A revoked pass is refused after the tablet's next roster
- * pull and records nothing; a foreign QR code is named as such; axe-core finds no WCAG 2.1 AA violation
- * on the overlay; a tablet whose camera is not allowed says so and points to the search.
+ * pull and records nothing; a foreign QR code, another deployment's pass, a changed one and a family
+ * with no session now are each named and record nothing; axe-core finds no WCAG 2.1 AA violation on
+ * the overlay; a tablet whose camera is not allowed says so and points to the search.
  *
  * Until the family screen of issue #39 lands, a pass opens the brothers-and-sisters screen of 0027.
  */
@@ -102,8 +103,8 @@ const cameraVideo = async (image: Uint8Array, file: string): Promise<string> => 
   return file;
 };
 
-/** Another QR code (a web address), drawn black on white at 8 px a module, as PNG bytes. */
-const foreignQr = async (text: string): Promise<Uint8Array> => {
+/** A QR code of any text, drawn black on white at 8 px a module, as PNG bytes. */
+const qrImage = async (text: string): Promise<Uint8Array> => {
   const rows = encodeQR(text, 'raw', { ecc: 'medium', border: 4 });
   const scale = 8;
   const side = rows.length * scale;
@@ -130,6 +131,7 @@ const passCard = async (api: Api, studentId: string): Promise<Uint8Array> => {
   return card.body;
 };
 
+const PassContent = t.type({ content: t.string });
 const Active = t.type({ checkIn: t.type({ code: t.string, status: t.string }) });
 const TrackStates = t.array(t.string);
 const Violations = t.array(t.type({ id: t.string, impact: t.union([t.string, t.null]), nodes: t.number }));
@@ -164,6 +166,8 @@ describe('kiosk (e2e): a family pass scanned with the camera', function () {
   const families = new Map<string, Map<string, { studentId: string; sessionId: string }>>();
   let online: KioskPage | undefined;
   let foreign: KioskPage | undefined;
+  /** A child of a class with no session today: her family's pass opens nothing. */
+  let dora = '';
 
   /** A tablet whose camera sees `video`: its own Chromium (the file is a launch switch), camera allowed. */
   const tabletFacing = async (video: string, label: string): Promise<KioskPage> => {
@@ -216,6 +220,17 @@ describe('kiosk (e2e): a family pass scanned with the camera', function () {
       }
       families.set(surname, family);
     }
+    const noSession = await api.create('/api/v1/classes', { name: 'Turma Sem Culto' }, 'classId');
+    dora = await api.create(
+      '/api/v1/students',
+      {
+        displayName: 'Dora Lima',
+        guardianName: 'Nina Lima',
+        phones: [{ number: '21 95555-0003', qualifier: 'mãe' }],
+        classId: noSession,
+      },
+      'studentId',
+    );
   });
 
   after(async () => {
@@ -257,7 +272,7 @@ describe('kiosk (e2e): a family pass scanned with the camera', function () {
     expect(await page.locator('[data-test="stub"]').count()).to.equal(1);
     expect(await page.locator('[data-test="stub"] [data-test="stub-child"]').count()).to.equal(3);
     // The overlay is gone and the camera off.
-    expect(await page.locator('dialog').count()).to.equal(0);
+    await page.locator('dialog').waitFor({ state: 'detached' });
     const tracks = await cameraTracks(k);
     expect(tracks.length).to.be.greaterThan(0);
     expect(
@@ -336,7 +351,7 @@ describe('kiosk (e2e): a family pass scanned with the camera', function () {
     );
     await k.shot('02-revoked');
     await page.getByRole('button', { name: 'Cancelar' }).click();
-    expect(await page.locator('dialog').count()).to.equal(0);
+    await page.locator('dialog').waitFor({ state: 'detached' });
     expect((await cameraTracks(k)).every((s) => s === 'ended')).to.equal(true);
     expect(await page.locator('body').getAttribute('data-screen')).to.equal('desk');
     await waitForStatus(k, { online: true, pending: 0 });
@@ -345,7 +360,7 @@ describe('kiosk (e2e): a family pass scanned with the camera', function () {
 
   it('a foreign QR code gets its message, records nothing; axe-core: no WCAG 2.1 AA violation on the overlay', async () => {
     const video = await cameraVideo(
-      await foreignQr('https://example.org/not-a-family-pass'),
+      await qrImage('https://example.org/not-a-family-pass'),
       path.join(dir, 'foreign.y4m'),
     );
     const k = await tabletFacing(video, 'scan-foreign');
@@ -371,9 +386,55 @@ describe('kiosk (e2e): a family pass scanned with the camera', function () {
     );
     expect(violations).to.deep.equal([]);
     await k.page.getByRole('button', { name: 'Cancelar' }).click();
+    await k.page.locator('dialog').waitFor({ state: 'detached' });
     expect((await cameraTracks(k)).every((s) => s === 'ended')).to.equal(true);
     await waitForStatus(k, { online: true, pending: 0 });
     expect(k.problems()).to.deep.equal([]);
+  });
+
+  it("another deployment's pass, a changed one, a family with no session now: each named, nothing recorded", async () => {
+    const k = foreign;
+    if (k === undefined) throw new Error('the tablet facing a foreign QR code did not start');
+    const pass = decodeAs(
+      PassContent,
+      (await api.get(`/api/v1/students/${firstChild('Souza')}/family-pass/content`)).json,
+    ).content;
+    const [scheme, version, issuer, token] = pass.split(':');
+    if (scheme === undefined || version === undefined || issuer === undefined || token === undefined)
+      throw new Error(`not a pass: ${pass}`);
+    const otherIssuer = issuer === 'AAAAAAAA' ? 'BBBBBBBB' : 'AAAAAAAA';
+    const changed = `${token.startsWith('A') ? 'B' : 'A'}${token.slice(1)}`;
+    const cases = [
+      [
+        await qrImage(`${scheme}:${version}:${otherIssuer}:${token}`),
+        'OTHER_DEPLOYMENT',
+        'Este cartão é de outra igreja. Procure a criança pelo nome ou pelo telefone.',
+      ],
+      [
+        await qrImage(`${scheme}:${version}:${issuer}:${changed}`),
+        'UNKNOWN_PASS',
+        'Cartão não reconhecido neste tablet. Procure a criança pelo nome ou pelo telefone.',
+      ],
+      [
+        await passCard(api, dora),
+        'NO_SESSION',
+        'Nenhuma criança da família de Nina tem sessão da turma agora.',
+      ],
+    ] as const;
+    for (const [image, outcome, text] of cases) {
+      // Chromium opens the camera's file anew each time the camera starts: another card in front of it.
+      await cameraVideo(image, path.join(dir, 'foreign.y4m'));
+      await k.page.getByRole('button', { name: 'Ler cartão da família' }).click();
+      await k.page.locator(`dialog[data-outcome="${outcome}"]`).waitFor();
+      expect(await k.page.locator('[data-test="scan-message"]').textContent(), outcome).to.equal(text);
+      await k.page.getByRole('button', { name: 'Cancelar' }).click();
+      await k.page.locator('dialog').waitFor({ state: 'detached' });
+      expect(await k.page.locator('body').getAttribute('data-screen')).to.equal('desk');
+    }
+    expect((await cameraTracks(k)).every((s) => s === 'ended')).to.equal(true);
+    await waitForStatus(k, { online: true, pending: 0 });
+    const doraIn = await api.get(`/api/v1/check-in/active?studentId=${dora}&sessionId=${ministry.sessionId}`);
+    expect(doraIn.status, doraIn.text).to.equal(404);
   });
 
   it('a tablet whose camera is not allowed says so, and points to the search', async () => {
@@ -387,6 +448,7 @@ describe('kiosk (e2e): a family pass scanned with the camera', function () {
       'Procure a criança pelo nome ou pelo telefone',
     );
     await k.page.keyboard.press('Escape');
-    expect(await k.page.locator('dialog').count()).to.equal(0);
+    await k.page.locator('dialog').waitFor({ state: 'detached' });
+    expect(k.problems()).to.deep.equal([]);
   });
 });
