@@ -385,6 +385,31 @@ describe('kiosk (e2e): a family pass scanned with the camera', function () {
         .then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact ?? null, nodes: v.nodes.length })))`),
     );
     expect(violations).to.deep.equal([]);
+    // Usable by touch on a 10-inch tablet held either way and on a phone: the picture, the message and
+    // Cancel all on screen at once, Cancel at least 56 px tall.
+    for (const [width, height] of [
+      [1024, 768],
+      [768, 1024],
+      [390, 844],
+    ] as const) {
+      await k.page.setViewportSize({ width, height });
+      for (const part of [
+        k.page.locator('[data-test="scan-video"]'),
+        k.page.locator('[data-test="scan-message"]'),
+        k.page.getByRole('button', { name: 'Cancelar' }),
+      ]) {
+        const box = await part.boundingBox();
+        if (box === null) throw new Error(`not shown at ${width}×${height}`);
+        expect(box.x, `${width}×${height}`).to.be.at.least(0);
+        expect(box.y, `${width}×${height}`).to.be.at.least(0);
+        expect(box.x + box.width, `${width}×${height}`).to.be.at.most(width);
+        expect(box.y + box.height, `${width}×${height}`).to.be.at.most(height);
+      }
+      const cancel = await k.page.getByRole('button', { name: 'Cancelar' }).boundingBox();
+      expect(cancel?.height ?? 0).to.be.at.least(56);
+    }
+    await k.shot('04-phone');
+    await k.page.setViewportSize({ width: 1280, height: 800 });
     await k.page.getByRole('button', { name: 'Cancelar' }).click();
     await k.page.locator('dialog').waitFor({ state: 'detached' });
     expect((await cameraTracks(k)).every((s) => s === 'ended')).to.equal(true);
