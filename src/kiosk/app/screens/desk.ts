@@ -25,6 +25,7 @@ import { refusalPanel } from './admissionRefusal.js';
 import { checkoutScreen } from './checkout.js';
 import { labelScreen } from './label.js';
 import { newChildScreen } from './newChild.js';
+import { openFamilyAtDesk, openScanOverlay } from './scanOverlay.js';
 import { sessionLabel, sessionsScreen } from './sessions.js';
 import { siblingsScreen } from './siblings.js';
 import { meInAction, type VolunteerControls, volunteerControls } from './volunteers.js';
@@ -307,6 +308,15 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
           'div',
           { className: 'desk-head' },
           h('h1', {}, sessionLabel(kiosk, session)),
+          h(
+            'button',
+            {
+              className: 'secondary',
+              attrs: { type: 'button', 'data-test': 'scan-pass' },
+              onClick: () => openScanOverlay(kiosk, openFamilyAtDesk(kiosk, session)),
+            },
+            kiosk.t('desk.scanPass'),
+          ),
           h(
             'button',
             {

@@ -17,7 +17,7 @@ import { type LabelledChild, labelScreen } from './label.js';
  * The session a child would be checked in to: their class's session on the desk's day, if any, one
  * that takes check-ins first (a deactivated one is offered only for the refusal to say why).
  */
-const sessionFor = (
+export const sessionFor = (
   kiosk: Kiosk,
   desk: RosterSessionDoc,
   child: RosterStudent,
