@@ -255,6 +255,7 @@ export const labelScreen = ({ children, checkedInAt, desk }: LabelInput): Screen
     // After the check-in's answer, never before: the screen is drawn, then the job goes.
     if (chosen !== undefined) queueMicrotask(() => send(chosen));
     section.append(
+      h('h1', { className: 'no-print' }, kiosk.t('label.title')),
       printerChoice(kiosk),
       serverPrinterChoice(kiosk, (choice) => {
         // A printer chosen here prints these labels when asked: it is offered, not sent unasked.
