@@ -4,6 +4,10 @@
  * mother with three children keeps one stub). Print styles show only these. While the server answers,
  * the stub also carries the family pass's QR code (0049), so a first visit hands the pass out; the
  * tablet holds no pass, so a stub printed offline has none.
+ *
+ * With a server printer chosen for this tablet, the labels go to it as a print job once the screen is
+ * up (`labelPrint.ts`, 0051), and the printer's answer is shown with *Reimprimir* when it failed; the
+ * browser's print stays on offer, and is what prints when the server is out of reach.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { h } from '../../../client/dom.js';
@@ -187,6 +191,10 @@ const serverPrinterChoice = (kiosk: Kiosk, onChosen: (c: LabelPrinterChoice | un
     .listPrinters()
     .then((answer) => {
       if (E.isLeft(answer)) return;
+      // A printer renamed in the office is kept under its new name.
+      const current = answer.right.items.find((p) => p.printerId === kept?.printerId);
+      if (current !== undefined && current.name !== kept?.name)
+        saveLabelPrinter({ printerId: current.printerId, name: current.name });
       const options = answer.right.items.map((p) => h('option', { attrs: { value: p.printerId } }, p.name));
       // A printer removed in the office stays offered while chosen: its jobs fail, and say so.
       const keptGone = kept !== undefined && !answer.right.items.some((p) => p.printerId === kept.printerId);
