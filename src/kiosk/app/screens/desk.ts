@@ -104,7 +104,7 @@ export const recordCheckIn = async (
   student: RosterStudent,
   now: Date,
   override?: Override,
-): Promise<{ readonly code: string } | { readonly problem: string }> => {
+): Promise<{ readonly code: string; readonly checkInId: string } | { readonly problem: string }> => {
   const key = kiosk.index().dayKeys.get(utcDay(now));
   if (key === undefined) return { problem: kiosk.t('checkin.noKey') };
   const decision = admissionAt(kiosk, session, student, { override });
@@ -122,7 +122,7 @@ export const recordCheckIn = async (
       override: decision.justification === null ? undefined : { justification: decision.justification },
     }),
   );
-  return { code };
+  return { code, checkInId: decision.event.checkInId };
 };
 
 /** Checks one child in, then shows the label and the guardian's stub. */
@@ -137,7 +137,7 @@ export const checkInChild = async (
   if ('problem' in recorded) return recorded.problem;
   kiosk.show(
     labelScreen({
-      children: [{ session, student, code: recorded.code }],
+      children: [{ session, student, code: recorded.code, checkInId: recorded.checkInId }],
       checkedInAt: now.toISOString(),
       desk: session,
     }),
