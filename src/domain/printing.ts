@@ -127,19 +127,26 @@ export const Printer = object(
     printerId: ReadOnlyId,
     name: PrinterName,
     protocol: PrinterProtocolC,
-    uri: PrinterUri,
     layout: PrinterLayoutC,
     labelLanguage: LabelLanguageC,
     createdAt: ReadOnlyInstant,
     updatedAt: ReadOnlyInstant,
   },
-  {},
+  { uri: PrinterUri },
   {
     description:
-      'A label printer the service prints to. `printerId`, `createdAt`, `updatedAt` are read-only.',
+      'A label printer the service prints to. `printerId`, `createdAt`, `updatedAt` are read-only. `uri` is ' +
+      "given to an ADMIN only: the door's roles list printers to choose one, and where a printer sits on the " +
+      "church's network is the office's business.",
   },
 );
 export type Printer = t.TypeOf<typeof Printer>;
+
+/** A printer as the door's roles read it: everything but where it is reached. */
+export const toDoorPrinter = (d: PrinterDoc): Printer => {
+  const { uri: _office, ...door } = toPrinter(d);
+  return door;
+};
 
 /** A church has a few doors; the list is not paged. */
 export const MAX_PRINTERS = 200;

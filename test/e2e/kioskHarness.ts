@@ -39,8 +39,9 @@ export const startKioskService = async (
   return { service, url: await service.start() };
 };
 
-export const launchChromium = (): Promise<Browser> =>
-  chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+/** `extraArgs`: switches of one suite's own (a fake camera's video file, say). */
+export const launchChromium = (extraArgs: ReadonlyArray<string> = []): Promise<Browser> =>
+  chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, ...extraArgs], headless: true });
 
 const Tokens = t.type({ accessToken: t.string });
 const Created = (key: string) => t.type({ [key]: t.string });
@@ -51,6 +52,8 @@ export interface Api {
   create(p: string, body: unknown, key: string): Promise<string>;
   /** Any mutation (with an Idempotency-Key); the answer as it came. */
   send(method: string, p: string, body: unknown): Promise<{ status: number; json: unknown; text: string }>;
+  /** A GET whose answer is bytes (a PNG card, say), with its media type. */
+  bytes(p: string): Promise<{ status: number; type: string | null; body: Uint8Array }>;
   /** Stores a test photo for a child with an active image consent; answers its key. */
   uploadPhoto(studentId: string): Promise<string>;
 }
@@ -79,6 +82,14 @@ export const adminApi = async (url: string): Promise<Api> => {
   return {
     url,
     get: (p) => call(`${url}${p}`, { headers }),
+    async bytes(p) {
+      const res = await fetch(`${url}${p}`, { headers });
+      return {
+        status: res.status,
+        type: res.headers.get('content-type'),
+        body: new Uint8Array(await res.arrayBuffer()),
+      };
+    },
     send,
     uploadPhoto: (studentId) => uploadTestPhoto(url, studentId, headers),
     async create(p, body, key) {

@@ -121,6 +121,9 @@ describe('office (e2e): import a spreadsheet with bad rows, apply, schedule', fu
     await shot('children-search');
     await page.getByRole('link', { name: 'Horários' }).click();
     await page.locator('body[data-page="schedules"]').waitFor();
+    // The class list arrives after the page is drawn, and the form refuses to send without a class:
+    // choosing one waits for it (a click before it came met the browser's required-field check).
+    await page.getByLabel('Turma', { exact: true }).selectOption({ label: 'Turma Sol' });
     await page.getByLabel('Dom').check();
     await page.getByLabel('Título').fill('Culto infantil');
     await page.getByRole('button', { name: 'Criar horário' }).click();

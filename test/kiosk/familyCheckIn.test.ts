@@ -230,7 +230,6 @@ describe("kiosk: self-service mode's boundaries", () => {
     ['self-service-exit', true],
     ['family-lookup', true],
     ['family', true],
-    ['family-refused', true],
     ['label', true],
     // No name search, no sessions, no check-out, no admin, no other sign-in.
     ['desk', false],
@@ -248,17 +247,19 @@ describe("kiosk: self-service mode's boundaries", () => {
     });
   }
 
-  const idle: ReadonlyArray<[string | undefined, number, boolean]> = [
-    ['family', 29_999, false],
-    ['family', 30_000, true],
-    ['label', 31_000, true],
-    ['family-lookup', 45_000, true],
-    // The start has nothing of a family's on it.
-    ['self-service', 600_000, false],
+  const idle: ReadonlyArray<[string | undefined, boolean, number, boolean]> = [
+    ['family', false, 29_999, false],
+    ['family', false, 30_000, true],
+    ['label', false, 31_000, true],
+    ['family-lookup', false, 45_000, true],
+    // The start has nothing of a family's on it; with the scan's overlay open, the camera is on.
+    ['self-service', false, 600_000, false],
+    ['self-service', true, 29_000, false],
+    ['self-service', true, 30_000, true],
   ];
-  for (const [name, untouchedMs, back] of idle) {
-    it(`"${name}" untouched for ${untouchedMs} ms ${back ? 'goes back' : 'stays'} (30 s idle)`, () => {
-      expect(idleExpired(name, 1_000, 1_000 + untouchedMs, 30)).to.equal(back);
+  for (const [name, overlay, untouchedMs, back] of idle) {
+    it(`"${name}"${overlay ? ' with the scan open' : ''} untouched for ${untouchedMs} ms ${back ? 'goes back' : 'stays'} (30 s idle)`, () => {
+      expect(idleExpired(name, overlay, 1_000, 1_000 + untouchedMs, 30)).to.equal(back);
     });
   }
 });

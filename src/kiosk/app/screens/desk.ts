@@ -23,9 +23,11 @@ import { volunteersWanted } from '../roomVolunteers.js';
 import { type RosterSessionDoc, searchStudents, sessionOpen, siblingsOf } from '../rosterIndex.js';
 import { refusalPanel } from './admissionRefusal.js';
 import { checkoutScreen } from './checkout.js';
+import { openFamilyFrom } from './family.js';
 import { familyLookupScreen } from './familyLookup.js';
 import { type LabelledChild, labelScreen } from './label.js';
 import { newChildScreen } from './newChild.js';
+import { openScanOverlay } from './scanOverlay.js';
 import { sessionLabel, sessionsScreen } from './sessions.js';
 import { siblingsScreen } from './siblings.js';
 import { meInAction, type VolunteerControls, volunteerControls } from './volunteers.js';
@@ -104,7 +106,7 @@ export const recordCheckIn = async (
   student: RosterStudent,
   now: Date,
   override?: Override,
-): Promise<{ readonly code: string } | { readonly problem: string }> => {
+): Promise<{ readonly code: string; readonly checkInId: string } | { readonly problem: string }> => {
   const key = kiosk.index().dayKeys.get(utcDay(now));
   if (key === undefined) return { problem: kiosk.t('checkin.noKey') };
   const decision = admissionAt(kiosk, session, student, { override });
@@ -122,7 +124,7 @@ export const recordCheckIn = async (
       override: decision.justification === null ? undefined : { justification: decision.justification },
     }),
   );
-  return { code };
+  return { code, checkInId: decision.event.checkInId };
 };
 
 /** A child going in with others (brothers and sisters, a family), to the session of their class. */
@@ -163,7 +165,8 @@ export const recordTogether = async (
   const problems: string[] = [];
   for (const { student, session } of chosen) {
     const recorded = await recordCheckIn(kiosk, session, student, now, override);
-    if ('code' in recorded) labelled.push({ session, student, code: recorded.code });
+    if ('code' in recorded)
+      labelled.push({ session, student, code: recorded.code, checkInId: recorded.checkInId });
     else problems.push(recorded.problem);
   }
   if (labelled.length === 0) return { problem: problems.join(' ') || kiosk.t('siblings.noneChosen') };
@@ -182,7 +185,7 @@ export const checkInChild = async (
   if ('problem' in recorded) return recorded.problem;
   kiosk.show(
     labelScreen({
-      children: [{ session, student, code: recorded.code }],
+      children: [{ session, student, code: recorded.code, checkInId: recorded.checkInId }],
       checkedInAt: now.toISOString(),
       desk: session,
     }),
@@ -353,6 +356,19 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
           'div',
           { className: 'desk-head' },
           h('h1', {}, sessionLabel(kiosk, session)),
+          h(
+            'button',
+            {
+              className: 'secondary',
+              attrs: { type: 'button', 'data-test': 'scan-pass' },
+              onClick: () =>
+                openScanOverlay(
+                  kiosk,
+                  openFamilyFrom(kiosk, { selfService: false, back: () => deskScreen(session) }),
+                ),
+            },
+            kiosk.t('desk.scanPass'),
+          ),
           h(
             'button',
             {

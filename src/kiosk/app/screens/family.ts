@@ -17,6 +17,7 @@ import type { Kiosk, Screen } from '../kiosk.js';
 import { refusalPanel } from './admissionRefusal.js';
 import { type GoingIn, recordTogether, refusalsTogether, showRefusal } from './desk.js';
 import { labelScreen } from './label.js';
+import type { OpenFamily } from './scanOverlay.js';
 
 /** Where a family was opened from: the desk (a volunteer) or self-service (the family itself). */
 export interface FamilyOrigin {
@@ -36,6 +37,21 @@ const rowsNow = (kiosk: Kiosk, familyKey: string): FamilyRow[] | undefined => {
         (sessionId, studentId) => openCheckin(kiosk.aspect(sessionId, studentId)) !== undefined,
       );
 };
+
+/**
+ * What a scanned pass opens (the scan overlay's `OpenFamily`, 0053): the family's screen, or, when no
+ * child of the family has a session of their class now, the words the overlay shows while it keeps
+ * looking (nothing recorded). A family whose children are all inside already opens, and says so.
+ */
+export const openFamilyFrom =
+  (kiosk: Kiosk, origin: FamilyOrigin): OpenFamily =>
+  (family) => {
+    const rows = rowsNow(kiosk, family.familyKey) ?? [];
+    if (rows.every((r) => r.why === 'NO_SESSION'))
+      return kiosk.t('scan.noSession', { name: family.guardianName });
+    kiosk.show(familyScreen(family.familyKey, origin));
+    return undefined;
+  };
 
 export const familyScreen = (familyKey: string, origin: FamilyOrigin): Screen => {
   let refresh: (() => void) | undefined;
@@ -63,7 +79,7 @@ const renderFamily = (
       element: h(
         'section',
         { className: 'family' },
-        h('h1', {}, kiosk.t('pass.refusedTitle')),
+        h('h1', {}, kiosk.t('family.unknownTitle')),
         h('p', { className: 'notice', attrs: { role: 'alert' } }, kiosk.t('family.unknown')),
         h('div', { className: 'actions' }, back),
       ),

@@ -11,28 +11,17 @@ import type { MessageKey } from '../i18n.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { idleExpired, selfServiceAllows } from '../selfService.js';
 import { loadSelfService, SELF_SERVICE_IDLE_SECONDS, saveSelfService } from '../storage.js';
-import type { FamilyOrigin } from './family.js';
+import { type FamilyOrigin, openFamilyFrom } from './family.js';
 import { familyLookupScreen } from './familyLookup.js';
+import { openScanOverlay } from './scanOverlay.js';
 import { sessionsScreen } from './sessions.js';
 import { credentialInputs, mayCarryOutbox } from './signIn.js';
-
-/**
- * What the start screen's scan button does: the camera scan (branch family-scan) registers it, and
- * calls `openFamilyFromPass` (`familyEntry.ts`) with each decoded text. Until one is registered the
- * button says scanning is not available here.
- */
-export type ScanStarter = (kiosk: Kiosk, origin: FamilyOrigin) => void;
-let scanStarter: ScanStarter | undefined;
-export const registerScanStarter = (start: ScanStarter): void => {
-  scanStarter = start;
-};
 
 export const selfServiceOrigin: FamilyOrigin = { selfService: true, back: () => selfServiceScreen };
 
 export const selfServiceOn = (): boolean => loadSelfService() !== undefined;
 
 const startRender = (kiosk: Kiosk): HTMLElement => {
-  const notice = h('p', { className: 'notice', attrs: { role: 'status' } });
   return h(
     'section',
     { className: 'self-start' },
@@ -45,10 +34,7 @@ const startRender = (kiosk: Kiosk): HTMLElement => {
         {
           className: 'primary self-choice',
           attrs: { type: 'button', 'data-test': 'self-scan' },
-          onClick: () => {
-            if (scanStarter === undefined) notice.textContent = kiosk.t('self.scanUnavailable');
-            else scanStarter(kiosk, selfServiceOrigin);
-          },
+          onClick: () => openScanOverlay(kiosk, openFamilyFrom(kiosk, selfServiceOrigin)),
         },
         kiosk.t('self.scan'),
       ),
@@ -62,7 +48,6 @@ const startRender = (kiosk: Kiosk): HTMLElement => {
         kiosk.t('self.phone'),
       ),
     ),
-    notice,
     h(
       'button',
       {
@@ -177,8 +162,11 @@ export const watchIdle = (kiosk: Kiosk): void => {
   window.setInterval(() => {
     const mode = loadSelfService();
     if (mode === undefined) return;
-    if (idleExpired(kiosk.screenName(), lastTouch, Date.now(), mode.idleSeconds)) {
+    const dialogs = [...document.querySelectorAll('dialog')].filter((d) => d.open);
+    if (idleExpired(kiosk.screenName(), dialogs.length > 0, lastTouch, Date.now(), mode.idleSeconds)) {
       touched();
+      // A scan left open goes too (closing it turns the camera off).
+      for (const dialog of dialogs) dialog.close();
       kiosk.show(selfServiceScreen);
     }
   }, 500);
