@@ -30,6 +30,13 @@ export const TOKENS = {
   CADASTRO: DEV_TOKENS.DEV_CADASTRO_TOKEN,
 } as const;
 
+/** Requests as one caller: its token unless another is named. */
+export interface Client {
+  get(path: string, token?: string): Promise<HttpResult>;
+  send(method: string, path: string, body?: unknown, token?: string): Promise<HttpResult>;
+  post(path: string, body?: unknown, token?: string): Promise<HttpResult>;
+}
+
 export interface ServiceHarness {
   /** The running service; read inside a test or hook, never at describe time. */
   readonly svc: TestService;
@@ -38,22 +45,33 @@ export interface ServiceHarness {
   get(path: string, token?: string): Promise<HttpResult>;
   /** A mutation as clients send it: a fresh Idempotency-Key, a JSON body, ADMIN when no token is named. */
   send(method: string, path: string, body?: unknown, token?: string): Promise<HttpResult>;
+  /** The requests above with `token` as the default caller (`const { post } = h.as(TOKENS.CHAMADOR)`). */
+  as(token: string): Client;
   /** A nucleus (when asked for), a class, a session and students with guardians, made through the API. */
   seedRoster(spec?: RosterSpec): Promise<Roster>;
 }
 
 /** The harness over a service some other code started (a test that starts two, or restarts one). */
-export const harnessOf = (current: () => TestService): ServiceHarness => ({
-  get svc() {
-    return current();
-  },
-  get url() {
-    return current().url;
-  },
-  get: (path, token = TOKENS.ADMIN) => call(`${current().url}${path}`, { headers: authHeaders(token) }),
-  send: (method, path, body, token = TOKENS.ADMIN) => mutate(`${current().url}${path}`, method, body, token),
-  seedRoster: (spec) => seedRoster(current().url, spec),
-});
+export const harnessOf = (current: () => TestService): ServiceHarness => {
+  const as = (caller: string): Client => ({
+    get: (path, token = caller) => call(`${current().url}${path}`, { headers: authHeaders(token) }),
+    send: (method, path, body, token = caller) => mutate(`${current().url}${path}`, method, body, token),
+    post: (path, body, token = caller) => mutate(`${current().url}${path}`, 'POST', body, token),
+  });
+  const admin = as(TOKENS.ADMIN);
+  return {
+    get svc() {
+      return current();
+    },
+    get url() {
+      return current().url;
+    },
+    get: admin.get,
+    send: admin.send,
+    as,
+    seedRoster: (spec) => seedRoster(current().url, spec),
+  };
+};
 
 /**
  * Starts the service in the enclosing `describe`'s mocha hooks: once for its tests (`'file'`), or
