@@ -48,8 +48,7 @@ describe('the admission rule at the REST check-in', function () {
   this.timeout(60_000);
   const h = useService();
 
-  const send = (method: string, path: string, body: unknown, token: string = TOKENS.ADMIN) =>
-    h.send(method, path, body, token);
+  const { send } = h.as(TOKENS.ADMIN);
   const checkIn = (body: Record<string, unknown>, token: string = TOKENS.CHAMADOR) =>
     send('POST', '/api/v1/check-in', body, token);
   const room = (rules: Record<string, unknown>, children: ReadonlyArray<Record<string, unknown>>) =>

@@ -4,7 +4,6 @@ import { expect } from 'chai';
 import * as t from 'io-ts';
 import { TOKENS, useService } from '../support/harness.js';
 import { decodeAs, expectEnvelope } from '../support/http.js';
-import { seedSmallRoster } from '../support/seed.js';
 
 const Accepted = t.type({ eventId: t.string, accepted: t.boolean, serverTime: t.string });
 
@@ -13,8 +12,7 @@ describe('attendance marks', function () {
   const h = useService({}, 'test');
   let studentId: string;
   let sessionId: string;
-  const send = (path: string, body: unknown, token: string = TOKENS.CADASTRO) =>
-    h.send('POST', path, body, token);
+  const { post: send } = h.as(TOKENS.CADASTRO);
   const mark = (body: Record<string, unknown>, token: string = TOKENS.CHAMADOR) =>
     send(
       '/api/v1/attendance/events',
@@ -23,9 +21,10 @@ describe('attendance marks', function () {
     );
 
   beforeEach(async () => {
-    const roster = await seedSmallRoster(h.url, ['Ana'], '2026-11-25');
-    sessionId = roster.sessionId;
-    studentId = roster.studentIds[0] ?? '';
+    ({
+      sessionId,
+      studentIds: [studentId = ''],
+    } = await h.seedRoster({ students: ['Ana'], date: '2026-11-25' }));
   });
 
   it('answers 202 with the event id, accepted, and the server time', async () => {

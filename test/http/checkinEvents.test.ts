@@ -18,8 +18,7 @@ describe('check-in records follow the check-in events', function () {
   const h = useService({}, 'test');
   let sessionId: string;
   let studentId: string;
-  const post = (path: string, body: unknown, token: string = TOKENS.CHAMADOR) =>
-    h.send('POST', path, body, token);
+  const { post } = h.as(TOKENS.CHAMADOR);
   const sync = async (events: unknown[], token: string = TOKENS.CHAMADOR) => {
     const answer = await syncEvents(h.url, events, token);
     expect(answer.failed).to.deep.equal([]);
@@ -42,9 +41,10 @@ describe('check-in records follow the check-in events', function () {
   });
 
   beforeEach(async () => {
-    const roster = await seedSmallRoster(h.url, ['Ana']);
-    sessionId = roster.sessionId;
-    studentId = roster.studentIds[0] ?? '';
+    ({
+      sessionId,
+      studentIds: [studentId = ''],
+    } = await h.seedRoster({ students: ['Ana'] }));
   });
 
   it('an offline check-in becomes a record the desk finds and checks out with the daily code', async () => {

@@ -37,7 +37,7 @@ describe('nuclei, classes and class sessions', function () {
 
   const send = (method: string, path: string, body: unknown, token: string = ADMIN) =>
     call(`${h.url}${path}`, { method, headers: mutationHeaders(token), body: JSON.stringify(body) });
-  const get = (path: string, token: string = ADMIN) => h.get(path, token);
+  const { get } = h.as(ADMIN);
 
   const createNucleus = async (name: string) =>
     decoded(Nucleus, await send('POST', '/api/v1/nuclei', { name }), 201);

@@ -10,7 +10,7 @@ import * as t from 'io-ts';
 import type { NewEvent } from '../../src/domain/event.js';
 import { TOKENS, useService } from '../support/harness.js';
 import { decodeAs, expectEnvelope } from '../support/http.js';
-import { seedSmallRoster, syncEvents } from '../support/seed.js';
+import { syncEvents } from '../support/seed.js';
 
 const CheckIn = t.type({ checkInId: t.string });
 const Superseded = t.type({
@@ -26,8 +26,7 @@ describe('conflicts named on every path (REST mutations superseded by the confli
   const h = useService({}, 'test');
   let sessionId: string;
   let studentId: string;
-  const post = (path: string, body: unknown, token: string = TOKENS.CHAMADOR) =>
-    h.send('POST', path, body, token);
+  const { post } = h.as(TOKENS.CHAMADOR);
 
   /**
    * Runs `meanwhile` just before the next event the service appends is stored (the request has read
@@ -54,9 +53,10 @@ describe('conflicts named on every path (REST mutations superseded by the confli
   };
 
   beforeEach(async () => {
-    const roster = await seedSmallRoster(h.url, ['Ana']);
-    sessionId = roster.sessionId;
-    studentId = roster.studentIds[0] ?? '';
+    ({
+      sessionId,
+      studentIds: [studentId = ''],
+    } = await h.seedRoster({ students: ['Ana'] }));
   });
 
   it('a check-in that lost to an ADMIN tablet check-in synced meanwhile → 409 naming ADMIN_PRECEDENCE', async () => {

@@ -48,9 +48,8 @@ describe('deactivating classes, nuclei and sessions', function () {
     return { clock: () => new Date(now) };
   }, 'test');
 
-  const send = (method: string, path: string, body?: unknown, token: string = ADMIN) =>
-    h.send(method, path, body, token);
-  const get = (path: string, token: string = ADMIN) => h.get(path, token);
+  const { send } = h.as(ADMIN);
+  const { get } = h.as(ADMIN);
   const ok = <C extends t.Mixed>(codec: C, r: HttpResult, status = 200): t.TypeOf<C> => {
     expect(r.status, r.text).to.equal(status);
     return decodeAs(codec, r.json);

@@ -29,8 +29,7 @@ describe('room capacity and the session headcount', function () {
   let sessionId: string;
   let children: ReadonlyArray<string>;
 
-  const send = (method: string, path: string, body: unknown, token: string = TOKENS.ADMIN) =>
-    h.send(method, path, body, token);
+  const { send } = h.as(TOKENS.ADMIN);
   const headcount = async (token: string = TOKENS.CHAMADOR, id = sessionId) =>
     h.get(`/api/v1/sessions/${id}/headcount`, token);
   const counted = async () => {

@@ -30,9 +30,8 @@ describe('office reads: a child’s history and the first-time visitors', functi
   let classA: string;
   let classB: string;
   const today = () => new Date().toISOString().slice(0, 10);
-  const post = (path: string, body: unknown, token: string = TOKENS.ADMIN) =>
-    h.send('POST', path, body, token);
-  const get = (path: string, token: string = TOKENS.RELATORIOS) => h.get(path, token);
+  const { post } = h.as(TOKENS.ADMIN);
+  const { get } = h.as(TOKENS.RELATORIOS);
   const id = async (path: string, body: unknown, key: string) => {
     const r = await post(path, body);
     expect(r.status, r.text).to.equal(201);

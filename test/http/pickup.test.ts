@@ -28,8 +28,7 @@ describe('pickup list and temporary grants', function () {
       },
     };
   }, 'test');
-  const send = (method: string, path: string, body?: unknown, token: string = TOKENS.CADASTRO) =>
-    h.send(method, path, body, token);
+  const { send } = h.as(TOKENS.CADASTRO);
   const list = async () =>
     decodeAs(
       t.type({ items: t.array(Entry) }),

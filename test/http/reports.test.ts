@@ -56,8 +56,7 @@ describe('reports', function () {
   let sessionA: string;
   let sessionB: string;
   const students: Record<string, string> = {};
-  const post = (path: string, body: unknown, token: string = TOKENS.ADMIN) =>
-    h.send('POST', path, body, token);
+  const { post } = h.as(TOKENS.ADMIN);
   const get = (path: string, token: string = TOKENS.RELATORIOS, extra: Record<string, string> = {}) =>
     call(`${h.url}${path}`, { headers: { ...authHeaders(token), ...extra } });
   const sync = async (events: unknown[], token: string) => {

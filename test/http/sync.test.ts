@@ -3,15 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { TOKENS, useService } from '../support/harness.js';
 import { call, expectEnvelope } from '../support/http.js';
-import { seedSmallRoster, syncEvents } from '../support/seed.js';
+import { syncEvents } from '../support/seed.js';
 
 describe('sync of offline events', function () {
   this.timeout(60_000);
   const h = useService({}, 'test');
   let studentId: string;
   let sessionId: string;
-  const send = (path: string, body: unknown, token: string = TOKENS.ADMIN) =>
-    h.send('POST', path, body, token);
+  const { post: send } = h.as(TOKENS.ADMIN);
   const sync = (events: unknown[], token: string = TOKENS.CHAMADOR) => syncEvents(h.url, events, token);
   const mark = (over: Record<string, unknown> = {}) => ({
     eventId: randomUUID(),
@@ -23,9 +22,10 @@ describe('sync of offline events', function () {
   });
 
   beforeEach(async () => {
-    const roster = await seedSmallRoster(h.url, ['Ana']);
-    sessionId = roster.sessionId;
-    studentId = roster.studentIds[0] ?? '';
+    ({
+      sessionId,
+      studentIds: [studentId = ''],
+    } = await h.seedRoster({ students: ['Ana'] }));
   });
 
   it('stores a batch and answers each event with its server timestamp and standing (read-your-writes)', async () => {

@@ -23,6 +23,7 @@ import {
   realCouchNodes,
   startCouchServer,
 } from '../support/couchServer.js';
+import { embeddedStore } from '../support/storeBackends.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
 const DAY = 86_400_000;
@@ -250,20 +251,11 @@ describe('idempotency ledger shared by two app instances on one CouchDB server',
 });
 
 describe('exclusive idempotency ledger (embedded store: claims held in memory)', () => {
-  let dir: string;
-  let store: Store;
-  beforeEach(async () => {
-    dir = await makeTempDir('ledger-x');
-    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
-  });
-  afterEach(async () => {
-    await store.close();
-    await removeDir(dir);
-  });
-  const seq = async () => Number((await store.db.requests.info()).update_seq);
+  const store = embeddedStore('ledger-x');
+  const seq = async () => Number((await store().db.requests.info()).update_seq);
 
   it('writes one document per mutation: the response, not the claim', async () => {
-    const ledger = exclusiveIdempotencyLedger(store.db.requests);
+    const ledger = exclusiveIdempotencyLedger(store().db.requests);
     const before = await seq();
     const claim = await ledger.claim(request());
     if (claim === undefined) throw new Error('claim lost');
@@ -274,12 +266,12 @@ describe('exclusive idempotency ledger (embedded store: claims held in memory)',
     });
     expect(await ledger.complete(claim, request(), response, 1_000_500)).to.equal(true);
     expect(await seq()).to.equal(before + 1);
-    const stored: unknown = await store.db.requests.get(ledgerDocId(request().key, 'user-1'));
+    const stored: unknown = await store().db.requests.get(ledgerDocId(request().key, 'user-1'));
     expect(stored).to.deep.include({ state: 'complete', response });
   });
 
   it('a claim decided on a stale read stands down: the key was completed in between', async () => {
-    const ledger = exclusiveIdempotencyLedger(store.db.requests);
+    const ledger = exclusiveIdempotencyLedger(store().db.requests);
     const seen = await ledger.get(request().key, 'user-1');
     expect(seen).to.equal(undefined);
     const first = await ledger.claim(request());
@@ -305,7 +297,7 @@ describe('exclusive idempotency ledger (embedded store: claims held in memory)',
   });
 
   it('a claim taken over after its lease: the late owner cannot store its response over the new one', async () => {
-    const ledger = exclusiveIdempotencyLedger(store.db.requests);
+    const ledger = exclusiveIdempotencyLedger(store().db.requests);
     const late = await ledger.claim(request());
     if (late === undefined) throw new Error('claim lost');
     const held = await ledger.get(request().key, 'user-1');
@@ -322,7 +314,7 @@ describe('exclusive idempotency ledger (embedded store: claims held in memory)',
   });
 
   it('wakes a waiting duplicate as soon as the claim ends, not on its next poll', async () => {
-    const ledger = exclusiveIdempotencyLedger(store.db.requests);
+    const ledger = exclusiveIdempotencyLedger(store().db.requests);
     const claim = await ledger.claim(request());
     if (claim === undefined) throw new Error('claim lost');
     const started = Date.now();
@@ -334,9 +326,9 @@ describe('exclusive idempotency ledger (embedded store: claims held in memory)',
 
   it('takes over a pending entry stored by an earlier process (the shared ledger) once its lease ended', async () => {
     const r = request();
-    const left = await idempotencyLedger(store.db.requests).claim(r);
+    const left = await idempotencyLedger(store().db.requests).claim(r);
     if (left === undefined) throw new Error('claim lost');
-    const ledger = exclusiveIdempotencyLedger(store.db.requests);
+    const ledger = exclusiveIdempotencyLedger(store().db.requests);
     const stored = await ledger.get(r.key, 'user-1');
     expect(stored).to.deep.include({ state: 'pending', _rev: left.rev });
     const claim = await ledger.claim(request({ now: r.now + r.leaseMs + 1 }), stored);
@@ -348,16 +340,7 @@ describe('exclusive idempotency ledger (embedded store: claims held in memory)',
 
 describe('the exclusive ledger index of stored ids', function () {
   this.timeout(120_000);
-  let dir: string;
-  let store: Store;
-  before(async () => {
-    dir = await makeTempDir('ledger-ids');
-    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
-  });
-  after(async () => {
-    await store.close();
-    await removeDir(dir);
-  });
+  const store = embeddedStore('ledger-ids', 'file');
 
   // Ids that share their first 52 bits come in fours (a colliding id may then sort between two others
   // of its key), so counts of colliding keys are exercised.
@@ -381,7 +364,7 @@ describe('the exclusive ledger index of stored ids', function () {
         async (before, ops, loadFrom) => {
           run += 1;
           const prefix = String(run).padStart(8, '0');
-          const db = store.db.requests;
+          const db = store().db.requests;
           const doc = (n: number) => ({ _id: idOf(n, prefix), docType: 'bench' });
           // Entries an earlier process left.
           for (const n of new Set(before)) await db.put(doc(n));
@@ -468,7 +451,7 @@ describe('the exclusive ledger index of stored ids', function () {
   });
 
   it('claims a fresh key without reading once the ids are loaded; a purged key is fresh again', async () => {
-    const db = store.db.requests;
+    const db = store().db.requests;
     const ids = storedIds(db);
     const ledger = exclusiveIdempotencyLedger(db, ids);
     const r = request({ key: '20000000-0000-4000-8000-000000000001', now: 0 });
@@ -485,7 +468,7 @@ describe('the exclusive ledger index of stored ids', function () {
   });
 
   it('keeps a fixed table however many ids are stored; every stored key still replays its own response', async () => {
-    const db = store.db.requests;
+    const db = store().db.requests;
     // 64 buckets for 600 keys: every bucket is shared by about nine of them.
     const ids = storedIds(db, { buckets: 64 });
     const ledger = exclusiveIdempotencyLedger(db, ids);
@@ -510,7 +493,7 @@ describe('the exclusive ledger index of stored ids', function () {
   });
 
   it("the service's table has 2^20 one-byte buckets (1 MiB)", () => {
-    expect(storedIds(store.db.requests).capacity).to.equal(2 ** 20);
+    expect(storedIds(store().db.requests).capacity).to.equal(2 ** 20);
   });
 });
 

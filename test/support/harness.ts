@@ -10,6 +10,7 @@
  * Tests that need the service as a process (a hard stop, a crash) start the built bundle through
  * `mainProcess.ts` / `serviceBundle.ts` instead; the browser tests share `kioskE2e.ts`.
  */
+import { inHooks, type Scope } from './hooks.js';
 import type { HttpResult } from './http.js';
 import { call } from './http.js';
 import { type Roster, type RosterSpec, seedRoster } from './seed.js';
@@ -80,7 +81,7 @@ export const harnessOf = (current: () => TestService): ServiceHarness => {
  */
 export const useService = (
   options: TestServiceOptions | (() => TestServiceOptions | Promise<TestServiceOptions>) = {},
-  scope: 'file' | 'test' = 'file',
+  scope: Scope = 'file',
 ): ServiceHarness => {
   let svc: TestService | undefined;
   const start = async () => {
@@ -90,13 +91,7 @@ export const useService = (
     await svc?.dispose();
     svc = undefined;
   };
-  if (scope === 'file') {
-    before(start);
-    after(stop);
-  } else {
-    beforeEach(start);
-    afterEach(stop);
-  }
+  inHooks(scope, start, stop);
   return harnessOf(() => {
     if (svc === undefined) throw new Error('the service starts in a mocha hook: read it inside a test');
     return svc;

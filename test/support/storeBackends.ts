@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { type Database, PouchDB } from '../../src/store/pouch.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { couchServerLabel, startCouchServer, untilCopiesAgree } from './couchServer.js';
+import { inHooks, type Scope } from './hooks.js';
 import { makeTempDir, removeDir } from './tempDir.js';
 
 export interface StoreHost {
@@ -48,27 +49,32 @@ export const storeBackends = (label: string): ReadonlyArray<[string, () => Promi
 ];
 
 /**
- * A fresh embedded store (every database and index, as the service opens them) for each test of the
- * suite that calls this, closed and removed after it; the returned function gives the current one.
+ * An embedded store (every database and index, as the service opens them) in a temp dir, opened in the
+ * enclosing `describe`'s hooks: fresh for each test (`'test'`) or one for the suite (`'file'`), closed
+ * and removed after it; the returned function gives the current one.
  */
-export const embeddedStorePerTest = (label: string): (() => Store) => {
+export const embeddedStore = (label: string, scope: Scope = 'test', prefix = 'chamada_'): (() => Store) => {
   let dir: string | undefined;
   let store: Store | undefined;
-  beforeEach(async () => {
+  const open = async () => {
     dir = await makeTempDir(label);
-    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
-  });
-  afterEach(async () => {
+    store = await openStore({ kind: 'embedded', dataDir: dir, prefix });
+  };
+  const close = async () => {
     await store?.close();
     if (dir !== undefined) await removeDir(dir);
     store = undefined;
     dir = undefined;
-  });
+  };
+  inHooks(scope, open, close);
   return () => {
     if (store === undefined) throw new Error('no store outside a test');
     return store;
   };
 };
+
+/** A fresh embedded store for each test of the suite that calls this (`embeddedStore(label, 'test')`). */
+export const embeddedStorePerTest = (label: string): (() => Store) => embeddedStore(label, 'test');
 
 /**
  * Within a `describe`: one host for the suite and a fresh database on it for each test, destroyed
