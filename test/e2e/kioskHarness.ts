@@ -4,7 +4,8 @@
  * the screenshots a reviewer looks at (test-artifacts/, not committed).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { expect } from 'chai';
 import * as t from 'io-ts';
@@ -249,6 +250,28 @@ export const waitForStatus = async (
     '[data-syncing="false"]',
   ].join('');
   await k.page.locator(sel).waitFor({ timeout });
+};
+
+const AxeViolations = t.array(t.type({ id: t.string, impact: t.union([t.string, t.null]), nodes: t.number }));
+const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/**
+ * What axe-core finds against WCAG 2.1 A and AA on the page (or within `selector`): each rule broken,
+ * its impact and how many elements break it. Evaluated through the DevTools protocol, which the
+ * page's CSP does not govern.
+ */
+export const axeViolations = async (
+  page: Page,
+  selector?: string,
+): Promise<ReadonlyArray<t.TypeOf<typeof AxeViolations>[number]>> => {
+  await page.evaluate(await readFile(AXE_SOURCE, 'utf8'));
+  const context = selector === undefined ? 'document' : `document.querySelector(${JSON.stringify(selector)})`;
+  return decodeAs(
+    AxeViolations,
+    await page.evaluate(`axe
+      .run(${context}, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
+      .then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact ?? null, nodes: v.nodes.length })))`),
+  );
 };
 
 /** Polls until `check` stops throwing (the event pipeline applies pushed events a moment later). */

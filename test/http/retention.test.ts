@@ -8,18 +8,12 @@ import { expect } from 'chai';
 import * as t from 'io-ts';
 import { RetentionConfig, RetentionPreview } from '../../src/domain/retention.js';
 import { type CouchServer, couchServerLabel, startCouchServer } from '../support/couchServer.js';
-import { TOKENS, useService } from '../support/harness.js';
+import { harnessOf, TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope, issuePaths } from '../support/http.js';
 import { uploadTestPhoto } from '../support/photo.js';
 import { createdId } from '../support/seed.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
-import {
-  authHeaders,
-  mutate,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, mutationHeaders, startTestService, type TestService } from '../support/testService.js';
 
 const DAY = 86_400_000;
 const ADMIN: string = TOKENS.ADMIN;
@@ -446,6 +440,7 @@ describe('retention at start: a restored store is brought within the periods', f
     const clock = movableClock();
     try {
       const first = await startTestService({ clock: clock.now, env: { DATA_DIR: dataDir } });
+      const h = harnessOf(() => first);
       let studentId: string;
       try {
         // Its own start-up run first, so the two starts leave an entry each.
@@ -457,19 +452,16 @@ describe('retention at start: a restored store is brought within the periods', f
           { displayName: 'Davi Restaurado', guardianName: 'Rute', phones: [], classId },
           'studentId',
         );
-        const put = await mutate(
-          `${first.url}/api/v1/church/retention`,
-          'PUT',
-          { deletedStudentDays: 1, attendanceDays: 1825, pageDays: 90, auditDays: 1825 },
-          ADMIN,
-        );
+        const put = await h.send('PUT', '/api/v1/church/retention', {
+          deletedStudentDays: 1,
+          attendanceDays: 1825,
+          pageDays: 90,
+          auditDays: 1825,
+        });
         expect(put.status, put.text).to.equal(200);
-        const del = await mutate(
-          `${first.url}/api/v1/students/${studentId}/delete`,
-          'POST',
-          { justification: 'Pedido da família, por escrito' },
-          ADMIN,
-        );
+        const del = await h.send('POST', `/api/v1/students/${studentId}/delete`, {
+          justification: 'Pedido da família, por escrito',
+        });
         expect(del.status, del.text).to.equal(200);
       } finally {
         await first.dispose();

@@ -23,7 +23,7 @@ import {
   realCouchNodes,
   startCouchServer,
 } from '../support/couchServer.js';
-import { embeddedStore } from '../support/storeBackends.js';
+import { embeddedStore, twoStoresOnOneCouch } from '../support/storeBackends.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
 const DAY = 86_400_000;
@@ -45,31 +45,28 @@ const response = {
 };
 
 type LedgerOf = (db: Database) => IdempotencyLedger;
-const backends: ReadonlyArray<
-  [string, () => Promise<{ location: StoreLocation; dispose: () => Promise<void> }>, LedgerOf]
-> = [
-  [
-    'embedded leveldb (shared ledger)',
-    async () => {
-      const dir = await makeTempDir('ledger');
-      return {
-        location: { kind: 'embedded', dataDir: dir, prefix: 'chamada_' },
-        dispose: () => removeDir(dir),
-      };
-    },
-    idempotencyLedger,
-  ],
-  [
-    'embedded leveldb (exclusive ledger: claims in memory)',
-    async () => {
-      const dir = await makeTempDir('ledger');
-      return {
-        location: { kind: 'embedded', dataDir: dir, prefix: 'chamada_' },
-        dispose: () => removeDir(dir),
-      };
-    },
-    exclusiveIdempotencyLedger,
-  ],
+/** A claim, then the same request claimed again once its lease ran out: the late owner and the taker. */
+const takenOver = async (ledger: IdempotencyLedger) => {
+  const late = await ledger.claim(request());
+  if (late === undefined) throw new Error('claim lost');
+  const held = await ledger.get(request().key, 'user-1');
+  if (held === undefined) throw new Error('no entry');
+  const taker = await ledger.claim(request({ now: 1_000_000 + 60_001 }), held);
+  if (taker === undefined) throw new Error('takeover refused');
+  return { late, taker };
+};
+type LedgerHost = () => Promise<{ location: StoreLocation; dispose: () => Promise<void> }>;
+/** A store in a temp dir of its own, for either ledger on the embedded store. */
+const embeddedLedgerHost: LedgerHost = async () => {
+  const dir = await makeTempDir('ledger');
+  return {
+    location: { kind: 'embedded', dataDir: dir, prefix: 'chamada_' },
+    dispose: () => removeDir(dir),
+  };
+};
+const backends: ReadonlyArray<[string, LedgerHost, LedgerOf]> = [
+  ['embedded leveldb (shared ledger)', embeddedLedgerHost, idempotencyLedger],
+  ['embedded leveldb (exclusive ledger: claims in memory)', embeddedLedgerHost, exclusiveIdempotencyLedger],
   [
     couchServerLabel(),
     async () => {
@@ -154,12 +151,7 @@ for (const [name, setUp, ledgerOf] of backends) {
 
     it('a claim taken over cannot be renewed', async () => {
       const ledger = ledgerOf(store.db.requests);
-      const late = await ledger.claim(request());
-      if (late === undefined) throw new Error('claim lost');
-      const held = await ledger.get(request().key, 'user-1');
-      if (held === undefined) throw new Error('no entry');
-      const taker = await ledger.claim(request({ now: 1_000_000 + 60_001 }), held);
-      if (taker === undefined) throw new Error('takeover refused');
+      const { late, taker } = await takenOver(ledger);
       expect(await ledger.renew(late, request(), 1_070_000)).to.equal(undefined);
       expect(await ledger.get(request().key, 'user-1')).to.deep.include({ claimId: taker.claimId });
     });
@@ -209,26 +201,16 @@ for (const [name, setUp, ledgerOf] of backends) {
 }
 
 describe('idempotency ledger shared by two app instances on one CouchDB server', () => {
-  let server: CouchServer;
-  let a: Store;
-  let b: Store;
-  before(async () => {
-    server = await startCouchServer();
-    a = await openStore({ kind: 'couchdb', url: server.url, prefix: 'chamada_' });
-    // On a cluster, through another node: the race that leaves conflicting revisions behind.
-    const other = server.nodeUrls[1] ?? server.url;
-    b = await openStore({ kind: 'couchdb', url: other, prefix: 'chamada_' });
-  });
-  after(async () => {
-    await a.close();
-    await b.close();
-    await server.dispose();
-  });
+  // On a cluster, the second through another node: the race that leaves conflicting revisions behind.
+  const two = twoStoresOnOneCouch(true);
 
   it('lets exactly one claim win when both instances race on the same key', async () => {
     for (let round = 0; round < 10; round += 1) {
       const r = request({ key: `10000000-0000-4000-8000-0000000000${String(round).padStart(2, '0')}` });
-      const [ledgerA, ledgerB] = [idempotencyLedger(a.db.requests), idempotencyLedger(b.db.requests)];
+      const [ledgerA, ledgerB] = [
+        idempotencyLedger(two().a.db.requests),
+        idempotencyLedger(two().b.db.requests),
+      ];
       const claims = await Promise.allSettled([
         ledgerA.claim(r),
         ledgerB.claim(r),
@@ -243,7 +225,7 @@ describe('idempotency ledger shared by two app instances on one CouchDB server',
       for (const c of claims)
         if (c.status === 'rejected') expect(isStoreUnavailable(c.reason), String(c.reason)).to.equal(true);
       expect(
-        await conflictsOnceSettled(a.db.requests, ledgerDocId(r.key, r.principalId)),
+        await conflictsOnceSettled(two().a.db.requests, ledgerDocId(r.key, r.principalId)),
         'conflicting revisions left behind',
       ).to.deep.equal([]);
     }
@@ -298,12 +280,7 @@ describe('exclusive idempotency ledger (embedded store: claims held in memory)',
 
   it('a claim taken over after its lease: the late owner cannot store its response over the new one', async () => {
     const ledger = exclusiveIdempotencyLedger(store().db.requests);
-    const late = await ledger.claim(request());
-    if (late === undefined) throw new Error('claim lost');
-    const held = await ledger.get(request().key, 'user-1');
-    if (held === undefined) throw new Error('no entry');
-    const taker = await ledger.claim(request({ now: 1_000_000 + 60_001 }), held);
-    if (taker === undefined) throw new Error('takeover refused');
+    const { late, taker } = await takenOver(ledger);
     expect(await ledger.complete(late, request(), response, 1_070_000)).to.equal(false);
     expect(await ledger.complete(taker, request(), { ...response, body: '{"a":2}' }, 1_070_000)).to.equal(
       true,

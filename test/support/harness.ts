@@ -10,7 +10,7 @@
  * Tests that need the service as a process (a hard stop, a crash) start the built bundle through
  * `mainProcess.ts` / `serviceBundle.ts` instead; the browser tests share `kioskE2e.ts`.
  */
-import { inHooks, type Scope } from './hooks.js';
+import { fixture, type Scope } from './hooks.js';
 import type { HttpResult } from './http.js';
 import { call } from './http.js';
 import { type Roster, type RosterSpec, seedRoster } from './seed.js';
@@ -83,17 +83,10 @@ export const useService = (
   options: TestServiceOptions | (() => TestServiceOptions | Promise<TestServiceOptions>) = {},
   scope: Scope = 'file',
 ): ServiceHarness => {
-  let svc: TestService | undefined;
-  const start = async () => {
-    svc = await startTestService(typeof options === 'function' ? await options() : options);
-  };
-  const stop = async () => {
-    await svc?.dispose();
-    svc = undefined;
-  };
-  inHooks(scope, start, stop);
-  return harnessOf(() => {
-    if (svc === undefined) throw new Error('the service starts in a mocha hook: read it inside a test');
-    return svc;
-  });
+  const current = fixture(
+    scope,
+    async () => startTestService(typeof options === 'function' ? await options() : options),
+    (svc) => svc.dispose(),
+  );
+  return harnessOf(current);
 };
