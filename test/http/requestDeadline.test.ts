@@ -15,7 +15,7 @@ import * as t from 'io-ts';
 import { type CouchServer, couchServerLabel, startCouchServer } from '../support/couchServer.js';
 import { harnessOf, TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope, type HttpResult } from '../support/http.js';
-import { createdId, seedSmallRoster } from '../support/seed.js';
+import { seedSmallRoster } from '../support/seed.js';
 import { freezingProxy, type Stall, stallingLevelDown } from '../support/stallingStore.js';
 import { authHeaders, mutationHeaders, startTestService, type TestService } from '../support/testService.js';
 
@@ -313,24 +313,18 @@ describe('a page whose SMS gateway does not answer, within the deadline (decisio
   afterEach(() => gateway.close());
 
   it('is answered NOTIFICATION_FAILED before the deadline, and sent once when the kiosk sends it again under its key', async () => {
-    const classId = await createdId(h.url, '/api/v1/classes', { name: 'Turma' }, 'classId');
-    const sessionId = await createdId(
-      h.url,
-      '/api/v1/sessions',
-      { classId, date: new Date().toISOString().slice(0, 10) },
-      'sessionId',
-    );
-    const studentId = await createdId(
-      h.url,
-      '/api/v1/students',
-      {
-        displayName: 'Ana',
-        guardianName: 'Rosa',
-        phones: [{ number: '+55 11 98765-4321', qualifier: 'mãe' }],
-        classId,
-      },
-      'studentId',
-    );
+    const roster = await h.seedRoster({
+      date: new Date().toISOString().slice(0, 10),
+      students: [
+        {
+          displayName: 'Ana',
+          guardianName: 'Rosa',
+          phones: [{ number: '+55 11 98765-4321', qualifier: 'mãe' }],
+        },
+      ],
+    });
+    const { sessionId } = roster;
+    const studentId = roster.student('Ana');
     const checkedIn = await call(`${h.url}/api/v1/check-in`, {
       method: 'POST',
       headers: mutationHeaders(TOKENS.CHAMADOR),

@@ -23,8 +23,14 @@ export interface SmallRoster {
   readonly studentIds: ReadonlyArray<string>;
 }
 
-/** A child to seed: a name, or a name and its guardian (the guardian is `G` otherwise). */
-export type SeedStudent = string | { readonly displayName: string; readonly guardianName: string };
+/** A child to seed: a name, or a name, its guardian (`G` otherwise) and the guardians' phones (none otherwise). */
+export type SeedStudent =
+  | string
+  | {
+      readonly displayName: string;
+      readonly guardianName: string;
+      readonly phones?: ReadonlyArray<{ readonly number: string; readonly qualifier: string }>;
+    };
 
 export interface RosterSpec {
   readonly students?: ReadonlyArray<SeedStudent>;
@@ -62,11 +68,15 @@ export const seedRoster = async (url: string, spec: RosterSpec = {}): Promise<Ro
   const ids = new Map<string, string>();
   const studentIds: string[] = [];
   for (const s of spec.students ?? []) {
-    const { displayName, guardianName } = typeof s === 'string' ? { displayName: s, guardianName: 'G' } : s;
+    const {
+      displayName,
+      guardianName,
+      phones = [],
+    } = typeof s === 'string' ? { displayName: s, guardianName: 'G' } : s;
     const id = await createdId(
       url,
       '/api/v1/students',
-      { displayName, guardianName, phones: [], classId },
+      { displayName, guardianName, phones, classId },
       'studentId',
     );
     ids.set(displayName, id);
