@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import * as t from 'io-ts';
 import type { NewEvent } from '../../src/domain/event.js';
 import { TOKENS, useService } from '../support/harness.js';
-import { decodeAs, expectEnvelope } from '../support/http.js';
+import { decodeAs, expectEnvelope, type HttpResult } from '../support/http.js';
 import { syncEvents } from '../support/seed.js';
 
 const CheckIn = t.type({ checkInId: t.string });
@@ -44,6 +44,16 @@ describe('conflicts named on every path (REST mutations superseded by the confli
     });
   };
 
+  /** Expects the 409 CONFLICT_SUPERSEDED a mutation lost with, naming its reason, policy and winner. */
+  const expectSuperseded = (
+    r: HttpResult,
+    named: { readonly reason: string; readonly policy: string; readonly winnerEventId: string },
+  ) => {
+    const details = decodeAs(Superseded, expectEnvelope(r, 409, 'CONFLICT_SUPERSEDED').details);
+    expect(details).to.deep.include(named);
+    return details;
+  };
+
   /** An ADMIN tablet's offline event of the child's check-in aspect, synced now; its id. */
   const adminTabletEvent = async (event: Record<string, unknown>): Promise<string> => {
     const eventId = randomUUID();
@@ -69,8 +79,7 @@ describe('conflicts named on every path (REST mutations superseded by the confli
       });
     });
     const r = await post('/api/v1/check-in', { studentId, sessionId });
-    const details = decodeAs(Superseded, expectEnvelope(r, 409, 'CONFLICT_SUPERSEDED').details);
-    expect(details).to.deep.include({
+    const details = expectSuperseded(r, {
       reason: 'CHECKIN_SUPERSEDED',
       policy: 'ADMIN_PRECEDENCE',
       winnerEventId: tabletEventId,
@@ -97,8 +106,7 @@ describe('conflicts named on every path (REST mutations superseded by the confli
       });
     });
     const r = await post('/api/v1/check-in', { studentId, sessionId });
-    const details = decodeAs(Superseded, expectEnvelope(r, 409, 'CONFLICT_SUPERSEDED').details);
-    expect(details).to.deep.include({
+    const details = expectSuperseded(r, {
       reason: 'CHECKIN_SUPERSEDED',
       policy: 'LAST_WRITER_WINS',
       winnerEventId: rivalEventId,
@@ -124,8 +132,7 @@ describe('conflicts named on every path (REST mutations superseded by the confli
       justification: 'pai chegou mais cedo',
       pickupPerson: 'Pai',
     });
-    const details = decodeAs(Superseded, expectEnvelope(r, 409, 'CONFLICT_SUPERSEDED').details);
-    expect(details).to.deep.include({
+    expectSuperseded(r, {
       reason: 'CHECKOUT_SUPERSEDED',
       policy: 'ADMIN_PRECEDENCE',
       winnerEventId: tabletEventId,
