@@ -10,19 +10,10 @@ import {
 } from '../../src/kiosk/app/familyCheckIn.js';
 import { buildRosterIndex } from '../../src/kiosk/app/rosterIndex.js';
 import { idleExpired, selfServiceAllows } from '../../src/kiosk/app/selfService.js';
+import { aRosterStudent } from '../support/fixtures.js';
 
-const student = (studentId: string, displayName: string, classId: string) => ({
-  _id: `student:${studentId}`,
-  docType: 'rosterStudent',
-  studentId,
-  displayName,
-  classId,
-  photoRef: null,
-  allergies: null,
-  specialNeeds: null,
-  visitor: false,
-  pickup: [],
-});
+const student = (studentId: string, displayName: string, classId: string) =>
+  aRosterStudent(studentId, displayName, { classId });
 
 const family = (familyKey: string, guardianName: string, phoneSuffix: string, studentIds: string[]) => ({
   _id: `family:${familyKey}`,

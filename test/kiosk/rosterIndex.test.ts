@@ -10,19 +10,8 @@ import {
 } from '../../src/kiosk/app/rosterIndex.js';
 import { aRosterStudent } from '../support/fixtures.js';
 
-const student = (studentId: string, displayName: string, classId: string) => ({
-  _id: `student:${studentId}`,
-  _rev: '1-a',
-  docType: 'rosterStudent',
-  studentId,
-  displayName,
-  classId,
-  photoRef: null,
-  allergies: null,
-  specialNeeds: null,
-  visitor: false,
-  pickup: [],
-});
+const student = (studentId: string, displayName: string, classId: string) =>
+  aRosterStudent(studentId, displayName, { classId, _rev: '1-a' });
 
 const index = buildRosterIndex([
   student('s1', 'João Pedro Araújo', 'c1'),

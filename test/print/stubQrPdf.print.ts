@@ -12,6 +12,7 @@ import { expect } from 'chai';
 import { PRINTER_LAYOUTS } from '../../src/domain/labelLayouts.js';
 import { measure, renderPdf } from '../../src/printing/render.js';
 import { labelsOf, layOut } from '../../src/rules/labels.js';
+import { aLabelledChild } from '../support/fixtures.js';
 import { qrTextOf } from '../support/qr.js';
 
 const run = promisify(execFile);
@@ -27,14 +28,7 @@ describe("the guardian's stub in a PDF carries the family pass", function () {
 
   for (const layout of PRINTER_LAYOUTS) {
     it(`on ${layout}, poppler's drawing of the stub's page reads back as the pass; the child's page has none`, async () => {
-      const child = {
-        displayName: 'Ana Souza',
-        className: 'Berçário',
-        sessionTitle: 'Culto',
-        allergies: null,
-        specialNeeds: null,
-        code: 'K7Q2',
-      };
+      const child = aLabelledChild();
       const labels = labelsOf([child], '26/11/2026 10:05', 'pt-BR', PASS).map((c) =>
         layOut(c, layout, measure),
       );

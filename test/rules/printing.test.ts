@@ -3,7 +3,6 @@ import fc from 'fast-check';
 import { LABEL_PAGES, PRINTER_LAYOUTS, type PrinterLayout } from '../../src/domain/labelLayouts.js';
 import { printerAddress } from '../../src/domain/printing.js';
 import {
-  type LabelledChild,
   labelsOf,
   layOut,
   type Measure,
@@ -13,19 +12,12 @@ import {
 import { printerIssues } from '../../src/rules/printers.js';
 import { type AfterFailure, afterFailure } from '../../src/rules/printRetry.js';
 import { zplField, zplOf } from '../../src/rules/zpl.js';
+import { aLabelledChild } from '../support/fixtures.js';
 
 /** Every character half its size wide: enough to test wrapping without a font. */
 const halfEm: Measure = (text, sizePt) => text.length * sizePt * 0.5;
 
-const child = (over: Partial<LabelledChild> = {}): LabelledChild => ({
-  displayName: 'Ana Souza',
-  className: 'Berçário',
-  sessionTitle: 'Culto',
-  allergies: null,
-  specialNeeds: null,
-  code: 'K7Q2',
-  ...over,
-});
+const child = aLabelledChild;
 
 describe('printerAddress and printerIssues (a printer that holds together)', () => {
   const addresses: ReadonlyArray<[string, ReturnType<typeof printerAddress>]> = [

@@ -1,6 +1,7 @@
 /** A complete student record with neutral values, for tests that need one and care about few fields. */
 import { randomUUID } from 'node:crypto';
 import type { StudentRecord } from '../../src/domain/student.js';
+import type { LabelledChild } from '../../src/rules/labels.js';
 
 export const aStudentRecord = (over: Partial<StudentRecord> = {}): StudentRecord => ({
   studentId: randomUUID(),
@@ -42,5 +43,16 @@ export const aRosterStudent = (
   specialNeeds: null,
   visitor: false,
   pickup: [],
+  ...over,
+});
+
+/** A child as a label shows it (name, class, session, the day's code), with nothing to flag. */
+export const aLabelledChild = (over: Partial<LabelledChild> = {}): LabelledChild => ({
+  displayName: 'Ana Souza',
+  className: 'Berçário',
+  sessionTitle: 'Culto',
+  allergies: null,
+  specialNeeds: null,
+  code: 'K7Q2',
   ...over,
 });
