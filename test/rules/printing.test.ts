@@ -2,13 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { LABEL_PAGES, PRINTER_LAYOUTS, type PrinterLayout } from '../../src/domain/labelLayouts.js';
 import { printerAddress } from '../../src/domain/printing.js';
-import {
-  labelsOf,
-  layOut,
-  type Measure,
-  PT_PER_MM,
-  wrap,
-} from '../../src/rules/labels.js';
+import { labelsOf, layOut, type Measure, PT_PER_MM, wrap } from '../../src/rules/labels.js';
 import { printerIssues } from '../../src/rules/printers.js';
 import { type AfterFailure, afterFailure } from '../../src/rules/printRetry.js';
 import { zplField, zplOf } from '../../src/rules/zpl.js';
