@@ -16,6 +16,7 @@ export const API_VERSION = '1.0.0';
 const authDescription = (auth: AuthClass): string => {
   if (auth === 'none') return 'Public.';
   if (auth === 'bearer') return 'Any authenticated user.';
+  if (auth === 'printAgent') return "A print agent's token only (auth class `printAgent`, decision 0054).";
   return `Roles: ${rolesAllowed[auth].join(', ')} (auth class \`${auth}\`).`;
 };
 
