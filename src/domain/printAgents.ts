@@ -208,7 +208,7 @@ export const AgentJobState = object(
 
 // ---- stored ----
 
-/** An agent as stored (private database), `printagent:<agentId>`: a digest of its secret, never the secret. */
+/** An agent as stored (private database), `printAgent:<agentId>`: a digest of its secret, never the secret. */
 export const PrintAgentDoc = t.intersection([
   t.type({
     _id: t.string,

@@ -1,5 +1,5 @@
 /**
- * Print agents (0054), in the private database: `printagent:<agentId>`. A church has one or two;
+ * Print agents (0054), in the private database: `printAgent:<agentId>`. A church has one or two;
  * each is read on every call the agent makes (its token is checked against the stored digest).
  */
 import { PrintAgentDoc } from '../domain/printAgents.js';
@@ -19,11 +19,11 @@ export interface PrintAgentStore {
   update(current: PrintAgentDoc, next: PrintAgentFields): Promise<PrintAgentDoc | 'CONFLICT'>;
 }
 
-const idOf = (agentId: string): string => `printagent:${agentId}`;
+const idOf = (agentId: string): string => `printAgent:${agentId}`;
 
 export const printAgentStore = (db: Database): PrintAgentStore => ({
   list: async () =>
-    (await listDocs(db, PrintAgentDoc, 'printagent')).sort((a, b) => a.createdAt.localeCompare(b.createdAt)),
+    (await listDocs(db, PrintAgentDoc, 'printAgent')).sort((a, b) => a.createdAt.localeCompare(b.createdAt)),
   get: (agentId) => getDoc(db, PrintAgentDoc, idOf(agentId)),
   async create(fields) {
     const doc = { _id: idOf(fields.agentId), docType: 'printAgent' as const, ...fields };
