@@ -126,7 +126,9 @@ export const startPrintAgent = (options: PrintAgentOptions): RunningAgent => {
         signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(init.signal ? [init.signal] : [])]),
       });
     } catch (e) {
-      throw new Unreachable(e instanceof Error ? e.name : typeof e);
+      // fetch says "fetch failed"; the cause names the network's answer (ECONNREFUSED, ENOTFOUND…).
+      const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : undefined;
+      throw new Unreachable(cause ?? (e instanceof Error ? e.name : typeof e));
     }
     if (res.status === 401) {
       await res.body?.cancel();
