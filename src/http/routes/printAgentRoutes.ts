@@ -15,6 +15,7 @@ import {
   CreatePrintAgentBody,
   MAX_AGENT_WAIT_S,
   PrintAgent,
+  type PrintAgentDoc,
   PrintAgentIdParams,
   PrintAgentIssued,
   PrintAgentList,
@@ -45,7 +46,7 @@ export const createPrintAgentRoute = defineRoute({
   handler: async (ctx) => {
     const actor = actorOf(ctx);
     if (E.isLeft(actor)) return actor;
-    return E.map(({ agent, token }: { agent: Parameters<typeof toPrintAgent>[0]; token: string }) => ({
+    return E.map(({ agent, token }: { agent: PrintAgentDoc; token: string }) => ({
       status: 201,
       headers: { Location: `/api/v1/print-agents/${agent.agentId}` },
       auditSubjectId: agent.agentId,
@@ -80,7 +81,7 @@ export const revokePrintAgentRoute = defineRoute({
   response: { status: 200, description: 'The revoked agent.', codec: PrintAgent },
   errors: ['NOT_FOUND', 'CONFLICT'],
   handler: async ({ params, deps }) =>
-    E.map((a: Parameters<typeof toPrintAgent>[0]) => ({ body: toPrintAgent(a), auditSubjectId: a.agentId }))(
+    E.map((a: PrintAgentDoc) => ({ body: toPrintAgent(a), auditSubjectId: a.agentId }))(
       await deps.printAgents.revoke(params.agentId),
     ),
 });
