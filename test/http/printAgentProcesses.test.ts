@@ -4,7 +4,7 @@
  * listener in this process that keeps the ZPL it is sent). Between the agent and the service sits an
  * HTTP relay this test controls: it can refuse every connection (the church's internet is down) or
  * deliver a status report and drop its answer (the report landed, the agent never heard). The agent
- * is also killed and started again, stopped with SIGTERM, and ended by a revocation. Every job is
+ * is also paused and resumed (SIGSTOP, SIGCONT), killed and started again, stopped with SIGTERM, and ended by a revocation. Every job is
  * printed, each once.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -237,6 +237,24 @@ describe('the print agent end to end: service, agent and printer as processes of
     ]);
   });
 
+  it('the agent paused (SIGSTOP) while its call takes a job, then resumed (SIGCONT): the job prints once', async () => {
+    const current = running;
+    if (current === undefined) throw new Error('no agent');
+    current.child.kill('SIGSTOP');
+    try {
+      const jobId = await printOne(4);
+      // The service answers the paused agent's waiting call; nothing reaches the printer meanwhile.
+      await sleep(3_000);
+      expect((await readJob(url, jobId)).status).to.be.oneOf(['queued', 'printing']);
+      expect(printer.jobs).to.have.length(3);
+      current.child.kill('SIGCONT');
+      expect(await finishedJob(url, jobId), current.out()).to.deep.include({ status: 'done', attempts: 1 });
+      expect(printedCodes(printer, [0, 1, 2, 4].map(codeOf))).to.deep.equal([0, 1, 2, 4].map(codeOf));
+    } finally {
+      current.child.kill('SIGCONT');
+    }
+  });
+
   it('the agent killed and started again: a job queued while it was down prints once', async () => {
     const first = running;
     if (first === undefined) throw new Error('no agent');
@@ -249,7 +267,7 @@ describe('the print agent end to end: service, agent and printer as processes of
       status: 'done',
       attempts: 1,
     });
-    expect(printer.jobs).to.have.length(4);
+    expect(printer.jobs).to.have.length(5);
   });
 
   it('SIGTERM stops the agent gracefully (exit 0); a revoked token ends it (exit 3)', async () => {
@@ -268,6 +286,6 @@ describe('the print agent end to end: service, agent and printer as processes of
     expect(await exitOf(running.child), running.out()).to.equal(3);
     expect(running.out()).to.contain('refused the agent token');
     // Every job printed, each once.
-    expect(printedCodes(printer, [0, 1, 2, 3].map(codeOf))).to.deep.equal([0, 1, 2, 3].map(codeOf));
+    expect(printedCodes(printer, [0, 1, 2, 4, 3].map(codeOf))).to.deep.equal([0, 1, 2, 4, 3].map(codeOf));
   });
 });
