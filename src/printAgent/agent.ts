@@ -250,11 +250,15 @@ export const startPrintAgent = (options: PrintAgentOptions): RunningAgent => {
 
   const loop = async (): Promise<'stopped' | 'refused'> => {
     let failures = 0;
+    /** The last call was answered: the next may wait. */
+    let fresh = false;
     log.info({ server: base, agentId: parsed.agentId }, 'print agent started');
     while (!stopping.signal.aborted && !refused) {
       try {
+        // After a start or a failure, no wait: the jobs it holds (an answer lost on the way) come at once.
+        const wait = fresh ? waitS : 0;
         const res = await request(
-          `/api/v1/print-agents/me/jobs?wait=${waitS}`,
+          `/api/v1/print-agents/me/jobs?wait=${wait}`,
           { headers: headers(), signal: stopping.signal },
           (waitS + 15) * 1000,
         );
@@ -264,6 +268,7 @@ export const startPrintAgent = (options: PrintAgentOptions): RunningAgent => {
         if (E.isLeft(decoded)) throw new Unreachable('an answer that is not a job list');
         if (failures > 0) log.info({ after: failures }, 'the server is reached again');
         failures = 0;
+        fresh = true;
         for (const job of decoded.right.items) take(job);
       } catch (e) {
         if (e instanceof Refused) refused = true;
@@ -274,6 +279,7 @@ export const startPrintAgent = (options: PrintAgentOptions): RunningAgent => {
             'cannot reach the server; retrying',
           );
         failures += 1;
+        fresh = false;
         await sleep(backoff(failures), undefined, { signal: stopping.signal }).catch(() => undefined);
       }
     }

@@ -67,7 +67,10 @@ export interface PrintAgentService {
   revoke(agentId: string): Promise<E.Either<ApiError, PrintAgentDoc>>;
   /** The principal of an agent's token; undefined when the token is not one, revoked or wrong. */
   authenticate(token: string): Promise<Principal | undefined>;
-  /** The jobs claimed for the agent, waiting up to `waitMs` for one when none is ready. */
+  /**
+   * The jobs claimed for the agent, waiting up to `waitMs` for a new one; those it already holds come
+   * with the answer (at once when `waitMs` is 0, as the agent asks after a start or a lost answer).
+   */
   jobsFor(agentId: string, waitMs: number): Promise<AgentJob[]>;
   report(agentId: string, jobId: string, report: AgentJobReport): Promise<E.Either<ApiError, AgentJobState>>;
   /** A job was queued: calls waiting for jobs look now. */
@@ -101,6 +104,8 @@ export const printAgentService = (deps: PrintAgentServiceDeps): PrintAgentServic
   const leaseMs = deps.leaseMs ?? DEFAULT_LEASE_MS;
   const recheckMs = deps.recheckMs ?? DEFAULT_RECHECK_MS;
   const waiting = new Set<() => void>();
+  /** How many times a job was queued here: a call that was looking meanwhile looks again. */
+  let woken = 0;
 
   const secretOf = (agentId: string): string =>
     createHmac('sha256', deps.tokenKey).update(`print agent ${agentId}`).digest('base64url');
@@ -156,7 +161,8 @@ export const printAgentService = (deps: PrintAgentServiceDeps): PrintAgentServic
   };
 
   /** Claims what is ready for the agent now, and answers it with what it already holds. */
-  const claimNow = async (agentId: string): Promise<AgentJob[]> => {
+  /** `fresh`: claimed by this call; otherwise the agent already held it. */
+  const claimNow = async (agentId: string): Promise<Array<{ job: AgentJob; fresh: boolean }>> => {
     const owner = agentOwner(agentId);
     const served = new Map(
       (await printers.list()).filter((p) => p.agentId === agentId).map((p) => [p.printerId, p] as const),
@@ -165,7 +171,7 @@ export const printAgentService = (deps: PrintAgentServiceDeps): PrintAgentServic
     const open = (await jobs.unfinished())
       .filter((j) => served.has(j.printerId))
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.jobId.localeCompare(b.jobId));
-    const out: AgentJob[] = [];
+    const out: Array<{ job: AgentJob; fresh: boolean }> = [];
     for (const job of open) {
       if (out.length >= MAX_AGENT_JOBS) break;
       const printer = served.get(job.printerId);
@@ -192,7 +198,7 @@ export const printAgentService = (deps: PrintAgentServiceDeps): PrintAgentServic
       }
       if (held === undefined) continue;
       const given = await handOut(held, printer);
-      if (given !== undefined) out.push(given);
+      if (given !== undefined) out.push({ job: given, fresh: !leased });
     }
     return out;
   };
@@ -257,10 +263,14 @@ export const printAgentService = (deps: PrintAgentServiceDeps): PrintAgentServic
     async jobsFor(agentId, waitMs) {
       const until = clock().getTime() + waitMs;
       for (;;) {
+        const wokenBefore = woken;
         const found = await claimNow(agentId);
         const left = until - clock().getTime();
-        if (found.length > 0 || left <= 0) return found;
-        await pause(Math.min(left, recheckMs));
+        // Jobs the agent already holds come with any answer, but only a new one ends the wait: an agent
+        // printing a job would otherwise be answered at once, again and again, until its report lands.
+        if (found.some((f) => f.fresh) || left <= 0) return found.map((f) => f.job);
+        // A job queued while this call was looking is looked for again at once, not a second later.
+        if (woken === wokenBefore) await pause(Math.min(left, recheckMs));
       }
     },
     async report(agentId, jobId, report) {
@@ -309,6 +319,7 @@ export const printAgentService = (deps: PrintAgentServiceDeps): PrintAgentServic
       return E.left(apiError('CONFLICT', 'The print job kept changing; report again.'));
     },
     wake() {
+      woken += 1;
       for (const done of [...waiting]) done();
     },
   };
