@@ -100,7 +100,8 @@ export const agentJobsRoute = defineRoute({
   description:
     'Claims the jobs ready for the printers that name this agent, for a lease (`leaseUntil`), and answers them ' +
     'with the jobs it already holds and has not reported. With `wait`, the call waits that many seconds for a ' +
-    'job when none is ready (a long poll: the agent keeps one call open, the church opens no port). A claim ' +
+    'job new to the agent (a long poll: the agent keeps one call open, the church opens no port); with `wait=0` ' +
+    '(after a start or a lost answer) it answers at once with what the agent holds. A claim ' +
     'whose lease lapses without a report is claimed again as a new attempt.',
   tags: ['printing'],
   query: AgentJobsQuery,
