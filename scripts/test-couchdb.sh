@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
-# npm run test:couchdb [-- --nodes N] [-- --all-suites] [-- mocha arguments]: the suites that have a
+# npm run test:couchdb [-- --nodes N] [-- --all-suites | --not-cluster-suites] [-- mocha arguments]: the suites that have a
 # CouchDB variant, on a real Apache CouchDB (decision 0023). The server is the one COUCHDB_TEST_URL
 # names, or else one started here from the launcher in shared/couchdb beside the checkout
 # (COUCHDB_LAUNCHER overrides where), on free loopback ports, and stopped on every exit: success,
 # failure or Ctrl-C. On one node every suite runs (.mocharc.couchdb.json); on a cluster only those
 # whose behaviour differs there (.mocharc.couchdb-cluster.json, each one's reason in decision 0048),
-# unless --all-suites.
+# unless --all-suites. --not-cluster-suites, on one node, leaves out the cluster's suites: CI runs
+# those on three nodes, so that each suite runs once (decision 0048).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 nodes=${COUCHDB_TEST_NODES:-1}
 all_suites=0
+not_cluster=0
 mocha_args=()
 while [ $# -gt 0 ]; do
   case $1 in
     --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
     --nodes=*) nodes=${1#*=}; shift ;;
     --all-suites) all_suites=1; shift ;;
+    --not-cluster-suites) not_cluster=1; shift ;;
     *) mocha_args+=("$1"); shift ;;
   esac
 done
@@ -87,4 +90,9 @@ config=.mocharc.couchdb.json
 # Counted from the URLs, which also holds for a server COUCHDB_TEST_URL names.
 read -r -a node_urls <<<"$COUCHDB_TEST_NODE_URLS"
 if [ "${#node_urls[@]}" -gt 1 ] && [ "$all_suites" = 0 ]; then config=.mocharc.couchdb-cluster.json; fi
+if [ "$not_cluster" = 1 ]; then
+  while IFS= read -r suite; do mocha_args+=(--ignore "$suite"); done < <(
+    node -e 'for (const s of require("./.mocharc.couchdb-cluster.json").spec) console.log(s)'
+  )
+fi
 npx mocha --config "$config" "${mocha_args[@]}"

@@ -259,6 +259,13 @@ const wire = async (
     clock,
     nextRunAt: (now) => nextRetentionAt(config, now),
   });
+  const familyPassSvc = familyPassService({
+    students,
+    passes: records.familyPasses,
+    secret: (at) => checkins.secret(at),
+    rosterFamily: rosterStore(store.db.roster).family,
+    clock,
+  });
   const photoSvc = photoService({
     photos,
     students,
@@ -339,6 +346,11 @@ const wire = async (
     students,
     classes,
     settings: config.printing,
+    // The stub carries the family's pass, as the kiosk's does online; a child without one prints none.
+    passOf: async (studentId) => {
+      const answer = await familyPassSvc.content(studentId);
+      return answer._tag === 'Right' ? answer.right.content : undefined;
+    },
     clock,
     logger,
     opened,
@@ -393,13 +405,7 @@ const wire = async (
         idKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'imported student ids', 32)),
       }),
       photos: photoSvc,
-      familyPasses: familyPassService({
-        students,
-        passes: records.familyPasses,
-        secret: (at) => checkins.secret(at),
-        rosterFamily: rosterStore(store.db.roster).family,
-        clock,
-      }),
+      familyPasses: familyPassSvc,
       exports: studentExportService({
         students,
         consents: records.consents,

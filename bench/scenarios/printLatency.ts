@@ -5,7 +5,8 @@
  * starts it, with a print command that returns at once: test/support/ippEverywhere.ts). The time is from the check-in's answer to the instant
  * the service recorded the printer's acceptance of the Print-Job (the job's `updatedAt` when it is
  * `done`; the service runs in this process, on the same clock). One door, one family at a time, each
- * its own child; the row is the p95 of each run, the median of the runs.
+ * its own child, each child a family whose stub carries its pass's QR code; the row is the p95 of
+ * each run, the median of the runs.
  *
  * `print-agent` (0054): the same, the printer served by a print agent (in this process, its waiting
  * call to the service over HTTP, as `npm run print-agent` keeps one), so the time adds the agent's
@@ -20,7 +21,7 @@ import {
   startDnsSd,
   startIppEverywhere,
 } from '../../test/support/ippEverywhere.js';
-import { seedSmallRoster } from '../../test/support/seed.js';
+import { createdId, seedSmallRoster } from '../../test/support/seed.js';
 import {
   authHeaders,
   DEV_TOKENS,
@@ -63,11 +64,25 @@ const measure = async (quick: boolean, via: 'service' | 'agent'): Promise<Scenar
     const runs = quick ? 2 : 3;
     const perRun = quick ? 20 : 50;
     const warmUp = 3;
-    const roster = await seedSmallRoster(
-      svc.url,
-      Array.from({ length: warmUp + runs * perRun }, (_, i) => `Criança ${i + 1}`),
-      new Date().toISOString().slice(0, 10),
-    );
+    const { classId, sessionId } = await seedSmallRoster(svc.url, [], new Date().toISOString().slice(0, 10));
+    // Each child a family of its own (a guardian phone), so each stub carries its family pass's QR code
+    // as a family's does at the door (0051, item 4).
+    const studentIds: string[] = [];
+    for (let i = 0; i < warmUp + runs * perRun; i += 1)
+      studentIds.push(
+        await createdId(
+          svc.url,
+          '/api/v1/students',
+          {
+            displayName: `Criança ${i + 1}`,
+            guardianName: `Responsável ${i + 1}`,
+            phones: [{ number: `11 9${String(70_000_000 + i)}`, qualifier: 'mãe' }],
+            classId,
+          },
+          'studentId',
+        ),
+      );
+    const roster = { sessionId, studentIds };
     let agentId: string | undefined;
     if (via === 'agent') {
       const issued = await fetch(`${svc.url}/api/v1/print-agents`, {

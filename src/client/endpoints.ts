@@ -39,6 +39,7 @@ import {
   RevokeGrantBody,
   VerifyPickupBody,
 } from '../domain/pickup.js';
+import { CreatePrintJobBody, Printer, PrinterList, PrintJob, PrintJobAccepted } from '../domain/printing.js';
 import {
   AttendanceQuery,
   AttendanceReport,
@@ -267,6 +268,17 @@ export const endpoints = {
     query: ConflictQuery,
     response: ConflictPage,
   },
+  /** The door's roles read printers without their URI (0051, item 4: each tablet picks its own). */
+  listPrinters: { method: 'GET', path: '/api/v1/printers', response: PrinterList },
+  getPrinter: { method: 'GET', path: '/api/v1/printers/{printerId}', response: Printer },
+  createPrintJob: {
+    method: 'POST',
+    path: '/api/v1/print-jobs',
+    body: CreatePrintJobBody,
+    response: PrintJobAccepted,
+  },
+  getPrintJob: { method: 'GET', path: '/api/v1/print-jobs/{jobId}', response: PrintJob },
+
   listAuditLogs: { method: 'GET', path: '/api/v1/audit-logs', query: AuditQuery, response: AuditPage },
 } as const satisfies Readonly<Record<string, Endpoint>>;
 

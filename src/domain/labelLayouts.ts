@@ -43,6 +43,12 @@ export interface LabelPage {
   readonly sizes: LabelTypeSizes;
   /** A label too small for captions drops them (the code's caption, the stub's hint). */
   readonly captions: boolean;
+  /**
+   * The family pass's QR code on the guardian's stub (0049), its side in millimetres with the quiet
+   * zone: under the children on upright labels, beside them on the Dymo's wide, low one (the kiosk's
+   * `--stub-qr`).
+   */
+  readonly stubQr: { readonly sideMm: number; readonly beside: boolean };
 }
 
 const MM_PER_INCH = 25.4;
@@ -55,6 +61,7 @@ export const LABEL_PAGES: Readonly<Record<PrinterLayout, LabelPage>> = {
     paddingYMm: 3,
     sizes: { when: 8, name: 20, class: 11, allergy: 13, code: 20, stubName: 12, stubCode: 13 },
     captions: true,
+    stubQr: { sideMm: 28, beside: false },
   },
   dymo30252: {
     widthMm: 2.25 * MM_PER_INCH,
@@ -63,6 +70,7 @@ export const LABEL_PAGES: Readonly<Record<PrinterLayout, LabelPage>> = {
     paddingYMm: 1.2,
     sizes: { when: 5.5, name: 12, class: 6.5, allergy: 7.5, code: 12, stubName: 7, stubCode: 7.5 },
     captions: false,
+    stubQr: { sideMm: 18, beside: true },
   },
   label4x6: {
     widthMm: 4 * MM_PER_INCH,
@@ -71,5 +79,6 @@ export const LABEL_PAGES: Readonly<Record<PrinterLayout, LabelPage>> = {
     paddingYMm: 6,
     sizes: { when: 11, name: 34, class: 16, allergy: 20, code: 34, stubName: 18, stubCode: 20 },
     captions: true,
+    stubQr: { sideMm: 45, beside: false },
   },
 };

@@ -134,20 +134,26 @@ export const Printer = object(
     printerId: ReadOnlyId,
     name: PrinterName,
     protocol: PrinterProtocolC,
-    uri: PrinterUri,
     layout: PrinterLayoutC,
     labelLanguage: LabelLanguageC,
     createdAt: ReadOnlyInstant,
     updatedAt: ReadOnlyInstant,
   },
-  { agentId: Uuid },
+  { uri: PrinterUri, agentId: Uuid },
   {
     description:
       'A label printer the service prints to, or its print agent (`agentId`). `printerId`, `createdAt`, ' +
-      '`updatedAt` are read-only.',
+      "`updatedAt` are read-only. `uri` is given to an ADMIN only: the door's roles list printers to choose " +
+      "one, and where a printer sits on the church's network is the office's business.",
   },
 );
 export type Printer = t.TypeOf<typeof Printer>;
+
+/** A printer as the door's roles read it: everything but where it is reached. */
+export const toDoorPrinter = (d: PrinterDoc): Printer => {
+  const { uri: _office, ...door } = toPrinter(d);
+  return door;
+};
 
 /** A church has a few doors; the list is not paged. */
 export const MAX_PRINTERS = 200;

@@ -19,8 +19,21 @@ export const IMMUTABLE = 'public, max-age=31536000, immutable';
 export const REVALIDATE = 'no-cache';
 const NOT_BUILT = 'The kiosk app is not built: run `npm run build` (or `npm run build:kiosk`), then reload.';
 
+/**
+ * The kiosk's files allow the camera to their own origin (decision 0053: scanning a family pass); the
+ * rest of the contract's policy stands, and every other response, the API's included, keeps `camera=()`.
+ * A policy binds the document it came with, so this matters for index.html; the same on every kiosk
+ * file keeps one rule for the folder.
+ */
+export const KIOSK_PERMISSIONS_POLICY = 'camera=(self), microphone=(), geolocation=(), interest-cohort=()';
+
 export const kioskRouter = (logger: Logger, dir: string = KIOSK_DIR): Router =>
-  builtAppRouter(logger, { base: KIOSK_BASE, dir, notBuilt: NOT_BUILT });
+  builtAppRouter(logger, {
+    base: KIOSK_BASE,
+    dir,
+    notBuilt: NOT_BUILT,
+    permissionsPolicy: KIOSK_PERMISSIONS_POLICY,
+  });
 
 export const OFFICE_BASE = '/office';
 /** <repository>/dist/office: the office web app (decision 0032), built and served like the kiosk. */
@@ -36,7 +49,13 @@ export const officeRouter = (logger: Logger, dir: string = OFFICE_DIR): Router =
 /** A Vite build served at `base`: the kiosk's rules (caching, the trailing slash, the 404 when not built). */
 const builtAppRouter = (
   logger: Logger,
-  app: { readonly base: string; readonly dir: string; readonly notBuilt: string },
+  app: {
+    readonly base: string;
+    readonly dir: string;
+    readonly notBuilt: string;
+    /** Replaces the contract's Permissions-Policy on the app's files; absent: the contract's stands. */
+    readonly permissionsPolicy?: string;
+  },
 ): Router => {
   const { base, dir } = app;
   const built = () => existsSync(path.join(dir, 'index.html'));
@@ -57,6 +76,7 @@ const builtAppRouter = (
       fallthrough: true,
       setHeaders: (res, filePath) => {
         res.setHeader('Cache-Control', filePath.startsWith(assets) ? IMMUTABLE : REVALIDATE);
+        if (app.permissionsPolicy !== undefined) res.setHeader('Permissions-Policy', app.permissionsPolicy);
       },
     }),
   );

@@ -41,6 +41,11 @@ export interface PrintServiceDeps {
   readonly classes: Pick<ClassStore, 'getClass' | 'getSession'>;
   readonly settings: PrintSettingsOf;
   readonly clock: () => Date;
+  /**
+   * The text of the family pass of a child's family (0049), for the guardian's stub; undefined for a
+   * child without a family (no phone that gives one), or without this dependency.
+   */
+  readonly passOf?: (studentId: string) => Promise<string | undefined>;
   /** Tells the worker a job is waiting (it also finds jobs on its own, after a restart). */
   readonly wake: (jobId: string) => void;
 }
@@ -108,6 +113,17 @@ export const printService = (deps: PrintServiceDeps): PrintService => {
     if (agent === undefined) return [{ path: 'body.agentId', message: 'no such print agent' }];
     if (agent.revokedAt !== null) return [{ path: 'body.agentId', message: 'the print agent was revoked' }];
     return [];
+  };
+
+  /** The pass of the first child of the job who has a family, as the kiosk's stub asks it. */
+  const passOfFamily = async (studentIds: ReadonlyArray<string>): Promise<string | undefined> => {
+    const { passOf } = deps;
+    if (passOf === undefined) return undefined;
+    for (const id of studentIds) {
+      const pass = await passOf(id);
+      if (pass !== undefined) return pass;
+    }
+    return undefined;
   };
 
   const getPrinter = async (printerId: string): Promise<E.Either<ApiError, PrinterDoc>> => {
@@ -219,7 +235,12 @@ export const printService = (deps: PrintServiceDeps): PrintService => {
       }
       if (children.length === 0) return undefined;
       const first = checkins[0]?.checkedInAt ?? job.createdAt;
-      return labelsOf(children, labelTime(lang, new Date(first), settings.labelTimeZone), lang);
+      return labelsOf(
+        children,
+        labelTime(lang, new Date(first), settings.labelTimeZone),
+        lang,
+        await passOfFamily(checkins.map((c) => c.studentId)),
+      );
     },
   };
 };

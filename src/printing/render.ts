@@ -12,7 +12,8 @@ import { dirname, join } from 'node:path';
 import fontkit from '@pdf-lib/fontkit';
 import { Resvg } from '@resvg/resvg-js';
 import { PDFDocument, type PDFFont, rgb, setCharacterSpacing } from 'pdf-lib';
-import type { FontStyle, Measure, PlacedLabel } from '../rules/labels.js';
+import { qrSymbol } from '../lib/qrCode.js';
+import type { FontStyle, Measure, PlacedLabel, PlacedQr } from '../rules/labels.js';
 
 const fontDir = join(dirname(createRequire(import.meta.url).resolve('dejavu-fonts-ttf/package.json')), 'ttf');
 
@@ -63,6 +64,12 @@ export interface Rendered {
   readonly pages: number;
 }
 
+/** The QR code's modules as SVG path data, at `scale` points a module (the kiosk's stub draws the same). */
+const qrPath = (qr: PlacedQr): { readonly path: string; readonly scale: number } => {
+  const symbol = qrSymbol(qr.text);
+  return { path: symbol.path, scale: qr.sidePt / symbol.size };
+};
+
 /** One page per label, each the label's size; the text embedded (a subset of the fonts). */
 export const renderPdf = async (labels: ReadonlyArray<PlacedLabel>): Promise<Rendered> => {
   const doc = await PDFDocument.create();
@@ -90,6 +97,17 @@ export const renderPdf = async (labels: ReadonlyArray<PlacedLabel>): Promise<Ren
       page.drawText(t.text, { x: t.x, y, size: t.sizePt, font, color: rgb(0, 0, 0) });
       page.pushOperators(setCharacterSpacing(0));
     }
+    if (label.qr !== undefined) {
+      // drawSvgPath reads the path downwards from (x, y), as SVG does.
+      const { path, scale } = qrPath(label.qr);
+      page.drawSvgPath(path, {
+        x: label.qr.x,
+        y: label.heightPt - label.qr.y,
+        scale,
+        color: rgb(0, 0, 0),
+        borderWidth: 0,
+      });
+    }
   }
   const bytes = await doc.save({ useObjectStreams: false });
   return { format: 'application/pdf', bytes, pages: labels.length };
@@ -108,10 +126,20 @@ export const svgOf = (label: PlacedLabel): string => {
     const spacing = t.letterSpacing === undefined ? '' : ` letter-spacing="${t.letterSpacing.toFixed(2)}"`;
     return `<text x="${t.x.toFixed(2)}" y="${t.baseline.toFixed(2)}" font-family="${font.family}" font-weight="${font.weight}" font-size="${t.sizePt}" style="font-kerning:none"${spacing} xml:space="preserve">${escapeXml(t.text)}</text>`;
   });
+  const qr =
+    label.qr === undefined
+      ? []
+      : [
+          ((q: PlacedQr) => {
+            const { path, scale } = qrPath(q);
+            return `<path transform="translate(${q.x.toFixed(2)} ${q.y.toFixed(2)}) scale(${scale.toFixed(4)})" d="${path}" fill="#000" shape-rendering="crispEdges"/>`;
+          })(label.qr),
+        ];
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${label.widthPt}pt" height="${label.heightPt}pt" viewBox="0 0 ${label.widthPt} ${label.heightPt}">`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
     ...texts,
+    ...qr,
     '</svg>',
   ].join('');
 };

@@ -37,6 +37,8 @@ export interface LabelLine {
 export interface LabelContent {
   readonly kind: 'child' | 'stub';
   readonly lines: ReadonlyArray<LabelLine>;
+  /** The stub's family pass (0049), drawn as a QR code: the text it encodes. */
+  readonly pass?: string;
 }
 
 const CAPTIONS: Readonly<Record<LabelLanguage, Readonly<Record<string, string>>>> = {
@@ -80,6 +82,7 @@ export const labelsOf = (
   children: ReadonlyArray<LabelledChild>,
   when: string,
   lang: LabelLanguage,
+  pass?: string,
 ): LabelContent[] => [
   ...children.map(
     (c): LabelContent => ({
@@ -108,6 +111,7 @@ export const labelsOf = (
       ...children.map((c) => ({ role: 'stubChild' as const, text: c.displayName, aside: c.code })),
       { role: 'hint', text: caption(lang, 'hint') },
     ],
+    ...(pass === undefined ? {} : { pass }),
   },
 ];
 
@@ -150,10 +154,19 @@ export interface PlacedText {
   readonly letterSpacing?: number;
 }
 
+/** A QR code's square, its quiet zone included, in points from the page's top left corner. */
+export interface PlacedQr {
+  readonly text: string;
+  readonly x: number;
+  readonly y: number;
+  readonly sidePt: number;
+}
+
 export interface PlacedLabel {
   readonly widthPt: number;
   readonly heightPt: number;
   readonly texts: ReadonlyArray<PlacedText>;
+  readonly qr?: PlacedQr;
 }
 
 const LINE_HEIGHT = 1.15;
@@ -232,9 +245,38 @@ export const layOut = (content: LabelContent, layout: PrinterLayout, measure: Me
   const texts: PlacedText[] = [];
   let y = page.paddingYMm * PT_PER_MM;
   const codeLine = content.lines.find((l) => l.role === 'code');
+  const qrSide = page.stubQr.sideMm * PT_PER_MM;
+  const qrGap = 1 * PT_PER_MM;
+  let qr: PlacedQr | undefined;
+  /** Beside the children (the Dymo), the QR code takes the right of the rows; under them, nothing. */
+  let rowsRight = right;
+  let lastRow = -1;
+  content.lines.forEach((l, i) => {
+    if (l.role === 'stubChild') lastRow = i;
+  });
   const codeHeight = codeLine === undefined ? 0 : sizeOf('code', page.sizes) * LINE_HEIGHT + LINE_GAP_PT;
-  for (const line of content.lines) {
-    if (line.role === 'hint' && !page.captions) continue;
+  content.lines.forEach((line, index) => {
+    placeLine(line);
+    // Under the children: the pass after the last of them, when it fits whole (the codes come first).
+    if (index === lastRow && content.pass !== undefined && !page.stubQr.beside && y + qrSide <= bottom) {
+      qr = { text: content.pass, x: left, y, sidePt: qrSide };
+      y += qrSide + LINE_GAP_PT;
+    }
+  });
+  return { widthPt, heightPt, texts, ...(qr === undefined ? {} : { qr }) };
+
+  function placeLine(line: LabelLine): void {
+    if (line.role === 'hint' && !page.captions) return;
+    if (
+      line.role === 'stubChild' &&
+      content.pass !== undefined &&
+      page.stubQr.beside &&
+      qr === undefined &&
+      y + qrSide <= bottom
+    ) {
+      qr = { text: content.pass, x: right - qrSide, y, sidePt: qrSide };
+      rowsRight = right - qrSide - qrGap;
+    }
     const size = sizeOf(line.role, page.sizes);
     const style = styleOf(line.role);
     const lineHeight = size * LINE_HEIGHT;
@@ -262,21 +304,21 @@ export const layOut = (content: LabelContent, layout: PrinterLayout, measure: Me
         letterSpacing: CODE_LETTER_SPACING_EM * codeSize,
       });
       y = baseline + (lineHeight - codeSize) + LINE_GAP_PT;
-      continue;
+      return;
     }
     if (line.role === 'stubChild') {
       const codeSize = page.sizes.stubCode;
       const code = line.aside ?? '';
       const codeWidth = codeWidthOf(code, codeSize, measure);
-      const nameRoom = usable - codeWidth - 4;
+      const nameRoom = rowsRight - left - codeWidth - 4;
       const name = wrap(line.text, nameRoom, (s) => measure(s, size, style) <= nameRoom)[0] ?? '';
       const rowHeight = Math.max(size, codeSize) * LINE_HEIGHT;
-      if (y + rowHeight > bottom) break;
+      if (y + rowHeight > bottom) return;
       const baseline = y + Math.max(size, codeSize);
       texts.push({ text: name, x: left, baseline, sizePt: size, style, role: 'stubChild' });
       texts.push({
         text: code,
-        x: right - codeWidth,
+        x: rowsRight - codeWidth,
         baseline,
         sizePt: codeSize,
         style: 'mono',
@@ -284,7 +326,7 @@ export const layOut = (content: LabelContent, layout: PrinterLayout, measure: Me
         letterSpacing: CODE_LETTER_SPACING_EM * codeSize,
       });
       y += rowHeight + LINE_GAP_PT;
-      continue;
+      return;
     }
     const wrapped = wrap(line.text, usable, (s) => measure(s, size, style) <= usable);
     for (const part of wrapped) {
@@ -296,5 +338,4 @@ export const layOut = (content: LabelContent, layout: PrinterLayout, measure: Me
     }
     y += LINE_GAP_PT;
   }
-  return { widthPt, heightPt, texts };
 };

@@ -22,6 +22,8 @@ export interface PrintingWiring {
   readonly students: StudentStore;
   readonly classes: ClassStore;
   readonly settings: PrintSettingsOf;
+  /** The family pass's text for a child (0049), drawn on the guardian's stub. */
+  readonly passOf: (studentId: string) => Promise<string | undefined>;
   readonly clock: () => Date;
   readonly logger: Logger;
   readonly opened: Disposers;
@@ -47,6 +49,7 @@ export const wirePrinting = (w: PrintingWiring): Printing => {
     students: w.students,
     classes: w.classes,
     settings: w.settings,
+    passOf: w.passOf,
     clock: w.clock,
     wake: (jobId) => wakeLater.wake(jobId),
   });

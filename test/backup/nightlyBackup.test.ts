@@ -5,16 +5,15 @@
  */
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { expect } from 'chai';
 import { runServiceBackup, stampedName } from '../../src/backup/backupFiles.js';
 import { verifyBackup } from '../../src/backup/restore.js';
-import type { AuditLog, NewAuditEntry } from '../../src/domain/audit.js';
 import { disposers } from '../../src/lib/disposers.js';
-import { createLogger } from '../../src/log/logger.js';
 import { noMetrics } from '../../src/metrics/metrics.js';
 import { BACKUP_JOB_ENDPOINT, wireBackups } from '../../src/wiring/jobs.js';
 import { call } from '../support/http.js';
+import { capturingLogger, recordingAudit } from '../support/jobWiring.js';
 import { parseExposition, sampleSum } from '../support/prometheus.js';
 import { seedSmallRoster } from '../support/seed.js';
 import { tempDirs } from '../support/tempDir.js';
@@ -115,28 +114,8 @@ describe('the service backs itself up (BACKUP_DIR)', function () {
 
   it('a failed run is counted, logged and audited, and the next scheduled run still happens', async () => {
     const runs: Array<'ok' | 'failed'> = [];
-    const entries: NewAuditEntry[] = [];
-    const audit: AuditLog = {
-      append: async (entry) => {
-        entries.push(entry);
-      },
-      appendKeyed: async () => undefined,
-      query: async () => {
-        throw new Error('not read here');
-      },
-      flush: async () => undefined,
-      close: async () => undefined,
-    };
-    const logged: string[] = [];
-    const logger = createLogger(
-      'info',
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          logged.push(chunk.toString('utf8'));
-          done();
-        },
-      }),
-    );
+    const { entries, audit } = recordingAudit();
+    const { logged, logger } = capturingLogger();
     const opened = disposers();
     let attempts = 0;
     wireBackups(

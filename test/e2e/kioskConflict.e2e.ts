@@ -12,21 +12,17 @@ import { expect } from 'chai';
 import * as t from 'io-ts';
 import type { Browser, Page } from 'playwright-core';
 import { decodeAs } from '../support/http.js';
-import type { ServiceProcess } from '../support/mainProcess.js';
 import {
   ADMIN,
   type Api,
   ARTIFACTS,
-  adminApi,
   eventually,
   type KioskPage,
-  launchChromium,
+  kioskSuite,
   type Ministry,
   openKiosk,
   PASSWORD,
-  seedMinistry,
   signIn,
-  startKioskService,
   waitForStatus,
 } from './kioskHarness.js';
 
@@ -55,7 +51,6 @@ const Conflicts = t.type({
 
 describe('kiosk (e2e): two tablets offline on the same child, an ADMIN and a CHAMADOR', function () {
   this.timeout(240_000);
-  let service: ServiceProcess;
   let url = '';
   let browser: Browser;
   let api: Api;
@@ -67,11 +62,12 @@ describe('kiosk (e2e): two tablets offline on the same child, an ADMIN and a CHA
   let doorDevice = '';
   let code = '';
 
-  const childId = (): string => {
-    const id = ministry.students.get(CHILD);
+  const childOf = (m: Ministry): string => {
+    const id = m.students.get(CHILD);
     if (id === undefined) throw new Error(`no child named ${CHILD}`);
     return id;
   };
+  const childId = (): string => childOf(ministry);
   const row = (page: Page) => page.locator(`li.child[data-student-id="${childId()}"]`);
   const deviceIdOf = async (k: KioskPage): Promise<string> =>
     String(await k.page.evaluate('localStorage.getItem("chamada.kiosk.deviceId")'));
@@ -93,43 +89,37 @@ describe('kiosk (e2e): two tablets offline on the same child, an ADMIN and a CHA
     return readFile(saved, 'utf8');
   };
 
-  before(async () => {
-    const started = await startKioskService();
-    service = started.service;
-    url = started.url;
-    api = await adminApi(url);
-    ministry = await seedMinistry(api);
-    await api.create(
-      '/api/v1/users',
-      {
-        email: 'relatorios@chamada.local',
-        password: PASSWORD,
-        displayName: 'Carlos (relatórios)',
-        roles: ['RELATORIOS'],
-      },
-      'userId',
-    );
-    // A photo with an image consent: the roster then carries its thumbnail.
-    const consent = await api.send('POST', '/api/v1/image-consents', {
-      subject_type: 'STUDENT',
-      subject_id: childId(),
-      term_version: 'v1',
-      purpose: 'reconhecimento na saída',
-      term_text: 'Autorizo a foto para conferência na saída.',
-      granted_by_name: 'Marta Gonçalves',
-      relationship: 'mãe',
-      verification_method: 'VERIFIED_GUARDIAN_PRESENT',
-    });
-    expect(consent.status, consent.text).to.equal(201);
-    await api.uploadPhoto(childId());
-    browser = await launchChromium();
-    office = await openKiosk(browser, url, 'conflict-admin');
-    door = await openKiosk(browser, url, 'conflict-chamador');
+  const suite = kioskSuite(['conflict-admin', 'conflict-chamador'], {
+    prepare: async (api, ministry) => {
+      await api.create(
+        '/api/v1/users',
+        {
+          email: 'relatorios@chamada.local',
+          password: PASSWORD,
+          displayName: 'Carlos (relatórios)',
+          roles: ['RELATORIOS'],
+        },
+        'userId',
+      );
+      // A photo with an image consent: the roster then carries its thumbnail.
+      const consent = await api.send('POST', '/api/v1/image-consents', {
+        subject_type: 'STUDENT',
+        subject_id: childOf(ministry),
+        term_version: 'v1',
+        purpose: 'reconhecimento na saída',
+        term_text: 'Autorizo a foto para conferência na saída.',
+        granted_by_name: 'Marta Gonçalves',
+        relationship: 'mãe',
+        verification_method: 'VERIFIED_GUARDIAN_PRESENT',
+      });
+      expect(consent.status, consent.text).to.equal(201);
+      await api.uploadPhoto(childOf(ministry));
+    },
   });
-
-  after(async () => {
-    await browser?.close();
-    await service?.dispose();
+  before(() => {
+    ({ url, api, ministry, browser } = suite());
+    office = suite().tablet('conflict-admin');
+    door = suite().tablet('conflict-chamador');
   });
 
   it('signs in the ADMIN on one tablet and the CHAMADOR on another, each with its own device id', async () => {

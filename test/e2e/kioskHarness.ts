@@ -4,11 +4,18 @@
  * the screenshots a reviewer looks at (test-artifacts/, not committed).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { expect } from 'chai';
 import * as t from 'io-ts';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import {
+  type Browser,
+  type BrowserContext,
+  type BrowserContextOptions,
+  chromium,
+  type Page,
+} from 'playwright-core';
 import { call, decodeAs } from '../support/http.js';
 import { type ServiceProcess, serviceProcess } from '../support/mainProcess.js';
 import { uploadTestPhoto } from '../support/photo.js';
@@ -39,8 +46,9 @@ export const startKioskService = async (
   return { service, url: await service.start() };
 };
 
-export const launchChromium = (): Promise<Browser> =>
-  chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+/** `extraArgs`: switches of one suite's own (a fake camera's video file, say). */
+export const launchChromium = (extraArgs: ReadonlyArray<string> = []): Promise<Browser> =>
+  chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, ...extraArgs], headless: true });
 
 const Tokens = t.type({ accessToken: t.string });
 const Created = (key: string) => t.type({ [key]: t.string });
@@ -51,6 +59,8 @@ export interface Api {
   create(p: string, body: unknown, key: string): Promise<string>;
   /** Any mutation (with an Idempotency-Key); the answer as it came. */
   send(method: string, p: string, body: unknown): Promise<{ status: number; json: unknown; text: string }>;
+  /** A GET whose answer is bytes (a PNG card, say), with its media type. */
+  bytes(p: string): Promise<{ status: number; type: string | null; body: Uint8Array }>;
   /** Stores a test photo for a child with an active image consent; answers its key. */
   uploadPhoto(studentId: string): Promise<string>;
 }
@@ -79,6 +89,14 @@ export const adminApi = async (url: string): Promise<Api> => {
   return {
     url,
     get: (p) => call(`${url}${p}`, { headers }),
+    async bytes(p) {
+      const res = await fetch(`${url}${p}`, { headers });
+      return {
+        status: res.status,
+        type: res.headers.get('content-type'),
+        body: new Uint8Array(await res.arrayBuffer()),
+      };
+    },
     send,
     uploadPhoto: (studentId) => uploadTestPhoto(url, studentId, headers),
     async create(p, body, key) {
@@ -170,6 +188,42 @@ export const openKiosk = async (browser: Browser, url: string, label: string): P
   };
 };
 
+/**
+ * The office in a browser context of its own (pt-BR, a wide screen unless `options` say otherwise),
+ * its uncaught page errors and CSP violations pushed to `problems` for the test to assert on.
+ */
+export const openOffice = async (
+  browser: Browser,
+  url: string,
+  problems: string[],
+  options: BrowserContextOptions = {},
+): Promise<Page> => {
+  const context = await browser.newContext({
+    locale: 'pt-BR',
+    viewport: { width: 1366, height: 900 },
+    ...options,
+  });
+  const page = await context.newPage();
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) problems.push(`csp: ${m.text()}`);
+  });
+  await page.goto(`${url}/office/`);
+  return page;
+};
+
+/** Signs in to the office and waits for its first page. */
+export const signInToOffice = async (
+  page: Page,
+  user: { readonly email: string; readonly password: string },
+  landing = 'children',
+): Promise<void> => {
+  await page.getByLabel('E-mail').fill(user.email);
+  await page.getByLabel('Senha').fill(user.password);
+  await page.getByRole('button', { name: 'Entrar' }).click();
+  await page.locator(`body[data-page="${landing}"]`).waitFor();
+};
+
 /** Signs in and waits for the first screen: the sessions, or the admins' view for a reports account. */
 export const signIn = async (
   k: KioskPage,
@@ -209,6 +263,28 @@ export const waitForStatus = async (
   await k.page.locator(sel).waitFor({ timeout });
 };
 
+const AxeViolations = t.array(t.type({ id: t.string, impact: t.union([t.string, t.null]), nodes: t.number }));
+const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/**
+ * What axe-core finds against WCAG 2.1 A and AA on the page (or within `selector`): each rule broken,
+ * its impact and how many elements break it. Evaluated through the DevTools protocol, which the
+ * page's CSP does not govern.
+ */
+export const axeViolations = async (
+  page: Page,
+  selector?: string,
+): Promise<ReadonlyArray<t.TypeOf<typeof AxeViolations>[number]>> => {
+  await page.evaluate(await readFile(AXE_SOURCE, 'utf8'));
+  const context = selector === undefined ? 'document' : `document.querySelector(${JSON.stringify(selector)})`;
+  return decodeAs(
+    AxeViolations,
+    await page.evaluate(`axe
+      .run(${context}, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
+      .then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact ?? null, nodes: v.nodes.length })))`),
+  );
+};
+
 /** Polls until `check` stops throwing (the event pipeline applies pushed events a moment later). */
 export const eventually = async <A>(check: () => Promise<A>, timeoutMs = 20_000): Promise<A> => {
   const deadline = Date.now() + timeoutMs;
@@ -232,6 +308,96 @@ export const docShot = async (k: KioskPage, name: string): Promise<void> => {
   await k.page.screenshot({ path: path.join(DOCS_SHOTS, `${name}.png`) });
 };
 
+/** What a browser suite gets: the service as a process, its URL, the API as an ADMIN, one Chromium. */
+export interface BrowserSuite {
+  readonly service: ServiceProcess;
+  readonly url: string;
+  readonly api: Api;
+  readonly browser: Browser;
+}
+
+export interface BrowserSuiteOptions {
+  /** Added to the service's environment, read when the suite starts (after the describe's earlier hooks). */
+  readonly env?: () => Readonly<Record<string, string>> | Promise<Readonly<Record<string, string>>>;
+  /** Run through the API once the service is up, before Chromium starts. */
+  readonly prepare?: (api: Api) => Promise<void>;
+}
+
+const started = <A>(ready: A | undefined): A => {
+  if (ready === undefined) throw new Error('the suite has not started');
+  return ready;
+};
+
+/**
+ * The one set-up of an end-to-end file, within its `describe`: the service as a process (JWT mode, as
+ * deployed), the API as the seed's ADMIN, `prepare` run on it, then Chromium; all closed after the
+ * suite. The returned function gives them once its `before` ran.
+ */
+export const browserSuite = (options: BrowserSuiteOptions = {}): (() => BrowserSuite) => {
+  let ready: BrowserSuite | undefined;
+  let service: ServiceProcess | undefined;
+  let browser: Browser | undefined;
+  before(async () => {
+    const kiosk = await startKioskService((await options.env?.()) ?? {});
+    service = kiosk.service;
+    const api = await adminApi(kiosk.url);
+    await options.prepare?.(api);
+    browser = await launchChromium();
+    ready = { service: kiosk.service, url: kiosk.url, api, browser };
+  });
+  after(async () => {
+    await browser?.close();
+    await service?.dispose();
+  });
+  return () => started(ready);
+};
+
+/** What a kiosk suite gets: a browser suite, the seeded ministry, and its tablets. */
+export interface KioskSuite<L extends string> extends BrowserSuite {
+  readonly ministry: Ministry;
+  /** The tablet of a label; one per label, opened in the order named (the label also names its screenshots). */
+  readonly tablet: (label: L) => KioskPage;
+}
+
+export interface KioskSuiteOptions extends Omit<BrowserSuiteOptions, 'prepare'> {
+  /** Run through the API after the seed and before Chromium opens the tablets. */
+  readonly prepare?: (api: Api, ministry: Ministry) => Promise<void>;
+}
+
+/**
+ * A browser suite with the seeded ministry, `prepare` run on it, and one tablet (a browser profile of
+ * its own) per label.
+ */
+export const kioskSuite = <L extends string>(
+  labels: ReadonlyArray<L>,
+  options: KioskSuiteOptions = {},
+): (() => KioskSuite<L>) => {
+  let ministry: Ministry | undefined;
+  let ready: KioskSuite<L> | undefined;
+  const base = browserSuite({
+    ...(options.env === undefined ? {} : { env: options.env }),
+    prepare: async (api) => {
+      ministry = await seedMinistry(api);
+      await options.prepare?.(api, ministry);
+    },
+  });
+  before(async () => {
+    const suite = base();
+    const tablets = new Map<L, KioskPage>();
+    for (const label of labels) tablets.set(label, await openKiosk(suite.browser, suite.url, label));
+    ready = {
+      ...suite,
+      ministry: started(ministry),
+      tablet: (label) => {
+        const k = tablets.get(label);
+        if (k === undefined) throw new Error(`no tablet labelled ${label}`);
+        return k;
+      },
+    };
+  });
+  return () => started(ready);
+};
+
 /** What a suite of two tablets at one door gets: the service, the API as an ADMIN, the seed, the tablets. */
 export interface TwoTablets {
   readonly service: ServiceProcess;
@@ -251,30 +417,11 @@ export const twoTabletSuite = (
   second: string,
   prepare?: (api: Api, ministry: Ministry) => Promise<void>,
 ): (() => TwoTablets) => {
-  let browser: Browser | undefined;
-  let service: ServiceProcess | undefined;
-  let ready: TwoTablets | undefined;
-  before(async () => {
-    const started = await startKioskService();
-    service = started.service;
-    const api = await adminApi(started.url);
-    const ministry = await seedMinistry(api);
-    await prepare?.(api, ministry);
-    browser = await launchChromium();
-    ready = {
-      service: started.service,
-      api,
-      ministry,
-      door: await openKiosk(browser, started.url, `${label}-door`),
-      other: await openKiosk(browser, started.url, `${label}-${second}`),
-    };
-  });
-  after(async () => {
-    await browser?.close();
-    await service?.dispose();
-  });
+  const door = `${label}-door`;
+  const other = `${label}-${second}`;
+  const suite = kioskSuite([door, other], prepare === undefined ? {} : { prepare });
   return () => {
-    if (ready === undefined) throw new Error('the suite has not started');
-    return ready;
+    const { service, api, ministry, tablet } = suite();
+    return { service, api, ministry, door: tablet(door), other: tablet(other) };
   };
 };

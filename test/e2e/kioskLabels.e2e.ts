@@ -8,17 +8,13 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
-import type { ServiceProcess } from '../support/mainProcess.js';
 import {
   ARTIFACTS,
-  adminApi,
   type KioskPage,
-  launchChromium,
+  kioskSuite,
   type Ministry,
   openKiosk,
-  seedMinistry,
   signIn,
-  startKioskService,
   waitForStatus,
 } from './kioskHarness.js';
 
@@ -43,25 +39,16 @@ const pageSizes = (pdf: Buffer): Array<{ width: number; height: number }> =>
 
 describe('kiosk (e2e): labels on label printers, printed to PDF', function () {
   this.timeout(180_000);
-  let service: ServiceProcess;
-  let browser: Browser;
   let ministry: Ministry;
   let kiosk: KioskPage;
   let url: string;
+  let browser: Browser;
 
+  const suite = kioskSuite(['labels']);
   before(async () => {
-    const started = await startKioskService();
-    service = started.service;
-    url = started.url;
-    ministry = await seedMinistry(await adminApi(started.url));
-    browser = await launchChromium();
-    kiosk = await openKiosk(browser, started.url, 'labels');
+    ({ url, ministry, browser } = suite());
+    kiosk = suite().tablet('labels');
     await mkdir(ARTIFACTS, { recursive: true });
-  });
-
-  after(async () => {
-    await browser?.close();
-    await service?.dispose();
   });
 
   it('checks three siblings in and shows their labels and one stub', async () => {

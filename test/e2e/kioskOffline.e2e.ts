@@ -5,20 +5,14 @@
  */
 import { expect } from 'chai';
 import * as t from 'io-ts';
-import type { Browser } from 'playwright-core';
 import { decodeAs } from '../support/http.js';
-import type { ServiceProcess } from '../support/mainProcess.js';
 import {
   type Api,
-  adminApi,
   eventually,
   type KioskPage,
-  launchChromium,
+  kioskSuite,
   type Ministry,
-  openKiosk,
-  seedMinistry,
   signIn,
-  startKioskService,
   waitForStatus,
 } from './kioskHarness.js';
 
@@ -44,8 +38,6 @@ const Audit = t.type({
 
 describe('kiosk (e2e): offline check-in and check-out, then sync', function () {
   this.timeout(180_000);
-  let service: ServiceProcess;
-  let browser: Browser;
   let api: Api;
   let ministry: Ministry;
   let kiosk: KioskPage;
@@ -59,18 +51,10 @@ describe('kiosk (e2e): offline check-in and check-out, then sync', function () {
   const rosterCheckin = async (name: string) =>
     api.get(`/api/v1/replication/roster/${encodeURIComponent(`checkin:${ministry.sessionId}:${id(name)}`)}`);
 
-  before(async () => {
-    const started = await startKioskService();
-    service = started.service;
-    api = await adminApi(started.url);
-    ministry = await seedMinistry(api);
-    browser = await launchChromium();
-    kiosk = await openKiosk(browser, started.url, 'offline');
-  });
-
-  after(async () => {
-    await browser?.close();
-    await service?.dispose();
+  const suite = kioskSuite(['offline']);
+  before(() => {
+    ({ api, ministry } = suite());
+    kiosk = suite().tablet('offline');
   });
 
   it('signs in online and installs the app shell for offline use', async () => {

@@ -8,22 +8,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import * as t from 'io-ts';
-import type { Browser } from 'playwright-core';
 import { decodeAs } from '../support/http.js';
-import type { ServiceProcess } from '../support/mainProcess.js';
 import {
   ADMIN,
   type Api,
-  adminApi,
   docShot,
   eventually,
   type KioskPage,
-  launchChromium,
+  kioskSuite,
   type Ministry,
-  openKiosk,
-  seedMinistry,
   signIn,
-  startKioskService,
   waitForStatus,
 } from './kioskHarness.js';
 
@@ -39,8 +33,6 @@ describe('kiosk (e2e): calling a guardian from the door, online and offline', fu
   this.timeout(180_000);
   const received: Array<t.TypeOf<typeof Received>> = [];
   let gateway: Server;
-  let service: ServiceProcess;
-  let browser: Browser;
   let api: Api;
   let ministry: Ministry;
   let door: KioskPage;
@@ -78,7 +70,8 @@ describe('kiosk (e2e): calling a guardian from the door, online and offline', fu
   const pagesWaiting = (n: number, timeout = 60_000) =>
     door.page.locator(`[data-test="sync-status"][data-pages-waiting="${n}"]`).waitFor({ timeout });
 
-  before(async () => {
+  /** The fake SMS gateway, listening before the service starts with its URL. */
+  const startGateway = async (): Promise<string> => {
     gateway = createServer((req, res) => {
       let body = '';
       req.on('data', (c: Buffer) => {
@@ -92,18 +85,18 @@ describe('kiosk (e2e): calling a guardian from the door, online and offline', fu
     await new Promise<void>((r) => gateway.listen(0, '127.0.0.1', r));
     const address: AddressInfo | string | null = gateway.address();
     if (address === null || typeof address === 'string') throw new Error('no port');
-    const started = await startKioskService({ NOTIFY_WEBHOOK_URL: `http://127.0.0.1:${address.port}/sms` });
-    service = started.service;
-    api = await adminApi(started.url);
-    ministry = await seedMinistry(api);
-    browser = await launchChromium();
-    door = await openKiosk(browser, started.url, 'page-door');
-    office = await openKiosk(browser, started.url, 'page-office');
+    return `http://127.0.0.1:${address.port}/sms`;
+  };
+  const suite = kioskSuite(['page-door', 'page-office'], {
+    env: async () => ({ NOTIFY_WEBHOOK_URL: await startGateway() }),
   });
-
+  before(() => {
+    ({ api, ministry } = suite());
+    door = suite().tablet('page-door');
+    office = suite().tablet('page-office');
+  });
+  // After the suite's own: the service stops before its gateway.
   after(async () => {
-    await browser?.close();
-    await service?.dispose();
     await new Promise<void>((r) => (gateway === undefined ? r() : gateway.close(() => r())));
   });
 

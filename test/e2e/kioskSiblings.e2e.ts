@@ -6,21 +6,15 @@
  */
 import { expect } from 'chai';
 import * as t from 'io-ts';
-import type { Browser } from 'playwright-core';
 import { decodeAs } from '../support/http.js';
-import type { ServiceProcess } from '../support/mainProcess.js';
 import {
   type Api,
-  adminApi,
   docShot,
   eventually,
   type KioskPage,
-  launchChromium,
+  kioskSuite,
   type Ministry,
-  openKiosk,
-  seedMinistry,
   signIn,
-  startKioskService,
   waitForStatus,
 } from './kioskHarness.js';
 
@@ -28,8 +22,6 @@ const Active = t.type({ checkIn: t.type({ code: t.string, status: t.string }) })
 
 describe('kiosk (e2e): siblings checked in together, offline', function () {
   this.timeout(180_000);
-  let service: ServiceProcess;
-  let browser: Browser;
   let api: Api;
   let ministry: Ministry;
   let juniorSession: string;
@@ -38,50 +30,45 @@ describe('kiosk (e2e): siblings checked in together, offline', function () {
   const codes = new Map<string, string>();
   const souzas = new Map<string, string>();
 
-  before(async () => {
-    const started = await startKioskService();
-    service = started.service;
-    api = await adminApi(started.url);
-    ministry = await seedMinistry(api);
-    const juniors = await api.create('/api/v1/classes', { name: 'Turma Juniores' }, 'classId');
-    juniorSession = await api.create(
-      '/api/v1/sessions',
-      { classId: juniors, date: ministry.today, title: 'Culto da manhã' },
-      'sessionId',
-    );
-    for (const [displayName, classId, sessionId, number] of [
-      ['Lia Prado', ministry.classId, ministry.sessionId, '+55 21 99876-0001'],
-      ['Téo Prado', ministry.classId, ministry.sessionId, '(21) 99876-0001'],
-      ['Rui Prado', juniors, juniorSession, '21 99876-0001'],
-    ] as const) {
-      const studentId = await api.create(
-        '/api/v1/students',
-        { displayName, guardianName: 'Rita Prado', phones: [{ number, qualifier: 'mãe' }], classId },
-        'studentId',
+  const suite = kioskSuite(['siblings'], {
+    prepare: async (api, ministry) => {
+      const juniors = await api.create('/api/v1/classes', { name: 'Turma Juniores' }, 'classId');
+      juniorSession = await api.create(
+        '/api/v1/sessions',
+        { classId: juniors, date: ministry.today, title: 'Culto da manhã' },
+        'sessionId',
       );
-      family.set(displayName, { studentId, sessionId });
-    }
-    // A second family, for the roster pull that lands while the volunteer is choosing.
-    for (const displayName of ['Ana Souza', 'Bia Souza', 'Caio Souza']) {
-      const studentId = await api.create(
-        '/api/v1/students',
-        {
-          displayName,
-          guardianName: 'Sara Souza',
-          phones: [{ number: '21 98765-4321', qualifier: 'mãe' }],
-          classId: ministry.classId,
-        },
-        'studentId',
-      );
-      souzas.set(displayName, studentId);
-    }
-    browser = await launchChromium();
-    kiosk = await openKiosk(browser, started.url, 'siblings');
+      for (const [displayName, classId, sessionId, number] of [
+        ['Lia Prado', ministry.classId, ministry.sessionId, '+55 21 99876-0001'],
+        ['Téo Prado', ministry.classId, ministry.sessionId, '(21) 99876-0001'],
+        ['Rui Prado', juniors, juniorSession, '21 99876-0001'],
+      ] as const) {
+        const studentId = await api.create(
+          '/api/v1/students',
+          { displayName, guardianName: 'Rita Prado', phones: [{ number, qualifier: 'mãe' }], classId },
+          'studentId',
+        );
+        family.set(displayName, { studentId, sessionId });
+      }
+      // A second family, for the roster pull that lands while the volunteer is choosing.
+      for (const displayName of ['Ana Souza', 'Bia Souza', 'Caio Souza']) {
+        const studentId = await api.create(
+          '/api/v1/students',
+          {
+            displayName,
+            guardianName: 'Sara Souza',
+            phones: [{ number: '21 98765-4321', qualifier: 'mãe' }],
+            classId: ministry.classId,
+          },
+          'studentId',
+        );
+        souzas.set(displayName, studentId);
+      }
+    },
   });
-
-  after(async () => {
-    await browser?.close();
-    await service?.dispose();
+  before(() => {
+    ({ api, ministry } = suite());
+    kiosk = suite().tablet('siblings');
   });
 
   it('finds one child offline and lists the brothers and sisters, one of them in another class', async () => {

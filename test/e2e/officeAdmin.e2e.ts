@@ -11,16 +11,15 @@ import { expect } from 'chai';
 import * as t from 'io-ts';
 import type { Browser, Page } from 'playwright-core';
 import { decodeAs } from '../support/http.js';
-import type { ServiceProcess } from '../support/mainProcess.js';
 import {
   ADMIN,
   type Api,
   ARTIFACTS,
-  adminApi,
-  launchChromium,
+  browserSuite,
   type Ministry,
+  openOffice,
   seedMinistry,
-  startKioskService,
+  signInToOffice,
 } from './kioskHarness.js';
 
 const Grants = t.type({
@@ -34,7 +33,6 @@ const Roles = t.type({ items: t.array(t.type({ name: t.string, permissions: t.ar
 
 describe('office (e2e): child page, pickup grant, soft delete, users and roles, reports', function () {
   this.timeout(180_000);
-  let service: ServiceProcess;
   let browser: Browser;
   let api: Api;
   let ministry: Ministry;
@@ -44,44 +42,26 @@ describe('office (e2e): child page, pickup grant, soft delete, users and roles, 
     page.screenshot({ path: path.join(ARTIFACTS, `office-${name}.png`), fullPage: true });
   const idOf = (name: string) => ministry.students.get(name) ?? '';
 
-  before(async () => {
-    const started = await startKioskService();
-    service = started.service;
-    api = await adminApi(started.url);
-    ministry = await seedMinistry(api);
-    // One child checked in today (the history and the chart) and a walk-in visitor (the visitors list).
-    const checkIn = await api.send('POST', '/api/v1/check-in', {
-      sessionId: ministry.sessionId,
-      studentId: idOf('Maria Antônia Souza'),
-    });
-    expect(checkIn.status, checkIn.text).to.equal(201);
-    const walkIn = await api.send('POST', '/api/v1/check-in', {
-      sessionId: ministry.sessionId,
-      visitor: { displayName: 'Heitor Visitante', guardianName: 'Sônia', phone: '+55 11 91234-0000' },
-    });
-    expect(walkIn.status, walkIn.text).to.equal(201);
-    browser = await launchChromium();
-    const context = await browser.newContext({
-      locale: 'pt-BR',
-      timezoneId: 'UTC',
-      viewport: { width: 1366, height: 900 },
-      acceptDownloads: true,
-    });
-    page = await context.newPage();
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error' && /Content Security Policy/i.test(m.text()))
-        problems.push(`csp: ${m.text()}`);
-    });
-    await page.goto(`${api.url}/office/`);
-    await page.getByLabel('E-mail').fill(ADMIN.email);
-    await page.getByLabel('Senha').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Entrar' }).click();
-    await page.locator('body[data-page="children"]').waitFor();
+  const suite = browserSuite({
+    prepare: async (api) => {
+      ministry = await seedMinistry(api);
+      // One child checked in today (the history and the chart) and a walk-in visitor (the visitors list).
+      const checkIn = await api.send('POST', '/api/v1/check-in', {
+        sessionId: ministry.sessionId,
+        studentId: idOf('Maria Antônia Souza'),
+      });
+      expect(checkIn.status, checkIn.text).to.equal(201);
+      const walkIn = await api.send('POST', '/api/v1/check-in', {
+        sessionId: ministry.sessionId,
+        visitor: { displayName: 'Heitor Visitante', guardianName: 'Sônia', phone: '+55 11 91234-0000' },
+      });
+      expect(walkIn.status, walkIn.text).to.equal(201);
+    },
   });
-  after(async () => {
-    await browser?.close();
-    await service?.dispose();
+  before(async () => {
+    ({ api, browser } = suite());
+    page = await openOffice(browser, api.url, problems, { timezoneId: 'UTC', acceptDownloads: true });
+    await signInToOffice(page, ADMIN);
   });
   const addUser = async (email: string, displayName: string, role: string, password: string) => {
     const created = await api.send('POST', '/api/v1/users', { email, displayName, roles: [role], password });

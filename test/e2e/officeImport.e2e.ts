@@ -9,8 +9,7 @@ import { expect } from 'chai';
 import * as t from 'io-ts';
 import type { Browser, Page } from 'playwright-core';
 import { decodeAs } from '../support/http.js';
-import type { ServiceProcess } from '../support/mainProcess.js';
-import { ADMIN, type Api, ARTIFACTS, adminApi, launchChromium, startKioskService } from './kioskHarness.js';
+import { ADMIN, type Api, ARTIFACTS, browserSuite, openOffice, signInToOffice } from './kioskHarness.js';
 
 const GOOD = 40;
 const csv = (): string => {
@@ -33,7 +32,6 @@ const Page_ = t.type({
 
 describe('office (e2e): import a spreadsheet with bad rows, apply, schedule', function () {
   this.timeout(180_000);
-  let service: ServiceProcess;
   let browser: Browser;
   let api: Api;
   let page: Page;
@@ -41,32 +39,19 @@ describe('office (e2e): import a spreadsheet with bad rows, apply, schedule', fu
   const shot = (name: string) =>
     page.screenshot({ path: path.join(ARTIFACTS, `office-${name}.png`), fullPage: true });
 
-  before(async () => {
-    const started = await startKioskService();
-    service = started.service;
-    api = await adminApi(started.url);
-    await api.create('/api/v1/classes', { name: 'Turma Sol' }, 'classId');
-    browser = await launchChromium();
-    const context = await browser.newContext({ locale: 'pt-BR', viewport: { width: 1366, height: 900 } });
-    page = await context.newPage();
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error' && /Content Security Policy/i.test(m.text()))
-        problems.push(`csp: ${m.text()}`);
-    });
-    await page.goto(`${api.url}/office/`);
+  const suite = browserSuite({
+    prepare: async (api) => {
+      await api.create('/api/v1/classes', { name: 'Turma Sol' }, 'classId');
+    },
   });
-  after(async () => {
-    await browser?.close();
-    await service?.dispose();
+  before(async () => {
+    ({ api, browser } = suite());
+    page = await openOffice(browser, api.url, problems);
   });
 
   it('signs in in Portuguese', async () => {
     await shot('sign-in');
-    await page.getByLabel('E-mail').fill(ADMIN.email);
-    await page.getByLabel('Senha').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Entrar' }).click();
-    await page.locator('body[data-page="children"]').waitFor();
+    await signInToOffice(page, ADMIN);
     await shot('children-empty');
   });
 
@@ -121,6 +106,9 @@ describe('office (e2e): import a spreadsheet with bad rows, apply, schedule', fu
     await shot('children-search');
     await page.getByRole('link', { name: 'Horários' }).click();
     await page.locator('body[data-page="schedules"]').waitFor();
+    // The class list arrives after the page is drawn, and the form refuses to send without a class:
+    // choosing one waits for it (a click before it came met the browser's required-field check).
+    await page.getByLabel('Turma', { exact: true }).selectOption({ label: 'Turma Sol' });
     await page.getByLabel('Dom').check();
     await page.getByLabel('Título').fill('Culto infantil');
     await page.getByRole('button', { name: 'Criar horário' }).click();

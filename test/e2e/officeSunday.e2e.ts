@@ -13,20 +13,19 @@ import * as t from 'io-ts';
 import type { Browser, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { decodeAs } from '../support/http.js';
-import type { ServiceProcess } from '../support/mainProcess.js';
 import {
   ADMIN,
   type Api,
   ARTIFACTS,
-  adminApi,
+  browserSuite,
   docShot,
   eventually,
   type KioskPage,
-  launchChromium,
   openKiosk,
+  openOffice,
   PASSWORD,
   signIn,
-  startKioskService,
+  signInToOffice,
   waitForStatus,
 } from './kioskHarness.js';
 
@@ -59,7 +58,6 @@ const weekdayIn = (timeZone: string, now: Date): string => {
 
 describe('office (e2e): from a spreadsheet to a first Sunday, with a photo under consent', function () {
   this.timeout(300_000);
-  let service: ServiceProcess;
   let browser: Browser;
   let api: Api;
   let page: Page;
@@ -70,29 +68,16 @@ describe('office (e2e): from a spreadsheet to a first Sunday, with a photo under
     page.screenshot({ path: path.join(ARTIFACTS, `sunday-${name}.png`), fullPage: true });
   const chamador = { email: 'porta@chamada.local', password: PASSWORD };
 
-  before(async () => {
-    const started = await startKioskService();
-    service = started.service;
-    api = await adminApi(started.url);
-    await api.create('/api/v1/classes', { name: 'Turma Sol' }, 'classId');
-    await api.create('/api/v1/users', { ...chamador, displayName: 'Porta', roles: ['CHAMADOR'] }, 'userId');
-    browser = await launchChromium();
-    const context = await browser.newContext({ locale: 'pt-BR', viewport: { width: 1366, height: 900 } });
-    page = await context.newPage();
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error' && /Content Security Policy/i.test(m.text()))
-        problems.push(`csp: ${m.text()}`);
-    });
-    await page.goto(`${api.url}/office/`);
-    await page.getByLabel('E-mail').fill(ADMIN.email);
-    await page.getByLabel('Senha').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Entrar' }).click();
-    await page.locator('body[data-page="children"]').waitFor();
+  const suite = browserSuite({
+    prepare: async (api) => {
+      await api.create('/api/v1/classes', { name: 'Turma Sol' }, 'classId');
+      await api.create('/api/v1/users', { ...chamador, displayName: 'Porta', roles: ['CHAMADOR'] }, 'userId');
+    },
   });
-  after(async () => {
-    await browser?.close();
-    await service?.dispose();
+  before(async () => {
+    ({ api, browser } = suite());
+    page = await openOffice(browser, api.url, problems);
+    await signInToOffice(page, ADMIN);
   });
 
   const importFile = async (text: string, button: 'Conferir' | 'Aplicar') => {

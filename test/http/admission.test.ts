@@ -6,16 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope } from '../support/http.js';
 import { createdId, syncEvents } from '../support/seed.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  DEVICE_ID,
-  mutate,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, DEVICE_ID } from '../support/testService.js';
 
 const Volunteer = t.type({ volunteerId: t.string, userId: t.union([t.string, t.null]), name: t.string });
 const VolunteerList = t.type({
@@ -52,19 +46,13 @@ const roomAt = async (
 
 describe('the admission rule at the REST check-in', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useService();
 
-  before(async () => {
-    svc = await startTestService();
-  });
-  after(() => svc.dispose());
-
-  const send = (method: string, path: string, body: unknown, token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) =>
-    mutate(`${svc.url}${path}`, method, body, token);
-  const checkIn = (body: Record<string, unknown>, token: string = DEV_TOKENS.DEV_CALLER_TOKEN) =>
+  const { send } = h.as(TOKENS.ADMIN);
+  const checkIn = (body: Record<string, unknown>, token: string = TOKENS.CHAMADOR) =>
     send('POST', '/api/v1/check-in', body, token);
   const room = (rules: Record<string, unknown>, children: ReadonlyArray<Record<string, unknown>>) =>
-    roomAt(svc.url, rules, children);
+    roomAt(h.url, rules, children);
 
   it('a full room answers 409 ROOM_FULL with the count; an ADMIN may override and the audit log says so', async () => {
     const { sessionId, studentIds } = await room({ capacity: 2 }, [{}, {}, {}]);
@@ -79,27 +67,24 @@ describe('the admission rule at the REST check-in', function () {
       'FORBIDDEN_ROLE',
     );
     const asAdmin = expectEnvelope(
-      await checkIn({ sessionId, studentId: c }, DEV_TOKENS.DEV_ADMIN_TOKEN),
+      await checkIn({ sessionId, studentId: c }, TOKENS.ADMIN),
       409,
       'ROOM_FULL',
     );
     expect(asAdmin.details).to.include({ overridable: true });
     expectEnvelope(
-      await checkIn(
-        { sessionId, studentId: c, override: { justification: 'short' } },
-        DEV_TOKENS.DEV_ADMIN_TOKEN,
-      ),
+      await checkIn({ sessionId, studentId: c, override: { justification: 'short' } }, TOKENS.ADMIN),
       400,
       'VALIDATION_FAILED',
     );
     const passed = await checkIn(
       { sessionId, studentId: c, override: { justification: 'the parent stays with her' } },
-      DEV_TOKENS.DEV_ADMIN_TOKEN,
+      TOKENS.ADMIN,
     );
     expect(passed.status, passed.text).to.equal(201);
     const audit = await call(
-      `${svc.url}/api/v1/audit-logs?endpoint=${encodeURIComponent('POST /api/v1/check-in')}&subjectId=${c}`,
-      { headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN) },
+      `${h.url}/api/v1/audit-logs?endpoint=${encodeURIComponent('POST /api/v1/check-in')}&subjectId=${c}`,
+      { headers: authHeaders(TOKENS.ADMIN) },
     );
     expect(audit.status, audit.text).to.equal(200);
     const entries = decodeAs(AuditPage, audit.json).items.filter((e) => e.subject_id === c);
@@ -168,7 +153,7 @@ describe('the admission rule at the REST check-in', function () {
       expectEnvelope(await checkIn({ sessionId, studentId: a }), 409, 'RATIO_EXCEEDED').details,
     ).to.deep.equal({ checkedIn: 0, volunteers: 0, childrenPerVolunteer: 2, overridable: false });
     const user = await createdId(
-      svc.url,
+      h.url,
       '/api/v1/users',
       {
         email: `tia-${randomUUID()}@chamada.local`,
@@ -194,8 +179,8 @@ describe('the admission rule at the REST check-in', function () {
     const helper = await send('POST', `/api/v1/sessions/${sessionId}/volunteers`, { name: 'Seu Jorge' });
     expect(helper.status, helper.text).to.equal(201);
     expect((await checkIn({ sessionId, studentId: c })).status).to.equal(201);
-    const headcount = await call(`${svc.url}/api/v1/sessions/${sessionId}/headcount`, {
-      headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+    const headcount = await call(`${h.url}/api/v1/sessions/${sessionId}/headcount`, {
+      headers: authHeaders(TOKENS.CHAMADOR),
     });
     expect(headcount.json).to.deep.include({ checkedIn: 3, volunteers: 2, volunteersNeeded: 2 });
     const left = await send('DELETE', `/api/v1/sessions/${sessionId}/volunteers/${first}`, undefined);
@@ -205,8 +190,8 @@ describe('the admission rule at the REST check-in', function () {
       409,
       'CONFLICT',
     );
-    const listed = await call(`${svc.url}/api/v1/sessions/${sessionId}/volunteers`, {
-      headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+    const listed = await call(`${h.url}/api/v1/sessions/${sessionId}/volunteers`, {
+      headers: authHeaders(TOKENS.CHAMADOR),
     });
     expect(decodeAs(VolunteerList, listed.json).items.map((v) => v.checkedOutAt === null)).to.deep.equal([
       false,
@@ -233,12 +218,7 @@ describe('the admission rule at the REST check-in', function () {
       'NOT_FOUND',
     );
     expectEnvelope(
-      await send(
-        'POST',
-        `/api/v1/sessions/${sessionId}/volunteers`,
-        { name: 'Rute' },
-        DEV_TOKENS.DEV_REPORTS_TOKEN,
-      ),
+      await send('POST', `/api/v1/sessions/${sessionId}/volunteers`, { name: 'Rute' }, TOKENS.RELATORIOS),
       403,
       'FORBIDDEN_ROLE',
     );
@@ -247,8 +227,8 @@ describe('the admission rule at the REST check-in', function () {
   it('a walk-in visitor is not registered when the room would refuse them', async () => {
     const { sessionId, studentIds } = await room({ capacity: 1 }, [{}]);
     expect((await checkIn({ sessionId, studentId: studentIds[0] })).status).to.equal(201);
-    const before = await call(`${svc.url}/api/v1/students?limit=200`, {
-      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+    const before = await call(`${h.url}/api/v1/students?limit=200`, {
+      headers: authHeaders(TOKENS.ADMIN),
     });
     expectEnvelope(
       await checkIn({
@@ -258,8 +238,8 @@ describe('the admission rule at the REST check-in', function () {
       409,
       'ROOM_FULL',
     );
-    const after = await call(`${svc.url}/api/v1/students?limit=200`, {
-      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+    const after = await call(`${h.url}/api/v1/students?limit=200`, {
+      headers: authHeaders(TOKENS.ADMIN),
     });
     expect(after.text).to.equal(before.text);
     expect(after.text).not.to.contain('Visitante Novo');
@@ -268,12 +248,7 @@ describe('the admission rule at the REST check-in', function () {
 
 describe('the admission rule on offline check-ins that reach the server', function () {
   this.timeout(60_000);
-  let svc: TestService;
-
-  before(async () => {
-    svc = await startTestService();
-  });
-  after(() => svc.dispose());
+  const h = useService();
 
   const Exceptions = t.type({
     items: t.array(
@@ -287,8 +262,8 @@ describe('the admission rule on offline check-ins that reach the server', functi
     ),
   });
   const exceptions = async () => {
-    const r = await call(`${svc.url}/api/v1/reports/conflicts?limit=200`, {
-      headers: authHeaders(DEV_TOKENS.DEV_REPORTS_TOKEN),
+    const r = await call(`${h.url}/api/v1/reports/conflicts?limit=200`, {
+      headers: authHeaders(TOKENS.RELATORIOS),
     });
     expect(r.status, r.text).to.equal(200);
     return decodeAs(Exceptions, r.json).items.filter((i) => i.policy === 'ADMISSION_RULE');
@@ -303,13 +278,14 @@ describe('the admission rule on offline check-ins that reach the server', functi
     ...extra,
   });
   const storedPayload = async (eventId: string) =>
-    decodeAs(t.type({ payload: t.UnknownRecord }), await svc.store.db.events.get(`event:${eventId}`)).payload;
+    decodeAs(t.type({ payload: t.UnknownRecord }), await h.svc.store.db.events.get(`event:${eventId}`))
+      .payload;
 
   it('a tablet’s check-ins into a full room are all kept, and those past the capacity reported with their reason', async () => {
-    const { sessionId, studentIds: children } = await roomAt(svc.url, { capacity: 1 }, [{}, {}, {}]);
+    const { sessionId, studentIds: children } = await roomAt(h.url, { capacity: 1 }, [{}, {}, {}]);
     // Sent in another order than they were made: the room is judged in the device's order.
     const batch = children.map((id, i) => offlineCheckIn(sessionId, id, i)).reverse();
-    const answer = await syncEvents(svc.url, batch);
+    const answer = await syncEvents(h.url, batch);
     expect(answer.failed).to.deep.equal([]);
     expect(answer.synced.map((s) => s.status)).to.deep.equal(['APPLIED', 'APPLIED', 'APPLIED']);
     const found = await exceptions();
@@ -320,35 +296,33 @@ describe('the admission rule on offline check-ins that reach the server', functi
     expect(await storedPayload(batch[0]?.eventId ?? '')).to.deep.include({
       admission: { refusals: [{ reason: 'ROOM_FULL', checkedIn: 2, capacity: 1 }] },
     });
-    const headcount = await call(`${svc.url}/api/v1/sessions/${sessionId}/headcount`, {
-      headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+    const headcount = await call(`${h.url}/api/v1/sessions/${sessionId}/headcount`, {
+      headers: authHeaders(TOKENS.CHAMADOR),
     });
     expect(headcount.json).to.deep.include({ checkedIn: 3, capacity: 1 });
     // The tablet sends the batch again (its answer was lost): nothing is reported twice.
-    const again = await syncEvents(svc.url, batch);
+    const again = await syncEvents(h.url, batch);
     expect(again.synced.map((s) => s.duplicate)).to.deep.equal([true, true, true]);
     expect(await exceptions()).to.have.length(2);
     // The report filters by child, as for conflicts.
-    const one = await call(`${svc.url}/api/v1/reports/conflicts?subjectId=${children[2]}`, {
-      headers: authHeaders(DEV_TOKENS.DEV_REPORTS_TOKEN),
+    const one = await call(`${h.url}/api/v1/reports/conflicts?subjectId=${children[2]}`, {
+      headers: authHeaders(TOKENS.RELATORIOS),
     });
     expect(decodeAs(Exceptions, one.json).items.map((i) => i.subjectId)).to.deep.equal([children[2]]);
   });
 
   it('an ADMIN’s offline override is honoured and kept in the event; a volunteer’s is reported like any other', async () => {
-    const { sessionId, studentIds: children } = await roomAt(svc.url, { capacity: 1 }, [{}, {}, {}]);
+    const { sessionId, studentIds: children } = await roomAt(h.url, { capacity: 1 }, [{}, {}, {}]);
     const [a = '', b = '', c = ''] = children;
     const override = { override: { justification: 'the mother stays in the room' } };
-    await syncEvents(svc.url, [offlineCheckIn(sessionId, a, 0)]);
+    await syncEvents(h.url, [offlineCheckIn(sessionId, a, 0)]);
     const byAdmin = offlineCheckIn(sessionId, b, 1, override);
-    expect((await syncEvents(svc.url, [byAdmin], DEV_TOKENS.DEV_ADMIN_TOKEN)).synced[0]?.status).to.equal(
-      'APPLIED',
-    );
+    expect((await syncEvents(h.url, [byAdmin], TOKENS.ADMIN)).synced[0]?.status).to.equal('APPLIED');
     expect(await storedPayload(byAdmin.eventId)).to.deep.include({
       override: { justification: 'the mother stays in the room', waived: ['ROOM_FULL'] },
     });
     const byVolunteer = offlineCheckIn(sessionId, c, 2, override);
-    await syncEvents(svc.url, [byVolunteer]);
+    await syncEvents(h.url, [byVolunteer]);
     const found = (await exceptions()).filter((e) => children.includes(e.subjectId));
     expect(found.map((e) => [e.subjectId, e.event.eventId, e.event.role])).to.deep.equal([
       [c, byVolunteer.eventId, 'CHAMADOR'],

@@ -2,20 +2,18 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
+import { TOKENS, useService } from '../support/harness.js';
 import { decodeAs, expectEnvelope } from '../support/http.js';
-import { seedSmallRoster } from '../support/seed.js';
-import { DEV_TOKENS, mutate, startTestService, type TestService } from '../support/testService.js';
 
 const Accepted = t.type({ eventId: t.string, accepted: t.boolean, serverTime: t.string });
 
 describe('attendance marks', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useService({}, 'test');
   let studentId: string;
   let sessionId: string;
-  const send = (path: string, body: unknown, token: string = DEV_TOKENS.DEV_CADASTRO_TOKEN) =>
-    mutate(`${svc.url}${path}`, 'POST', body, token);
-  const mark = (body: Record<string, unknown>, token: string = DEV_TOKENS.DEV_CALLER_TOKEN) =>
+  const { post: send } = h.as(TOKENS.CADASTRO);
+  const mark = (body: Record<string, unknown>, token: string = TOKENS.CHAMADOR) =>
     send(
       '/api/v1/attendance/events',
       { studentId, sessionId, actionType: 'MARK_PRESENT', timestamp: '2026-11-25T10:00:00.000Z', ...body },
@@ -23,12 +21,11 @@ describe('attendance marks', function () {
     );
 
   beforeEach(async () => {
-    svc = await startTestService();
-    const roster = await seedSmallRoster(svc.url, ['Ana'], '2026-11-25');
-    sessionId = roster.sessionId;
-    studentId = roster.studentIds[0] ?? '';
+    ({
+      sessionId,
+      studentIds: [studentId = ''],
+    } = await h.seedRoster({ students: ['Ana'], date: '2026-11-25' }));
   });
-  afterEach(() => svc.dispose());
 
   it('answers 202 with the event id, accepted, and the server time', async () => {
     const r = await mark({});
@@ -41,19 +38,14 @@ describe('attendance marks', function () {
     const a = decodeAs(Accepted, (await mark({ eventId })).json);
     const b = decodeAs(Accepted, (await mark({ eventId })).json);
     expect(b.eventId).to.equal(a.eventId);
-    const stored = await svc.store.db.events.find({ selector: { eventId } });
+    const stored = await h.svc.store.db.events.find({ selector: { eventId } });
     expect(stored.docs).to.have.length(1);
   });
 
   it('an ADMIN mark beats a concurrent, later CHAMADOR mark; a mark based on the ADMIN one stands', async () => {
     const admin = decodeAs(
       Accepted,
-      (
-        await mark(
-          { actionType: 'MARK_ABSENT', timestamp: '2026-11-25T09:00:00.000Z' },
-          DEV_TOKENS.DEV_ADMIN_TOKEN,
-        )
-      ).json,
+      (await mark({ actionType: 'MARK_ABSENT', timestamp: '2026-11-25T09:00:00.000Z' }, TOKENS.ADMIN)).json,
     );
     expect(admin.accepted).to.equal(true);
     const concurrent = decodeAs(Accepted, (await mark({ timestamp: '2026-11-25T11:00:00.000Z' })).json);
@@ -68,9 +60,9 @@ describe('attendance marks', function () {
   it('unknown student or session → 404; RELATORIOS → 403; an eventId reused for another mark → 409', async () => {
     expectEnvelope(await mark({ studentId: randomUUID() }), 404, 'NOT_FOUND');
     expectEnvelope(await mark({ sessionId: randomUUID() }), 404, 'NOT_FOUND');
-    expectEnvelope(await mark({}, DEV_TOKENS.DEV_REPORTS_TOKEN), 403, 'FORBIDDEN_ROLE');
+    expectEnvelope(await mark({}, TOKENS.RELATORIOS), 403, 'FORBIDDEN_ROLE');
     const eventId = randomUUID();
     await mark({ eventId });
-    expectEnvelope(await mark({ eventId }, DEV_TOKENS.DEV_ADMIN_TOKEN), 409, 'CONFLICT');
+    expectEnvelope(await mark({ eventId }, TOKENS.ADMIN), 409, 'CONFLICT');
   });
 });

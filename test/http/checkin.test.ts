@@ -4,15 +4,9 @@ import { expect } from 'chai';
 import * as t from 'io-ts';
 import { asBytes } from '../../src/crypto/bytes.js';
 import { CODE_ALPHABET, dailyCode } from '../../src/rules/checkin.js';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope, type HttpResult } from '../support/http.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutate,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, mutate, mutationHeaders } from '../support/testService.js';
 
 const CheckIn = t.type({
   checkInId: t.string,
@@ -24,11 +18,11 @@ const CheckIn = t.type({
 
 describe('check-in and check-out', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useService({}, 'test');
   let sessionId: string;
   let studentId: string;
-  const url = (p: string) => `${svc.url}${p}`;
-  const send = (method: string, path: string, body?: unknown, token: string = DEV_TOKENS.DEV_CALLER_TOKEN) =>
+  const url = (p: string) => `${h.url}${p}`;
+  const send = (method: string, path: string, body?: unknown, token: string = TOKENS.CHAMADOR) =>
     mutate(url(path), method, body, token);
   const checkIn = async (sid = studentId): Promise<t.TypeOf<typeof CheckIn>> => {
     const r = await send('POST', '/api/v1/check-in', { studentId: sid, sessionId });
@@ -37,20 +31,14 @@ describe('check-in and check-out', function () {
   };
   const wrongCode = (code: string) => (code.startsWith('2') ? `3${code.slice(1)}` : `2${code.slice(1)}`);
   const attemptEvents = async (checkInId: string) =>
-    (await svc.store.db.events.find({ selector: { type: 'CHECKOUT_ATTEMPT' }, limit: 1000 })).docs.filter(
+    (await h.svc.store.db.events.find({ selector: { type: 'CHECKOUT_ATTEMPT' }, limit: 1000 })).docs.filter(
       (d) => JSON.stringify(d).includes(checkInId),
     ).length;
 
   beforeEach(async () => {
-    svc = await startTestService();
-    const c = await send('POST', '/api/v1/classes', { name: 'Turma A' }, DEV_TOKENS.DEV_CADASTRO_TOKEN);
+    const c = await send('POST', '/api/v1/classes', { name: 'Turma A' }, TOKENS.CADASTRO);
     const classId = decodeAs(t.type({ classId: t.string }), c.json).classId;
-    const s = await send(
-      'POST',
-      '/api/v1/sessions',
-      { classId, date: '2026-11-25' },
-      DEV_TOKENS.DEV_CADASTRO_TOKEN,
-    );
+    const s = await send('POST', '/api/v1/sessions', { classId, date: '2026-11-25' }, TOKENS.CADASTRO);
     sessionId = decodeAs(t.type({ sessionId: t.string }), s.json).sessionId;
     const st = await send(
       'POST',
@@ -62,16 +50,15 @@ describe('check-in and check-out', function () {
         classId,
         allergies: 'Amendoim',
       },
-      DEV_TOKENS.DEV_CADASTRO_TOKEN,
+      TOKENS.CADASTRO,
     );
     studentId = decodeAs(t.type({ studentId: t.string }), st.json).studentId;
   });
-  afterEach(() => svc.dispose());
 
   describe('configuration', () => {
     it('answers the defaults and creates the secret on first read, never sending it', async () => {
       const r = await call(url('/api/v1/church/check-in-config'), {
-        headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+        headers: authHeaders(TOKENS.CHAMADOR),
       });
       expect(r.json).to.deep.equal({
         pickupMode: 'CODE_ONLY',
@@ -79,7 +66,7 @@ describe('check-in and check-out', function () {
         emergencyCheckoutAdminOnly: false,
         requiredFields: [],
       });
-      const secret = await svc.store.db.private.get('checkin-secret');
+      const secret = await h.svc.store.db.private.get('checkin-secret');
       expect(JSON.stringify(secret)).to.match(/"secret":"[A-Za-z0-9_-]{43}"/);
       expect(r.text).not.to.contain('secret');
     });
@@ -91,28 +78,24 @@ describe('check-in and check-out', function () {
         emergencyCheckoutAdminOnly: true,
         requiredFields: ['birthDate', 'allergies'],
       };
-      expect(
-        (await send('PUT', '/api/v1/church/check-in-config', body, DEV_TOKENS.DEV_ADMIN_TOKEN)).json,
-      ).to.deep.equal(body);
+      expect((await send('PUT', '/api/v1/church/check-in-config', body, TOKENS.ADMIN)).json).to.deep.equal(
+        body,
+      );
       expect(
         (
           await call(url('/api/v1/church/check-in-config'), {
-            headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+            headers: authHeaders(TOKENS.ADMIN),
           })
         ).json,
       ).to.deep.equal(body);
       const { requiredFields: _r, ...older } = body;
-      expect(
-        (await send('PUT', '/api/v1/church/check-in-config', older, DEV_TOKENS.DEV_ADMIN_TOKEN)).json,
-      ).to.deep.equal({ ...older, requiredFields: [] });
+      expect((await send('PUT', '/api/v1/church/check-in-config', older, TOKENS.ADMIN)).json).to.deep.equal({
+        ...older,
+        requiredFields: [],
+      });
       for (const requiredFields of [['birthDate', 'birthDate'], ['shoeSize']])
         expectEnvelope(
-          await send(
-            'PUT',
-            '/api/v1/church/check-in-config',
-            { ...body, requiredFields },
-            DEV_TOKENS.DEV_ADMIN_TOKEN,
-          ),
+          await send('PUT', '/api/v1/church/check-in-config', { ...body, requiredFields }, TOKENS.ADMIN),
           400,
           'VALIDATION_FAILED',
         );
@@ -121,7 +104,7 @@ describe('check-in and check-out', function () {
           'PUT',
           '/api/v1/church/check-in-config',
           { ...body, maxCheckoutAttempts: 0 },
-          DEV_TOKENS.DEV_ADMIN_TOKEN,
+          TOKENS.ADMIN,
         ),
         400,
         'VALIDATION_FAILED',
@@ -137,12 +120,12 @@ describe('check-in and check-out', function () {
         requiredFields: i % 4 === 0 ? ['guardianPhone'] : [],
       }));
       const answers = await Promise.all(
-        bodies.map((b) => send('PUT', '/api/v1/church/check-in-config', b, DEV_TOKENS.DEV_ADMIN_TOKEN)),
+        bodies.map((b) => send('PUT', '/api/v1/church/check-in-config', b, TOKENS.ADMIN)),
       );
       expect(answers.map((r) => r.status)).to.deep.equal(bodies.map(() => 200));
       const stored = (
         await call(url('/api/v1/church/check-in-config'), {
-          headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+          headers: authHeaders(TOKENS.ADMIN),
         })
       ).json;
       expect(bodies).to.deep.include(stored);
@@ -172,11 +155,11 @@ describe('check-in and check-out', function () {
         'POST',
         `/api/v1/students/${studentId}/delete`,
         { justification: 'saiu da igreja' },
-        DEV_TOKENS.DEV_ADMIN_TOKEN,
+        TOKENS.ADMIN,
       );
       expectEnvelope(await send('POST', '/api/v1/check-in', { studentId, sessionId }), 409, 'CONFLICT');
       expectEnvelope(
-        await send('POST', '/api/v1/check-in', { studentId, sessionId }, DEV_TOKENS.DEV_REPORTS_TOKEN),
+        await send('POST', '/api/v1/check-in', { studentId, sessionId }, TOKENS.RELATORIOS),
         403,
         'FORBIDDEN_ROLE',
       );
@@ -185,7 +168,7 @@ describe('check-in and check-out', function () {
     it("the data-subject export lists the child's check-ins without the pickup code hash of any entry", async () => {
       const c = await checkIn();
       const r = await call(url(`/api/v1/students/${studentId}/export`), {
-        headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+        headers: authHeaders(TOKENS.ADMIN),
       });
       expect(r.status, r.text).to.equal(200);
       expect(r.json).to.have.nested.property('checkIns[0].checkInId', c.checkInId);
@@ -200,7 +183,7 @@ describe('check-in and check-out', function () {
       expect(r.status, r.text).to.equal(201);
       const c = decodeAs(CheckIn, r.json);
       const student = await call(url(`/api/v1/students/${c.studentId}`), {
-        headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+        headers: authHeaders(TOKENS.ADMIN),
       });
       expect(student.json).to.deep.include({ displayName: 'Visitante Zé', visitor: true });
       expectEnvelope(await send('POST', '/api/v1/check-in', { sessionId }), 400, 'VALIDATION_FAILED');
@@ -210,7 +193,7 @@ describe('check-in and check-out', function () {
       const c = await checkIn();
       for (const q of [`checkInId=${c.checkInId}`, `studentId=${studentId}&sessionId=${sessionId}`]) {
         const r = await call(url(`/api/v1/check-in/active?${q}`), {
-          headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+          headers: authHeaders(TOKENS.CHAMADOR),
         });
         expect(r.status, r.text).to.equal(200);
         expect(r.json).to.have.nested.property('child.allergies', 'Amendoim');
@@ -220,14 +203,14 @@ describe('check-in and check-out', function () {
       }
       expectEnvelope(
         await call(url(`/api/v1/check-in/active?checkInId=${randomUUID()}`), {
-          headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+          headers: authHeaders(TOKENS.CHAMADOR),
         }),
         404,
         'NOT_FOUND',
       );
       expectEnvelope(
         await call(url(`/api/v1/check-in/active?studentId=${studentId}`), {
-          headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+          headers: authHeaders(TOKENS.CHAMADOR),
         }),
         400,
         'VALIDATION_FAILED',
@@ -249,7 +232,7 @@ describe('check-in and check-out', function () {
         emergency: false,
       });
       expectEnvelope(await out(c.checkInId, c.code), 409, 'CONFLICT');
-      expect((await svc.store.db.events.find({ selector: { type: 'CHECK_OUT' } })).docs).to.have.length(1);
+      expect((await h.svc.store.db.events.find({ selector: { type: 'CHECK_OUT' } })).docs).to.have.length(1);
       // Checked out, the child can be checked in again to the same session.
       await checkIn();
     });
@@ -272,7 +255,7 @@ describe('check-in and check-out', function () {
       expect(e.status, e.text).to.equal(200);
       expect(e.json).to.deep.include({ status: 'CHECKED_OUT', emergency: true });
       expect(
-        (await svc.store.db.events.find({ selector: { type: 'EMERGENCY_CHECKOUT' } })).docs,
+        (await h.svc.store.db.events.find({ selector: { type: 'EMERGENCY_CHECKOUT' } })).docs,
       ).to.have.length(1);
     });
 
@@ -338,7 +321,7 @@ describe('check-in and check-out', function () {
           'POST',
           '/api/v1/check-out',
           { checkInId: c.checkInId, code: c.code, pickupPerson: 'x' },
-          DEV_TOKENS.DEV_REPORTS_TOKEN,
+          TOKENS.RELATORIOS,
         ),
         403,
         'FORBIDDEN_ROLE',
@@ -365,7 +348,7 @@ describe('check-in and check-out', function () {
 
     it('a retry with the same Idempotency-Key does not count a second failure', async () => {
       const c = await checkIn();
-      const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+      const headers = mutationHeaders(TOKENS.CHAMADOR);
       const body = JSON.stringify({ checkInId: c.checkInId, code: wrongCode(c.code), pickupPerson: 'x' });
       await call(url('/api/v1/check-out'), { method: 'POST', headers, body });
       const again = await call(url('/api/v1/check-out'), { method: 'POST', headers, body });
@@ -378,7 +361,7 @@ describe('check-in and check-out', function () {
         'PUT',
         '/api/v1/church/check-in-config',
         { pickupMode: 'CODE_AND_ADULT', maxCheckoutAttempts: 5, emergencyCheckoutAdminOnly: false },
-        DEV_TOKENS.DEV_ADMIN_TOKEN,
+        TOKENS.ADMIN,
       );
       const c = await checkIn();
       expectEnvelope(
@@ -407,18 +390,16 @@ describe('check-in and check-out', function () {
         'PUT',
         '/api/v1/church/check-in-config',
         { pickupMode: 'CODE_ONLY', maxCheckoutAttempts: 5, emergencyCheckoutAdminOnly: true },
-        DEV_TOKENS.DEV_ADMIN_TOKEN,
+        TOKENS.ADMIN,
       );
       expectEnvelope(await send('POST', '/api/v1/check-out/emergency', body), 403, 'FORBIDDEN_ROLE');
-      expect(
-        (await send('POST', '/api/v1/check-out/emergency', body, DEV_TOKENS.DEV_ADMIN_TOKEN)).status,
-      ).to.equal(200);
+      expect((await send('POST', '/api/v1/check-out/emergency', body, TOKENS.ADMIN)).status).to.equal(200);
       const d = await checkIn();
       await send(
         'PUT',
         '/api/v1/church/check-in-config',
         { pickupMode: 'CODE_ONLY', maxCheckoutAttempts: 5, emergencyCheckoutAdminOnly: false },
-        DEV_TOKENS.DEV_ADMIN_TOKEN,
+        TOKENS.ADMIN,
       );
       expect(
         (await send('POST', '/api/v1/check-out/emergency', { ...body, checkInId: d.checkInId })).status,
@@ -437,64 +418,56 @@ describe('check-in and check-out', function () {
 });
 
 describe('day keys for offline devices', () => {
+  const now = Date.parse('2026-11-25T23:30:00.000Z');
+  const h = useService({ clock: () => new Date(now) }, 'test');
   it('give today and the next two UTC days; a device computes the label code the server printed', async () => {
-    const now = Date.parse('2026-11-25T23:30:00.000Z');
-    const svc = await startTestService({ clock: () => new Date(now) });
-    try {
-      const send = (
-        method: string,
-        path: string,
-        body: unknown,
-        token: string = DEV_TOKENS.DEV_CADASTRO_TOKEN,
-      ) => call(`${svc.url}${path}`, { method, headers: mutationHeaders(token), body: JSON.stringify(body) });
-      const classId = decodeAs(
-        t.type({ classId: t.string }),
-        (await send('POST', '/api/v1/classes', { name: 'A' })).json,
-      ).classId;
-      const sessionId = decodeAs(
-        t.type({ sessionId: t.string }),
-        (await send('POST', '/api/v1/sessions', { classId, date: '2026-11-25' })).json,
-      ).sessionId;
-      const studentId = decodeAs(
-        t.type({ studentId: t.string }),
-        (
-          await send('POST', '/api/v1/students', {
-            displayName: 'Ana',
-            guardianName: 'G',
-            phones: [],
-            classId,
-          })
-        ).json,
-      ).studentId;
-      const r = await call(`${svc.url}/api/v1/church/check-in-day-keys`, {
-        headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
-      });
-      const keys = decodeAs(t.type({ keys: t.array(t.type({ day: t.string, key: t.string })) }), r.json).keys;
-      expect(keys.map((k) => k.day)).to.deep.equal(['2026-11-25', '2026-11-26', '2026-11-27']);
-      const secret = decodeAs(
-        t.type({ secret: t.string }),
-        await svc.store.db.private.get('checkin-secret'),
-      ).secret;
-      expect(r.text).not.to.contain(secret);
-      const label = decodeAs(
-        CheckIn,
-        (await send('POST', '/api/v1/check-in', { studentId, sessionId }, DEV_TOKENS.DEV_CALLER_TOKEN)).json,
-      );
-      const key = asBytes(Buffer.from(keys[0]?.key ?? '', 'base64url'));
-      const onDevice = dailyCode(
-        studentId,
-        (m) => new Uint8Array(createHmac('sha256', key).update(m).digest()),
-      );
-      expect(onDevice).to.equal(label.code);
-      expectEnvelope(
-        await call(`${svc.url}/api/v1/church/check-in-day-keys`, {
-          headers: authHeaders(DEV_TOKENS.DEV_REPORTS_TOKEN),
-        }),
-        403,
-        'FORBIDDEN_ROLE',
-      );
-    } finally {
-      await svc.dispose();
-    }
+    const send = (method: string, path: string, body: unknown, token: string = TOKENS.CADASTRO) =>
+      call(`${h.url}${path}`, { method, headers: mutationHeaders(token), body: JSON.stringify(body) });
+    const classId = decodeAs(
+      t.type({ classId: t.string }),
+      (await send('POST', '/api/v1/classes', { name: 'A' })).json,
+    ).classId;
+    const sessionId = decodeAs(
+      t.type({ sessionId: t.string }),
+      (await send('POST', '/api/v1/sessions', { classId, date: '2026-11-25' })).json,
+    ).sessionId;
+    const studentId = decodeAs(
+      t.type({ studentId: t.string }),
+      (
+        await send('POST', '/api/v1/students', {
+          displayName: 'Ana',
+          guardianName: 'G',
+          phones: [],
+          classId,
+        })
+      ).json,
+    ).studentId;
+    const r = await call(`${h.url}/api/v1/church/check-in-day-keys`, {
+      headers: authHeaders(TOKENS.CHAMADOR),
+    });
+    const keys = decodeAs(t.type({ keys: t.array(t.type({ day: t.string, key: t.string })) }), r.json).keys;
+    expect(keys.map((k) => k.day)).to.deep.equal(['2026-11-25', '2026-11-26', '2026-11-27']);
+    const secret = decodeAs(
+      t.type({ secret: t.string }),
+      await h.svc.store.db.private.get('checkin-secret'),
+    ).secret;
+    expect(r.text).not.to.contain(secret);
+    const label = decodeAs(
+      CheckIn,
+      (await send('POST', '/api/v1/check-in', { studentId, sessionId }, TOKENS.CHAMADOR)).json,
+    );
+    const key = asBytes(Buffer.from(keys[0]?.key ?? '', 'base64url'));
+    const onDevice = dailyCode(
+      studentId,
+      (m) => new Uint8Array(createHmac('sha256', key).update(m).digest()),
+    );
+    expect(onDevice).to.equal(label.code);
+    expectEnvelope(
+      await call(`${h.url}/api/v1/church/check-in-day-keys`, {
+        headers: authHeaders(TOKENS.RELATORIOS),
+      }),
+      403,
+      'FORBIDDEN_ROLE',
+    );
   });
 });

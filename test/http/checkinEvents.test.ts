@@ -6,34 +6,27 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope } from '../support/http.js';
 import { seedSmallRoster, syncEvents } from '../support/seed.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutate,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, mutationHeaders } from '../support/testService.js';
 
 const CheckIn = t.type({ checkInId: t.string, code: t.string, status: t.string });
 const Found = t.type({ checkIn: t.type({ checkInId: t.string, status: t.string }) });
 describe('check-in records follow the check-in events', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useService({}, 'test');
   let sessionId: string;
   let studentId: string;
-  const post = (path: string, body: unknown, token: string = DEV_TOKENS.DEV_CALLER_TOKEN) =>
-    mutate(`${svc.url}${path}`, 'POST', body, token);
-  const sync = async (events: unknown[], token: string = DEV_TOKENS.DEV_CALLER_TOKEN) => {
-    const answer = await syncEvents(svc.url, events, token);
+  const { post } = h.as(TOKENS.CHAMADOR);
+  const sync = async (events: unknown[], token: string = TOKENS.CHAMADOR) => {
+    const answer = await syncEvents(h.url, events, token);
     expect(answer.failed).to.deep.equal([]);
     return answer;
   };
   const find = async (checkInId: string) => {
-    const r = await call(`${svc.url}/api/v1/check-in/active?checkInId=${checkInId}`, {
-      headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+    const r = await call(`${h.url}/api/v1/check-in/active?checkInId=${checkInId}`, {
+      headers: authHeaders(TOKENS.CHAMADOR),
     });
     expect(r.status, r.text).to.equal(200);
     return decodeAs(Found, r.json).checkIn;
@@ -48,12 +41,11 @@ describe('check-in records follow the check-in events', function () {
   });
 
   beforeEach(async () => {
-    svc = await startTestService();
-    const roster = await seedSmallRoster(svc.url, ['Ana']);
-    sessionId = roster.sessionId;
-    studentId = roster.studentIds[0] ?? '';
+    ({
+      sessionId,
+      studentIds: [studentId = ''],
+    } = await h.seedRoster({ students: ['Ana'] }));
   });
-  afterEach(() => svc.dispose());
 
   it('an offline check-in becomes a record the desk finds and checks out with the daily code', async () => {
     const checkInId = randomUUID();
@@ -61,13 +53,13 @@ describe('check-in records follow the check-in events', function () {
     expect((await find(checkInId)).status).to.equal('CHECKED_IN');
     // The desk looks the child up and reads the code the tablet printed (the same derivation).
     const byChild = await call(
-      `${svc.url}/api/v1/check-in/active?studentId=${studentId}&sessionId=${sessionId}`,
+      `${h.url}/api/v1/check-in/active?studentId=${studentId}&sessionId=${sessionId}`,
       {
-        headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+        headers: authHeaders(TOKENS.CHAMADOR),
       },
     );
     expect(decodeAs(Found, byChild.json).checkIn.checkInId).to.equal(checkInId);
-    const record = await svc.deps.attendance.checkins.find({ checkInId });
+    const record = await h.svc.deps.attendance.checkins.find({ checkInId });
     if (record._tag === 'Left') throw new Error('not found');
     const out = await post('/api/v1/check-out', {
       checkInId,
@@ -86,7 +78,7 @@ describe('check-in records follow the check-in events', function () {
     expect(desk.status, desk.text).to.equal(201);
     const c = decodeAs(CheckIn, desk.json);
     const aspect = `checkin:${sessionId}:${studentId}`;
-    const version = (await svc.deps.sync.pipeline.current(aspect))?.version ?? null;
+    const version = (await h.svc.deps.sync.pipeline.current(aspect))?.version ?? null;
     await sync([
       {
         eventId: randomUUID(),
@@ -111,7 +103,7 @@ describe('check-in records follow the check-in events', function () {
   it("an ADMIN's offline emergency check-out overrides a concurrent, later desk check-out by a CHAMADOR", async () => {
     const desk = decodeAs(CheckIn, (await post('/api/v1/check-in', { studentId, sessionId })).json);
     const aspect = `checkin:${sessionId}:${studentId}`;
-    const seen = (await svc.deps.sync.pipeline.current(aspect))?.version ?? null;
+    const seen = (await h.svc.deps.sync.pipeline.current(aspect))?.version ?? null;
     // The CHAMADOR checks the child out at the desk (online)...
     const out = await post('/api/v1/check-out', {
       checkInId: desk.checkInId,
@@ -131,12 +123,12 @@ describe('check-in records follow the check-in events', function () {
       baseVersion: seen,
       clientTimestamp: '2026-01-01T00:00:00.000Z',
     };
-    const answer = await sync([emergency], DEV_TOKENS.DEV_ADMIN_TOKEN);
+    const answer = await sync([emergency], TOKENS.ADMIN);
     expect(answer.synced[0]?.status).to.equal('APPLIED');
     expect(answer.conflicts.map((c) => [c.policy, c.winnerEventId])).to.deep.equal([
       ['ADMIN_PRECEDENCE', emergency.eventId],
     ]);
-    const record = await svc.deps.attendance.checkins.find({ checkInId: desk.checkInId });
+    const record = await h.svc.deps.attendance.checkins.find({ checkInId: desk.checkInId });
     if (record._tag === 'Left') throw new Error('not found');
     expect(record.right.checkin).to.deep.include({
       status: 'CHECKED_OUT',
@@ -151,18 +143,15 @@ describe('check-in records follow the check-in events', function () {
     await sync([offlineCheckIn(callerCheckIn, '2026-11-26T09:05:00.000Z')]);
     expect((await find(callerCheckIn)).status).to.equal('CHECKED_IN');
     const adminCheckIn = randomUUID();
-    const answer = await sync(
-      [offlineCheckIn(adminCheckIn, '2026-11-26T09:00:00.000Z')],
-      DEV_TOKENS.DEV_ADMIN_TOKEN,
-    );
+    const answer = await sync([offlineCheckIn(adminCheckIn, '2026-11-26T09:00:00.000Z')], TOKENS.ADMIN);
     expect(answer.conflicts.map((c) => c.policy)).to.deep.equal(['ADMIN_PRECEDENCE']);
     expect((await find(adminCheckIn)).status).to.equal('CHECKED_IN');
     expect((await find(callerCheckIn)).status).to.equal('SUPERSEDED');
     // The desk finds the standing one by child, and refuses to check out the superseded one.
     const byChild = await call(
-      `${svc.url}/api/v1/check-in/active?studentId=${studentId}&sessionId=${sessionId}`,
+      `${h.url}/api/v1/check-in/active?studentId=${studentId}&sessionId=${sessionId}`,
       {
-        headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+        headers: authHeaders(TOKENS.CHAMADOR),
       },
     );
     expect(decodeAs(Found, byChild.json).checkIn.checkInId).to.equal(adminCheckIn);
@@ -179,19 +168,19 @@ describe('check-in records follow the check-in events', function () {
 
 describe('student records follow their field events', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useService({}, 'test');
   let studentId: string;
   const send = (method: string, path: string, body: unknown, token: string) =>
-    call(`${svc.url}${path}`, { method, headers: mutationHeaders(token), body: JSON.stringify(body) });
+    call(`${h.url}${path}`, { method, headers: mutationHeaders(token), body: JSON.stringify(body) });
   const read = async () => {
-    const r = await call(`${svc.url}/api/v1/students/${studentId}`, {
-      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+    const r = await call(`${h.url}/api/v1/students/${studentId}`, {
+      headers: authHeaders(TOKENS.ADMIN),
     });
     return decodeAs(t.type({ displayName: t.string, allergies: t.union([t.string, t.null]) }), r.json);
   };
   const listed = async () => {
-    const r = await call(`${svc.url}/api/v1/students?q=joao`, {
-      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+    const r = await call(`${h.url}/api/v1/students?q=joao`, {
+      headers: authHeaders(TOKENS.ADMIN),
     });
     return decodeAs(t.type({ items: t.array(t.type({ displayName: t.string })) }), r.json).items.map(
       (i) => i.displayName,
@@ -199,17 +188,15 @@ describe('student records follow their field events', function () {
   };
 
   beforeEach(async () => {
-    svc = await startTestService();
-    studentId = (await seedSmallRoster(svc.url, ['Joao'])).studentIds[0] ?? '';
+    studentId = (await seedSmallRoster(h.url, ['Joao'])).studentIds[0] ?? '';
   });
-  afterEach(() => svc.dispose());
 
   it("an ADMIN's offline correction beats a concurrent, later desk edit; an edit based on it then applies", async () => {
     const desk = await send(
       'PATCH',
       `/api/v1/students/${studentId}`,
       { displayName: 'João Pedro' },
-      DEV_TOKENS.DEV_CADASTRO_TOKEN,
+      TOKENS.CADASTRO,
     );
     expect(desk.status, desk.text).to.equal(200);
     expect((await read()).displayName).to.equal('João Pedro');
@@ -222,7 +209,7 @@ describe('student records follow their field events', function () {
       value: 'João P.',
       clientTimestamp: '2026-01-01T10:02:00.000Z',
     };
-    const answer = await syncEvents(svc.url, [admin], DEV_TOKENS.DEV_ADMIN_TOKEN);
+    const answer = await syncEvents(h.url, [admin], TOKENS.ADMIN);
     expect(answer.synced[0]?.status).to.equal('APPLIED');
     expect(answer.conflicts.map((c) => [c.policy, c.winnerEventId])).to.deep.equal([
       ['ADMIN_PRECEDENCE', admin.eventId],
@@ -234,7 +221,7 @@ describe('student records follow their field events', function () {
       'PATCH',
       `/api/v1/students/${studentId}`,
       { displayName: 'João Pedro' },
-      DEV_TOKENS.DEV_CADASTRO_TOKEN,
+      TOKENS.CADASTRO,
     );
     expect(again.status, again.text).to.equal(200);
     expect((await read()).displayName).to.equal('João Pedro');
@@ -246,10 +233,10 @@ describe('student records follow their field events', function () {
       'PATCH',
       `/api/v1/students/${studentId}`,
       { displayName: 'Joao', allergies: 'Leite' },
-      DEV_TOKENS.DEV_CADASTRO_TOKEN,
+      TOKENS.CADASTRO,
     );
     expect(r.status, r.text).to.equal(200);
-    const events = await svc.store.db.events.find({
+    const events = await h.svc.store.db.events.find({
       selector: { type: 'STUDENT_FIELD_SET', subjectId: studentId },
     });
     expect(events.docs.map((d) => JSON.stringify(d))).to.have.length(1);

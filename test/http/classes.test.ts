@@ -11,19 +11,14 @@ import {
   Nucleus,
   NucleusList,
 } from '../../src/domain/classes.js';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, expectEnvelope, type HttpResult, issuePaths } from '../support/http.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { mutationHeaders } from '../support/testService.js';
 
-const ADMIN = DEV_TOKENS.DEV_ADMIN_TOKEN;
-const CADASTRO = DEV_TOKENS.DEV_CADASTRO_TOKEN;
-const CHAMADOR = DEV_TOKENS.DEV_CALLER_TOKEN;
-const RELATORIOS = DEV_TOKENS.DEV_REPORTS_TOKEN;
+const ADMIN = TOKENS.ADMIN;
+const CADASTRO = TOKENS.CADASTRO;
+const CHAMADOR = TOKENS.CHAMADOR;
+const RELATORIOS = TOKENS.RELATORIOS;
 
 const decoded = <C extends t.Mixed>(codec: C, r: HttpResult, status: number): t.TypeOf<C> => {
   expect(r.status, r.text).to.equal(status);
@@ -34,13 +29,15 @@ const decoded = <C extends t.Mixed>(codec: C, r: HttpResult, status: number): t.
 
 describe('nuclei, classes and class sessions', function () {
   this.timeout(30_000);
-  let svc: TestService;
   let now: number;
+  const h = useService(() => {
+    now = Date.parse('2026-03-01T12:00:00Z');
+    return { clock: () => new Date(now) };
+  }, 'test');
 
   const send = (method: string, path: string, body: unknown, token: string = ADMIN) =>
-    call(`${svc.url}${path}`, { method, headers: mutationHeaders(token), body: JSON.stringify(body) });
-  const get = (path: string, token: string = ADMIN) =>
-    call(`${svc.url}${path}`, { headers: authHeaders(token) });
+    call(`${h.url}${path}`, { method, headers: mutationHeaders(token), body: JSON.stringify(body) });
+  const { get } = h.as(ADMIN);
 
   const createNucleus = async (name: string) =>
     decoded(Nucleus, await send('POST', '/api/v1/nuclei', { name }), 201);
@@ -54,12 +51,6 @@ describe('nuclei, classes and class sessions', function () {
     decoded(ClassSession, await send('POST', '/api/v1/sessions', body), 201);
   const listSessions = async (query = '') =>
     decoded(ClassSessionList, await get(`/api/v1/sessions${query}`), 200).items;
-
-  beforeEach(async () => {
-    now = Date.parse('2026-03-01T12:00:00Z');
-    svc = await startTestService({ clock: () => new Date(now) });
-  });
-  afterEach(() => svc.dispose());
 
   describe('nuclei', () => {
     it('creates a nucleus (201 with Location), lists nuclei by name and renames one', async () => {
@@ -214,8 +205,8 @@ describe('nuclei, classes and class sessions', function () {
     it('a retried create with the same Idempotency-Key makes one class', async () => {
       const headers = mutationHeaders(ADMIN);
       const body = JSON.stringify({ name: 'Juniores' });
-      const first = await call(`${svc.url}/api/v1/classes`, { method: 'POST', headers, body });
-      const again = await call(`${svc.url}/api/v1/classes`, { method: 'POST', headers, body });
+      const first = await call(`${h.url}/api/v1/classes`, { method: 'POST', headers, body });
+      const again = await call(`${h.url}/api/v1/classes`, { method: 'POST', headers, body });
       expect(again.text).to.equal(first.text);
       expect(again.headers.get('idempotent-replayed')).to.equal('true');
       expect(decoded(ClassList, await get('/api/v1/classes'), 200).items).to.have.length(1);
@@ -492,9 +483,9 @@ describe('nuclei, classes and class sessions', function () {
 
     it('anonymous callers get 401 on reads and writes', async () => {
       for (const path of ['/api/v1/nuclei', '/api/v1/classes', '/api/v1/sessions']) {
-        expectEnvelope(await call(`${svc.url}${path}`), 401, 'UNAUTHORIZED');
+        expectEnvelope(await call(`${h.url}${path}`), 401, 'UNAUTHORIZED');
         expectEnvelope(
-          await call(`${svc.url}${path}`, {
+          await call(`${h.url}${path}`, {
             method: 'POST',
             headers: { 'Content-Type': 'application/json', 'Idempotency-Key': randomUUID() },
             body: JSON.stringify({ name: 'X' }),

@@ -8,9 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import type { NewEvent } from '../../src/domain/event.js';
-import { decodeAs, expectEnvelope } from '../support/http.js';
-import { seedSmallRoster, syncEvents } from '../support/seed.js';
-import { DEV_TOKENS, mutate, startTestService, type TestService } from '../support/testService.js';
+import { TOKENS, useService } from '../support/harness.js';
+import { decodeAs, expectEnvelope, type HttpResult } from '../support/http.js';
+import { syncEvents } from '../support/seed.js';
 
 const CheckIn = t.type({ checkInId: t.string });
 const Superseded = t.type({
@@ -23,18 +23,17 @@ const OTHER_DEVICE = '0d6a4d3c-5b2e-4f1a-9c8b-7a6f5e4d3c2b';
 
 describe('conflicts named on every path (REST mutations superseded by the conflict rule)', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useService({}, 'test');
   let sessionId: string;
   let studentId: string;
-  const post = (path: string, body: unknown, token: string = DEV_TOKENS.DEV_CALLER_TOKEN) =>
-    mutate(`${svc.url}${path}`, 'POST', body, token);
+  const { post } = h.as(TOKENS.CHAMADOR);
 
   /**
    * Runs `meanwhile` just before the next event the service appends is stored (the request has read
    * the aspect and decided on it): whatever `meanwhile` stores then is concurrent with it.
    */
   const beforeNextAppend = (meanwhile: (mine: NewEvent) => Promise<void>): void => {
-    const events = svc.stores.events;
+    const events = h.svc.stores.events;
     const original = events.append.bind(events);
     Object.assign(events, {
       append: async (mine: NewEvent) => {
@@ -45,25 +44,30 @@ describe('conflicts named on every path (REST mutations superseded by the confli
     });
   };
 
+  /** Expects the 409 CONFLICT_SUPERSEDED a mutation lost with, naming its reason, policy and winner. */
+  const expectSuperseded = (
+    r: HttpResult,
+    named: { readonly reason: string; readonly policy: string; readonly winnerEventId: string },
+  ) => {
+    const details = decodeAs(Superseded, expectEnvelope(r, 409, 'CONFLICT_SUPERSEDED').details);
+    expect(details).to.deep.include(named);
+    return details;
+  };
+
   /** An ADMIN tablet's offline event of the child's check-in aspect, synced now; its id. */
   const adminTabletEvent = async (event: Record<string, unknown>): Promise<string> => {
     const eventId = randomUUID();
-    const answer = await syncEvents(
-      svc.url,
-      [{ eventId, studentId, sessionId, ...event }],
-      DEV_TOKENS.DEV_ADMIN_TOKEN,
-    );
+    const answer = await syncEvents(h.url, [{ eventId, studentId, sessionId, ...event }], TOKENS.ADMIN);
     expect(answer.synced[0]?.status).to.equal('APPLIED');
     return eventId;
   };
 
   beforeEach(async () => {
-    svc = await startTestService();
-    const roster = await seedSmallRoster(svc.url, ['Ana']);
-    sessionId = roster.sessionId;
-    studentId = roster.studentIds[0] ?? '';
+    ({
+      sessionId,
+      studentIds: [studentId = ''],
+    } = await h.seedRoster({ students: ['Ana'] }));
   });
-  afterEach(() => svc.dispose());
 
   it('a check-in that lost to an ADMIN tablet check-in synced meanwhile → 409 naming ADMIN_PRECEDENCE', async () => {
     let tabletEventId = '';
@@ -75,14 +79,13 @@ describe('conflicts named on every path (REST mutations superseded by the confli
       });
     });
     const r = await post('/api/v1/check-in', { studentId, sessionId });
-    const details = decodeAs(Superseded, expectEnvelope(r, 409, 'CONFLICT_SUPERSEDED').details);
-    expect(details).to.deep.include({
+    const details = expectSuperseded(r, {
       reason: 'CHECKIN_SUPERSEDED',
       policy: 'ADMIN_PRECEDENCE',
       winnerEventId: tabletEventId,
     });
     // The loser is this request's own event, kept in the store.
-    const stored = await svc.stores.events.get(details.loserEventId);
+    const stored = await h.svc.stores.events.get(details.loserEventId);
     expect(stored?.type).to.equal('CHECK_IN');
     expect(stored?.actor.userId).to.equal('dev-caller');
   });
@@ -93,7 +96,7 @@ describe('conflicts named on every path (REST mutations superseded by the confli
       rivalEventId = randomUUID();
       // What another instance on the same CouchDB appends from the same read: same aspect, same base,
       // a CHAMADOR one a minute later.
-      await svc.stores.events.append({
+      await h.svc.stores.events.append({
         ...mine,
         eventId: rivalEventId,
         deviceId: OTHER_DEVICE,
@@ -103,8 +106,7 @@ describe('conflicts named on every path (REST mutations superseded by the confli
       });
     });
     const r = await post('/api/v1/check-in', { studentId, sessionId });
-    const details = decodeAs(Superseded, expectEnvelope(r, 409, 'CONFLICT_SUPERSEDED').details);
-    expect(details).to.deep.include({
+    const details = expectSuperseded(r, {
       reason: 'CHECKIN_SUPERSEDED',
       policy: 'LAST_WRITER_WINS',
       winnerEventId: rivalEventId,
@@ -130,8 +132,7 @@ describe('conflicts named on every path (REST mutations superseded by the confli
       justification: 'pai chegou mais cedo',
       pickupPerson: 'Pai',
     });
-    const details = decodeAs(Superseded, expectEnvelope(r, 409, 'CONFLICT_SUPERSEDED').details);
-    expect(details).to.deep.include({
+    expectSuperseded(r, {
       reason: 'CHECKOUT_SUPERSEDED',
       policy: 'ADMIN_PRECEDENCE',
       winnerEventId: tabletEventId,
@@ -149,15 +150,9 @@ describe('conflicts named on every path (REST mutations superseded by the confli
         { studentId, sessionId, actionType: 'MARK_PRESENT', timestamp },
         token,
       );
-    const admin = decodeAs(
-      Accepted,
-      (await mark('2026-11-26T09:00:00.000Z', DEV_TOKENS.DEV_ADMIN_TOKEN)).json,
-    );
+    const admin = decodeAs(Accepted, (await mark('2026-11-26T09:00:00.000Z', TOKENS.ADMIN)).json);
     expect(admin).not.to.have.property('policy');
-    const lost = decodeAs(
-      Accepted,
-      (await mark('2026-11-26T11:00:00.000Z', DEV_TOKENS.DEV_CALLER_TOKEN)).json,
-    );
+    const lost = decodeAs(Accepted, (await mark('2026-11-26T11:00:00.000Z', TOKENS.CHAMADOR)).json);
     expect(lost).to.deep.include({
       accepted: false,
       policy: 'ADMIN_PRECEDENCE',

@@ -13,19 +13,13 @@ import {
   Nucleus,
   NucleusList,
 } from '../../src/domain/classes.js';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope, type HttpResult } from '../support/http.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutate,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { mutationHeaders } from '../support/testService.js';
 
-const ADMIN = DEV_TOKENS.DEV_ADMIN_TOKEN;
-const CADASTRO = DEV_TOKENS.DEV_CADASTRO_TOKEN;
-const CHAMADOR = DEV_TOKENS.DEV_CALLER_TOKEN;
+const ADMIN = TOKENS.ADMIN;
+const CADASTRO = TOKENS.CADASTRO;
+const CHAMADOR = TOKENS.CHAMADOR;
 
 const CheckIn = t.type({ checkInId: t.string, code: t.string });
 const Created = t.type({ studentId: t.string });
@@ -48,13 +42,14 @@ const Schedule = t.type({ scheduleId: t.string });
 
 describe('deactivating classes, nuclei and sessions', function () {
   this.timeout(60_000);
-  let svc: TestService;
   let now: number;
+  const h = useService(() => {
+    now = Date.parse('2026-03-01T12:00:00Z');
+    return { clock: () => new Date(now) };
+  }, 'test');
 
-  const send = (method: string, path: string, body?: unknown, token: string = ADMIN) =>
-    mutate(`${svc.url}${path}`, method, body, token);
-  const get = (path: string, token: string = ADMIN) =>
-    call(`${svc.url}${path}`, { headers: authHeaders(token) });
+  const { send } = h.as(ADMIN);
+  const { get } = h.as(ADMIN);
   const ok = <C extends t.Mixed>(codec: C, r: HttpResult, status = 200): t.TypeOf<C> => {
     expect(r.status, r.text).to.equal(status);
     return decodeAs(codec, r.json);
@@ -86,12 +81,6 @@ describe('deactivating classes, nuclei and sessions', function () {
     send('POST', '/api/v1/check-out', { checkInId, code, pickupPerson: 'Cláudia Silva' }, CHAMADOR);
   const classIds = async (query = '') =>
     ok(ClassList, await get(`/api/v1/classes${query}`)).items.map((c) => [c.name, c.status]);
-
-  beforeEach(async () => {
-    now = Date.parse('2026-03-01T12:00:00Z');
-    svc = await startTestService({ clock: () => new Date(now) });
-  });
-  afterEach(() => svc.dispose());
 
   it('a class: hidden from the list, check-in refused, check-out still works, reactivated it takes check-ins again', async () => {
     const room = await newClass('Juniores');
@@ -207,10 +196,10 @@ describe('deactivating classes, nuclei and sessions', function () {
     const room = await newClass('Juniores');
     const path = `/api/v1/classes/${room.classId}/deactivate`;
     const headers = mutationHeaders(ADMIN, randomUUID());
-    const first = await call(`${svc.url}${path}`, { method: 'POST', headers });
+    const first = await call(`${h.url}${path}`, { method: 'POST', headers });
     expect(first.status, first.text).to.equal(200);
     now += 60_000;
-    const again = await call(`${svc.url}${path}`, { method: 'POST', headers });
+    const again = await call(`${h.url}${path}`, { method: 'POST', headers });
     expect(again.status).to.equal(200);
     expect(again.headers.get('idempotent-replayed')).to.equal('true');
     expect(again.json).to.deep.equal(first.json);

@@ -10,19 +10,13 @@ import sharp from 'sharp';
 import { sha256 } from '../../src/crypto/bytes.js';
 import { RosterFamily, RosterFamilyPasses } from '../../src/domain/roster.js';
 import { type PassBook, verifyFamilyPass } from '../../src/rules/familyPass.js';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope } from '../support/http.js';
 import { qrTextOf } from '../support/qr.js';
 import { makeTablet, type Tablet } from '../support/tablet.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutate,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, mutate, mutationHeaders } from '../support/testService.js';
 
-const { DEV_ADMIN_TOKEN: ADMIN, DEV_CADASTRO_TOKEN: CADASTRO, DEV_CALLER_TOKEN: CHAMADOR } = DEV_TOKENS;
+const { ADMIN, CADASTRO, CHAMADOR } = TOKENS;
 const PNG_MAGIC = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
 const qrText = (image: Uint8Array) => qrTextOf(image);
@@ -32,10 +26,12 @@ const Content = t.type({ studentId: t.string, content: t.string });
 
 describe('family pass', function () {
   this.timeout(90_000);
-  let svc: TestService;
   let tablet: Tablet;
+  // Before the service's own: the tablet lets go of the service before it stops.
+  afterEach(() => tablet.close());
+  const h = useService({}, 'test');
   let classId: string;
-  const url = (p: string) => `${svc.url}${p}`;
+  const url = (p: string) => `${h.url}${p}`;
   const get = (path: string, token: string = ADMIN) => call(url(path), { headers: authHeaders(token) });
   const bytes = async (path: string, token: string = CADASTRO) => {
     const res = await fetch(url(path), { headers: authHeaders(token) });
@@ -63,8 +59,8 @@ describe('family pass', function () {
     });
   /** The passes a tablet holds after a pull, as the rule reads them. */
   const tabletBook = async (): Promise<PassBook> => {
-    await svc.deps.sync.pipeline.catchUp();
-    await svc.deps.replication.reconciler.refresh();
+    await h.svc.deps.sync.pipeline.catchUp();
+    await h.svc.deps.replication.reconciler.refresh();
     await tablet.pull();
     const families = [...(await tablet.docs('rosterFamily')).values()].map((d) => decodeAs(RosterFamily, d));
     const issuer = [...(await tablet.docs('rosterFamilyPasses')).values()].map(
@@ -74,22 +70,17 @@ describe('family pass', function () {
   };
 
   beforeEach(async () => {
-    svc = await startTestService();
-    tablet = makeTablet(svc.url, CHAMADOR);
+    tablet = makeTablet(h.url, CHAMADOR);
     const c = await mutate(url('/api/v1/classes'), 'POST', { name: 'Turma A' }, ADMIN);
     expect(c.status, c.text).to.equal(201);
     classId = decodeAs(t.type({ classId: t.string }), c.json).classId;
-  });
-  afterEach(async () => {
-    await tablet.close();
-    await svc.dispose();
   });
 
   it('the card is an SVG whose QR code reads back as the pass, naming first names and nothing else personal', async () => {
     const helena = await child('Helena Prado', 'Rita Prado', ['+55 11 91234-5678']);
     await child('Caio Prado', 'Rita Prado', ['(11) 91234-5678', '+55 11 3333-4444']);
     await child('Outro Lima', 'Ana Lima', ['+55 21 97777-1111']);
-    await svc.deps.replication.reconciler.refresh();
+    await h.svc.deps.replication.reconciler.refresh();
     const r = await get(`/api/v1/students/${helena}/family-pass`, CADASTRO);
     expect(r.status, r.text).to.equal(200);
     expect(r.headers.get('content-type')).to.match(/^image\/svg\+xml/);
@@ -158,7 +149,7 @@ describe('family pass', function () {
     expect((await get(card, ADMIN)).status).to.equal(200);
     expect((await get(card, CADASTRO)).status).to.equal(200);
     expectEnvelope(await get(card, CHAMADOR), 403, 'FORBIDDEN_ROLE');
-    expectEnvelope(await get(card, DEV_TOKENS.DEV_REPORTS_TOKEN), 403, 'FORBIDDEN_ROLE');
+    expectEnvelope(await get(card, TOKENS.RELATORIOS), 403, 'FORBIDDEN_ROLE');
     expectEnvelope(await call(url(card)), 401, 'UNAUTHORIZED');
     expect((await get(`${card}/content`, ADMIN)).status).to.equal(200);
     expectEnvelope(await get(`${card}/content`, CADASTRO), 403, 'FORBIDDEN_ROLE');
@@ -180,7 +171,7 @@ describe('family pass', function () {
     expect(decodeAs(Issued, first.json).generation).to.equal(1);
     expect(decodeAs(Issued, (await revoke(id)).json).generation).to.equal(2);
     expect((await get(`/api/v1/students/${id}/family-pass`, CADASTRO)).status).to.equal(200);
-    await svc.deps.audit.flush();
+    await h.svc.deps.audit.flush();
     const page = decodeAs(
       t.type({ items: t.array(t.type({ endpoint: t.string, action: t.string, outcome: t.string })) }),
       (await get(`/api/v1/audit-logs?subjectId=${id}`)).json,

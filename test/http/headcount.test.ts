@@ -2,15 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
-import { call, decodeAs, expectEnvelope } from '../support/http.js';
+import { TOKENS, useService } from '../support/harness.js';
+import { decodeAs, expectEnvelope } from '../support/http.js';
 import { createdId, seedSmallRoster, syncEvents } from '../support/seed.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutate,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
 
 const Headcount = t.type({
   sessionId: t.string,
@@ -30,15 +24,14 @@ const CheckIn = t.type({ checkInId: t.string, code: t.string });
 
 describe('room capacity and the session headcount', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useService({}, 'test');
   let classId: string;
   let sessionId: string;
   let children: ReadonlyArray<string>;
 
-  const send = (method: string, path: string, body: unknown, token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) =>
-    mutate(`${svc.url}${path}`, method, body, token);
-  const headcount = async (token: string = DEV_TOKENS.DEV_CALLER_TOKEN, id = sessionId) =>
-    call(`${svc.url}/api/v1/sessions/${id}/headcount`, { headers: authHeaders(token) });
+  const { send } = h.as(TOKENS.ADMIN);
+  const headcount = async (token: string = TOKENS.CHAMADOR, id = sessionId) =>
+    h.get(`/api/v1/sessions/${id}/headcount`, token);
   const counted = async () => {
     const r = await headcount();
     expect(r.status, r.text).to.equal(200);
@@ -46,19 +39,17 @@ describe('room capacity and the session headcount', function () {
   };
 
   beforeEach(async () => {
-    svc = await startTestService();
-    const roster = await seedSmallRoster(svc.url, ['Ana', 'Bia', 'Caio']);
+    const roster = await seedSmallRoster(h.url, ['Ana', 'Bia', 'Caio']);
     classId = roster.classId;
     sessionId = roster.sessionId;
     children = roster.studentIds;
   });
-  afterEach(() => svc.dispose());
 
   it('a class takes an optional capacity and ratio; null removes them; zero or a fraction is refused', async () => {
     const plain = await send('POST', '/api/v1/classes', { name: 'Berçário' });
     expect(room(plain.json)).to.deep.equal({ capacity: null, childrenPerVolunteer: null });
     const id = await createdId(
-      svc.url,
+      h.url,
       '/api/v1/classes',
       { name: 'Maternal', capacity: 12, childrenPerVolunteer: 4 },
       'classId',
@@ -83,7 +74,7 @@ describe('room capacity and the session headcount', function () {
     expect(helper.status, helper.text).to.equal(201);
     const ins: Array<t.TypeOf<typeof CheckIn>> = [];
     for (const studentId of children.slice(0, 2)) {
-      const r = await send('POST', '/api/v1/check-in', { studentId, sessionId }, DEV_TOKENS.DEV_CALLER_TOKEN);
+      const r = await send('POST', '/api/v1/check-in', { studentId, sessionId }, TOKENS.CHAMADOR);
       expect(r.status, r.text).to.equal(201);
       ins.push(decodeAs(CheckIn, r.json));
     }
@@ -103,12 +94,12 @@ describe('room capacity and the session headcount', function () {
       'POST',
       '/api/v1/check-out',
       { checkInId: first.checkInId, code: first.code, pickupPerson: 'G' },
-      DEV_TOKENS.DEV_CALLER_TOKEN,
+      TOKENS.CHAMADOR,
     );
     expect(out.status, out.text).to.equal(200);
     // A tablet's offline check-in counts once it has arrived; the child who left counts as gone.
     const third = children[2] ?? '';
-    await syncEvents(svc.url, [
+    await syncEvents(h.url, [
       {
         eventId: randomUUID(),
         type: 'CHECK_IN',
@@ -122,8 +113,8 @@ describe('room capacity and the session headcount', function () {
   });
 
   it('an unknown session is 404; a reports-only account may not read the room', async () => {
-    expectEnvelope(await headcount(DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID()), 404, 'NOT_FOUND');
-    expectEnvelope(await headcount(DEV_TOKENS.DEV_REPORTS_TOKEN), 403, 'FORBIDDEN_ROLE');
-    expectEnvelope(await headcount(DEV_TOKENS.DEV_CALLER_TOKEN, 'not-a-uuid'), 400, 'VALIDATION_FAILED');
+    expectEnvelope(await headcount(TOKENS.CHAMADOR, randomUUID()), 404, 'NOT_FOUND');
+    expectEnvelope(await headcount(TOKENS.RELATORIOS), 403, 'FORBIDDEN_ROLE');
+    expectEnvelope(await headcount(TOKENS.CHAMADOR, 'not-a-uuid'), 400, 'VALIDATION_FAILED');
   });
 });

@@ -17,8 +17,7 @@ import {
   idempotencyLedger,
 } from '../../src/store/idempotencyLedger.js';
 import type { Database } from '../../src/store/pouch.js';
-import { openStore, type Store } from '../../src/store/store.js';
-import { makeTempDir, removeDir } from '../support/tempDir.js';
+import { embeddedStore } from '../support/storeBackends.js';
 
 interface Req {
   readonly key: number;
@@ -43,19 +42,10 @@ const ledgers: ReadonlyArray<[string, (db: Database) => IdempotencyLedger]> = [
 for (const [ledgerName, ledgerOf] of ledgers)
   describe(`idempotency property (fast-check, real ledger; ${ledgerName})`, function () {
     this.timeout(120_000);
-    let dir: string;
-    let store: Store;
-    before(async () => {
-      dir = await makeTempDir('idem-prop');
-      store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
-    });
-    after(async () => {
-      await store.close();
-      await removeDir(dir);
-    });
+    const store = embeddedStore('idem-prop', 'file');
 
     const runAll = async (reqs: ReadonlyArray<Req>, concurrent: boolean) => {
-      const ledger = ledgerOf(store.db.requests);
+      const ledger = ledgerOf(store().db.requests);
       // Fresh keys per run, so runs share the database without sharing entries.
       const keys = Array.from({ length: 4 }, () => randomUUID());
       const effects = new Map<string, number>();
@@ -131,7 +121,7 @@ for (const [ledgerName, ledgerOf] of ledgers)
     // case exists only for the shared ledger.
     if (!ledgerName.startsWith('exclusive'))
       it('a key whose claim another attempt holds or held is not fresh', async () => {
-        const ledger = ledgerOf(store.db.requests);
+        const ledger = ledgerOf(store().db.requests);
         const key = randomUUID();
         const seen: boolean[] = [];
         // A holder that died with its lease long run out, as a crashed instance leaves its claim.

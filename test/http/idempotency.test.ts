@@ -3,15 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { needsIdempotencyKey } from '../../src/http/route.js';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, expectEnvelope, type HttpResult, issuePaths } from '../support/http.js';
 import { countingRoutes, probeRoutes, type SideEffects } from '../support/probeRoutes.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, mutationHeaders, startTestService } from '../support/testService.js';
 
 const DAY = 86_400_000;
 
@@ -23,25 +18,22 @@ const sameResponse = (a: HttpResult, b: HttpResult) => {
 };
 
 describe('idempotent mutations', () => {
-  let svc: TestService;
   let effects: SideEffects;
   let now: number;
-  const post = (path: string, body: unknown, headers: Record<string, string>) =>
-    call(`${svc.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-
-  beforeEach(async () => {
+  const h = useService(() => {
     effects = { items: 0, flaky: 0, missing: 0 };
     now = Date.parse('2026-11-25T12:00:00Z');
-    svc = await startTestService({
+    return {
       routes: probeRoutes(countingRoutes(effects, 20)),
       clock: () => new Date(now),
       idempotency: { leaseMs: 2_000, pollMs: 5 },
-    });
-  });
-  afterEach(() => svc.dispose());
+    };
+  }, 'test');
+  const post = (path: string, body: unknown, headers: Record<string, string>) =>
+    call(`${h.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
 
   it('a replay returns the original status, headers and body, byte for byte, with no second side effect', async () => {
-    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    const headers = mutationHeaders(TOKENS.CHAMADOR);
     const first = await post('/api/v1/_probe/items', { name: 'Ana' }, headers);
     expect(first.status).to.equal(201);
     expect(first.headers.get('location')).to.match(/^\/api\/v1\/_probe\/items\//);
@@ -53,13 +45,13 @@ describe('idempotent mutations', () => {
   });
 
   it('the same payload with keys in another order and spacing is the same request', async () => {
-    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
-    const first = await call(`${svc.url}/api/v1/_probe/items`, {
+    const headers = mutationHeaders(TOKENS.CHAMADOR);
+    const first = await call(`${h.url}/api/v1/_probe/items`, {
       method: 'POST',
       headers,
       body: '{"name":"Ana"}',
     });
-    const again = await call(`${svc.url}/api/v1/_probe/items`, {
+    const again = await call(`${h.url}/api/v1/_probe/items`, {
       method: 'POST',
       headers,
       body: '{ "name" : "Ana" }',
@@ -69,7 +61,7 @@ describe('idempotent mutations', () => {
   });
 
   it('the same key with a different payload → 409, no side effect', async () => {
-    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    const headers = mutationHeaders(TOKENS.CHAMADOR);
     await post('/api/v1/_probe/items', { name: 'Ana' }, headers);
     const other = await post('/api/v1/_probe/items', { name: 'Bia' }, headers);
     expectEnvelope(other, 409, 'IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD');
@@ -78,23 +70,15 @@ describe('idempotent mutations', () => {
 
   it('the same key used by two principals makes two independent requests', async () => {
     const key = randomUUID();
-    const a = await post(
-      '/api/v1/_probe/items',
-      { name: 'Ana' },
-      mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, key),
-    );
-    const b = await post(
-      '/api/v1/_probe/items',
-      { name: 'Ana' },
-      mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN, key),
-    );
+    const a = await post('/api/v1/_probe/items', { name: 'Ana' }, mutationHeaders(TOKENS.CHAMADOR, key));
+    const b = await post('/api/v1/_probe/items', { name: 'Ana' }, mutationHeaders(TOKENS.ADMIN, key));
     expect([a.status, b.status]).to.deep.equal([201, 201]);
     expect(a.headers.get('location')).not.to.equal(b.headers.get('location'));
     expect(effects.items).to.equal(2);
   });
 
   it('50 concurrent identical requests → exactly one side effect and 50 identical responses', async () => {
-    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    const headers = mutationHeaders(TOKENS.CHAMADOR);
     const results = await Promise.all(
       Array.from({ length: 50 }, () => post('/api/v1/_probe/items', { name: 'Ana' }, headers)),
     );
@@ -110,7 +94,7 @@ describe('idempotent mutations', () => {
 
   it('accepts X-Idempotency-Key as the same header, and refuses two that disagree', async () => {
     const key = randomUUID();
-    const { 'Idempotency-Key': _, ...base } = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    const { 'Idempotency-Key': _, ...base } = mutationHeaders(TOKENS.CHAMADOR);
     const first = await post('/api/v1/_probe/items', { name: 'Ana' }, { ...base, 'X-Idempotency-Key': key });
     const again = await post('/api/v1/_probe/items', { name: 'Ana' }, { ...base, 'Idempotency-Key': key });
     sameResponse(first, again);
@@ -124,24 +108,24 @@ describe('idempotent mutations', () => {
   });
 
   it('a request refused by validation does not use up its key', async () => {
-    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    const headers = mutationHeaders(TOKENS.CHAMADOR);
     expectEnvelope(await post('/api/v1/_probe/items', { name: 7 }, headers), 400, 'VALIDATION_FAILED');
     expect((await post('/api/v1/_probe/items', { name: 'Ana' }, headers)).status).to.equal(201);
     expect(effects.items).to.equal(1);
   });
 
   it('a 4xx decided by the handler is stored and replayed without running the handler again', async () => {
-    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    const headers = mutationHeaders(TOKENS.CHAMADOR);
     const path = '/api/v1/_probe/missing/abc';
-    const first = await call(`${svc.url}${path}`, { method: 'PATCH', headers, body: '{"name":"x"}' });
+    const first = await call(`${h.url}${path}`, { method: 'PATCH', headers, body: '{"name":"x"}' });
     expectEnvelope(first, 404, 'NOT_FOUND');
-    const again = await call(`${svc.url}${path}`, { method: 'PATCH', headers, body: '{"name":"x"}' });
+    const again = await call(`${h.url}${path}`, { method: 'PATCH', headers, body: '{"name":"x"}' });
     sameResponse(first, again);
     expect(effects.missing).to.equal(1);
   });
 
   it('a 500 is not stored: the retry with the same key runs again', async () => {
-    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    const headers = mutationHeaders(TOKENS.CHAMADOR);
     expectEnvelope(await post('/api/v1/_probe/flaky', { name: 'x' }, headers), 500, 'INTERNAL_ERROR');
     const retry = await post('/api/v1/_probe/flaky', { name: 'x' }, headers);
     expect(retry.status).to.equal(200);
@@ -151,7 +135,7 @@ describe('idempotent mutations', () => {
   it('a claim whose owner died is released after its lease, and the retry proceeds', async () => {
     const key = randomUUID();
     // A request that claimed the key and never finished (its process died).
-    await svc.deps.idempotency.ledger.claim({
+    await h.svc.deps.idempotency.ledger.claim({
       key,
       principalId: 'dev-caller',
       fingerprint: 'whatever',
@@ -160,11 +144,7 @@ describe('idempotent mutations', () => {
       retentionMs: DAY,
     });
     now += 2_001;
-    const r = await post(
-      '/api/v1/_probe/items',
-      { name: 'Ana' },
-      mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, key),
-    );
+    const r = await post('/api/v1/_probe/items', { name: 'Ana' }, mutationHeaders(TOKENS.CHAMADOR, key));
     expect(r.status).to.equal(201);
     expect(effects.items).to.equal(1);
   });
@@ -182,7 +162,7 @@ describe('idempotent mutations', () => {
     });
     try {
       const key = randomUUID();
-      const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, key);
+      const headers = mutationHeaders(TOKENS.CHAMADOR, key);
       const send = () =>
         call(`${gated.url}/api/v1/_probe/items`, { method: 'POST', headers, body: '{"name":"Ana"}' });
       const first = send();
@@ -212,14 +192,14 @@ describe('idempotent mutations', () => {
   });
 
   it('entries are purged after 24 hours; the same key is then a new request', async () => {
-    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    const headers = mutationHeaders(TOKENS.CHAMADOR);
     await post('/api/v1/_probe/items', { name: 'Ana' }, headers);
     now += DAY - 1;
-    expect(await svc.deps.idempotency.ledger.purgeExpired(now)).to.equal(0);
+    expect(await h.svc.deps.idempotency.ledger.purgeExpired(now)).to.equal(0);
     await post('/api/v1/_probe/items', { name: 'Ana' }, headers);
     expect(effects.items).to.equal(1);
     now += 1;
-    expect(await svc.deps.idempotency.ledger.purgeExpired(now)).to.equal(1);
+    expect(await h.svc.deps.idempotency.ledger.purgeExpired(now)).to.equal(1);
     const later = await post('/api/v1/_probe/items', { name: 'Bia' }, headers);
     expect(later.status).to.equal(201);
     expect(effects.items).to.equal(2);
@@ -234,11 +214,11 @@ describe('idempotent mutations', () => {
         const method = route.method.toUpperCase();
         for (const key of [undefined, 'not-a-uuid', '6f1c2a8e-9d3b-1c5e-8f7a-1b2c3d4e5f60']) {
           const headers: Record<string, string> = {
-            ...authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+            ...authHeaders(TOKENS.ADMIN),
             'Content-Type': 'application/json',
           };
           if (key !== undefined) headers['Idempotency-Key'] = key;
-          const r = await call(`${svc.url}${path}`, { method, headers, body: '{}' });
+          const r = await call(`${h.url}${path}`, { method, headers, body: '{}' });
           const e = expectEnvelope(r, 400, 'VALIDATION_FAILED');
           expect(issuePaths(e), `${method} ${route.path} with key ${String(key)}`).to.deep.equal([
             'headers.idempotency-key',

@@ -7,34 +7,28 @@
  */
 import { expect } from 'chai';
 import * as t from 'io-ts';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope, type HttpResult } from '../support/http.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutate,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, mutate, mutationHeaders } from '../support/testService.js';
 
 const CheckIn = t.type({ checkInId: t.string, studentId: t.string, code: t.string, status: t.string });
 const Id = (key: string) => t.type({ [key]: t.string });
 
 describe('a keyed request retried after 503 "recorded but not applied yet"', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useService({ settleTimeoutMs: 0 }, 'test');
   let classId: string;
   let sessionId: string;
-  const url = (p: string) => `${svc.url}${p}`;
+  const url = (p: string) => `${h.url}${p}`;
   const created = async (path: string, body: unknown, key: string): Promise<string> => {
-    const r = await mutate(url(path), 'POST', body, DEV_TOKENS.DEV_ADMIN_TOKEN);
+    const r = await mutate(url(path), 'POST', body, TOKENS.ADMIN);
     expect(r.status, r.text).to.equal(201);
     return String(decodeAs(Id(key), r.json)[key]);
   };
   const keyed = (path: string, body: unknown, key: string): Promise<HttpResult> =>
     call(url(path), {
       method: 'POST',
-      headers: mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, key),
+      headers: mutationHeaders(TOKENS.CHAMADOR, key),
       body: JSON.stringify(body),
     });
   /** Waits (bounded) until the pipeline has caught up, so a retry meets the earlier attempt's decision. */
@@ -42,7 +36,7 @@ describe('a keyed request retried after 503 "recorded but not applied yet"', fun
     for (let i = 0; i < 200 && !(await ready()); i += 1) await new Promise((r) => setTimeout(r, 25));
   };
   const eventsOf = async (type: string, studentId: string) =>
-    (await svc.store.db.events.find({ selector: { type, subjectId: studentId }, limit: 100 })).docs.length;
+    (await h.svc.store.db.events.find({ selector: { type, subjectId: studentId }, limit: 100 })).docs.length;
   /** The first attempt of `send`'s request that was answered 503 (of a few children, to be sure of one). */
   const answered503 = async (
     send: (n: number) => Promise<HttpResult>,
@@ -56,17 +50,15 @@ describe('a keyed request retried after 503 "recorded but not applied yet"', fun
   };
 
   beforeEach(async () => {
-    svc = await startTestService({ settleTimeoutMs: 0 });
     classId = await created('/api/v1/classes', { name: 'Turma' }, 'classId');
     sessionId = await created('/api/v1/sessions', { classId, date: '2026-11-27' }, 'sessionId');
   });
-  afterEach(() => svc.dispose());
 
   const newStudent = (name: string) =>
     created('/api/v1/students', { displayName: name, guardianName: 'G', phones: [], classId }, 'studentId');
   const active = async (studentId: string) =>
     call(url(`/api/v1/check-in/active?studentId=${studentId}&sessionId=${sessionId}`), {
-      headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+      headers: authHeaders(TOKENS.CHAMADOR),
     });
 
   it('a check-in retried under its key answers 201 with the same check-in, and one CHECK_IN event stands', async () => {
@@ -128,7 +120,7 @@ describe('a keyed request retried after 503 "recorded but not applied yet"', fun
     expectEnvelope(first, 503, 'STORE_UNAVAILABLE');
     const named = async () => {
       const r = await call(url(`/api/v1/students?limit=50&q=${encodeURIComponent(`Visitante ${n}`)}`), {
-        headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+        headers: authHeaders(TOKENS.ADMIN),
       });
       return decodeAs(t.type({ items: t.array(t.type({ studentId: t.string })) }), r.json).items;
     };
@@ -144,14 +136,12 @@ describe('a keyed request retried after 503 "recorded but not applied yet"', fun
 
 describe('a keyed check-out retried while the pipeline has closed the record but not committed the aspect', function () {
   this.timeout(60_000);
-  let svc: TestService;
-  afterEach(() => svc.dispose());
+  const h = useService({ settleTimeoutMs: 3_000 }, 'test');
 
   it('waits for its own first attempt and answers 200, not 409 ALREADY_CHECKED_OUT', async () => {
-    svc = await startTestService({ settleTimeoutMs: 3_000 });
-    const url = (p: string) => `${svc.url}${p}`;
+    const url = (p: string) => `${h.url}${p}`;
     const created = async (path: string, body: unknown, key: string): Promise<string> => {
-      const r = await mutate(url(path), 'POST', body, DEV_TOKENS.DEV_ADMIN_TOKEN);
+      const r = await mutate(url(path), 'POST', body, TOKENS.ADMIN);
       expect(r.status, r.text).to.equal(201);
       return String(decodeAs(Id(key), r.json)[key]);
     };
@@ -162,17 +152,12 @@ describe('a keyed check-out retried while the pipeline has closed the record but
       { displayName: 'Ana', guardianName: 'G', phones: [], classId },
       'studentId',
     );
-    const checkIn = await mutate(
-      url('/api/v1/check-in'),
-      'POST',
-      { studentId, sessionId },
-      DEV_TOKENS.DEV_CALLER_TOKEN,
-    );
+    const checkIn = await mutate(url('/api/v1/check-in'), 'POST', { studentId, sessionId }, TOKENS.CHAMADOR);
     expect(checkIn.status, checkIn.text).to.equal(201);
     const { checkInId, code } = decodeAs(CheckIn, checkIn.json);
     // Hold the pipeline's commits of the child's check-in aspect: its write-through (the record) runs,
     // its aspect write waits, as when a commit is slow or loses to another instance's.
-    const projections = svc.store.db.projections;
+    const projections = h.svc.store.db.projections;
     const bulkDocs: unknown = Reflect.get(projections, 'bulkDocs');
     if (typeof bulkDocs !== 'function') throw new Error('no bulkDocs');
     let open: () => void = () => undefined;
@@ -187,12 +172,12 @@ describe('a keyed check-out retried while the pipeline has closed the record but
     const send = () =>
       call(url('/api/v1/check-out'), {
         method: 'POST',
-        headers: mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, key),
+        headers: mutationHeaders(TOKENS.CHAMADOR, key),
         body: JSON.stringify({ checkInId, code, pickupPerson: 'Responsável' }),
       });
     expectEnvelope(await send(), 503, 'STORE_UNAVAILABLE');
     const record = async () =>
-      (await svc.store.db.private.get(`checkin:${checkInId}`).catch(() => undefined)) ?? {};
+      (await h.svc.store.db.private.get(`checkin:${checkInId}`).catch(() => undefined)) ?? {};
     for (let i = 0; i < 200 && Reflect.get(await record(), 'status') !== 'CHECKED_OUT'; i += 1)
       await new Promise((r) => setTimeout(r, 25));
     expect(Reflect.get(await record(), 'status'), 'the record closed before the aspect').to.equal(

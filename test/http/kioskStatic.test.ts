@@ -5,7 +5,13 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import express from 'express';
-import { IMMUTABLE, KIOSK_BASE, kioskRouter, REVALIDATE } from '../../src/http/kioskStatic.js';
+import {
+  IMMUTABLE,
+  KIOSK_BASE,
+  KIOSK_PERMISSIONS_POLICY,
+  kioskRouter,
+  REVALIDATE,
+} from '../../src/http/kioskStatic.js';
 import { requestLog } from '../../src/http/middleware/requestLog.js';
 import { SECURITY_HEADERS, securityHeaders } from '../../src/http/middleware/securityHeaders.js';
 import { createLogger } from '../../src/log/logger.js';
@@ -54,9 +60,13 @@ describe('kiosk static files', () => {
       expect(index.status).to.equal(200);
       expect(index.headers.get('content-type')).to.match(/^text\/html/);
       expect(index.headers.get('cache-control')).to.equal(REVALIDATE);
+      // The contract's headers, but the camera allowed to the kiosk's own pages (0053: scanning passes).
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
-        expect(index.headers.get(name), name).to.equal(value);
+        expect(index.headers.get(name), name).to.equal(
+          name === 'Permissions-Policy' ? KIOSK_PERMISSIONS_POLICY : value,
+        );
       }
+      expect(KIOSK_PERMISSIONS_POLICY).to.match(/(^|, )camera=\(self\)/);
       const asset = await call(`${url}/kiosk/assets/index-Ab12Cd.js`);
       expect(asset.headers.get('content-type')).to.match(/^text\/javascript/);
       expect(asset.headers.get('cache-control')).to.equal(IMMUTABLE);
@@ -76,7 +86,10 @@ describe('kiosk static files', () => {
       const bare = await call(`${url}/kiosk?lang=en`, { redirect: 'manual' });
       expect(bare.status).to.equal(301);
       expect(bare.headers.get('location')).to.equal('/kiosk/?lang=en');
-      expectEnvelope(await call(`${url}/kiosk/nope.js`), 404, 'NOT_FOUND');
+      const missing = await call(`${url}/kiosk/nope.js`);
+      expectEnvelope(missing, 404, 'NOT_FOUND');
+      // Only the kiosk's own files allow the camera.
+      expect(missing.headers.get('permissions-policy')).to.equal(SECURITY_HEADERS['Permissions-Policy']);
     } finally {
       server.close();
     }

@@ -2,14 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
-import { call, decodeAs, expectEnvelope } from '../support/http.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutate,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { TOKENS, useService } from '../support/harness.js';
+import { decodeAs, expectEnvelope } from '../support/http.js';
 
 const Report = t.type({
   rows: t.array(t.type({ studentId: t.string, sessionId: t.union([t.string, t.null]), present: t.boolean })),
@@ -32,14 +26,12 @@ const Visitors = t.type({
 
 describe('office reads: a child’s history and the first-time visitors', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useService({}, 'test');
   let classA: string;
   let classB: string;
   const today = () => new Date().toISOString().slice(0, 10);
-  const post = (path: string, body: unknown, token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) =>
-    mutate(`${svc.url}${path}`, 'POST', body, token);
-  const get = (path: string, token: string = DEV_TOKENS.DEV_REPORTS_TOKEN) =>
-    call(`${svc.url}${path}`, { headers: authHeaders(token) });
+  const { post } = h.as(TOKENS.ADMIN);
+  const { get } = h.as(TOKENS.RELATORIOS);
   const id = async (path: string, body: unknown, key: string) => {
     const r = await post(path, body);
     expect(r.status, r.text).to.equal(201);
@@ -47,11 +39,9 @@ describe('office reads: a child’s history and the first-time visitors', functi
   };
 
   beforeEach(async () => {
-    svc = await startTestService();
     classA = await id('/api/v1/classes', { name: 'A' }, 'classId');
     classB = await id('/api/v1/classes', { name: 'B' }, 'classId');
   });
-  afterEach(() => svc.dispose());
 
   it('attendance filtered by studentId gives that child’s rows only', async () => {
     const session = await id('/api/v1/sessions', { classId: classA, date: '2026-11-26' }, 'sessionId');
@@ -75,7 +65,7 @@ describe('office reads: a child’s history and the first-time visitors', functi
     const synced = await post(
       '/api/v1/sync/events',
       { events: [mark(ana, 'MARK_PRESENT'), mark(bia, 'MARK_ABSENT')] },
-      DEV_TOKENS.DEV_CALLER_TOKEN,
+      TOKENS.CHAMADOR,
     );
     expect(synced.status, synced.text).to.equal(200);
     const all = decodeAs(
@@ -103,7 +93,7 @@ describe('office reads: a child’s history and the first-time visitors', functi
       const r = await post(
         '/api/v1/check-in',
         { sessionId, visitor: { displayName, guardianName: 'Tia', phone: '+55 11 5555-9999' } },
-        DEV_TOKENS.DEV_CALLER_TOKEN,
+        TOKENS.CHAMADOR,
       );
       expect(r.status, r.text).to.equal(201);
       return decodeAs(t.type({ studentId: t.string }), r.json).studentId;
@@ -129,7 +119,7 @@ describe('office reads: a child’s history and the first-time visitors', functi
       (await get('/api/v1/reports/visitors?from=2020-01-01&to=2020-01-31')).json,
     );
     expect(past.items).to.deep.equal([]);
-    expectEnvelope(await get('/api/v1/reports/visitors', DEV_TOKENS.DEV_CALLER_TOKEN), 403, 'FORBIDDEN_ROLE');
+    expectEnvelope(await get('/api/v1/reports/visitors', TOKENS.CHAMADOR), 403, 'FORBIDDEN_ROLE');
     expectEnvelope(
       await get('/api/v1/reports/visitors?from=2026-11-26&to=2026-11-25'),
       400,

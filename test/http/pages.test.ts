@@ -7,16 +7,10 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { fakeWebhookReceiver, headerOf, type ReceivedRequest } from '../support/fakeWebhookReceiver.js';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope, type HttpResult } from '../support/http.js';
 import { createdId } from '../support/seed.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutate,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, mutate, mutationHeaders } from '../support/testService.js';
 
 interface Received {
   readonly to: string;
@@ -102,21 +96,23 @@ function expectNoPhoneDigits(text: string): void {
 describe('paging a guardian from the door', function () {
   this.timeout(60_000);
   let gateway: Awaited<ReturnType<typeof fakeGateway>>;
-  let svc: TestService;
   let now: number;
+  const h = useService(async () => {
+    gateway = await fakeGateway();
+    now = Date.now();
+    return {
+      env: { NOTIFY_WEBHOOK_URL: gateway.url, NOTIFY_WEBHOOK_SECRET: SECRET },
+      clock: () => new Date(now),
+    };
+  }, 'test');
   let sessionId: string;
   let classId: string;
   let checkInId: string;
   let studentId: string;
 
   const pagePath = (id = checkInId) => `/api/v1/check-ins/${id}/page`;
-  const page = (
-    body: unknown,
-    token: string = DEV_TOKENS.DEV_CALLER_TOKEN,
-    key = randomUUID(),
-    id?: string,
-  ) =>
-    call(`${svc.url}${pagePath(id)}`, {
+  const page = (body: unknown, token: string = TOKENS.CHAMADOR, key = randomUUID(), id?: string) =>
+    call(`${h.url}${pagePath(id)}`, {
       method: 'POST',
       headers: mutationHeaders(token, key),
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -125,36 +121,25 @@ describe('paging a guardian from the door', function () {
     expect(r.status, r.text).to.equal(201);
     return decodeAs(Page, r.json);
   };
-  const list = (token: string = DEV_TOKENS.DEV_ADMIN_TOKEN, id = sessionId) =>
-    call(`${svc.url}/api/v1/pages?sessionId=${id}`, { headers: authHeaders(token) });
+  const list = (token: string = TOKENS.ADMIN, id = sessionId) =>
+    h.get(`/api/v1/pages?sessionId=${id}`, token);
   const checkIn = async (child: string) => {
     const r = await mutate(
-      `${svc.url}/api/v1/check-in`,
+      `${h.url}/api/v1/check-in`,
       'POST',
       { studentId: child, sessionId },
-      DEV_TOKENS.DEV_CALLER_TOKEN,
+      TOKENS.CHAMADOR,
     );
     expect(r.status, r.text).to.equal(201);
     return decodeAs(CheckIn, r.json);
   };
   const child = (displayName: string, phones: ReadonlyArray<{ number: string; qualifier: string }>) =>
-    createdId(
-      svc.url,
-      '/api/v1/students',
-      { displayName, guardianName: 'Rosa', phones, classId },
-      'studentId',
-    );
+    createdId(h.url, '/api/v1/students', { displayName, guardianName: 'Rosa', phones, classId }, 'studentId');
 
   beforeEach(async () => {
-    gateway = await fakeGateway();
-    now = Date.now();
-    svc = await startTestService({
-      env: { NOTIFY_WEBHOOK_URL: gateway.url, NOTIFY_WEBHOOK_SECRET: SECRET },
-      clock: () => new Date(now),
-    });
-    classId = await createdId(svc.url, '/api/v1/classes', { name: 'Turma' }, 'classId');
+    classId = await createdId(h.url, '/api/v1/classes', { name: 'Turma' }, 'classId');
     sessionId = await createdId(
-      svc.url,
+      h.url,
       '/api/v1/sessions',
       { classId, date: new Date(now).toISOString().slice(0, 10) },
       'sessionId',
@@ -168,7 +153,6 @@ describe('paging a guardian from the door', function () {
     checkInId = (await checkIn(studentId)).checkInId;
   });
   afterEach(async () => {
-    await svc.dispose();
     await gateway.close();
   });
 
@@ -199,8 +183,8 @@ describe('paging a guardian from the door', function () {
     ]);
     expectNoPhoneDigits(r.text);
     const audit = await call(
-      `${svc.url}/api/v1/audit-logs?endpoint=${encodeURIComponent('POST /api/v1/check-ins/{checkInId}/page')}`,
-      { headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN) },
+      `${h.url}/api/v1/audit-logs?endpoint=${encodeURIComponent('POST /api/v1/check-ins/{checkInId}/page')}`,
+      { headers: authHeaders(TOKENS.ADMIN) },
     );
     expect(audit.status, audit.text).to.equal(200);
     const entries = decodeAs(AuditPage, audit.json).items;
@@ -225,8 +209,8 @@ describe('paging a guardian from the door', function () {
 
   it('a resend with the same Idempotency-Key answers the same page and pages nobody again', async () => {
     const key = randomUUID();
-    const first = sent(await page({ message: 'Venha, por favor.' }, DEV_TOKENS.DEV_CALLER_TOKEN, key));
-    const again = await page({ message: 'Venha, por favor.' }, DEV_TOKENS.DEV_CALLER_TOKEN, key);
+    const first = sent(await page({ message: 'Venha, por favor.' }, TOKENS.CHAMADOR, key));
+    const again = await page({ message: 'Venha, por favor.' }, TOKENS.CHAMADOR, key);
     expect(sent(again)).to.deep.equal(first);
     expect(again.headers.get('idempotent-replayed')).to.equal('true');
     expect(gateway.received).to.have.length(2);
@@ -253,37 +237,33 @@ describe('paging a guardian from the door', function () {
     expect(gateway.received).to.have.length(5 * 2);
     // Another child is not held back by this one.
     const other = await child('Bia Lima', [{ number: '+55 31 4444-1111', qualifier: 'mãe' }]);
-    sent(await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID(), (await checkIn(other)).checkInId));
+    sent(await page(undefined, TOKENS.CHAMADOR, randomUUID(), (await checkIn(other)).checkInId));
   });
 
   it('a page refused with 429 is not kept for its key: resent with the same key after Retry-After, it is sent', async () => {
     sent(await page(undefined));
     now += 30_000;
     const key = randomUUID();
-    const refused = await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, key);
+    const refused = await page(undefined, TOKENS.CHAMADOR, key);
     expectEnvelope(refused, 429, 'RATE_LIMITED');
     expect(refused.headers.get('retry-after')).to.equal('90');
     now += 90_000;
-    const resent = await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, key);
+    const resent = await page(undefined, TOKENS.CHAMADOR, key);
     expect(sent(resent).phonesPaged).to.equal(2);
     expect(resent.headers.get('idempotent-replayed')).to.equal(null);
     expect(gateway.received).to.have.length(2 * 2);
     // The answer that was sent is final: it is the one replayed now.
-    const again = await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, key);
+    const again = await page(undefined, TOKENS.CHAMADOR, key);
     expect(again.headers.get('idempotent-replayed')).to.equal('true');
     expect(sent(again)).to.deep.equal(sent(resent));
     expect(gateway.received).to.have.length(2 * 2);
   });
 
   it('an unknown check-in is 404; a child checked out or without a phone is 409', async () => {
-    expectEnvelope(
-      await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID(), randomUUID()),
-      404,
-      'NOT_FOUND',
-    );
+    expectEnvelope(await page(undefined, TOKENS.CHAMADOR, randomUUID(), randomUUID()), 404, 'NOT_FOUND');
     const lonely = await child('Caio', []);
     const noPhone = expectEnvelope(
-      await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID(), (await checkIn(lonely)).checkInId),
+      await page(undefined, TOKENS.CHAMADOR, randomUUID(), (await checkIn(lonely)).checkInId),
       409,
       'CONFLICT',
     );
@@ -291,14 +271,14 @@ describe('paging a guardian from the door', function () {
     const bia = await child('Bia Lima', [{ number: '+55 31 4444-1111', qualifier: 'mãe' }]);
     const biaIn = await checkIn(bia);
     const out = await mutate(
-      `${svc.url}/api/v1/check-out`,
+      `${h.url}/api/v1/check-out`,
       'POST',
       { checkInId: biaIn.checkInId, code: biaIn.code, pickupPerson: 'Rosa' },
-      DEV_TOKENS.DEV_CALLER_TOKEN,
+      TOKENS.CHAMADOR,
     );
     expect(out.status, out.text).to.equal(200);
     const gone = expectEnvelope(
-      await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID(), biaIn.checkInId),
+      await page(undefined, TOKENS.CHAMADOR, randomUUID(), biaIn.checkInId),
       409,
       'CONFLICT',
     );
@@ -311,7 +291,7 @@ describe('paging a guardian from the door', function () {
       expectEnvelope(await page({ message }), 400, 'VALIDATION_FAILED');
     expectEnvelope(await page({ message: 'ok', phone: MOTHER }), 400, 'VALIDATION_FAILED');
     expectEnvelope(
-      await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID(), 'not-a-uuid'),
+      await page(undefined, TOKENS.CHAMADOR, randomUUID(), 'not-a-uuid'),
       400,
       'VALIDATION_FAILED',
     );
@@ -321,15 +301,11 @@ describe('paging a guardian from the door', function () {
   it('when the gateway fails the page is not recorded (503), and a resend with the same key tries again', async () => {
     gateway.state.status = 502;
     const key = randomUUID();
-    const failed = expectEnvelope(
-      await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, key),
-      503,
-      'NOTIFICATION_FAILED',
-    );
+    const failed = expectEnvelope(await page(undefined, TOKENS.CHAMADOR, key), 503, 'NOTIFICATION_FAILED');
     expect(failed.details).to.deep.equal({ phonesFailed: 2 });
     expect(decodeAs(PageList, (await list()).json).items).to.deep.equal([]);
     gateway.state.status = 200;
-    const retried = await page(undefined, DEV_TOKENS.DEV_CALLER_TOKEN, key);
+    const retried = await page(undefined, TOKENS.CHAMADOR, key);
     expect(sent(retried).phonesPaged).to.equal(2);
     expect(retried.headers.get('idempotent-replayed')).to.equal(null);
     // Each phone was tried three times by the first request (0041), once by the resend.
@@ -356,8 +332,8 @@ describe('paging a guardian from the door', function () {
     expect(new Set(ids).size).to.equal(2);
 
     // The ADMIN reads both messages in the delivery log, with the failed attempt; never a phone or the text.
-    const log = await call(`${svc.url}/api/v1/notifications/deliveries`, {
-      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+    const log = await call(`${h.url}/api/v1/notifications/deliveries`, {
+      headers: authHeaders(TOKENS.ADMIN),
     });
     expect(log.status, log.text).to.equal(200);
     const items = decodeAs(DeliveryList, log.json).items;
@@ -367,23 +343,15 @@ describe('paging a guardian from the door', function () {
     expect(again?.attempts.map((a) => a.status)).to.deep.equal([500, 200]);
     expectNoPhoneDigits(log.text);
     expect(log.text).to.not.contain('Venha');
-    const limited = await call(`${svc.url}/api/v1/notifications/deliveries?limit=1`, {
-      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+    const limited = await call(`${h.url}/api/v1/notifications/deliveries?limit=1`, {
+      headers: authHeaders(TOKENS.ADMIN),
     });
     expect(decodeAs(DeliveryList, limited.json).items).to.have.length(1);
-    for (const token of [
-      DEV_TOKENS.DEV_CALLER_TOKEN,
-      DEV_TOKENS.DEV_REPORTS_TOKEN,
-      DEV_TOKENS.DEV_CADASTRO_TOKEN,
-    ])
-      expectEnvelope(
-        await call(`${svc.url}/api/v1/notifications/deliveries`, { headers: authHeaders(token) }),
-        403,
-        'FORBIDDEN_ROLE',
-      );
+    for (const token of [TOKENS.CHAMADOR, TOKENS.RELATORIOS, TOKENS.CADASTRO])
+      expectEnvelope(await h.get(`/api/v1/notifications/deliveries`, token), 403, 'FORBIDDEN_ROLE');
     expectEnvelope(
-      await call(`${svc.url}/api/v1/notifications/deliveries?limit=0`, {
-        headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+      await call(`${h.url}/api/v1/notifications/deliveries?limit=0`, {
+        headers: authHeaders(TOKENS.ADMIN),
       }),
       400,
       'VALIDATION_FAILED',
@@ -393,19 +361,19 @@ describe('paging a guardian from the door', function () {
   it("the admins list a session's pages; the door may page but not list, the reports may list but not page", async () => {
     const first = sent(await page({ message: 'Venha.' }));
     now += 3 * 60_000;
-    const second = sent(await page(undefined, DEV_TOKENS.DEV_ADMIN_TOKEN));
-    for (const token of [DEV_TOKENS.DEV_ADMIN_TOKEN, DEV_TOKENS.DEV_REPORTS_TOKEN]) {
+    const second = sent(await page(undefined, TOKENS.ADMIN));
+    for (const token of [TOKENS.ADMIN, TOKENS.RELATORIOS]) {
       const r = await list(token);
       expect(r.status, r.text).to.equal(200);
       expect(decodeAs(PageList, r.json).items).to.deep.equal([first, second]);
       expectNoPhoneDigits(r.text);
     }
-    expectEnvelope(await list(DEV_TOKENS.DEV_CALLER_TOKEN), 403, 'FORBIDDEN_ROLE');
-    expectEnvelope(await list(DEV_TOKENS.DEV_ADMIN_TOKEN, randomUUID()), 404, 'NOT_FOUND');
-    expectEnvelope(await page(undefined, DEV_TOKENS.DEV_REPORTS_TOKEN), 403, 'FORBIDDEN_ROLE');
-    expectEnvelope(await page(undefined, DEV_TOKENS.DEV_CADASTRO_TOKEN), 403, 'FORBIDDEN_ROLE');
+    expectEnvelope(await list(TOKENS.CHAMADOR), 403, 'FORBIDDEN_ROLE');
+    expectEnvelope(await list(TOKENS.ADMIN, randomUUID()), 404, 'NOT_FOUND');
+    expectEnvelope(await page(undefined, TOKENS.RELATORIOS), 403, 'FORBIDDEN_ROLE');
+    expectEnvelope(await page(undefined, TOKENS.CADASTRO), 403, 'FORBIDDEN_ROLE');
     expectEnvelope(
-      await call(`${svc.url}${pagePath()}`, {
+      await call(`${h.url}${pagePath()}`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'Idempotency-Key': randomUUID() },
       }),

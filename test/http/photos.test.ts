@@ -7,15 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import sharp, { type Sharp } from 'sharp';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope } from '../support/http.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutate,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, mutate, mutationHeaders } from '../support/testService.js';
 
 const StoredPhoto = t.type({
   studentId: t.string,
@@ -43,18 +37,18 @@ const picture = (width: number, height: number): Sharp => {
 
 describe('student photos', function () {
   this.timeout(90_000);
-  let svc: TestService;
+  const h = useService({}, 'test');
   let classId: string;
-  const url = (p: string) => `${svc.url}${p}`;
-  const send = (method: string, path: string, body: unknown, token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) =>
+  const url = (p: string) => `${h.url}${p}`;
+  const send = (method: string, path: string, body: unknown, token: string = TOKENS.ADMIN) =>
     mutate(url(path), method, body, token);
-  const get = (path: string, token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) =>
+  const get = (path: string, token: string = TOKENS.ADMIN) =>
     call(url(path), { headers: authHeaders(token) });
   const upload = (
     studentId: string,
     bytes: Uint8Array | Buffer,
     type: string,
-    token: string = DEV_TOKENS.DEV_CADASTRO_TOKEN,
+    token: string = TOKENS.CADASTRO,
   ) =>
     call(url(`/api/v1/students/${studentId}/photo`), {
       method: 'PUT',
@@ -62,7 +56,7 @@ describe('student photos', function () {
       body: new Blob([new Uint8Array(bytes)]),
     });
   /** The image bytes of a successful read (the contract check of `call` reads the answer as text). */
-  const image = async (studentId: string, query = '', token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) => {
+  const image = async (studentId: string, query = '', token: string = TOKENS.ADMIN) => {
     const res = await fetch(url(`/api/v1/students/${studentId}/photo${query}`), {
       headers: authHeaders(token),
     });
@@ -76,7 +70,7 @@ describe('student photos', function () {
       'POST',
       '/api/v1/students',
       { displayName: 'Ana Lima', guardianName: 'Rita Lima', phones: [], classId, ...over },
-      DEV_TOKENS.DEV_CADASTRO_TOKEN,
+      TOKENS.CADASTRO,
     );
     expect(r.status, r.text).to.equal(201);
     return decodeAs(t.type({ studentId: t.string }), r.json).studentId;
@@ -98,20 +92,18 @@ describe('student photos', function () {
   const revoke = (consentId: string) =>
     send('POST', `/api/v1/image-consents/${consentId}/revoke`, { revocation_reason: 'A mãe pediu' });
   const rosterDoc = async (id: string) => {
-    await svc.deps.replication.reconciler.refresh();
-    return svc.store.db.roster.get(id).then(
+    await h.svc.deps.replication.reconciler.refresh();
+    return h.svc.store.db.roster.get(id).then(
       (d) => d,
       () => undefined,
     );
   };
 
   beforeEach(async () => {
-    svc = await startTestService();
     const c = await send('POST', '/api/v1/classes', { name: 'Turma A' });
     expect(c.status, c.text).to.equal(201);
     classId = decodeAs(t.type({ classId: t.string }), c.json).classId;
   });
-  afterEach(() => svc.dispose());
 
   it('without an active image consent: 400 VALIDATION_FAILED with the reason, and nothing is stored', async () => {
     const id = await student();
@@ -120,7 +112,7 @@ describe('student photos', function () {
     expect(refused.details).to.deep.include({ reason: 'NO_ACTIVE_IMAGE_CONSENT' });
     expect(refused.details).to.have.nested.property('issues[0].path', 'body');
     expect(refused.message).to.contain('image consent');
-    expect(await svc.store.db.private.get(`photo:${id}`).catch(() => undefined)).to.equal(undefined);
+    expect(await h.svc.store.db.private.get(`photo:${id}`).catch(() => undefined)).to.equal(undefined);
     expect((await get(`/api/v1/students/${id}`)).json).to.deep.include({ photoRef: null, photo_refs: [] });
     expectEnvelope(await get(`/api/v1/students/${id}/photo`), 409, 'CONFLICT');
   });
@@ -221,21 +213,17 @@ describe('student photos', function () {
     const id = await student();
     await consent(id);
     expect((await upload(id, await picture(300, 300).png().toBuffer(), 'image/png')).status).to.equal(200);
-    await image(id, '', DEV_TOKENS.DEV_CALLER_TOKEN);
-    await image(id, '?size=thumb', DEV_TOKENS.DEV_CADASTRO_TOKEN);
-    expectEnvelope(
-      await get(`/api/v1/students/${id}/photo`, DEV_TOKENS.DEV_REPORTS_TOKEN),
-      403,
-      'FORBIDDEN_ROLE',
-    );
+    await image(id, '', TOKENS.CHAMADOR);
+    await image(id, '?size=thumb', TOKENS.CADASTRO);
+    expectEnvelope(await get(`/api/v1/students/${id}/photo`, TOKENS.RELATORIOS), 403, 'FORBIDDEN_ROLE');
     expectEnvelope(await get(`/api/v1/students/${id}/photo?size=huge`), 400, 'VALIDATION_FAILED');
     // Storing a photo is a CADASTRO or ADMIN task.
     expectEnvelope(
-      await upload(id, await picture(8, 8).jpeg().toBuffer(), 'image/jpeg', DEV_TOKENS.DEV_CALLER_TOKEN),
+      await upload(id, await picture(8, 8).jpeg().toBuffer(), 'image/jpeg', TOKENS.CHAMADOR),
       403,
       'FORBIDDEN_ROLE',
     );
-    await svc.deps.audit.flush();
+    await h.svc.deps.audit.flush();
     const page = decodeAs(
       t.type({ items: t.array(t.type({ endpoint: t.string, action: t.string, outcome: t.string })) }),
       (await get(`/api/v1/audit-logs?subjectId=${id}`)).json,
@@ -273,7 +261,7 @@ describe('student photos', function () {
     await image(id, '?size=thumb');
     expect((await revoke(second)).status).to.equal(200);
     expectEnvelope(await get(`/api/v1/students/${id}/photo?size=thumb`), 409, 'CONFLICT');
-    expect(await svc.store.db.private.get(`photo:${id}`).catch(() => undefined)).to.equal(undefined);
+    expect(await h.svc.store.db.private.get(`photo:${id}`).catch(() => undefined)).to.equal(undefined);
   });
 
   it('a photo the record no longer names is not served', async () => {
@@ -327,17 +315,13 @@ describe('student photos', function () {
     expect(expectEnvelope(await get(`/api/v1/students/${id}/photo`), 409, 'CONFLICT').details).to.deep.equal({
       reason: 'NO_ACTIVE_IMAGE_CONSENT',
     });
-    expectEnvelope(
-      await get(`/api/v1/students/${id}/photo?size=thumb`, DEV_TOKENS.DEV_CALLER_TOKEN),
-      409,
-      'CONFLICT',
-    );
+    expectEnvelope(await get(`/api/v1/students/${id}/photo?size=thumb`, TOKENS.CHAMADOR), 409, 'CONFLICT');
     expect((await get(`/api/v1/students/${id}`)).json).to.deep.include({ photoRef: null, photo_refs: [] });
     // The next pull: no photo document, no reference.
     expect(await rosterDoc(`photo:${id}`)).to.equal(undefined);
     expect(await rosterDoc(`student:${id}`)).to.deep.include({ photoRef: null });
     // Erased, not hidden: a new consent does not bring the old photo back.
-    expect(await svc.store.db.private.get(`photo:${id}`).catch(() => undefined)).to.equal(undefined);
+    expect(await h.svc.store.db.private.get(`photo:${id}`).catch(() => undefined)).to.equal(undefined);
     await consent(id);
     expectEnvelope(await get(`/api/v1/students/${id}/photo`), 404, 'NOT_FOUND');
   });

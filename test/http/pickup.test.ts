@@ -2,45 +2,21 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
-import { call, decodeAs, expectEnvelope } from '../support/http.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutate,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { TOKENS, useService } from '../support/harness.js';
+import { decodeAs, expectEnvelope } from '../support/http.js';
 
 const Entry = t.type({ pickupId: t.string, level: t.string, name: t.string, status: t.string });
 
 describe('pickup list and temporary grants', function () {
   this.timeout(60_000);
-  let svc: TestService;
   let now: number;
   let sessionId: string;
   let studentId: string;
   const sent: Array<{ phone: string; code: string }> = [];
-  const url = (p: string) => `${svc.url}${p}`;
-  const send = (
-    method: string,
-    path: string,
-    body?: unknown,
-    token: string = DEV_TOKENS.DEV_CADASTRO_TOKEN,
-  ) => mutate(url(path), method, body, token);
-  const list = async () =>
-    decodeAs(
-      t.type({ items: t.array(Entry) }),
-      (
-        await call(url(`/api/v1/students/${studentId}/pickup-list`), {
-          headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
-        })
-      ).json,
-    ).items;
-
-  beforeEach(async () => {
+  const h = useService(() => {
     now = Date.parse('2026-11-25T10:00:00.000Z');
     sent.length = 0;
-    svc = await startTestService({
+    return {
       clock: () => new Date(now),
       notifier: {
         async sendCode(phone, code) {
@@ -50,7 +26,16 @@ describe('pickup list and temporary grants', function () {
           throw new Error('these tests send no page');
         },
       },
-    });
+    };
+  }, 'test');
+  const { send } = h.as(TOKENS.CADASTRO);
+  const list = async () =>
+    decodeAs(
+      t.type({ items: t.array(Entry) }),
+      (await h.get(`/api/v1/students/${studentId}/pickup-list`, TOKENS.CHAMADOR)).json,
+    ).items;
+
+  beforeEach(async () => {
     const c = await send('POST', '/api/v1/classes', { name: 'Turma A' });
     const classId = decodeAs(t.type({ classId: t.string }), c.json).classId;
     sessionId = decodeAs(
@@ -73,10 +58,9 @@ describe('pickup list and temporary grants', function () {
       'PUT',
       '/api/v1/church/check-in-config',
       { pickupMode: 'CODE_AND_ADULT', maxCheckoutAttempts: 5, emergencyCheckoutAdminOnly: false },
-      DEV_TOKENS.DEV_ADMIN_TOKEN,
+      TOKENS.ADMIN,
     );
   });
-  afterEach(() => svc.dispose());
 
   it('lists the guardians on the record as N1 entries with stable ids', async () => {
     const first = await list();
@@ -133,14 +117,14 @@ describe('pickup list and temporary grants', function () {
     );
     const c = decodeAs(
       t.type({ checkInId: t.string, code: t.string }),
-      (await send('POST', '/api/v1/check-in', { studentId, sessionId }, DEV_TOKENS.DEV_CALLER_TOKEN)).json,
+      (await send('POST', '/api/v1/check-in', { studentId, sessionId }, TOKENS.CHAMADOR)).json,
     );
     const out = () =>
       send(
         'POST',
         '/api/v1/check-out',
         { checkInId: c.checkInId, code: c.code, pickupPerson: 'vovó lia', pickupPhoneSuffix: '2222' },
-        DEV_TOKENS.DEV_CALLER_TOKEN,
+        TOKENS.CHAMADOR,
       );
     expectEnvelope(await out(), 403, 'PICKUP_NOT_AUTHORIZED');
     await send('POST', `/api/v1/students/${studentId}/pickup-list/${entry.pickupId}/verify`, {
@@ -155,7 +139,7 @@ describe('pickup list and temporary grants', function () {
       'POST',
       `/api/v1/students/${studentId}/pickup-authorizations`,
       { authorized_by_pickup_id: guardian?.pickupId, adultName: 'Tio Beto', relationship: 'tio' },
-      DEV_TOKENS.DEV_CALLER_TOKEN,
+      TOKENS.CHAMADOR,
     );
     expect(g.status, g.text).to.equal(201);
     expect(g.json).to.deep.include({
@@ -163,26 +147,24 @@ describe('pickup list and temporary grants', function () {
       active: true,
       authorized_by: 'Cláudia',
     });
-    const events = await svc.store.db.events.find({ selector: { type: 'AUTHORIZED_PICKUP' } });
+    const events = await h.svc.store.db.events.find({ selector: { type: 'AUTHORIZED_PICKUP' } });
     expect(events.docs).to.have.length(1);
     const checkInOut = async () => {
       const c = decodeAs(
         t.type({ checkInId: t.string, code: t.string }),
-        (await send('POST', '/api/v1/check-in', { studentId, sessionId }, DEV_TOKENS.DEV_CALLER_TOKEN)).json,
+        (await send('POST', '/api/v1/check-in', { studentId, sessionId }, TOKENS.CHAMADOR)).json,
       );
       return send(
         'POST',
         '/api/v1/check-out',
         { checkInId: c.checkInId, code: c.code, pickupPerson: 'Tio Beto' },
-        DEV_TOKENS.DEV_CALLER_TOKEN,
+        TOKENS.CHAMADOR,
       );
     };
     expect((await checkInOut()).status).to.equal(200);
     now = Date.parse('2026-11-26T00:00:00.000Z');
     expectEnvelope(await checkInOut(), 403, 'PICKUP_NOT_AUTHORIZED');
-    const grants = await call(url(`/api/v1/students/${studentId}/pickup-authorizations`), {
-      headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
-    });
+    const grants = await h.get(`/api/v1/students/${studentId}/pickup-authorizations`, TOKENS.CHAMADOR);
     expect(grants.json).to.have.nested.property('items[0].active', false);
   });
 
@@ -195,7 +177,7 @@ describe('pickup list and temporary grants', function () {
         'POST',
         path,
         { ...base, valid_from: '2026-11-25T10:00:00.000Z', valid_until: '2026-12-02T10:00:00.001Z' },
-        DEV_TOKENS.DEV_CALLER_TOKEN,
+        TOKENS.CHAMADOR,
       ),
       400,
       'VALIDATION_FAILED',
@@ -206,30 +188,25 @@ describe('pickup list and temporary grants', function () {
           'POST',
           path,
           { ...base, valid_from: '2026-11-25T10:00:00.000Z', valid_until: '2026-12-02T10:00:00.000Z' },
-          DEV_TOKENS.DEV_CALLER_TOKEN,
+          TOKENS.CHAMADOR,
         )
       ).status,
     ).to.equal(201);
     expectEnvelope(
-      await send(
-        'POST',
-        path,
-        { ...base, authorized_by_pickup_id: randomUUID() },
-        DEV_TOKENS.DEV_CALLER_TOKEN,
-      ),
+      await send('POST', path, { ...base, authorized_by_pickup_id: randomUUID() }, TOKENS.CHAMADOR),
       400,
       'VALIDATION_FAILED',
     );
     const g = decodeAs(
       t.type({ authorizationId: t.string }),
-      (await send('POST', path, base, DEV_TOKENS.DEV_CALLER_TOKEN)).json,
+      (await send('POST', path, base, TOKENS.CHAMADOR)).json,
     );
     const revoke = (j: string) =>
       send(
         'POST',
         `/api/v1/pickup-authorizations/${g.authorizationId}/revoke`,
         { justification: j },
-        DEV_TOKENS.DEV_CALLER_TOKEN,
+        TOKENS.CHAMADOR,
       );
     expectEnvelope(await revoke('short'), 400, 'VALIDATION_FAILED');
     const r = await revoke('A mãe ligou e cancelou');

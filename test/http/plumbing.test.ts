@@ -3,16 +3,10 @@ import { connect } from 'node:net';
 import { expect } from 'chai';
 import { CORS_ALLOWED_HEADERS } from '../../src/http/middleware/cors.js';
 import { AUTH_CLASSES, type AuthClass } from '../../src/rules/authorization.js';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, expectEnvelope, type HttpResult, issuePaths, SPEC_SECURITY_HEADERS } from '../support/http.js';
 import { probeRoutes } from '../support/probeRoutes.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  DEVICE_ID,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, DEVICE_ID, mutationHeaders } from '../support/testService.js';
 
 const ALLOWED_ORIGIN = 'https://kiosk.chamada.example';
 
@@ -51,16 +45,11 @@ const rawRequest = (base: string, request: string): Promise<HttpResult> =>
   });
 
 describe('HTTP plumbing', () => {
-  let svc: TestService;
-  const url = (path: string) => `${svc.url}${path}`;
-
-  before(async () => {
-    svc = await startTestService({
-      env: { CORS_ORIGINS: `${ALLOWED_ORIGIN},http://localhost:5173` },
-      routes: probeRoutes(),
-    });
+  const h = useService({
+    env: { CORS_ORIGINS: `${ALLOWED_ORIGIN},http://localhost:5173` },
+    routes: probeRoutes(),
   });
-  after(() => svc.dispose());
+  const url = (path: string) => `${h.url}${path}`;
 
   describe('security headers', () => {
     const cases: ReadonlyArray<[string, () => Promise<HttpResult>, number]> = [
@@ -151,7 +140,7 @@ describe('HTTP plumbing', () => {
     it('malformed JSON → 400 VALIDATION_FAILED naming the body', async () => {
       const r = await call(url(`/api/v1/_probe/echo/${DEVICE_ID}`), {
         method: 'POST',
-        headers: mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+        headers: mutationHeaders(TOKENS.ADMIN),
         body: '{"displayName": ',
       });
       const e = expectEnvelope(r, 400, 'VALIDATION_FAILED');
@@ -161,7 +150,7 @@ describe('HTTP plumbing', () => {
     it('invalid fields → 400 with details naming part and path', async () => {
       const r = await call(url('/api/v1/_probe/echo/not-a-uuid?verbose=maybe&extra=1'), {
         method: 'POST',
-        headers: mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+        headers: mutationHeaders(TOKENS.ADMIN),
         body: JSON.stringify({ displayName: '', status: 'DELETED' }),
       });
       const e = expectEnvelope(r, 400, 'VALIDATION_FAILED');
@@ -180,7 +169,7 @@ describe('HTTP plumbing', () => {
       for (let i = 0; i < 10_000; i += 1) body[`field${i}`] = 'x';
       const r = await call(url(`/api/v1/_probe/echo/${DEVICE_ID}`), {
         method: 'POST',
-        headers: mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+        headers: mutationHeaders(TOKENS.ADMIN),
         body: JSON.stringify(body),
       });
       const e = expectEnvelope(r, 400, 'VALIDATION_FAILED');
@@ -195,7 +184,7 @@ describe('HTTP plumbing', () => {
     it('a body over 1 MiB → 413 PAYLOAD_TOO_LARGE', async () => {
       const r = await call(url(`/api/v1/_probe/echo/${DEVICE_ID}`), {
         method: 'POST',
-        headers: mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+        headers: mutationHeaders(TOKENS.ADMIN),
         body: JSON.stringify({ displayName: 'x'.repeat(1024 * 1024) }),
       });
       expectEnvelope(r, 413, 'PAYLOAD_TOO_LARGE');
@@ -205,7 +194,7 @@ describe('HTTP plumbing', () => {
       const r = await call(url(`/api/v1/_probe/echo/${DEVICE_ID}`), {
         method: 'POST',
         headers: {
-          ...mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+          ...mutationHeaders(TOKENS.ADMIN),
           'Content-Type': 'application/json; charset=klingon',
         },
         body: '{}',
@@ -217,7 +206,7 @@ describe('HTTP plumbing', () => {
       const r = await call(url('/api/v1/_probe/boom'));
       const e = expectEnvelope(r, 500, 'INTERNAL_ERROR');
       expect(r.text).not.to.contain('secret').and.not.to.contain('João');
-      const logged = svc
+      const logged = h.svc
         .logLines()
         .find((l) => l.msg === 'unhandled error' && l.correlationId === e.correlationId);
       expect(logged, 'log line').to.not.equal(undefined);
@@ -225,7 +214,7 @@ describe('HTTP plumbing', () => {
 
     it("headers over Node's limit → 431 HEADERS_TOO_LARGE in the envelope, with the security headers", async () => {
       const r = await rawRequest(
-        svc.url,
+        h.url,
         `GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`,
       );
       expectEnvelope(r, 431, 'HEADERS_TOO_LARGE');
@@ -242,7 +231,7 @@ describe('HTTP plumbing', () => {
       ],
     ] as const) {
       it(`${what} → 400 VALIDATION_FAILED in the envelope, with the security headers`, async () => {
-        const r = await rawRequest(svc.url, request);
+        const r = await rawRequest(h.url, request);
         expectEnvelope(r, 400, 'VALIDATION_FAILED');
         expectSecurityHeaders(r);
       });
@@ -251,7 +240,7 @@ describe('HTTP plumbing', () => {
     it('a valid body passes through and the handler sets status and headers', async () => {
       const r = await call(url(`/api/v1/_probe/echo/${DEVICE_ID}`), {
         method: 'POST',
-        headers: mutationHeaders(DEV_TOKENS.DEV_CADASTRO_TOKEN),
+        headers: mutationHeaders(TOKENS.CADASTRO),
         body: JSON.stringify({ displayName: 'Ana' }),
       });
       expect(r.status).to.equal(201);
@@ -271,7 +260,7 @@ describe('HTTP plumbing', () => {
   describe('device id', () => {
     it('is required on every authenticated request → 400 VALIDATION_FAILED', async () => {
       const r = await call(url('/api/v1/_probe/bearer'), {
-        headers: { Authorization: `Bearer ${DEV_TOKENS.DEV_ADMIN_TOKEN}` },
+        headers: { Authorization: `Bearer ${TOKENS.ADMIN}` },
       });
       const e = expectEnvelope(r, 400, 'VALIDATION_FAILED');
       expect(JSON.stringify(e.details)).to.contain('headers.x-device-id');
@@ -279,7 +268,7 @@ describe('HTTP plumbing', () => {
 
     it('must be a UUID', async () => {
       const r = await call(url('/api/v1/_probe/bearer'), {
-        headers: { Authorization: `Bearer ${DEV_TOKENS.DEV_ADMIN_TOKEN}`, 'X-Device-Id': 'tablet 3' },
+        headers: { Authorization: `Bearer ${TOKENS.ADMIN}`, 'X-Device-Id': 'tablet 3' },
       });
       expectEnvelope(r, 400, 'VALIDATION_FAILED');
     });
@@ -290,7 +279,7 @@ describe('HTTP plumbing', () => {
 
     it('reaches the handler', async () => {
       const r = await call(url('/api/v1/_probe/bearer'), {
-        headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+        headers: authHeaders(TOKENS.CHAMADOR),
       });
       expect(r.json).to.deep.include({ deviceId: DEVICE_ID });
     });
@@ -300,10 +289,10 @@ describe('HTTP plumbing', () => {
     const callers: ReadonlyArray<[string, string | undefined, string | undefined]> = [
       ['anonymous', undefined, undefined],
       ['a wrong token', 'not-a-known-token-at-all', undefined],
-      ['ADMIN', DEV_TOKENS.DEV_ADMIN_TOKEN, 'dev-admin'],
-      ['CHAMADOR', DEV_TOKENS.DEV_CALLER_TOKEN, 'dev-caller'],
-      ['RELATORIOS', DEV_TOKENS.DEV_REPORTS_TOKEN, 'dev-reports'],
-      ['CADASTRO', DEV_TOKENS.DEV_CADASTRO_TOKEN, 'dev-cadastro'],
+      ['ADMIN', TOKENS.ADMIN, 'dev-admin'],
+      ['CHAMADOR', TOKENS.CHAMADOR, 'dev-caller'],
+      ['RELATORIOS', TOKENS.RELATORIOS, 'dev-reports'],
+      ['CADASTRO', TOKENS.CADASTRO, 'dev-cadastro'],
     ];
     const allowed: Readonly<Record<AuthClass, ReadonlyArray<string>>> = {
       none: ['anonymous', 'a wrong token', 'ADMIN', 'CHAMADOR', 'RELATORIOS', 'CADASTRO'],
@@ -332,12 +321,7 @@ describe('HTTP plumbing', () => {
     }
 
     it('a malformed Authorization header → 401', async () => {
-      for (const header of [
-        'Basic abc',
-        'Bearer',
-        'Bearer  two spaces',
-        `bearer${DEV_TOKENS.DEV_ADMIN_TOKEN}`,
-      ]) {
+      for (const header of ['Basic abc', 'Bearer', 'Bearer  two spaces', `bearer${TOKENS.ADMIN}`]) {
         const r = await call(url('/api/v1/_probe/bearer'), {
           headers: { Authorization: header, 'X-Device-Id': DEVICE_ID },
         });
@@ -350,19 +334,19 @@ describe('HTTP plumbing', () => {
     it('carry the correlation id and the route template, never the query string or body', async () => {
       const r = await call(url(`/api/v1/_probe/echo/${DEVICE_ID}?verbose=yes`), {
         method: 'POST',
-        headers: mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+        headers: mutationHeaders(TOKENS.ADMIN),
         body: JSON.stringify({ displayName: 'Joãozinho Personal' }),
       });
       const id = r.headers.get('x-correlation-id');
-      const line = svc.logLines().find((l) => l.correlationId === id && l.msg === 'request');
+      const line = h.svc.logLines().find((l) => l.correlationId === id && l.msg === 'request');
       expect(line).to.deep.include({
         route: 'POST /api/v1/_probe/echo/{itemId}',
         status: 201,
         userId: 'dev-admin',
       });
-      expect(svc.rawLog()).not.to.contain('Joãozinho');
-      expect(svc.rawLog()).not.to.contain('verbose=yes');
-      expect(svc.rawLog()).not.to.contain(DEV_TOKENS.DEV_ADMIN_TOKEN);
+      expect(h.svc.rawLog()).not.to.contain('Joãozinho');
+      expect(h.svc.rawLog()).not.to.contain('verbose=yes');
+      expect(h.svc.rawLog()).not.to.contain(TOKENS.ADMIN);
     });
   });
 });

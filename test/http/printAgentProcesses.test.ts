@@ -261,7 +261,9 @@ describe('the print agent end to end: service, agent and printer as processes of
     first.child.kill('SIGKILL');
     await exitOf(first.child);
     const jobId = await printOne(3);
-    expect((await readJob(url, jobId)).status).to.equal('queued');
+    // Queued, or claimed by the dead agent's call still open through the relay (an answer nobody reads):
+    // the new agent asks without waiting and is given it at once.
+    expect((await readJob(url, jobId)).status).to.be.oneOf(['queued', 'printing']);
     running = startAgent(relay.url, agent.token);
     expect(await finishedJob(url, jobId), running.out()).to.deep.include({
       status: 'done',

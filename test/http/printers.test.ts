@@ -14,7 +14,7 @@ import { type RunningService, startService } from '../../src/service.js';
 import { deadPrinterUri, garbageIppPrinter, silentPrinter, zplPrinter } from '../support/fakePrinters.js';
 import { call, decodeAs, expectEnvelope, issuePaths } from '../support/http.js';
 import { checkInAll, createPrinter, finishedJob, printLabels, readJob } from '../support/printing.js';
-import { seedSmallRoster } from '../support/seed.js';
+import { createdId, seedSmallRoster } from '../support/seed.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 import {
   authHeaders,
@@ -137,16 +137,76 @@ describe('printers set up in the office', function () {
   });
 
   it('only an ADMIN sets printers up; the door may not', async () => {
-    expectEnvelope(
-      await call(`${svc.url}/api/v1/printers`, { headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN) }),
-      403,
-      'FORBIDDEN_ROLE',
-    );
+    const printerId = await createPrinter(svc.url, { ...body, protocol: 'ipp' });
     expectEnvelope(
       await mutate(`${svc.url}/api/v1/printers`, 'POST', body, DEV_TOKENS.DEV_CALLER_TOKEN),
       403,
       'FORBIDDEN_ROLE',
     );
+    for (const method of ['PATCH', 'DELETE'] as const)
+      expectEnvelope(
+        await mutate(
+          `${svc.url}/api/v1/printers/${printerId}`,
+          method,
+          method === 'PATCH' ? { name: 'X' } : undefined,
+          DEV_TOKENS.DEV_CALLER_TOKEN,
+        ),
+        403,
+        'FORBIDDEN_ROLE',
+      );
+    expectEnvelope(
+      await mutate(
+        `${svc.url}/api/v1/printers/${printerId}/test`,
+        'POST',
+        undefined,
+        DEV_TOKENS.DEV_CALLER_TOKEN,
+      ),
+      403,
+      'FORBIDDEN_ROLE',
+    );
+  });
+
+  it('the door lists printers and reads one to choose its own, without where they are reached', async () => {
+    const printerId = await createPrinter(svc.url, { ...body, name: 'Recepção 2', protocol: 'ipp' });
+    const DoorPrinter = t.exact(
+      t.type({
+        printerId: t.string,
+        name: t.string,
+        protocol: t.string,
+        layout: t.string,
+        labelLanguage: t.string,
+      }),
+    );
+    const list = await call(`${svc.url}/api/v1/printers`, {
+      headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+    });
+    expect(list.status, list.text).to.equal(200);
+    const items = decodeAs(t.type({ items: t.array(t.UnknownRecord) }), list.json).items;
+    const mine = items.find((p) => p.printerId === printerId);
+    expect(mine).to.deep.include({ name: 'Recepção 2', layout: 'brother62', protocol: 'ipp' });
+    for (const p of items) expect(p, 'the door is not told a URI').to.not.have.property('uri');
+    const one = await call(`${svc.url}/api/v1/printers/${printerId}`, {
+      headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+    });
+    expect(one.status, one.text).to.equal(200);
+    expect(decodeAs(t.UnknownRecord, one.json)).to.not.have.property('uri');
+    expect(decodeAs(DoorPrinter, one.json).name).to.equal('Recepção 2');
+    // The ADMIN's reading still has it.
+    const admin = await call(`${svc.url}/api/v1/printers/${printerId}`, { headers: authHeaders(ADMIN) });
+    expect(decodeAs(PrinterC, admin.json).uri).to.equal(body.uri);
+    // Those who do not check children in do not read printers at all.
+    for (const token of [DEV_TOKENS.DEV_CADASTRO_TOKEN, DEV_TOKENS.DEV_REPORTS_TOKEN]) {
+      expectEnvelope(
+        await call(`${svc.url}/api/v1/printers`, { headers: authHeaders(token) }),
+        403,
+        'FORBIDDEN_ROLE',
+      );
+      expectEnvelope(
+        await call(`${svc.url}/api/v1/printers/${printerId}`, { headers: authHeaders(token) }),
+        403,
+        'FORBIDDEN_ROLE',
+      );
+    }
   });
 });
 
@@ -154,19 +214,113 @@ describe('print jobs on the server', function () {
   this.timeout(90_000);
   let svc: TestService;
   let sessionId: string;
+  let classId: string;
   let studentIds: ReadonlyArray<string>;
   before(async () => {
     // The shortest bound the configuration allows, so failures come within seconds.
     svc = await startTestService({ env: { PRINT_GIVE_UP_SECONDS: '5' } });
     const roster = await seedSmallRoster(
       svc.url,
-      ['Ana Beatriz', 'Bruno Souza', 'Caio Lima', 'Davi Rocha', 'Eva Reis', 'Gael Nunes', 'Hana Melo'],
+      [
+        'Ana Beatriz',
+        'Bruno Souza',
+        'Caio Lima',
+        'Davi Rocha',
+        'Eva Reis',
+        'Gael Nunes',
+        'Hana Melo',
+        'Ivo Paz',
+        'Jade Luz',
+        'Kaio Sá',
+      ],
       today(),
     );
     sessionId = roster.sessionId;
+    classId = roster.classId;
     studentIds = roster.studentIds;
   });
   after(() => svc.dispose());
+
+  it("the guardian's stub carries the family pass as a ZPL QR code (^BQ), and none for a child without a family", async () => {
+    const printer = await zplPrinter();
+    try {
+      const printerId = await createPrinter(svc.url, {
+        name: 'Zebra QR',
+        protocol: 'zpl',
+        uri: printer.uri,
+        layout: 'brother62',
+      });
+      const withPhone = await createdId(
+        svc.url,
+        '/api/v1/students',
+        {
+          displayName: 'Iris Prado',
+          guardianName: 'Rita Prado',
+          phones: [{ number: '11 98888-1234', qualifier: 'mãe' }],
+          classId,
+        },
+        'studentId',
+      );
+      const passRead = await call(`${svc.url}/api/v1/students/${withPhone}/family-pass/content`, {
+        headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+      });
+      const pass = decodeAs(t.type({ content: t.string }), passRead.json).content;
+      // The child without a phone first: the stub's pass is the first family the job's children have.
+      const checkIns = await checkInAll(svc.url, sessionId, [studentIds[7] ?? '', withPhone]);
+      const job = await finishedJob(
+        svc.url,
+        await printLabels(
+          svc.url,
+          printerId,
+          checkIns.map((c) => c.checkInId),
+        ),
+      );
+      expect(job.status, JSON.stringify(job)).to.equal('done');
+      const formats = (printer.jobs[0] ?? '').split('^XZ').filter((f) => f.includes('^XA'));
+      expect(formats).to.have.length(3);
+      const qrFields = (f: string) =>
+        [...f.matchAll(/\^BQN,2,(\d+)\^FD(.*?)\^FS/g)].map((m) => [Number(m[1]), m[2]]);
+      expect(qrFields(formats[0] ?? ''), "a child's label has no QR code").to.deep.equal([]);
+      expect(qrFields(formats[1] ?? '')).to.deep.equal([]);
+      // 28 mm at 203 dpi is 224 dots: a version-3 symbol (29 modules) and its quiet zone at 6 dots a module.
+      expect(qrFields(formats[2] ?? '')).to.deep.equal([[6, `MA,${pass}`]]);
+
+      const alone = await checkInAll(svc.url, sessionId, [studentIds[8] ?? '']);
+      const none = await finishedJob(
+        svc.url,
+        await printLabels(
+          svc.url,
+          printerId,
+          alone.map((c) => c.checkInId),
+        ),
+      );
+      expect(none.status).to.equal('done');
+      expect(printer.jobs[1] ?? '', 'no family, no pass').to.not.contain('^BQ');
+    } finally {
+      await printer.close();
+    }
+  });
+
+  it('those who do not check children in queue no print job', async () => {
+    const printerId = await createPrinter(svc.url, {
+      name: 'Zebra fechada',
+      protocol: 'zpl',
+      uri: 'tcp://127.0.0.1:9',
+      layout: 'brother62',
+    });
+    const [checkIn] = await checkInAll(svc.url, sessionId, [studentIds[9] ?? '']);
+    for (const token of [DEV_TOKENS.DEV_CADASTRO_TOKEN, DEV_TOKENS.DEV_REPORTS_TOKEN])
+      expectEnvelope(
+        await mutate(
+          `${svc.url}/api/v1/print-jobs`,
+          'POST',
+          { printerId, checkInIds: [checkIn?.checkInId] },
+          token,
+        ),
+        403,
+        'FORBIDDEN_ROLE',
+      );
+  });
 
   it('prints a family on a Zebra-type printer as ZPL: a label per child, the stub with each code', async () => {
     const printer = await zplPrinter();

@@ -13,17 +13,12 @@ import {
   startCouchServer,
   untilCopiesAgree,
 } from '../support/couchServer.js';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, expectEnvelope } from '../support/http.js';
 import { uploadTestPhoto } from '../support/photo.js';
 import { createdId, seedSmallRoster } from '../support/seed.js';
 import { makeTablet, type Tablet } from '../support/tablet.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, mutationHeaders } from '../support/testService.js';
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -35,41 +30,42 @@ for (const backend of backends)
   describe(`tablet replication (PouchDB replicator) on ${backend}`, function () {
     this.timeout(120_000);
     let couch: CouchServer | undefined;
-    let svc: TestService;
+    const h = useService(async () => {
+      couch = onRealCouch() ? await startCouchServer() : undefined;
+      return couch === undefined ? {} : { env: { COUCHDB_URL: couch.url } };
+    }, 'test');
     let tablets: Tablet[];
     let classId: string;
     let sessionId: string;
     let ana: string;
     let bruno: string;
-    const tablet = (token: string | undefined = DEV_TOKENS.DEV_CALLER_TOKEN) => {
-      const t = makeTablet(svc.url, token);
+    const tablet = (token: string | undefined = TOKENS.CHAMADOR) => {
+      const t = makeTablet(h.url, token);
       tablets.push(t);
       return t;
     };
-    const send = (method: string, path: string, body: unknown, token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) =>
-      call(`${svc.url}${path}`, { method, headers: mutationHeaders(token), body: JSON.stringify(body) });
+    const send = (method: string, path: string, body: unknown, token: string = TOKENS.ADMIN) =>
+      call(`${h.url}${path}`, { method, headers: mutationHeaders(token), body: JSON.stringify(body) });
     /**
      * The pipeline caught up and a full roster pass after it. On a cluster the pass reads its records
      * and projections by range, and a tablet's pull reads the roster's `_changes`: one copy of each
      * shard, which may lag a write a moment (decision 0023). So each reads once every copy agrees.
      */
     const settled = async () => {
-      await svc.deps.sync.pipeline.catchUp();
+      await h.svc.deps.sync.pipeline.catchUp();
       if (couch !== undefined) await untilCopiesAgree(couch);
-      await svc.deps.replication.reconciler.refresh();
+      await h.svc.deps.replication.reconciler.refresh();
       if (couch !== undefined) await untilCopiesAgree(couch);
     };
 
     beforeEach(async () => {
-      couch = onRealCouch() ? await startCouchServer() : undefined;
-      svc = await startTestService(couch === undefined ? {} : { env: { COUCHDB_URL: couch.url } });
       tablets = [];
-      const roster = await seedSmallRoster(svc.url, ['Ana'], today());
+      const roster = await seedSmallRoster(h.url, ['Ana'], today());
       classId = roster.classId;
       sessionId = roster.sessionId;
       ana = roster.studentIds[0] ?? '';
       bruno = await createdId(
-        svc.url,
+        h.url,
         '/api/v1/students',
         {
           displayName: 'Bruno',
@@ -85,8 +81,8 @@ for (const backend of backends)
       await settled();
     });
     afterEach(async () => {
+      // After the service's own stop: the tablets are in memory, the server goes last.
       for (const t of tablets) await t.close();
-      await svc.dispose();
       await couch?.dispose();
     });
 
@@ -172,8 +168,8 @@ for (const backend of backends)
         },
       ]);
       // The desk sees the tablet's check-in.
-      const desk = await call(`${svc.url}/api/v1/check-in/active?checkInId=${checkInId}`, {
-        headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+      const desk = await call(`${h.url}/api/v1/check-in/active?checkInId=${checkInId}`, {
+        headers: authHeaders(TOKENS.CHAMADOR),
       });
       expect(desk.status).to.equal(200);
       // Pushing again sends nothing: the server holds the event.
@@ -181,8 +177,8 @@ for (const backend of backends)
     });
 
     it('two offline tablets, ADMIN and CHAMADOR, mark the same child: both pull the ADMIN outcome', async () => {
-      const admin = tablet(DEV_TOKENS.DEV_ADMIN_TOKEN);
-      const caller = tablet(DEV_TOKENS.DEV_CALLER_TOKEN);
+      const admin = tablet(TOKENS.ADMIN);
+      const caller = tablet(TOKENS.CHAMADOR);
       const mark = (type: string, at: string) => {
         const eventId = randomUUID();
         return { _id: `event:${eventId}`, eventId, type, studentId: ana, sessionId, clientTimestamp: at };
@@ -217,7 +213,7 @@ for (const backend of backends)
       expect(pushed.docs_written).to.equal(1);
       expect(pushed.doc_write_failures).to.equal(3);
       expect(
-        await svc.stores.events.getMany([good.eventId, unknown.eventId, malformed.eventId]),
+        await h.svc.stores.events.getMany([good.eventId, unknown.eventId, malformed.eventId]),
       ).to.have.keys([good.eventId]);
     });
 
@@ -255,7 +251,7 @@ for (const backend of backends)
         verification_method: 'VERIFIED_GUARDIAN_PRESENT',
       });
       expect(consent.status, consent.text).to.equal(201);
-      const photoRef = await uploadTestPhoto(svc.url, ana, authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN));
+      const photoRef = await uploadTestPhoto(h.url, ana, authHeaders(TOKENS.ADMIN));
       await settled();
       const t = tablet();
       await t.pull();
@@ -264,14 +260,14 @@ for (const backend of backends)
     });
 
     it('filter=_doc_ids and filter=_selector pull only what they name', async () => {
-      const byIds = makeTablet(svc.url, DEV_TOKENS.DEV_CALLER_TOKEN);
+      const byIds = makeTablet(h.url, TOKENS.CHAMADOR);
       tablets.push(byIds);
       await byIds.local.replicate.from(byIds.remote('roster'), { doc_ids: [`student:${ana}`, 'daykeys'] });
       expect((await byIds.local.allDocs()).rows.map((r) => r.id).sort()).to.deep.equal([
         'daykeys',
         `student:${ana}`,
       ]);
-      const bySelector = makeTablet(svc.url, DEV_TOKENS.DEV_CALLER_TOKEN);
+      const bySelector = makeTablet(h.url, TOKENS.CHAMADOR);
       tablets.push(bySelector);
       await bySelector.local.replicate.from(bySelector.remote('roster'), {
         selector: { docType: 'rosterStudent' },
@@ -282,15 +278,15 @@ for (const backend of backends)
     });
 
     it('answers the per-document open_revs fallback, and 404 for a document it does not hold', async () => {
-      const headers = authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+      const headers = authHeaders(TOKENS.CHAMADOR);
       const changes = await call(
-        `${svc.url}/api/v1/replication/roster/_changes?filter=_doc_ids&doc_ids=${encodeURIComponent(JSON.stringify([`student:${ana}`]))}`,
+        `${h.url}/api/v1/replication/roster/_changes?filter=_doc_ids&doc_ids=${encodeURIComponent(JSON.stringify([`student:${ana}`]))}`,
         { headers },
       );
       const rev = JSON.stringify(changes.json).match(/"rev":"([^"]+)"/)?.[1] ?? '';
       expect(rev).to.match(/^\d+-/);
       const open = await call(
-        `${svc.url}/api/v1/replication/roster/student:${ana}?revs=true&latest=true&open_revs=${encodeURIComponent(JSON.stringify([rev]))}`,
+        `${h.url}/api/v1/replication/roster/student:${ana}?revs=true&latest=true&open_revs=${encodeURIComponent(JSON.stringify([rev]))}`,
         { headers },
       );
       expect(open.status, open.text).to.equal(200);
@@ -298,19 +294,14 @@ for (const backend of backends)
         .to.contain('"ok"')
         .and.to.contain('"_revisions"')
         .and.to.contain('Ana');
-      const missing = await call(`${svc.url}/api/v1/replication/roster/student:${randomUUID()}`, { headers });
+      const missing = await call(`${h.url}/api/v1/replication/roster/student:${randomUUID()}`, { headers });
       expectEnvelope(missing, 404, 'NOT_FOUND');
     });
 
     it("a desk check-in reaches tablets through the roster's partial pass (no full refresh)", async () => {
       const t = tablet();
       await t.pull();
-      const desk = await send(
-        'POST',
-        '/api/v1/check-in',
-        { studentId: ana, sessionId },
-        DEV_TOKENS.DEV_CALLER_TOKEN,
-      );
+      const desk = await send('POST', '/api/v1/check-in', { studentId: ana, sessionId }, TOKENS.CHAMADOR);
       expect(desk.status, desk.text).to.equal(201);
       const deadline = Date.now() + 10_000;
       let state: Record<string, unknown> | undefined;
@@ -326,7 +317,7 @@ for (const backend of backends)
     it('checkpoints are kept per user and device', async () => {
       const first = tablet();
       await first.pull();
-      const other = makeTablet(svc.url, DEV_TOKENS.DEV_CALLER_TOKEN);
+      const other = makeTablet(h.url, TOKENS.CHAMADOR);
       tablets.push(other);
       // Another device starts from nothing: it reads every document, not the first device's position.
       const result = await other.pull();
@@ -334,21 +325,21 @@ for (const backend of backends)
     });
 
     it('401 without a token, 403 for RELATORIOS, in the envelope; nothing else is exposed', async () => {
-      const anonymous = await call(`${svc.url}/api/v1/replication/roster/_changes`);
+      const anonymous = await call(`${h.url}/api/v1/replication/roster/_changes`);
       expectEnvelope(anonymous, 401, 'UNAUTHORIZED');
-      const reports = await call(`${svc.url}/api/v1/replication/roster/_changes`, {
-        headers: authHeaders(DEV_TOKENS.DEV_REPORTS_TOKEN),
+      const reports = await call(`${h.url}/api/v1/replication/roster/_changes`, {
+        headers: authHeaders(TOKENS.RELATORIOS),
       });
       expectEnvelope(reports, 403, 'FORBIDDEN_ROLE');
-      const noDevice = await call(`${svc.url}/api/v1/replication/roster/_changes`, {
-        headers: { Authorization: `Bearer ${DEV_TOKENS.DEV_CALLER_TOKEN}` },
+      const noDevice = await call(`${h.url}/api/v1/replication/roster/_changes`, {
+        headers: { Authorization: `Bearer ${TOKENS.CHAMADOR}` },
       });
       expectEnvelope(noDevice, 400, 'VALIDATION_FAILED');
-      const failed = await tablet(DEV_TOKENS.DEV_REPORTS_TOKEN)
+      const failed = await tablet(TOKENS.RELATORIOS)
         .pull()
         .catch((e: unknown) => e);
       expect(failed).to.deep.include({ status: 403 });
-      const asCaller = authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+      const asCaller = authHeaders(TOKENS.CHAMADOR);
       for (const [method, path] of [
         ['GET', '/api/v1/replication/_all_dbs'],
         ['PUT', '/api/v1/replication/newdb'],
@@ -359,7 +350,7 @@ for (const backend of backends)
         ['GET', '/api/v1/replication/roster/_all_docs'],
         ['GET', '/api/v1/replication/events/some-doc'],
       ] as const) {
-        const r = await call(`${svc.url}${path}`, {
+        const r = await call(`${h.url}${path}`, {
           method,
           headers: { ...asCaller, 'Content-Type': 'application/json' },
           ...(method === 'GET' ? {} : { body: '{}' }),

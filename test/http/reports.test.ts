@@ -2,14 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope } from '../support/http.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutate,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders } from '../support/testService.js';
 
 const Report = t.type({
   from: t.string,
@@ -55,19 +50,15 @@ const ConflictPage = t.type({
 
 describe('reports', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useService({}, 'test');
   let classA: string;
   let classB: string;
   let sessionA: string;
   let sessionB: string;
   const students: Record<string, string> = {};
-  const post = (path: string, body: unknown, token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) =>
-    mutate(`${svc.url}${path}`, 'POST', body, token);
-  const get = (
-    path: string,
-    token: string = DEV_TOKENS.DEV_REPORTS_TOKEN,
-    extra: Record<string, string> = {},
-  ) => call(`${svc.url}${path}`, { headers: { ...authHeaders(token), ...extra } });
+  const { post } = h.as(TOKENS.ADMIN);
+  const get = (path: string, token: string = TOKENS.RELATORIOS, extra: Record<string, string> = {}) =>
+    call(`${h.url}${path}`, { headers: { ...authHeaders(token), ...extra } });
   const sync = async (events: unknown[], token: string) => {
     const r = await post('/api/v1/sync/events', { events }, token);
     expect(r.status, r.text).to.equal(200);
@@ -82,7 +73,6 @@ describe('reports', function () {
   });
 
   beforeEach(async () => {
-    svc = await startTestService();
     const id = async (path: string, body: unknown, key: string) =>
       decodeAs(t.type({ [key]: t.string }), (await post(path, body)).json)[key] ?? '';
     classA = await id('/api/v1/classes', { name: 'A' }, 'classId');
@@ -101,7 +91,6 @@ describe('reports', function () {
       );
     }
   });
-  afterEach(() => svc.dispose());
 
   const ana = () => students.Ana ?? '';
   const bruno = () => students.Bruno ?? '';
@@ -122,7 +111,7 @@ describe('reports', function () {
         },
         mark(ana(), sessionA, 'MARK_PRESENT', '2026-11-20T10:00:00.000Z'),
       ],
-      DEV_TOKENS.DEV_CALLER_TOKEN,
+      TOKENS.CHAMADOR,
     );
     const day = decodeAs(Report, (await get('/api/v1/reports/attendance?from=2026-11-26')).json);
     expect(day.rows.map((r) => [r.displayName, r.mark, r.present])).to.have.deep.members([
@@ -149,7 +138,7 @@ describe('reports', function () {
     // later mark stands (the earlier is superseded), so the week still has three rows.
     expect(week.totals.rows).to.equal(3);
     expect(week.rows.find((r) => r.displayName === 'Ana')?.date).to.equal('2026-11-26');
-    const csv = await get('/api/v1/reports/attendance?from=2026-11-26', DEV_TOKENS.DEV_REPORTS_TOKEN, {
+    const csv = await get('/api/v1/reports/attendance?from=2026-11-26', TOKENS.RELATORIOS, {
       accept: 'text/csv',
     });
     expect(csv.status).to.equal(200);
@@ -166,12 +155,8 @@ describe('reports', function () {
   });
 
   it('attendance: ADMIN and RELATORIOS only; bad ranges are 400', async () => {
-    expectEnvelope(
-      await get('/api/v1/reports/attendance', DEV_TOKENS.DEV_CALLER_TOKEN),
-      403,
-      'FORBIDDEN_ROLE',
-    );
-    expect((await get('/api/v1/reports/attendance', DEV_TOKENS.DEV_ADMIN_TOKEN)).status).to.equal(200);
+    expectEnvelope(await get('/api/v1/reports/attendance', TOKENS.CHAMADOR), 403, 'FORBIDDEN_ROLE');
+    expect((await get('/api/v1/reports/attendance', TOKENS.ADMIN)).status).to.equal(200);
     expectEnvelope(
       await get('/api/v1/reports/attendance?from=2026-11-26&to=2026-11-25'),
       400,
@@ -190,11 +175,8 @@ describe('reports', function () {
     const kids = [ana(), bruno(), carla()];
     for (const kid of kids) {
       const session = kid === carla() ? sessionB : sessionA;
-      await sync([mark(kid, session, 'MARK_ABSENT', '2026-11-26T09:00:00.000Z')], DEV_TOKENS.DEV_ADMIN_TOKEN);
-      await sync(
-        [mark(kid, session, 'MARK_PRESENT', '2026-11-26T10:00:00.000Z')],
-        DEV_TOKENS.DEV_CALLER_TOKEN,
-      );
+      await sync([mark(kid, session, 'MARK_ABSENT', '2026-11-26T09:00:00.000Z')], TOKENS.ADMIN);
+      await sync([mark(kid, session, 'MARK_PRESENT', '2026-11-26T10:00:00.000Z')], TOKENS.CHAMADOR);
     }
     const all = decodeAs(ConflictPage, (await get('/api/v1/reports/conflicts')).json);
     expect(all.items).to.have.length(3);
@@ -233,10 +215,6 @@ describe('reports', function () {
       'VALIDATION_FAILED',
     );
     expectEnvelope(await get('/api/v1/reports/conflicts?cursor=forged'), 400, 'VALIDATION_FAILED');
-    expectEnvelope(
-      await get('/api/v1/reports/conflicts', DEV_TOKENS.DEV_CALLER_TOKEN),
-      403,
-      'FORBIDDEN_ROLE',
-    );
+    expectEnvelope(await get('/api/v1/reports/conflicts', TOKENS.CHAMADOR), 403, 'FORBIDDEN_ROLE');
   });
 });

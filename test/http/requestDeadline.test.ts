@@ -13,16 +13,11 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { type CouchServer, couchServerLabel, startCouchServer } from '../support/couchServer.js';
+import { harnessOf, TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope, type HttpResult } from '../support/http.js';
-import { createdId, seedSmallRoster } from '../support/seed.js';
+import { seedSmallRoster } from '../support/seed.js';
 import { freezingProxy, type Stall, stallingLevelDown } from '../support/stallingStore.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, mutationHeaders, startTestService, type TestService } from '../support/testService.js';
 
 const DEADLINE_MS = 1_500;
 // Counted by the service from the request's arrival; the client adds its connection and the
@@ -103,34 +98,35 @@ for (const backend of [embedded, behindProxy])
   describe(`every request ends by its deadline, whatever the store does: ${backend.name}`, function () {
     this.timeout(90_000);
     let svc: TestService;
+    const h = harnessOf(() => svc);
     let store: Stall;
     let dispose: () => Promise<void> = async () => undefined;
     let classId: string;
     let sessionId: string;
     let studentIds: ReadonlyArray<string>;
-    const url = (p: string) => `${svc.url}${p}`;
+    const url = (p: string) => `${h.url}${p}`;
 
     beforeEach(async () => {
       ({ svc, store, dispose } = await backend.start());
-      ({ classId, sessionId, studentIds } = await seedSmallRoster(svc.url, ['Ana', 'Bia', 'Caio']));
+      ({ classId, sessionId, studentIds } = await seedSmallRoster(h.url, ['Ana', 'Bia', 'Caio']));
     });
     afterEach(() => dispose());
 
     const checkIn = (studentId: string, key: string) =>
       call(url('/api/v1/check-in'), {
         method: 'POST',
-        headers: mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, key),
+        headers: mutationHeaders(TOKENS.CHAMADOR, key),
         body: JSON.stringify({ studentId, sessionId }),
       });
     const checkInEvents = async (studentId: string) =>
-      (await svc.store.db.events.find({ selector: { type: 'CHECK_IN', subjectId: studentId }, limit: 100 }))
+      (await h.svc.store.db.events.find({ selector: { type: 'CHECK_IN', subjectId: studentId }, limit: 100 }))
         .docs.length;
     const active = async (studentId: string) =>
       decodeAs(
         t.type({ checkIn: CheckIn }),
         (
           await call(url(`/api/v1/check-in/active?studentId=${studentId}&sessionId=${sessionId}`), {
-            headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+            headers: authHeaders(TOKENS.CHAMADOR),
           })
         ).json,
       ).checkIn;
@@ -152,14 +148,14 @@ for (const backend of [embedded, behindProxy])
         timed('student creation', () =>
           call(url('/api/v1/students'), {
             method: 'POST',
-            headers: mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+            headers: mutationHeaders(TOKENS.ADMIN),
             body: JSON.stringify({ displayName: 'Duda', guardianName: 'G', phones: [], classId }),
           }),
         ),
         timed('offline sync', () =>
           call(url('/api/v1/sync/events'), {
             method: 'POST',
-            headers: mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+            headers: mutationHeaders(TOKENS.CHAMADOR),
             body: JSON.stringify({
               events: [
                 {
@@ -174,7 +170,7 @@ for (const backend of [embedded, behindProxy])
           }),
         ),
         timed('a student read', () =>
-          call(url(`/api/v1/students/${bia}`), { headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN) }),
+          call(url(`/api/v1/students/${bia}`), { headers: authHeaders(TOKENS.ADMIN) }),
         ),
         timed('health', () => call(url('/api/v1/health'))),
       ]);
@@ -191,7 +187,7 @@ for (const backend of [embedded, behindProxy])
       ).to.deep.equal([503, 503, 503]);
       // Answered once, at its deadline: the service says so, and says what the request went on to.
       expect(
-        svc.logLines().filter((l) => l.msg === 'request answered 503 at its deadline').length,
+        h.svc.logLines().filter((l) => l.msg === 'request answered 503 at its deadline').length,
       ).to.be.at.least(3);
     });
 
@@ -217,7 +213,7 @@ for (const backend of [embedded, behindProxy])
       expect(await checkInEvents(ana), 'one CHECK_IN event').to.equal(1);
       // A new key is a new request: the child is in already.
       expectEnvelope(await checkIn(ana, crypto.randomUUID()), 409, 'CONFLICT');
-      const late = svc.logLines().filter((l) => l.msg === 'a request answered at its deadline has ended');
+      const late = h.svc.logLines().filter((l) => l.msg === 'a request answered at its deadline has ended');
       expect(late.map((l) => l.status)).to.include(201);
     });
 
@@ -246,7 +242,7 @@ for (const backend of [embedded, behindProxy])
       const diff = await timed('_revs_diff', () =>
         call(url('/api/v1/replication/events/_revs_diff'), {
           method: 'POST',
-          headers: { ...authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN), 'Content-Type': 'application/json' },
+          headers: { ...authHeaders(TOKENS.CHAMADOR), 'Content-Type': 'application/json' },
           body: JSON.stringify({ [`event:${crypto.randomUUID()}`]: ['1-a'] }),
         }),
       );
@@ -257,7 +253,7 @@ for (const backend of [embedded, behindProxy])
     });
 
     it('a tablet’s longpoll waits for a change past the deadline: the feed has its own bound', async () => {
-      const tablet = authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+      const tablet = authHeaders(TOKENS.CHAMADOR);
       const Changes = t.type({ results: t.array(t.unknown), last_seq: t.union([t.string, t.number]) });
       const feed = (query: string) =>
         timed('_changes', () =>
@@ -310,46 +306,36 @@ const slowGateway = async () => {
 describe('a page whose SMS gateway does not answer, within the deadline (decisions 0041, 0046)', function () {
   this.timeout(60_000);
   let gateway: Awaited<ReturnType<typeof slowGateway>>;
-  let svc: TestService;
-  afterEach(async () => {
-    await svc.dispose();
-    await gateway.close();
-  });
+  const h = useService(async () => {
+    gateway = await slowGateway();
+    return { env: { NOTIFY_WEBHOOK_URL: gateway.url, REQUEST_DEADLINE_MS: String(DEADLINE_MS) } };
+  }, 'test');
+  afterEach(() => gateway.close());
 
   it('is answered NOTIFICATION_FAILED before the deadline, and sent once when the kiosk sends it again under its key', async () => {
-    gateway = await slowGateway();
-    svc = await startTestService({
-      env: { NOTIFY_WEBHOOK_URL: gateway.url, REQUEST_DEADLINE_MS: String(DEADLINE_MS) },
+    const roster = await h.seedRoster({
+      date: new Date().toISOString().slice(0, 10),
+      students: [
+        {
+          displayName: 'Ana',
+          guardianName: 'Rosa',
+          phones: [{ number: '+55 11 98765-4321', qualifier: 'mãe' }],
+        },
+      ],
     });
-    const classId = await createdId(svc.url, '/api/v1/classes', { name: 'Turma' }, 'classId');
-    const sessionId = await createdId(
-      svc.url,
-      '/api/v1/sessions',
-      { classId, date: new Date().toISOString().slice(0, 10) },
-      'sessionId',
-    );
-    const studentId = await createdId(
-      svc.url,
-      '/api/v1/students',
-      {
-        displayName: 'Ana',
-        guardianName: 'Rosa',
-        phones: [{ number: '+55 11 98765-4321', qualifier: 'mãe' }],
-        classId,
-      },
-      'studentId',
-    );
-    const checkedIn = await call(`${svc.url}/api/v1/check-in`, {
+    const { sessionId } = roster;
+    const studentId = roster.student('Ana');
+    const checkedIn = await call(`${h.url}/api/v1/check-in`, {
       method: 'POST',
-      headers: mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+      headers: mutationHeaders(TOKENS.CHAMADOR),
       body: JSON.stringify({ studentId, sessionId }),
     });
     const { checkInId } = decodeAs(CheckIn, checkedIn.json);
     const key = crypto.randomUUID();
     const page = () =>
-      call(`${svc.url}/api/v1/check-ins/${checkInId}/page`, {
+      call(`${h.url}/api/v1/check-ins/${checkInId}/page`, {
         method: 'POST',
-        headers: mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, key),
+        headers: mutationHeaders(TOKENS.CHAMADOR, key),
         body: JSON.stringify({ message: 'Venha à sala 3.' }),
       });
     const first = await timed('page', page);

@@ -8,21 +8,15 @@ import { expect } from 'chai';
 import * as t from 'io-ts';
 import { RetentionConfig, RetentionPreview } from '../../src/domain/retention.js';
 import { type CouchServer, couchServerLabel, startCouchServer } from '../support/couchServer.js';
+import { harnessOf, TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope, issuePaths } from '../support/http.js';
 import { uploadTestPhoto } from '../support/photo.js';
 import { createdId } from '../support/seed.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutate,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, mutationHeaders, startTestService, type TestService } from '../support/testService.js';
 
 const DAY = 86_400_000;
-const ADMIN: string = DEV_TOKENS.DEV_ADMIN_TOKEN;
+const ADMIN: string = TOKENS.ADMIN;
 
 const StudentRead = t.type({ displayName: t.string, status: t.string });
 const ExportC = t.type({
@@ -100,33 +94,29 @@ const backends: ReadonlyArray<{ readonly name: string; readonly couch: boolean }
 for (const backend of backends)
   describe(`retention (LGPD): the periods, the preview and the runs, on ${backend.name}`, function () {
     this.timeout(120_000);
-    let svc: TestService;
     let clock: ReturnType<typeof movableClock>;
     let couch: CouchServer | undefined;
     before(async () => {
       if (backend.couch) couch = await startCouchServer();
     });
     after(() => couch?.dispose());
-    const get = (path: string, token = ADMIN) => call(`${svc.url}${path}`, { headers: authHeaders(token) });
-    const send = (method: string, path: string, body: unknown, token = ADMIN) =>
-      mutate(`${svc.url}${path}`, method, body, token);
+    const h = useService(() => {
+      clock = movableClock();
+      return {
+        clock: clock.now,
+        ...(couch === undefined
+          ? {}
+          : { env: { COUCHDB_URL: couch.url, DB_PREFIX: `r${randomUUID().replaceAll('-', '')}_` } }),
+      };
+    }, 'test');
+    const { get } = h.as(ADMIN);
+    const { send } = h.as(ADMIN);
     const preview = async () => {
       const r = await get('/api/v1/retention/preview');
       expect(r.status, r.text).to.equal(200);
       return decodeAs(RetentionPreview, r.json);
     };
     const periods = { deletedStudentDays: 1, attendanceDays: 30, pageDays: 1, auditDays: 365 };
-
-    beforeEach(async () => {
-      clock = movableClock();
-      svc = await startTestService({
-        clock: clock.now,
-        ...(couch === undefined
-          ? {}
-          : { env: { COUCHDB_URL: couch.url, DB_PREFIX: `r${randomUUID().replaceAll('-', '')}_` } }),
-      });
-    });
-    afterEach(() => svc.dispose());
 
     // The routes and their checks are the same on every backend: once is enough.
     if (!backend.couch)
@@ -148,11 +138,7 @@ for (const backend of backends)
         ]);
         for (const p of defaults.periods) expect(p.legalBasis).to.match(/LGPD art/);
 
-        for (const token of [
-          DEV_TOKENS.DEV_CALLER_TOKEN,
-          DEV_TOKENS.DEV_CADASTRO_TOKEN,
-          DEV_TOKENS.DEV_REPORTS_TOKEN,
-        ]) {
+        for (const token of [TOKENS.CHAMADOR, TOKENS.CADASTRO, TOKENS.RELATORIOS]) {
           expectEnvelope(await get('/api/v1/church/retention', token), 403, 'FORBIDDEN_ROLE');
           expectEnvelope(await get('/api/v1/retention/preview', token), 403, 'FORBIDDEN_ROLE');
           expectEnvelope(
@@ -186,7 +172,7 @@ for (const backend of backends)
 
         const key = randomUUID();
         const put = () =>
-          call(`${svc.url}/api/v1/church/retention`, {
+          call(`${h.url}/api/v1/church/retention`, {
             method: 'PUT',
             headers: mutationHeaders(ADMIN, key),
             body: JSON.stringify(periods),
@@ -219,11 +205,11 @@ for (const backend of backends)
 
     it('preview, run, preview empty: a deleted child anonymised, the check-ins, marks and pages past their periods deleted, old audit entries without their subjects', async () => {
       const today = clock.now().toISOString().slice(0, 10);
-      const classId = await createdId(svc.url, '/api/v1/classes', { name: 'Turma' }, 'classId');
-      const sessionId = await createdId(svc.url, '/api/v1/sessions', { classId, date: today }, 'sessionId');
+      const classId = await createdId(h.url, '/api/v1/classes', { name: 'Turma' }, 'classId');
+      const sessionId = await createdId(h.url, '/api/v1/sessions', { classId, date: today }, 'sessionId');
       const student = (displayName: string, allergies: string | null) =>
         createdId(
-          svc.url,
+          h.url,
           '/api/v1/students',
           {
             displayName,
@@ -248,7 +234,7 @@ for (const backend of backends)
         verification_method: 'VERIFIED_GUARDIAN_PRESENT',
       });
       expect(consent.status, consent.text).to.equal(201);
-      await uploadTestPhoto(svc.url, ana, authHeaders(ADMIN));
+      await uploadTestPhoto(h.url, ana, authHeaders(ADMIN));
       const checkedIn = await send('POST', '/api/v1/check-in', { studentId: ana, sessionId });
       expect(checkedIn.status, checkedIn.text).to.equal(201);
       const { checkInId, code } = decodeAs(t.type({ checkInId: t.string, code: t.string }), checkedIn.json);
@@ -276,7 +262,7 @@ for (const backend of backends)
         ],
       });
       expect(mark.status, mark.text).to.equal(200);
-      await svc.deps.sync.pipeline.catchUp();
+      await h.svc.deps.sync.pipeline.catchUp();
 
       // The photo goes at the deletion itself; the rest waits for the period.
       const deleted = await send('POST', `/api/v1/students/${ana}/delete`, {
@@ -310,7 +296,7 @@ for (const backend of backends)
       expect(due.checkInsDeleted.count).to.equal(0);
       expect(due.marksDeleted.count).to.equal(0);
       expect(JSON.stringify(due)).not.to.contain('Ana Apagada');
-      const { idempotencyRecordsDeleted, ...ended } = await svc.deps.registration.retention.run();
+      const { idempotencyRecordsDeleted, ...ended } = await h.svc.deps.registration.retention.run();
       expect(ended).to.deep.equal({
         studentsAnonymised: 1,
         photosErased: 0,
@@ -355,8 +341,8 @@ for (const backend of backends)
         '5555-0101',
       ])
         expect(left.text, name).not.to.contain(name);
-      await svc.deps.replication.reconciler.refresh();
-      const stored = await everything(svc);
+      await h.svc.deps.replication.reconciler.refresh();
+      const stored = await everything(h.svc);
       for (const name of ['Ana Apagada', 'Tio Adulto Buscador', 'Amendoim raro', 'venha à sala'])
         expect(stored, name).not.to.contain(name);
       // The active child's guardian shares the name: still there, on Bruno's record.
@@ -376,7 +362,7 @@ for (const backend of backends)
       const old = await preview();
       expect(old.checkInsDeleted).to.deep.equal({ count: 1, ids: [checkInId] });
       expect(old.marksDeleted).to.deep.equal({ count: 1, ids: [`attendance:${bruno}:${sessionId}`] });
-      const ran = await svc.deps.registration.retention.run();
+      const ran = await h.svc.deps.registration.retention.run();
       expect([ran.checkInsDeleted, ran.marksDeleted]).to.deep.equal([1, 1]);
       const emptied = await preview();
       expect([emptied.checkInsDeleted.count, emptied.marksDeleted.count]).to.deep.equal([0, 0]);
@@ -384,11 +370,11 @@ for (const backend of backends)
       expect(gone.rows).to.deep.equal([]);
       expect((await exportOf(ana)).body.checkIns).to.deep.equal([]);
       expect((await exportOf(bruno)).body.events.filter((e) => e.type === 'MARK_PRESENT')).to.deep.equal([]);
-      expect(await everything(svc)).not.to.contain(checkInId);
+      expect(await everything(h.svc)).not.to.contain(checkInId);
       // A tablet that replicates from the start again (after a restore) is told the retired mark is
       // held, so it does not push it back; an event the server never had is still asked for.
       const unknown = `event:${randomUUID()}`;
-      const diff = await fetch(`${svc.url}/api/v1/replication/events/_revs_diff`, {
+      const diff = await fetch(`${h.url}/api/v1/replication/events/_revs_diff`, {
         method: 'POST',
         headers: { ...authHeaders(ADMIN), 'Content-Type': 'application/json' },
         body: JSON.stringify({ [`event:${markEventId}`]: ['1-a'], [unknown]: ['1-b'] }),
@@ -400,7 +386,7 @@ for (const backend of backends)
       clock.forward(400);
       const audits = await preview();
       expect(audits.auditEntriesAnonymised.count).to.be.greaterThan(0);
-      const ranAudit = await svc.deps.registration.retention.run();
+      const ranAudit = await h.svc.deps.registration.retention.run();
       expect(ranAudit.auditEntriesAnonymised).to.equal(audits.auditEntriesAnonymised.count);
       expect((await preview()).auditEntriesAnonymised.count).to.equal(0);
       const ofAna = decodeAs(AuditItems, (await get(`/api/v1/audit-logs?subjectId=${ana}&limit=200`)).json);
@@ -419,18 +405,18 @@ for (const backend of backends)
       expect(deletions.items[0]?.details.anonymisedAt).to.be.a('string');
       expect(deletions.items[0]?.details).not.to.have.property('deviceId');
       // Nothing of this went past the pipeline unread: no event quarantined, no warning logged.
-      const quarantined = await svc.store.db.projections.allDocs({
+      const quarantined = await h.svc.store.db.projections.allDocs({
         startkey: 'quarantine:',
         endkey: 'quarantine:\ufff0',
       });
       expect(quarantined.rows).to.deep.equal([]);
       // (The kiosk and office bundles are not built for these tests: their warnings name a path.)
-      expect(svc.logLines().filter((l) => Number(l.level) >= 40 && l.path === undefined)).to.deep.equal([]);
+      expect(h.svc.logLines().filter((l) => Number(l.level) >= 40 && l.path === undefined)).to.deep.equal([]);
     });
 
     if (!backend.couch)
       it('the run the service makes as it starts leaves one audit entry, with its counts and nothing else', async () => {
-        const runs = await untilStartRunAudited(svc.url);
+        const runs = await untilStartRunAudited(h.url);
         expect(runs.length).to.equal(1);
         for (const entry of runs) {
           expect(entry).to.deep.include({ outcome: 'SUCCESS', action: 'MUTATION', subject_id: null });
@@ -454,6 +440,7 @@ describe('retention at start: a restored store is brought within the periods', f
     const clock = movableClock();
     try {
       const first = await startTestService({ clock: clock.now, env: { DATA_DIR: dataDir } });
+      const h = harnessOf(() => first);
       let studentId: string;
       try {
         // Its own start-up run first, so the two starts leave an entry each.
@@ -465,19 +452,16 @@ describe('retention at start: a restored store is brought within the periods', f
           { displayName: 'Davi Restaurado', guardianName: 'Rute', phones: [], classId },
           'studentId',
         );
-        const put = await mutate(
-          `${first.url}/api/v1/church/retention`,
-          'PUT',
-          { deletedStudentDays: 1, attendanceDays: 1825, pageDays: 90, auditDays: 1825 },
-          ADMIN,
-        );
+        const put = await h.send('PUT', '/api/v1/church/retention', {
+          deletedStudentDays: 1,
+          attendanceDays: 1825,
+          pageDays: 90,
+          auditDays: 1825,
+        });
         expect(put.status, put.text).to.equal(200);
-        const del = await mutate(
-          `${first.url}/api/v1/students/${studentId}/delete`,
-          'POST',
-          { justification: 'Pedido da família, por escrito' },
-          ADMIN,
-        );
+        const del = await h.send('POST', `/api/v1/students/${studentId}/delete`, {
+          justification: 'Pedido da família, por escrito',
+        });
         expect(del.status, del.text).to.equal(200);
       } finally {
         await first.dispose();

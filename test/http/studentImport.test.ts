@@ -4,18 +4,13 @@ import { expect } from 'chai';
 import { ClassC } from '../../src/domain/classes.js';
 import { Student, StudentPage } from '../../src/domain/student.js';
 import { ImportReport } from '../../src/domain/studentImport.js';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope, issuePaths } from '../support/http.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { mutationHeaders } from '../support/testService.js';
 
-const ADMIN = DEV_TOKENS.DEV_ADMIN_TOKEN;
-const CHAMADOR = DEV_TOKENS.DEV_CALLER_TOKEN;
-const CADASTRO = DEV_TOKENS.DEV_CADASTRO_TOKEN;
+const ADMIN = TOKENS.ADMIN;
+const CHAMADOR = TOKENS.CHAMADOR;
+const CADASTRO = TOKENS.CADASTRO;
 
 const FILE = [
   'Nome;Data de Nascimento;Responsável;Telefone;Turma;Alergias',
@@ -28,7 +23,7 @@ const FILE = [
 
 describe('student import', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useService({ clock: () => new Date('2026-03-01T12:00:00Z') }, 'test');
 
   const upload = (
     body: string | Uint8Array<ArrayBuffer>,
@@ -37,7 +32,7 @@ describe('student import', function () {
     key: string = randomUUID(),
     contentType = 'text/csv',
   ) =>
-    call(`${svc.url}/api/v1/imports/students?${query}`, {
+    call(`${h.url}/api/v1/imports/students?${query}`, {
       method: 'POST',
       headers: { ...mutationHeaders(token, key), 'Content-Type': contentType },
       body,
@@ -48,7 +43,7 @@ describe('student import', function () {
     return decodeAs(ImportReport, r.json);
   };
   const createClass = async (name: string) => {
-    const r = await call(`${svc.url}/api/v1/classes`, {
+    const r = await call(`${h.url}/api/v1/classes`, {
       method: 'POST',
       headers: mutationHeaders(ADMIN),
       body: JSON.stringify({ name }),
@@ -56,16 +51,12 @@ describe('student import', function () {
     return decodeAs(ClassC, r.json);
   };
   const listAll = async () => {
-    const r = await call(`${svc.url}/api/v1/students?limit=200`, { headers: authHeaders(ADMIN) });
+    const r = await h.get(`/api/v1/students?limit=200`, ADMIN);
     return decodeAs(StudentPage, r.json).items;
   };
 
   beforeEach(async () => {
-    svc = await startTestService({ clock: () => new Date('2026-03-01T12:00:00Z') });
     await createClass('Maternal');
-  });
-  afterEach(async () => {
-    await svc.dispose();
   });
 
   it('a dry run reports every row with its errors and stores nothing', async () => {
@@ -100,7 +91,7 @@ describe('student import', function () {
     ]);
     const joao = applied.outcomes.find((o) => o.row === 2)?.studentId;
     if (joao === null || joao === undefined) throw new Error('no student for row 2');
-    const read = await call(`${svc.url}/api/v1/students/${joao}`, { headers: authHeaders(ADMIN) });
+    const read = await h.get(`/api/v1/students/${joao}`, ADMIN);
     const student = decodeAs(Student, read.json);
     expect(student.displayName).to.equal('João da Silva');
     expect(student.birthDate).to.equal('2019-03-05');
@@ -122,7 +113,7 @@ describe('student import', function () {
     const r = await report(FILE, 'dryRun=false&createClasses=true');
     expect(r.classesCreated).to.deep.equal(['Jardim']);
     expect(r.created).to.equal(3);
-    const classes = await call(`${svc.url}/api/v1/classes`, { headers: authHeaders(ADMIN) });
+    const classes = await h.get(`/api/v1/classes`, ADMIN);
     expect(classes.text).to.contain('Jardim');
   });
 
@@ -193,9 +184,9 @@ describe('student import', function () {
   it('each created student is audited under its id, and no cell reaches the log', async () => {
     const r = await report(FILE, 'dryRun=false');
     const id = r.outcomes[0]?.studentId ?? '';
-    const audit = await call(`${svc.url}/api/v1/audit-logs?subjectId=${id}`, { headers: authHeaders(ADMIN) });
+    const audit = await h.get(`/api/v1/audit-logs?subjectId=${id}`, ADMIN);
     expect(audit.text).to.contain('/api/v1/imports/students');
-    const log = svc.rawLog();
+    const log = h.svc.rawLog();
     for (const word of ['Silva', 'Souza', '98765', 'amendoim']) expect(log).not.to.contain(word);
   });
 });

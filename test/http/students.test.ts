@@ -2,15 +2,10 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope, issuePaths } from '../support/http.js';
 import { uploadTestPhoto } from '../support/photo.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutate,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, mutate } from '../support/testService.js';
 
 const Created = t.type({ studentId: t.string });
 const Page = t.type({
@@ -22,16 +17,12 @@ const Page = t.type({
 
 describe('students', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useService({}, 'test');
   let classId: string;
-  const url = (p: string) => `${svc.url}${p}`;
-  const send = (
-    method: string,
-    path: string,
-    body?: unknown,
-    token: string = DEV_TOKENS.DEV_CADASTRO_TOKEN,
-  ) => mutate(url(path), method, body, token);
-  const get = (path: string, token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) =>
+  const url = (p: string) => `${h.url}${p}`;
+  const send = (method: string, path: string, body?: unknown, token: string = TOKENS.CADASTRO) =>
+    mutate(url(path), method, body, token);
+  const get = (path: string, token: string = TOKENS.ADMIN) =>
     call(url(path), { headers: authHeaders(token) });
   const newStudent = (over: Record<string, unknown> = {}) => ({
     displayName: 'João Pedro',
@@ -47,12 +38,10 @@ describe('students', function () {
   };
 
   beforeEach(async () => {
-    svc = await startTestService();
     const c = await send('POST', '/api/v1/classes', { name: 'Turma A' });
     expect(c.status, c.text).to.equal(201);
     classId = decodeAs(t.type({ classId: t.string }), c.json).classId;
   });
-  afterEach(() => svc.dispose());
 
   describe('create and change', () => {
     it('creates a student: 201, Location, every field the writer may read', async () => {
@@ -118,12 +107,12 @@ describe('students', function () {
 
     it('CHAMADOR and RELATORIOS cannot create or change students (403); anonymous 401', async () => {
       expectEnvelope(
-        await send('POST', '/api/v1/students', newStudent(), DEV_TOKENS.DEV_CALLER_TOKEN),
+        await send('POST', '/api/v1/students', newStudent(), TOKENS.CHAMADOR),
         403,
         'FORBIDDEN_ROLE',
       );
       expectEnvelope(
-        await send('POST', '/api/v1/students', newStudent(), DEV_TOKENS.DEV_REPORTS_TOKEN),
+        await send('POST', '/api/v1/students', newStudent(), TOKENS.RELATORIOS),
         403,
         'FORBIDDEN_ROLE',
       );
@@ -151,9 +140,9 @@ describe('students', function () {
         address: { city: 'Recife' },
         birthDate: '2019-01-01',
       });
-      const admin = await get(`/api/v1/students/${id}`, DEV_TOKENS.DEV_ADMIN_TOKEN);
-      const caller = await get(`/api/v1/students/${id}`, DEV_TOKENS.DEV_CALLER_TOKEN);
-      const reports = await get(`/api/v1/students/${id}`, DEV_TOKENS.DEV_REPORTS_TOKEN);
+      const admin = await get(`/api/v1/students/${id}`, TOKENS.ADMIN);
+      const caller = await get(`/api/v1/students/${id}`, TOKENS.CHAMADOR);
+      const reports = await get(`/api/v1/students/${id}`, TOKENS.RELATORIOS);
       expect(admin.json).to.include.keys('address', 'birthDate', 'allergies');
       expect(caller.json).to.include.keys('allergies', 'guardianName', 'phones');
       expect(caller.json).not.to.have.any.keys('address', 'birthDate');
@@ -253,7 +242,7 @@ describe('students', function () {
           'POST',
           `/api/v1/students/${id}/delete`,
           { justification: justified(length) },
-          DEV_TOKENS.DEV_ADMIN_TOKEN,
+          TOKENS.ADMIN,
         );
         expect(r.status, r.text).to.equal(status);
         if (status === 400)
@@ -269,7 +258,7 @@ describe('students', function () {
         'POST',
         `/api/v1/students/${id}/delete`,
         { justification: 'Mudou de cidade com a família' },
-        DEV_TOKENS.DEV_ADMIN_TOKEN,
+        TOKENS.ADMIN,
       );
       expect(r.json).to.deep.include({
         status: 'DELETED',
@@ -280,7 +269,7 @@ describe('students', function () {
           'POST',
           `/api/v1/students/${id}/delete`,
           { justification: 'again, for good measure' },
-          DEV_TOKENS.DEV_ADMIN_TOKEN,
+          TOKENS.ADMIN,
         ),
         409,
         'CONFLICT',
@@ -289,7 +278,7 @@ describe('students', function () {
       const deleted = decodeAs(Page, (await get('/api/v1/students?status=DELETED')).json);
       expect(deleted.items.map((i) => i.studentId)).to.deep.equal([id]);
       expect(decodeAs(Page, (await get('/api/v1/students')).json).items).to.have.length(0);
-      const events = await svc.store.db.events.find({ selector: { subjectId: id, type: 'SOFT_DELETE' } });
+      const events = await h.svc.store.db.events.find({ selector: { subjectId: id, type: 'SOFT_DELETE' } });
       expect(events.docs).to.have.length(1);
     });
 
@@ -329,7 +318,7 @@ describe('students', function () {
       const c = await send('POST', '/api/v1/image-consents', consent(id));
       expect(c.status, c.text).to.equal(201);
       const consentId = decodeAs(t.type({ consentId: t.string }), c.json).consentId;
-      const stored = await uploadTestPhoto(svc.url, id, authHeaders(DEV_TOKENS.DEV_CADASTRO_TOKEN));
+      const stored = await uploadTestPhoto(h.url, id, authHeaders(TOKENS.CADASTRO));
       expect((await send('PATCH', `/api/v1/students/${id}`, { photoRef: null })).status).to.equal(200);
       expect((await send('PATCH', `/api/v1/students/${id}`, { photoRef: stored })).status).to.equal(200);
       expect((await get(`/api/v1/students/${id}`)).json).to.deep.include({
@@ -341,7 +330,7 @@ describe('students', function () {
         'POST',
         `/api/v1/image-consents/${consentId}/revoke`,
         { revocation_reason: 'A mãe pediu' },
-        DEV_TOKENS.DEV_ADMIN_TOKEN,
+        TOKENS.ADMIN,
       );
       expect(revoked.status, revoked.text).to.equal(200);
       expect(revoked.json).to.deep.include({ revocation_reason: 'A mãe pediu' });
@@ -359,7 +348,7 @@ describe('students', function () {
       const other = await create({ displayName: 'Ana Clara' });
       for (const s of [id, other])
         expect((await send('POST', '/api/v1/image-consents', consent(s))).status).to.equal(201);
-      const theirs = await uploadTestPhoto(svc.url, other, authHeaders(DEV_TOKENS.DEV_CADASTRO_TOKEN));
+      const theirs = await uploadTestPhoto(h.url, other, authHeaders(TOKENS.CADASTRO));
       const refused = await send('PATCH', `/api/v1/students/${id}`, {
         displayName: 'João P.',
         photoRef: 'photos/invented.jpg',
@@ -374,7 +363,7 @@ describe('students', function () {
         photo_refs: [],
       });
       // The child's own stored photo, sent back with the record unchanged, is accepted.
-      const mine = await uploadTestPhoto(svc.url, id, authHeaders(DEV_TOKENS.DEV_CADASTRO_TOKEN));
+      const mine = await uploadTestPhoto(h.url, id, authHeaders(TOKENS.CADASTRO));
       const resent = await send('PATCH', `/api/v1/students/${id}`, {
         displayName: 'João P.',
         photoRef: mine,
@@ -390,19 +379,9 @@ describe('students', function () {
         t.type({ consentId: t.string }),
         (await send('POST', '/api/v1/image-consents', consent(id))).json,
       ).consentId;
-      await send(
-        'POST',
-        `/api/v1/image-consents/${first}/revoke`,
-        { reason: 'pedido' },
-        DEV_TOKENS.DEV_ADMIN_TOKEN,
-      );
+      await send('POST', `/api/v1/image-consents/${first}/revoke`, { reason: 'pedido' }, TOKENS.ADMIN);
       expectEnvelope(
-        await send(
-          'POST',
-          `/api/v1/image-consents/${first}/revoke`,
-          { reason: 'again' },
-          DEV_TOKENS.DEV_ADMIN_TOKEN,
-        ),
+        await send('POST', `/api/v1/image-consents/${first}/revoke`, { reason: 'again' }, TOKENS.ADMIN),
         409,
         'CONFLICT',
       );
@@ -432,7 +411,7 @@ describe('students', function () {
           (await send('POST', '/api/v1/image-consents', consent(id))).json,
         ).consentId;
       const revoke = (c: string, body: unknown) =>
-        send('POST', `/api/v1/image-consents/${c}/revoke`, body, DEV_TOKENS.DEV_ADMIN_TOKEN);
+        send('POST', `/api/v1/image-consents/${c}/revoke`, body, TOKENS.ADMIN);
       const c = await consentOf();
       for (const body of [
         { revocation_reason: 'A mãe pediu', reason: 'A mãe pediu' },
@@ -486,8 +465,8 @@ describe('students', function () {
     it('audits mutations (success and failure) and sensitive reads, never with personal data', async () => {
       const id = await create({ allergies: 'Amendoim' });
       await send('PATCH', `/api/v1/students/${id}`, { displayName: '' });
-      await get(`/api/v1/students/${id}`, DEV_TOKENS.DEV_CALLER_TOKEN);
-      await svc.deps.audit.flush();
+      await get(`/api/v1/students/${id}`, TOKENS.CHAMADOR);
+      await h.svc.deps.audit.flush();
       const page = decodeAs(AuditPage, (await get(`/api/v1/audit-logs?subjectId=${id}`)).json);
       const seen = page.items.map((i) => `${i.action} ${i.endpoint} ${i.outcome}`);
       expect(seen).to.include.members([
@@ -495,13 +474,13 @@ describe('students', function () {
         'MUTATION PATCH /api/v1/students/{studentId} FAILURE',
         'READ_SENSITIVE GET /api/v1/students/{studentId} SUCCESS',
       ]);
-      const raw = JSON.stringify((await svc.store.db.audit.allDocs({ include_docs: true })).rows);
+      const raw = JSON.stringify((await h.svc.store.db.audit.allDocs({ include_docs: true })).rows);
       expect(raw).not.to.contain('João').and.not.to.contain('Amendoim').and.not.to.contain('5555-0101');
     });
 
     it('filters the audit log and refuses it to non-ADMINs', async () => {
       await create();
-      await svc.deps.audit.flush();
+      await h.svc.deps.audit.flush();
       const page = decodeAs(
         AuditPage,
         (await get('/api/v1/audit-logs?outcome=SUCCESS&actor=dev-cadastro')).json,
@@ -510,7 +489,7 @@ describe('students', function () {
       expect(page.items.every((i) => i.outcome === 'SUCCESS' && i.actor_user_id === 'dev-cadastro')).to.equal(
         true,
       );
-      expectEnvelope(await get('/api/v1/audit-logs', DEV_TOKENS.DEV_CADASTRO_TOKEN), 403, 'FORBIDDEN_ROLE');
+      expectEnvelope(await get('/api/v1/audit-logs', TOKENS.CADASTRO), 403, 'FORBIDDEN_ROLE');
       expectEnvelope(await get('/api/v1/audit-logs?cursor=nope'), 400, 'VALIDATION_FAILED');
     });
 
@@ -526,7 +505,7 @@ describe('students', function () {
         relationship: 'mãe',
         verification_method: 'IN_PERSON_DOCUMENT',
       });
-      await svc.deps.audit.flush();
+      await h.svc.deps.audit.flush();
       const r = await get(`/api/v1/students/${id}/export`);
       expect(r.status, r.text).to.equal(200);
       const body = decodeAs(
@@ -542,12 +521,8 @@ describe('students', function () {
       expect(body.imageConsents).to.have.length(1);
       expect(body.events.map((e) => e.type)).to.include.members(['STUDENT_CREATED', 'IMAGE_CONSENT_GRANTED']);
       expect(body.auditEntries.length).to.be.greaterThan(0);
-      expectEnvelope(
-        await get(`/api/v1/students/${id}/export`, DEV_TOKENS.DEV_CADASTRO_TOKEN),
-        403,
-        'FORBIDDEN_ROLE',
-      );
-      await svc.deps.audit.flush();
+      expectEnvelope(await get(`/api/v1/students/${id}/export`, TOKENS.CADASTRO), 403, 'FORBIDDEN_ROLE');
+      await h.svc.deps.audit.flush();
       const audits = decodeAs(AuditPage, (await get(`/api/v1/audit-logs?subjectId=${id}`)).json);
       expect(audits.items.map((i) => i.action)).to.include('EXPORT');
     });
@@ -555,18 +530,8 @@ describe('students', function () {
 });
 
 describe('student export of an unknown student', () => {
+  const h = useService();
   it('→ 404', async () => {
-    const svc = await startTestService();
-    try {
-      expectEnvelope(
-        await call(`${svc.url}/api/v1/students/${randomUUID()}/export`, {
-          headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
-        }),
-        404,
-        'NOT_FOUND',
-      );
-    } finally {
-      await svc.dispose();
-    }
+    expectEnvelope(await h.get(`/api/v1/students/${randomUUID()}/export`), 404, 'NOT_FOUND');
   });
 });

@@ -1,19 +1,17 @@
 /** POST /api/v1/sync/events, black-box against the running service. */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, expectEnvelope } from '../support/http.js';
-import { seedSmallRoster, syncEvents } from '../support/seed.js';
-import { DEV_TOKENS, mutate, startTestService, type TestService } from '../support/testService.js';
+import { syncEvents } from '../support/seed.js';
 
 describe('sync of offline events', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useService({}, 'test');
   let studentId: string;
   let sessionId: string;
-  const send = (path: string, body: unknown, token: string = DEV_TOKENS.DEV_ADMIN_TOKEN) =>
-    mutate(`${svc.url}${path}`, 'POST', body, token);
-  const sync = (events: unknown[], token: string = DEV_TOKENS.DEV_CALLER_TOKEN) =>
-    syncEvents(svc.url, events, token);
+  const { post: send } = h.as(TOKENS.ADMIN);
+  const sync = (events: unknown[], token: string = TOKENS.CHAMADOR) => syncEvents(h.url, events, token);
   const mark = (over: Record<string, unknown> = {}) => ({
     eventId: randomUUID(),
     type: 'MARK_PRESENT',
@@ -24,12 +22,11 @@ describe('sync of offline events', function () {
   });
 
   beforeEach(async () => {
-    svc = await startTestService();
-    const roster = await seedSmallRoster(svc.url, ['Ana']);
-    sessionId = roster.sessionId;
-    studentId = roster.studentIds[0] ?? '';
+    ({
+      sessionId,
+      studentIds: [studentId = ''],
+    } = await h.seedRoster({ students: ['Ana'] }));
   });
-  afterEach(() => svc.dispose());
 
   it('stores a batch and answers each event with its server timestamp and standing (read-your-writes)', async () => {
     const checkInId = randomUUID();
@@ -57,7 +54,7 @@ describe('sync of offline events', function () {
     expect(r.conflicts).to.deep.equal([]);
     expect(r.synced.map((s) => s.status)).to.deep.equal(['APPLIED', 'APPLIED', 'APPLIED']);
     expect(r.synced.every((s) => !s.duplicate && s.serverTimestamp.endsWith('Z'))).to.equal(true);
-    const aspect = (await svc.stores.projections.loadAspects([`checkin:${sessionId}:${studentId}`])).get(
+    const aspect = (await h.svc.stores.projections.loadAspects([`checkin:${sessionId}:${studentId}`])).get(
       `checkin:${sessionId}:${studentId}`,
     );
     expect(aspect?.events.map((e) => e.eventId).sort()).to.deep.equal(
@@ -103,14 +100,14 @@ describe('sync of offline events', function () {
       first.synced.map((s) => s.serverTimestamp),
     );
     for (const e of events) {
-      expect((await svc.store.db.events.find({ selector: { eventId: e.eventId } })).docs).to.have.length(1);
+      expect((await h.svc.store.db.events.find({ selector: { eventId: e.eventId } })).docs).to.have.length(1);
     }
   });
 
   it('reports an ADMIN-precedence conflict with both ids; the CHAMADOR event is kept but superseded', async () => {
     const admin = mark({ type: 'MARK_ABSENT', clientTimestamp: '2026-11-26T09:00:00.000Z' });
     const caller = mark({ clientTimestamp: '2026-11-26T10:00:00.000Z' });
-    const a = await sync([admin], DEV_TOKENS.DEV_ADMIN_TOKEN);
+    const a = await sync([admin], TOKENS.ADMIN);
     expect(a.synced[0]?.status).to.equal('APPLIED');
     const c = await sync([caller]);
     expect(c.synced[0]?.status).to.equal('CONFLICT_SUPERSEDED');
@@ -122,7 +119,7 @@ describe('sync of offline events', function () {
         loserEventId: caller.eventId,
       },
     ]);
-    expect((await svc.store.db.events.find({ selector: { eventId: caller.eventId } })).docs).to.have.length(
+    expect((await h.svc.store.db.events.find({ selector: { eventId: caller.eventId } })).docs).to.have.length(
       1,
     );
   });
@@ -184,7 +181,7 @@ describe('sync of offline events', function () {
       value,
       clientTimestamp: '2026-11-26T10:00:00.000Z',
     });
-    const r = await sync([field('amendoim'), field('')], DEV_TOKENS.DEV_CADASTRO_TOKEN);
+    const r = await sync([field('amendoim'), field('')], TOKENS.CADASTRO);
     expect(r.synced.map((s) => s.status)).to.deep.equal(['APPLIED']);
     expect(r.failed.map((f) => [f.index, f.reason, f.issues?.[0]?.path])).to.deep.equal([
       [1, 'VALIDATION_FAILED', 'body.events.1.value'],
@@ -211,7 +208,7 @@ describe('sync of offline events', function () {
       [before.eventId, true, first.synced[0]?.serverTimestamp],
     ]);
     expect(r.failed.map((f) => [f.index, f.reason])).to.deep.equal([[0, 'SUBJECT_DELETED']]);
-    const clash = await sync([other], DEV_TOKENS.DEV_ADMIN_TOKEN);
+    const clash = await sync([other], TOKENS.ADMIN);
     expect(clash.failed.map((f) => f.reason)).to.deep.equal(['EVENT_ID_TAKEN']);
   });
 
@@ -246,7 +243,7 @@ describe('sync of offline events', function () {
 
   it('needs authentication, an Idempotency-Key, and a list of events', async () => {
     expectEnvelope(
-      await call(`${svc.url}/api/v1/sync/events`, {
+      await call(`${h.url}/api/v1/sync/events`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: '{"events":[]}',

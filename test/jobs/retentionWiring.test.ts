@@ -3,14 +3,12 @@
  * and audited with its counts only; a failed run the same, and the next one still runs; a stop tells
  * the run under way to stop at the end of its step, and waits for it.
  */
-import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import type { AuditLog, NewAuditEntry } from '../../src/domain/audit.js';
 import type { RetentionCounts } from '../../src/domain/retention.js';
 import { disposers } from '../../src/lib/disposers.js';
-import { createLogger } from '../../src/log/logger.js';
 import { prometheusMetrics } from '../../src/metrics/metrics.js';
 import { RETENTION_JOB_ENDPOINT, wireRetention } from '../../src/wiring/jobs.js';
+import { capturingLogger, recordingAudit } from '../support/jobWiring.js';
 import { parseExposition, sampleSum } from '../support/prometheus.js';
 
 const counts = (n: number): RetentionCounts => ({
@@ -32,28 +30,8 @@ const until = async (what: () => boolean, ms: number): Promise<void> => {
 };
 
 const harness = () => {
-  const entries: NewAuditEntry[] = [];
-  const audit: AuditLog = {
-    append: async (entry) => {
-      entries.push(entry);
-    },
-    appendKeyed: async () => undefined,
-    query: async () => {
-      throw new Error('not read here');
-    },
-    flush: async () => undefined,
-    close: async () => undefined,
-  };
-  const logged: string[] = [];
-  const logger = createLogger(
-    'info',
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        logged.push(chunk.toString('utf8'));
-        done();
-      },
-    }),
-  );
+  const { entries, audit } = recordingAudit();
+  const { logged, logger } = capturingLogger();
   const metrics = prometheusMetrics({ clock: () => new Date() });
   return { entries, audit, logged, logger, metrics, opened: disposers() };
 };

@@ -9,21 +9,11 @@ import { familyPassText, passIssuer, rosterPassHashes } from '../../src/crypto/f
 import { checkFamilyPass } from '../../src/kiosk/app/familyPass.js';
 import { buildRosterIndex } from '../../src/kiosk/app/rosterIndex.js';
 import { rosterFamilyDocs } from '../../src/rules/roster.js';
+import { aRosterStudent } from '../support/fixtures.js';
 
 const SECRET = new Uint8Array(32).fill(3);
 
-const student = (studentId: string) => ({
-  _id: `student:${studentId}`,
-  docType: 'rosterStudent',
-  studentId,
-  displayName: `Criança ${studentId}`,
-  classId: 'c1',
-  photoRef: null,
-  allergies: null,
-  specialNeeds: null,
-  visitor: false,
-  pickup: [],
-});
+const student = (studentId: string) => aRosterStudent(studentId, `Criança ${studentId}`);
 
 /** The roster of two families, the first with its pass revoked once. */
 const roster = (students: ReadonlyArray<string>) => {

@@ -8,6 +8,7 @@ import {
   sessionsFrom,
   siblingsOf,
 } from '../../src/kiosk/app/rosterIndex.js';
+import { aRosterStudent } from '../support/fixtures.js';
 
 const student = (studentId: string, displayName: string, classId: string) => ({
   _id: `student:${studentId}`,
@@ -145,19 +146,8 @@ describe('kiosk: deactivated classes and sessions (0047)', () => {
 });
 
 describe('kiosk: siblings', () => {
-  const kid = (id: string, displayName: string, families?: string[]) => ({
-    _id: `student:${id}`,
-    docType: 'rosterStudent',
-    studentId: id,
-    displayName,
-    classId: 'c1',
-    photoRef: null,
-    allergies: null,
-    specialNeeds: null,
-    visitor: false,
-    pickup: [],
-    ...(families === undefined ? {} : { families }),
-  });
+  const kid = (id: string, displayName: string, families?: string[]) =>
+    aRosterStudent(id, displayName, families === undefined ? {} : { families });
   const family = buildRosterIndex([
     kid('1', 'Caio', ['f1']),
     kid('2', 'Ana', ['f1', 'f2']),

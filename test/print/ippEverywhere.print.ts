@@ -20,8 +20,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import * as t from 'io-ts';
 import sharp from 'sharp';
 import { LABEL_PAGES } from '../../src/domain/labelLayouts.js';
+import { call, decodeAs } from '../support/http.js';
 import {
   type DnsSd,
   type IppEverywherePrinter,
@@ -31,8 +33,9 @@ import {
 } from '../support/ippEverywhere.js';
 import { checkInAll, createPrinter, finishedJob, printLabels } from '../support/printing.js';
 import { readPwgRaster } from '../support/pwgRasterFile.js';
-import { seedSmallRoster } from '../support/seed.js';
-import { startTestService, type TestService } from '../support/testService.js';
+import { qrTextOf } from '../support/qr.js';
+import { createdId, seedSmallRoster } from '../support/seed.js';
+import { authHeaders, DEV_TOKENS, startTestService, type TestService } from '../support/testService.js';
 
 const run = promisify(execFile);
 const ARTIFACTS = 'test-artifacts/print';
@@ -139,6 +142,7 @@ describe('labels on a real IPP Everywhere printer (ippeveprinter)', function () 
   let dnsSd: DnsSd | undefined;
   let svc: TestService | undefined;
   let sessionId: string;
+  let classId: string;
   let studentIds: ReadonlyArray<string>;
 
   before(async () => {
@@ -152,6 +156,7 @@ describe('labels on a real IPP Everywhere printer (ippeveprinter)', function () 
       today,
     );
     sessionId = roster.sessionId;
+    classId = roster.classId;
     studentIds = roster.studentIds;
     await mkdir(ARTIFACTS, { recursive: true });
   });
@@ -267,6 +272,62 @@ describe('labels on a real IPP Everywhere printer (ippeveprinter)', function () 
       expect(pageTexts[1]).to.contain('Canhotodoresponsável').and.to.contain(`CarlaDias${checkIns[0]?.code}`);
     } finally {
       await printer.stop();
+    }
+  });
+
+  it("the guardian's stub carries the family pass: jsQR reads it on the PWG Raster page and on poppler's drawing of the PDF", async () => {
+    const raster = await startIppEverywhere();
+    const pdf = await startIppEverywhere({ formats: 'application/pdf,image/pwg-raster' });
+    try {
+      const studentId = await createdId(
+        url(),
+        '/api/v1/students',
+        {
+          displayName: 'Elisa Prado',
+          guardianName: 'Rita Prado',
+          phones: [{ number: '11 97777-4321', qualifier: 'mãe' }],
+          classId,
+        },
+        'studentId',
+      );
+      const passRead = await call(`${url()}/api/v1/students/${studentId}/family-pass/content`, {
+        headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+      });
+      const pass = decodeAs(t.type({ content: t.string }), passRead.json).content;
+      const checkIns = await checkInAll(url(), sessionId, [studentId]);
+      for (const [uri, name] of [
+        [raster.uri, 'Recepção QR'],
+        [pdf.uri, 'Recepção QR (PDF)'],
+      ] as const) {
+        const printerId = await createPrinter(url(), { name, protocol: 'ipp', uri, layout: 'brother62' });
+        const job = await finishedJob(
+          url(),
+          await printLabels(url(), printerId, [checkIns[0]?.checkInId ?? '']),
+        );
+        expect(job, JSON.stringify(job)).to.deep.include({ status: 'done' });
+      }
+      const [keptRaster] = await keptDocuments(raster, 1);
+      const pages = readPwgRaster(await readFile(keptRaster ?? ''));
+      expect(pages, 'the label and the stub').to.have.length(2);
+      const png = async (page: { width: number; height: number; grey: Uint8Array }) =>
+        new Uint8Array(
+          await sharp(Buffer.from(page.grey), {
+            raw: { width: page.width, height: page.height, channels: 1 },
+          })
+            .png()
+            .toBuffer(),
+        );
+      const [label, stub] = pages;
+      if (label === undefined || stub === undefined) throw new Error('pages are missing');
+      expect(await qrTextOf(await png(stub))).to.equal(pass);
+      expect(await qrTextOf(await png(label)), "a child's label has no QR code").to.equal(undefined);
+      const [keptPdf] = await keptDocuments(pdf, 1);
+      const drawn = await popplerPages(keptPdf ?? '', 'poppler-stub-qr');
+      expect(drawn).to.have.length(2);
+      expect(await qrTextOf(await png(drawn[1] ?? label))).to.equal(pass);
+    } finally {
+      await raster.stop();
+      await pdf.stop();
     }
   });
 

@@ -10,16 +10,10 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { isUuid } from '../../src/domain/codec.js';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, type HttpResult } from '../support/http.js';
 import { probeRoutes } from '../support/probeRoutes.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutate,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, mutate, mutationHeaders } from '../support/testService.js';
 import { figure } from './figures.js';
 import {
   addStudent,
@@ -71,31 +65,25 @@ const listOf = (header: string | null): string[] =>
 
 describe('reliability: security headers and CORS on every status class', function () {
   this.timeout(60_000);
-  let svc: TestService;
   const now = Date.parse('2026-11-25T12:00:00.000Z');
+  // A frozen clock keeps the login window from reopening while the matrix runs.
+  const h = useService({
+    env: { CORS_ORIGINS: `${KIOSK},${DEV_UI}` },
+    routes: probeRoutes(),
+    clock: () => new Date(now),
+  });
   const cases: Case[] = [];
-  const url = (p: string) => `${svc.url}${p}`;
+  const url = (p: string) => `${h.url}${p}`;
 
   before(async () => {
-    // A frozen clock keeps the login window from reopening while the matrix runs.
-    svc = await startTestService({
-      env: { CORS_ORIGINS: `${KIOSK},${DEV_UI}` },
-      routes: probeRoutes(),
-      clock: () => new Date(now),
-    });
-    const { classId, sessionId } = await classAndSession(svc);
-    const studentId = await addStudent(svc, classId);
-    const checkedIn = await mutate(
-      url('/api/v1/check-in'),
-      'POST',
-      { studentId, sessionId },
-      DEV_TOKENS.DEV_ADMIN_TOKEN,
-    );
+    const { classId, sessionId } = await classAndSession(h.svc);
+    const studentId = await addStudent(h.svc, classId);
+    const checkedIn = await mutate(url('/api/v1/check-in'), 'POST', { studentId, sessionId }, TOKENS.ADMIN);
     const { checkInId, code } = decodeAs(CheckInView, checkedIn.json);
     const out = (origin: Record<string, string>) =>
       call(url('/api/v1/check-out'), {
         method: 'POST',
-        headers: { ...mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN), ...origin },
+        headers: { ...mutationHeaders(TOKENS.CHAMADOR), ...origin },
         body: JSON.stringify({ checkInId, code: wrongCode(code), pickupPerson: 'X' }),
       });
     for (let i = 0; i < 5; i += 1) await out({});
@@ -105,7 +93,7 @@ describe('reliability: security headers and CORS on every status class', functio
     const replayKey = randomUUID();
     const original = await call(url('/api/v1/classes'), {
       method: 'POST',
-      headers: { ...mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN, replayKey), Origin: KIOSK },
+      headers: { ...mutationHeaders(TOKENS.ADMIN, replayKey), Origin: KIOSK },
       body: JSON.stringify({ name: 'Replay' }),
     });
     expect(original.status, original.text).to.equal(201);
@@ -138,31 +126,29 @@ describe('reliability: security headers and CORS on every status class', functio
     });
     get('200 security.txt', 200, '/.well-known/security.txt');
     send('201 create', 201, '/api/v1/classes', () =>
-      json('POST', DEV_TOKENS.DEV_ADMIN_TOKEN, JSON.stringify({ name: `T ${randomUUID()}` })),
+      json('POST', TOKENS.ADMIN, JSON.stringify({ name: `T ${randomUUID()}` })),
     );
     send('201 replay', 201, '/api/v1/classes', () =>
-      json('POST', DEV_TOKENS.DEV_ADMIN_TOKEN, JSON.stringify({ name: 'Replay' }), replayKey),
+      json('POST', TOKENS.ADMIN, JSON.stringify({ name: 'Replay' }), replayKey),
     );
     send('400 invalid body', 400, '/api/v1/classes', () =>
-      json('POST', DEV_TOKENS.DEV_ADMIN_TOKEN, JSON.stringify({ name: '' })),
+      json('POST', TOKENS.ADMIN, JSON.stringify({ name: '' })),
     );
-    send('400 malformed JSON', 400, '/api/v1/classes', () =>
-      json('POST', DEV_TOKENS.DEV_ADMIN_TOKEN, '{"name": '),
-    );
-    get('400 no device id', 400, '/api/v1/users', { Authorization: `Bearer ${DEV_TOKENS.DEV_ADMIN_TOKEN}` });
+    send('400 malformed JSON', 400, '/api/v1/classes', () => json('POST', TOKENS.ADMIN, '{"name": '));
+    get('400 no device id', 400, '/api/v1/users', { Authorization: `Bearer ${TOKENS.ADMIN}` });
     get('401 no token', 401, '/api/v1/users');
     get('401 bad token', 401, '/api/v1/users', authHeaders('not-a-token-of-this-service'));
-    get('403 role', 403, '/api/v1/users', authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN));
+    get('403 role', 403, '/api/v1/users', authHeaders(TOKENS.CHAMADOR));
     get('404 route', 404, '/api/v1/no-such-route');
-    get('404 resource', 404, `/api/v1/students/${randomUUID()}`, authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN));
+    get('404 resource', 404, `/api/v1/students/${randomUUID()}`, authHeaders(TOKENS.ADMIN));
     send('409 key reuse', 409, '/api/v1/classes', () =>
-      json('POST', DEV_TOKENS.DEV_ADMIN_TOKEN, JSON.stringify({ name: 'Other' }), replayKey),
+      json('POST', TOKENS.ADMIN, JSON.stringify({ name: 'Other' }), replayKey),
     );
     send('413 body', 413, '/api/v1/classes', () =>
-      json('POST', DEV_TOKENS.DEV_ADMIN_TOKEN, JSON.stringify({ name: 'x'.repeat(1_100_000) })),
+      json('POST', TOKENS.ADMIN, JSON.stringify({ name: 'x'.repeat(1_100_000) })),
     );
     send('415 charset', 415, '/api/v1/classes', () => {
-      const i = json('POST', DEV_TOKENS.DEV_ADMIN_TOKEN, '{}');
+      const i = json('POST', TOKENS.ADMIN, '{}');
       return { ...i, headers: { ...i.headers, 'Content-Type': 'application/json; charset=klingon' } };
     });
     add({ label: '423 locked', status: 423, path: '/api/v1/check-out', send: out });
@@ -189,7 +175,6 @@ describe('reliability: security headers and CORS on every status class', functio
         }),
     });
   });
-  after(() => svc.dispose());
 
   /**
    * Everything wrong with one response. `spec` findings break the spec's Authentication 11–12 (or the

@@ -7,14 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope, type HttpResult } from '../support/http.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, mutationHeaders } from '../support/testService.js';
 import { figure } from './figures.js';
 import {
   addStudent,
@@ -37,19 +32,17 @@ const ReportRows = t.type({
 
 describe('reliability: idempotency race on check-in', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useService({}, 'test');
   let roster: Roster;
   let studentId: string;
 
   beforeEach(async () => {
-    svc = await startTestService();
-    roster = await classAndSession(svc);
-    studentId = await addStudent(svc, roster.classId, { displayName: 'Corrida Idempotente' });
+    roster = await classAndSession(h.svc);
+    studentId = await addStudent(h.svc, roster.classId, { displayName: 'Corrida Idempotente' });
   });
-  afterEach(() => svc.dispose());
 
   const post = (headers: Record<string, string>): Promise<HttpResult> =>
-    call(`${svc.url}/api/v1/check-in`, {
+    call(`${h.url}/api/v1/check-in`, {
       method: 'POST',
       headers,
       body: JSON.stringify({ studentId, sessionId: roster.sessionId }),
@@ -57,20 +50,20 @@ describe('reliability: idempotency race on check-in', function () {
 
   /** What the store, the pickup desk and the report say about this child's check-ins. */
   const observed = async () => {
-    const stored = (await docsOfType(svc.store.db.private, 'checkin', StoredCheckin)).filter(
+    const stored = (await docsOfType(h.svc.store.db.private, 'checkin', StoredCheckin)).filter(
       (c) => c.studentId === studentId,
     );
-    const events = (await eventsOf(svc, 'CHECK_IN')).filter((e) => e.subjectId === studentId);
+    const events = (await eventsOf(h.svc, 'CHECK_IN')).filter((e) => e.subjectId === studentId);
     const desk = await call(
-      `${svc.url}/api/v1/check-in/active?studentId=${studentId}&sessionId=${roster.sessionId}`,
-      { headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN) },
+      `${h.url}/api/v1/check-in/active?studentId=${studentId}&sessionId=${roster.sessionId}`,
+      { headers: authHeaders(TOKENS.CHAMADOR) },
     );
     expect(desk.status, desk.text).to.equal(200);
     const deskId = decodeAs(t.type({ checkIn: t.type({ checkInId: t.string }) }), desk.json).checkIn
       .checkInId;
     const report = await call(
-      `${svc.url}/api/v1/reports/attendance?from=${roster.date}&to=${roster.date}&sessionId=${roster.sessionId}`,
-      { headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN) },
+      `${h.url}/api/v1/reports/attendance?from=${roster.date}&to=${roster.date}&sessionId=${roster.sessionId}`,
+      { headers: authHeaders(TOKENS.ADMIN) },
     );
     expect(report.status, report.text).to.equal(200);
     const rows = decodeAs(ReportRows, report.json).rows.filter((r) => r.studentId === studentId);
@@ -78,7 +71,7 @@ describe('reliability: idempotency race on check-in', function () {
   };
 
   it(`${BURST} concurrent identical check-ins (one key) → one check-in, one event, ${BURST} identical responses`, async () => {
-    const headers = mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN);
+    const headers = mutationHeaders(TOKENS.CHAMADOR);
     const started = process.hrtime.bigint();
     const results = await Promise.all(Array.from({ length: BURST }, () => post(headers)));
     const elapsed = since(started);
@@ -105,7 +98,7 @@ describe('reliability: idempotency race on check-in', function () {
     expect(rows[0]?.checkedInAt).to.be.a('string');
 
     // Every attempt is audited (this service saw no other check-in); the replays name the original.
-    const audit = await auditOf(svc, 'POST /api/v1/check-in');
+    const audit = await auditOf(h.svc, 'POST /api/v1/check-in');
     const originalId = first.headers.get('x-correlation-id');
     expect(audit).to.have.length(BURST);
     expect(audit.filter((a) => a.details.replayOf === originalId)).to.have.length(BURST - 1);
@@ -121,7 +114,7 @@ describe('reliability: idempotency race on check-in', function () {
   it(`${BURST} concurrent check-ins of one child with distinct keys → one 201, the rest 409, one event`, async () => {
     const started = process.hrtime.bigint();
     const results = await Promise.all(
-      Array.from({ length: BURST }, () => post(mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, randomUUID()))),
+      Array.from({ length: BURST }, () => post(mutationHeaders(TOKENS.CHAMADOR, randomUUID()))),
     );
     const elapsed = since(started);
     const statuses = tallyText(results.map((r) => r.status));

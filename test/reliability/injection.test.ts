@@ -13,16 +13,11 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { routes } from '../../src/http/registry.js';
 import { MUTATING_METHODS, type Route } from '../../src/http/route.js';
+import { TOKENS, useService } from '../support/harness.js';
 import { call } from '../support/http.js';
 import { type IssuedAgent, issueAgent } from '../support/printAgents.js';
 import { SyncAnswer, seedSmallRoster } from '../support/seed.js';
-import {
-  DEV_TOKENS,
-  DEVICE_ID,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { DEVICE_ID, mutationHeaders } from '../support/testService.js';
 import { figure } from './figures.js';
 import {
   CLASS_ROLES,
@@ -180,7 +175,9 @@ const roleFor = (route: Route): Caller | null =>
 
 describe('reliability: injection', function () {
   this.timeout(120_000);
-  let svc: TestService;
+  // Hundreds of probes a minute through one principal and device: an attack battery, not a door, so
+  // the per-device limit (which would answer most of them 429) is off to reach the handlers.
+  const h = useService({ env: { TRUST_PROXY: 'loopback', RATE_LIMIT_REQUESTS: '0' } });
   let target: Target;
   const ids: Record<string, string> = {};
   const activeIds = new Set<string>();
@@ -189,12 +186,9 @@ describe('reliability: injection', function () {
   let address = 0;
 
   before(async () => {
-    // Hundreds of probes a minute through one principal and device: an attack battery, not a door, so
-    // the per-device limit (which would answer most of them 429) is off to reach the handlers.
-    svc = await startTestService({ env: { TRUST_PROXY: 'loopback', RATE_LIMIT_REQUESTS: '0' } });
-    target = targetOf(svc.url, 8);
-    const roster = await seedSmallRoster(svc.url, [...ACTIVE_NAMES, DELETED_NAME]);
-    agent = await issueAgent(svc.url, 'Injeção');
+    target = targetOf(h.url, 8);
+    const roster = await seedSmallRoster(h.url, [...ACTIVE_NAMES, DELETED_NAME]);
+    agent = await issueAgent(h.url, 'Injeção');
     ids.classId = roster.classId;
     ids.sessionId = roster.sessionId;
     roster.studentIds.slice(0, ACTIVE_NAMES.length).forEach((id) => {
@@ -202,16 +196,15 @@ describe('reliability: injection', function () {
     });
     ids.studentId = roster.studentIds[0] ?? '';
     deletedId = roster.studentIds[ACTIVE_NAMES.length] ?? '';
-    const del = await call(`${svc.url}/api/v1/students/${deletedId}/delete`, {
+    const del = await call(`${h.url}/api/v1/students/${deletedId}/delete`, {
       method: 'POST',
-      headers: mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+      headers: mutationHeaders(TOKENS.ADMIN),
       body: JSON.stringify({ justification: 'Pedido do responsável (LGPD).' }),
     });
     expect(del.status, del.text).to.equal(200);
   });
   after(async () => {
     target.agent.destroy();
-    await svc.dispose();
   });
 
   it('treats operators and metacharacters as literals everywhere, within the caller’s scope', async () => {

@@ -12,15 +12,10 @@ import * as t from 'io-ts';
 import { BytesType } from '../../src/domain/codec.js';
 import { routes } from '../../src/http/registry.js';
 import type { Route } from '../../src/http/route.js';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, type HttpResult } from '../support/http.js';
 import { seedSmallRoster } from '../support/seed.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, mutationHeaders } from '../support/testService.js';
 import { figure } from './figures.js';
 import { envelopeProblem, fieldsOf, routeName } from './securitySupport.js';
 
@@ -81,9 +76,9 @@ const Issues = t.type({
 
 describe('reliability: mass assignment', function () {
   this.timeout(120_000);
-  let svc: TestService;
-  const url = (p: string) => `${svc.url}${p}`;
-  const admin = DEV_TOKENS.DEV_ADMIN_TOKEN;
+  const h = useService({ env: { RATE_LIMIT_REQUESTS: '0' } });
+  const url = (p: string) => `${h.url}${p}`;
+  const admin = TOKENS.ADMIN;
   const get = (p: string) => call(url(p), { headers: authHeaders(admin) });
   const post = async (p: string, body: unknown): Promise<unknown> => {
     const r = await call(url(p), {
@@ -105,7 +100,7 @@ describe('reliability: mass assignment', function () {
   const idOf = (json: unknown, key: string): string => decodeAs(t.type({ [key]: t.string }), json)[key] ?? '';
 
   const subjects = async (): Promise<Record<string, Subject>> => {
-    const roster = await seedSmallRoster(svc.url, ['Ana Souza']);
+    const roster = await seedSmallRoster(h.url, ['Ana Souza']);
     const studentId = roster.studentIds[0] ?? '';
     const userId = idOf(
       await post('/api/v1/users', {
@@ -200,9 +195,7 @@ describe('reliability: mass assignment', function () {
   before(async () => {
     // Every protected field on every route through one principal and device: far past a door's
     // traffic, so the per-device limit is off to let the requests reach the handlers.
-    svc = await startTestService({ env: { RATE_LIMIT_REQUESTS: '0' } });
   });
-  after(() => svc.dispose());
 
   it('refuses or ignores every protected field on every PATCH and PUT route', async () => {
     const started = Date.now();

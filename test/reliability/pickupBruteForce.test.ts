@@ -8,15 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { CODE_ALPHABET } from '../../src/rules/checkin.js';
+import { TOKENS, useService } from '../support/harness.js';
 import { call, decodeAs, expectEnvelope, type HttpResult } from '../support/http.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  DEVICE_ID,
-  mutate,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { authHeaders, DEVICE_ID, mutate } from '../support/testService.js';
 import { figure } from './figures.js';
 import {
   addStudent,
@@ -51,16 +45,16 @@ const guesses = (right: string, count: number): string[] => {
 
 describe('reliability: pick-up code brute force', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useService({}, 'test');
   let checkin: CheckInView;
 
-  const callers = [DEV_TOKENS.DEV_CALLER_TOKEN, DEV_TOKENS.DEV_ADMIN_TOKEN];
+  const callers = [TOKENS.CHAMADOR, TOKENS.ADMIN];
   /** One guess, from caller `i % 2` on its own tablet, with its own Idempotency-Key. */
   const guess = (i: number, code: string): Promise<HttpResult> =>
-    call(`${svc.url}/api/v1/check-out`, {
+    call(`${h.url}/api/v1/check-out`, {
       method: 'POST',
       headers: {
-        ...authHeaders(callers[i % callers.length] ?? DEV_TOKENS.DEV_CALLER_TOKEN),
+        ...authHeaders(callers[i % callers.length] ?? TOKENS.CHAMADOR),
         'X-Device-Id': i === 0 ? DEVICE_ID : randomUUID(),
         'Content-Type': 'application/json',
         'Idempotency-Key': randomUUID(),
@@ -68,44 +62,38 @@ describe('reliability: pick-up code brute force', function () {
       body: JSON.stringify({ checkInId: checkin.checkInId, code, pickupPerson: 'Desconhecido' }),
     });
   const attempts = async () =>
-    (await eventsOf(svc, 'CHECKOUT_ATTEMPT')).filter((e) => e.payload.checkInId === checkin.checkInId).length;
+    (await eventsOf(h.svc, 'CHECKOUT_ATTEMPT')).filter((e) => e.payload.checkInId === checkin.checkInId)
+      .length;
   const audited = async () =>
     tallyText(
-      (await auditOf(svc, 'POST /api/v1/check-out')).map((a) =>
+      (await auditOf(h.svc, 'POST /api/v1/check-out')).map((a) =>
         a.details.errorCode === undefined ? 'ok' : String(a.details.errorCode),
       ),
     );
   const desk = async () => {
-    const r = await call(`${svc.url}/api/v1/check-in/active?checkInId=${checkin.checkInId}`, {
-      headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
+    const r = await call(`${h.url}/api/v1/check-in/active?checkInId=${checkin.checkInId}`, {
+      headers: authHeaders(TOKENS.CHAMADOR),
     });
     const { status, remainingAttempts } = decodeAs(Desk, r.json).checkIn;
     return { status, remainingAttempts };
   };
   const configure = async (maxCheckoutAttempts: number) => {
     const r = await mutate(
-      `${svc.url}/api/v1/church/check-in-config`,
+      `${h.url}/api/v1/church/check-in-config`,
       'PUT',
       { pickupMode: 'CODE_ONLY', maxCheckoutAttempts, emergencyCheckoutAdminOnly: false },
-      DEV_TOKENS.DEV_ADMIN_TOKEN,
+      TOKENS.ADMIN,
     );
     expect(r.status, r.text).to.equal(200);
   };
 
   beforeEach(async () => {
-    svc = await startTestService();
-    const { classId, sessionId } = await classAndSession(svc);
-    const studentId = await addStudent(svc, classId, { displayName: 'Alvo do Chute' });
-    const r = await mutate(
-      `${svc.url}/api/v1/check-in`,
-      'POST',
-      { studentId, sessionId },
-      DEV_TOKENS.DEV_CALLER_TOKEN,
-    );
+    const { classId, sessionId } = await classAndSession(h.svc);
+    const studentId = await addStudent(h.svc, classId, { displayName: 'Alvo do Chute' });
+    const r = await mutate(`${h.url}/api/v1/check-in`, 'POST', { studentId, sessionId }, TOKENS.CHAMADOR);
     expect(r.status, r.text).to.equal(201);
     checkin = decodeAs(CheckInView, r.json);
   });
-  afterEach(() => svc.dispose());
 
   it('sequential: N = 3 (configured) wrong codes from two callers → 400 ×3, then 423 for every try, the right code included', async () => {
     const n = 3;

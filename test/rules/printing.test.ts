@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { LABEL_PAGES, PRINTER_LAYOUTS } from '../../src/domain/labelLayouts.js';
+import { LABEL_PAGES, PRINTER_LAYOUTS, type PrinterLayout } from '../../src/domain/labelLayouts.js';
 import { printerAddress } from '../../src/domain/printing.js';
 import {
   type LabelledChild,
@@ -191,5 +191,39 @@ describe('zplOf (ZPL II for Zebra-type printers)', () => {
     expect(zpl).to.contain('^FDAna Souza^FS');
     expect(zpl).to.contain('^FDK7Q2^FS');
     expect(zpl.match(/\^XA/g)).to.have.length(1);
+  });
+
+  const PASS = 'CHAMADA:FP1:ABCDEFGH:ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+  const qrTable: ReadonlyArray<[PrinterLayout, number]> = [
+    // The side's dots over a version-3 symbol's 29 modules and its quiet zone of 8.
+    ['brother62', 6],
+    ['dymo30252', 3],
+    ['label4x6', 9],
+  ];
+  for (const [layout, magnification] of qrTable)
+    it(`on ${layout}, the stub's pass is a QR code field (^BQ, model 2, ${magnification} dots a module, level M)`, () => {
+      const stub = labelsOf([child()], 'x', 'pt-BR', PASS).at(-1);
+      if (stub === undefined) throw new Error('no stub');
+      const zpl = zplOf(layOut(stub, layout, halfEm));
+      expect([...zpl.matchAll(/\^BQN,2,(\d+)\^FD(.*?)\^FS/g)].map((m) => [Number(m[1]), m[2]])).to.deep.equal(
+        [[magnification, `MA,${PASS}`]],
+      );
+      expect(zpl).to.contain('^FDK7Q2^FS');
+    });
+
+  it('a pass that is not base32 and colons is left out rather than written as commands', () => {
+    const stub = labelsOf([child()], 'x', 'pt-BR', 'CHAMADA^XZ~JA').at(-1);
+    if (stub === undefined) throw new Error('no stub');
+    const zpl = zplOf(layOut(stub, 'brother62', halfEm));
+    expect(zpl).to.not.contain('^BQ');
+    expect(zpl).to.not.contain('~JA');
+  });
+
+  it("a stub without a pass, and a child's label, have no QR code", () => {
+    for (const content of labelsOf([child()], 'x', 'pt-BR'))
+      expect(zplOf(layOut(content, 'label4x6', halfEm))).to.not.contain('^BQ');
+    const [label] = labelsOf([child()], 'x', 'pt-BR', PASS);
+    if (label === undefined) throw new Error('no label');
+    expect(layOut(label, 'label4x6', halfEm).qr).to.equal(undefined);
   });
 });

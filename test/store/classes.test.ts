@@ -16,6 +16,22 @@ import { databasePerTest, storeBackends } from '../support/storeBackends.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
 const AT = '2026-03-01T12:00:00.000Z';
+
+/** A session of a class on a day, with no title or times. */
+const sessionInput = (
+  classId: string,
+  nucleusId: string | null = null,
+  date = '2026-03-01',
+): Parameters<ClassStore['createSession']>[0] => ({
+  classId,
+  nucleusId,
+  date,
+  title: null,
+  startsAt: null,
+  endsAt: null,
+  createdAt: AT,
+  updatedAt: AT,
+});
 const LATER = '2026-03-01T12:05:00.000Z';
 
 describe('class store', () => {
@@ -48,16 +64,7 @@ describe('class store', () => {
       createdAt: AT,
       updatedAt: AT,
     });
-    const session = await classes.createSession({
-      classId: cls.classId,
-      nucleusId: cls.nucleusId,
-      date: '2026-03-01',
-      title: null,
-      startsAt: null,
-      endsAt: null,
-      createdAt: AT,
-      updatedAt: AT,
-    });
+    const session = await classes.createSession(sessionInput(cls.classId, cls.nucleusId));
     expect(cls._id).to.equal(classDocId(cls.classId));
     expect(await classes.getNucleus(nucleus.nucleusId)).to.deep.equal(nucleus);
     expect(await classes.getClass(cls.classId)).to.deep.equal(cls);
@@ -163,16 +170,7 @@ describe('class store', () => {
     const a = randomUUID();
     const b = randomUUID();
     const session = (classId: string, date: string) =>
-      classes.createSession({
-        classId,
-        nucleusId: null,
-        date,
-        title: null,
-        startsAt: null,
-        endsAt: null,
-        createdAt: AT,
-        updatedAt: AT,
-      });
+      classes.createSession(sessionInput(classId, null, date));
     const a1 = await session(a, '2026-03-01');
     const b1 = await session(b, '2026-03-01');
     const a2 = await session(a, '2026-03-08');
@@ -210,17 +208,7 @@ for (const [backend, host] of storeBackends('class-status')) {
 
     const newClass = () =>
       classes.createClass({ name: 'Juniores', nucleusId: null, createdAt: AT, updatedAt: AT });
-    const newSession = (classId: string) =>
-      classes.createSession({
-        classId,
-        nucleusId: null,
-        date: '2026-03-01',
-        title: null,
-        startsAt: null,
-        endsAt: null,
-        createdAt: AT,
-        updatedAt: AT,
-      });
+    const newSession = (classId: string) => classes.createSession(sessionInput(classId));
 
     it('creates active records, and sets a status on the read revision, reading it back', async () => {
       const created = await classes.createNucleus({ name: 'Sul', createdAt: AT, updatedAt: AT });

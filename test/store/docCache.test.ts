@@ -15,8 +15,7 @@ import {
   writingThrough,
 } from '../../src/store/docCache.js';
 import { type NewSession, sessionStore } from '../../src/store/sessions.js';
-import { openStore, type Store } from '../../src/store/store.js';
-import { makeTempDir, removeDir } from '../support/tempDir.js';
+import { embeddedStore } from '../support/storeBackends.js';
 
 const deferred = <T>() => {
   let resolve: (v: T) => void = () => undefined;
@@ -289,16 +288,7 @@ describe('document read cache', () => {
   });
 
   describe('behind the session store', () => {
-    let dir: string;
-    let store: Store;
-    beforeEach(async () => {
-      dir = await makeTempDir('doc-cache');
-      store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
-    });
-    afterEach(async () => {
-      await store.close();
-      await removeDir(dir);
-    });
+    const store = embeddedStore('doc-cache');
 
     const newSession = (): NewSession => ({
       sessionId: randomUUID(),
@@ -317,7 +307,7 @@ describe('document read cache', () => {
 
     it('answers a revocation on the very next read, from the cache after that', async () => {
       const cache = docCache<SessionDoc>();
-      const sessions = sessionStore(store.db.private, cache);
+      const sessions = sessionStore(store().db.private, cache);
       const created = await sessions.create(newSession());
       const first = await sessions.get(created.sessionId);
       expect(first?.revokedAt).to.equal(null);
@@ -327,8 +317,8 @@ describe('document read cache', () => {
       expect(after?.revokedAt).to.equal('2026-03-01T13:00:00.000Z');
       expect(after?.revokeReason).to.equal('LOGOUT');
       // Served from the cache now: the store's copy going away unannounced is not seen.
-      const doc = await store.db.private.get(created._id);
-      await store.db.private.remove(doc);
+      const doc = await store().db.private.get(created._id);
+      await store().db.private.remove(doc);
       expect((await sessions.get(created.sessionId))?.revokeReason).to.equal('LOGOUT');
     });
   });

@@ -94,6 +94,14 @@ const callback =
   (e?: Error | null, v?: unknown) =>
     e ? reject(e) : resolve(pick(v));
 
+/** A LevelDB that fails as told, on a disk with no room left. */
+const aFullDisk = () => {
+  const level = faultyLevel();
+  const { disk, options } = fakeDisk();
+  disk.free = 0;
+  return { level, disk, options };
+};
+
 describe('the guard of a LevelDB database after an I/O error', () => {
   let dir: string;
   const events: DatabaseEvent[] = [];
@@ -147,12 +155,25 @@ describe('the guard of a LevelDB database after an I/O error', () => {
     return { location, g, put, get, batch, close, state };
   };
 
-  it('refuses the write that met the error and every later one, without reaching LevelDB; reads go on', async () => {
-    const level = faultyLevel();
-    const { disk, options } = fakeDisk();
-    disk.free = 0;
+  /** A guarded store over a LevelDB that fails as told, on a disk with no room left; closed after `use`. */
+  const onAFullDisk = async (
+    use: (t: {
+      readonly level: ReturnType<typeof faultyLevel>;
+      readonly disk: ReturnType<typeof fakeDisk>['disk'];
+      readonly db: Awaited<ReturnType<typeof guarded>>;
+    }) => Promise<void>,
+  ): Promise<void> => {
+    const { level, disk, options } = aFullDisk();
     const db = await guarded(level, options);
     try {
+      await use({ level, disk, db });
+    } finally {
+      await db.close();
+    }
+  };
+
+  it('refuses the write that met the error and every later one, without reaching LevelDB; reads go on', () =>
+    onAFullDisk(async ({ level, db }) => {
       await db.put('a', '1');
       level.faults.failWrites = () => true;
       const first = await db.put('b', '2').then(
@@ -180,17 +201,10 @@ describe('the guard of a LevelDB database after an I/O error', () => {
       expect(db.state()).to.equal('failed');
       expect(events.map((e) => e.state)).to.deep.equal(['failed']);
       expect(events[0]?.detail).to.match(/No space left on device/);
-    } finally {
-      await db.close();
-    }
-  });
+    }));
 
-  it('never acknowledges a write issued while the failing one was under way', async () => {
-    const level = faultyLevel();
-    const { disk, options } = fakeDisk();
-    disk.free = 0;
-    const db = await guarded(level, options);
-    try {
+  it('never acknowledges a write issued while the failing one was under way', () =>
+    onAFullDisk(async ({ level, db }) => {
       await db.put('a', '1');
       let failing = true;
       level.faults.failWrites = () => {
@@ -209,10 +223,7 @@ describe('the guard of a LevelDB database after an I/O error', () => {
       );
       expect(results).to.deep.equal(['refused', 'refused', 'refused', 'refused', 'refused']);
       expect(level.writes.filter((l) => l === db.location)).to.have.length(2);
-    } finally {
-      await db.close();
-    }
-  });
+    }));
 
   it('passes on errors that are not I/O errors without failing the database', async () => {
     const level = faultyLevel();
@@ -228,12 +239,8 @@ describe('the guard of a LevelDB database after an I/O error', () => {
     }
   });
 
-  it('reopens on a new LevelDB instance once there is room again, keeping every acknowledged write', async () => {
-    const level = faultyLevel();
-    const { disk, options } = fakeDisk();
-    disk.free = 0;
-    const db = await guarded(level, options);
-    try {
+  it('reopens on a new LevelDB instance once there is room again, keeping every acknowledged write', () =>
+    onAFullDisk(async ({ level, disk, db }) => {
       for (let i = 0; i < 20; i += 1) await db.put(`before-${i}`, String(i));
       await db.batch([
         { type: 'put', key: 'last', value: 'acknowledged' },
@@ -256,10 +263,7 @@ describe('the guard of a LevelDB database after an I/O error', () => {
       expect(await db.get('before-19')).to.equal('19');
       expect(await db.get('lost')).to.equal(undefined);
       expect(await db.get('after')).to.equal('y');
-    } finally {
-      await db.close();
-    }
-  });
+    }));
 
   it('stays down while the reopen cannot open the database, and probes again', async () => {
     const level = faultyLevel();
@@ -284,9 +288,7 @@ describe('the guard of a LevelDB database after an I/O error', () => {
   });
 
   it('marks the database lost, refusing writes, when the reopened one lacks the last acknowledged write', async () => {
-    const level = faultyLevel();
-    const { disk, options } = fakeDisk();
-    disk.free = 0;
+    const { level, disk, options } = aFullDisk();
     // The reopen opens an empty database: as if LevelDB had dropped the acknowledged writes.
     level.faults.redirect = (location, n) => (n === 1 ? location : `${location}-elsewhere`);
     const db = await guarded(level, options);
@@ -312,12 +314,8 @@ describe('the guard of a LevelDB database after an I/O error', () => {
     }
   });
 
-  it('lets reads issued during a reopen wait for the new instance', async () => {
-    const level = faultyLevel();
-    const { disk, options } = fakeDisk();
-    disk.free = 0;
-    const db = await guarded(level, options);
-    try {
+  it('lets reads issued during a reopen wait for the new instance', () =>
+    onAFullDisk(async ({ level, disk, db }) => {
       await db.put('a', '1');
       level.faults.failWrites = () => true;
       await db.put('b', '2').catch(() => undefined);
@@ -329,10 +327,7 @@ describe('the guard of a LevelDB database after an I/O error', () => {
         await new Promise((r) => setImmediate(r));
       }
       expect(new Set(await Promise.all(reads))).to.deep.equal(new Set(['1']));
-    } finally {
-      await db.close();
-    }
-  });
+    }));
 });
 
 describe('the embedded store with a failed database', () => {
@@ -358,9 +353,7 @@ describe('the embedded store with a failed database', () => {
   };
 
   it('answers writes 503, health reports it, and all is well again after the reopen', async () => {
-    const level = faultyLevel();
-    const { disk, options } = fakeDisk();
-    disk.free = 0;
+    const { level, disk, options } = aFullDisk();
     const s = await open(level, options);
     await s.db.events.put({ _id: 'event:1', docType: 'event' });
     const events = join(dir, `${prefix}events`);
@@ -396,9 +389,7 @@ describe('the embedded store with a failed database', () => {
   });
 
   it('survives an index update failing where pouchdb-find does not await it, answers 503, then catches the index up', async () => {
-    const level = faultyLevel();
-    const { disk, options } = fakeDisk();
-    disk.free = 0;
+    const { level, disk, options } = aFullDisk();
     const s = await open(level, options);
     const roster = join(dir, `${prefix}roster`);
     const find = () =>
@@ -469,9 +460,7 @@ describe('the embedded store with a failed database', () => {
   });
 
   it('does not reopen an index database while an index call of its source is under way', async () => {
-    const level = faultyLevel();
-    const { disk, options } = fakeDisk();
-    disk.free = 0;
+    const { level, disk, options } = aFullDisk();
     const s = await open(level, options);
     const audit = join(dir, `${prefix}audit`);
     const find = () =>

@@ -11,10 +11,9 @@ import type { CheckinStatus } from '../../src/domain/checkin.js';
 import type { StudentDoc, StudentRecord } from '../../src/domain/student.js';
 import { type CheckinStore, checkinStore, type ProjectedCheckin } from '../../src/store/checkins.js';
 import { docCache } from '../../src/store/docCache.js';
-import { openStore, type Store } from '../../src/store/store.js';
 import { type StudentStore, studentStore, toRecord } from '../../src/store/students.js';
 import { aStudentRecord } from '../support/fixtures.js';
-import { makeTempDir, removeDir } from '../support/tempDir.js';
+import { embeddedStore } from '../support/storeBackends.js';
 
 const AT = '2026-03-01T12:00:00.000Z';
 
@@ -38,17 +37,7 @@ const projected = (checkInId: string, studentId: string, status: CheckinStatus):
 
 describe('read caches of the check-in path, against the store', function () {
   this.timeout(120_000);
-  let dir: string;
-  let store: Store;
-
-  beforeEach(async () => {
-    dir = await makeTempDir('hotcache');
-    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
-  });
-  afterEach(async () => {
-    await store.close();
-    await removeDir(dir);
-  });
+  const store = embeddedStore('hotcache');
 
   it('student records: cached reads equal store reads after concurrent creates, updates and field writes', async () => {
     const studentOp = fc.oneof(
@@ -67,8 +56,8 @@ describe('read caches of the check-in path, against the store', function () {
       fc.asyncProperty(
         fc.array(fc.array(studentOp, { maxLength: 4 }), { minLength: 1, maxLength: 4 }),
         async (rounds) => {
-          const cached: StudentStore = studentStore(store.db.private, docCache());
-          const plain: StudentStore = studentStore(store.db.private);
+          const cached: StudentStore = studentStore(store().db.private, docCache());
+          const plain: StudentStore = studentStore(store().db.private);
           const ids = [randomUUID(), randomUUID(), randomUUID()];
           await Promise.all(ids.map((id) => cached.create(record(id, 'Início'))));
           for (const ops of rounds) {
@@ -113,8 +102,8 @@ describe('read caches of the check-in path, against the store', function () {
         fc.array(fc.array(op, { maxLength: 5 }), { minLength: 1, maxLength: 4 }),
         async (rounds) => {
           const cache = docCache<StudentDoc>(2);
-          const cached: StudentStore = studentStore(store.db.private, cache);
-          const plain: StudentStore = studentStore(store.db.private);
+          const cached: StudentStore = studentStore(store().db.private, cache);
+          const plain: StudentStore = studentStore(store().db.private);
           const ids = Array.from({ length: 5 }, () => randomUUID());
           await Promise.all(ids.map((id) => cached.create(record(id, 'Início'))));
           for (const ops of rounds) {
@@ -150,11 +139,11 @@ describe('read caches of the check-in path, against the store', function () {
       fc.asyncProperty(
         fc.array(fc.array(checkinOp, { maxLength: 4 }), { minLength: 1, maxLength: 4 }),
         async (rounds) => {
-          const cached: CheckinStore = checkinStore(store.db.private, {
+          const cached: CheckinStore = checkinStore(store().db.private, {
             records: docCache(),
             config: docCache(),
           });
-          const plain: CheckinStore = checkinStore(store.db.private);
+          const plain: CheckinStore = checkinStore(store().db.private);
           const studentId = randomUUID();
           const ids = [randomUUID(), randomUUID()];
           // Fresh ids, as the check-in service mints them: the cache knows they have no record yet.
@@ -193,7 +182,7 @@ describe('read caches of the check-in path, against the store', function () {
 
   it('with no record cache (CouchDB), a minted record is created with no read, and one another writer created first is read, not overwritten', async () => {
     let gets = 0;
-    const db = store.db.private;
+    const db = store().db.private;
     const counting = new Proxy(db, {
       get(target, prop) {
         const value: unknown = Reflect.get(target, prop);
@@ -231,11 +220,11 @@ describe('read caches of the check-in path, against the store', function () {
   });
 
   it('an id minted again after its record was written (a retry of a key answered 503) keeps the record readable', async () => {
-    const cached = checkinStore(store.db.private, { records: docCache(), config: docCache() });
+    const cached = checkinStore(store().db.private, { records: docCache(), config: docCache() });
     const checkInId = randomUUID();
     cached.minted(checkInId);
     await cached.applyProjected(projected(checkInId, randomUUID(), 'CHECKED_IN'));
-    const stored = await checkinStore(store.db.private).get(checkInId);
+    const stored = await checkinStore(store().db.private).get(checkInId);
     // The ledger keeps no 503: the retry's key is fresh again, and the service says so.
     cached.minted(checkInId);
     expect(await cached.get(checkInId)).to.deep.equal(stored);
@@ -243,7 +232,7 @@ describe('read caches of the check-in path, against the store', function () {
   });
 
   it('the configuration: a save is read back at once', async () => {
-    const cached = checkinStore(store.db.private, {
+    const cached = checkinStore(store().db.private, {
       records: docCache(),
       config: docCache(),
     });

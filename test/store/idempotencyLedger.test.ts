@@ -23,6 +23,7 @@ import {
   realCouchNodes,
   startCouchServer,
 } from '../support/couchServer.js';
+import { embeddedStore, twoStoresOnOneCouch } from '../support/storeBackends.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
 const DAY = 86_400_000;
@@ -44,31 +45,28 @@ const response = {
 };
 
 type LedgerOf = (db: Database) => IdempotencyLedger;
-const backends: ReadonlyArray<
-  [string, () => Promise<{ location: StoreLocation; dispose: () => Promise<void> }>, LedgerOf]
-> = [
-  [
-    'embedded leveldb (shared ledger)',
-    async () => {
-      const dir = await makeTempDir('ledger');
-      return {
-        location: { kind: 'embedded', dataDir: dir, prefix: 'chamada_' },
-        dispose: () => removeDir(dir),
-      };
-    },
-    idempotencyLedger,
-  ],
-  [
-    'embedded leveldb (exclusive ledger: claims in memory)',
-    async () => {
-      const dir = await makeTempDir('ledger');
-      return {
-        location: { kind: 'embedded', dataDir: dir, prefix: 'chamada_' },
-        dispose: () => removeDir(dir),
-      };
-    },
-    exclusiveIdempotencyLedger,
-  ],
+/** A claim, then the same request claimed again once its lease ran out: the late owner and the taker. */
+const takenOver = async (ledger: IdempotencyLedger) => {
+  const late = await ledger.claim(request());
+  if (late === undefined) throw new Error('claim lost');
+  const held = await ledger.get(request().key, 'user-1');
+  if (held === undefined) throw new Error('no entry');
+  const taker = await ledger.claim(request({ now: 1_000_000 + 60_001 }), held);
+  if (taker === undefined) throw new Error('takeover refused');
+  return { late, taker };
+};
+type LedgerHost = () => Promise<{ location: StoreLocation; dispose: () => Promise<void> }>;
+/** A store in a temp dir of its own, for either ledger on the embedded store. */
+const embeddedLedgerHost: LedgerHost = async () => {
+  const dir = await makeTempDir('ledger');
+  return {
+    location: { kind: 'embedded', dataDir: dir, prefix: 'chamada_' },
+    dispose: () => removeDir(dir),
+  };
+};
+const backends: ReadonlyArray<[string, LedgerHost, LedgerOf]> = [
+  ['embedded leveldb (shared ledger)', embeddedLedgerHost, idempotencyLedger],
+  ['embedded leveldb (exclusive ledger: claims in memory)', embeddedLedgerHost, exclusiveIdempotencyLedger],
   [
     couchServerLabel(),
     async () => {
@@ -153,12 +151,7 @@ for (const [name, setUp, ledgerOf] of backends) {
 
     it('a claim taken over cannot be renewed', async () => {
       const ledger = ledgerOf(store.db.requests);
-      const late = await ledger.claim(request());
-      if (late === undefined) throw new Error('claim lost');
-      const held = await ledger.get(request().key, 'user-1');
-      if (held === undefined) throw new Error('no entry');
-      const taker = await ledger.claim(request({ now: 1_000_000 + 60_001 }), held);
-      if (taker === undefined) throw new Error('takeover refused');
+      const { late, taker } = await takenOver(ledger);
       expect(await ledger.renew(late, request(), 1_070_000)).to.equal(undefined);
       expect(await ledger.get(request().key, 'user-1')).to.deep.include({ claimId: taker.claimId });
     });
@@ -208,26 +201,16 @@ for (const [name, setUp, ledgerOf] of backends) {
 }
 
 describe('idempotency ledger shared by two app instances on one CouchDB server', () => {
-  let server: CouchServer;
-  let a: Store;
-  let b: Store;
-  before(async () => {
-    server = await startCouchServer();
-    a = await openStore({ kind: 'couchdb', url: server.url, prefix: 'chamada_' });
-    // On a cluster, through another node: the race that leaves conflicting revisions behind.
-    const other = server.nodeUrls[1] ?? server.url;
-    b = await openStore({ kind: 'couchdb', url: other, prefix: 'chamada_' });
-  });
-  after(async () => {
-    await a.close();
-    await b.close();
-    await server.dispose();
-  });
+  // On a cluster, the second through another node: the race that leaves conflicting revisions behind.
+  const two = twoStoresOnOneCouch(true);
 
   it('lets exactly one claim win when both instances race on the same key', async () => {
     for (let round = 0; round < 10; round += 1) {
       const r = request({ key: `10000000-0000-4000-8000-0000000000${String(round).padStart(2, '0')}` });
-      const [ledgerA, ledgerB] = [idempotencyLedger(a.db.requests), idempotencyLedger(b.db.requests)];
+      const [ledgerA, ledgerB] = [
+        idempotencyLedger(two().a.db.requests),
+        idempotencyLedger(two().b.db.requests),
+      ];
       const claims = await Promise.allSettled([
         ledgerA.claim(r),
         ledgerB.claim(r),
@@ -242,7 +225,7 @@ describe('idempotency ledger shared by two app instances on one CouchDB server',
       for (const c of claims)
         if (c.status === 'rejected') expect(isStoreUnavailable(c.reason), String(c.reason)).to.equal(true);
       expect(
-        await conflictsOnceSettled(a.db.requests, ledgerDocId(r.key, r.principalId)),
+        await conflictsOnceSettled(two().a.db.requests, ledgerDocId(r.key, r.principalId)),
         'conflicting revisions left behind',
       ).to.deep.equal([]);
     }
@@ -250,20 +233,11 @@ describe('idempotency ledger shared by two app instances on one CouchDB server',
 });
 
 describe('exclusive idempotency ledger (embedded store: claims held in memory)', () => {
-  let dir: string;
-  let store: Store;
-  beforeEach(async () => {
-    dir = await makeTempDir('ledger-x');
-    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
-  });
-  afterEach(async () => {
-    await store.close();
-    await removeDir(dir);
-  });
-  const seq = async () => Number((await store.db.requests.info()).update_seq);
+  const store = embeddedStore('ledger-x');
+  const seq = async () => Number((await store().db.requests.info()).update_seq);
 
   it('writes one document per mutation: the response, not the claim', async () => {
-    const ledger = exclusiveIdempotencyLedger(store.db.requests);
+    const ledger = exclusiveIdempotencyLedger(store().db.requests);
     const before = await seq();
     const claim = await ledger.claim(request());
     if (claim === undefined) throw new Error('claim lost');
@@ -274,12 +248,12 @@ describe('exclusive idempotency ledger (embedded store: claims held in memory)',
     });
     expect(await ledger.complete(claim, request(), response, 1_000_500)).to.equal(true);
     expect(await seq()).to.equal(before + 1);
-    const stored: unknown = await store.db.requests.get(ledgerDocId(request().key, 'user-1'));
+    const stored: unknown = await store().db.requests.get(ledgerDocId(request().key, 'user-1'));
     expect(stored).to.deep.include({ state: 'complete', response });
   });
 
   it('a claim decided on a stale read stands down: the key was completed in between', async () => {
-    const ledger = exclusiveIdempotencyLedger(store.db.requests);
+    const ledger = exclusiveIdempotencyLedger(store().db.requests);
     const seen = await ledger.get(request().key, 'user-1');
     expect(seen).to.equal(undefined);
     const first = await ledger.claim(request());
@@ -305,13 +279,8 @@ describe('exclusive idempotency ledger (embedded store: claims held in memory)',
   });
 
   it('a claim taken over after its lease: the late owner cannot store its response over the new one', async () => {
-    const ledger = exclusiveIdempotencyLedger(store.db.requests);
-    const late = await ledger.claim(request());
-    if (late === undefined) throw new Error('claim lost');
-    const held = await ledger.get(request().key, 'user-1');
-    if (held === undefined) throw new Error('no entry');
-    const taker = await ledger.claim(request({ now: 1_000_000 + 60_001 }), held);
-    if (taker === undefined) throw new Error('takeover refused');
+    const ledger = exclusiveIdempotencyLedger(store().db.requests);
+    const { late, taker } = await takenOver(ledger);
     expect(await ledger.complete(late, request(), response, 1_070_000)).to.equal(false);
     expect(await ledger.complete(taker, request(), { ...response, body: '{"a":2}' }, 1_070_000)).to.equal(
       true,
@@ -322,7 +291,7 @@ describe('exclusive idempotency ledger (embedded store: claims held in memory)',
   });
 
   it('wakes a waiting duplicate as soon as the claim ends, not on its next poll', async () => {
-    const ledger = exclusiveIdempotencyLedger(store.db.requests);
+    const ledger = exclusiveIdempotencyLedger(store().db.requests);
     const claim = await ledger.claim(request());
     if (claim === undefined) throw new Error('claim lost');
     const started = Date.now();
@@ -334,9 +303,9 @@ describe('exclusive idempotency ledger (embedded store: claims held in memory)',
 
   it('takes over a pending entry stored by an earlier process (the shared ledger) once its lease ended', async () => {
     const r = request();
-    const left = await idempotencyLedger(store.db.requests).claim(r);
+    const left = await idempotencyLedger(store().db.requests).claim(r);
     if (left === undefined) throw new Error('claim lost');
-    const ledger = exclusiveIdempotencyLedger(store.db.requests);
+    const ledger = exclusiveIdempotencyLedger(store().db.requests);
     const stored = await ledger.get(r.key, 'user-1');
     expect(stored).to.deep.include({ state: 'pending', _rev: left.rev });
     const claim = await ledger.claim(request({ now: r.now + r.leaseMs + 1 }), stored);
@@ -348,16 +317,7 @@ describe('exclusive idempotency ledger (embedded store: claims held in memory)',
 
 describe('the exclusive ledger index of stored ids', function () {
   this.timeout(120_000);
-  let dir: string;
-  let store: Store;
-  before(async () => {
-    dir = await makeTempDir('ledger-ids');
-    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
-  });
-  after(async () => {
-    await store.close();
-    await removeDir(dir);
-  });
+  const store = embeddedStore('ledger-ids', 'file');
 
   // Ids that share their first 52 bits come in fours (a colliding id may then sort between two others
   // of its key), so counts of colliding keys are exercised.
@@ -381,7 +341,7 @@ describe('the exclusive ledger index of stored ids', function () {
         async (before, ops, loadFrom) => {
           run += 1;
           const prefix = String(run).padStart(8, '0');
-          const db = store.db.requests;
+          const db = store().db.requests;
           const doc = (n: number) => ({ _id: idOf(n, prefix), docType: 'bench' });
           // Entries an earlier process left.
           for (const n of new Set(before)) await db.put(doc(n));
@@ -468,7 +428,7 @@ describe('the exclusive ledger index of stored ids', function () {
   });
 
   it('claims a fresh key without reading once the ids are loaded; a purged key is fresh again', async () => {
-    const db = store.db.requests;
+    const db = store().db.requests;
     const ids = storedIds(db);
     const ledger = exclusiveIdempotencyLedger(db, ids);
     const r = request({ key: '20000000-0000-4000-8000-000000000001', now: 0 });
@@ -485,7 +445,7 @@ describe('the exclusive ledger index of stored ids', function () {
   });
 
   it('keeps a fixed table however many ids are stored; every stored key still replays its own response', async () => {
-    const db = store.db.requests;
+    const db = store().db.requests;
     // 64 buckets for 600 keys: every bucket is shared by about nine of them.
     const ids = storedIds(db, { buckets: 64 });
     const ledger = exclusiveIdempotencyLedger(db, ids);
@@ -510,7 +470,7 @@ describe('the exclusive ledger index of stored ids', function () {
   });
 
   it("the service's table has 2^20 one-byte buckets (1 MiB)", () => {
-    expect(storedIds(store.db.requests).capacity).to.equal(2 ** 20);
+    expect(storedIds(store().db.requests).capacity).to.equal(2 ** 20);
   });
 });
 

@@ -2,8 +2,7 @@
 import { expect } from 'chai';
 import { aspectDocId } from '../../src/domain/projection.js';
 import { projectionStore } from '../../src/store/projections.js';
-import { openStore, type Store } from '../../src/store/store.js';
-import { makeTempDir, removeDir } from '../support/tempDir.js';
+import { embeddedStore } from '../support/storeBackends.js';
 
 const aspectDoc = (n: number, kind: string, day: string) => {
   const aspect = `${kind}:s-${n}:x`;
@@ -25,11 +24,8 @@ const aspectDoc = (n: number, kind: string, day: string) => {
 };
 
 describe('aspects by day, paged', () => {
-  let dir: string;
-  let store: Store;
+  const store = embeddedStore('aspects-by-day', 'file');
   before(async () => {
-    dir = await makeTempDir('aspects-by-day');
-    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
     // 1,203 in range over several pages, plus others outside the days or of another kind.
     const docs = [
       ...Array.from({ length: 1203 }, (_, i) =>
@@ -38,17 +34,16 @@ describe('aspects by day, paged', () => {
       ...Array.from({ length: 40 }, (_, i) => aspectDoc(5000 + i, 'checkin', '2026-11-29')),
       ...Array.from({ length: 40 }, (_, i) => aspectDoc(6000 + i, 'attendance', '2026-11-26')),
     ];
-    await store.db.projections.bulkDocs(docs);
-  });
-  after(async () => {
-    await store.close();
-    await removeDir(dir);
+    await store().db.projections.bulkDocs(docs);
   });
 
   it('visits each aspect of the kind and days once', async () => {
     const seen: string[] = [];
-    await projectionStore(store.db.projections).eachAspectByDay('checkin', '2026-11-26', '2026-11-28', (d) =>
-      seen.push(d.aspect),
+    await projectionStore(store().db.projections).eachAspectByDay(
+      'checkin',
+      '2026-11-26',
+      '2026-11-28',
+      (d) => seen.push(d.aspect),
     );
     expect(seen).to.have.length(1203);
     expect(new Set(seen).size).to.equal(1203);
@@ -59,7 +54,7 @@ describe('aspects by day, paged', () => {
     const seen: string[] = [];
     let added = 0;
     const writes: Array<Promise<unknown>> = [];
-    await projectionStore(store.db.projections).eachAspectByDay(
+    await projectionStore(store().db.projections).eachAspectByDay(
       'checkin',
       '2026-11-26',
       '2026-11-26',
@@ -69,7 +64,7 @@ describe('aspects by day, paged', () => {
         if (seen.length % 200 === 0 && added < 3) {
           added += 1;
           writes.push(
-            store.db.projections.put({
+            store().db.projections.put({
               ...aspectDoc(-added, 'checkin', '2026-11-26'),
               _id: aspectDocId(`checkin:a-${added}:x`),
               aspect: `checkin:a-${added}:x`,
@@ -85,7 +80,7 @@ describe('aspects by day, paged', () => {
   });
 
   it('asks the store for at most 50 documents at once (one LevelDB iterator each)', async () => {
-    const db = store.db.projections;
+    const db = store().db.projections;
     const allDocs = db.allDocs;
     let widest = 0;
     // pouchdb-find fetches each page's documents through this method of the same database.

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { RateLimitDecision, RateLimitPolicy } from '../../src/rules/rateLimit.js';
 import { type RateLimiter, type RateLimiterOptions, rateLimiter } from '../../src/store/rateLimiter.js';
 import { openStore, type Store } from '../../src/store/store.js';
-import { type CouchServer, startCouchServer } from '../support/couchServer.js';
+import { twoStoresOnOneCouch } from '../support/storeBackends.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
 const T0 = 1_700_000_000_000;
@@ -201,26 +201,14 @@ describe('rate limiter on the embedded store', () => {
 });
 
 describe('rate limiter shared by two app instances on one CouchDB-protocol server', () => {
-  let server: CouchServer;
-  let a: Store;
-  let b: Store;
-  before(async () => {
-    server = await startCouchServer();
-    a = await openStore({ kind: 'couchdb', url: server.url, prefix: 'chamada_' });
-    b = await openStore({ kind: 'couchdb', url: server.url, prefix: 'chamada_' });
-  });
-  after(async () => {
-    await a.close();
-    await b.close();
-    await server.dispose();
-  });
+  const two = twoStoresOnOneCouch();
 
   it('counts the requests of both instances against one limit', async () => {
     let now = T0;
     const clock = () => new Date(now);
     const [onA, onB] = [
-      rateLimiter(a.db.requests, { clock, clientKeySecret: SECRET }),
-      rateLimiter(b.db.requests, { clock, clientKeySecret: SECRET }),
+      rateLimiter(two().a.db.requests, { clock, clientKeySecret: SECRET }),
+      rateLimiter(two().b.db.requests, { clock, clientKeySecret: SECRET }),
     ];
     const decisions: RateLimitDecision[] = [];
     // Requests of one client are seconds apart; on a cluster a hit written to two copies of three may
@@ -232,7 +220,7 @@ describe('rate limiter shared by two app instances on one CouchDB-protocol serve
       const deadline = Date.now() + 10_000;
       let agreeing = 0;
       while (agreeing < 3 && Date.now() < deadline) {
-        const seen = await Promise.all([a, b].map(async (s) => (await hitIds(s)).length));
+        const seen = await Promise.all([two().a, two().b].map(async (s) => (await hitIds(s)).length));
         agreeing = seen.every((n) => n >= count) ? agreeing + 1 : 0;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }

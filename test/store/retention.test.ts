@@ -30,6 +30,7 @@ import { withdrawal } from '../../src/store/quorumWrites.js';
 import { openStore, type Store, type StoreLocation } from '../../src/store/store.js';
 import { decodeEventChange } from '../../src/sync/eventPipeline.js';
 import { type CouchServer, couchServerLabel, startCouchServer } from '../support/couchServer.js';
+import { statusOf } from '../support/pouchStatus.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
 interface Backend {
@@ -488,16 +489,6 @@ describe(`the events guard lets retention's two marked writes through, and no ot
   });
   afterEach(() => store.close());
 
-  const statusOf = async (p: Promise<unknown>): Promise<number | undefined> => {
-    try {
-      await p;
-      return 200;
-    } catch (e) {
-      return typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number'
-        ? e.status
-        : undefined;
-    }
-  };
   const stored = async () => {
     const e = event('CHECK_OUT', { checkInId: 'c-1', sessionId: SESSION, pickupPerson: 'Maria' });
     await eventStore(store.db.events).append(e);

@@ -11,6 +11,7 @@ import { EVENTS_DESIGN_ID } from '../../src/store/eventsDesign.js';
 import { indexSpecs } from '../../src/store/indexes.js';
 import { DATABASE_NAMES, openStore, type Store, type StoreLocation } from '../../src/store/store.js';
 import { type CouchServer, couchFetch, couchServerLabel, startCouchServer } from '../support/couchServer.js';
+import { statusOf } from '../support/pouchStatus.js';
 import { readUntil } from '../support/readUntil.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
@@ -135,17 +136,6 @@ describe('events guard on a CouchDB-protocol server that runs validate_doc_updat
     await store.close();
     await server.dispose();
   });
-
-  const statusOf = async (p: Promise<unknown>): Promise<number | undefined> => {
-    try {
-      await p;
-      return 200;
-    } catch (e) {
-      return typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number'
-        ? e.status
-        : undefined;
-    }
-  };
 
   /**
    * On a cluster, waits until every copy of the document has its latest revision: a read with `r` = all

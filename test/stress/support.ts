@@ -47,9 +47,9 @@ export interface ChildServiceOptions {
 }
 
 /**
- * The service in a child process (the bundle, `serviceEntry`), like `test/support/mainProcess.ts`'s `serviceProcess`, plus what a
- * stress test needs: the exit status of the last run (did it crash?), the tail of its logs, a command
- * prefix, and a data directory given from outside.
+ * The service in a child process (its bundle, `serviceEntry`), like `test/support/mainProcess.ts`'s
+ * `serviceProcess`, plus what a stress test needs: the exit status of the last run (did it crash?),
+ * the tail of its logs, a command prefix, and a data directory given from outside.
  */
 export interface ChildService {
   readonly dataDir: string;

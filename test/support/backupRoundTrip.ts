@@ -10,17 +10,11 @@ import * as t from 'io-ts';
 import sharp from 'sharp';
 import { type CliIo, runCli } from '../../src/backup/cli.js';
 import { untilTestCouchCopiesAgree } from './couchServer.js';
+import { TOKENS } from './harness.js';
 import { call, decodeAs } from './http.js';
 import { readUntil } from './readUntil.js';
 import { seedSmallRoster } from './seed.js';
-import {
-  authHeaders,
-  DEV_TOKENS,
-  mutate,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from './testService.js';
+import { authHeaders, mutate, mutationHeaders, startTestService, type TestService } from './testService.js';
 
 const DAY = '2026-11-26';
 const TABLET_A = '0b7f1a34-2c1d-4e5f-9a0b-1c2d3e4f5a61';
@@ -47,14 +41,14 @@ const storePhoto = async (url: string, studentId: string): Promise<void> => {
       relationship: 'mãe',
       verification_method: 'VERIFIED_GUARDIAN_PRESENT',
     },
-    DEV_TOKENS.DEV_ADMIN_TOKEN,
+    TOKENS.ADMIN,
   );
   const jpeg = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#c84' } })
     .jpeg()
     .toBuffer();
   const r = await call(`${url}/api/v1/students/${studentId}/photo`, {
     method: 'PUT',
-    headers: { ...mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN), 'Content-Type': 'image/jpeg' },
+    headers: { ...mutationHeaders(TOKENS.ADMIN), 'Content-Type': 'image/jpeg' },
     body: new Blob([new Uint8Array(jpeg)]),
   });
   expect(r.status, r.text).to.equal(200);
@@ -63,7 +57,7 @@ const storePhoto = async (url: string, studentId: string): Promise<void> => {
 /** The stored photo's bytes, as base64 (an image, so not through the contract-checked `call`). */
 const photoOf = async (url: string, studentId: string): Promise<string> => {
   const res = await fetch(`${url}/api/v1/students/${studentId}/photo`, {
-    headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
+    headers: authHeaders(TOKENS.ADMIN),
   });
   expect(res.status).to.equal(200);
   return Buffer.from(await res.arrayBuffer()).toString('base64');
@@ -100,7 +94,7 @@ const populate = async (url: string): Promise<Populated> => {
   if (ana === undefined || bruno === undefined || carla === undefined) throw new Error('no students');
   const { sessionId } = roster;
   const Checked = t.type({ checkInId: t.string, code: t.string });
-  const caller = DEV_TOKENS.DEV_CALLER_TOKEN;
+  const caller = TOKENS.CHAMADOR;
   const first = decodeAs(Checked, await post(url, '/api/v1/check-in', { studentId: ana, sessionId }, caller));
   await post(
     url,
@@ -125,22 +119,13 @@ const populate = async (url: string): Promise<Populated> => {
     sessionId,
     clientTimestamp: at,
   });
-  await syncFromTablet(
-    url,
-    TABLET_A,
-    DEV_TOKENS.DEV_ADMIN_TOKEN,
-    mark('MARK_ABSENT', `${DAY}T09:00:00.000Z`),
-  );
+  await syncFromTablet(url, TABLET_A, TOKENS.ADMIN, mark('MARK_ABSENT', `${DAY}T09:00:00.000Z`));
   await syncFromTablet(url, TABLET_B, caller, mark('MARK_PRESENT', `${DAY}T10:00:00.000Z`));
   await storePhoto(url, carla);
   return { checkInIds: [first.checkInId, open.checkInId], withPhoto: carla };
 };
 
-const get = async (
-  url: string,
-  path: string,
-  token: string = DEV_TOKENS.DEV_ADMIN_TOKEN,
-): Promise<unknown> => {
+const get = async (url: string, path: string, token: string = TOKENS.ADMIN): Promise<unknown> => {
   const r = await call(`${url}${path}`, { headers: authHeaders(token) });
   expect(r.status, `${path}: ${r.text}`).to.equal(200);
   return r.json;
@@ -166,12 +151,10 @@ const auditLog = async (url: string): Promise<unknown> => {
 const answers = async (url: string, populated: Populated): Promise<Record<string, unknown>> => ({
   students: await get(url, '/api/v1/students?limit=200'),
   checkIns: await Promise.all(
-    populated.checkInIds.map((id) =>
-      get(url, `/api/v1/check-in/active?checkInId=${id}`, DEV_TOKENS.DEV_CALLER_TOKEN),
-    ),
+    populated.checkInIds.map((id) => get(url, `/api/v1/check-in/active?checkInId=${id}`, TOKENS.CHAMADOR)),
   ),
-  attendance: await get(url, `/api/v1/reports/attendance?from=${DAY}`, DEV_TOKENS.DEV_REPORTS_TOKEN),
-  conflicts: await get(url, '/api/v1/reports/conflicts', DEV_TOKENS.DEV_REPORTS_TOKEN),
+  attendance: await get(url, `/api/v1/reports/attendance?from=${DAY}`, TOKENS.RELATORIOS),
+  conflicts: await get(url, '/api/v1/reports/conflicts', TOKENS.RELATORIOS),
   photo: await photoOf(url, populated.withPhoto),
 });
 

@@ -25,3 +25,22 @@ export const aStudentRecord = (over: Partial<StudentRecord> = {}): StudentRecord
   deleted_justification: null,
   ...over,
 });
+
+/** A child's document in a tablet's roster (`rosterStudent`), in class `c1`, with nothing to flag. */
+export const aRosterStudent = (
+  studentId: string,
+  displayName: string,
+  over: Record<string, unknown> = {},
+) => ({
+  _id: `student:${studentId}`,
+  docType: 'rosterStudent',
+  studentId,
+  displayName,
+  classId: 'c1',
+  photoRef: null,
+  allergies: null,
+  specialNeeds: null,
+  visitor: false,
+  pickup: [],
+  ...over,
+});

@@ -23,25 +23,80 @@ export interface SmallRoster {
   readonly studentIds: ReadonlyArray<string>;
 }
 
+/** A child to seed: a name, or a name, its guardian (`G` otherwise) and the guardians' phones (none otherwise). */
+export type SeedStudent =
+  | string
+  | {
+      readonly displayName: string;
+      readonly guardianName: string;
+      readonly phones?: ReadonlyArray<{ readonly number: string; readonly qualifier: string }>;
+    };
+
+export interface RosterSpec {
+  readonly students?: ReadonlyArray<SeedStudent>;
+  /** The session's day; the tests' usual Thursday unless named. */
+  readonly date?: string;
+  readonly className?: string;
+  /** A nucleus of this name that the class belongs to; none unless named. */
+  readonly nucleus?: string;
+}
+
+export interface Roster extends SmallRoster {
+  readonly nucleusId: string | null;
+  /** The id of the seeded child of this name (throws for a name not seeded). */
+  readonly student: (displayName: string) => string;
+}
+
+/** A nucleus when named, one class, one session on `date`, and the students in order, all as ADMIN. */
+export const seedRoster = async (url: string, spec: RosterSpec = {}): Promise<Roster> => {
+  const nucleusId =
+    spec.nucleus === undefined
+      ? null
+      : await createdId(url, '/api/v1/nuclei', { name: spec.nucleus }, 'nucleusId');
+  const classId = await createdId(
+    url,
+    '/api/v1/classes',
+    { name: spec.className ?? 'Turma', ...(nucleusId === null ? {} : { nucleusId }) },
+    'classId',
+  );
+  const sessionId = await createdId(
+    url,
+    '/api/v1/sessions',
+    { classId, date: spec.date ?? '2026-11-26' },
+    'sessionId',
+  );
+  const ids = new Map<string, string>();
+  const studentIds: string[] = [];
+  for (const s of spec.students ?? []) {
+    const {
+      displayName,
+      guardianName,
+      phones = [],
+    } = typeof s === 'string' ? { displayName: s, guardianName: 'G' } : s;
+    const id = await createdId(
+      url,
+      '/api/v1/students',
+      { displayName, guardianName, phones, classId },
+      'studentId',
+    );
+    ids.set(displayName, id);
+    studentIds.push(id);
+  }
+  const student = (displayName: string): string => {
+    const id = ids.get(displayName);
+    if (id === undefined) throw new Error(`no seeded student named ${displayName}`);
+    return id;
+  };
+  return { nucleusId, classId, sessionId, studentIds, student };
+};
+
 /** One class, one session on `date`, and one student per name. */
 export const seedSmallRoster = async (
   url: string,
   names: ReadonlyArray<string>,
   date = '2026-11-26',
 ): Promise<SmallRoster> => {
-  const classId = await createdId(url, '/api/v1/classes', { name: 'Turma' }, 'classId');
-  const sessionId = await createdId(url, '/api/v1/sessions', { classId, date }, 'sessionId');
-  const studentIds: string[] = [];
-  for (const displayName of names) {
-    studentIds.push(
-      await createdId(
-        url,
-        '/api/v1/students',
-        { displayName, guardianName: 'G', phones: [], classId },
-        'studentId',
-      ),
-    );
-  }
+  const { classId, sessionId, studentIds } = await seedRoster(url, { students: names, date });
   return { classId, sessionId, studentIds };
 };
 

@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { type Database, PouchDB } from '../../src/store/pouch.js';
 import { openStore, type Store } from '../../src/store/store.js';
-import { couchServerLabel, startCouchServer, untilCopiesAgree } from './couchServer.js';
+import { type CouchServer, couchServerLabel, startCouchServer, untilCopiesAgree } from './couchServer.js';
+import { fixture, type Scope } from './hooks.js';
 import { makeTempDir, removeDir } from './tempDir.js';
 
 export interface StoreHost {
@@ -48,27 +49,27 @@ export const storeBackends = (label: string): ReadonlyArray<[string, () => Promi
 ];
 
 /**
- * A fresh embedded store (every database and index, as the service opens them) for each test of the
- * suite that calls this, closed and removed after it; the returned function gives the current one.
+ * An embedded store (every database and index, as the service opens them) in a temp dir, opened in the
+ * enclosing `describe`'s hooks: fresh for each test (`'test'`) or one for the suite (`'file'`), closed
+ * and removed after it; the returned function gives the current one.
  */
-export const embeddedStorePerTest = (label: string): (() => Store) => {
-  let dir: string | undefined;
-  let store: Store | undefined;
-  beforeEach(async () => {
-    dir = await makeTempDir(label);
-    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
-  });
-  afterEach(async () => {
-    await store?.close();
-    if (dir !== undefined) await removeDir(dir);
-    store = undefined;
-    dir = undefined;
-  });
-  return () => {
-    if (store === undefined) throw new Error('no store outside a test');
-    return store;
-  };
+export const embeddedStore = (label: string, scope: Scope = 'test', prefix = 'chamada_'): (() => Store) => {
+  const current = fixture(
+    scope,
+    async () => {
+      const dir = await makeTempDir(label);
+      return { dir, store: await openStore({ kind: 'embedded', dataDir: dir, prefix }) };
+    },
+    async ({ dir, store }) => {
+      await store.close();
+      await removeDir(dir);
+    },
+  );
+  return () => current().store;
 };
+
+/** A fresh embedded store for each test of the suite that calls this (`embeddedStore(label, 'test')`). */
+export const embeddedStorePerTest = (label: string): (() => Store) => embeddedStore(label, 'test');
 
 /**
  * Within a `describe`: one host for the suite and a fresh database on it for each test, destroyed
@@ -94,4 +95,28 @@ export const databasePerTest = (
     return a;
   };
   return { db: () => current(db), server: () => current(server) };
+};
+
+/**
+ * Within a `describe`: two app instances' stores on one CouchDB-protocol server, for the suite. With
+ * `throughAnotherNode`, the second goes through another node of a cluster where there is one (the
+ * race that leaves conflicting revisions behind); the returned function gives them.
+ */
+export const twoStoresOnOneCouch = (
+  throughAnotherNode = false,
+): (() => { readonly a: Store; readonly b: Store; readonly server: CouchServer }) => {
+  return fixture(
+    'file',
+    async () => {
+      const server = await startCouchServer();
+      const a = await openStore({ kind: 'couchdb', url: server.url, prefix: 'chamada_' });
+      const url = throughAnotherNode ? (server.nodeUrls[1] ?? server.url) : server.url;
+      return { a, b: await openStore({ kind: 'couchdb', url, prefix: 'chamada_' }), server };
+    },
+    async ({ a, b, server }) => {
+      await a.close();
+      await b.close();
+      await server.dispose();
+    },
+  );
 };

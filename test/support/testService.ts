@@ -10,7 +10,8 @@ import { createLogger } from '../../src/log/logger.js';
 import type { Notifier } from '../../src/notify/notifier.js';
 import { type RunningService, startService } from '../../src/service.js';
 import type { LevelDownFactory } from '../../src/store/guardedLevel.js';
-import { type CouchServer, startCouchServer } from './couchServer.js';
+import { startCouchServer } from './couchServer.js';
+import { fixture } from './hooks.js';
 import { call, type HttpResult } from './http.js';
 import { forgetContract } from './openApiContract.js';
 import { makeTempDir, removeDir } from './tempDir.js';
@@ -111,25 +112,30 @@ export const mutate = (url: string, method: string, body: unknown, token: string
 export const twoInstancesOnOneCouch = (
   env: Record<string, string> = {},
 ): (() => { readonly a: TestService; readonly b: TestService }) => {
-  let couch: CouchServer | undefined;
-  let both: { a: TestService; b: TestService } | undefined;
-  before(async () => {
-    couch = await startCouchServer();
-    const shared = {
-      COUCHDB_URL: couch.url,
-      // Instances of one deployment share the secret the bucket names are keyed with.
-      JWT_SECRET: 'one-deployment-shares-this-secret-0123456789',
-      ...env,
-    };
-    both = { a: await startTestService({ env: shared }), b: await startTestService({ env: shared }) };
-  });
-  after(async () => {
-    await both?.a.dispose();
-    await both?.b.dispose();
-    await couch?.dispose();
-  });
+  const current = fixture(
+    'file',
+    async () => {
+      const couch = await startCouchServer();
+      const shared = {
+        COUCHDB_URL: couch.url,
+        // Instances of one deployment share the secret the bucket names are keyed with.
+        JWT_SECRET: 'one-deployment-shares-this-secret-0123456789',
+        ...env,
+      };
+      return {
+        couch,
+        a: await startTestService({ env: shared }),
+        b: await startTestService({ env: shared }),
+      };
+    },
+    async ({ couch, a, b }) => {
+      await a.dispose();
+      await b.dispose();
+      await couch.dispose();
+    },
+  );
   return () => {
-    if (both === undefined) throw new Error('the two instances start in before()');
-    return both;
+    const { a, b } = current();
+    return { a, b };
   };
 };

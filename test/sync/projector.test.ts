@@ -85,6 +85,24 @@ const scripted = (
   return { store, commits };
 };
 
+/**
+ * A projector whose instances share the projections (so a retry audits again what it finds standing),
+ * with the audit keys it wrote.
+ */
+const sharedProjections = (store: ProjectionStore) => {
+  const audited: string[] = [];
+  const project = (changes: Parameters<typeof projectBatch>[1]) =>
+    projectBatch(
+      {
+        projections: store,
+        audit: async (entries) => void audited.push(...entries.map((e) => e.key?.auditId ?? '')),
+        othersCommit: true,
+      },
+      changes,
+    );
+  return { audited, project };
+};
+
 describe('projectBatch against a concurrent projector (another instance on one CouchDB)', () => {
   it('puts right the conflict records of an attempt that lost its aspect write', async () => {
     // The first attempt reads an aspect that holds e1. Its commit loses: another
@@ -97,16 +115,8 @@ describe('projectBatch against a concurrent projector (another instance on one C
       ],
       ['CONFLICT', 'OK'],
     );
-    const audited: string[] = [];
-    const out = await projectBatch(
-      {
-        projections: store,
-        audit: async (entries) => void audited.push(...entries.map((e) => e.key?.auditId ?? '')),
-        // Instances share the projections: the retry audits again what it finds standing.
-        othersCommit: true,
-      },
-      [change(e2), change(e3)],
-    );
+    const { audited, project } = sharedProjections(store);
+    const out = await project([change(e2), change(e3)]);
     expect(commits).to.have.length(2);
     expect(commits[0]?.aspects.map((a) => a.rev)).to.deep.equal(['1-a']);
     expect(commits[0]?.conflicts.map((c) => c.loser.eventId)).to.deep.equal(['e3']);
@@ -135,15 +145,8 @@ describe('projectBatch against a concurrent projector (another instance on one C
       ],
       ['CONFLICT', 'OK'],
     );
-    const audited: string[] = [];
-    const out = await projectBatch(
-      {
-        projections: store,
-        audit: async (entries) => void audited.push(...entries.map((e) => e.key?.auditId ?? '')),
-        othersCommit: true,
-      },
-      [change(e3)],
-    );
+    const { audited, project } = sharedProjections(store);
+    const out = await project([change(e3)]);
     expect(commits[0]?.conflicts.map((c) => c.loser.eventId)).to.deep.equal(['e3']);
     expect(commits[1]?.conflicts).to.deep.equal([]);
     expect([...(commits[1]?.noConflict ?? [])].sort()).to.deep.equal(['e1', 'e3']);

@@ -8,12 +8,11 @@ import { expect } from 'chai';
 import type { Actor } from '../../src/domain/principal.js';
 import { classStore } from '../../src/store/classes.js';
 import { type EventStore, eventStore } from '../../src/store/events.js';
-import { openStore, type Store } from '../../src/store/store.js';
 import { isStoreUnavailable } from '../../src/store/storeErrors.js';
 import { studentStore } from '../../src/store/students.js';
 import { syncService } from '../../src/sync/syncService.js';
 import { aStudentRecord } from '../support/fixtures.js';
-import { makeTempDir, removeDir } from '../support/tempDir.js';
+import { embeddedStore } from '../support/storeBackends.js';
 
 const actor: Actor = {
   principal: {
@@ -27,20 +26,11 @@ const actor: Actor = {
 };
 
 describe('sync service: an event whose stored copy was withdrawn before it could be read back', () => {
-  let dir: string;
-  let store: Store;
-  beforeEach(async () => {
-    dir = await makeTempDir('sync-service');
-    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 't_' });
-  });
-  afterEach(async () => {
-    await store.close();
-    await removeDir(dir);
-  });
+  const store = embeddedStore('sync-service', 'test', 't_');
 
   /** The service over an events store whose first `refusals` writes of each event meet a withdrawn copy. */
   const serviceWith = (refusals: number) => {
-    const real = eventStore(store.db.events);
+    const real = eventStore(store().db.events);
     const refused = new Map<string, number>();
     const events: EventStore = {
       ...real,
@@ -52,13 +42,13 @@ describe('sync service: an event whose stored copy was withdrawn before it could
         return out;
       },
     };
-    const students = studentStore(store.db.private);
+    const students = studentStore(store().db.private);
     return {
       students,
       service: syncService({
         events,
         students,
-        classes: classStore(store.db.private),
+        classes: classStore(store().db.private),
         pipeline: { settle: async () => new Map() },
         clock: () => new Date('2026-11-27T10:00:00.000Z'),
       }),
@@ -81,7 +71,7 @@ describe('sync service: an event whose stored copy was withdrawn before it could
     expect(answer.synced.map((s) => [s.eventId, s.duplicate])).to.deep.equal(
       sent.map((e) => [e.eventId, false]),
     );
-    const stored = await eventStore(store.db.events).getMany(sent.map((e) => e.eventId));
+    const stored = await eventStore(store().db.events).getMany(sent.map((e) => e.eventId));
     expect(stored.size).to.equal(sent.length);
   });
 
@@ -94,12 +84,12 @@ describe('sync service: an event whose stored copy was withdrawn before it could
       (e: unknown) => e,
     );
     expect(isStoreUnavailable(failure), String(failure)).to.equal(true);
-    expect((await eventStore(store.db.events).getMany(sent.map((e) => e.eventId))).size).to.equal(0);
+    expect((await eventStore(store().db.events).getMany(sent.map((e) => e.eventId))).size).to.equal(0);
   });
 
   it("keeps an ADMIN's override of a device's check-in in the stored payload, and drops anyone else's", async () => {
     const { students, service } = serviceWith(0);
-    const classes = classStore(store.db.private);
+    const classes = classStore(store().db.private);
     const at = { createdAt: '2026-11-27T09:00:00.000Z', updatedAt: '2026-11-27T09:00:00.000Z' };
     const { classId } = await classes.createClass({ name: 'Turma', nucleusId: null, ...at });
     const none = { nucleusId: null, title: null, startsAt: null, endsAt: null };
@@ -123,7 +113,7 @@ describe('sync service: an event whose stored copy was withdrawn before it could
         settle: false,
       });
       expect(answer.failed).to.deep.equal([]);
-      return (await eventStore(store.db.events).getMany([eventId])).get(eventId)?.payload;
+      return (await eventStore(store().db.events).getMany([eventId])).get(eventId)?.payload;
     };
     expect(await storedPayload(admin)).to.deep.include({
       override: { justification: 'A mãe fica na sala com ela.' },

@@ -5,6 +5,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { object, Uuid } from '../../domain/codec.js';
+import type { Principal } from '../../domain/principal.js';
 import {
   CreatePrinterBody,
   CreatePrintJobBody,
@@ -17,9 +18,11 @@ import {
   PrintJobAccepted,
   type PrintJobDoc,
   PrintJobIdParams,
+  toDoorPrinter,
   toPrinter,
   toPrintJob,
 } from '../../domain/printing.js';
+import { mayReach } from '../../rules/authorization.js';
 import { actorOf } from '../actor.js';
 import { defineRoute } from '../route.js';
 
@@ -34,31 +37,46 @@ const PrinterDeleted = object(
   { description: 'The printer is gone; its queued jobs fail with `PRINTER_REMOVED`.' },
 );
 
+/**
+ * The door reads printers to pick its own (each tablet keeps its choice, item 4 of #38); the URI, an
+ * address on the church's network, stays with those who set printers up.
+ */
+const printerFor = (principal: Principal | null): ((p: PrinterDoc) => Printer) =>
+  principal !== null && mayReach('admin', principal) ? toPrinter : toDoorPrinter;
+
+const WHO_READS =
+  'Those who check children in read printers to choose one for their tablet; only an ADMIN is given `uri`.';
+
 export const listPrintersRoute = defineRoute({
   operationId: 'listPrinters',
   method: 'get',
   path: '/api/v1/printers',
-  auth: 'admin',
+  auth: 'chamador',
+  permission: 'attendance',
   summary: 'Every printer, ordered by name',
-  description: 'A church has a few; the list is not paged.',
+  description: `A church has a few; the list is not paged. ${WHO_READS}`,
   tags: ['printing'],
   response: { status: 200, description: 'The printers.', codec: PrinterList },
-  handler: async ({ deps }) =>
-    E.right({ body: { items: (await deps.printing.listPrinters()).map(toPrinter) } }),
+  handler: async ({ deps, principal }) =>
+    E.right({ body: { items: (await deps.printing.listPrinters()).map(printerFor(principal)) } }),
 });
 
 export const getPrinterRoute = defineRoute({
   operationId: 'getPrinter',
   method: 'get',
   path: '/api/v1/printers/{printerId}',
-  auth: 'admin',
+  auth: 'chamador',
+  permission: 'attendance',
   summary: 'One printer',
+  description: WHO_READS,
   tags: ['printing'],
   params: PrinterIdParams,
   response: { status: 200, description: 'The printer.', codec: Printer },
   errors: ['NOT_FOUND'],
-  handler: async ({ params, deps }) =>
-    E.map((p: PrinterDoc) => ({ body: toPrinter(p) }))(await deps.printing.getPrinter(params.printerId)),
+  handler: async ({ params, deps, principal }) =>
+    E.map((p: PrinterDoc) => ({ body: printerFor(principal)(p) }))(
+      await deps.printing.getPrinter(params.printerId),
+    ),
 });
 
 export const createPrinterRoute = defineRoute({

@@ -8,7 +8,7 @@
  * queued until re-authentication).
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { createTransport, type SignInPlan } from '../../client/transport.js';
+import { createTransport, type SignInPlan, type Transport } from '../../client/transport.js';
 import { type ApiFailure, signInFailure } from './api.js';
 import { refreshPlan } from './sessionEnd.js';
 import { type AuthState, loadAuth, saveAuth } from './storage.js';
@@ -24,6 +24,8 @@ export interface Session {
   ): Promise<E.Either<ApiFailure | 'refused_other_user', AuthState>>;
   signOut(): Promise<void>;
   readonly fetch: typeof fetch;
+  /** The shared client's calls (`apiOf(session)`: typed endpoints on the domain codecs, 0050). */
+  readonly send: Transport<AuthState>['send'];
   onChange(listener: () => void): void;
 }
 
@@ -59,6 +61,7 @@ export const makeSession = (deviceId: string): Session => {
       E.mapLeft(signInFailure)(await transport.signIn(email, password, accept)),
     signOut: transport.signOut,
     fetch: transport.fetch,
+    send: transport.send,
     onChange: transport.onChange,
   };
 };

@@ -15,6 +15,7 @@ const KEYS = {
   auth: 'chamada.kiosk.auth',
   config: 'chamada.kiosk.checkinConfig',
   labelLayout: 'chamada.kiosk.labelLayout',
+  labelPrinter: 'chamada.kiosk.labelPrinter',
 } as const;
 
 export const AuthState = t.intersection([
@@ -58,6 +59,16 @@ export const loadLabelLayout = (): LabelLayout => {
   return isLabelLayout(stored) ? stored : 'sheet';
 };
 export const saveLabelLayout = (layout: LabelLayout): void => localStorage.setItem(KEYS.labelLayout, layout);
+
+/**
+ * The server's printer this tablet sends its labels to (0051, item 4), with its name for the screen
+ * while the list cannot be read; absent: the browser's print dialog.
+ */
+export const LabelPrinterChoice = t.type({ printerId: t.string, name: t.string });
+export type LabelPrinterChoice = t.TypeOf<typeof LabelPrinterChoice>;
+const labelPrinter = () => keptIn(localStorage, KEYS.labelPrinter, LabelPrinterChoice);
+export const loadLabelPrinter = (): LabelPrinterChoice | undefined => labelPrinter().load();
+export const saveLabelPrinter = (choice: LabelPrinterChoice | undefined): void => labelPrinter().save(choice);
 
 // Each value decoded on the way back in: what an older kiosk stored, or a hand-edited value, is input.
 const keptAuth = () => keptIn(localStorage, KEYS.auth, AuthState);

@@ -25,6 +25,7 @@ import { refusalPanel } from './admissionRefusal.js';
 import { checkoutScreen } from './checkout.js';
 import { labelScreen } from './label.js';
 import { newChildScreen } from './newChild.js';
+import { openFamilyAtDesk, openScanOverlay } from './scanOverlay.js';
 import { sessionLabel, sessionsScreen } from './sessions.js';
 import { siblingsScreen } from './siblings.js';
 import { meInAction, type VolunteerControls, volunteerControls } from './volunteers.js';
@@ -103,7 +104,7 @@ export const recordCheckIn = async (
   student: RosterStudent,
   now: Date,
   override?: Override,
-): Promise<{ readonly code: string } | { readonly problem: string }> => {
+): Promise<{ readonly code: string; readonly checkInId: string } | { readonly problem: string }> => {
   const key = kiosk.index().dayKeys.get(utcDay(now));
   if (key === undefined) return { problem: kiosk.t('checkin.noKey') };
   const decision = admissionAt(kiosk, session, student, { override });
@@ -121,7 +122,7 @@ export const recordCheckIn = async (
       override: decision.justification === null ? undefined : { justification: decision.justification },
     }),
   );
-  return { code };
+  return { code, checkInId: decision.event.checkInId };
 };
 
 /** Checks one child in, then shows the label and the guardian's stub. */
@@ -136,7 +137,7 @@ export const checkInChild = async (
   if ('problem' in recorded) return recorded.problem;
   kiosk.show(
     labelScreen({
-      children: [{ session, student, code: recorded.code }],
+      children: [{ session, student, code: recorded.code, checkInId: recorded.checkInId }],
       checkedInAt: now.toISOString(),
       desk: session,
     }),
@@ -307,6 +308,15 @@ export const deskScreen = (session: RosterSessionDoc): Screen => {
           'div',
           { className: 'desk-head' },
           h('h1', {}, sessionLabel(kiosk, session)),
+          h(
+            'button',
+            {
+              className: 'secondary',
+              attrs: { type: 'button', 'data-test': 'scan-pass' },
+              onClick: () => openScanOverlay(kiosk, openFamilyAtDesk(kiosk, session)),
+            },
+            kiosk.t('desk.scanPass'),
+          ),
           h(
             'button',
             {

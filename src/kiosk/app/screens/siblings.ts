@@ -17,7 +17,7 @@ import { type LabelledChild, labelScreen } from './label.js';
  * The session a child would be checked in to: their class's session on the desk's day, if any, one
  * that takes check-ins first (a deactivated one is offered only for the refusal to say why).
  */
-const sessionFor = (
+export const sessionFor = (
   kiosk: Kiosk,
   desk: RosterSessionDoc,
   child: RosterStudent,
@@ -120,7 +120,8 @@ const renderSiblings = (
     for (const { child, session } of chosen) {
       const recorded = await recordCheckIn(kiosk, session, child, now, override);
       // One child refused (checked in meanwhile on this tablet) does not hold back the others.
-      if ('code' in recorded) labelled.push({ session, student: child, code: recorded.code });
+      if ('code' in recorded)
+        labelled.push({ session, student: child, code: recorded.code, checkInId: recorded.checkInId });
       else problems.push(recorded.problem);
     }
     if (labelled.length === 0) return problems.join(' ') || kiosk.t('siblings.noneChosen');
