@@ -7,7 +7,8 @@ RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/buildServer.ts ./scripts/
 COPY src ./src
-# Type-checks, bundles the service into dist/server/main.js and builds the kiosk into dist/kiosk.
+# Type-checks, bundles the service into dist/server/main.js (and the backup command and the print agent,
+# dist/server/backup.js and printAgent.js) and builds the kiosk into dist/kiosk.
 RUN npm run build
 
 FROM node:22-bookworm-slim

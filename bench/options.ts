@@ -2,9 +2,9 @@
  * Command-line options of `npm run bench`:
  *   --quick            a minute instead of five (shorter runs, a smaller data set)
  *   --only a,b         only the named scenarios: students, check-in, attendance, cold-start, memory, sync,
- *                      first-pull, idempotency, import, couchdb, growth, retention, print (a change to one
+ *                      first-pull, idempotency, import, couchdb, growth, retention, print, print-agent (a change to one
  *                      path need not wait for the others; couchdb needs BENCH_COUCHDB_URL or shared/couchdb;
- *                      print needs ippeveprinter and DNS-SD, as npm run test:print does)
+ *                      print and print-agent need ippeveprinter and DNS-SD, as npm run test:print does)
  *   --runs N           measured runs per service scenario (default 3), for tighter medians
  *   --cpu-prof DIR     the service process writes a V8 CPU profile into DIR when it stops
  *                      (`bench/cpuProfile.mjs`; Node 20 refuses `--cpu-prof` in NODE_OPTIONS)
@@ -26,6 +26,7 @@ export const SCENARIOS = [
   'growth',
   'retention',
   'print',
+  'print-agent',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

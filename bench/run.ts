@@ -10,7 +10,7 @@ import { couchdbScenarios } from './scenarios/couchdbLoad.js';
 import { firstPull } from './scenarios/firstPull.js';
 import { growth } from './scenarios/growth.js';
 import { idempotencyOverhead } from './scenarios/idempotencyOverhead.js';
-import { printLatency } from './scenarios/printLatency.js';
+import { printLatency, printLatencyThroughAgent } from './scenarios/printLatency.js';
 import { retention } from './scenarios/retention.js';
 import { serviceScenarios } from './scenarios/serviceLoad.js';
 import { studentImport } from './scenarios/studentImport.js';
@@ -33,6 +33,7 @@ const scenarios: ReadonlyArray<(options: BenchOptions) => Promise<ScenarioResult
   growth,
   async (o) => (o.wants('retention') ? retention(o.quick) : []),
   single('print', printLatency),
+  single('print-agent', printLatencyThroughAgent),
 ];
 
 const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '—' : n.toFixed(digits));

@@ -1,6 +1,7 @@
 /**
  * Bundles the service into one module, `dist/server/main.js` (what the image runs and the bench
- * measures), and the backup command into `dist/server/backup.js` (decision 0022). Node resolves and compiles each of the ~1,000 modules of the dependency tree one file at
+ * measures), the backup command into `dist/server/backup.js` (decision 0022) and the print agent into
+ * `dist/server/printAgent.js` (0054). Node resolves and compiles each of the ~1,000 modules of the dependency tree one file at
  * a time, which took 1.1–1.3 s of a 2 s cold start; one file loads in about half that (decision 0019).
  * The same esbuild transform `tsx` applies to the sources in tests. Type checking stays with `tsc`.
  *
@@ -16,6 +17,9 @@ import { build } from 'esbuild';
 export const SERVER_BUNDLE = 'dist/server/main.js';
 
 export const BACKUP_BUNDLE = 'dist/server/backup.js';
+
+/** The print agent (0054), run from the same image: `node dist/server/printAgent.js --server URL`. */
+export const PRINT_AGENT_BUNDLE = 'dist/server/printAgent.js';
 
 /**
  * Each output file is written beside its final name and renamed over it: tests start the bundle while
@@ -58,7 +62,13 @@ export const bundleServer = (outfile: string = SERVER_BUNDLE): Promise<void> =>
 export const bundleBackupCommand = (outfile: string = BACKUP_BUNDLE): Promise<void> =>
   bundle('src/backup/cli.ts', outfile);
 
+export const bundlePrintAgent = (outfile: string = PRINT_AGENT_BUNDLE): Promise<void> =>
+  bundle('src/printAgent/main.ts', outfile);
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   await bundleServer(process.argv[2]);
-  if (process.argv[2] === undefined) await bundleBackupCommand();
+  if (process.argv[2] === undefined) {
+    await bundleBackupCommand();
+    await bundlePrintAgent();
+  }
 }

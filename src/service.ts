@@ -21,7 +21,7 @@ import { resolveJwtSecret } from './config/jwtSecret.js';
 import { webhookKey } from './crypto/webhookSignature.js';
 import type { DeliveryLog } from './domain/notifications.js';
 import { makeApp } from './http/app.js';
-import { devAuthenticator, jwtAuthenticator, jwtKey } from './http/authenticate.js';
+import { devAuthenticator, jwtAuthenticator, jwtKey, withPrintAgents } from './http/authenticate.js';
 import { answerClientError } from './http/clientError.js';
 import type { AppDeps } from './http/deps.js';
 import { DEFAULT_IDEMPOTENCY_SETTINGS, type IdempotencySettings } from './http/idempotency.js';
@@ -31,6 +31,7 @@ import { type Disposers, disposers } from './lib/disposers.js';
 import { createLogger } from './log/logger.js';
 import { type Metrics, noMetrics, prometheusMetrics } from './metrics/metrics.js';
 import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
+import { isAgentToken } from './printing/printAgentService.js';
 import { consentService } from './registration/consentService.js';
 import { demoDataService } from './registration/demoData.js';
 import { familyPassService } from './registration/familyPassService.js';
@@ -339,13 +340,33 @@ const wire = async (
     opened,
   });
   const schedules = scheduleService({ schedules: scheduleStore(store.db.private), classes, checkins, clock });
+  const printing = wirePrinting({
+    store,
+    checkins,
+    students,
+    classes,
+    settings: config.printing,
+    // The stub carries the family's pass, as the kiosk's does online; a child without one prints none.
+    passOf: async (studentId) => {
+      const answer = await familyPassSvc.content(studentId);
+      return answer._tag === 'Right' ? answer.right.content : undefined;
+    },
+    clock,
+    logger,
+    opened,
+    agentTokenKey: new Uint8Array(
+      hkdfSync('sha256', config.jwtSecret, 'chamada', 'print agent token key', 32),
+    ),
+  });
   const deps: AppDeps = {
     config,
     health: store,
-    authenticator:
+    authenticator: withPrintAgents(
       config.authMode === 'dev'
         ? devAuthenticator(config.devTokens)
         : jwtAuthenticator({ key, clock, checkPrincipal: sessionSvc.checkPrincipal }),
+      { isAgentToken, authenticate: (token) => printing.agents.authenticate(token) },
+    ),
     logger,
     metrics,
     clock,
@@ -450,21 +471,8 @@ const wire = async (
       reconciler: rosterReconciler,
     },
     reports: reportService({ projections, students, classes }),
-    printing: wirePrinting({
-      store,
-      checkins,
-      students,
-      classes,
-      settings: config.printing,
-      // The stub carries the family's pass, as the kiosk's does online; a child without one prints none.
-      passOf: async (studentId) => {
-        const answer = await familyPassSvc.content(studentId);
-        return answer._tag === 'Right' ? answer.right.content : undefined;
-      },
-      clock,
-      logger,
-      opened,
-    }),
+    printing: printing.service,
+    printAgents: printing.agents,
     secrets: {
       cursorKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'paging cursor key', 32)),
     },

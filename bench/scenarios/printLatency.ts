@@ -7,9 +7,14 @@
  * `done`; the service runs in this process, on the same clock). One door, one family at a time, each
  * its own child, each child a family whose stub carries its pass's QR code; the row is the p95 of
  * each run, the median of the runs.
+ *
+ * `print-agent` (0054): the same, the printer served by a print agent (in this process, its waiting
+ * call to the service over HTTP, as `npm run print-agent` keeps one), so the time adds the agent's
+ * wake-up, the job's hand-out and its report.
  */
 import { randomUUID } from 'node:crypto';
 import * as t from 'io-ts';
+import { type RunningAgent, startPrintAgent } from '../../src/printAgent/agent.js';
 import {
   type DnsSd,
   requirePrintTools,
@@ -42,12 +47,19 @@ const post = async <C extends t.Mixed>(url: string, body: unknown, codec: C): Pr
   return decoded.right;
 };
 
-export const printLatency = async (quick: boolean): Promise<ScenarioResult> => {
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+export const printLatencyThroughAgent = (quick: boolean): Promise<ScenarioResult> => measure(quick, 'agent');
+
+export const printLatency = (quick: boolean): Promise<ScenarioResult> => measure(quick, 'service');
+
+const measure = async (quick: boolean, via: 'service' | 'agent'): Promise<ScenarioResult> => {
   await requirePrintTools();
   const dnsSd: DnsSd = await startDnsSd();
   const printer = await startIppEverywhere();
   // The door polls its job as fast as the bench can; the per-device limit would answer 429.
   const svc = await startTestService({ env: { LOG_LEVEL: 'warn', RATE_LIMIT_REQUESTS: '0' } });
+  let running: RunningAgent | undefined;
   try {
     const runs = quick ? 2 : 3;
     const perRun = quick ? 20 : 50;
@@ -71,10 +83,30 @@ export const printLatency = async (quick: boolean): Promise<ScenarioResult> => {
         ),
       );
     const roster = { sessionId, studentIds };
+    let agentId: string | undefined;
+    if (via === 'agent') {
+      const issued = await fetch(`${svc.url}/api/v1/print-agents`, {
+        method: 'POST',
+        headers: mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN, randomUUID()),
+        body: JSON.stringify({ name: 'Bench' }),
+      });
+      const agent = t
+        .type({ agent: t.type({ agentId: t.string }), token: t.string })
+        .decode(await issued.json());
+      if (agent._tag === 'Left') throw new Error('no print agent');
+      agentId = agent.right.agent.agentId;
+      running = startPrintAgent({ server: svc.url, token: agent.right.token, log: quiet });
+    }
     const printerRes = await fetch(`${svc.url}/api/v1/printers`, {
       method: 'POST',
       headers: mutationHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN, randomUUID()),
-      body: JSON.stringify({ name: 'Bench', protocol: 'ipp', uri: printer.uri, layout: 'brother62' }),
+      body: JSON.stringify({
+        name: 'Bench',
+        protocol: 'ipp',
+        uri: printer.uri,
+        layout: 'brother62',
+        ...(agentId === undefined ? {} : { agentId }),
+      }),
     });
     const printerId = t.type({ printerId: t.string }).decode(await printerRes.json());
     if (printerId._tag === 'Left') throw new Error('no printer');
@@ -119,7 +151,10 @@ export const printLatency = async (quick: boolean): Promise<ScenarioResult> => {
       all.push(...samples);
     }
     return {
-      scenario: "check-in's answer → the IPP Everywhere printer holds the label (p95 of a run, one door)",
+      scenario:
+        via === 'agent'
+          ? "check-in's answer → the printer holds the label, through a print agent (p95 of a run, one door)"
+          : "check-in's answer → the IPP Everywhere printer holds the label (p95 of a run, one door)",
       unit: 'ms',
       median: median(p95s),
       spread: spread(p95s),
@@ -130,6 +165,7 @@ export const printLatency = async (quick: boolean): Promise<ScenarioResult> => {
       runs,
     };
   } finally {
+    await running?.stop(5_000);
     await svc.dispose();
     await printer.stop();
     await dnsSd.stop();

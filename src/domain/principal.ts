@@ -53,7 +53,12 @@ export interface Principal {
   readonly sessionId?: string;
   /** The session's CSRF token, checked against `X-CSRF-Token`. */
   readonly csrfToken?: string;
-  readonly authMode: 'dev' | 'jwt';
+  readonly authMode: 'dev' | 'jwt' | 'agent';
+  /**
+   * Set for a print agent's token (0054): no roles, and only the routes of auth class `printAgent`
+   * accept it, so a leaked agent token prints labels and reads nothing else.
+   */
+  readonly printAgentId?: string;
 }
 
 /** Who made a change, and from which device: recorded on every event. */

@@ -92,6 +92,10 @@ const ReadOnlyInstant = refine(IsoInstant, () => true, 'a UTC ISO 8601 timestamp
   readOnly: true,
 });
 
+const AGENT_SAID =
+  "`agentId`: a print agent on the printer's network sends its jobs (decision 0054); the service then never " +
+  'connects to the printer, and `PRINTER_HOSTS` does not apply.';
+
 const PROTOCOLS_SAID =
   '`protocol` `ipp` (IPP Everywhere / AirPrint-class printers, and DYMO or Brother through CUPS) takes an ' +
   '`ipp://` or `ipps://` URI; `zpl` (Zebra-type printers, ZPL II on raw TCP) a `tcp://` URI. When ' +
@@ -100,8 +104,10 @@ const PROTOCOLS_SAID =
 export const CreatePrinterBody = object(
   'CreatePrinterBody',
   { name: PrinterName, protocol: PrinterProtocolC, uri: PrinterUri, layout: PrinterLayoutC },
-  { labelLanguage: LabelLanguageC },
-  { description: `${PROTOCOLS_SAID} \`labelLanguage\` (default \`pt-BR\`) is the captions' language.` },
+  { labelLanguage: LabelLanguageC, agentId: Uuid },
+  {
+    description: `${PROTOCOLS_SAID} \`labelLanguage\` (default \`pt-BR\`) is the captions' language. ${AGENT_SAID}`,
+  },
 );
 export type CreatePrinterBody = t.TypeOf<typeof CreatePrinterBody>;
 
@@ -114,9 +120,10 @@ export const PatchPrinterBody = object(
     uri: PrinterUri,
     layout: PrinterLayoutC,
     labelLanguage: LabelLanguageC,
+    agentId: nullable(Uuid),
   },
   {
-    description: `Any subset of the printer's fields; the result must still be consistent. ${PROTOCOLS_SAID}`,
+    description: `Any subset of the printer's fields; the result must still be consistent. ${PROTOCOLS_SAID} ${AGENT_SAID} \`agentId: null\`: the service prints to it again.`,
   },
 );
 export type PatchPrinterBody = t.TypeOf<typeof PatchPrinterBody>;
@@ -132,12 +139,12 @@ export const Printer = object(
     createdAt: ReadOnlyInstant,
     updatedAt: ReadOnlyInstant,
   },
-  { uri: PrinterUri },
+  { uri: PrinterUri, agentId: Uuid },
   {
     description:
-      'A label printer the service prints to. `printerId`, `createdAt`, `updatedAt` are read-only. `uri` is ' +
-      "given to an ADMIN only: the door's roles list printers to choose one, and where a printer sits on the " +
-      "church's network is the office's business.",
+      'A label printer the service prints to, or its print agent (`agentId`). `printerId`, `createdAt`, ' +
+      "`updatedAt` are read-only. `uri` is given to an ADMIN only: the door's roles list printers to choose " +
+      "one, and where a printer sits on the church's network is the office's business.",
   },
 );
 export type Printer = t.TypeOf<typeof Printer>;
@@ -244,19 +251,23 @@ export const PrintJobIdParams = object('PrintJobIdParams', { jobId: Uuid });
 // ---- stored documents ----
 
 /** A printer as stored (private database), `printer:<printerId>`. */
-export const PrinterDoc = t.type({
-  _id: t.string,
-  _rev: t.string,
-  docType: t.literal('printer'),
-  printerId: t.string,
-  name: t.string,
-  protocol: PrinterProtocolC,
-  uri: t.string,
-  layout: PrinterLayoutC,
-  labelLanguage: LabelLanguageC,
-  createdAt: t.string,
-  updatedAt: t.string,
-});
+export const PrinterDoc = t.intersection([
+  t.type({
+    _id: t.string,
+    _rev: t.string,
+    docType: t.literal('printer'),
+    printerId: t.string,
+    name: t.string,
+    protocol: PrinterProtocolC,
+    uri: t.string,
+    layout: PrinterLayoutC,
+    labelLanguage: LabelLanguageC,
+    createdAt: t.string,
+    updatedAt: t.string,
+  }),
+  /** The print agent that sends its jobs (0054); absent: this service does. Older printers have none. */
+  t.partial({ agentId: t.string }),
+]);
 export type PrinterDoc = t.TypeOf<typeof PrinterDoc>;
 
 /** What a job prints: the labels of check-ins, or the printer's test label. */
@@ -302,6 +313,7 @@ export const toPrinter = (d: PrinterDoc): Printer => ({
   labelLanguage: d.labelLanguage,
   createdAt: d.createdAt,
   updatedAt: d.updatedAt,
+  ...(d.agentId === undefined ? {} : { agentId: d.agentId }),
 });
 
 export const toPrintJob = (d: PrintJobDoc): PrintJob => ({

@@ -145,3 +145,23 @@ export const jwtAuthenticator = (options: JwtAuthenticatorOptions): Authenticato
     },
   };
 };
+
+/**
+ * Print agents' tokens (0054) beside the users' authenticator: a token in the agents' form is checked
+ * against the agent's stored digest, any other goes to `users`. An agent's principal has no role, so
+ * only the `printAgent` routes take it (`authorize`).
+ */
+export const withPrintAgents = (
+  users: Authenticator,
+  agents: {
+    readonly isAgentToken: (token: string) => boolean;
+    readonly authenticate: (token: string) => Promise<Principal | undefined>;
+  },
+): Authenticator => ({
+  mode: users.mode,
+  async authenticate(token) {
+    if (!agents.isAgentToken(token)) return users.authenticate(token);
+    const principal = await agents.authenticate(token);
+    return principal === undefined ? E.left(invalidToken()) : E.right(principal);
+  },
+});

@@ -14,6 +14,7 @@ import type { LiveBackups } from '../domain/backup.js';
 import type { IdempotencyLedger } from '../domain/idempotencyRecord.js';
 import type { DeliveryLog } from '../domain/notifications.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { PrintAgentService } from '../printing/printAgentService.js';
 import type { PrintService } from '../printing/printService.js';
 import type { ConsentService } from '../registration/consentService.js';
 import type { DemoDataService } from '../registration/demoData.js';
@@ -104,6 +105,8 @@ export interface AppDeps {
   readonly reports: ReportService;
   /** Printers and print jobs (0051); the worker that sends the jobs is wired beside it. */
   readonly printing: PrintService;
+  /** Print agents and the jobs they print (0054). */
+  readonly printAgents: PrintAgentService;
   readonly replication: {
     /** The roster replica, checkpoints and pushed events behind the CouchDB-protocol routes (0018). */
     readonly service: ReplicationService;

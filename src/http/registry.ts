@@ -14,6 +14,7 @@ import { openApiRoute } from './routes/openApiRoute.js';
 import { pageRoutes } from './routes/pageRoutes.js';
 import { photosRoutes } from './routes/photosRoutes.js';
 import { pickupRoutes } from './routes/pickupRoutes.js';
+import { printAgentRoutes } from './routes/printAgentRoutes.js';
 import { printRoutes } from './routes/printRoutes.js';
 import { reportsRoutes } from './routes/reportsRoutes.js';
 import { retentionRoutes } from './routes/retentionRoutes.js';
@@ -49,6 +50,7 @@ export const routes: ReadonlyArray<Route> = [
   ...notificationRoutes,
   ...pickupRoutes,
   ...printRoutes,
+  ...printAgentRoutes,
   ...attendanceRoutes,
   ...syncRoutes,
   ...reportsRoutes,

@@ -20,6 +20,7 @@ import { type LabelContent, type LabelledChild, labelsOf, labelTime, testLabelsO
 import { printerIssues } from '../rules/printers.js';
 import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
+import type { PrintAgentStore } from '../store/printAgents.js';
 import type { PrinterFields, PrinterStore } from '../store/printers.js';
 import type { PrintJobStore } from '../store/printJobs.js';
 import type { StudentStore } from '../store/students.js';
@@ -33,6 +34,8 @@ export interface PrintSettingsOf {
 export interface PrintServiceDeps {
   readonly printers: PrinterStore;
   readonly jobs: PrintJobStore;
+  /** The print agents a printer may name (0054). */
+  readonly agents: Pick<PrintAgentStore, 'get'>;
   readonly checkins: Pick<CheckinStore, 'get'>;
   readonly students: Pick<StudentStore, 'getMany'>;
   readonly classes: Pick<ClassStore, 'getClass' | 'getSession'>;
@@ -103,6 +106,15 @@ export const printService = (deps: PrintServiceDeps): PrintService => {
     return job;
   };
 
+  /** A printer may name an agent that exists and is not revoked. */
+  const agentIssues = async (agentId: string | undefined): Promise<ValidationIssue[]> => {
+    if (agentId === undefined) return [];
+    const agent = await deps.agents.get(agentId);
+    if (agent === undefined) return [{ path: 'body.agentId', message: 'no such print agent' }];
+    if (agent.revokedAt !== null) return [{ path: 'body.agentId', message: 'the print agent was revoked' }];
+    return [];
+  };
+
   /** The pass of the first child of the job who has a family, as the kiosk's stub asks it. */
   const passOfFamily = async (studentIds: ReadonlyArray<string>): Promise<string | undefined> => {
     const { passOf } = deps;
@@ -123,7 +135,7 @@ export const printService = (deps: PrintServiceDeps): PrintService => {
     listPrinters: () => printers.list(),
     getPrinter,
     async createPrinter(actor, body) {
-      const issues = printerIssues(body, settings.allowedHosts);
+      const issues = [...printerIssues(body, settings.allowedHosts), ...(await agentIssues(body.agentId))];
       if (issues.length > 0) return E.left(invalid(issues));
       const at = clock().toISOString();
       const printerId = requestScopedId(actor.requestKey, 'printer');
@@ -136,6 +148,7 @@ export const printService = (deps: PrintServiceDeps): PrintService => {
         labelLanguage: body.labelLanguage ?? 'pt-BR',
         createdAt: at,
         updatedAt: at,
+        ...(body.agentId === undefined ? {} : { agentId: body.agentId.toLowerCase() }),
       });
       if (created !== 'EXISTS') return E.right(created);
       return getPrinter(printerId);
@@ -144,6 +157,8 @@ export const printService = (deps: PrintServiceDeps): PrintService => {
       for (let i = 0; i < CAS_TRIES; i += 1) {
         const current = await printers.get(printerId);
         if (current === undefined) return E.left(apiError('NOT_FOUND', 'No such printer.'));
+        const agentId =
+          body.agentId === undefined ? current.agentId : (body.agentId?.toLowerCase() ?? undefined);
         const next: PrinterFields = {
           printerId,
           name: body.name ?? current.name,
@@ -153,8 +168,13 @@ export const printService = (deps: PrintServiceDeps): PrintService => {
           labelLanguage: body.labelLanguage ?? current.labelLanguage,
           createdAt: current.createdAt,
           updatedAt: clock().toISOString(),
+          ...(agentId === undefined ? {} : { agentId }),
         };
-        const issues = printerIssues(next, settings.allowedHosts);
+        const issues = [
+          ...printerIssues(next, settings.allowedHosts),
+          // A new agent is checked; the one it had may since be revoked, and other changes stay possible.
+          ...(body.agentId === undefined ? [] : await agentIssues(agentId)),
+        ];
         if (issues.length > 0) return E.left(invalid(issues));
         const saved = await printers.update(current, next);
         if (saved !== 'CONFLICT') return E.right(saved);

@@ -11,6 +11,8 @@
  *   left by a stop or by another instance, and retries whose timer was lost with a restart. A job
  *   whose bound passed while no worker held it (the service was down) still gets one attempt:
  *   nothing acknowledged is lost.
+ * - A printer a print agent serves (0054) is left to its agent; the worker only fails its jobs once
+ *   their bound has passed with no agent holding them.
  */
 import { randomUUID } from 'node:crypto';
 import { type PrinterDoc, type PrintFailure, type PrintJobDoc, printerAddress } from '../domain/printing.js';
@@ -132,6 +134,20 @@ export const printWorker = (deps: PrintWorkerDeps): PrintWorker => {
     if (read.status === 'done' || read.status === 'failed') return;
     if (read.claimedBy !== null && read.claimedBy !== owner && Date.parse(read.leaseUntil ?? '') > now)
       return;
+    const served = await deps.printers.get(read.printerId);
+    if (served?.agentId !== undefined) {
+      // Its agent sends it (0054). Past its bound with no agent holding it (the agent is gone), the job
+      // fails here, so the door's screen is not left showing "queued" for ever.
+      if (now >= Date.parse(read.giveUpAt))
+        await finish(read, {
+          status: 'failed',
+          error: read.error ?? {
+            code: 'PRINTER_UNREACHABLE',
+            message: 'no print agent took the job before its bound',
+          },
+        });
+      return;
+    }
     if (Date.parse(read.notBefore) > now) {
       schedule(read.jobId, Date.parse(read.notBefore));
       return;

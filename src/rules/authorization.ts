@@ -7,11 +7,19 @@
 import * as E from 'fp-ts/lib/Either.js';
 import type { Permission, Principal, SystemRole } from '../domain/principal.js';
 
-export const AUTH_CLASSES = ['none', 'bearer', 'admin', 'cadastro', 'chamador', 'relatorios'] as const;
+export const AUTH_CLASSES = [
+  'none',
+  'bearer',
+  'admin',
+  'cadastro',
+  'chamador',
+  'relatorios',
+  'printAgent',
+] as const;
 export type AuthClass = (typeof AUTH_CLASSES)[number];
 
 export const rolesAllowed: Readonly<
-  Record<Exclude<AuthClass, 'none' | 'bearer'>, ReadonlyArray<SystemRole>>
+  Record<Exclude<AuthClass, 'none' | 'bearer' | 'printAgent'>, ReadonlyArray<SystemRole>>
 > = {
   admin: ['ADMIN'],
   cadastro: ['ADMIN', 'CADASTRO'],
@@ -22,7 +30,7 @@ export const rolesAllowed: Readonly<
 export type AccessDenial = 'UNAUTHENTICATED' | 'FORBIDDEN_ROLE';
 
 /** What access is decided on: a principal's roles and what they grant (a client holds the same two). */
-export type Grantee = Pick<Principal, 'roles' | 'permissions'>;
+export type Grantee = Pick<Principal, 'roles' | 'permissions' | 'printAgentId'>;
 
 export const authorize = (
   authClass: AuthClass,
@@ -31,6 +39,10 @@ export const authorize = (
 ): E.Either<AccessDenial, void> => {
   if (authClass === 'none') return E.right(undefined);
   if (principal === null) return E.left('UNAUTHENTICATED');
+  // A print agent (0054) reaches its own routes and nothing else, `bearer` ones included; no user does.
+  const agent = principal.printAgentId !== undefined;
+  if (authClass === 'printAgent' || agent)
+    return authClass === 'printAgent' && agent ? E.right(undefined) : E.left('FORBIDDEN_ROLE');
   if (authClass === 'bearer') return E.right(undefined);
   const allowed: ReadonlyArray<string> = rolesAllowed[authClass];
   if (principal.roles.some((r) => allowed.includes(r))) return E.right(undefined);
@@ -48,7 +60,7 @@ export const authorize = (
  * page only to be told 403; the server still decides every call.
  */
 export const mayReach = (
-  authClass: Exclude<AuthClass, 'none' | 'bearer'>,
+  authClass: Exclude<AuthClass, 'none' | 'bearer' | 'printAgent'>,
   user: Grantee,
   permission?: Permission,
 ): boolean => E.isRight(authorize(authClass, user, permission));

@@ -1,14 +1,14 @@
 /**
  * Whether a printer's settings hold together (0051): the URI's scheme is one its protocol speaks
  * (IPP over `ipp://` or `ipps://`, ZPL over `tcp://`), and its host is one PRINTER_HOSTS allows when
- * that is set. The codecs check each field alone; this checks them together, on a creation and on the
+ * that is set (unless a print agent serves it, 0054). The codecs check each field alone; this checks them together, on a creation and on the
  * result of a change, and answers the issues a 400 lists.
  */
 import type { ValidationIssue } from '../domain/issues.js';
 import { type PrinterProtocol, printerAddress, schemesOf } from '../domain/printing.js';
 
 export const printerIssues = (
-  printer: { readonly protocol: PrinterProtocol; readonly uri: string },
+  printer: { readonly protocol: PrinterProtocol; readonly uri: string; readonly agentId?: string },
   allowedHosts: ReadonlyArray<string>,
 ): ValidationIssue[] => {
   const address = printerAddress(printer.uri);
@@ -21,7 +21,8 @@ export const printerIssues = (
       message: `protocol ${printer.protocol} takes a ${schemes.map((s) => `${s}://`).join(' or ')} URI`,
     });
   }
-  if (allowedHosts.length > 0 && !allowedHosts.includes(address.host)) {
+  // A printer an agent serves (0054) is reached from the agent's network, never from this service.
+  if (printer.agentId === undefined && allowedHosts.length > 0 && !allowedHosts.includes(address.host)) {
     issues.push({ path: 'body.uri', message: 'the host is not one PRINTER_HOSTS allows' });
   }
   return issues;

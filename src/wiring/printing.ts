@@ -5,10 +5,12 @@
  */
 import type { Logger } from 'pino';
 import type { Disposers } from '../lib/disposers.js';
+import { type PrintAgentService, printAgentService } from '../printing/printAgentService.js';
 import { type PrintService, type PrintSettingsOf, printService } from '../printing/printService.js';
 import { printWorker } from '../printing/printWorker.js';
 import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
+import { printAgentStore } from '../store/printAgents.js';
 import { printerStore } from '../store/printers.js';
 import { printJobStore } from '../store/printJobs.js';
 import type { Store } from '../store/store.js';
@@ -25,15 +27,24 @@ export interface PrintingWiring {
   readonly clock: () => Date;
   readonly logger: Logger;
   readonly opened: Disposers;
+  /** Derives print agents' secrets (0054); the same on every instance. */
+  readonly agentTokenKey: Uint8Array;
 }
 
-export const wirePrinting = (w: PrintingWiring): PrintService => {
+export interface Printing {
+  readonly service: PrintService;
+  readonly agents: PrintAgentService;
+}
+
+export const wirePrinting = (w: PrintingWiring): Printing => {
   const printers = printerStore(w.store.db.private);
   const jobs = printJobStore(w.store.db.requests);
+  const agentStore = printAgentStore(w.store.db.private);
   const wakeLater: { wake: (jobId: string) => void } = { wake: () => undefined };
   const service = printService({
     printers,
     jobs,
+    agents: agentStore,
     checkins: w.checkins,
     students: w.students,
     classes: w.classes,
@@ -64,7 +75,18 @@ export const wirePrinting = (w: PrintingWiring): PrintService => {
         'the print worker met an error',
       ),
   });
-  wakeLater.wake = worker.wake;
+  const agents = printAgentService({
+    agents: agentStore,
+    printers,
+    jobs,
+    content: service,
+    clock: w.clock,
+    tokenKey: w.agentTokenKey,
+  });
+  wakeLater.wake = (jobId) => {
+    worker.wake(jobId);
+    agents.wake();
+  };
   w.opened.add('print worker', () => worker.stop());
-  return service;
+  return { service, agents };
 };

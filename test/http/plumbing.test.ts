@@ -301,6 +301,8 @@ describe('HTTP plumbing', () => {
       cadastro: ['ADMIN', 'CADASTRO'],
       chamador: ['ADMIN', 'CHAMADOR'],
       relatorios: ['ADMIN', 'RELATORIOS'],
+      // A print agent's token only (0054): no user reaches these.
+      printAgent: [],
     };
     for (const authClass of AUTH_CLASSES) {
       for (const [who, token, userId] of callers) {

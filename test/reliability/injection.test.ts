@@ -15,6 +15,7 @@ import { routes } from '../../src/http/registry.js';
 import { MUTATING_METHODS, type Route } from '../../src/http/route.js';
 import { TOKENS, useService } from '../support/harness.js';
 import { call } from '../support/http.js';
+import { type IssuedAgent, issueAgent } from '../support/printAgents.js';
 import { SyncAnswer, seedSmallRoster } from '../support/seed.js';
 import { DEVICE_ID, mutationHeaders } from '../support/testService.js';
 import { figure } from './figures.js';
@@ -161,13 +162,16 @@ const replaceAt = (v: unknown, path: ReadonlyArray<Segment>, replacement: unknow
   return v;
 };
 
-/** A role whose development token passes the route's class. */
-const roleFor = (route: Route): Role | null =>
+/** Who passes the route's class: a role's development token, or a print agent's token (0054). */
+type Caller = Role | 'PRINT_AGENT';
+const roleFor = (route: Route): Caller | null =>
   route.auth === 'none'
     ? null
     : route.auth === 'bearer'
       ? 'CHAMADOR'
-      : (CLASS_ROLES[route.auth]?.[1] ?? 'ADMIN');
+      : route.auth === 'printAgent'
+        ? 'PRINT_AGENT'
+        : (CLASS_ROLES[route.auth]?.[1] ?? 'ADMIN');
 
 describe('reliability: injection', function () {
   this.timeout(120_000);
@@ -178,11 +182,13 @@ describe('reliability: injection', function () {
   const ids: Record<string, string> = {};
   const activeIds = new Set<string>();
   let deletedId = '';
+  let agent: IssuedAgent = { agentId: '', token: '' };
   let address = 0;
 
   before(async () => {
     target = targetOf(h.url, 8);
     const roster = await seedSmallRoster(h.url, [...ACTIVE_NAMES, DELETED_NAME]);
+    agent = await issueAgent(h.url, 'Injeção');
     ids.classId = roster.classId;
     ids.sessionId = roster.sessionId;
     roster.studentIds.slice(0, ACTIVE_NAMES.length).forEach((id) => {
@@ -212,7 +218,7 @@ describe('reliability: injection', function () {
     const request = async (
       method: string,
       path: string,
-      role: Role | null,
+      role: Caller | null,
       body?: unknown,
       raw?: string,
     ): Promise<WireResponse> => {
@@ -221,7 +227,10 @@ describe('reliability: injection', function () {
       const headers: Record<string, string> = {
         'X-Forwarded-For': `10.66.${(address >> 8) & 255}.${address & 255}`,
       };
-      if (role !== null) {
+      if (role === 'PRINT_AGENT') {
+        headers.Authorization = `Bearer ${agent.token}`;
+        headers['X-Device-Id'] = agent.agentId;
+      } else if (role !== null) {
         headers.Authorization = `Bearer ${DEV_TOKEN_OF[role]}`;
         headers['X-Device-Id'] = DEVICE_ID;
       }
@@ -419,7 +428,7 @@ describe('reliability: injection', function () {
           const r = await request(
             route.method.toUpperCase(),
             path,
-            'ADMIN',
+            route.auth === 'printAgent' ? 'PRINT_AGENT' : 'ADMIN',
             example ?? (MUTATING_METHODS.has(route.method) ? {} : undefined),
           );
           if (r.status !== 400 && r.status !== 404) {

@@ -30,6 +30,18 @@ const custom = (...permissions: Permission[]): Principal => ({
   authMode: 'jwt',
 });
 
+/** A print agent's principal (0054): no role, no permission. */
+const agent: Principal = {
+  userId: 'agent:a',
+  roles: [],
+  primaryRole: 'PRINT_AGENT',
+  permissions: [],
+  authMode: 'agent',
+  printAgentId: 'a',
+};
+/** A user whose custom role is named as an agent might be: a name grants nothing here. */
+const namedLikeAgent: Principal = { ...as('PRINT_AGENT'), permissions: [...PERMISSIONS] };
+
 type Outcome = 'allow' | AccessDenial;
 
 const table: ReadonlyArray<[AuthClass, Principal | null, Outcome]> = [
@@ -53,6 +65,16 @@ const table: ReadonlyArray<[AuthClass, Principal | null, Outcome]> = [
   ['relatorios', as('ADMIN'), 'allow'],
   ['relatorios', as('CADASTRO'), 'FORBIDDEN_ROLE'],
   ['relatorios', as(), 'FORBIDDEN_ROLE'],
+  ['printAgent', null, 'UNAUTHENTICATED'],
+  ['printAgent', agent, 'allow'],
+  ['printAgent', as('ADMIN'), 'FORBIDDEN_ROLE'],
+  ['printAgent', namedLikeAgent, 'FORBIDDEN_ROLE'],
+  ['none', agent, 'allow'],
+  ['bearer', agent, 'FORBIDDEN_ROLE'],
+  ['admin', agent, 'FORBIDDEN_ROLE'],
+  ['cadastro', agent, 'FORBIDDEN_ROLE'],
+  ['chamador', agent, 'FORBIDDEN_ROLE'],
+  ['relatorios', agent, 'FORBIDDEN_ROLE'],
 ];
 
 describe('authorize with permissions (custom roles)', () => {
@@ -75,7 +97,12 @@ describe('authorize with permissions (custom roles)', () => {
 
 describe('authorize (route access rule)', () => {
   for (const [authClass, principal, expected] of table) {
-    const who = principal === null ? 'an anonymous caller' : `roles [${principal.roles.join(', ')}]`;
+    const who =
+      principal === null
+        ? 'an anonymous caller'
+        : principal.printAgentId !== undefined
+          ? 'a print agent'
+          : `roles [${principal.roles.join(', ')}]`;
     it(`${authClass}: ${who} → ${expected}`, () => {
       const result = authorize(authClass, principal);
       expect(E.isRight(result) ? 'allow' : result.left).to.equal(expected);

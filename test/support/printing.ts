@@ -14,7 +14,15 @@ export type PrintJobSeen = t.TypeOf<typeof PrintJobC>;
 
 export const createPrinter = (
   url: string,
-  body: { name: string; protocol: 'ipp' | 'zpl'; uri: string; layout: string; labelLanguage?: string },
+  body: {
+    name: string;
+    protocol: 'ipp' | 'zpl';
+    uri: string;
+    layout: string;
+    labelLanguage?: string;
+    /** The print agent that sends its jobs (0054). */
+    agentId?: string;
+  },
 ): Promise<string> => createdId(url, '/api/v1/printers', body, 'printerId');
 
 /** Queues a job as the door does (CHAMADOR) and answers its id. */

@@ -15,7 +15,8 @@ export const API_VERSION = '1.0.0';
 
 const authDescription = (auth: AuthClass): string => {
   if (auth === 'none') return 'Public.';
-  if (auth === 'bearer') return 'Any authenticated user.';
+  if (auth === 'bearer') return "Any authenticated user (a print agent's token is refused, 403).";
+  if (auth === 'printAgent') return "A print agent's token only (auth class `printAgent`, decision 0054).";
   return `Roles: ${rolesAllowed[auth].join(', ')} (auth class \`${auth}\`).`;
 };
 
@@ -28,7 +29,8 @@ export const sharedErrorCodes = (route: Route): ErrorCode[] => {
   // A token that outlived its session is told apart from a bad one on every authenticated route
   // (`authenticate.ts`), so a client learns there to sign in again rather than refresh.
   if (route.auth !== 'none') codes.push('UNAUTHORIZED', 'SESSION_EXPIRED', 'RATE_LIMITED');
-  if (route.auth !== 'none' && route.auth !== 'bearer') codes.push('FORBIDDEN_ROLE');
+  // Every authenticated route refuses a print agent's token (0054) but the agent's own; `bearer` ones too.
+  if (route.auth !== 'none') codes.push('FORBIDDEN_ROLE');
   if (route.body !== undefined) codes.push('PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
   if (needsIdempotencyKey(route)) codes.push('IDEMPOTENCY_KEY_REUSED_WITH_DIFFERENT_PAYLOAD', 'CONFLICT');
   // A session's CSRF token, when sent on a mutation, must match (decision 0013), in either mode.
