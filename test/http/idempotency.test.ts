@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { needsIdempotencyKey } from '../../src/http/route.js';
 import { TOKENS, useService } from '../support/harness.js';
 import { call, expectEnvelope, type HttpResult, issuePaths } from '../support/http.js';
+import { agentHeaders, issueAgent } from '../support/printAgents.js';
 import { countingRoutes, probeRoutes, type SideEffects } from '../support/probeRoutes.js';
 import { authHeaders, mutationHeaders, startTestService } from '../support/testService.js';
 
@@ -209,12 +210,14 @@ describe('idempotent mutations', () => {
     it('refuses a missing or malformed Idempotency-Key with 400, before any side effect', async () => {
       const mutating = probeRoutes(countingRoutes(effects)).filter(needsIdempotencyKey);
       expect(mutating.length).to.be.greaterThan(0);
+      // A print agent's routes open to its own token only (0054): any other is refused before the key is read.
+      const agent = await issueAgent(h.url, 'Idempotency-Key check');
       for (const route of mutating) {
         const path = route.path.replace(/\{[^}]+\}/g, randomUUID());
         const method = route.method.toUpperCase();
         for (const key of [undefined, 'not-a-uuid', '6f1c2a8e-9d3b-1c5e-8f7a-1b2c3d4e5f60']) {
           const headers: Record<string, string> = {
-            ...authHeaders(TOKENS.ADMIN),
+            ...(route.auth === 'printAgent' ? agentHeaders(agent) : authHeaders(TOKENS.ADMIN)),
             'Content-Type': 'application/json',
           };
           if (key !== undefined) headers['Idempotency-Key'] = key;
