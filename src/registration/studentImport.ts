@@ -39,6 +39,8 @@ import type { StudentService } from './studentService.js';
 export const IMPORT_ENDPOINT = 'POST /api/v1/imports/students';
 /** Students written per bulk write: large enough to amortise the write, small enough to stay quick. */
 export const IMPORT_BATCH = 500;
+/** Creation batches written at once. */
+const BATCHES_AT_ONCE = 3;
 /** Updates run through the field-event path, a few at a time. */
 const UPDATE_CONCURRENCY = 8;
 /** A birth date cannot lie after today in the ministry's calendar. */
@@ -234,7 +236,7 @@ const apply = async (
       action: 'MUTATION',
     });
   const creations = planned.filter((p) => p.action === 'create');
-  for (let i = 0; i < creations.length; i += IMPORT_BATCH) {
+  const writeBatch = async (i: number) => {
     const batch: Array<{ plan: PlannedRow; body: CreateStudentBody }> = [];
     for (const p of creations.slice(i, i + IMPORT_BATCH)) {
       const body = CreateStudentBody.decode({ phones: [], ...p.row.fields, classId: classIdOf(p.row) });
@@ -263,7 +265,17 @@ const apply = async (
       audits.push(audited(b.plan, 201));
     });
     await Promise.all(audits);
-  }
+  };
+  // Batches hold distinct children (the plan gives each row its own id), so several may be written at
+  // once: on CouchDB each waits mostly on the events guard, which runs per document (issue #41).
+  let nextBatch = 0;
+  const batchWorker = async () => {
+    for (let i = nextBatch; i < creations.length; i = nextBatch) {
+      nextBatch += IMPORT_BATCH;
+      await writeBatch(i);
+    }
+  };
+  await Promise.all(Array.from({ length: BATCHES_AT_ONCE }, batchWorker));
   const updates = planned.filter((p) => p.action === 'update');
   let next = 0;
   const worker = async () => {
