@@ -13,7 +13,12 @@ import * as t from 'io-ts';
 import { derivedStudentId } from '../crypto/importIds.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import type { Actor } from '../domain/principal.js';
-import { CreateStudentBody, PatchStudentBody, type StudentDoc } from '../domain/student.js';
+import {
+  CreateStudentBody,
+  PatchStudentBody,
+  type StudentDoc,
+  type StudentRecord,
+} from '../domain/student.js';
 import {
   type ImportField,
   type ImportReport,
@@ -26,6 +31,7 @@ import {
   detectDelimiter,
   type ImportedRow,
   mapColumns,
+  matchableBy,
   type PlannedRow,
   planImport,
   readRow,
@@ -39,6 +45,8 @@ import type { StudentService } from './studentService.js';
 export const IMPORT_ENDPOINT = 'POST /api/v1/imports/students';
 /** Students written per bulk write: large enough to amortise the write, small enough to stay quick. */
 export const IMPORT_BATCH = 500;
+/** Stored records read at once while looking for the ones a file's rows match. */
+const EXISTING_PAGE = 1_000;
 /** Creation batches written at once. */
 const BATCHES_AT_ONCE = 3;
 /** Updates run through the field-event path, a few at a time. */
@@ -158,7 +166,13 @@ export const studentImportService = (deps: StudentImportDeps): StudentImportServ
       if (E.isLeft(read)) errors.push(...read.left);
       else rows.push(read.right);
     });
-    const existing = (await deps.students.listAll()).map(toRecord);
+    const idFor = (key: string) => derivedStudentId(deps.idKey, key);
+    // Only the records the rows can match are kept (`matchableBy`); the roll is read a page at a time.
+    const mayMatch = matchableBy(rows, idFor);
+    const existing: StudentRecord[] = [];
+    await deps.students.eachPage(EXISTING_PAGE, (page) => {
+      for (const doc of page) if (mayMatch(doc)) existing.push(toRecord(doc));
+    });
     // Classes the file names that do not exist: created before any student (only when asked and applying).
     const missingClasses = new Map<string, string>();
     for (const r of rows)
@@ -178,7 +192,7 @@ export const studentImportService = (deps: StudentImportDeps): StudentImportServ
     }
     const classIdOf = (r: ImportedRow): string =>
       r.classRef?.classId ?? newClassIds.get(r.classKey) ?? `new class ${r.classKey}`;
-    const plan = planImport(rows, existing, (key) => derivedStudentId(deps.idKey, key), classIdOf);
+    const plan = planImport(rows, existing, idFor, classIdOf);
     errors.push(...plan.errors);
     const done: PlannedRow[] = options.dryRun
       ? [...plan.planned]
