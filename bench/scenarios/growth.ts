@@ -1,19 +1,68 @@
 /**
- * How cost grows with the roll (issue #23's growth table): for 1,000, 10,000 and 100,000 students on
- * the embedded store, the students list and a search at 10 connections, resident memory, how long a
- * graceful stop (SIGTERM) takes, and a restart to healthy. Full run only (`--only growth` runs it in
- * a quick run too, at 1,000 and 10,000): writing 100,000 students takes most of a minute.
+ * How cost grows with the roll (issues #23 and #41's growth table). The roll reaches the service as a
+ * real one does, through the student import (`POST /api/v1/imports/students`, 10,000 rows a file at
+ * most), never written straight into the store.
  *
- * The search is for one child by name and number (`q=crianca 04321`), the door's usual query: few
- * matches, so before the name index it read the whole roll.
+ * Embedded store, at 1,000, 10,000 and 100,000 students: the students list and a one-child search at
+ * 10 connections, resident memory, a graceful stop (SIGTERM) right after a burst of one-by-one
+ * creations and whether it left the directory snapshot (decision 0040), and a restart to healthy.
+ * On a real CouchDB (`bench/couchServer.ts`; left out without one), at 10,000 and 250,000: the import
+ * of the first 10,000-row file, the list and the search, the first instance's resident memory, and a
+ * second instance's start to healthy and its resident memory.
+ *
+ * A quick run (`--only growth` runs it in a quick run too) measures 1,000 and 10,000 embedded and
+ * 10,000 on CouchDB; the full run's large sizes take minutes, most of them the import.
+ * `BENCH_GROWTH_SIZES` and `BENCH_GROWTH_COUCHDB_SIZES` (comma-separated, empty for none) measure
+ * other sizes, such as 100,000 embedded alone in a quick run.
+ *
+ * Names: each of ten common first names is a tenth of the roll, and a surname and the row number make
+ * each child one. The search is for one child by first name and number (`q=maria 043210`), the door's
+ * usual query: its first name alone matches a tenth of the roll.
  */
+import { randomUUID } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { serviceProcess, waitHealthy } from '../../test/support/mainProcess.js';
-import { writeDataset } from '../dataset.js';
+import * as t from 'io-ts';
+import { type ServiceProcess, serviceProcess, waitHealthy } from '../../test/support/mainProcess.js';
+import { benchCouch } from '../couchServer.js';
 import type { BenchOptions } from '../options.js';
 import { median, spread } from '../stats.js';
-import { drive, rssMb, signedInAdmin } from './serviceLoad.js';
+import { drive, quiet, rssMb, signedInAdmin } from './serviceLoad.js';
 import type { ScenarioResult } from './types.js';
+
+const FIRST_NAMES = [
+  'Maria',
+  'Ana',
+  'João',
+  'Pedro',
+  'Gabriel',
+  'Lucas',
+  'Júlia',
+  'Sofia',
+  'Miguel',
+  'Laura',
+];
+const SURNAMES = ['da Silva', 'Santos', 'Oliveira', 'Souza', 'Pereira', 'Costa', 'Rodrigues'];
+/** Rows per import file: the most a file may hold (README, `MAX_IMPORT_ROWS`). */
+const FILE_ROWS = 10_000;
+/** Rows per file when a 10,000-row file was refused: the size the issue's operator fell back to. */
+const FALLBACK_ROWS = 2_000;
+
+const numberOf = (i: number): string => String(i).padStart(6, '0');
+const nameOf = (i: number): string =>
+  `${FIRST_NAMES[i % FIRST_NAMES.length]} ${SURNAMES[Math.floor(i / 10) % SURNAMES.length]} ${numberOf(i)}`;
+
+const csvOf = (from: number, to: number): string =>
+  [
+    'Código;Nome;Data de Nascimento;Responsável;Telefone;Turma',
+    ...Array.from({ length: to - from }, (_, k) => {
+      const i = from + k;
+      return (
+        `M-${i};${nameOf(i)};${String((i % 28) + 1).padStart(2, '0')}/0${(i % 9) + 1}/2019;` +
+        `Responsável ${i};(11) 9${String(10_000_000 + i).slice(-8)};Maternal`
+      );
+    }),
+  ].join('\r\n');
 
 const single = (
   scenario: string,
@@ -38,60 +87,200 @@ const seconds = async (work: () => Promise<unknown>): Promise<number> => {
   return (performance.now() - t0) / 1000;
 };
 
-const atSize = async (students: number, quick: boolean): Promise<ScenarioResult[]> => {
+const Created = t.type({ classId: t.string });
+const Report = t.type({ created: t.number, unchanged: t.number });
+
+const postJson = (url: string, auth: Record<string, string>, path: string, body: unknown) =>
+  fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+    body: JSON.stringify(body),
+  });
+
+/** Imports rows [from, to) as one file; the answer's status and, on a 200, how many rows it stored. */
+const importFile = async (
+  url: string,
+  auth: Record<string, string>,
+  from: number,
+  to: number,
+): Promise<{ status: number; seconds: number }> => {
+  const t0 = performance.now();
+  const r = await fetch(`${url}/api/v1/imports/students?dryRun=false`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'text/csv', 'idempotency-key': randomUUID() },
+    body: csvOf(from, to),
+  });
+  const body: unknown = await r.json().catch(() => undefined);
+  const s = (performance.now() - t0) / 1000;
+  if (r.status === 200) {
+    const report = Report.decode(body);
+    if (report._tag === 'Left' || report.right.created + report.right.unchanged !== to - from)
+      throw new Error(`import of rows ${from}-${to} stored only part of them`);
+  }
+  return { status: r.status, seconds: s };
+};
+
+/**
+ * Imports `students` rows in files of 10,000; answers the first file's time and status (a row of the
+ * table). A file refused (a 503 past the import's deadline) is sent again in files of 2,000: rows
+ * stored by the refused attempt answer `unchanged` (the import matches on `Código`).
+ */
+const importRoll = async (
+  url: string,
+  auth: Record<string, string>,
+  students: number,
+): Promise<{ firstFile: { status: number; seconds: number; rows: number } }> => {
+  const made = Created.decode(
+    await (await postJson(url, auth, '/api/v1/classes', { name: 'Maternal' })).json(),
+  );
+  if (made._tag === 'Left') throw new Error('the class was not created');
+  let firstFile: { status: number; seconds: number; rows: number } | undefined;
+  for (let from = 0; from < students; from += FILE_ROWS) {
+    const to = Math.min(students, from + FILE_ROWS);
+    const done = await importFile(url, auth, from, to);
+    firstFile ??= { ...done, rows: to - from };
+    if (done.status === 200) continue;
+    process.stderr.write(`bench: an import of ${to - from} rows answered ${done.status}; again in parts\n`);
+    for (let part = from; part < to; part += FALLBACK_ROWS) {
+      const partTo = Math.min(to, part + FALLBACK_ROWS);
+      const again = await importFile(url, auth, part, partTo);
+      if (again.status !== 200)
+        throw new Error(`an import of ${partTo - part} rows answered ${again.status}`);
+    }
+  }
+  if (firstFile === undefined) throw new Error('no rows to import');
+  return { firstFile };
+};
+
+const searchPath = (students: number): string => {
+  // A child whose first name is the first of the list, so a tenth of the roll shares it.
+  const i = Math.floor((students * 0.4321) / FIRST_NAMES.length) * FIRST_NAMES.length;
+  return `/api/v1/students?limit=50&q=${encodeURIComponent(`maria ${numberOf(i)}`)}`;
+};
+
+interface Loads {
+  readonly lists: Array<{ rps: number; p99: number }>;
+  readonly searches: Array<{ rps: number; p99: number }>;
+}
+
+const measureLoads = async (
+  url: string,
+  auth: Record<string, string>,
+  pid: number | undefined,
+  students: number,
+  quick: boolean,
+): Promise<Loads> => {
+  // What an import leaves behind (the pipeline's events, the roster's passes) is not the loads' cost:
+  // they start once the process has been idle for a moment, as a service's steady state is.
+  await quiet(pid, 180_000);
+  const duration = quick ? 2 : 5;
+  const load = (path: string) =>
+    drive({ url, connections: 10, duration, headers: auth, requests: [{ method: 'GET', path }] }, pid);
+  const list = '/api/v1/students?limit=50';
+  const search = searchPath(students);
+  // The search must find its child, else its rate says nothing.
+  const found = await fetch(`${url}${search}`, { headers: auth }).then((r) => r.text());
+  if (!found.includes(`"studentId"`)) throw new Error(`the search ${search} found nobody`);
+  await load(list);
+  const lists = [await load(list), await load(list)];
+  await load(search);
+  const searches = [await load(search), await load(search)];
+  return { lists, searches };
+};
+
+const httpRow = (
+  label: string,
+  what: string,
+  runs: ReadonlyArray<{ rps: number; p99: number }>,
+  target: string | undefined,
+): ScenarioResult => ({
+  scenario: `growth, ${label}: ${what} (10 connections)`,
+  unit: 'req/s',
+  median: median(runs.map((r) => r.rps)),
+  spread: spread(runs.map((r) => r.rps)),
+  p99Ms: median(runs.map((r) => r.p99)),
+  baseline: undefined,
+  ratio: undefined,
+  target,
+  runs: runs.length,
+});
+
+const importRow = (
+  label: string,
+  firstFile: { status: number; seconds: number; rows: number },
+  target?: string,
+) =>
+  single(
+    `growth, ${label}: import of a ${firstFile.rows.toLocaleString('en')}-row file` +
+      (firstFile.status === 200 ? '' : ` (answered ${firstFile.status})`),
+    'rows/s',
+    firstFile.status === 200 ? firstFile.rows / firstFile.seconds : 0,
+    target,
+  );
+
+/** `count` one-by-one creations at 10 at a time: the burst a stop may come right after. */
+const burstOfCreations = async (url: string, auth: Record<string, string>, count: number): Promise<void> => {
+  const classes = await fetch(`${url}/api/v1/classes`, { headers: auth }).then((r) => r.json());
+  const classId = t.type({ items: t.array(t.type({ classId: t.string })) }).decode(classes);
+  const id = classId._tag === 'Right' ? classId.right.items[0]?.classId : undefined;
+  if (id === undefined) throw new Error('no class to create students in');
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < count; i = next++) {
+      const r = await postJson(url, auth, '/api/v1/students', {
+        displayName: `Visita ${i}`,
+        guardianName: 'Responsável',
+        phones: [],
+        classId: id,
+      });
+      await r.arrayBuffer();
+      if (r.status !== 201) throw new Error(`a creation answered ${r.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 10 }, worker));
+};
+
+const hasSnapshot = async (svc: ServiceProcess): Promise<boolean> =>
+  (await readdir(svc.dataDir, { recursive: true })).some((f) => String(f).endsWith('.directory.json'));
+
+const embeddedAtSize = async (students: number, quick: boolean): Promise<ScenarioResult[]> => {
   const svc = await serviceProcess(
     `bench-growth-${students}`,
     { AUTH_MODE: 'jwt', NODE_ENV: 'development', RATE_LIMIT_REQUESTS: '1000000' },
     { kind: 'built', path: 'dist/server/main.js' },
   );
   try {
-    await svc.start(60_000);
-    await svc.stop();
-    await writeDataset(svc.dataDir, { students, sessions: 1, events: 0 });
-    let url = await svc.start(180_000);
+    let url = await svc.start(60_000);
     await waitHealthy(url);
     const auth = await signedInAdmin(url);
-    const duration = quick ? 2 : 5;
-    const load = (path: string) =>
-      drive(
-        { url, connections: 10, duration, headers: auth, requests: [{ method: 'GET', path }] },
-        svc.pid(),
-      );
     const label = `${students.toLocaleString('en')} students`;
-    const list = '/api/v1/students?limit=50';
-    const search = `/api/v1/students?limit=50&q=crianca%20${String(Math.floor(students * 0.4321)).padStart(5, '0')}`;
-    await load(list);
-    const lists = [await load(list), await load(list)];
-    await load(search);
-    const searches = [await load(search), await load(search)];
+    const { firstFile } = await importRoll(url, auth, students);
+    const { lists, searches } = await measureLoads(url, auth, svc.pid(), students, quick);
     const memory = await rssMb(svc.pid());
+    await burstOfCreations(url, auth, quick ? 200 : 1_000);
     const stopS = await seconds(() => svc.stop());
+    const snapshot = await hasSnapshot(svc);
     const restartS = await seconds(async () => {
       url = await svc.start(180_000);
       await waitHealthy(url);
     });
-    const http = (what: string, runs: typeof lists, target: string | undefined): ScenarioResult => ({
-      scenario: `growth, ${label}: ${what} (10 connections)`,
-      unit: 'req/s',
-      median: median(runs.map((r) => r.rps)),
-      spread: spread(runs.map((r) => r.rps)),
-      p99Ms: median(runs.map((r) => r.p99)),
-      baseline: undefined,
-      ratio: undefined,
-      target,
-      runs: runs.length,
-    });
     const at100k = students >= 100_000;
     return [
-      http('GET /students?limit=50', lists, undefined),
-      http('GET /students?limit=50&q=<one child>', searches, at100k ? 'p99 ≤ 30 ms' : undefined),
+      importRow(label, firstFile),
+      httpRow(label, 'GET /students?limit=50', lists, undefined),
+      httpRow(label, 'GET /students?limit=50&q=<one child>', searches, at100k ? 'p99 ≤ 30 ms' : undefined),
       single(
         `growth, ${label}: resident memory after the loads`,
         'MB',
         memory ?? Number.NaN,
         at100k ? '≤ 256 MB' : undefined,
       ),
-      single(`growth, ${label}: graceful stop (SIGTERM to exit)`, 's', stopS, at100k ? '≤ 5 s' : undefined),
+      single(
+        `growth, ${label}: graceful stop right after a burst of creations (${snapshot ? 'snapshot written' : 'NO snapshot'})`,
+        's',
+        stopS,
+        at100k ? '≤ 5 s, snapshot written' : undefined,
+      ),
       single(`growth, ${label}: restart to healthy`, 's', restartS, at100k ? '≤ 2 s' : undefined),
     ];
   } finally {
@@ -99,24 +288,107 @@ const atSize = async (students: number, quick: boolean): Promise<ScenarioResult[
   }
 };
 
+const couchAtSize = async (couchUrl: string, students: number, quick: boolean): Promise<ScenarioResult[]> => {
+  const env = {
+    AUTH_MODE: 'jwt',
+    NODE_ENV: 'development',
+    COUCHDB_URL: couchUrl,
+    DB_PREFIX: `growth${randomUUID().slice(0, 8)}_`,
+    RATE_LIMIT_REQUESTS: '1000000',
+    JWT_SECRET: randomUUID() + randomUUID(),
+  };
+  const built = { kind: 'built', path: 'dist/server/main.js' } as const;
+  const a = await serviceProcess(`bench-growth-couch-a-${students}`, env, built);
+  const b = await serviceProcess(`bench-growth-couch-b-${students}`, env, built);
+  try {
+    const url = await a.start(60_000);
+    await waitHealthy(url);
+    const auth = await signedInAdmin(url);
+    const label = `CouchDB, ${students.toLocaleString('en')} students`;
+    const { firstFile } = await importRoll(url, auth, students);
+    const { lists, searches } = await measureLoads(url, auth, a.pid(), students, quick);
+    const memory = await rssMb(a.pid());
+    const large = students >= 250_000;
+    const addedS = await seconds(async () => waitHealthy(await b.start(180_000)));
+    const addedMemory = await rssMb(b.pid());
+    return [
+      importRow(label, firstFile, '200, ≥ 1,000 rows/s'),
+      httpRow(label, 'GET /students?limit=50', lists, undefined),
+      httpRow(label, 'GET /students?limit=50&q=<one child>', searches, large ? 'p99 ≤ 50 ms' : undefined),
+      single(
+        `growth, ${label}: resident memory after the loads`,
+        'MB',
+        memory ?? Number.NaN,
+        '≤ 200 MB, flat',
+      ),
+      single(`growth, ${label}: an added instance, start to healthy`, 's', addedS, '≤ 2 s, flat'),
+      single(
+        `growth, ${label}: an added instance's resident memory when healthy`,
+        'MB',
+        addedMemory ?? Number.NaN,
+        '≤ 200 MB, flat',
+      ),
+    ];
+  } finally {
+    await b.dispose();
+    await a.dispose();
+  }
+};
+
+/** A size that could not be measured is a row of the table, not the end of the run. */
+const orUnserved =
+  (label: string) =>
+  (e: unknown): ScenarioResult[] => [
+    single(`growth, ${label}: not served (${String(e).slice(0, 160)})`, '', Number.NaN, undefined),
+  ];
+
+/**
+ * Sizes from the environment (`BENCH_GROWTH_SIZES`, `BENCH_GROWTH_COUCHDB_SIZES`: comma-separated
+ * counts, empty for none), for one size of the table without the run's others.
+ */
+const sizesFrom = (name: string, otherwise: ReadonlyArray<number>): ReadonlyArray<number> => {
+  const given = process.env[name];
+  if (given === undefined) return otherwise;
+  const sizes = given
+    .split(',')
+    .filter((s) => s.trim() !== '')
+    .map(Number);
+  if (sizes.some((n) => !(Number.isInteger(n) && n > 0)))
+    throw new Error(`${name} wants positive whole numbers, got ${given}`);
+  return sizes;
+};
+
 export const growth = async (options: BenchOptions): Promise<ScenarioResult[]> => {
   // Asked for by name, or part of the full run.
   const named = options.wants('growth') && !options.wants('students');
   if (!options.wants('growth') || (options.quick && !named)) return [];
-  const sizes = options.quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
   const rows: ScenarioResult[] = [];
-  for (const students of sizes) {
-    // A size the service cannot serve (a start past its heap limit) is a row of the table, not the end
-    // of the run.
-    const measured = await atSize(students, options.quick).catch((e: unknown) => [
-      single(
-        `growth, ${students.toLocaleString('en')} students: not served (${String(e).slice(0, 120)})`,
-        '',
-        Number.NaN,
-        undefined,
-      ),
-    ]);
-    rows.push(...measured);
+  const embeddedSizes = sizesFrom(
+    'BENCH_GROWTH_SIZES',
+    options.quick ? [1_000, 10_000] : [1_000, 10_000, 100_000],
+  );
+  const couchSizes = sizesFrom('BENCH_GROWTH_COUCHDB_SIZES', options.quick ? [10_000] : [10_000, 250_000]);
+  for (const students of embeddedSizes)
+    rows.push(
+      ...(await embeddedAtSize(students, options.quick).catch(
+        orUnserved(`${students.toLocaleString('en')} students`),
+      )),
+    );
+  if (couchSizes.length === 0) return rows;
+  const couch = await benchCouch();
+  if (couch === undefined) {
+    process.stderr.write('bench: no CouchDB for the growth rows on CouchDB: left out\n');
+    return rows;
+  }
+  try {
+    for (const students of couchSizes)
+      rows.push(
+        ...(await couchAtSize(couch.url, students, options.quick).catch(
+          orUnserved(`CouchDB, ${students.toLocaleString('en')} students`),
+        )),
+      );
+  } finally {
+    await couch.dispose();
   }
   return rows;
 };

@@ -54,8 +54,8 @@ export const cpuMs = async (pid: number | undefined): Promise<number | undefined
  * behind (the pipeline's last pages, the roster's debounced pass) is counted with that run, and does
  * not steal the next run's CPU (the bare endpoint's, which would flatter the ratio).
  */
-const quiet = async (pid: number | undefined): Promise<void> => {
-  const deadline = Date.now() + 15_000;
+export const quiet = async (pid: number | undefined, atMostMs = 15_000): Promise<void> => {
+  const deadline = Date.now() + atMostMs;
   let before = await cpuMs(pid);
   while (before !== undefined && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 200));

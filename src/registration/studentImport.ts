@@ -13,7 +13,12 @@ import * as t from 'io-ts';
 import { derivedStudentId } from '../crypto/importIds.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import type { Actor } from '../domain/principal.js';
-import { CreateStudentBody, PatchStudentBody, type StudentDoc } from '../domain/student.js';
+import {
+  CreateStudentBody,
+  PatchStudentBody,
+  type StudentDoc,
+  type StudentRecord,
+} from '../domain/student.js';
 import {
   type ImportField,
   type ImportReport,
@@ -26,6 +31,7 @@ import {
   detectDelimiter,
   type ImportedRow,
   mapColumns,
+  matchableBy,
   type PlannedRow,
   planImport,
   readRow,
@@ -39,6 +45,10 @@ import type { StudentService } from './studentService.js';
 export const IMPORT_ENDPOINT = 'POST /api/v1/imports/students';
 /** Students written per bulk write: large enough to amortise the write, small enough to stay quick. */
 export const IMPORT_BATCH = 500;
+/** Stored records read at once while looking for the ones a file's rows match. */
+const EXISTING_PAGE = 1_000;
+/** Creation batches written at once. */
+const BATCHES_AT_ONCE = 3;
 /** Updates run through the field-event path, a few at a time. */
 const UPDATE_CONCURRENCY = 8;
 /** A birth date cannot lie after today in the ministry's calendar. */
@@ -156,7 +166,13 @@ export const studentImportService = (deps: StudentImportDeps): StudentImportServ
       if (E.isLeft(read)) errors.push(...read.left);
       else rows.push(read.right);
     });
-    const existing = (await deps.students.listAll()).map(toRecord);
+    const idFor = (key: string) => derivedStudentId(deps.idKey, key);
+    // Only the records the rows can match are kept (`matchableBy`); the roll is read a page at a time.
+    const mayMatch = matchableBy(rows, idFor);
+    const existing: StudentRecord[] = [];
+    await deps.students.eachPage(EXISTING_PAGE, (page) => {
+      for (const doc of page) if (mayMatch(doc)) existing.push(toRecord(doc));
+    });
     // Classes the file names that do not exist: created before any student (only when asked and applying).
     const missingClasses = new Map<string, string>();
     for (const r of rows)
@@ -176,7 +192,7 @@ export const studentImportService = (deps: StudentImportDeps): StudentImportServ
     }
     const classIdOf = (r: ImportedRow): string =>
       r.classRef?.classId ?? newClassIds.get(r.classKey) ?? `new class ${r.classKey}`;
-    const plan = planImport(rows, existing, (key) => derivedStudentId(deps.idKey, key), classIdOf);
+    const plan = planImport(rows, existing, idFor, classIdOf);
     errors.push(...plan.errors);
     const done: PlannedRow[] = options.dryRun
       ? [...plan.planned]
@@ -234,7 +250,7 @@ const apply = async (
       action: 'MUTATION',
     });
   const creations = planned.filter((p) => p.action === 'create');
-  for (let i = 0; i < creations.length; i += IMPORT_BATCH) {
+  const writeBatch = async (i: number) => {
     const batch: Array<{ plan: PlannedRow; body: CreateStudentBody }> = [];
     for (const p of creations.slice(i, i + IMPORT_BATCH)) {
       const body = CreateStudentBody.decode({ phones: [], ...p.row.fields, classId: classIdOf(p.row) });
@@ -263,7 +279,17 @@ const apply = async (
       audits.push(audited(b.plan, 201));
     });
     await Promise.all(audits);
-  }
+  };
+  // Batches hold distinct children (the plan gives each row its own id), so several may be written at
+  // once: on CouchDB each waits mostly on the events guard, which runs per document (issue #41).
+  let nextBatch = 0;
+  const batchWorker = async () => {
+    for (let i = nextBatch; i < creations.length; i = nextBatch) {
+      nextBatch += IMPORT_BATCH;
+      await writeBatch(i);
+    }
+  };
+  await Promise.all(Array.from({ length: BATCHES_AT_ONCE }, batchWorker));
   const updates = planned.filter((p) => p.action === 'update');
   let next = 0;
   const worker = async () => {

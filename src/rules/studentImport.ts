@@ -455,6 +455,25 @@ export const naturalKey = (f: {
 export const rowKey = (r: ImportedRow): string =>
   r.externalId === null ? `n:${naturalKey(r.fields)}` : `x:${foldName(r.externalId)}`;
 
+/**
+ * The stored records `planImport` can match to `rows`: active ones whose id is a row's derived id or
+ * whose natural key is a row's. Given only these it plans exactly as given every record (it looks
+ * records up by those two keys alone, the first of a natural key in the order given), so an import
+ * reads the roll a page at a time and keeps at most about one record a row, not the roll: at 250,000
+ * students the whole roll's records (about 1.5 KB of heap each) would be more than the service's
+ * 256 MB heap (issue #41).
+ */
+export const matchableBy = (
+  rows: ReadonlyArray<ImportedRow>,
+  idFor: (key: string) => string,
+): ((
+  s: Pick<StudentRecord, 'studentId' | 'status' | 'displayName' | 'birthDate' | 'guardianName'>,
+) => boolean) => {
+  const ids = new Set(rows.map((r) => idFor(rowKey(r))));
+  const keys = new Set(rows.map((r) => naturalKey(r.fields)));
+  return (s) => s.status === 'ACTIVE' && (ids.has(s.studentId) || keys.has(naturalKey(s)));
+};
+
 /** Canonical JSON: object keys sorted, so two equal values give one text. */
 const canonical = (v: unknown): string => {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;

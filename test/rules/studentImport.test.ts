@@ -10,6 +10,7 @@ import {
   detectDelimiter,
   type ImportedRow,
   mapColumns,
+  matchableBy,
   normaliseBrazilianPhone,
   parseBirthDate,
   planImport,
@@ -246,5 +247,101 @@ describe('student import rules', () => {
           ).to.deep.equal({});
       }),
     );
+  });
+
+  it('property: planning with only the records matchableBy keeps plans exactly as with the whole roll', () => {
+    const name = fc.constantFrom('Ana', 'Bia', 'Caio', 'Édson', 'edson');
+    const guardian = fc.constantFrom('Rui', 'Lia', 'Rúi');
+    const birth = fc.option(fc.constantFrom('2019-01-02', '2020-05-06'), { nil: undefined });
+    const externalId = fc.option(fc.constantFrom('A1', 'a1', 'B7'), { nil: null });
+    const arbRow = fc.record({ name, guardian, birth, externalId });
+    // Stored records: some under a row's derived id, some sharing only a natural key, some deleted,
+    // some matching nothing; several may share a natural key (the first in the roll's order wins).
+    const arbStored = fc.record({
+      name,
+      guardian,
+      birth,
+      id: fc.constantFrom('id:x:a1', 'id:x:b7', 'id:n:ana', 'other-1', 'other-2', 'other-3'),
+      deleted: fc.boolean(),
+      allergies: fc.option(fc.constantFrom('leite', 'ovo'), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(arbRow, { maxLength: 8 }),
+        fc.array(arbStored, { maxLength: 10 }),
+        (specs, stored) => {
+          const rows: ImportedRow[] = specs.map((s, i) => ({
+            row: i + 2,
+            externalId: s.externalId,
+            className: 'Maternal',
+            classKey: 'maternal',
+            classRef: CLASS,
+            fields: {
+              displayName: s.name,
+              guardianName: s.guardian,
+              ...(s.birth === undefined ? {} : { birthDate: s.birth }),
+            },
+          }));
+          const seen = new Set<string>();
+          const roll = stored.flatMap((s, i): StudentRecord[] => {
+            // Ids are unique in a store.
+            const id = seen.has(s.id) ? `${s.id}-${i}` : s.id;
+            seen.add(id);
+            const fields = {
+              displayName: s.name,
+              guardianName: s.guardian,
+              ...(s.birth === undefined ? {} : { birthDate: s.birth }),
+              ...(s.allergies === undefined ? {} : { allergies: s.allergies }),
+            };
+            const r: ImportedRow = {
+              row: 0,
+              externalId: null,
+              className: '',
+              classKey: '',
+              classRef: CLASS,
+              fields,
+            };
+            return [storedFrom(r, id, s.deleted ? 'DELETED' : 'ACTIVE')];
+          });
+          const idFor = (key: string) => `id:${key}`;
+          const classIdOf = () => CLASS.classId;
+          const kept = roll.filter(matchableBy(rows, idFor));
+          expect(planImport(rows, kept, idFor, classIdOf)).to.deep.equal(
+            planImport(rows, roll, idFor, classIdOf),
+          );
+        },
+      ),
+    );
+  });
+
+  it("matchableBy keeps the records of a row's id or natural key, active ones only", () => {
+    const r: ImportedRow = {
+      row: 2,
+      externalId: 'A1',
+      className: 'Maternal',
+      classKey: 'maternal',
+      classRef: CLASS,
+      fields: { displayName: 'Ana Lima', guardianName: 'Rui', birthDate: '2019-01-02' },
+    };
+    const mayMatch = matchableBy([r], (key) => `id:${key}`);
+    const table: Array<[string, StudentRecord, boolean]> = [
+      [
+        'its derived id',
+        storedFrom({ ...r, fields: { displayName: 'Outra', guardianName: 'X' } }, 'id:x:a1'),
+        true,
+      ],
+      [
+        'its natural key, folded',
+        storedFrom({ ...r, fields: { ...r.fields, displayName: 'ANA  Líma' } }, 'z'),
+        true,
+      ],
+      [
+        'another birth date',
+        storedFrom({ ...r, fields: { ...r.fields, birthDate: '2019-01-03' } }, 'z'),
+        false,
+      ],
+      ['its id but deleted', storedFrom(r, 'id:x:a1', 'DELETED'), false],
+    ];
+    for (const [what, record, expected] of table) expect(mayMatch(record), what).to.equal(expected);
   });
 });
