@@ -77,6 +77,11 @@ export interface StudentImportDeps {
   readonly clock: () => Date;
   /** Keys the ids of imported students (`crypto/importIds.ts`); the same on every instance. */
   readonly idKey: Uint8Array;
+  /**
+   * Puts off the roster's full passes while a file is written (`RosterReconciler.holdFullPasses`):
+   * one pass after the file instead of one per batch, each reading the whole roll.
+   */
+  readonly holdRoster?: () => () => void;
 }
 
 const fileError = (path: string, message: string, extra: Record<string, unknown> = {}): ApiError =>
@@ -193,10 +198,16 @@ export const studentImportService = (deps: StudentImportDeps): StudentImportServ
     const classIdOf = (r: ImportedRow): string =>
       r.classRef?.classId ?? newClassIds.get(r.classKey) ?? `new class ${r.classKey}`;
     const plan = planImport(rows, existing, idFor, classIdOf);
+    const applyHeld = async (): Promise<PlannedRow[]> => {
+      const release = deps.holdRoster?.();
+      try {
+        return await apply(deps, actor, plan.planned, classIdOf, errors, options.correlationId);
+      } finally {
+        release?.();
+      }
+    };
     errors.push(...plan.errors);
-    const done: PlannedRow[] = options.dryRun
-      ? [...plan.planned]
-      : await apply(deps, actor, plan.planned, classIdOf, errors, options.correlationId);
+    const done: PlannedRow[] = options.dryRun ? [...plan.planned] : await applyHeld();
     errors.sort((a, b) => a.row - b.row);
     const errorRows = new Set(errors.map((e) => e.row));
     const outcomes = [
