@@ -294,13 +294,20 @@ const apply = async (
   // Batches hold distinct children (the plan gives each row its own id), so several may be written at
   // once: on CouchDB each waits mostly on the events guard, which runs per document (issue #41).
   let nextBatch = 0;
+  let failed = false;
   const batchWorker = async () => {
-    for (let i = nextBatch; i < creations.length; i = nextBatch) {
+    for (let i = nextBatch; i < creations.length && !failed; i = nextBatch) {
       nextBatch += IMPORT_BATCH;
-      await writeBatch(i);
+      await writeBatch(i).catch((e: unknown) => {
+        failed = true;
+        throw e;
+      });
     }
   };
-  await Promise.all(Array.from({ length: BATCHES_AT_ONCE }, batchWorker));
+  // After a failed batch no other starts, and the answer waits for the batches under way: nothing is
+  // written behind it, and the file sent again finds each row stored whole or not (decision 0057).
+  const ended = await Promise.allSettled(Array.from({ length: BATCHES_AT_ONCE }, batchWorker));
+  for (const e of ended) if (e.status === 'rejected') throw e.reason;
   const updates = planned.filter((p) => p.action === 'update');
   let next = 0;
   const worker = async () => {
