@@ -5,11 +5,22 @@
  * deployment's secret), so an id does not reveal the external id or name it came from, and nobody
  * outside can compute the id of a child they know.
  */
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 
 /** A UUID of version 8 (RFC 9562, vendor-specific) made of the first 122 bits of HMAC-SHA-256. */
-export const derivedStudentId = (key: Uint8Array, rowKey: string): string => {
-  const h = createHmac('sha256', key).update(rowKey, 'utf8').digest();
+export const derivedStudentId = (key: Uint8Array, rowKey: string): string =>
+  uuidOf(createHmac('sha256', key).update(rowKey, 'utf8').digest());
+
+/**
+ * The id of an imported student's STUDENT_CREATED event, from the student's id (which is keyed
+ * already): sending a file again after a failure finds the events its first attempt stored
+ * (decision 0057). A UUID of version 8 like the student's, from SHA-256 under a label of its own.
+ */
+export const importedCreationEventId = (studentId: string): string =>
+  uuidOf(createHash('sha256').update(`chamada imported STUDENT_CREATED ${studentId}`, 'utf8').digest());
+
+const uuidOf = (digest: Buffer): string => {
+  const h = digest;
   h[6] = ((h[6] ?? 0) & 0x0f) | 0x80;
   h[8] = ((h[8] ?? 0) & 0x3f) | 0x80;
   const hex = h.subarray(0, 16).toString('hex');

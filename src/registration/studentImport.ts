@@ -77,6 +77,11 @@ export interface StudentImportDeps {
   readonly clock: () => Date;
   /** Keys the ids of imported students (`crypto/importIds.ts`); the same on every instance. */
   readonly idKey: Uint8Array;
+  /**
+   * Puts off the roster's full passes while a file is written (`RosterReconciler.holdFullPasses`):
+   * one pass after the file instead of one per batch, each reading the whole roll.
+   */
+  readonly holdRoster?: () => () => void;
 }
 
 const fileError = (path: string, message: string, extra: Record<string, unknown> = {}): ApiError =>
@@ -193,10 +198,16 @@ export const studentImportService = (deps: StudentImportDeps): StudentImportServ
     const classIdOf = (r: ImportedRow): string =>
       r.classRef?.classId ?? newClassIds.get(r.classKey) ?? `new class ${r.classKey}`;
     const plan = planImport(rows, existing, idFor, classIdOf);
+    const applyHeld = async (): Promise<PlannedRow[]> => {
+      const release = deps.holdRoster?.();
+      try {
+        return await apply(deps, actor, plan.planned, classIdOf, errors, options.correlationId);
+      } finally {
+        release?.();
+      }
+    };
     errors.push(...plan.errors);
-    const done: PlannedRow[] = options.dryRun
-      ? [...plan.planned]
-      : await apply(deps, actor, plan.planned, classIdOf, errors, options.correlationId);
+    const done: PlannedRow[] = options.dryRun ? [...plan.planned] : await applyHeld();
     errors.sort((a, b) => a.row - b.row);
     const errorRows = new Set(errors.map((e) => e.row));
     const outcomes = [
@@ -283,13 +294,20 @@ const apply = async (
   // Batches hold distinct children (the plan gives each row its own id), so several may be written at
   // once: on CouchDB each waits mostly on the events guard, which runs per document (issue #41).
   let nextBatch = 0;
+  let failed = false;
   const batchWorker = async () => {
-    for (let i = nextBatch; i < creations.length; i = nextBatch) {
+    for (let i = nextBatch; i < creations.length && !failed; i = nextBatch) {
       nextBatch += IMPORT_BATCH;
-      await writeBatch(i);
+      await writeBatch(i).catch((e: unknown) => {
+        failed = true;
+        throw e;
+      });
     }
   };
-  await Promise.all(Array.from({ length: BATCHES_AT_ONCE }, batchWorker));
+  // After a failed batch no other starts, and the answer waits for the batches under way: nothing is
+  // written behind it, and the file sent again finds each row stored whole or not (decision 0057).
+  const ended = await Promise.allSettled(Array.from({ length: BATCHES_AT_ONCE }, batchWorker));
+  for (const e of ended) if (e.status === 'rejected') throw e.reason;
   const updates = planned.filter((p) => p.action === 'update');
   let next = 0;
   const worker = async () => {

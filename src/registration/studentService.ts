@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import * as E from 'fp-ts/lib/Either.js';
+import { importedCreationEventId } from '../crypto/importIds.js';
 import { type ApiError, apiError } from '../domain/errors.js';
 import type { NewEvent } from '../domain/event.js';
 import { studentFieldAspect } from '../domain/eventTypes.js';
@@ -122,9 +123,12 @@ export interface StudentService {
   ): Promise<E.Either<ApiError, StudentDoc>>;
   /**
    * Creates many students with ids the caller chose (an import derives them), in bulk writes: the
-   * same records, directory entries and STUDENT_CREATED events as `create`, one write for the records
-   * and one for the events per batch instead of two per student. Answers in the order of `items`;
-   * `CONFLICT` for an id already taken (nothing of that item is written).
+   * same records, directory entries and STUDENT_CREATED events as `create`, bulk writes for the events
+   * and one for the records per batch instead of two writes per student. Each event's id derives from
+   * its student's (`importedCreationEventId`), and the events are written first: the items of a call
+   * that failed are sent again, and find the events stored before. Answers in the order of `items`;
+   * `CONFLICT` for an id already taken (its record is not written, and its event is the one stored
+   * with the student that took the id).
    */
   createMany(
     actor: Actor,
@@ -169,7 +173,10 @@ const newRecord = (
 });
 
 /** The STUDENT_CREATED payload: which fields were given, never their values. */
-const createdPayload = (body: CreateStudentBody, created: StudentDoc): Record<string, unknown> => ({
+const createdPayload = (
+  body: CreateStudentBody,
+  created: Pick<StudentRecord, 'visitor'>,
+): Record<string, unknown> => ({
   fields: Object.keys(body).sort(),
   visitor: created.visitor,
 });
@@ -193,7 +200,7 @@ export const studentService = (deps: StudentServiceDeps): StudentService => {
   const eventOf = (
     actor: Actor,
     type: string,
-    doc: StudentDoc,
+    doc: Pick<StudentDoc, 'studentId'>,
     payload: Record<string, unknown>,
     eventId: string = randomUUID(),
   ): NewEvent => ({
@@ -259,8 +266,22 @@ export const studentService = (deps: StudentServiceDeps): StudentService => {
           toWrite.push({ index, body, record: newRecord(studentId, body, nucleus.right, at, false) });
         }
       }
+      // The events first, each under an id derived from its student's: a file that failed part way
+      // is sent again, and its rows whose students were not stored write their events again, which
+      // finds the ones stored before (`duplicate`). Written after the students, the events of a
+      // failed write would be missing for good: those rows match their students as unchanged.
+      await deps.events.appendMany(
+        toWrite.map((w) =>
+          eventOf(
+            actor,
+            'STUDENT_CREATED',
+            w.record,
+            createdPayload(w.body, w.record),
+            importedCreationEventId(w.record.studentId),
+          ),
+        ),
+      );
       const stored = await deps.students.createMany(toWrite.map((w) => w.record));
-      const events: NewEvent[] = [];
       for (const [k, w] of toWrite.entries()) {
         const doc = stored[k];
         if (doc === undefined || doc === 'CONFLICT') {
@@ -270,10 +291,8 @@ export const studentService = (deps: StudentServiceDeps): StudentService => {
           continue;
         }
         deps.directory.upsertStudent(doc);
-        events.push(eventOf(actor, 'STUDENT_CREATED', doc, createdPayload(w.body, doc)));
         out[w.index] = E.right(doc);
       }
-      await deps.events.appendMany(events);
       return out;
     },
 

@@ -81,6 +81,14 @@ export const rosterReconciles$ = (s: RosterStreams): Observable<{ written: numbe
 export interface RosterReconciler {
   /** Resolves after a full reconcile that started after the call has finished. */
   refresh(): Promise<void>;
+  /**
+   * Puts off the full passes the records' changes set off until the returned release is called (the
+   * last one, when several hold): then one pass runs for all of them, if any change came. A student
+   * import writes its file in batches, and a full pass after each reads the whole roll again, so the
+   * file cost a time quadratic in its length (issue #41). Aspect passes, the clock's passes and
+   * `refresh` still run meanwhile; the tablets see the file's children after it.
+   */
+  holdFullPasses(): () => void;
   stop(): void;
 }
 
@@ -144,6 +152,10 @@ export const startRosterReconciler = (options: {
   let pendingFull = true;
   const pendingAspects = new Set<string>();
   let context: RosterContext | undefined;
+  let holds = 0;
+  /** A change of the records came while passes were held: its pass runs at the release. */
+  let heldChange = false;
+  const released$ = new Subject<void>();
   const pass = async (full: boolean, aspects: ReadonlyArray<string>) => {
     if (full || context === undefined) {
       const { written, deleted, context: held } = await options.full();
@@ -156,6 +168,15 @@ export const startRosterReconciler = (options: {
   const subscription: Subscription = rosterReconciles$({
     triggers$: merge(
       options.fullTriggers$.pipe(
+        tap(() => {
+          if (holds > 0) heldChange = true;
+          else {
+            pendingFull = true;
+            lookAfter = true;
+          }
+        }),
+      ),
+      released$.pipe(
         tap(() => {
           pendingFull = true;
           lookAfter = true;
@@ -212,6 +233,18 @@ export const startRosterReconciler = (options: {
         });
         manual$.next();
       });
+    },
+    holdFullPasses() {
+      holds += 1;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        holds -= 1;
+        if (holds > 0 || !heldChange) return;
+        heldChange = false;
+        released$.next();
+      };
     },
     stop() {
       stop$.next();

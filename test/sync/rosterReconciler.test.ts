@@ -252,3 +252,98 @@ describe('roster reconciler where a range read may lag its feed (a cluster)', ()
     }
   });
 });
+
+describe('roster reconciler held while a file is imported', () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const until = async (done: () => boolean) => {
+    for (let i = 0; i < 500 && !done(); i += 1) await sleep(10);
+  };
+  const reconcilerOf = () => {
+    let full = 0;
+    const partial: string[][] = [];
+    const changes$ = new Subject<unknown>();
+    const aspects$ = new Subject<string>();
+    const reconciler = startRosterReconciler({
+      full: async () => {
+        full += 1;
+        return { written: 0, deleted: 0, context: { sessionIds: new Set(), activeIds: new Set() } };
+      },
+      forAspects: async () => [],
+      writeSome: async (ids) => {
+        partial.push([...ids]);
+        return { written: 0, deleted: 0 };
+      },
+      fullTriggers$: changes$,
+      aspectTriggers$: aspects$,
+      debounceMs: 10,
+      maxWaitMs: 50,
+    });
+    return { fullPasses: () => full, partial, changes$, aspects$, reconciler };
+  };
+
+  it('runs no full pass for the changes while held, and one for all of them at the release', async () => {
+    const { fullPasses, changes$, reconciler } = reconcilerOf();
+    try {
+      await reconciler.refresh();
+      const before = fullPasses();
+      const release = reconciler.holdFullPasses();
+      // Changes for longer than the debounce's maximum wait, as the batches of a file come.
+      for (let i = 0; i < 10; i += 1) {
+        changes$.next(`student:${i}`);
+        await sleep(20);
+      }
+      await sleep(100);
+      expect(fullPasses() - before, 'passes while held').to.equal(0);
+      release();
+      await until(() => fullPasses() > before);
+      await sleep(100);
+      expect(fullPasses() - before, 'passes after the release').to.equal(1);
+      // Released once only: a second call changes nothing, and later changes pass again as before.
+      release();
+      changes$.next('student:after');
+      await until(() => fullPasses() > before + 1);
+      expect(fullPasses() - before).to.equal(2);
+    } finally {
+      reconciler.stop();
+    }
+  });
+
+  it('waits for the last of several holds, passes nothing where no change came, and writes aspects meanwhile', async () => {
+    const { fullPasses, partial, changes$, aspects$, reconciler } = reconcilerOf();
+    try {
+      await reconciler.refresh();
+      const before = fullPasses();
+      reconciler.holdFullPasses()();
+      await sleep(100);
+      expect(fullPasses() - before, 'a release with no change held').to.equal(0);
+      const first = reconciler.holdFullPasses();
+      const second = reconciler.holdFullPasses();
+      changes$.next('student:1');
+      aspects$.next('checkin:s:child');
+      await until(() => partial.length > 0);
+      expect(partial).to.deep.equal([['checkin:s:child']]);
+      first();
+      await sleep(100);
+      expect(fullPasses() - before, 'one hold left').to.equal(0);
+      second();
+      await until(() => fullPasses() > before);
+      expect(fullPasses() - before).to.equal(1);
+    } finally {
+      reconciler.stop();
+    }
+  });
+
+  it('still runs the pass a refresh asks for while held', async () => {
+    const { fullPasses, reconciler } = reconcilerOf();
+    try {
+      await reconciler.refresh();
+      const release = reconciler.holdFullPasses();
+      const before = fullPasses();
+      await reconciler.refresh();
+      expect(fullPasses() - before).to.equal(1);
+      release();
+    } finally {
+      reconciler.stop();
+    }
+  });
+});

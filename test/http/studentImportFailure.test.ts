@@ -1,0 +1,124 @@
+/**
+ * A student import that fails part way (decision 0057): the file sent again stores every row, each
+ * student with exactly one STUDENT_CREATED event and audited, whatever the failed attempt left. On a
+ * CouchDB-protocol server behind a proxy that refuses one write of events.
+ */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import * as t from 'io-ts';
+import { ImportReport } from '../../src/domain/studentImport.js';
+import { PouchDB } from '../../src/store/pouch.js';
+import { type CouchServer, couchServerLabel, startCouchServer } from '../support/couchServer.js';
+import { type FailingProxy, failingProxy } from '../support/failingProxy.js';
+import { TOKENS } from '../support/harness.js';
+import { fixture } from '../support/hooks.js';
+import { call, decodeAs } from '../support/http.js';
+import { mutationHeaders, startTestService, type TestService } from '../support/testService.js';
+
+const ADMIN = TOKENS.ADMIN;
+/** More than two batches of the import (500 rows), so that batches run at once when one fails. */
+const ROWS = 1_600;
+
+const file = [
+  'Código;Nome;Data de Nascimento;Responsável;Telefone;Turma',
+  ...Array.from(
+    { length: ROWS },
+    (_, i) =>
+      `M-${i};Criança ${i} da Silva;${String((i % 28) + 1).padStart(2, '0')}/0${(i % 9) + 1}/2019;` +
+      `Responsável ${i};(11) 9${String(10_000_000 + i).slice(-8)};Maternal`,
+  ),
+].join('\r\n');
+
+const EventRow = t.type({ doc: t.type({ type: t.string, subjectId: t.string }) });
+const AuditRow = t.type({ doc: t.type({ subject_id: t.union([t.string, t.null]), endpoint: t.string }) });
+
+describe(`student import on ${couchServerLabel()}, sent again after a failed write of events`, function () {
+  this.timeout(180_000);
+  const prefix = `importfail${randomUUID().slice(0, 8)}_`;
+  const current = fixture(
+    'file',
+    async () => {
+      const couch = await startCouchServer();
+      const proxy = await failingProxy(couch.url);
+      const svc = await startTestService({ env: { COUCHDB_URL: proxy.url, DB_PREFIX: prefix } });
+      return { couch, proxy, svc };
+    },
+    async ({ couch, proxy, svc }: { couch: CouchServer; proxy: FailingProxy; svc: TestService }) => {
+      await svc.dispose();
+      await proxy.close();
+      await couch.dispose();
+    },
+  );
+
+  const upload = (url: string) =>
+    call(`${url}/api/v1/imports/students?dryRun=false`, {
+      method: 'POST',
+      headers: { ...mutationHeaders(ADMIN), 'Content-Type': 'text/csv' },
+      body: file,
+    });
+  /** Every document of one of the service's databases, read straight from the server. */
+  const docsOf = async (couch: CouchServer, db: string): Promise<unknown[]> => {
+    const d = new PouchDB(`${couch.url}/${prefix}${db}`);
+    try {
+      return (await d.allDocs({ include_docs: true })).rows;
+    } finally {
+      await d.close();
+    }
+  };
+
+  it('stores every row once, with one creation event and an audit entry each', async () => {
+    const { couch, proxy, svc } = current();
+    const made = await call(`${svc.url}/api/v1/classes`, {
+      method: 'POST',
+      headers: mutationHeaders(ADMIN),
+      body: JSON.stringify({ name: 'Maternal' }),
+    });
+    expect(made.status, made.text).to.equal(201);
+    // The fifth write of events refused: two batches' events are under way at once by then.
+    let writesOfEvents = 0;
+    proxy.fail((method, path) => {
+      if (method !== 'POST' || !path.startsWith(`/${prefix}events/_bulk_docs`)) return false;
+      writesOfEvents += 1;
+      return writesOfEvents === 5;
+    });
+    const failed = await upload(svc.url);
+    proxy.failNone();
+    expect(proxy.refused(), 'the proxy refused a write').to.equal(1);
+    expect(failed.status, failed.text).to.be.at.least(500);
+    const partly = (await docsOf(couch, 'private')).filter((r) =>
+      /^student:/.test(t.type({ id: t.string }).is(r) ? r.id : ''),
+    ).length;
+    expect(partly, 'the failed attempt stored part of the file').to.be.below(ROWS);
+
+    const again = await upload(svc.url);
+    expect(again.status, again.text).to.equal(200);
+    const report = decodeAs(ImportReport, again.json);
+    expect(report.errors).to.deep.equal([]);
+    expect(report.created + report.unchanged).to.equal(ROWS);
+    expect(report.created, 'the rows the failed attempt did not store').to.equal(ROWS - partly);
+    const studentIds = report.outcomes.map((o) => o.studentId);
+    expect(new Set(studentIds).size).to.equal(ROWS);
+
+    const created = new Map<string, number>();
+    for (const row of await docsOf(couch, 'events')) {
+      if (!EventRow.is(row) || row.doc.type !== 'STUDENT_CREATED') continue;
+      created.set(row.doc.subjectId, (created.get(row.doc.subjectId) ?? 0) + 1);
+    }
+    expect(created.size, 'students with a creation event').to.equal(ROWS);
+    expect(
+      [...created.values()].every((n) => n === 1),
+      'one creation event each',
+    ).to.equal(true);
+    for (const id of studentIds) expect(created.get(id ?? ''), `the event of ${id}`).to.equal(1);
+
+    const audited = new Set<string>();
+    for (const row of await docsOf(couch, 'audit'))
+      if (
+        AuditRow.is(row) &&
+        row.doc.endpoint === 'POST /api/v1/imports/students' &&
+        row.doc.subject_id !== null
+      )
+        audited.add(row.doc.subject_id);
+    for (const id of studentIds) expect(audited.has(id ?? ''), `an audit entry for ${id}`).to.equal(true);
+  });
+});

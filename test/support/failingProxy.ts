@@ -1,0 +1,66 @@
+/**
+ * A proxy in front of a CouchDB-protocol server that answers 500 to the requests a test names, without
+ * passing them on (the server never sees them), and passes every other request through as it streams
+ * (a live `_changes` feed stays open as long as the server keeps it).
+ */
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FailingProxy {
+  /** The proxy's URL with the target's credentials, for the service's COUCHDB_URL. */
+  readonly url: string;
+  /** Refuses the requests `which` picks from now on (until `failNone`), counting them. */
+  fail(which: (method: string, path: string) => boolean): void;
+  failNone(): void;
+  /** How many requests were refused. */
+  refused(): number;
+  close(): Promise<void>;
+}
+
+export const failingProxy = async (target: string): Promise<FailingProxy> => {
+  const to = new URL(target);
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  let which: ((method: string, path: string) => boolean) | undefined;
+  let refused = 0;
+  const server = createServer((req, res) => {
+    if (which?.(req.method ?? 'GET', req.url ?? '/') === true) {
+      refused += 1;
+      req.resume();
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'unknown_error', reason: 'refused by the test proxy' }));
+      return;
+    }
+    const up = request(
+      { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers, agent },
+      (upstream) => {
+        res.writeHead(upstream.statusCode ?? 502, upstream.headers);
+        upstream.pipe(res);
+        upstream.on('error', () => res.destroy());
+      },
+    );
+    up.on('error', () => res.destroy());
+    res.on('close', () => up.destroy());
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address: AddressInfo | string | null = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the proxy has no port');
+  const url = new URL(target);
+  url.host = `127.0.0.1:${address.port}`;
+  return {
+    url: url.toString().replace(/\/$/, ''),
+    fail: (w) => {
+      which = w;
+    },
+    failNone: () => {
+      which = undefined;
+    },
+    refused: () => refused,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+        agent.destroy();
+      }),
+  };
+};
