@@ -38,8 +38,12 @@ export const waitFor = async (what: () => string | undefined, ms: number): Promi
   throw new Error('timed out waiting');
 };
 
-/** The URL the process logged once listening. */
-export const listeningUrl = (stdout: () => string, timeoutMs = 30_000): Promise<string> =>
+/**
+ * The URL the process logged once listening. The bound only keeps a start that hangs from holding the
+ * suite: a start takes about a second, and half a minute was overrun on a machine loaded twentyfold
+ * (an e2e file's service, while other suites ran beside it).
+ */
+export const listeningUrl = (stdout: () => string, timeoutMs = 90_000): Promise<string> =>
   waitFor(() => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stdout())?.[1], timeoutMs);
 
 /** Whether the current child still runs, and ending it with a signal (resolves once it exited). */
