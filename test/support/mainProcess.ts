@@ -96,7 +96,10 @@ export const serviceProcess = async (
       );
       const stdout = collect(child.stdout);
       const stderr = collect(child.stderr);
-      return listeningUrl(stdout, timeoutMs).catch((e: unknown) => {
+      return listeningUrl(stdout, timeoutMs).catch(async (e: unknown) => {
+        // A start that did not come up leaves no process behind: the caller has no handle to stop it
+        // yet, and a child still running keeps mocha from ever ending (a CI run that hangs).
+        await end('SIGKILL');
         // Say why: the process's last words are the only clue a timed-out start leaves.
         throw new Error(
           `${label} did not start: ${String(e)}\n${stderr().slice(-2000)}\n${stdout().slice(-2000)}`,
