@@ -23,6 +23,7 @@ import { boundedCache } from '../lib/boundedCache.js';
 import { putBatched } from './batchedPut.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc } from './docs.js';
+import { conflictAs } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { removeEach, rewriteEach } from './rewrites.js';
 import { isConflict } from './storeErrors.js';
@@ -251,14 +252,8 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
       throw new Error('the check-in record stayed contended');
     },
 
-    async countFailure(current) {
-      try {
-        return await writeRecord({ ...current, failedAttempts: current.failedAttempts + 1 });
-      } catch (e) {
-        if (isConflict(e)) return 'CONFLICT';
-        throw e;
-      }
-    },
+    countFailure: (current) =>
+      conflictAs('CONFLICT', () => writeRecord({ ...current, failedAttempts: current.failedAttempts + 1 })),
 
     async sessionsWithCheckins(sessionIds) {
       if (sessionIds.length === 0) return new Set();

@@ -20,6 +20,7 @@ import {
 import { foldName } from '../rules/students.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc, getDocs, listDocs } from './docs.js';
+import { conflictAs, putDoc } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
 
@@ -136,14 +137,8 @@ export const classStore = (
   };
 
   /** The new revision, or `CONFLICT` when `rev` is no longer the current one. */
-  const replace = async (doc: { readonly _id: string }, rev: string): Promise<string | 'CONFLICT'> => {
-    try {
-      return (await put({ ...doc, _rev: rev })).rev;
-    } catch (e) {
-      if (isConflict(e)) return 'CONFLICT';
-      throw e;
-    }
-  };
+  const replace = (doc: { readonly _id: string }, rev: string): Promise<string | 'CONFLICT'> =>
+    conflictAs('CONFLICT', async () => (await put({ ...doc, _rev: rev })).rev);
 
   /**
    * Claims `name` for `nucleusId` at `at`; false when another nucleus has it. Nuclei from before the
@@ -246,29 +241,23 @@ export const classStore = (
       const docs: ClassSessionDoc[] = await getDocs(db, ClassSessionDoc, sessionIds.map(classSessionDocId));
       return new Map(docs.map((d) => [d.sessionId, d]));
     },
-    async createSessionWithId(sessionId, fields) {
-      try {
-        return await create({
+    createSessionWithId: (sessionId, fields) =>
+      putDoc(
+        { put },
+        {
           ...fields,
           _id: classSessionDocId(sessionId),
           docType: 'classSession' as const,
           sessionId,
           status: 'ACTIVE' as const,
-        });
-      } catch (e) {
-        if (isConflict(e)) return 'EXISTS';
-        throw e;
-      }
-    },
-    async removeSession(current) {
-      try {
+        },
+        'EXISTS',
+      ),
+    removeSession: (current) =>
+      conflictAs('CONFLICT', async () => {
         await writingThrough(sessions, current._id, () => db.remove(current._id, current._rev));
-        return 'REMOVED';
-      } catch (e) {
-        if (isConflict(e)) return 'CONFLICT';
-        throw e;
-      }
-    },
+        return 'REMOVED' as const;
+      }),
 
     async updateNucleus(current, next) {
       const doc = {
@@ -288,28 +277,32 @@ export const classStore = (
       if (renamed) await releaseNucleusName(rev === 'CONFLICT' ? next.name : current.name, current.nucleusId);
       return rev === 'CONFLICT' ? rev : { ...doc, _rev: rev };
     },
-    async updateClass(current, next) {
-      const doc = {
-        ...next,
-        _id: current._id,
-        docType: 'class' as const,
-        classId: current.classId,
-        ...statusKept(current),
-      };
-      const rev = await replace(doc, current._rev);
-      return rev === 'CONFLICT' ? rev : { ...doc, _rev: rev };
-    },
-    async updateSession(current, next) {
-      const doc = {
-        ...next,
-        _id: current._id,
-        docType: 'classSession' as const,
-        sessionId: current.sessionId,
-        ...statusKept(current),
-      };
-      const rev = await replace(doc, current._rev);
-      return rev === 'CONFLICT' ? rev : { ...doc, _rev: rev };
-    },
+    updateClass: (current, next) =>
+      putDoc(
+        { put },
+        {
+          ...next,
+          _id: current._id,
+          docType: 'class' as const,
+          classId: current.classId,
+          ...statusKept(current),
+          _rev: current._rev,
+        },
+        'CONFLICT',
+      ),
+    updateSession: (current, next) =>
+      putDoc(
+        { put },
+        {
+          ...next,
+          _id: current._id,
+          docType: 'classSession' as const,
+          sessionId: current.sessionId,
+          ...statusKept(current),
+          _rev: current._rev,
+        },
+        'CONFLICT',
+      ),
     async setStatus(current, status, at) {
       const { _rev, ...rest } = current;
       const doc = { ...rest, status, updatedAt: at };

@@ -10,6 +10,7 @@ import {
 import { putBatched } from './batchedPut.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { eachDocPage, getDoc, getDocs, listDocs } from './docs.js';
+import { conflictAs } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { isConflict, isStored } from './storeErrors.js';
 
@@ -104,21 +105,17 @@ export const studentStore = (db: Database, cache: DocCache<StudentDoc> = noDocCa
         throw new Error(`student write failed: ${r?.name ?? 'no result'}`, { cause: r });
       });
     },
-    async update(current, next) {
-      try {
-        return await write({
+    update: (current, next) =>
+      conflictAs('CONFLICT', () =>
+        write({
           _id: current._id,
           _rev: current._rev,
           docType: 'student' as const,
           ...next,
           photo_refs: [...next.photo_refs],
           phones: [...next.phones],
-        });
-      } catch (e) {
-        if (isConflict(e)) return 'CONFLICT';
-        throw e;
-      }
-    },
+        }),
+      ),
     async applyField(studentId, field, value, at) {
       if (E.isLeft(studentWritable[field].decode(value))) return undefined;
       for (let attempt = 0; attempt < 20; attempt += 1) {

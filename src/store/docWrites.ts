@@ -1,0 +1,58 @@
+/**
+ * Writes that may lose a race, with the loss as a value. A create under an id already taken (most
+ * often a retry under the same Idempotency-Key) and a compare-and-swap on a revision that is no
+ * longer current both meet the store's conflict; the caller names what that conflict means to it
+ * (`EXISTS`, `CONFLICT`, `TAKEN`, …). Any other failure is not a lost race and is thrown as it came.
+ * The embedded store and CouchDB report the conflict differently; `isConflict` reads both.
+ */
+import type { Database } from './pouch.js';
+import { isConflict, isNotFound } from './storeErrors.js';
+
+/**
+ * What writes one document: the database itself, or a wrapper around its `put` (a cache written
+ * through, say) that answers as `put` does.
+ */
+export interface DocWriter {
+  put(doc: { readonly _id: string; readonly _rev?: string }): Promise<{ readonly rev: string }>;
+}
+
+/** `write`'s result, or `onConflict` when the store refused it for a conflict. */
+export const conflictAs = async <T, const A>(onConflict: A, write: () => Promise<T>): Promise<T | A> => {
+  try {
+    return await write();
+  } catch (e) {
+    if (isConflict(e)) return onConflict;
+    throw e;
+  }
+};
+
+/**
+ * Puts `doc` and answers it with its new revision: a create without `_rev`, a compare-and-swap with
+ * one. `onConflict` when the id was taken or the revision was not the current one.
+ */
+export const putDoc = <D extends { readonly _id: string; readonly _rev?: string }, const A>(
+  writer: DocWriter,
+  doc: D,
+  onConflict: A,
+): Promise<(D & { _rev: string }) | A> =>
+  conflictAs(onConflict, async () => ({ ...doc, _rev: (await writer.put(doc)).rev }));
+
+/**
+ * Deletes the revision `current` holds; `CONFLICT` when that revision is not the current one. Both
+ * backends answer a revision they do not hold, a deleted one included, with a conflict, so a removal
+ * retried after the first took effect answers `CONFLICT` (the Idempotency-Key ledger replays the
+ * first answer before it gets here); a not-found answer counts as removed.
+ */
+export const removeDoc = async (
+  db: Database,
+  current: { readonly _id: string; readonly _rev: string },
+): Promise<'REMOVED' | 'CONFLICT'> => {
+  try {
+    await db.remove(current._id, current._rev);
+    return 'REMOVED';
+  } catch (e) {
+    if (isNotFound(e)) return 'REMOVED';
+    if (isConflict(e)) return 'CONFLICT';
+    throw e;
+  }
+};

@@ -1,0 +1,153 @@
+/**
+ * The store's writes that may lose a race (`docWrites.ts`), on each backend: a create under a taken
+ * id and a compare-and-swap on a stale revision answer the caller's word for it and leave the stored
+ * document alone; a removal of a revision the store does not hold is a conflict; any other failure is
+ * thrown.
+ */
+import { expect } from 'chai';
+import { conflictAs, putDoc, removeDoc } from '../../src/store/docWrites.js';
+import type { Database } from '../../src/store/pouch.js';
+import { withQuorumWrites } from '../../src/store/quorumWrites.js';
+import { StoreTimeoutError } from '../../src/store/storeErrors.js';
+import { databasePerTest, storeBackends } from '../support/storeBackends.js';
+
+const ID = 'note:1';
+
+/** A note stored twice, so its first revision is stale; answers both revisions. */
+const storedTwice = async (db: Database): Promise<{ readonly first: string; readonly current: string }> => {
+  const first = (await db.put({ _id: ID, text: 'first' })).rev;
+  const current = (await db.put({ _id: ID, _rev: first, text: 'second' })).rev;
+  return { first, current };
+};
+
+/** What a call answered, as a word: a written document, the caller's answer, or what it threw. */
+const outcomeOf = async (call: Promise<unknown>): Promise<string> => {
+  try {
+    const r = await call;
+    if (typeof r === 'string') return r;
+    return typeof r === 'object' && r !== null && '_rev' in r && typeof r._rev === 'string'
+      ? 'WRITTEN'
+      : 'OTHER';
+  } catch (e) {
+    // PouchDB's errors carry the HTTP-like status they were answered with; ours, a name.
+    const status = typeof e === 'object' && e !== null && 'status' in e ? String(e.status) : undefined;
+    return `THROWN ${status ?? (e instanceof Error ? e.name : 'other')}`;
+  }
+};
+
+/** The note's text as stored afterwards, or `absent`. */
+const storedText = async (db: Database): Promise<string> => {
+  const doc = await db.get(ID).catch(() => undefined);
+  return doc !== undefined && 'text' in doc && typeof doc.text === 'string' ? doc.text : 'absent';
+};
+
+interface Row {
+  readonly case: string;
+  readonly run: (db: Database) => Promise<unknown>;
+  readonly answers: string;
+  readonly leaves: string;
+}
+
+const rows: ReadonlyArray<Row> = [
+  {
+    case: 'a create under a free id writes the document',
+    run: (db) => putDoc(db, { _id: ID, text: 'new' }, 'EXISTS'),
+    answers: 'WRITTEN',
+    leaves: 'new',
+  },
+  {
+    case: 'a create under a taken id answers the caller’s word and leaves the first',
+    run: async (db) => {
+      await db.put({ _id: ID, text: 'first' });
+      return putDoc(db, { _id: ID, text: 'retry' }, 'EXISTS');
+    },
+    answers: 'EXISTS',
+    leaves: 'first',
+  },
+  {
+    case: 'a compare-and-swap on the current revision writes',
+    run: async (db) => {
+      const { current } = await storedTwice(db);
+      return putDoc(db, { _id: ID, _rev: current, text: 'third' }, 'CONFLICT');
+    },
+    answers: 'WRITTEN',
+    leaves: 'third',
+  },
+  {
+    case: 'a compare-and-swap on a stale revision answers the caller’s word and leaves the newer',
+    run: async (db) => {
+      const { first } = await storedTwice(db);
+      return putDoc(db, { _id: ID, _rev: first, text: 'late' }, 'CONFLICT');
+    },
+    answers: 'CONFLICT',
+    leaves: 'second',
+  },
+  {
+    case: 'a write the store refuses for another reason is thrown, not taken for a lost race',
+    run: (db) => putDoc(db, { _id: '_not-reserved', text: 'bad' }, 'EXISTS'),
+    answers: 'THROWN 400',
+    leaves: 'absent',
+  },
+  {
+    case: 'a removal of the current revision removes',
+    run: async (db) => {
+      const { current } = await storedTwice(db);
+      return removeDoc(db, { _id: ID, _rev: current });
+    },
+    answers: 'REMOVED',
+    leaves: 'absent',
+  },
+  {
+    case: 'a removal of a stale revision answers CONFLICT and leaves the newer',
+    run: async (db) => {
+      const { first } = await storedTwice(db);
+      return removeDoc(db, { _id: ID, _rev: first });
+    },
+    answers: 'CONFLICT',
+    leaves: 'second',
+  },
+  {
+    case: 'a removal retried after the first took effect meets the deletion: CONFLICT',
+    run: async (db) => {
+      const { current } = await storedTwice(db);
+      await removeDoc(db, { _id: ID, _rev: current });
+      return removeDoc(db, { _id: ID, _rev: current });
+    },
+    answers: 'CONFLICT',
+    leaves: 'absent',
+  },
+  {
+    case: 'a removal of a document the store has never held is a conflict too',
+    run: (db) => removeDoc(db, { _id: ID, _rev: '1-00000000000000000000000000000000' }),
+    answers: 'CONFLICT',
+    leaves: 'absent',
+  },
+  {
+    case: 'conflictAs answers the write’s own value when it succeeds',
+    run: async (db) =>
+      conflictAs('CONFLICT', async () => (await db.put({ _id: ID, text: 'plain' })).ok && 'OK'),
+    answers: 'OK',
+    leaves: 'plain',
+  },
+  {
+    case: 'conflictAs throws a failure that is not a conflict (the store gone silent)',
+    run: () =>
+      conflictAs('CONFLICT', () => {
+        throw new StoreTimeoutError(1000);
+      }),
+    answers: 'THROWN StoreTimeoutError',
+    leaves: 'absent',
+  },
+];
+
+for (const [name, host] of storeBackends('doc-writes')) {
+  describe(`writes that may lose a race on ${name}`, () => {
+    const per = databasePerTest(host, 'doc-writes');
+    for (const row of rows)
+      it(row.case, async () => {
+        const db = withQuorumWrites(per.db());
+        expect(await outcomeOf(row.run(db))).to.equal(row.answers);
+        expect(await storedText(db)).to.equal(row.leaves);
+      });
+  });
+}
