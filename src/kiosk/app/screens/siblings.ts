@@ -10,8 +10,10 @@ import type { RosterStudent } from '../../../domain/roster.js';
 import { openCheckin } from '../checkinState.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { type RosterSessionDoc, sessionOpen, siblingsOf } from '../rosterIndex.js';
+import { type ChildChoice, childTicks } from './childTicks.js';
 import { deskScreen, type GoingIn, recordTogether, refusalsTogether, showRefusal } from './desk.js';
 import { labelScreen } from './label.js';
+import { type Drawn, refreshingScreen } from './refreshingScreen.js';
 
 /**
  * The session a child would be checked in to: their class's session on the desk's day, if any, one
@@ -30,76 +32,22 @@ const sessionFor = (
 
 /**
  * A roster pull while the family waits (another tablet checks a brother in, a class gains a session)
- * refreshes each row in place: the volunteer's ticks stay, and only a child who can no longer be
- * checked in is unticked and greyed out.
+ * refreshes each row in place (`childTicks`).
  */
-export const siblingsScreen = (desk: RosterSessionDoc, found: RosterStudent): Screen => {
-  let refresh: (() => void) | undefined;
-  return {
-    name: 'siblings',
-    update: () => refresh?.(),
-    render: (kiosk: Kiosk) => {
-      const form = renderSiblings(kiosk, desk, found);
-      refresh = form.refresh;
-      return form.element;
-    },
-  };
-};
+export const siblingsScreen = (desk: RosterSessionDoc, found: RosterStudent): Screen =>
+  refreshingScreen('siblings', (kiosk) => renderSiblings(kiosk, desk, found));
 
-const renderSiblings = (
-  kiosk: Kiosk,
-  desk: RosterSessionDoc,
-  found: RosterStudent,
-): { readonly element: HTMLElement; readonly refresh: () => void } => {
+const renderSiblings = (kiosk: Kiosk, desk: RosterSessionDoc, found: RosterStudent): Drawn => {
   const family = [found, ...siblingsOf(kiosk.index(), found)];
-  const boxes = new Map<string, HTMLInputElement>();
-  const statuses = new Map<string, HTMLElement>();
   /** Whether the child can be ticked now, and the words that say why not. */
-  const availability = (child: RosterStudent): { readonly open: boolean; readonly status: string } => {
-    const session = sessionFor(kiosk, desk, child);
-    if (session === undefined) return { open: false, status: kiosk.t('siblings.noSession') };
-    if (openCheckin(kiosk.aspect(session.sessionId, child.studentId)) !== undefined)
-      return { open: false, status: kiosk.t('siblings.inside') };
-    return { open: true, status: '' };
+  const choice = (student: RosterStudent): ChildChoice => {
+    const session = sessionFor(kiosk, desk, student);
+    if (session === undefined) return { student, open: false, status: kiosk.t('siblings.noSession') };
+    if (openCheckin(kiosk.aspect(session.sessionId, student.studentId)) !== undefined)
+      return { student, open: false, status: kiosk.t('siblings.inside') };
+    return { student, open: true, status: '' };
   };
-  const row = (child: RosterStudent): HTMLElement => {
-    const { open, status } = availability(child);
-    const box = h('input', { attrs: { type: 'checkbox', name: child.studentId } });
-    box.checked = open;
-    box.disabled = !open;
-    boxes.set(child.studentId, box);
-    const statusLine = h('span', { className: 'child-status' }, status);
-    statusLine.hidden = status === '';
-    statuses.set(child.studentId, statusLine);
-    return h(
-      'li',
-      { className: 'child sibling', attrs: { 'data-student-id': child.studentId } },
-      h(
-        'label',
-        { className: 'child-main' },
-        box,
-        h('span', { className: 'child-name' }, child.displayName),
-        h('span', { className: 'child-class' }, kiosk.index().classes.get(child.classId) ?? ''),
-        child.allergies === null
-          ? null
-          : h('span', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: child.allergies })),
-        statusLine,
-      ),
-    );
-  };
-  const refresh = (): void => {
-    for (const child of family) {
-      const box = boxes.get(child.studentId);
-      const statusLine = statuses.get(child.studentId);
-      if (box === undefined || statusLine === undefined) continue;
-      const { open, status } = availability(child);
-      // A child who became available again is offered unticked: the volunteer had not chosen them.
-      if (!open) box.checked = false;
-      box.disabled = !open;
-      statusLine.textContent = status;
-      statusLine.hidden = status === '';
-    }
-  };
+  const ticks = childTicks(kiosk, 'sibling', family.map(choice));
   const message = h('p', { className: 'form-error', attrs: { role: 'alert' } });
   const confirm = h(
     'button',
@@ -125,9 +73,7 @@ const renderSiblings = (
     replaceChildren(offer);
     const chosen = family.flatMap((child) => {
       const session = sessionFor(kiosk, desk, child);
-      return boxes.get(child.studentId)?.checked === true && session !== undefined
-        ? [{ student: child, session }]
-        : [];
+      return ticks.ticked(child.studentId) && session !== undefined ? [{ student: child, session }] : [];
     });
     if (chosen.length === 0) return kiosk.t('siblings.noneChosen');
     const refusals = refusalsTogether(kiosk, chosen);
@@ -144,7 +90,7 @@ const renderSiblings = (
     h(
       'form',
       { onSubmit: (e) => void onSubmit(e) },
-      h('ul', { className: 'children' }, ...family.map(row)),
+      ticks.element,
       message,
       offer,
       h(
@@ -155,5 +101,5 @@ const renderSiblings = (
       ),
     ),
   );
-  return { element, refresh };
+  return { element, refresh: () => ticks.refresh(family.map(choice)) };
 };
