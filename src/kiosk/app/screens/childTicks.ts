@@ -1,10 +1,15 @@
 /**
- * The children checked in together, one ticked row each (the siblings and the family screens). A
- * child who can go in now is offered ticked; one who cannot is greyed out with a line that says why.
+ * The children checked in together (the siblings and the family screens): one ticked row each, a
+ * child who can go in now offered ticked and one who cannot greyed out with a line that says why;
+ * then the ticked ones judged together and recorded together.
  */
-import { h } from '../../../client/dom.js';
+import { h, replaceChildren } from '../../../client/dom.js';
 import type { RosterStudent } from '../../../domain/roster.js';
+import { refusalText } from '../admission.js';
 import type { Kiosk } from '../kiosk.js';
+import { refusalPanel } from './admissionRefusal.js';
+import { type GoingIn, recordTogether, refusalsTogether, showRefusal } from './desk.js';
+import type { LabelledChild } from './label.js';
 
 /** Whether a child can be ticked now, and the words that say why not (empty when open). */
 export interface ChildChoice {
@@ -72,4 +77,43 @@ export const childTicks = (
       }
     },
   };
+};
+
+/** The children recorded together, for their labels and the one stub. */
+export interface RecordedTogether {
+  readonly labelled: ReadonlyArray<LabelledChild>;
+  readonly checkedInAt: string;
+}
+
+/**
+ * Every chosen child is judged before any is recorded, each counting those going into the room before
+ * it (`refusalsTogether`): all go in, or none and the refusal is shown in `offer`. At the desk an ADMIN
+ * may override it with a justification; in self-service it only says why (the tablet's signed-in ADMIN
+ * is not the person at the screen). `recorded` shows the labels. Answers what the form says, if
+ * anything.
+ */
+export const checkInTogether = async (
+  kiosk: Kiosk,
+  offer: HTMLElement,
+  chosen: ReadonlyArray<GoingIn>,
+  options: {
+    readonly selfService: boolean;
+    readonly recorded: (together: RecordedTogether) => string | undefined;
+  },
+): Promise<string | undefined> => {
+  replaceChildren(offer);
+  if (chosen.length === 0) return kiosk.t('siblings.noneChosen');
+  const record = async (override: { readonly justification: string } | undefined) => {
+    const recorded = await recordTogether(kiosk, chosen, override);
+    return 'problem' in recorded ? recorded.problem : options.recorded(recorded);
+  };
+  const refusals = refusalsTogether(kiosk, chosen);
+  if (refusals.length === 0) return record(undefined);
+  if (options.selfService)
+    replaceChildren(
+      offer,
+      refusalPanel(kiosk, `${refusalText(kiosk.lang(), refusals)} ${kiosk.t('family.askVolunteer')}`),
+    );
+  else showRefusal(kiosk, offer, refusals, (justification) => record({ justification }));
+  return undefined;
 };

@@ -9,14 +9,11 @@
  * the person at the screen, so no override is offered), and "done" goes back to the start.
  */
 
-import { h, leaveButton, replaceChildren, submitOnce } from '../../../client/dom.js';
-import { refusalText } from '../admission.js';
+import { h, leaveButton, submitOnce } from '../../../client/dom.js';
 import { openCheckin } from '../checkinState.js';
 import { type FamilyRow, familyRows, nobodyToCheckIn } from '../familyCheckIn.js';
 import type { Kiosk, Screen } from '../kiosk.js';
-import { refusalPanel } from './admissionRefusal.js';
-import { type ChildChoice, childTicks } from './childTicks.js';
-import { type GoingIn, recordTogether, refusalsTogether, showRefusal } from './desk.js';
+import { type ChildChoice, checkInTogether, childTicks } from './childTicks.js';
 import { labelScreen } from './label.js';
 import { type Drawn, refreshingScreen } from './refreshingScreen.js';
 import type { OpenFamily } from './scanOverlay.js';
@@ -105,44 +102,27 @@ const renderFamily = (kiosk: Kiosk, familyKey: string, origin: FamilyOrigin): Dr
     confirm.hidden = nobodyToCheckIn(now);
   };
 
-  const checkInAll = async (
-    chosen: ReadonlyArray<GoingIn>,
-    override: { readonly justification: string } | undefined,
-  ): Promise<string | undefined> => {
-    const recorded = await recordTogether(kiosk, chosen, override);
-    if ('problem' in recorded) return recorded.problem;
-    const first = recorded.labelled[0];
-    if (first === undefined) return kiosk.t('siblings.noneChosen');
-    kiosk.show(
-      labelScreen({
-        children: recorded.labelled,
-        checkedInAt: recorded.checkedInAt,
-        desk: first.session,
-        done: origin.back,
-      }),
+  const attempt = (): Promise<string | undefined> =>
+    checkInTogether(
+      kiosk,
+      offer,
+      (rowsNow(kiosk, familyKey) ?? []).flatMap((r) =>
+        r.ticked && r.session !== undefined && ticks.ticked(r.student.studentId)
+          ? [{ student: r.student, session: r.session }]
+          : [],
+      ),
+      {
+        selfService: origin.selfService,
+        recorded: ({ labelled, checkedInAt }) => {
+          const first = labelled[0];
+          if (first === undefined) return kiosk.t('siblings.noneChosen');
+          kiosk.show(
+            labelScreen({ children: labelled, checkedInAt, desk: first.session, done: origin.back }),
+          );
+          return undefined;
+        },
+      },
     );
-    return undefined;
-  };
-
-  /** As on the siblings screen: all judged first, each counting those going into the room before it. */
-  const attempt = async (): Promise<string | undefined> => {
-    replaceChildren(offer);
-    const chosen = (rowsNow(kiosk, familyKey) ?? []).flatMap((r) =>
-      r.ticked && r.session !== undefined && ticks.ticked(r.student.studentId)
-        ? [{ student: r.student, session: r.session }]
-        : [],
-    );
-    if (chosen.length === 0) return kiosk.t('siblings.noneChosen');
-    const refusals = refusalsTogether(kiosk, chosen);
-    if (refusals.length === 0) return checkInAll(chosen, undefined);
-    if (origin.selfService)
-      replaceChildren(
-        offer,
-        refusalPanel(kiosk, `${refusalText(kiosk.lang(), refusals)} ${kiosk.t('family.askVolunteer')}`),
-      );
-    else showRefusal(kiosk, offer, refusals, (justification) => checkInAll(chosen, { justification }));
-    return undefined;
-  };
 
   const onSubmit = submitOnce(confirm, message, attempt);
   const element = h(

@@ -5,13 +5,13 @@
  * too: every event goes through the outbox.
  */
 
-import { h, leaveButton, replaceChildren, submitOnce } from '../../../client/dom.js';
+import { h, leaveButton, submitOnce } from '../../../client/dom.js';
 import type { RosterStudent } from '../../../domain/roster.js';
 import { openCheckin } from '../checkinState.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { type RosterSessionDoc, sessionOpen, siblingsOf } from '../rosterIndex.js';
-import { type ChildChoice, childTicks } from './childTicks.js';
-import { deskScreen, type GoingIn, recordTogether, refusalsTogether, showRefusal } from './desk.js';
+import { type ChildChoice, checkInTogether, childTicks } from './childTicks.js';
+import { deskScreen } from './desk.js';
 import { labelScreen } from './label.js';
 import { type Drawn, refreshingScreen } from './refreshingScreen.js';
 
@@ -57,30 +57,22 @@ const renderSiblings = (kiosk: Kiosk, desk: RosterSessionDoc, found: RosterStude
 
   const offer = h('div', { className: 'offer' });
 
-  /** Checks the chosen children in, then shows a label each and one stub. */
-  const checkInAll = async (
-    chosen: ReadonlyArray<GoingIn>,
-    override: { readonly justification: string } | undefined,
-  ): Promise<string | undefined> => {
-    const recorded = await recordTogether(kiosk, chosen, override);
-    if ('problem' in recorded) return recorded.problem;
-    kiosk.show(labelScreen({ children: recorded.labelled, checkedInAt: recorded.checkedInAt, desk }));
-    return undefined;
-  };
-
-  /** Every ticked child is judged before any is recorded (`refusalsTogether`). */
-  const attempt = async (): Promise<string | undefined> => {
-    replaceChildren(offer);
-    const chosen = family.flatMap((child) => {
-      const session = sessionFor(kiosk, desk, child);
-      return ticks.ticked(child.studentId) && session !== undefined ? [{ student: child, session }] : [];
-    });
-    if (chosen.length === 0) return kiosk.t('siblings.noneChosen');
-    const refusals = refusalsTogether(kiosk, chosen);
-    if (refusals.length === 0) return checkInAll(chosen, undefined);
-    showRefusal(kiosk, offer, refusals, (justification) => checkInAll(chosen, { justification }));
-    return undefined;
-  };
+  const attempt = (): Promise<string | undefined> =>
+    checkInTogether(
+      kiosk,
+      offer,
+      family.flatMap((child) => {
+        const session = sessionFor(kiosk, desk, child);
+        return ticks.ticked(child.studentId) && session !== undefined ? [{ student: child, session }] : [];
+      }),
+      {
+        selfService: false,
+        recorded: ({ labelled, checkedInAt }) => {
+          kiosk.show(labelScreen({ children: labelled, checkedInAt, desk }));
+          return undefined;
+        },
+      },
+    );
 
   const onSubmit = submitOnce(confirm, message, attempt);
   const element = h(
