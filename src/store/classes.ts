@@ -20,9 +20,8 @@ import {
 import { foldName } from '../rules/students.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc, getDocs, listDocs } from './docs.js';
-import { conflictAs, putDoc } from './docWrites.js';
+import { conflictAs, putDoc, takeClaim } from './docWrites.js';
 import type { Database } from './pouch.js';
-import { isConflict } from './storeErrors.js';
 
 export const nucleusDocId = (nucleusId: string): string => `nucleus:${nucleusId}`;
 export const classDocId = (classId: string): string => `class:${classId}`;
@@ -150,26 +149,17 @@ export const classStore = (
     const others = await listDocs(db, NucleusDoc, 'nucleus');
     if (others.some((n) => n.nucleusId !== nucleusId && foldName(n.name) === folded)) return false;
     const id = nucleusNameClaimId(name);
-    const claim = { _id: id, docType: 'nucleusName' as const, nucleusId, claimedAt: at };
-    try {
-      await db.put(claim);
-      return true;
-    } catch (e) {
-      if (!isConflict(e)) throw e;
-    }
-    const held = await getDoc(db, NucleusNameClaim, id);
-    if (held === undefined) return false;
-    if (held.nucleusId === nucleusId) return true;
-    const holder = await getDoc(db, NucleusDoc, nucleusDocId(held.nucleusId));
-    const young = Date.parse(at) - Date.parse(held.claimedAt) < CLAIM_SETTLE_MS;
-    if (young || (holder !== undefined && foldName(holder.name) === folded)) return false;
-    try {
-      await db.put({ ...claim, _rev: held._rev });
-      return true;
-    } catch (e) {
-      if (isConflict(e)) return false;
-      throw e;
-    }
+    return takeClaim(
+      db,
+      NucleusNameClaim,
+      { _id: id, docType: 'nucleusName' as const, nucleusId, claimedAt: at },
+      (held) => held.nucleusId === nucleusId,
+      async (held) => {
+        const holder = await getDoc(db, NucleusDoc, nucleusDocId(held.nucleusId));
+        const young = Date.parse(at) - Date.parse(held.claimedAt) < CLAIM_SETTLE_MS;
+        return !young && (holder === undefined || foldName(holder.name) !== folded);
+      },
+    );
   };
   /** Frees `name` if `nucleusId` holds it (a failed write, or the name a rename left). */
   const releaseNucleusName = async (name: string, nucleusId: string): Promise<void> => {

@@ -5,6 +5,8 @@
  * (`EXISTS`, `CONFLICT`, `TAKEN`, …). Any other failure is not a lost race and is thrown as it came.
  * The embedded store and CouchDB report the conflict differently; `isConflict` reads both.
  */
+import type * as t from 'io-ts';
+import { getDoc } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound } from './storeErrors.js';
 
@@ -55,4 +57,32 @@ export const removeDoc = async (
     if (isConflict(e)) return 'CONFLICT';
     throw e;
   }
+};
+
+/**
+ * Takes a create-only claim (a name or an email kept unique across instances): `claim` is written
+ * under its id unless another holds it. A claim already the caller's (`owns`) is kept; another's is
+ * taken over, by compare-and-swap on its revision, only when `stale` says its holder no longer stands
+ * (a creation that failed half-way). True when the claim is the caller's.
+ */
+export const takeClaim = async <A extends { readonly _rev: string }>(
+  db: Database,
+  codec: t.Type<A, unknown>,
+  claim: Omit<A, '_rev'> & { readonly _id: string },
+  owns: (held: A) => boolean,
+  stale: (held: A) => Promise<boolean>,
+): Promise<boolean> => {
+  const taken = await conflictAs(false, async () => {
+    await db.put(claim);
+    return true;
+  });
+  if (taken) return true;
+  const held = await getDoc(db, codec, claim._id);
+  if (held === undefined) return false;
+  if (owns(held)) return true;
+  if (!(await stale(held))) return false;
+  return conflictAs(false, async () => {
+    await db.put({ ...claim, _rev: held._rev });
+    return true;
+  });
 };

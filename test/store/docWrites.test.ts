@@ -1,17 +1,29 @@
 /**
  * The store's writes that may lose a race (`docWrites.ts`), on each backend: a create under a taken
  * id and a compare-and-swap on a stale revision answer the caller's word for it and leave the stored
- * document alone; a removal of a revision the store does not hold is a conflict; any other failure is
- * thrown.
+ * document alone; a removal of a revision the store does not hold is a conflict; a claim is taken,
+ * kept, or taken over only from a holder that no longer stands; any other failure is thrown.
  */
 import { expect } from 'chai';
-import { conflictAs, putDoc, removeDoc } from '../../src/store/docWrites.js';
+import * as t from 'io-ts';
+import { conflictAs, putDoc, removeDoc, takeClaim } from '../../src/store/docWrites.js';
 import type { Database } from '../../src/store/pouch.js';
 import { withQuorumWrites } from '../../src/store/quorumWrites.js';
 import { StoreTimeoutError } from '../../src/store/storeErrors.js';
 import { databasePerTest, storeBackends } from '../support/storeBackends.js';
 
 const ID = 'note:1';
+
+/** A claim whose `text` names its holder; `gone` is a holder that no longer stands. */
+const Claim = t.type({ _id: t.string, _rev: t.string, text: t.string });
+const claimAs = (db: Database, holder: string) =>
+  takeClaim(
+    db,
+    Claim,
+    { _id: ID, text: holder },
+    (held) => held.text === holder,
+    async (held) => held.text === 'gone',
+  );
 
 /** A note stored twice, so its first revision is stale; answers both revisions. */
 const storedTwice = async (db: Database): Promise<{ readonly first: string; readonly current: string }> => {
@@ -25,6 +37,7 @@ const outcomeOf = async (call: Promise<unknown>): Promise<string> => {
   try {
     const r = await call;
     if (typeof r === 'string') return r;
+    if (typeof r === 'boolean') return r ? 'CLAIMED' : 'NOT CLAIMED';
     return typeof r === 'object' && r !== null && '_rev' in r && typeof r._rev === 'string'
       ? 'WRITTEN'
       : 'OTHER';
@@ -121,6 +134,58 @@ const rows: ReadonlyArray<Row> = [
     run: (db) => removeDoc(db, { _id: ID, _rev: '1-00000000000000000000000000000000' }),
     answers: 'CONFLICT',
     leaves: 'absent',
+  },
+  {
+    case: 'a claim nobody holds is taken',
+    run: (db) => claimAs(db, 'me'),
+    answers: 'CLAIMED',
+    leaves: 'me',
+  },
+  {
+    case: 'a claim the caller holds already is kept',
+    run: async (db) => {
+      await db.put({ _id: ID, text: 'me' });
+      return claimAs(db, 'me');
+    },
+    answers: 'CLAIMED',
+    leaves: 'me',
+  },
+  {
+    case: 'a claim another holder who stands holds is refused and left to them',
+    run: async (db) => {
+      await db.put({ _id: ID, text: 'other' });
+      return claimAs(db, 'me');
+    },
+    answers: 'NOT CLAIMED',
+    leaves: 'other',
+  },
+  {
+    case: 'a claim whose holder no longer stands is taken over',
+    run: async (db) => {
+      await db.put({ _id: ID, text: 'gone' });
+      return claimAs(db, 'me');
+    },
+    answers: 'CLAIMED',
+    leaves: 'me',
+  },
+  {
+    case: 'a stale claim taken over by another first is refused',
+    run: async (db) => {
+      await db.put({ _id: ID, text: 'gone' });
+      // The other instance takes it over between this one's read and its compare-and-swap.
+      return takeClaim(
+        db,
+        Claim,
+        { _id: ID, text: 'me' },
+        (held) => held.text === 'me',
+        async (held) => {
+          await db.put({ _id: ID, _rev: held._rev, text: 'other' });
+          return true;
+        },
+      );
+    },
+    answers: 'NOT CLAIMED',
+    leaves: 'other',
   },
   {
     case: 'conflictAs answers the write’s own value when it succeeds',
