@@ -23,7 +23,7 @@ import { boundedCache } from '../lib/boundedCache.js';
 import { putBatched } from './batchedPut.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc } from './docs.js';
-import { conflictAs } from './docWrites.js';
+import { conflictAs, retryOnConflict, stayedContended } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { removeEach, rewriteEach } from './rewrites.js';
 import { isConflict } from './storeErrors.js';
@@ -179,10 +179,11 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
       };
     },
 
-    async saveConfig(config, at) {
-      for (let attempt = 0; attempt < 5; attempt += 1) {
-        const current = await getDoc(db, CheckinConfigDoc, CONFIG_ID);
-        try {
+    saveConfig: (config, at) =>
+      retryOnConflict(
+        5,
+        async () => {
+          const current = await getDoc(db, CheckinConfigDoc, CONFIG_ID);
           await writingThrough(caches.config, CONFIG_ID, () =>
             db.put({
               _id: CONFIG_ID,
@@ -192,13 +193,10 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
               updatedAt: at,
             }),
           );
-          return 'SAVED';
-        } catch (e) {
-          if (!isConflict(e)) throw e;
-        }
-      }
-      return 'CONFLICT';
-    },
+          return 'SAVED' as const;
+        },
+        () => 'CONFLICT' as const,
+      ),
 
     async secret(at) {
       // Stored once (the first writer wins) and never rewritten while a service runs (a restore runs
@@ -234,22 +232,20 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
       const id = checkinDocId(next.checkInId);
       const fresh = mintedIds.has(id);
       mintedIds.delete(id);
-      for (let attempt = 0; attempt < 20; attempt += 1) {
-        const current = fresh && attempt === 0 ? undefined : await store.get(next.checkInId);
-        if (current !== undefined && STATE_FIELDS.every((f) => current[f] === next[f])) return 'unchanged';
-        try {
+      return retryOnConflict(
+        20,
+        async (tried) => {
+          const current = fresh && tried === 0 ? undefined : await store.get(next.checkInId);
+          if (current !== undefined && STATE_FIELDS.every((f) => current[f] === next[f])) return 'unchanged';
           await writeRecord(
             current === undefined
               ? { _id: checkinDocId(next.checkInId), docType: 'checkin' as const, ...next, failedAttempts: 0 }
               : { ...current, ...pickState(next) },
           );
-        } catch (e) {
-          if (isConflict(e)) continue;
-          throw e;
-        }
-        return 'written';
-      }
-      throw new Error('the check-in record stayed contended');
+          return 'written';
+        },
+        stayedContended('the check-in record'),
+      );
     },
 
     countFailure: (current) =>

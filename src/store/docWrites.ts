@@ -29,6 +29,31 @@ export const conflictAs = async <T, const A>(onConflict: A, write: () => Promise
 };
 
 /**
+ * Runs `attempt` (a read, and a write on what it read) again while its write loses the race to
+ * another writer, at most `attempts` times, each reading afresh; `contended` answers (or throws) when
+ * every one lost. `attempt` is told which try it is (0 first).
+ */
+export const retryOnConflict = async <T, R>(
+  attempts: number,
+  attempt: (tried: number) => Promise<T>,
+  contended: () => R,
+): Promise<T | R> => {
+  for (let tried = 0; tried < attempts; tried += 1) {
+    try {
+      return await attempt(tried);
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+    }
+  }
+  return contended();
+};
+
+/** `retryOnConflict`'s `contended` for a write that must land: the document named is fought over. */
+export const stayedContended = (what: string) => (): never => {
+  throw new Error(`${what} stayed contended`);
+};
+
+/**
  * Puts `doc` and answers it with its new revision: a create without `_rev`, a compare-and-swap with
  * one. `onConflict` when the id was taken or the revision was not the current one.
  */
@@ -42,8 +67,8 @@ export const putDoc = <D extends { readonly _id: string; readonly _rev?: string 
 /**
  * Deletes the revision `current` holds; `CONFLICT` when that revision is not the current one. Both
  * backends answer a revision they do not hold, a deleted one included, with a conflict, so a removal
- * retried after the first took effect answers `CONFLICT` (the Idempotency-Key ledger replays the
- * first answer before it gets here); a not-found answer counts as removed.
+ * retried after the first took effect answers `CONFLICT` too: the caller reads again to tell a
+ * change from a removal. A not-found answer counts as removed.
  */
 export const removeDoc = async (
   db: Database,

@@ -10,7 +10,7 @@ import {
 import { putBatched } from './batchedPut.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { eachDocPage, getDoc, getDocs, listDocs } from './docs.js';
-import { conflictAs } from './docWrites.js';
+import { conflictAs, retryOnConflict, stayedContended } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { isConflict, isStored } from './storeErrors.js';
 
@@ -118,22 +118,21 @@ export const studentStore = (db: Database, cache: DocCache<StudentDoc> = noDocCa
       ),
     async applyField(studentId, field, value, at) {
       if (E.isLeft(studentWritable[field].decode(value))) return undefined;
-      for (let attempt = 0; attempt < 20; attempt += 1) {
-        // A conflict below forgot the id (writingThrough), so a retry reads the store afresh.
-        const current = await read(studentDocId(studentId));
-        if (current === undefined) return undefined;
-        // An anonymised record never takes a personal value back (a replay of its events, or an
-        // event pushed again by a tablet): anonymisation is for good (0045).
-        if (isAnonymised(current) || sameValue(current[field], value)) return 'UNCHANGED';
-        const candidate = StudentDoc.decode({ ...current, [field]: value, updatedAt: at });
-        if (E.isLeft(candidate)) return undefined;
-        try {
-          return await write(candidate.right);
-        } catch (e) {
-          if (!isConflict(e)) throw e;
-        }
-      }
-      throw new Error('the student record stayed contended');
+      return retryOnConflict(
+        20,
+        async () => {
+          // A conflict forgot the id (writingThrough), so a retry reads the store afresh.
+          const current = await read(studentDocId(studentId));
+          if (current === undefined) return undefined;
+          // An anonymised record never takes a personal value back (a replay of its events, or an
+          // event pushed again by a tablet): anonymisation is for good (0045).
+          if (isAnonymised(current) || sameValue(current[field], value)) return 'UNCHANGED';
+          const candidate = StudentDoc.decode({ ...current, [field]: value, updatedAt: at });
+          if (E.isLeft(candidate)) return undefined;
+          return write(candidate.right);
+        },
+        stayedContended('the student record'),
+      );
     },
   };
 };

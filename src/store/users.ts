@@ -10,7 +10,7 @@ import { UserDoc } from '../domain/user.js';
 import { nextActiveAdmins } from '../rules/sessions.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc, listDocs } from './docs.js';
-import { takeClaim } from './docWrites.js';
+import { retryOnConflict, stayedContended, takeClaim } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound } from './storeErrors.js';
 
@@ -123,12 +123,13 @@ export const userStore = (db: Database, cache: DocCache<UserDoc> = noDocCache())
       }
     },
 
-    async changeActiveAdmins(change) {
-      for (let attempt = 0; attempt < 20; attempt += 1) {
-        const guard = await getDoc(db, AdminGuard, ADMIN_GUARD_ID);
-        const next = nextActiveAdmins(guard?.activeAdmins ?? [], change);
-        if (next === 'LAST_ADMIN') return 'LAST_ADMIN';
-        try {
+    changeActiveAdmins: (change) =>
+      retryOnConflict(
+        20,
+        async () => {
+          const guard = await getDoc(db, AdminGuard, ADMIN_GUARD_ID);
+          const next = nextActiveAdmins(guard?.activeAdmins ?? [], change);
+          if (next === 'LAST_ADMIN') return 'LAST_ADMIN';
           await db.put({
             _id: ADMIN_GUARD_ID,
             ...(guard === undefined ? {} : { _rev: guard._rev }),
@@ -136,12 +137,9 @@ export const userStore = (db: Database, cache: DocCache<UserDoc> = noDocCache())
             activeAdmins: [...next],
           });
           return 'OK';
-        } catch (e) {
-          if (!isConflict(e)) throw e;
-        }
-      }
-      throw new Error('the active-admin guard stayed contended');
-    },
+        },
+        stayedContended('the active-admin guard'),
+      ),
 
     async rebuildActiveAdmins() {
       const admins = (await store.list())

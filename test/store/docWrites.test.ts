@@ -2,11 +2,19 @@
  * The store's writes that may lose a race (`docWrites.ts`), on each backend: a create under a taken
  * id and a compare-and-swap on a stale revision answer the caller's word for it and leave the stored
  * document alone; a removal of a revision the store does not hold is a conflict; a claim is taken,
- * kept, or taken over only from a holder that no longer stands; any other failure is thrown.
+ * kept, or taken over only from a holder that no longer stands; a write that lost its race is tried
+ * again on a fresh read; any other failure is thrown.
  */
 import { expect } from 'chai';
 import * as t from 'io-ts';
-import { conflictAs, putDoc, removeDoc, takeClaim } from '../../src/store/docWrites.js';
+import {
+  conflictAs,
+  putDoc,
+  removeDoc,
+  retryOnConflict,
+  stayedContended,
+  takeClaim,
+} from '../../src/store/docWrites.js';
 import type { Database } from '../../src/store/pouch.js';
 import { withQuorumWrites } from '../../src/store/quorumWrites.js';
 import { StoreTimeoutError } from '../../src/store/storeErrors.js';
@@ -31,6 +39,16 @@ const storedTwice = async (db: Database): Promise<{ readonly first: string; read
   const current = (await db.put({ _id: ID, _rev: first, text: 'second' })).rev;
   return { first, current };
 };
+
+/** A read and a write on what it read; before the `interfered` first tries write, another writer does. */
+const contendedWrite =
+  (db: Database, interfered: number) =>
+  async (tried: number): Promise<string> => {
+    const current = await db.get(ID);
+    if (tried < interfered) await db.put({ ...current, text: `another's ${tried + 1}` });
+    await db.put({ ...current, text: `mine on try ${tried + 1}` });
+    return 'LANDED';
+  };
 
 /** What a call answered, as a word: a written document, the caller's answer, or what it threw. */
 const outcomeOf = async (call: Promise<unknown>): Promise<string> => {
@@ -186,6 +204,48 @@ const rows: ReadonlyArray<Row> = [
     },
     answers: 'NOT CLAIMED',
     leaves: 'other',
+  },
+  {
+    case: 'a write that lost its race is tried again on a fresh read, and lands',
+    run: async (db) => {
+      await db.put({ _id: ID, text: 'first' });
+      return retryOnConflict(3, contendedWrite(db, 1), () => 'CONTENDED');
+    },
+    answers: 'LANDED',
+    leaves: 'mine on try 2',
+  },
+  {
+    case: 'a write that lost every try answers what contended says',
+    run: async (db) => {
+      await db.put({ _id: ID, text: 'first' });
+      return retryOnConflict(3, contendedWrite(db, 3), () => 'CONTENDED');
+    },
+    answers: 'CONTENDED',
+    leaves: "another's 3",
+  },
+  {
+    case: 'a write that must land throws once every try lost',
+    run: async (db) => {
+      await db.put({ _id: ID, text: 'first' });
+      return retryOnConflict(2, contendedWrite(db, 2), stayedContended('the note'));
+    },
+    answers: 'THROWN Error',
+    leaves: "another's 2",
+  },
+  {
+    case: 'a failure other than a conflict is thrown at once, not tried again',
+    run: (db) =>
+      retryOnConflict(
+        3,
+        async (tried) => {
+          // A second try would meet this note and lose its race, never throw.
+          await db.put({ _id: ID, text: `tried ${tried + 1} time(s)` });
+          throw new StoreTimeoutError(1000);
+        },
+        () => 'CONTENDED',
+      ),
+    answers: 'THROWN StoreTimeoutError',
+    leaves: 'tried 1 time(s)',
   },
   {
     case: 'conflictAs answers the write’s own value when it succeeds',
