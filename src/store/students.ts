@@ -10,7 +10,6 @@ import {
 import { putBatched } from './batchedPut.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { eachDocPage, getDoc, getDocs, listDocs } from './docs.js';
-import { conflictAs, retryOnConflict, stayedContended } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { isConflict, isStored } from './storeErrors.js';
 
@@ -105,34 +104,39 @@ export const studentStore = (db: Database, cache: DocCache<StudentDoc> = noDocCa
         throw new Error(`student write failed: ${r?.name ?? 'no result'}`, { cause: r });
       });
     },
-    update: (current, next) =>
-      conflictAs('CONFLICT', () =>
-        write({
+    async update(current, next) {
+      try {
+        return await write({
           _id: current._id,
           _rev: current._rev,
           docType: 'student' as const,
           ...next,
           photo_refs: [...next.photo_refs],
           phones: [...next.phones],
-        }),
-      ),
+        });
+      } catch (e) {
+        if (isConflict(e)) return 'CONFLICT';
+        throw e;
+      }
+    },
     async applyField(studentId, field, value, at) {
       if (E.isLeft(studentWritable[field].decode(value))) return undefined;
-      return retryOnConflict(
-        20,
-        async () => {
-          // A conflict forgot the id (writingThrough), so a retry reads the store afresh.
-          const current = await read(studentDocId(studentId));
-          if (current === undefined) return undefined;
-          // An anonymised record never takes a personal value back (a replay of its events, or an
-          // event pushed again by a tablet): anonymisation is for good (0045).
-          if (isAnonymised(current) || sameValue(current[field], value)) return 'UNCHANGED';
-          const candidate = StudentDoc.decode({ ...current, [field]: value, updatedAt: at });
-          if (E.isLeft(candidate)) return undefined;
-          return write(candidate.right);
-        },
-        stayedContended('the student record'),
-      );
+      for (let attempt = 0; attempt < 20; attempt += 1) {
+        // A conflict below forgot the id (writingThrough), so a retry reads the store afresh.
+        const current = await read(studentDocId(studentId));
+        if (current === undefined) return undefined;
+        // An anonymised record never takes a personal value back (a replay of its events, or an
+        // event pushed again by a tablet): anonymisation is for good (0045).
+        if (isAnonymised(current) || sameValue(current[field], value)) return 'UNCHANGED';
+        const candidate = StudentDoc.decode({ ...current, [field]: value, updatedAt: at });
+        if (E.isLeft(candidate)) return undefined;
+        try {
+          return await write(candidate.right);
+        } catch (e) {
+          if (!isConflict(e)) throw e;
+        }
+      }
+      throw new Error('the student record stayed contended');
     },
   };
 };
