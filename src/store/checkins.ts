@@ -23,10 +23,9 @@ import { boundedCache } from '../lib/boundedCache.js';
 import { putBatched } from './batchedPut.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc } from './docs.js';
-import { conflictAs, retryOnConflict, stayedContended } from './docWrites.js';
+import { conflictAs, createOnce, retryOnConflict, stayedContended } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { removeEach, rewriteEach } from './rewrites.js';
-import { isConflict } from './storeErrors.js';
 
 const CONFIG_ID = 'checkin-config';
 /** Records remembered as minted or as lately written here (see `minted`, `lastWritten`). */
@@ -148,22 +147,13 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
 
   let knownSecret: Uint8Array | undefined;
   const storedSecret = async (at: string): Promise<Uint8Array> => {
-    const existing = await getDoc(db, CheckinSecretDoc, SECRET_ID);
-    if (existing !== undefined) return new Uint8Array(Buffer.from(existing.secret, 'base64url'));
-    try {
-      await db.put({
-        _id: SECRET_ID,
-        docType: 'checkinSecret',
-        secret: randomBytes(32).toString('base64url'),
-        createdAt: at,
-      });
-    } catch (e) {
-      // Another instance created it first: theirs is the secret.
-      if (!isConflict(e)) throw e;
-    }
-    const created = await getDoc(db, CheckinSecretDoc, SECRET_ID);
-    if (created === undefined) throw new Error('the check-in secret vanished');
-    return new Uint8Array(Buffer.from(created.secret, 'base64url'));
+    // Created once: when another instance created it first, theirs is the secret.
+    const stored = await createOnce(db, CheckinSecretDoc, SECRET_ID, () => ({
+      docType: 'checkinSecret',
+      secret: randomBytes(32).toString('base64url'),
+      createdAt: at,
+    }));
+    return new Uint8Array(Buffer.from(stored.secret, 'base64url'));
   };
 
   const store: CheckinStore = {

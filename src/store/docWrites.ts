@@ -85,6 +85,24 @@ export const removeDoc = async (
 };
 
 /**
+ * The document under `id`, created with `body()` when there is none. Of two instances creating it at
+ * once the first write stands, and both answer it: the one that lost reads the winner's.
+ */
+export const createOnce = async <A>(
+  db: Database,
+  codec: t.Type<A, unknown>,
+  id: string,
+  body: () => Readonly<Record<string, unknown>>,
+): Promise<A> => {
+  const found = await getDoc(db, codec, id);
+  if (found !== undefined) return found;
+  await conflictAs(undefined, () => db.put({ ...body(), _id: id }));
+  const stands = await getDoc(db, codec, id);
+  if (stands === undefined) throw new Error(`${id} vanished after its creation`);
+  return stands;
+};
+
+/**
  * Takes a create-only claim (a name or an email kept unique across instances): `claim` is written
  * under its id unless another holds it. A claim already the caller's (`owns`) is kept; another's is
  * taken over, by compare-and-swap on its revision, only when `stale` says its holder no longer stands
