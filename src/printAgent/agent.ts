@@ -20,7 +20,7 @@ import type * as t from 'io-ts';
 import { AgentJobList, type AgentJobReport, parseAgentToken } from '../domain/printAgents.js';
 import { printerAddress } from '../domain/printing.js';
 import { keyedLock } from '../lib/keyedLock.js';
-import { PrintFailureError, type Sent, sendIpp, sendZpl } from '../printing/transports.js';
+import { attemptFailure, type Sent, sendToPrinter } from '../printing/transports.js';
 import type { PlacedLabel } from '../rules/labels.js';
 import { ATTEMPT_TIMEOUT_MS } from '../rules/printRetry.js';
 
@@ -63,21 +63,6 @@ const FIRST_BACKOFF_MS = 1_000;
 const DEFAULT_LONGEST_BACKOFF_MS = 30_000;
 /** Remembered printed jobs: far more than a lease's worth of jobs. */
 const REMEMBERED = 5_000;
-
-export const sendToPrinter = (
-  printer: AgentPrinter,
-  labels: ReadonlyArray<PlacedLabel>,
-  deadline: number,
-): Promise<Sent> => {
-  const address = printerAddress(printer.uri);
-  if (address === undefined)
-    return Promise.reject(
-      new PrintFailureError('PRINTER_REFUSED', 'the printer URI is not one the agent reaches'),
-    );
-  return printer.protocol === 'zpl'
-    ? sendZpl(address, labels, deadline)
-    : sendIpp(address, labels, printer.layout, deadline);
-};
 
 class Refused extends Error {
   constructor() {
@@ -197,16 +182,9 @@ export const startPrintAgent = (options: PrintAgentOptions): RunningAgent => {
       const sent = await send(job.printer, job.labels, Date.now() + ATTEMPT_TIMEOUT_MS);
       return { status: 'done', sent };
     } catch (e) {
-      return {
-        status: 'failed',
-        error:
-          e instanceof PrintFailureError
-            ? { code: e.code, message: e.message.slice(0, 500) }
-            : {
-                code: 'PRINTER_UNREACHABLE',
-                message: `the attempt failed (${e instanceof Error ? e.name : typeof e})`,
-              },
-      };
+      const error = attemptFailure(e);
+      // A report's message is bounded (`AgentJobReport`).
+      return { status: 'failed', error: { ...error, message: error.message.slice(0, 500) } };
     }
   };
 

@@ -15,7 +15,7 @@
  *   their bound has passed with no agent holding them.
  */
 import { randomUUID } from 'node:crypto';
-import { type PrinterDoc, type PrintFailure, type PrintJobDoc, printerAddress } from '../domain/printing.js';
+import type { PrinterDoc, PrintJobDoc } from '../domain/printing.js';
 import { keyedLock } from '../lib/keyedLock.js';
 import { layOut, type PlacedLabel } from '../rules/labels.js';
 import { printerIssues } from '../rules/printers.js';
@@ -24,7 +24,7 @@ import type { PrinterStore } from '../store/printers.js';
 import type { PrintJobFields, PrintJobStore } from '../store/printJobs.js';
 import type { PrintService } from './printService.js';
 import { measure } from './render.js';
-import { PrintFailureError, type Sent, sendIpp, sendZpl } from './transports.js';
+import { attemptFailure, type Sent, sendToPrinter } from './transports.js';
 
 export interface PrintWorkerDeps {
   readonly jobs: PrintJobStore;
@@ -58,29 +58,6 @@ const DEFAULT_SWEEP_MS = 5_000;
 const LEASE_SLACK_MS = 5_000;
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 
-export const sendTo = (
-  printer: PrinterDoc,
-  labels: ReadonlyArray<PlacedLabel>,
-  deadline: number,
-): Promise<Sent> => {
-  const address = printerAddress(printer.uri);
-  if (address === undefined)
-    return Promise.reject(
-      new PrintFailureError('PRINTER_REFUSED', 'the printer URI is not one the service reaches'),
-    );
-  return printer.protocol === 'zpl'
-    ? sendZpl(address, labels, deadline)
-    : sendIpp(address, labels, printer.layout, deadline);
-};
-
-const failureOf = (e: unknown): PrintFailure =>
-  e instanceof PrintFailureError
-    ? { code: e.code, message: e.message }
-    : {
-        code: 'PRINTER_UNREACHABLE',
-        message: `the attempt failed (${e instanceof Error ? e.name : typeof e})`,
-      };
-
 const fieldsOf = (job: PrintJobDoc): PrintJobFields => {
   const { _id: _i, _rev: _r, docType: _d, ...fields } = job;
   return fields;
@@ -88,7 +65,7 @@ const fieldsOf = (job: PrintJobDoc): PrintJobFields => {
 
 export const printWorker = (deps: PrintWorkerDeps): PrintWorker => {
   const owner = `service:${randomUUID()}`;
-  const send = deps.send ?? sendTo;
+  const send = deps.send ?? sendToPrinter;
   const lock = keyedLock();
   const timers = new Map<string, NodeJS.Timeout>();
   /** Jobs this worker is looking at or sending, so a sweep does not take them twice. */
@@ -195,7 +172,7 @@ export const printWorker = (deps: PrintWorkerDeps): PrintWorker => {
       const sent = await send(printer, labels, now + budget);
       await finish(claimed, { status: 'done', error: null, sent });
     } catch (e) {
-      const error = failureOf(e);
+      const error = attemptFailure(e);
       const ended = deps.clock().getTime();
       const next = afterFailure(error.code, claimed.attempts, ended, giveUpAt);
       if (next.retry) {

@@ -11,7 +11,13 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { connect } from 'node:net';
 import { LABEL_PAGES, type PrinterLayout } from '../domain/labelLayouts.js';
-import type { PrinterAddress, PrintFailureCode } from '../domain/printing.js';
+import {
+  type PrinterAddress,
+  type PrinterDoc,
+  type PrintFailure,
+  type PrintFailureCode,
+  printerAddress,
+} from '../domain/printing.js';
 import type { PlacedLabel } from '../rules/labels.js';
 import { zplOf } from '../rules/zpl.js';
 import { concatBytes, utf8Bytes } from './bytes.js';
@@ -42,6 +48,37 @@ export interface Sent {
   readonly bytes: number;
   readonly pages: number;
 }
+
+/** What sending needs of a printer: the service's record of it, or the printer a job hands an agent. */
+export type PrinterTarget = Pick<PrinterDoc, 'uri' | 'protocol' | 'layout'>;
+
+/**
+ * Sends laid-out labels to a printer over its transport (the service's worker and the print agent
+ * alike), bounded by `deadline` (epoch ms).
+ */
+export const sendToPrinter = (
+  printer: PrinterTarget,
+  labels: ReadonlyArray<PlacedLabel>,
+  deadline: number,
+): Promise<Sent> => {
+  const address = printerAddress(printer.uri);
+  if (address === undefined)
+    return Promise.reject(
+      new PrintFailureError('PRINTER_REFUSED', 'the printer URI is not an ipp, ipps or tcp address'),
+    );
+  return printer.protocol === 'zpl'
+    ? sendZpl(address, labels, deadline)
+    : sendIpp(address, labels, printer.layout, deadline);
+};
+
+/** What a failed attempt met, as a job records it; anything but a `PrintFailureError` is a bug's error. */
+export const attemptFailure = (e: unknown): PrintFailure =>
+  e instanceof PrintFailureError
+    ? { code: e.code, message: e.message }
+    : {
+        code: 'PRINTER_UNREACHABLE',
+        message: `the attempt failed (${e instanceof Error ? e.name : typeof e})`,
+      };
 
 /** An IPP answer is a few kilobytes; a printer that streams more is not answering IPP. */
 const MAX_ANSWER_BYTES = 1 << 20;

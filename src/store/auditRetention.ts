@@ -13,9 +13,10 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { AuditDoc } from '../domain/audit.js';
 import { decodeDoc } from './docs.js';
+import { retryOnConflict } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { rewriteEach } from './rewrites.js';
-import { isConflict, isNotFound } from './storeErrors.js';
+import { isNotFound } from './storeErrors.js';
 
 const CHECKPOINT_ID = '_local/retention-audit';
 const Checkpoint = t.type({ _rev: t.string, before: t.string });
@@ -87,17 +88,16 @@ export const auditRetention = (db: Database): AuditRetention => ({
       },
     ),
 
-  async markDone(before) {
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      const current = await readCheckpoint(db);
-      // Another instance's run may have gone further; a checkpoint never moves back.
-      if (current !== undefined && current.before >= before) return;
-      try {
+  // Five losses in a row: the next run marks it again.
+  markDone: (before) =>
+    retryOnConflict(
+      5,
+      async () => {
+        const current = await readCheckpoint(db);
+        // Another instance's run may have gone further; a checkpoint never moves back.
+        if (current !== undefined && current.before >= before) return;
         await db.put({ _id: CHECKPOINT_ID, ...(current === undefined ? {} : { _rev: current.rev }), before });
-        return;
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-      }
-    }
-  },
+      },
+      () => undefined,
+    ),
 });

@@ -23,9 +23,9 @@ import { boundedCache } from '../lib/boundedCache.js';
 import { putBatched } from './batchedPut.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc } from './docs.js';
+import { conflictAs, createOnce, retryOnConflict, stayedContended } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { removeEach, rewriteEach } from './rewrites.js';
-import { isConflict } from './storeErrors.js';
 
 const CONFIG_ID = 'checkin-config';
 /** Records remembered as minted or as lately written here (see `minted`, `lastWritten`). */
@@ -147,22 +147,13 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
 
   let knownSecret: Uint8Array | undefined;
   const storedSecret = async (at: string): Promise<Uint8Array> => {
-    const existing = await getDoc(db, CheckinSecretDoc, SECRET_ID);
-    if (existing !== undefined) return new Uint8Array(Buffer.from(existing.secret, 'base64url'));
-    try {
-      await db.put({
-        _id: SECRET_ID,
-        docType: 'checkinSecret',
-        secret: randomBytes(32).toString('base64url'),
-        createdAt: at,
-      });
-    } catch (e) {
-      // Another instance created it first: theirs is the secret.
-      if (!isConflict(e)) throw e;
-    }
-    const created = await getDoc(db, CheckinSecretDoc, SECRET_ID);
-    if (created === undefined) throw new Error('the check-in secret vanished');
-    return new Uint8Array(Buffer.from(created.secret, 'base64url'));
+    // Created once: when another instance created it first, theirs is the secret.
+    const stored = await createOnce(db, CheckinSecretDoc, SECRET_ID, () => ({
+      docType: 'checkinSecret',
+      secret: randomBytes(32).toString('base64url'),
+      createdAt: at,
+    }));
+    return new Uint8Array(Buffer.from(stored.secret, 'base64url'));
   };
 
   const store: CheckinStore = {
@@ -178,10 +169,11 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
       };
     },
 
-    async saveConfig(config, at) {
-      for (let attempt = 0; attempt < 5; attempt += 1) {
-        const current = await getDoc(db, CheckinConfigDoc, CONFIG_ID);
-        try {
+    saveConfig: (config, at) =>
+      retryOnConflict(
+        5,
+        async () => {
+          const current = await getDoc(db, CheckinConfigDoc, CONFIG_ID);
           await writingThrough(caches.config, CONFIG_ID, () =>
             db.put({
               _id: CONFIG_ID,
@@ -191,13 +183,10 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
               updatedAt: at,
             }),
           );
-          return 'SAVED';
-        } catch (e) {
-          if (!isConflict(e)) throw e;
-        }
-      }
-      return 'CONFLICT';
-    },
+          return 'SAVED' as const;
+        },
+        () => 'CONFLICT' as const,
+      ),
 
     async secret(at) {
       // Stored once (the first writer wins) and never rewritten while a service runs (a restore runs
@@ -233,32 +222,24 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
       const id = checkinDocId(next.checkInId);
       const fresh = mintedIds.has(id);
       mintedIds.delete(id);
-      for (let attempt = 0; attempt < 20; attempt += 1) {
-        const current = fresh && attempt === 0 ? undefined : await store.get(next.checkInId);
-        if (current !== undefined && STATE_FIELDS.every((f) => current[f] === next[f])) return 'unchanged';
-        try {
+      return retryOnConflict(
+        20,
+        async (tried) => {
+          const current = fresh && tried === 0 ? undefined : await store.get(next.checkInId);
+          if (current !== undefined && STATE_FIELDS.every((f) => current[f] === next[f])) return 'unchanged';
           await writeRecord(
             current === undefined
               ? { _id: checkinDocId(next.checkInId), docType: 'checkin' as const, ...next, failedAttempts: 0 }
               : { ...current, ...pickState(next) },
           );
-        } catch (e) {
-          if (isConflict(e)) continue;
-          throw e;
-        }
-        return 'written';
-      }
-      throw new Error('the check-in record stayed contended');
+          return 'written';
+        },
+        stayedContended('the check-in record'),
+      );
     },
 
-    async countFailure(current) {
-      try {
-        return await writeRecord({ ...current, failedAttempts: current.failedAttempts + 1 });
-      } catch (e) {
-        if (isConflict(e)) return 'CONFLICT';
-        throw e;
-      }
-    },
+    countFailure: (current) =>
+      conflictAs('CONFLICT', () => writeRecord({ ...current, failedAttempts: current.failedAttempts + 1 })),
 
     async sessionsWithCheckins(sessionIds) {
       if (sessionIds.length === 0) return new Set();

@@ -20,8 +20,8 @@ import {
 import { foldName } from '../rules/students.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc, getDocs, listDocs } from './docs.js';
+import { conflictAs, putDoc, takeClaim } from './docWrites.js';
 import type { Database } from './pouch.js';
-import { isConflict } from './storeErrors.js';
 
 export const nucleusDocId = (nucleusId: string): string => `nucleus:${nucleusId}`;
 export const classDocId = (classId: string): string => `class:${classId}`;
@@ -136,14 +136,8 @@ export const classStore = (
   };
 
   /** The new revision, or `CONFLICT` when `rev` is no longer the current one. */
-  const replace = async (doc: { readonly _id: string }, rev: string): Promise<string | 'CONFLICT'> => {
-    try {
-      return (await put({ ...doc, _rev: rev })).rev;
-    } catch (e) {
-      if (isConflict(e)) return 'CONFLICT';
-      throw e;
-    }
-  };
+  const replace = (doc: { readonly _id: string }, rev: string): Promise<string | 'CONFLICT'> =>
+    conflictAs('CONFLICT', async () => (await put({ ...doc, _rev: rev })).rev);
 
   /**
    * Claims `name` for `nucleusId` at `at`; false when another nucleus has it. Nuclei from before the
@@ -155,26 +149,17 @@ export const classStore = (
     const others = await listDocs(db, NucleusDoc, 'nucleus');
     if (others.some((n) => n.nucleusId !== nucleusId && foldName(n.name) === folded)) return false;
     const id = nucleusNameClaimId(name);
-    const claim = { _id: id, docType: 'nucleusName' as const, nucleusId, claimedAt: at };
-    try {
-      await db.put(claim);
-      return true;
-    } catch (e) {
-      if (!isConflict(e)) throw e;
-    }
-    const held = await getDoc(db, NucleusNameClaim, id);
-    if (held === undefined) return false;
-    if (held.nucleusId === nucleusId) return true;
-    const holder = await getDoc(db, NucleusDoc, nucleusDocId(held.nucleusId));
-    const young = Date.parse(at) - Date.parse(held.claimedAt) < CLAIM_SETTLE_MS;
-    if (young || (holder !== undefined && foldName(holder.name) === folded)) return false;
-    try {
-      await db.put({ ...claim, _rev: held._rev });
-      return true;
-    } catch (e) {
-      if (isConflict(e)) return false;
-      throw e;
-    }
+    return takeClaim(
+      db,
+      NucleusNameClaim,
+      { _id: id, docType: 'nucleusName' as const, nucleusId, claimedAt: at },
+      (held) => held.nucleusId === nucleusId,
+      async (held) => {
+        const holder = await getDoc(db, NucleusDoc, nucleusDocId(held.nucleusId));
+        const young = Date.parse(at) - Date.parse(held.claimedAt) < CLAIM_SETTLE_MS;
+        return !young && (holder === undefined || foldName(holder.name) !== folded);
+      },
+    );
   };
   /** Frees `name` if `nucleusId` holds it (a failed write, or the name a rename left). */
   const releaseNucleusName = async (name: string, nucleusId: string): Promise<void> => {
@@ -246,29 +231,23 @@ export const classStore = (
       const docs: ClassSessionDoc[] = await getDocs(db, ClassSessionDoc, sessionIds.map(classSessionDocId));
       return new Map(docs.map((d) => [d.sessionId, d]));
     },
-    async createSessionWithId(sessionId, fields) {
-      try {
-        return await create({
+    createSessionWithId: (sessionId, fields) =>
+      putDoc(
+        { put },
+        {
           ...fields,
           _id: classSessionDocId(sessionId),
           docType: 'classSession' as const,
           sessionId,
           status: 'ACTIVE' as const,
-        });
-      } catch (e) {
-        if (isConflict(e)) return 'EXISTS';
-        throw e;
-      }
-    },
-    async removeSession(current) {
-      try {
+        },
+        'EXISTS',
+      ),
+    removeSession: (current) =>
+      conflictAs('CONFLICT', async () => {
         await writingThrough(sessions, current._id, () => db.remove(current._id, current._rev));
-        return 'REMOVED';
-      } catch (e) {
-        if (isConflict(e)) return 'CONFLICT';
-        throw e;
-      }
-    },
+        return 'REMOVED' as const;
+      }),
 
     async updateNucleus(current, next) {
       const doc = {
@@ -288,28 +267,32 @@ export const classStore = (
       if (renamed) await releaseNucleusName(rev === 'CONFLICT' ? next.name : current.name, current.nucleusId);
       return rev === 'CONFLICT' ? rev : { ...doc, _rev: rev };
     },
-    async updateClass(current, next) {
-      const doc = {
-        ...next,
-        _id: current._id,
-        docType: 'class' as const,
-        classId: current.classId,
-        ...statusKept(current),
-      };
-      const rev = await replace(doc, current._rev);
-      return rev === 'CONFLICT' ? rev : { ...doc, _rev: rev };
-    },
-    async updateSession(current, next) {
-      const doc = {
-        ...next,
-        _id: current._id,
-        docType: 'classSession' as const,
-        sessionId: current.sessionId,
-        ...statusKept(current),
-      };
-      const rev = await replace(doc, current._rev);
-      return rev === 'CONFLICT' ? rev : { ...doc, _rev: rev };
-    },
+    updateClass: (current, next) =>
+      putDoc(
+        { put },
+        {
+          ...next,
+          _id: current._id,
+          docType: 'class' as const,
+          classId: current.classId,
+          ...statusKept(current),
+          _rev: current._rev,
+        },
+        'CONFLICT',
+      ),
+    updateSession: (current, next) =>
+      putDoc(
+        { put },
+        {
+          ...next,
+          _id: current._id,
+          docType: 'classSession' as const,
+          sessionId: current.sessionId,
+          ...statusKept(current),
+          _rev: current._rev,
+        },
+        'CONFLICT',
+      ),
     async setStatus(current, status, at) {
       const { _rev, ...rest } = current;
       const doc = { ...rest, status, updatedAt: at };

@@ -2,9 +2,9 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { ConsentDoc } from '../domain/consent.js';
 import { decodeDoc, getDoc, listDocs } from './docs.js';
+import { putDoc } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { rewriteEach } from './rewrites.js';
-import { isConflict } from './storeErrors.js';
 
 export const consentDocId = (consentId: string): string => `imageConsent:${consentId}`;
 
@@ -56,14 +56,8 @@ export const consentStore = (db: Database): ConsentStore => ({
   async revoke(current, by, reason, at) {
     if (current.revoked_at !== null) return 'ALREADY_REVOKED';
     const next = { ...current, revoked_at: at, revoked_by_user_id: by, revocation_reason: reason };
-    try {
-      const r = await db.put(next);
-      return { ...next, _rev: r.rev };
-    } catch (e) {
-      // The only other change a consent can undergo is a revocation: the loser is a second revoke.
-      if (isConflict(e)) return 'ALREADY_REVOKED';
-      throw e;
-    }
+    // The only other change a consent can undergo is a revocation: the loser is a second revoke.
+    return putDoc(db, next, 'ALREADY_REVOKED');
   },
   anonymise: (consentIds, anonymise) =>
     rewriteEach(db, consentIds.map(consentDocId), (raw) => {

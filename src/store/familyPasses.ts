@@ -6,8 +6,9 @@
  */
 import { FamilyPassDoc, familyPassDocId } from '../domain/familyPass.js';
 import { decodeDoc } from './docs.js';
+import { retryOnConflict, stayedContended } from './docWrites.js';
 import type { Database } from './pouch.js';
-import { isConflict, isNotFound } from './storeErrors.js';
+import { isNotFound } from './storeErrors.js';
 
 const PREFIX = 'familyPass:';
 
@@ -46,28 +47,28 @@ export const familyPassStore = (db: Database): FamilyPassStore => {
       }
       return out;
     },
-    async revoke(familyKey, at, by, requestKey) {
-      // Compare-and-swap: a concurrent revocation that wrote first is read again and counted.
-      for (;;) {
-        const current = await read(familyKey);
-        if (current !== undefined && requestKey !== undefined && current.requestKey === requestKey)
-          return current;
-        const doc = {
-          _id: familyPassDocId(familyKey),
-          ...(current === undefined ? {} : { _rev: current._rev }),
-          docType: 'familyPass' as const,
-          familyKey,
-          generation: (current?.generation ?? 0) + 1,
-          revokedAt: at,
-          revokedBy: by,
-          requestKey: requestKey ?? null,
-        };
-        try {
+    // Compare-and-swap: a concurrent revocation that wrote first is read again and counted (each
+    // loss is another's revocation, so the tries are not bounded).
+    revoke: (familyKey, at, by, requestKey) =>
+      retryOnConflict(
+        Number.POSITIVE_INFINITY,
+        async () => {
+          const current = await read(familyKey);
+          if (current !== undefined && requestKey !== undefined && current.requestKey === requestKey)
+            return current;
+          const doc = {
+            _id: familyPassDocId(familyKey),
+            ...(current === undefined ? {} : { _rev: current._rev }),
+            docType: 'familyPass' as const,
+            familyKey,
+            generation: (current?.generation ?? 0) + 1,
+            revokedAt: at,
+            revokedBy: by,
+            requestKey: requestKey ?? null,
+          };
           return { ...doc, _rev: (await db.put(doc)).rev };
-        } catch (e) {
-          if (!isConflict(e)) throw e;
-        }
-      }
-    },
+        },
+        stayedContended('the family pass'),
+      ),
   };
 };

@@ -7,9 +7,9 @@
  */
 import { PageDoc } from '../domain/pages.js';
 import { decodeDoc } from './docs.js';
+import { putDoc, removeDoc } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { removeEach } from './rewrites.js';
-import { isConflict, isNotFound } from './storeErrors.js';
 
 const SEQ_WIDTH = 4;
 
@@ -48,32 +48,17 @@ export const pageStore = (db: Database): PageStore => {
   return {
     ofChild: (sessionId, studentId) => range(childPrefix(sessionId, studentId)),
     ofSession: (sessionId) => range(sessionPrefix(sessionId)),
-    async claim(page) {
-      const doc = {
-        _id: pageDocId(page.sessionId, page.studentId, page.seq),
-        docType: 'page' as const,
-        ...page,
-      };
-      try {
-        return { ...doc, _rev: (await db.put(doc)).rev };
-      } catch (e) {
-        if (isConflict(e)) return 'TAKEN';
-        throw e;
-      }
-    },
-    async update(current, next) {
-      const doc = { _id: current._id, _rev: current._rev, docType: 'page' as const, ...next };
-      try {
-        return { ...doc, _rev: (await db.put(doc)).rev };
-      } catch (e) {
-        if (isConflict(e)) return 'CONFLICT';
-        throw e;
-      }
-    },
+    claim: (page) =>
+      putDoc(
+        db,
+        { _id: pageDocId(page.sessionId, page.studentId, page.seq), docType: 'page' as const, ...page },
+        'TAKEN',
+      ),
+    update: (current, next) =>
+      putDoc(db, { _id: current._id, _rev: current._rev, docType: 'page' as const, ...next }, 'CONFLICT'),
     async release(current) {
-      await db.remove(current._id, current._rev).catch((e: unknown) => {
-        if (!isNotFound(e) && !isConflict(e)) throw e;
-      });
+      // Gone or changed since, the claim is no longer this caller's to release.
+      await removeDoc(db, current);
     },
     listAll: () => range('page:'),
     async ofStudent(studentId) {

@@ -7,8 +7,9 @@
  */
 import { PhotoDoc, type PhotoSize } from '../domain/photo.js';
 import { getDoc } from './docs.js';
+import { retryOnConflict, stayedContended } from './docWrites.js';
 import type { Database } from './pouch.js';
-import { isConflict, isNotFound } from './storeErrors.js';
+import { isNotFound } from './storeErrors.js';
 
 export const photoDocId = (studentId: string): string => `photo:${studentId}`;
 
@@ -29,6 +30,7 @@ export interface PhotoStore {
 const JPEG = 'image/jpeg';
 
 const base64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64');
+const contended = stayedContended('the photo document');
 
 export const photoStore = (db: Database): PhotoStore => ({
   get: (studentId) => getDoc(db, PhotoDoc, photoDocId(studentId)),
@@ -46,12 +48,13 @@ export const photoStore = (db: Database): PhotoStore => ({
       throw e;
     }
   },
-  async put(photo, images) {
+  put(photo, images) {
     const doc = { _id: photoDocId(photo.studentId), docType: 'photo' as const, ...photo };
     // A concurrent upload for the same student: the last one to write wins, as a second upload would.
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      const current = await getDoc(db, PhotoDoc, doc._id);
-      try {
+    return retryOnConflict(
+      5,
+      async () => {
+        const current = await getDoc(db, PhotoDoc, doc._id);
         const r = await db.put({
           ...doc,
           ...(current === undefined ? {} : { _rev: current._rev }),
@@ -61,26 +64,26 @@ export const photoStore = (db: Database): PhotoStore => ({
           },
         });
         return { ...doc, _rev: r.rev };
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-      }
-    }
-    throw new Error('the photo document stayed contended');
+      },
+      contended,
+    );
   },
-  async remove(studentId) {
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      const current = await getDoc(db, PhotoDoc, photoDocId(studentId));
-      if (current === undefined) return false;
-      try {
-        await db.remove(current._id, current._rev);
-        return true;
-      } catch (e) {
-        if (isNotFound(e)) return false;
-        if (!isConflict(e)) throw e;
-      }
-    }
-    throw new Error('the photo document stayed contended');
-  },
+  remove: (studentId) =>
+    retryOnConflict(
+      5,
+      async () => {
+        const current = await getDoc(db, PhotoDoc, photoDocId(studentId));
+        if (current === undefined) return false;
+        try {
+          await db.remove(current._id, current._rev);
+          return true;
+        } catch (e) {
+          if (isNotFound(e)) return false;
+          throw e;
+        }
+      },
+      contended,
+    ),
   async studentsWithPhotos() {
     const prefix = photoDocId('');
     const res = await db.allDocs({ startkey: prefix, endkey: `${prefix}\ufff0` });

@@ -1,9 +1,9 @@
 /** Pickup entries (N2) and temporary grants (N3) in the private database. */
 import { GrantDoc, PickupEntryDoc } from '../domain/pickup.js';
 import { decodeDoc, getDoc, listDocs } from './docs.js';
+import { putDoc } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { removeEach } from './rewrites.js';
-import { isConflict } from './storeErrors.js';
 
 export const pickupDocId = (pickupId: string): string => `pickupEntry:${pickupId}`;
 export const grantDocId = (authorizationId: string): string => `pickupGrant:${authorizationId}`;
@@ -39,14 +39,7 @@ export const pickupStore = (db: Database): PickupStore => {
     ...doc,
     _rev: (await db.put(doc)).rev,
   });
-  const cas = async <D extends { _id: string; _rev: string }>(doc: D): Promise<D | 'CONFLICT'> => {
-    try {
-      return { ...doc, _rev: (await db.put(doc)).rev };
-    } catch (e) {
-      if (isConflict(e)) return 'CONFLICT';
-      throw e;
-    }
-  };
+  const cas = <D extends { _id: string; _rev: string }>(doc: D) => putDoc(db, doc, 'CONFLICT');
   return {
     getEntry: (id) => getDoc(db, PickupEntryDoc, pickupDocId(id)),
     entriesOf: async (studentId) =>

@@ -4,8 +4,8 @@
  */
 import { PrintAgentDoc } from '../domain/printAgents.js';
 import { getDoc, listDocs } from './docs.js';
+import { putDoc } from './docWrites.js';
 import type { Database } from './pouch.js';
-import { isConflict } from './storeErrors.js';
 
 export type PrintAgentFields = Omit<PrintAgentDoc, '_id' | '_rev' | 'docType'>;
 
@@ -25,22 +25,8 @@ export const printAgentStore = (db: Database): PrintAgentStore => ({
   list: async () =>
     (await listDocs(db, PrintAgentDoc, 'printAgent')).sort((a, b) => a.createdAt.localeCompare(b.createdAt)),
   get: (agentId) => getDoc(db, PrintAgentDoc, idOf(agentId)),
-  async create(fields) {
-    const doc = { _id: idOf(fields.agentId), docType: 'printAgent' as const, ...fields };
-    try {
-      return { ...doc, _rev: (await db.put(doc)).rev };
-    } catch (e) {
-      if (isConflict(e)) return 'EXISTS';
-      throw e;
-    }
-  },
-  async update(current, next) {
-    const doc = { _id: current._id, _rev: current._rev, docType: 'printAgent' as const, ...next };
-    try {
-      return { ...doc, _rev: (await db.put(doc)).rev };
-    } catch (e) {
-      if (isConflict(e)) return 'CONFLICT';
-      throw e;
-    }
-  },
+  create: (fields) =>
+    putDoc(db, { _id: idOf(fields.agentId), docType: 'printAgent' as const, ...fields }, 'EXISTS'),
+  update: (current, next) =>
+    putDoc(db, { _id: current._id, _rev: current._rev, docType: 'printAgent' as const, ...next }, 'CONFLICT'),
 });

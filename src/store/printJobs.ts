@@ -9,8 +9,8 @@
  */
 import { PRINT_JOB_KEEP_MS, PrintJobDoc } from '../domain/printing.js';
 import { decodeDoc, getDoc } from './docs.js';
+import { conflictAs } from './docWrites.js';
 import type { Database } from './pouch.js';
-import { isConflict } from './storeErrors.js';
 
 export type PrintJobFields = Omit<PrintJobDoc, '_id' | '_rev' | 'docType'>;
 
@@ -45,22 +45,9 @@ const put = async (db: Database, doc: ReturnType<typeof stored> & { _id: string;
 
 export const printJobStore = (db: Database): PrintJobStore => ({
   get: (jobId) => getDoc(db, PrintJobDoc, idOf(jobId)),
-  async create(fields) {
-    try {
-      return await put(db, { _id: idOf(fields.jobId), ...stored(fields) });
-    } catch (e) {
-      if (isConflict(e)) return 'EXISTS';
-      throw e;
-    }
-  },
-  async update(current, next) {
-    try {
-      return await put(db, { _id: current._id, _rev: current._rev, ...stored(next) });
-    } catch (e) {
-      if (isConflict(e)) return 'CONFLICT';
-      throw e;
-    }
-  },
+  create: (fields) => conflictAs('EXISTS', () => put(db, { _id: idOf(fields.jobId), ...stored(fields) })),
+  update: (current, next) =>
+    conflictAs('CONFLICT', () => put(db, { _id: current._id, _rev: current._rev, ...stored(next) })),
   async unfinished() {
     const found = await db.find({
       selector: { docType: 'printJob', status: { $in: ['queued', 'printing'] } },

@@ -4,8 +4,8 @@
  */
 import { PrinterDoc } from '../domain/printing.js';
 import { getDoc, listDocs } from './docs.js';
+import { putDoc, removeDoc } from './docWrites.js';
 import type { Database } from './pouch.js';
-import { isConflict, isNotFound } from './storeErrors.js';
 
 export type PrinterFields = Omit<PrinterDoc, '_id' | '_rev' | 'docType'>;
 
@@ -17,7 +17,7 @@ export interface PrinterStore {
   create(fields: PrinterFields): Promise<PrinterDoc | 'EXISTS'>;
   /** Compare-and-swap on `current._rev`. */
   update(current: PrinterDoc, next: PrinterFields): Promise<PrinterDoc | 'CONFLICT'>;
-  /** `CONFLICT` when it changed since it was read; one already gone counts as removed. */
+  /** `CONFLICT` when it changed or was removed since it was read (`removeDoc`). */
   remove(current: PrinterDoc): Promise<'REMOVED' | 'CONFLICT'>;
 }
 
@@ -27,32 +27,9 @@ export const printerStore = (db: Database): PrinterStore => ({
   list: async () =>
     (await listDocs(db, PrinterDoc, 'printer')).sort((a, b) => a.name.localeCompare(b.name, 'pt-BR')),
   get: (printerId) => getDoc(db, PrinterDoc, idOf(printerId)),
-  async create(fields) {
-    const doc = { _id: idOf(fields.printerId), docType: 'printer' as const, ...fields };
-    try {
-      return { ...doc, _rev: (await db.put(doc)).rev };
-    } catch (e) {
-      if (isConflict(e)) return 'EXISTS';
-      throw e;
-    }
-  },
-  async update(current, next) {
-    const doc = { _id: current._id, _rev: current._rev, docType: 'printer' as const, ...next };
-    try {
-      return { ...doc, _rev: (await db.put(doc)).rev };
-    } catch (e) {
-      if (isConflict(e)) return 'CONFLICT';
-      throw e;
-    }
-  },
-  async remove(current) {
-    try {
-      await db.remove(current._id, current._rev);
-      return 'REMOVED';
-    } catch (e) {
-      if (isNotFound(e)) return 'REMOVED';
-      if (isConflict(e)) return 'CONFLICT';
-      throw e;
-    }
-  },
+  create: (fields) =>
+    putDoc(db, { _id: idOf(fields.printerId), docType: 'printer' as const, ...fields }, 'EXISTS'),
+  update: (current, next) =>
+    putDoc(db, { _id: current._id, _rev: current._rev, docType: 'printer' as const, ...next }, 'CONFLICT'),
+  remove: (current) => removeDoc(db, current),
 });

@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto';
 import * as t from 'io-ts';
 import { getDoc } from './docs.js';
+import { retryOnConflict, stayedContended } from './docWrites.js';
 import type { Database } from './pouch.js';
-import { isConflict } from './storeErrors.js';
 
 const CheckpointDoc = t.type({
   _id: t.string,
@@ -45,12 +45,13 @@ export const replicationCheckpoints = (db: Database): ReplicationCheckpoints => 
     const doc = await getDoc(db, CheckpointDoc, docId(scope, id));
     return doc === undefined ? undefined : { body: doc.body, rev: `0-${doc.generation}` };
   },
-  async put(scope, id, body) {
+  put(scope, id, body) {
     const _id = docId(scope, id);
-    for (let attempt = 0; attempt < 10; attempt += 1) {
-      const current = await getDoc(db, CheckpointDoc, _id);
-      const generation = (current?.generation ?? 0) + 1;
-      try {
+    return retryOnConflict(
+      10,
+      async () => {
+        const current = await getDoc(db, CheckpointDoc, _id);
+        const generation = (current?.generation ?? 0) + 1;
         await db.put({
           _id,
           ...(current === undefined ? {} : { _rev: current._rev }),
@@ -59,10 +60,8 @@ export const replicationCheckpoints = (db: Database): ReplicationCheckpoints => 
           body,
         });
         return `0-${generation}`;
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-      }
-    }
-    throw new Error('the replication checkpoint stayed contended');
+      },
+      stayedContended('the replication checkpoint'),
+    );
   },
 });

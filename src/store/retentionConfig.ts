@@ -5,8 +5,8 @@
  */
 import { RetentionConfigDoc, type RetentionPeriods } from '../domain/retention.js';
 import { getDoc } from './docs.js';
+import { retryOnConflict } from './docWrites.js';
 import type { Database } from './pouch.js';
-import { isConflict } from './storeErrors.js';
 
 const CONFIG_ID = 'retention-config';
 
@@ -32,10 +32,11 @@ export const retentionConfigStore = (db: Database): RetentionConfigStore => ({
           updatedAt: doc.updatedAt,
         };
   },
-  async save(periods, at) {
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      const current = await getDoc(db, RetentionConfigDoc, CONFIG_ID);
-      try {
+  save: (periods, at) =>
+    retryOnConflict(
+      5,
+      async () => {
+        const current = await getDoc(db, RetentionConfigDoc, CONFIG_ID);
         await db.put({
           _id: CONFIG_ID,
           ...(current === undefined ? {} : { _rev: current._rev }),
@@ -46,11 +47,8 @@ export const retentionConfigStore = (db: Database): RetentionConfigStore => ({
           auditDays: periods.auditDays,
           updatedAt: at,
         });
-        return 'SAVED';
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-      }
-    }
-    return 'CONFLICT';
-  },
+        return 'SAVED' as const;
+      },
+      () => 'CONFLICT' as const,
+    ),
 });

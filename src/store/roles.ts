@@ -7,6 +7,7 @@
 import { type Permission, SYSTEM_ROLE_PERMISSIONS, SYSTEM_ROLES } from '../domain/principal.js';
 import { RoleDoc } from '../domain/role.js';
 import { getDoc, listDocs } from './docs.js';
+import { conflictAs, putDoc } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
 
@@ -95,38 +96,31 @@ export const roleStore = (db: Database, clock: () => Date = () => new Date()): R
     },
 
     async create(role) {
-      const doc = { _id: roleDocId(role.name), docType: 'role' as const, ...role };
-      try {
-        const r = await db.put(doc);
-        invalidate();
-        return { ...doc, _rev: r.rev };
-      } catch (e) {
-        if (isConflict(e)) return 'EXISTS';
-        throw e;
-      }
+      const created = await putDoc(
+        db,
+        { _id: roleDocId(role.name), docType: 'role' as const, ...role },
+        'EXISTS',
+      );
+      if (created !== 'EXISTS') invalidate();
+      return created;
     },
 
     async update(current, next) {
-      try {
-        const r = await db.put({ _id: current._id, _rev: current._rev, docType: 'role', ...next });
-        invalidate();
-        return { _id: current._id, _rev: r.rev, docType: 'role', ...next };
-      } catch (e) {
-        if (isConflict(e)) return 'CONFLICT';
-        throw e;
-      }
+      const updated = await putDoc(
+        db,
+        { _id: current._id, _rev: current._rev, docType: 'role' as const, ...next },
+        'CONFLICT',
+      );
+      if (updated !== 'CONFLICT') invalidate();
+      return updated;
     },
 
-    async remove(current) {
-      try {
+    remove: (current) =>
+      conflictAs('CONFLICT', async () => {
         await db.remove(current._id, current._rev);
         invalidate();
-        return 'OK';
-      } catch (e) {
-        if (isConflict(e)) return 'CONFLICT';
-        throw e;
-      }
-    },
+        return 'OK' as const;
+      }),
 
     async permissionsOf(roles) {
       const now = clock().getTime();

@@ -2,8 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { ScheduleDoc, type ScheduleFields } from '../domain/schedules.js';
 import { getDoc, listDocs } from './docs.js';
+import { putDoc } from './docWrites.js';
 import type { Database } from './pouch.js';
-import { isConflict } from './storeErrors.js';
 
 export const scheduleDocId = (scheduleId: string): string => `schedule:${scheduleId}`;
 
@@ -28,14 +28,16 @@ export const scheduleStore = (db: Database): ScheduleStore => ({
     const r = await db.put(doc);
     return { ...doc, _rev: r.rev };
   },
-  async update(current, next) {
-    const doc = { ...next, _id: current._id, docType: 'schedule' as const, scheduleId: current.scheduleId };
-    try {
-      const r = await db.put({ ...doc, _rev: current._rev });
-      return { ...doc, _rev: r.rev };
-    } catch (e) {
-      if (isConflict(e)) return 'CONFLICT';
-      throw e;
-    }
-  },
+  update: (current, next) =>
+    putDoc(
+      db,
+      {
+        ...next,
+        _id: current._id,
+        docType: 'schedule' as const,
+        scheduleId: current.scheduleId,
+        _rev: current._rev,
+      },
+      'CONFLICT',
+    ),
 });

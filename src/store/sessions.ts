@@ -6,6 +6,7 @@
 import { type RevokeReason, SessionDoc } from '../domain/session.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { decodeDoc, getDoc } from './docs.js';
+import { conflictAs } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
 
@@ -50,13 +51,10 @@ export const sessionStore = (db: Database, cache: DocCache<SessionDoc> = noDocCa
     },
 
     async rotate(current, next, now) {
-      try {
-        await put({ ...current, revokedAt: now, revokeReason: 'ROTATED', replacedBy: next.sessionId });
-      } catch (e) {
-        if (isConflict(e)) return 'RACE';
-        throw e;
-      }
-      return store.create(next);
+      const marked = await conflictAs('RACE', () =>
+        put({ ...current, revokedAt: now, revokeReason: 'ROTATED', replacedBy: next.sessionId }),
+      );
+      return marked === 'RACE' ? marked : store.create(next);
     },
 
     async revoke(current, reason, now) {

@@ -10,6 +10,7 @@ import { UserDoc } from '../domain/user.js';
 import { nextActiveAdmins } from '../rules/sessions.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc, listDocs } from './docs.js';
+import { retryOnConflict, stayedContended, takeClaim } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound } from './storeErrors.js';
 
@@ -52,25 +53,15 @@ export interface UserStore {
 }
 
 export const userStore = (db: Database, cache: DocCache<UserDoc> = noDocCache()): UserStore => {
-  const claimEmail = async (email: string, userId: string): Promise<boolean> => {
-    try {
-      await db.put({ _id: emailClaimId(email), docType: 'userEmail', userId });
-      return true;
-    } catch (e) {
-      if (!isConflict(e)) throw e;
+  const claimEmail = (email: string, userId: string): Promise<boolean> =>
+    takeClaim(
+      db,
+      EmailClaim,
+      { _id: emailClaimId(email), docType: 'userEmail', userId },
+      (held) => held.userId === userId,
       // A claim left by a user creation that failed half-way points at no user: take it over.
-      const claim = await getDoc(db, EmailClaim, emailClaimId(email));
-      if (claim === undefined || claim.userId === userId) return claim !== undefined;
-      if ((await getDoc(db, UserDoc, userDocId(claim.userId))) !== undefined) return false;
-      try {
-        await db.put({ ...claim, userId });
-        return true;
-      } catch (again) {
-        if (isConflict(again)) return false;
-        throw again;
-      }
-    }
-  };
+      async (held) => (await getDoc(db, UserDoc, userDocId(held.userId))) === undefined,
+    );
   const releaseEmail = async (email: string): Promise<void> => {
     const claim = await getDoc(db, EmailClaim, emailClaimId(email));
     if (claim !== undefined) await db.remove(claim._id, claim._rev).catch(() => undefined);
@@ -132,12 +123,13 @@ export const userStore = (db: Database, cache: DocCache<UserDoc> = noDocCache())
       }
     },
 
-    async changeActiveAdmins(change) {
-      for (let attempt = 0; attempt < 20; attempt += 1) {
-        const guard = await getDoc(db, AdminGuard, ADMIN_GUARD_ID);
-        const next = nextActiveAdmins(guard?.activeAdmins ?? [], change);
-        if (next === 'LAST_ADMIN') return 'LAST_ADMIN';
-        try {
+    changeActiveAdmins: (change) =>
+      retryOnConflict(
+        20,
+        async () => {
+          const guard = await getDoc(db, AdminGuard, ADMIN_GUARD_ID);
+          const next = nextActiveAdmins(guard?.activeAdmins ?? [], change);
+          if (next === 'LAST_ADMIN') return 'LAST_ADMIN';
           await db.put({
             _id: ADMIN_GUARD_ID,
             ...(guard === undefined ? {} : { _rev: guard._rev }),
@@ -145,12 +137,9 @@ export const userStore = (db: Database, cache: DocCache<UserDoc> = noDocCache())
             activeAdmins: [...next],
           });
           return 'OK';
-        } catch (e) {
-          if (!isConflict(e)) throw e;
-        }
-      }
-      throw new Error('the active-admin guard stayed contended');
-    },
+        },
+        stayedContended('the active-admin guard'),
+      ),
 
     async rebuildActiveAdmins() {
       const admins = (await store.list())

@@ -5,8 +5,8 @@
  */
 import { VolunteerDoc } from '../domain/volunteers.js';
 import { decodeDoc } from './docs.js';
+import { putDoc } from './docWrites.js';
 import type { Database } from './pouch.js';
-import { isConflict } from './storeErrors.js';
 
 const sessionPrefix = (sessionId: string): string => `volunteer:${sessionId}:`;
 
@@ -34,13 +34,6 @@ export const volunteerStore = (db: Database): VolunteerStore => ({
     };
     return { ...doc, _rev: (await db.put(doc)).rev };
   },
-  async update(current, next) {
-    const doc = { _id: current._id, _rev: current._rev, docType: 'volunteer' as const, ...next };
-    try {
-      return { ...doc, _rev: (await db.put(doc)).rev };
-    } catch (e) {
-      if (isConflict(e)) return 'CONFLICT';
-      throw e;
-    }
-  },
+  update: (current, next) =>
+    putDoc(db, { _id: current._id, _rev: current._rev, docType: 'volunteer' as const, ...next }, 'CONFLICT'),
 });

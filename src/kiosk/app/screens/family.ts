@@ -9,14 +9,13 @@
  * the person at the screen, so no override is offered), and "done" goes back to the start.
  */
 
-import { h, leaveButton, replaceChildren, submitOnce } from '../../../client/dom.js';
-import { refusalText } from '../admission.js';
+import { h, leaveButton, submitOnce } from '../../../client/dom.js';
 import { openCheckin } from '../checkinState.js';
 import { type FamilyRow, familyRows, nobodyToCheckIn } from '../familyCheckIn.js';
 import type { Kiosk, Screen } from '../kiosk.js';
-import { refusalPanel } from './admissionRefusal.js';
-import { type GoingIn, recordTogether, refusalsTogether, showRefusal } from './desk.js';
+import { type ChildChoice, checkInTogether, childTicks } from './childTicks.js';
 import { labelScreen } from './label.js';
+import { type Drawn, refreshingScreen } from './refreshingScreen.js';
 import type { OpenFamily } from './scanOverlay.js';
 
 /** Where a family was opened from: the desk (a volunteer) or self-service (the family itself). */
@@ -53,24 +52,10 @@ export const openFamilyFrom =
     return undefined;
   };
 
-export const familyScreen = (familyKey: string, origin: FamilyOrigin): Screen => {
-  let refresh: (() => void) | undefined;
-  return {
-    name: 'family',
-    update: () => refresh?.(),
-    render: (kiosk: Kiosk) => {
-      const drawn = renderFamily(kiosk, familyKey, origin);
-      refresh = drawn.refresh;
-      return drawn.element;
-    },
-  };
-};
+export const familyScreen = (familyKey: string, origin: FamilyOrigin): Screen =>
+  refreshingScreen('family', (kiosk) => renderFamily(kiosk, familyKey, origin));
 
-const renderFamily = (
-  kiosk: Kiosk,
-  familyKey: string,
-  origin: FamilyOrigin,
-): { readonly element: HTMLElement; readonly refresh: () => void } => {
+const renderFamily = (kiosk: Kiosk, familyKey: string, origin: FamilyOrigin): Drawn => {
   const family = kiosk.index().families.get(familyKey);
   const rows = rowsNow(kiosk, familyKey) ?? [];
   const back = leaveButton(kiosk.t('family.back'), () => kiosk.show(origin.back()));
@@ -86,38 +71,15 @@ const renderFamily = (
       refresh: () => undefined,
     };
   }
-  const boxes = new Map<string, HTMLInputElement>();
-  const statuses = new Map<string, HTMLElement>();
   const whyText = (r: FamilyRow): string =>
     r.why === 'NO_SESSION'
       ? kiosk.t('family.noSession')
       : r.why === 'INSIDE'
         ? kiosk.t('siblings.inside')
         : '';
-  const row = (r: FamilyRow): HTMLElement => {
-    const box = h('input', { attrs: { type: 'checkbox', name: r.student.studentId } });
-    box.checked = r.ticked;
-    box.disabled = !r.ticked;
-    boxes.set(r.student.studentId, box);
-    const status = h('span', { className: 'child-status' }, whyText(r));
-    status.hidden = r.why === undefined;
-    statuses.set(r.student.studentId, status);
-    return h(
-      'li',
-      { className: 'child family-child', attrs: { 'data-student-id': r.student.studentId } },
-      h(
-        'label',
-        { className: 'child-main' },
-        box,
-        h('span', { className: 'child-name' }, r.student.displayName),
-        h('span', { className: 'child-class' }, kiosk.index().classes.get(r.student.classId) ?? ''),
-        r.student.allergies === null
-          ? null
-          : h('span', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: r.student.allergies })),
-        status,
-      ),
-    );
-  };
+  const choices = (now: ReadonlyArray<FamilyRow>): ChildChoice[] =>
+    now.map((r) => ({ student: r.student, open: r.ticked, status: whyText(r) }));
+  const ticks = childTicks(kiosk, 'family-child', choices(rows));
   const nobody = h(
     'p',
     { className: 'notice', attrs: { role: 'status', 'data-test': 'family-nobody' } },
@@ -135,57 +97,32 @@ const renderFamily = (
   /** A pull while the family waits: ticks stay, a child who can no longer go in is unticked. */
   const refresh = (): void => {
     const now = rowsNow(kiosk, familyKey) ?? [];
-    for (const r of now) {
-      const box = boxes.get(r.student.studentId);
-      const status = statuses.get(r.student.studentId);
-      if (box === undefined || status === undefined) continue;
-      if (!r.ticked) box.checked = false;
-      box.disabled = !r.ticked;
-      status.textContent = whyText(r);
-      status.hidden = r.why === undefined;
-    }
+    ticks.refresh(choices(now));
     nobody.textContent = nobodyToCheckIn(now) ? kiosk.t('family.nobodyNow') : '';
     confirm.hidden = nobodyToCheckIn(now);
   };
 
-  const checkInAll = async (
-    chosen: ReadonlyArray<GoingIn>,
-    override: { readonly justification: string } | undefined,
-  ): Promise<string | undefined> => {
-    const recorded = await recordTogether(kiosk, chosen, override);
-    if ('problem' in recorded) return recorded.problem;
-    const first = recorded.labelled[0];
-    if (first === undefined) return kiosk.t('siblings.noneChosen');
-    kiosk.show(
-      labelScreen({
-        children: recorded.labelled,
-        checkedInAt: recorded.checkedInAt,
-        desk: first.session,
-        done: origin.back,
-      }),
+  const attempt = (): Promise<string | undefined> =>
+    checkInTogether(
+      kiosk,
+      offer,
+      (rowsNow(kiosk, familyKey) ?? []).flatMap((r) =>
+        r.ticked && r.session !== undefined && ticks.ticked(r.student.studentId)
+          ? [{ student: r.student, session: r.session }]
+          : [],
+      ),
+      {
+        selfService: origin.selfService,
+        recorded: ({ labelled, checkedInAt }) => {
+          const first = labelled[0];
+          if (first === undefined) return kiosk.t('siblings.noneChosen');
+          kiosk.show(
+            labelScreen({ children: labelled, checkedInAt, desk: first.session, done: origin.back }),
+          );
+          return undefined;
+        },
+      },
     );
-    return undefined;
-  };
-
-  /** As on the siblings screen: all judged first, each counting those going into the room before it. */
-  const attempt = async (): Promise<string | undefined> => {
-    replaceChildren(offer);
-    const chosen = (rowsNow(kiosk, familyKey) ?? []).flatMap((r) =>
-      r.ticked && r.session !== undefined && boxes.get(r.student.studentId)?.checked === true
-        ? [{ student: r.student, session: r.session }]
-        : [],
-    );
-    if (chosen.length === 0) return kiosk.t('siblings.noneChosen');
-    const refusals = refusalsTogether(kiosk, chosen);
-    if (refusals.length === 0) return checkInAll(chosen, undefined);
-    if (origin.selfService)
-      replaceChildren(
-        offer,
-        refusalPanel(kiosk, `${refusalText(kiosk.lang(), refusals)} ${kiosk.t('family.askVolunteer')}`),
-      );
-    else showRefusal(kiosk, offer, refusals, (justification) => checkInAll(chosen, { justification }));
-    return undefined;
-  };
 
   const onSubmit = submitOnce(confirm, message, attempt);
   const element = h(
@@ -195,7 +132,7 @@ const renderFamily = (
     h(
       'form',
       { onSubmit: (e) => void onSubmit(e) },
-      h('ul', { className: 'children' }, ...rows.map(row)),
+      ticks.element,
       nobody,
       message,
       offer,

@@ -5,13 +5,15 @@
  * too: every event goes through the outbox.
  */
 
-import { h, leaveButton, replaceChildren, submitOnce } from '../../../client/dom.js';
+import { h, leaveButton, submitOnce } from '../../../client/dom.js';
 import type { RosterStudent } from '../../../domain/roster.js';
 import { openCheckin } from '../checkinState.js';
 import type { Kiosk, Screen } from '../kiosk.js';
 import { type RosterSessionDoc, sessionOpen, siblingsOf } from '../rosterIndex.js';
-import { deskScreen, type GoingIn, recordTogether, refusalsTogether, showRefusal } from './desk.js';
+import { type ChildChoice, checkInTogether, childTicks } from './childTicks.js';
+import { deskScreen } from './desk.js';
 import { labelScreen } from './label.js';
+import { type Drawn, refreshingScreen } from './refreshingScreen.js';
 
 /**
  * The session a child would be checked in to: their class's session on the desk's day, if any, one
@@ -30,76 +32,22 @@ const sessionFor = (
 
 /**
  * A roster pull while the family waits (another tablet checks a brother in, a class gains a session)
- * refreshes each row in place: the volunteer's ticks stay, and only a child who can no longer be
- * checked in is unticked and greyed out.
+ * refreshes each row in place (`childTicks`).
  */
-export const siblingsScreen = (desk: RosterSessionDoc, found: RosterStudent): Screen => {
-  let refresh: (() => void) | undefined;
-  return {
-    name: 'siblings',
-    update: () => refresh?.(),
-    render: (kiosk: Kiosk) => {
-      const form = renderSiblings(kiosk, desk, found);
-      refresh = form.refresh;
-      return form.element;
-    },
-  };
-};
+export const siblingsScreen = (desk: RosterSessionDoc, found: RosterStudent): Screen =>
+  refreshingScreen('siblings', (kiosk) => renderSiblings(kiosk, desk, found));
 
-const renderSiblings = (
-  kiosk: Kiosk,
-  desk: RosterSessionDoc,
-  found: RosterStudent,
-): { readonly element: HTMLElement; readonly refresh: () => void } => {
+const renderSiblings = (kiosk: Kiosk, desk: RosterSessionDoc, found: RosterStudent): Drawn => {
   const family = [found, ...siblingsOf(kiosk.index(), found)];
-  const boxes = new Map<string, HTMLInputElement>();
-  const statuses = new Map<string, HTMLElement>();
   /** Whether the child can be ticked now, and the words that say why not. */
-  const availability = (child: RosterStudent): { readonly open: boolean; readonly status: string } => {
-    const session = sessionFor(kiosk, desk, child);
-    if (session === undefined) return { open: false, status: kiosk.t('siblings.noSession') };
-    if (openCheckin(kiosk.aspect(session.sessionId, child.studentId)) !== undefined)
-      return { open: false, status: kiosk.t('siblings.inside') };
-    return { open: true, status: '' };
+  const choice = (student: RosterStudent): ChildChoice => {
+    const session = sessionFor(kiosk, desk, student);
+    if (session === undefined) return { student, open: false, status: kiosk.t('siblings.noSession') };
+    if (openCheckin(kiosk.aspect(session.sessionId, student.studentId)) !== undefined)
+      return { student, open: false, status: kiosk.t('siblings.inside') };
+    return { student, open: true, status: '' };
   };
-  const row = (child: RosterStudent): HTMLElement => {
-    const { open, status } = availability(child);
-    const box = h('input', { attrs: { type: 'checkbox', name: child.studentId } });
-    box.checked = open;
-    box.disabled = !open;
-    boxes.set(child.studentId, box);
-    const statusLine = h('span', { className: 'child-status' }, status);
-    statusLine.hidden = status === '';
-    statuses.set(child.studentId, statusLine);
-    return h(
-      'li',
-      { className: 'child sibling', attrs: { 'data-student-id': child.studentId } },
-      h(
-        'label',
-        { className: 'child-main' },
-        box,
-        h('span', { className: 'child-name' }, child.displayName),
-        h('span', { className: 'child-class' }, kiosk.index().classes.get(child.classId) ?? ''),
-        child.allergies === null
-          ? null
-          : h('span', { className: 'badge allergy' }, kiosk.t('desk.allergy', { text: child.allergies })),
-        statusLine,
-      ),
-    );
-  };
-  const refresh = (): void => {
-    for (const child of family) {
-      const box = boxes.get(child.studentId);
-      const statusLine = statuses.get(child.studentId);
-      if (box === undefined || statusLine === undefined) continue;
-      const { open, status } = availability(child);
-      // A child who became available again is offered unticked: the volunteer had not chosen them.
-      if (!open) box.checked = false;
-      box.disabled = !open;
-      statusLine.textContent = status;
-      statusLine.hidden = status === '';
-    }
-  };
+  const ticks = childTicks(kiosk, 'sibling', family.map(choice));
   const message = h('p', { className: 'form-error', attrs: { role: 'alert' } });
   const confirm = h(
     'button',
@@ -109,32 +57,22 @@ const renderSiblings = (
 
   const offer = h('div', { className: 'offer' });
 
-  /** Checks the chosen children in, then shows a label each and one stub. */
-  const checkInAll = async (
-    chosen: ReadonlyArray<GoingIn>,
-    override: { readonly justification: string } | undefined,
-  ): Promise<string | undefined> => {
-    const recorded = await recordTogether(kiosk, chosen, override);
-    if ('problem' in recorded) return recorded.problem;
-    kiosk.show(labelScreen({ children: recorded.labelled, checkedInAt: recorded.checkedInAt, desk }));
-    return undefined;
-  };
-
-  /** Every ticked child is judged before any is recorded (`refusalsTogether`). */
-  const attempt = async (): Promise<string | undefined> => {
-    replaceChildren(offer);
-    const chosen = family.flatMap((child) => {
-      const session = sessionFor(kiosk, desk, child);
-      return boxes.get(child.studentId)?.checked === true && session !== undefined
-        ? [{ student: child, session }]
-        : [];
-    });
-    if (chosen.length === 0) return kiosk.t('siblings.noneChosen');
-    const refusals = refusalsTogether(kiosk, chosen);
-    if (refusals.length === 0) return checkInAll(chosen, undefined);
-    showRefusal(kiosk, offer, refusals, (justification) => checkInAll(chosen, { justification }));
-    return undefined;
-  };
+  const attempt = (): Promise<string | undefined> =>
+    checkInTogether(
+      kiosk,
+      offer,
+      family.flatMap((child) => {
+        const session = sessionFor(kiosk, desk, child);
+        return ticks.ticked(child.studentId) && session !== undefined ? [{ student: child, session }] : [];
+      }),
+      {
+        selfService: false,
+        recorded: ({ labelled, checkedInAt }) => {
+          kiosk.show(labelScreen({ children: labelled, checkedInAt, desk }));
+          return undefined;
+        },
+      },
+    );
 
   const onSubmit = submitOnce(confirm, message, attempt);
   const element = h(
@@ -144,7 +82,7 @@ const renderSiblings = (
     h(
       'form',
       { onSubmit: (e) => void onSubmit(e) },
-      h('ul', { className: 'children' }, ...family.map(row)),
+      ticks.element,
       message,
       offer,
       h(
@@ -155,5 +93,5 @@ const renderSiblings = (
       ),
     ),
   );
-  return { element, refresh };
+  return { element, refresh: () => ticks.refresh(family.map(choice)) };
 };
