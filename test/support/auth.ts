@@ -1,8 +1,10 @@
 /** Sign-in helpers for JWT-mode black-box tests. */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
+import { type ServiceHarness, useService } from './harness.js';
+import { inHooks, type Scope } from './hooks.js';
 import { call } from './http.js';
-import { DEVICE_ID, mutationHeaders } from './testService.js';
+import { DEVICE_ID, mutationHeaders, type TestServiceOptions } from './testService.js';
 
 export const TEST_JWT_SECRET = 'a-test-jwt-secret-that-is-long-enough-0123456789';
 export const ADMIN_EMAIL = 'admin@chamada.test';
@@ -15,6 +17,26 @@ export const jwtEnv = (extra: Record<string, string> = {}): Record<string, strin
   SEED_ADMIN_PASSWORD: ADMIN_PASSWORD,
   ...extra,
 });
+
+/**
+ * `useService` in JWT mode (`options.env` added to `jwtEnv()`), its first ADMIN seeded through
+ * `POST /_seed` right after each start; sign in with `login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD)`.
+ */
+export const useJwtService = (
+  options: TestServiceOptions | (() => TestServiceOptions) = {},
+  scope: Scope = 'file',
+): ServiceHarness => {
+  const h = useService(() => {
+    const chosen = typeof options === 'function' ? options() : options;
+    return { ...chosen, env: jwtEnv(chosen.env) };
+  }, scope);
+  inHooks(
+    scope,
+    () => seed(h.url),
+    async () => {},
+  );
+  return h;
+};
 
 const Tokens = t.type({
   accessToken: t.string,
