@@ -9,11 +9,13 @@ import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
   bearerMutation,
+  createAndSignIn,
   createUser,
   decodeTokens,
   jsonPost,
   jwtEnv,
   login,
+  loginAttempt,
   type TokensWithRefresh,
   useJwtService,
 } from '../support/auth.js';
@@ -61,6 +63,8 @@ describe('users and roles administration', function () {
     roles,
     password: `${x} password 123`,
   });
+  const signedInUser = (x: string, roles: string[]) =>
+    createAndSignIn(h.url, admin.accessToken, userNamed(x, roles));
 
   describe('users', () => {
     it('creates a user (201, Location), lists it, and refuses a second user with the same email in any case', async () => {
@@ -127,8 +131,7 @@ describe('users and roles administration', function () {
     });
 
     it('only an ADMIN manages users: CHAMADOR → 403', async () => {
-      await createUser(h.url, admin.accessToken, userNamed('c', ['CHAMADOR']));
-      const caller = await login(h.url, 'c@chamada.test', 'c password 123');
+      const { tokens: caller } = await signedInUser('c', ['CHAMADOR']);
       expectEnvelope(await h.get('/api/v1/users', caller.accessToken), 403, 'FORBIDDEN_ROLE');
     });
 
@@ -150,8 +153,7 @@ describe('users and roles administration', function () {
     });
 
     it('two ADMINs deactivating each other at once leave one ADMIN standing', async () => {
-      const other = await createUser(h.url, admin.accessToken, userNamed('e', ['ADMIN']));
-      const e = await login(h.url, 'e@chamada.test', 'e password 123');
+      const { userId: other, tokens: e } = await signedInUser('e', ['ADMIN']);
       const [a, b] = await Promise.all([
         send('POST', `/api/v1/users/${other}/deactivate`),
         send('POST', `/api/v1/users/${admin.user.userId}/deactivate`, undefined, e.accessToken),
@@ -162,8 +164,7 @@ describe('users and roles administration', function () {
     });
 
     it("deactivation is soft, revokes the user's sessions, and a second one → 409", async () => {
-      const id = await createUser(h.url, admin.accessToken, userNamed('f', ['CHAMADOR']));
-      const f = await login(h.url, 'f@chamada.test', 'f password 123');
+      const { userId: id, tokens: f } = await signedInUser('f', ['CHAMADOR']);
       const r = await send('POST', `/api/v1/users/${id}/deactivate`, { reason: 'left the team' });
       expect(decodeUser(r.json).status).to.equal('DEACTIVATED');
       expectEnvelope(
@@ -176,8 +177,7 @@ describe('users and roles administration', function () {
     });
 
     it("reset-password sets the ADMIN's chosen password and revokes every session of the user", async () => {
-      const id = await createUser(h.url, admin.accessToken, userNamed('g', ['CHAMADOR']));
-      const g = await login(h.url, 'g@chamada.test', 'g password 123');
+      const { userId: id, tokens: g } = await signedInUser('g', ['CHAMADOR']);
       const r = await send('POST', `/api/v1/users/${id}/reset-password`, {
         password: 'a brand new password',
       });
@@ -188,22 +188,8 @@ describe('users and roles administration', function () {
         401,
         'UNAUTHORIZED',
       );
-      expectEnvelope(
-        await call(
-          url('/api/v1/auth/login'),
-          jsonPost({ email: 'g@chamada.test', password: 'g password 123' }),
-        ),
-        401,
-        'UNAUTHORIZED',
-      );
-      expect(
-        (
-          await call(
-            url('/api/v1/auth/login'),
-            jsonPost({ email: 'g@chamada.test', password: 'a brand new password' }),
-          )
-        ).status,
-      ).to.equal(200);
+      expectEnvelope(await loginAttempt(h.url, 'g@chamada.test', 'g password 123'), 401, 'UNAUTHORIZED');
+      expect((await loginAttempt(h.url, 'g@chamada.test', 'a brand new password')).status).to.equal(200);
     });
 
     it('an unknown user → 404', async () => {
@@ -251,8 +237,7 @@ describe('users and roles administration', function () {
       });
       expect(role.status, role.text).to.equal(201);
       expect(role.json).to.deep.include({ name: 'PORTEIRO', permissions: ['attendance'], is_system: 0 });
-      await createUser(h.url, admin.accessToken, userNamed('p', ['PORTEIRO']));
-      const p = await login(h.url, 'p@chamada.test', 'p password 123');
+      const { tokens: p } = await signedInUser('p', ['PORTEIRO']);
       // The login answer says what the role grants, so a client offers only what the user may do.
       expect(p.user.permissions).to.deep.equal(['attendance']);
       expect(admin.user.permissions).to.have.members([...PERMISSIONS]);

@@ -8,10 +8,12 @@ import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
   bearerMutation,
+  createAndSignIn,
   createUser,
   decodeTokens,
   jsonPost,
   login,
+  loginAttempt,
   TEST_JWT_SECRET,
   useJwtService,
 } from '../support/auth.js';
@@ -84,15 +86,9 @@ describe('authentication (JWT mode)', function () {
 
     it('a wrong password and an unknown email get the same 401 message', async () => {
       const t0 = process.hrtime.bigint();
-      const wrong = await call(
-        url('/api/v1/auth/login'),
-        jsonPost({ email: ADMIN_EMAIL, password: 'not the password' }),
-      );
+      const wrong = await loginAttempt(h.url, ADMIN_EMAIL, 'not the password');
       const t1 = process.hrtime.bigint();
-      const unknown = await call(
-        url('/api/v1/auth/login'),
-        jsonPost({ email: 'nobody@chamada.test', password: 'whatever it is' }),
-      );
+      const unknown = await loginAttempt(h.url, 'nobody@chamada.test', 'whatever it is');
       const t2 = process.hrtime.bigint();
       const a = expectEnvelope(wrong, 401, 'UNAUTHORIZED');
       const b = expectEnvelope(unknown, 401, 'UNAUTHORIZED');
@@ -113,10 +109,7 @@ describe('authentication (JWT mode)', function () {
       const d = await h.send('POST', `/api/v1/users/${userId}/deactivate`, undefined, admin.accessToken);
       expect(d.status, d.text).to.equal(200);
       expectEnvelope(
-        await call(
-          url('/api/v1/auth/login'),
-          jsonPost({ email: 'caller@chamada.test', password: 'caller password 1' }),
-        ),
+        await loginAttempt(h.url, 'caller@chamada.test', 'caller password 1'),
         401,
         'UNAUTHORIZED',
       );
@@ -139,6 +132,14 @@ describe('authentication (JWT mode)', function () {
       exp: nowS() + 600,
     });
     const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    /** A second ADMIN, `x`@chamada.test, signed in. */
+    const anotherAdmin = (x: string) =>
+      createAndSignIn(h.url, admin.accessToken, {
+        email: `${x}@chamada.test`,
+        displayName: x.toUpperCase(),
+        roles: ['ADMIN'],
+        password: `${x} password 12`,
+      });
     const get = (token: string) => h.get('/api/v1/users', token);
 
     it('a fresh token opens an ADMIN route', async () => {
@@ -216,13 +217,7 @@ describe('authentication (JWT mode)', function () {
     });
 
     it('a deactivated user → 401 on the very next request, not after the token TTL', async () => {
-      const other = await createUser(h.url, admin.accessToken, {
-        email: 'x@chamada.test',
-        displayName: 'X',
-        roles: ['ADMIN'],
-        password: 'x password 12',
-      });
-      const x = await login(h.url, 'x@chamada.test', 'x password 12');
+      const { userId: other, tokens: x } = await anotherAdmin('x');
       expect((await get(x.accessToken)).status).to.equal(200);
       const d = await h.send('POST', `/api/v1/users/${other}/deactivate`, undefined, admin.accessToken);
       expect(d.status, d.text).to.equal(200);
@@ -230,13 +225,7 @@ describe('authentication (JWT mode)', function () {
     });
 
     it('a demotion takes effect on the next request: the token still says ADMIN, the store does not', async () => {
-      const other = await createUser(h.url, admin.accessToken, {
-        email: 'y@chamada.test',
-        displayName: 'Y',
-        roles: ['ADMIN'],
-        password: 'y password 12',
-      });
-      const y = await login(h.url, 'y@chamada.test', 'y password 12');
+      const { userId: other, tokens: y } = await anotherAdmin('y');
       const p = await h.send('PATCH', `/api/v1/users/${other}`, { roles: ['CHAMADOR'] }, admin.accessToken);
       expect(p.status, p.text).to.equal(200);
       expectEnvelope(await get(y.accessToken), 403, 'FORBIDDEN_ROLE');

@@ -3,7 +3,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { type ServiceHarness, useService } from './harness.js';
 import { inHooks, type Scope } from './hooks.js';
-import { call } from './http.js';
+import { call, type HttpResult } from './http.js';
 import { DEVICE_ID, mutationHeaders, type TestServiceOptions } from './testService.js';
 
 export const TEST_JWT_SECRET = 'a-test-jwt-secret-that-is-long-enough-0123456789';
@@ -66,8 +66,12 @@ export const seed = async (url: string): Promise<void> => {
   if (r.status !== 200) throw new Error(`seed failed: ${r.status} ${r.text}`);
 };
 
+/** `POST /auth/login` with `email` and `password`, the answer as it came. */
+export const loginAttempt = (url: string, email: string, password: string): Promise<HttpResult> =>
+  call(`${url}/api/v1/auth/login`, jsonPost({ email, password }));
+
 export const login = async (url: string, email: string, password: string): Promise<TokensWithRefresh> => {
-  const r = await call(`${url}/api/v1/auth/login`, jsonPost({ email, password }));
+  const r = await loginAttempt(url, email, password);
   if (r.status !== 200) throw new Error(`login failed: ${r.status} ${r.text}`);
   return decodeTokens(r.json);
 };
@@ -95,4 +99,14 @@ export const createUser = async (
   const decoded = Created.decode(r.json);
   if (r.status !== 201 || E.isLeft(decoded)) throw new Error(`create user failed: ${r.status} ${r.text}`);
   return decoded.right.userId;
+};
+
+/** Creates a user as `adminToken`, then signs in as it: its id and its token pair. */
+export const createAndSignIn = async (
+  url: string,
+  adminToken: string,
+  user: { email: string; displayName: string; roles: string[]; password: string },
+): Promise<{ readonly userId: string; readonly tokens: TokensWithRefresh }> => {
+  const userId = await createUser(url, adminToken, user);
+  return { userId, tokens: await login(url, user.email, user.password) };
 };
