@@ -13,8 +13,16 @@ import { createLogger } from '../../src/log/logger.js';
 import { type RunningService, startService } from '../../src/service.js';
 import { deadPrinterUri, garbageIppPrinter, silentPrinter, zplPrinter } from '../support/fakePrinters.js';
 import { useService } from '../support/harness.js';
+import { closedAfterEach } from '../support/hooks.js';
 import { call, decodeAs, expectEnvelope, issuePaths } from '../support/http.js';
-import { checkInAll, createPrinter, finishedJob, printLabels, readJob } from '../support/printing.js';
+import {
+  checkInAll,
+  createPrinter,
+  finishedJob,
+  printedJob,
+  printLabels,
+  readJob,
+} from '../support/printing.js';
 import { createdId, seedSmallRoster } from '../support/seed.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 import { DEV_TOKENS, mutationHeaders, twoInstancesOnOneCouch } from '../support/testService.js';
@@ -184,6 +192,7 @@ describe('print jobs on the server', function () {
   let classId: string;
   let studentIds: ReadonlyArray<string>;
   /** A ZPL printer the ADMIN sets up at `uri`. */
+  const closing = closedAfterEach();
   const zplPrinterAt = (name: string, uri: string, layout: string, more: { labelLanguage?: string } = {}) =>
     createPrinter(h.url, { name, protocol: 'zpl', uri, layout, ...more });
   before(async () => {
@@ -209,59 +218,49 @@ describe('print jobs on the server', function () {
   });
 
   it("the guardian's stub carries the family pass as a ZPL QR code (^BQ), and none for a child without a family", async () => {
-    const printer = await zplPrinter();
-    try {
-      const printerId = await zplPrinterAt('Zebra QR', printer.uri, 'brother62');
-      const withPhone = await createdId(
-        h.url,
-        '/api/v1/students',
-        {
-          displayName: 'Iris Prado',
-          guardianName: 'Rita Prado',
-          phones: [{ number: '11 98888-1234', qualifier: 'mãe' }],
-          classId,
-        },
-        'studentId',
-      );
-      const passRead = await h.get(
-        `/api/v1/students/${withPhone}/family-pass/content`,
-        DEV_TOKENS.DEV_CALLER_TOKEN,
-      );
-      const pass = decodeAs(t.type({ content: t.string }), passRead.json).content;
-      // The child without a phone first: the stub's pass is the first family the job's children have.
-      const checkIns = await checkInAll(h.url, sessionId, [studentIds[7] ?? '', withPhone]);
-      const job = await finishedJob(
-        h.url,
-        await printLabels(
-          h.url,
-          printerId,
-          checkIns.map((c) => c.checkInId),
-        ),
-      );
-      expect(job.status, JSON.stringify(job)).to.equal('done');
-      const formats = (printer.jobs[0] ?? '').split('^XZ').filter((f) => f.includes('^XA'));
-      expect(formats).to.have.length(3);
-      const qrFields = (f: string) =>
-        [...f.matchAll(/\^BQN,2,(\d+)\^FD(.*?)\^FS/g)].map((m) => [Number(m[1]), m[2]]);
-      expect(qrFields(formats[0] ?? ''), "a child's label has no QR code").to.deep.equal([]);
-      expect(qrFields(formats[1] ?? '')).to.deep.equal([]);
-      // 28 mm at 203 dpi is 224 dots: a version-3 symbol (29 modules) and its quiet zone at 6 dots a module.
-      expect(qrFields(formats[2] ?? '')).to.deep.equal([[6, `MA,${pass}`]]);
+    const printer = closing(await zplPrinter());
+    const printerId = await zplPrinterAt('Zebra QR', printer.uri, 'brother62');
+    const withPhone = await createdId(
+      h.url,
+      '/api/v1/students',
+      {
+        displayName: 'Iris Prado',
+        guardianName: 'Rita Prado',
+        phones: [{ number: '11 98888-1234', qualifier: 'mãe' }],
+        classId,
+      },
+      'studentId',
+    );
+    const passRead = await h.get(
+      `/api/v1/students/${withPhone}/family-pass/content`,
+      DEV_TOKENS.DEV_CALLER_TOKEN,
+    );
+    const pass = decodeAs(t.type({ content: t.string }), passRead.json).content;
+    // The child without a phone first: the stub's pass is the first family the job's children have.
+    const checkIns = await checkInAll(h.url, sessionId, [studentIds[7] ?? '', withPhone]);
+    const job = await printedJob(
+      h.url,
+      printerId,
+      checkIns.map((c) => c.checkInId),
+    );
+    expect(job.status, JSON.stringify(job)).to.equal('done');
+    const formats = (printer.jobs[0] ?? '').split('^XZ').filter((f) => f.includes('^XA'));
+    expect(formats).to.have.length(3);
+    const qrFields = (f: string) =>
+      [...f.matchAll(/\^BQN,2,(\d+)\^FD(.*?)\^FS/g)].map((m) => [Number(m[1]), m[2]]);
+    expect(qrFields(formats[0] ?? ''), "a child's label has no QR code").to.deep.equal([]);
+    expect(qrFields(formats[1] ?? '')).to.deep.equal([]);
+    // 28 mm at 203 dpi is 224 dots: a version-3 symbol (29 modules) and its quiet zone at 6 dots a module.
+    expect(qrFields(formats[2] ?? '')).to.deep.equal([[6, `MA,${pass}`]]);
 
-      const alone = await checkInAll(h.url, sessionId, [studentIds[8] ?? '']);
-      const none = await finishedJob(
-        h.url,
-        await printLabels(
-          h.url,
-          printerId,
-          alone.map((c) => c.checkInId),
-        ),
-      );
-      expect(none.status).to.equal('done');
-      expect(printer.jobs[1] ?? '', 'no family, no pass').to.not.contain('^BQ');
-    } finally {
-      await printer.close();
-    }
+    const alone = await checkInAll(h.url, sessionId, [studentIds[8] ?? '']);
+    const none = await printedJob(
+      h.url,
+      printerId,
+      alone.map((c) => c.checkInId),
+    );
+    expect(none.status).to.equal('done');
+    expect(printer.jobs[1] ?? '', 'no family, no pass').to.not.contain('^BQ');
   });
 
   it('those who do not check children in queue no print job', async () => {
@@ -276,76 +275,64 @@ describe('print jobs on the server', function () {
   });
 
   it('prints a family on a Zebra-type printer as ZPL: a label per child, the stub with each code', async () => {
-    const printer = await zplPrinter();
-    try {
-      const printerId = await zplPrinterAt('Zebra', printer.uri, 'label4x6');
-      const checkIns = await checkInAll(h.url, sessionId, [studentIds[0] ?? '', studentIds[1] ?? '']);
-      const jobId = await printLabels(
-        h.url,
-        printerId,
-        checkIns.map((c) => c.checkInId),
-      );
-      const job = await finishedJob(h.url, jobId);
-      expect(job).to.deep.include({ status: 'done', attempts: 1 });
-      expect(printer.jobs).to.have.length(1);
-      const zpl = printer.jobs[0] ?? '';
-      const formats = zpl.split('^XZ').filter((f) => f.includes('^XA'));
-      expect(formats, 'two labels and the stub').to.have.length(3);
-      for (const f of formats) {
-        expect(f).to.contain('^CI28');
-        expect(f).to.contain('^PW812');
-        expect(f).to.contain('^LL1218');
-      }
-      const fields = (f: string) => [...f.matchAll(/\^FD(.*?)\^FS/g)].map((m) => m[1]);
-      expect(fields(formats[0] ?? '')).to.include.members(['Ana Beatriz', 'Turma', checkIns[0]?.code]);
-      expect(fields(formats[1] ?? '')).to.include.members(['Bruno Souza', checkIns[1]?.code]);
-      expect(fields(formats[2] ?? '')).to.include.members([
-        'Ana Beatriz',
-        checkIns[0]?.code,
-        'Bruno Souza',
-        checkIns[1]?.code,
-        'Apresente este código na saída.',
-      ]);
-    } finally {
-      await printer.close();
+    const printer = closing(await zplPrinter());
+    const printerId = await zplPrinterAt('Zebra', printer.uri, 'label4x6');
+    const checkIns = await checkInAll(h.url, sessionId, [studentIds[0] ?? '', studentIds[1] ?? '']);
+    const jobId = await printLabels(
+      h.url,
+      printerId,
+      checkIns.map((c) => c.checkInId),
+    );
+    const job = await finishedJob(h.url, jobId);
+    expect(job).to.deep.include({ status: 'done', attempts: 1 });
+    expect(printer.jobs).to.have.length(1);
+    const zpl = printer.jobs[0] ?? '';
+    const formats = zpl.split('^XZ').filter((f) => f.includes('^XA'));
+    expect(formats, 'two labels and the stub').to.have.length(3);
+    for (const f of formats) {
+      expect(f).to.contain('^CI28');
+      expect(f).to.contain('^PW812');
+      expect(f).to.contain('^LL1218');
     }
+    const fields = (f: string) => [...f.matchAll(/\^FD(.*?)\^FS/g)].map((m) => m[1]);
+    expect(fields(formats[0] ?? '')).to.include.members(['Ana Beatriz', 'Turma', checkIns[0]?.code]);
+    expect(fields(formats[1] ?? '')).to.include.members(['Bruno Souza', checkIns[1]?.code]);
+    expect(fields(formats[2] ?? '')).to.include.members([
+      'Ana Beatriz',
+      checkIns[0]?.code,
+      'Bruno Souza',
+      checkIns[1]?.code,
+      'Apresente este código na saída.',
+    ]);
   });
 
   it('a job retried under its Idempotency-Key is the same job, printed once', async () => {
-    const printer = await zplPrinter();
-    try {
-      const printerId = await zplPrinterAt('Zebra', printer.uri, 'brother62');
-      const [c] = await checkInAll(h.url, sessionId, [studentIds[5] ?? '']);
-      const key = randomUUID();
-      const send = () =>
-        call(`${h.url}/api/v1/print-jobs`, {
-          method: 'POST',
-          headers: mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, key),
-          body: JSON.stringify({ printerId, checkInIds: [c?.checkInId] }),
-        });
-      const first = decodeAs(t.type({ jobId: t.string }), (await send()).json).jobId;
-      const again = await send();
-      expect(again.status).to.equal(202);
-      expect(decodeAs(t.type({ jobId: t.string }), again.json).jobId).to.equal(first);
-      expect((await finishedJob(h.url, first)).status).to.equal('done');
-      expect(printer.jobs).to.have.length(1);
-    } finally {
-      await printer.close();
-    }
+    const printer = closing(await zplPrinter());
+    const printerId = await zplPrinterAt('Zebra', printer.uri, 'brother62');
+    const [c] = await checkInAll(h.url, sessionId, [studentIds[5] ?? '']);
+    const key = randomUUID();
+    const send = () =>
+      call(`${h.url}/api/v1/print-jobs`, {
+        method: 'POST',
+        headers: mutationHeaders(DEV_TOKENS.DEV_CALLER_TOKEN, key),
+        body: JSON.stringify({ printerId, checkInIds: [c?.checkInId] }),
+      });
+    const first = decodeAs(t.type({ jobId: t.string }), (await send()).json).jobId;
+    const again = await send();
+    expect(again.status).to.equal(202);
+    expect(decodeAs(t.type({ jobId: t.string }), again.json).jobId).to.equal(first);
+    expect((await finishedJob(h.url, first)).status).to.equal('done');
+    expect(printer.jobs).to.have.length(1);
   });
 
   it("an ADMIN's test label goes to the printer as a job of its own", async () => {
-    const printer = await zplPrinter();
-    try {
-      const printerId = await zplPrinterAt('Zebra', printer.uri, 'brother62', { labelLanguage: 'en' });
-      const r = await h.send('POST', `/api/v1/printers/${printerId}/test`, undefined, ADMIN);
-      expect(r.status, r.text).to.equal(202);
-      const job = await finishedJob(h.url, decodeAs(t.type({ jobId: t.string }), r.json).jobId);
-      expect(job.status).to.equal('done');
-      expect(printer.jobs[0]).to.contain('^FDTESTE1^FS').and.to.contain("^FDGuardian's stub");
-    } finally {
-      await printer.close();
-    }
+    const printer = closing(await zplPrinter());
+    const printerId = await zplPrinterAt('Zebra', printer.uri, 'brother62', { labelLanguage: 'en' });
+    const r = await h.send('POST', `/api/v1/printers/${printerId}/test`, undefined, ADMIN);
+    expect(r.status, r.text).to.equal(202);
+    const job = await finishedJob(h.url, decodeAs(t.type({ jobId: t.string }), r.json).jobId);
+    expect(job.status).to.equal('done');
+    expect(printer.jobs[0]).to.contain('^FDTESTE1^FS').and.to.contain("^FDGuardian's stub");
   });
 
   it('a job naming an unknown printer or check-in is 400 at its path', async () => {
@@ -369,75 +356,63 @@ describe('print jobs on the server', function () {
   });
 
   it('a printer that is off fails the job within the bound with a clear error; the next job prints once it is back', async () => {
-    const printer = await zplPrinter();
-    try {
-      await printer.off();
-      const printerId = await zplPrinterAt('Zebra', printer.uri, 'dymo30252');
-      const [first] = await checkInAll(h.url, sessionId, [studentIds[2] ?? '']);
-      const failed = await finishedJob(h.url, await printLabels(h.url, printerId, [first?.checkInId ?? '']));
-      expect(failed.status).to.equal('failed');
-      expect(failed.attempts).to.be.greaterThan(1);
-      expect(failed.error?.code).to.equal('PRINTER_UNREACHABLE');
-      expect(failed.error?.message).to.match(/could not be reached \(ECONNREFUSED\)/);
-      await printer.on();
-      const again = await finishedJob(h.url, await printLabels(h.url, printerId, [first?.checkInId ?? '']));
-      expect(again.status).to.equal('done');
-      expect(printer.jobs).to.have.length(1);
-      expect(printer.jobs[0]).to.contain(first?.code);
-    } finally {
-      await printer.close();
-    }
+    const printer = closing(await zplPrinter());
+    await printer.off();
+    const printerId = await zplPrinterAt('Zebra', printer.uri, 'dymo30252');
+    const [first] = await checkInAll(h.url, sessionId, [studentIds[2] ?? '']);
+    const failed = await printedJob(h.url, printerId, [first?.checkInId ?? '']);
+    expect(failed.status).to.equal('failed');
+    expect(failed.attempts).to.be.greaterThan(1);
+    expect(failed.error?.code).to.equal('PRINTER_UNREACHABLE');
+    expect(failed.error?.message).to.match(/could not be reached \(ECONNREFUSED\)/);
+    await printer.on();
+    const again = await printedJob(h.url, printerId, [first?.checkInId ?? '']);
+    expect(again.status).to.equal('done');
+    expect(printer.jobs).to.have.length(1);
+    expect(printer.jobs[0]).to.contain(first?.code);
   });
 
   it('an unreachable printer and one answering garbage where IPP should be fail the job, each with its reason', async () => {
-    const garbage = await garbageIppPrinter();
-    try {
-      const [c] = await checkInAll(h.url, sessionId, [studentIds[3] ?? '']);
-      const dead = await createPrinter(h.url, {
-        name: 'Off',
-        protocol: 'zpl',
-        uri: await deadPrinterUri(),
-        layout: 'brother62',
-      });
-      const junk = await createPrinter(h.url, {
-        name: 'Junk',
-        protocol: 'ipp',
-        uri: garbage.uri,
-        layout: 'brother62',
-      });
-      const [a, b] = await Promise.all([
-        printLabels(h.url, dead, [c?.checkInId ?? '']).then((id) => finishedJob(h.url, id)),
-        printLabels(h.url, junk, [c?.checkInId ?? '']).then((id) => finishedJob(h.url, id)),
-      ]);
-      expect(a.error?.code).to.equal('PRINTER_UNREACHABLE');
-      expect(b).to.deep.include({ status: 'failed' });
-      expect(b.error?.code).to.equal('PRINTER_BAD_ANSWER');
-      expect(b.error?.message).to.contain("the printer's answer is not IPP");
-      expect(garbage.requests()).to.be.greaterThan(1);
-    } finally {
-      await garbage.close();
-    }
+    const garbage = closing(await garbageIppPrinter());
+    const [c] = await checkInAll(h.url, sessionId, [studentIds[3] ?? '']);
+    const dead = await createPrinter(h.url, {
+      name: 'Off',
+      protocol: 'zpl',
+      uri: await deadPrinterUri(),
+      layout: 'brother62',
+    });
+    const junk = await createPrinter(h.url, {
+      name: 'Junk',
+      protocol: 'ipp',
+      uri: garbage.uri,
+      layout: 'brother62',
+    });
+    const [a, b] = await Promise.all([
+      printLabels(h.url, dead, [c?.checkInId ?? '']).then((id) => finishedJob(h.url, id)),
+      printLabels(h.url, junk, [c?.checkInId ?? '']).then((id) => finishedJob(h.url, id)),
+    ]);
+    expect(a.error?.code).to.equal('PRINTER_UNREACHABLE');
+    expect(b).to.deep.include({ status: 'failed' });
+    expect(b.error?.code).to.equal('PRINTER_BAD_ANSWER');
+    expect(b.error?.message).to.contain("the printer's answer is not IPP");
+    expect(garbage.requests()).to.be.greaterThan(1);
   });
 
   it('no request waits on a printer: the job is accepted and check-ins go on while the printer holds the connection', async () => {
-    const silent = await silentPrinter();
-    try {
-      const printerId = await zplPrinterAt('Mute', silent.uri, 'brother62');
-      const [c] = await checkInAll(h.url, sessionId, [studentIds[4] ?? '']);
-      const jobId = await printLabels(h.url, printerId, [c?.checkInId ?? '']);
-      // The printer is holding the job's connection open and the service still answers at once.
-      for (let i = 0; i < 100 && silent.connections() === 0; i += 1)
-        await new Promise((r) => setTimeout(r, 20));
-      expect(silent.connections()).to.equal(1);
-      expect((await readJob(h.url, jobId)).status).to.equal('printing');
-      const other = await h.send('POST', `/api/v1/printers/${printerId}/test`, undefined, ADMIN);
-      expect(other.status).to.equal(202);
-      const [next] = await checkInAll(h.url, sessionId, [studentIds[6] ?? '']);
-      expect(next?.code).to.be.a('string');
-      expect((await readJob(h.url, jobId)).status).to.equal('printing');
-    } finally {
-      await silent.close();
-    }
+    const silent = closing(await silentPrinter());
+    const printerId = await zplPrinterAt('Mute', silent.uri, 'brother62');
+    const [c] = await checkInAll(h.url, sessionId, [studentIds[4] ?? '']);
+    const jobId = await printLabels(h.url, printerId, [c?.checkInId ?? '']);
+    // The printer is holding the job's connection open and the service still answers at once.
+    for (let i = 0; i < 100 && silent.connections() === 0; i += 1)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(silent.connections()).to.equal(1);
+    expect((await readJob(h.url, jobId)).status).to.equal('printing');
+    const other = await h.send('POST', `/api/v1/printers/${printerId}/test`, undefined, ADMIN);
+    expect(other.status).to.equal(202);
+    const [next] = await checkInAll(h.url, sessionId, [studentIds[6] ?? '']);
+    expect(next?.code).to.be.a('string');
+    expect((await readJob(h.url, jobId)).status).to.equal('printing');
   });
 });
 
@@ -519,7 +494,7 @@ describe('print jobs across a restart', function () {
       svc = await startService(configWith({ PRINTER_HOSTS: 'printers.example.org' }), {
         logger: createLogger('silent'),
       });
-      const job = await finishedJob(svc.url, await printLabels(svc.url, printerId, [c?.checkInId ?? '']));
+      const job = await printedJob(svc.url, printerId, [c?.checkInId ?? '']);
       expect(job).to.deep.include({ status: 'failed', attempts: 1 });
       expect(job.error?.code).to.equal('PRINTER_REFUSED');
       expect(printer.jobs).to.have.length(0);

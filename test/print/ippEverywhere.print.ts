@@ -24,7 +24,7 @@ import sharp from 'sharp';
 import { LABEL_PAGES } from '../../src/domain/labelLayouts.js';
 import { call, decodeAs } from '../support/http.js';
 import { keptDocuments, printersPerTest, printSuite } from '../support/ippEverywhere.js';
-import { checkInAll, createPrinter, finishedJob, printLabels } from '../support/printing.js';
+import { checkInAll, createPrinter, printedJob } from '../support/printing.js';
 import { readPwgRaster } from '../support/pwgRasterFile.js';
 import { qrTextOf } from '../support/qr.js';
 import { createdId } from '../support/seed.js';
@@ -147,13 +147,10 @@ describe('labels on a real IPP Everywhere printer (ippeveprinter)', function () 
     const checkIns = await checkInAll(url(), sessionId, [studentIds[0] ?? '', studentIds[1] ?? '']);
     const print = async (uri: string, name: string) => {
       const printerId = await createPrinter(url(), { name, protocol: 'ipp', uri, layout: 'brother62' });
-      const job = await finishedJob(
+      const job = await printedJob(
         url(),
-        await printLabels(
-          url(),
-          printerId,
-          checkIns.map((c) => c.checkInId),
-        ),
+        printerId,
+        checkIns.map((c) => c.checkInId),
       );
       expect(job, JSON.stringify(job)).to.deep.include({ status: 'done' });
     };
@@ -215,13 +212,10 @@ describe('labels on a real IPP Everywhere printer (ippeveprinter)', function () 
       layout: 'label4x6',
     });
     const checkIns = await checkInAll(url(), sessionId, [studentIds[2] ?? '']);
-    const job = await finishedJob(
+    const job = await printedJob(
       url(),
-      await printLabels(
-        url(),
-        printerId,
-        checkIns.map((c) => c.checkInId),
-      ),
+      printerId,
+      checkIns.map((c) => c.checkInId),
     );
     expect(job.status).to.equal('done');
     const [kept] = await keptDocuments(printer, 1);
@@ -260,10 +254,7 @@ describe('labels on a real IPP Everywhere printer (ippeveprinter)', function () 
       [pdf.uri, 'Recepção QR (PDF)'],
     ] as const) {
       const printerId = await createPrinter(url(), { name, protocol: 'ipp', uri, layout: 'brother62' });
-      const job = await finishedJob(
-        url(),
-        await printLabels(url(), printerId, [checkIns[0]?.checkInId ?? '']),
-      );
+      const job = await printedJob(url(), printerId, [checkIns[0]?.checkInId ?? '']);
       expect(job, JSON.stringify(job)).to.deep.include({ status: 'done' });
     }
     const [keptRaster] = await keptDocuments(raster, 1);
@@ -297,12 +288,12 @@ describe('labels on a real IPP Everywhere printer (ippeveprinter)', function () 
     });
     const [c] = await checkInAll(url(), sessionId, [studentIds[3] ?? '']);
     await printer.off();
-    const failed = await finishedJob(url(), await printLabels(url(), printerId, [c?.checkInId ?? '']));
+    const failed = await printedJob(url(), printerId, [c?.checkInId ?? '']);
     expect(failed.status).to.equal('failed');
     expect(failed.error?.code).to.equal('PRINTER_UNREACHABLE');
     expect(failed.error?.message).to.contain('could not be reached');
     await printer.on();
-    const printed = await finishedJob(url(), await printLabels(url(), printerId, [c?.checkInId ?? '']));
+    const printed = await printedJob(url(), printerId, [c?.checkInId ?? '']);
     expect(printed.status).to.equal('done');
     const docs = await keptDocuments(printer, 1);
     expect(docs).to.have.length(1);
