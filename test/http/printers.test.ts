@@ -416,6 +416,10 @@ describe('print jobs on the server', function () {
   });
 });
 
+/** A Zebra-type printer on brother62 labels, as the ADMIN sets it up on the service at `url`. */
+const zebraAt = (url: string, uri: string): Promise<string> =>
+  createPrinter(url, { name: 'Zebra', protocol: 'zpl', uri, layout: 'brother62' });
+
 describe('print jobs across a restart', function () {
   this.timeout(90_000);
   it('a queued job survives a stop and prints after the next start', async () => {
@@ -435,12 +439,7 @@ describe('print jobs across a restart', function () {
     let svc: RunningService | undefined = await start();
     try {
       const roster = await seedSmallRoster(svc.url, ['Flora Dias'], today());
-      const printerId = await createPrinter(svc.url, {
-        name: 'Zebra',
-        protocol: 'zpl',
-        uri: printer.uri,
-        layout: 'brother62',
-      });
+      const printerId = await zebraAt(svc.url, printer.uri);
       const [c] = await checkInAll(svc.url, roster.sessionId, roster.studentIds);
       const jobId = await printLabels(svc.url, printerId, [c?.checkInId ?? '']);
       let seen = await readJob(svc.url, jobId);
@@ -483,12 +482,7 @@ describe('print jobs across a restart', function () {
     });
     try {
       const roster = await seedSmallRoster(svc.url, ['Iris Pinto'], today());
-      const printerId = await createPrinter(svc.url, {
-        name: 'Zebra',
-        protocol: 'zpl',
-        uri: printer.uri,
-        layout: 'brother62',
-      });
+      const printerId = await zebraAt(svc.url, printer.uri);
       const [c] = await checkInAll(svc.url, roster.sessionId, roster.studentIds);
       await svc.stop(1000);
       svc = await startService(configWith({ PRINTER_HOSTS: 'printers.example.org' }), {
