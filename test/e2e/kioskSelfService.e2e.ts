@@ -14,14 +14,12 @@ import type { Locator } from 'playwright-core';
 import { decodeAs } from '../support/http.js';
 import {
   ADMIN,
-  type Api,
   ARTIFACTS,
   axeViolations,
   docShot,
   eventually,
   type KioskPage,
   kioskSuite,
-  type Ministry,
   signIn,
   waitForStatus,
 } from './kioskHarness.js';
@@ -31,8 +29,6 @@ const MODE_KEY = 'chamada.kiosk.selfService';
 
 describe('kiosk (e2e): families by phone, and self-service mode', function () {
   this.timeout(240_000);
-  let api: Api;
-  let ministry: Ministry;
   let kiosk: KioskPage;
   /** Child → [studentId, sessionId]. */
   const children = new Map<string, readonly [string, string]>();
@@ -60,7 +56,9 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
     for (const [name, code] of codes) {
       const [studentId, sessionId] = children.get(name) ?? ['', ''];
       const active = await eventually(async () => {
-        const r = await api.get(`/api/v1/check-in/active?studentId=${studentId}&sessionId=${sessionId}`);
+        const r = await suite().api.get(
+          `/api/v1/check-in/active?studentId=${studentId}&sessionId=${sessionId}`,
+        );
         expect(r.status, `${name}: ${r.text}`).to.equal(200);
         return decodeAs(Active, r.json).checkIn;
       });
@@ -72,9 +70,7 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
   };
 
   const suite = kioskSuite(['selfservice'], {
-    prepare: async (admin, seeded) => {
-      api = admin;
-      ministry = seeded;
+    prepare: async (api, ministry) => {
       const session = (classId: string) =>
         api.create(
           '/api/v1/sessions',
@@ -342,10 +338,10 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
     await page.getByRole('button', { name: 'Sou voluntário' }).tap();
     await screen('self-service-exit');
     await noViolations('the volunteer sign-in');
-    await page.getByLabel('E-mail').fill(ministry.chamador.email);
+    await page.getByLabel('E-mail').fill(suite().ministry.chamador.email);
     // Offline nothing can check the password: the tablet says so and stays in the mode.
     await kiosk.context.setOffline(true);
-    await page.getByLabel('Senha').fill(ministry.chamador.password);
+    await page.getByLabel('Senha').fill(suite().ministry.chamador.password);
     await page.getByRole('button', { name: 'Entrar' }).tap();
     await page.locator('.form-error', { hasText: 'Sem conexão' }).waitFor();
     await kiosk.context.setOffline(false);
@@ -354,7 +350,7 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
     await page.getByRole('button', { name: 'Entrar' }).tap();
     await page.locator('.form-error', { hasText: 'incorretos' }).waitFor();
     expect(await page.evaluate((key) => localStorage.getItem(key), MODE_KEY)).to.not.equal(null);
-    await page.getByLabel('Senha').fill(ministry.chamador.password);
+    await page.getByLabel('Senha').fill(suite().ministry.chamador.password);
     await page.getByRole('button', { name: 'Entrar' }).tap();
     await screen('sessions');
     expect(await page.evaluate((key) => localStorage.getItem(key), MODE_KEY)).to.equal(null);
