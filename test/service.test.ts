@@ -2,39 +2,37 @@ import { once } from 'node:events';
 import { expect } from 'chai';
 import { startService } from '../src/service.js';
 import { openStore } from '../src/store/store.js';
+import { useService } from './support/harness.js';
 import { call } from './support/http.js';
 import { collect, listeningUrl, startMain } from './support/mainProcess.js';
 import { probeRoutes, slowRoute } from './support/probeRoutes.js';
 import { makeTempDir, removeDir } from './support/tempDir.js';
-import { DEV_TOKENS, startTestService, testConfig } from './support/testService.js';
+import { DEV_TOKENS, testConfig } from './support/testService.js';
 
 describe('graceful stop (in process)', () => {
+  const h = useService({ routes: probeRoutes([slowRoute(400)]) });
   it('finishes an in-flight request, then refuses new connections and closes the store', async () => {
-    const svc = await startTestService({ routes: probeRoutes([slowRoute(400)]) });
-    try {
-      const inFlight = call(`${svc.url}/api/v1/_probe/slow`);
-      await new Promise((r) => setTimeout(r, 100));
-      const stopped = svc.stop();
-      const r = await inFlight;
-      expect(r.status).to.equal(200);
-      expect(r.json).to.deep.equal({ done: true });
-      await stopped;
-      const refused = await fetch(`${svc.url}/api/v1/health`).then(
-        () => false,
-        () => true,
-      );
-      expect(refused).to.equal(true);
-      expect(await svc.store.ping()).to.equal(false);
-    } finally {
-      await svc.dispose();
-    }
+    const svc = h.svc;
+    const inFlight = call(`${svc.url}/api/v1/_probe/slow`);
+    await new Promise((r) => setTimeout(r, 100));
+    const stopped = svc.stop();
+    const r = await inFlight;
+    expect(r.status).to.equal(200);
+    expect(r.json).to.deep.equal({ done: true });
+    await stopped;
+    const refused = await fetch(`${svc.url}/api/v1/health`).then(
+      () => false,
+      () => true,
+    );
+    expect(refused).to.equal(true);
+    expect(await svc.store.ping()).to.equal(false);
   });
 });
 
 describe('a start that fails half-way (in process)', () => {
+  const taken = useService();
   it('closes what it opened: the data directory opens again at once', async () => {
     const dir = await makeTempDir('half-start');
-    const taken = await startTestService();
     try {
       const port = Number(new URL(taken.url).port);
       const failed = await startService(
@@ -50,7 +48,6 @@ describe('a start that fails half-way (in process)', () => {
       expect(await again.ping()).to.equal(true);
       await again.close();
     } finally {
-      await taken.dispose();
       await removeDir(dir);
     }
   });

@@ -10,8 +10,7 @@
  *
  * A pass opens the family's screen of decision 0052 (every child with a session now ticked).
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -20,21 +19,19 @@ import type { Browser, Locator } from 'playwright-core';
 import encodeQR from 'qr';
 import sharp from 'sharp';
 import { decodeAs } from '../support/http.js';
-import type { ServiceProcess } from '../support/mainProcess.js';
 import {
   ADMIN,
   type Api,
-  adminApi,
+  axeViolations,
   docShot,
   eventually,
   type KioskPage,
+  kioskSuite,
   launchChromium,
   type Ministry,
   openKiosk,
   openMinistryDesk,
-  seedMinistry,
   signIn,
-  startKioskService,
   waitForStatus,
 } from './kioskHarness.js';
 
@@ -136,7 +133,6 @@ const passCard = async (api: Api, studentId: string): Promise<Uint8Array> => {
 const PassContent = t.type({ content: t.string });
 const Active = t.type({ checkIn: t.type({ code: t.string, status: t.string }) });
 const TrackStates = t.array(t.string);
-const Violations = t.array(t.type({ id: t.string, impact: t.union([t.string, t.null]), nodes: t.number }));
 
 /** Counts every getUserMedia track, so a test can tell the camera was turned off. */
 const TRACK_SPY = `(() => {
@@ -155,14 +151,10 @@ const TRACK_SPY = `(() => {
 const cameraTracks = async (k: KioskPage): Promise<string[]> =>
   decodeAs(TrackStates, await k.page.evaluate('(globalThis.__cameraTracks ?? []).map((t) => t.readyState)'));
 
-const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-
 describe('kiosk (e2e): a family pass scanned with the camera', function () {
   this.timeout(240_000);
-  let service: ServiceProcess;
   let api: Api;
   let ministry: Ministry;
-  let url: string;
   let dir: string;
   const browsers: Browser[] = [];
   const families = new Map<string, Map<string, { studentId: string; sessionId: string }>>();
@@ -178,6 +170,7 @@ describe('kiosk (e2e): a family pass scanned with the camera', function () {
       `--use-file-for-fake-video-capture=${video}`,
     ]);
     browsers.push(browser);
+    const { url } = suite();
     const k = await openKiosk(browser, url, label);
     await k.context.grantPermissions(['camera'], { origin: url });
     await k.context.addInitScript(TRACK_SPY);
@@ -185,61 +178,60 @@ describe('kiosk (e2e): a family pass scanned with the camera', function () {
     return k;
   };
 
-  before(async () => {
-    const started = await startKioskService();
-    service = started.service;
-    url = started.url;
-    api = await adminApi(url);
-    ministry = await seedMinistry(api);
-    dir = await mkdtemp(path.join(tmpdir(), 'chamada-scan-'));
-    const juniors = await api.create('/api/v1/classes', { name: 'Turma Juniores' }, 'classId');
-    const juniorSession = await api.create(
-      '/api/v1/sessions',
-      { classId: juniors, date: ministry.today, title: 'Culto da manhã' },
-      'sessionId',
-    );
-    for (const [surname, phone, guardian] of [
-      ['Prado', '21 99876-0001', 'Rita Prado'],
-      ['Souza', '21 97777-0002', 'Sara Souza'],
-      ['Costa', '21 96666-0004', 'Ivo Costa'],
-    ] as const) {
-      const family = new Map<string, { studentId: string; sessionId: string }>();
-      for (const [first, classId, sessionId] of [
-        ['Lia', ministry.classId, ministry.sessionId],
-        ['Téo', ministry.classId, ministry.sessionId],
-        ['Rui', juniors, juniorSession],
-      ] as const) {
-        const studentId = await api.create(
-          '/api/v1/students',
-          {
-            displayName: `${first} ${surname}`,
-            guardianName: guardian,
-            phones: [{ number: phone, qualifier: 'mãe' }],
-            classId,
-          },
-          'studentId',
-        );
-        family.set(`${first} ${surname}`, { studentId, sessionId });
-      }
-      families.set(surname, family);
-    }
-    const noSession = await api.create('/api/v1/classes', { name: 'Turma Sem Culto' }, 'classId');
-    dora = await api.create(
-      '/api/v1/students',
-      {
-        displayName: 'Dora Lima',
-        guardianName: 'Nina Lima',
-        phones: [{ number: '21 95555-0003', qualifier: 'mãe' }],
-        classId: noSession,
-      },
-      'studentId',
-    );
-  });
-
+  // Registered before the suite's: the tablets' browsers close before the service stops.
   after(async () => {
     for (const b of browsers) await b.close();
-    await service?.dispose();
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+  // No tablet in the suite's Chromium: each here launches its own, its camera's video a launch switch.
+  const suite = kioskSuite([], {
+    prepare: async (admin, seeded) => {
+      api = admin;
+      ministry = seeded;
+      dir = await mkdtemp(path.join(tmpdir(), 'chamada-scan-'));
+      const juniors = await api.create('/api/v1/classes', { name: 'Turma Juniores' }, 'classId');
+      const juniorSession = await api.create(
+        '/api/v1/sessions',
+        { classId: juniors, date: ministry.today, title: 'Culto da manhã' },
+        'sessionId',
+      );
+      for (const [surname, phone, guardian] of [
+        ['Prado', '21 99876-0001', 'Rita Prado'],
+        ['Souza', '21 97777-0002', 'Sara Souza'],
+        ['Costa', '21 96666-0004', 'Ivo Costa'],
+      ] as const) {
+        const family = new Map<string, { studentId: string; sessionId: string }>();
+        for (const [first, classId, sessionId] of [
+          ['Lia', ministry.classId, ministry.sessionId],
+          ['Téo', ministry.classId, ministry.sessionId],
+          ['Rui', juniors, juniorSession],
+        ] as const) {
+          const studentId = await api.create(
+            '/api/v1/students',
+            {
+              displayName: `${first} ${surname}`,
+              guardianName: guardian,
+              phones: [{ number: phone, qualifier: 'mãe' }],
+              classId,
+            },
+            'studentId',
+          );
+          family.set(`${first} ${surname}`, { studentId, sessionId });
+        }
+        families.set(surname, family);
+      }
+      const noSession = await api.create('/api/v1/classes', { name: 'Turma Sem Culto' }, 'classId');
+      dora = await api.create(
+        '/api/v1/students',
+        {
+          displayName: 'Dora Lima',
+          guardianName: 'Nina Lima',
+          phones: [{ number: '21 95555-0003', qualifier: 'mãe' }],
+          classId: noSession,
+        },
+        'studentId',
+      );
+    },
   });
 
   const firstChild = (surname: string): string => {
@@ -377,17 +369,7 @@ describe('kiosk (e2e): a family pass scanned with the camera', function () {
     expect(await k.page.locator('dialog').getAttribute('data-decoder')).to.be.oneOf(['jsqr', 'platform']);
     await k.shot('03-foreign');
     await docShot(k, 'kiosk-scan-overlay');
-    // Evaluated through the DevTools protocol, which the page's CSP does not govern.
-    await k.page.evaluate(await readFile(AXE_SOURCE, 'utf8'));
-    const violations = decodeAs(
-      Violations,
-      await k.page.evaluate(`axe
-        .run(document.querySelector('dialog[data-test="scan-overlay"]'), {
-          runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-        })
-        .then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact ?? null, nodes: v.nodes.length })))`),
-    );
-    expect(violations).to.deep.equal([]);
+    expect(await axeViolations(k.page, 'dialog[data-test="scan-overlay"]')).to.deep.equal([]);
     // Usable by touch on a 10-inch tablet held either way and on a phone: the picture, the message and
     // Cancel all on screen at once, Cancel at least 56 px tall.
     for (const [width, height] of [

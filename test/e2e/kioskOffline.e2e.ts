@@ -6,15 +6,7 @@
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { decodeAs } from '../support/http.js';
-import {
-  type Api,
-  eventually,
-  type KioskPage,
-  kioskSuite,
-  type Ministry,
-  signIn,
-  waitForStatus,
-} from './kioskHarness.js';
+import { eventually, type KioskPage, kioskSuite, signIn, waitForStatus } from './kioskHarness.js';
 
 const RosterCheckinDoc = t.type({
   version: t.union([t.string, t.null]),
@@ -38,22 +30,21 @@ const Audit = t.type({
 
 describe('kiosk (e2e): offline check-in and check-out, then sync', function () {
   this.timeout(180_000);
-  let api: Api;
-  let ministry: Ministry;
   let kiosk: KioskPage;
   const codes = new Map<string, string>();
 
   const id = (name: string): string => {
-    const found = ministry.students.get(name);
+    const found = suite().ministry.students.get(name);
     if (found === undefined) throw new Error(`no child named ${name}`);
     return found;
   };
   const rosterCheckin = async (name: string) =>
-    api.get(`/api/v1/replication/roster/${encodeURIComponent(`checkin:${ministry.sessionId}:${id(name)}`)}`);
+    suite().api.get(
+      `/api/v1/replication/roster/${encodeURIComponent(`checkin:${suite().ministry.sessionId}:${id(name)}`)}`,
+    );
 
   const suite = kioskSuite(['offline']);
   before(() => {
-    ({ api, ministry } = suite());
     kiosk = suite().tablet('offline');
   });
 
@@ -61,7 +52,7 @@ describe('kiosk (e2e): offline check-in and check-out, then sync', function () {
     const { page } = kiosk;
     await page.locator('body[data-screen="sign-in"]').waitFor();
     await kiosk.shot('01-sign-in');
-    await signIn(kiosk, ministry.chamador.email, ministry.chamador.password);
+    await signIn(kiosk, suite().ministry.chamador.email, suite().ministry.chamador.password);
     await page.getByRole('button', { name: /Turma Arco-Íris · Culto da manhã/ }).waitFor();
     await waitForStatus(kiosk, { online: true, pending: 0 });
     expect(await page.evaluate('navigator.serviceWorker.ready.then(() => true)')).to.equal(true);
@@ -140,7 +131,7 @@ describe('kiosk (e2e): offline check-in and check-out, then sync', function () {
     await waitForStatus(kiosk, { online: true, pending: 0 });
     await kiosk.shot('06-synced');
 
-    const stored = await api.get(
+    const stored = await suite().api.get(
       `/api/v1/audit-logs?endpoint=${encodeURIComponent('POST /api/v1/replication/events/_bulk_docs')}`,
     );
     expect(stored.status, stored.text).to.equal(200);
@@ -152,8 +143,8 @@ describe('kiosk (e2e): offline check-in and check-out, then sync', function () {
     expect(pushes.reduce((n, p) => n + Number(p.details.refused ?? 0), 0)).to.equal(0);
 
     const report = await eventually(async () => {
-      const r = await api.get(
-        `/api/v1/reports/attendance?from=${ministry.today}&sessionId=${ministry.sessionId}`,
+      const r = await suite().api.get(
+        `/api/v1/reports/attendance?from=${suite().ministry.today}&sessionId=${suite().ministry.sessionId}`,
       );
       expect(r.status, r.text).to.equal(200);
       const rows = decodeAs(Report, r.json).rows;
@@ -177,7 +168,7 @@ describe('kiosk (e2e): offline check-in and check-out, then sync', function () {
       expect(doc.checkins, name).to.have.length(1);
       const only = doc.checkins[0];
       if (only === undefined) throw new Error('no check-in');
-      const active = await api.get(`/api/v1/check-in/active?checkInId=${only.checkInId}`);
+      const active = await suite().api.get(`/api/v1/check-in/active?checkInId=${only.checkInId}`);
       expect(active.status, active.text).to.equal(200);
       const { checkIn } = decodeAs(ActiveCheckin, active.json);
       // The label printed offline carries the server's own code for the child and day.

@@ -11,12 +11,10 @@ import * as t from 'io-ts';
 import { decodeAs } from '../support/http.js';
 import {
   ADMIN,
-  type Api,
   docShot,
   eventually,
   type KioskPage,
   kioskSuite,
-  type Ministry,
   signIn,
   waitForStatus,
 } from './kioskHarness.js';
@@ -33,13 +31,11 @@ describe('kiosk (e2e): calling a guardian from the door, online and offline', fu
   this.timeout(180_000);
   const received: Array<t.TypeOf<typeof Received>> = [];
   let gateway: Server;
-  let api: Api;
-  let ministry: Ministry;
   let door: KioskPage;
   let office: KioskPage;
 
   const id = (name: string): string => {
-    const found = ministry.students.get(name);
+    const found = suite().ministry.students.get(name);
     if (found === undefined) throw new Error(`no child named ${name}`);
     return found;
   };
@@ -91,7 +87,6 @@ describe('kiosk (e2e): calling a guardian from the door, online and offline', fu
     env: async () => ({ NOTIFY_WEBHOOK_URL: await startGateway() }),
   });
   before(() => {
-    ({ api, ministry } = suite());
     door = suite().tablet('page-door');
     office = suite().tablet('page-office');
   });
@@ -101,7 +96,7 @@ describe('kiosk (e2e): calling a guardian from the door, online and offline', fu
   });
 
   it('online, the door calls João’s guardian: the gateway gets the number, the tablet only a count', async () => {
-    await signIn(door, ministry.chamador.email, ministry.chamador.password);
+    await signIn(door, suite().ministry.chamador.email, suite().ministry.chamador.password);
     await waitForStatus(door, { online: true, pending: 0 });
     await door.page.getByRole('button', { name: /Turma Arco-Íris · Culto da manhã/ }).click();
     await door.page.locator('body[data-screen="desk"]').waitFor();
@@ -153,7 +148,7 @@ describe('kiosk (e2e): calling a guardian from the door, online and offline', fu
     });
     await waitForStatus(door, { online: true, pending: 0 });
     const served = await eventually(async () => {
-      const r = await api.get(`/api/v1/pages?sessionId=${ministry.sessionId}`);
+      const r = await suite().api.get(`/api/v1/pages?sessionId=${suite().ministry.sessionId}`);
       expect(r.status, r.text).to.equal(200);
       return decodeAs(Pages, r.json).items;
     });

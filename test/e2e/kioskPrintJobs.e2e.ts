@@ -9,21 +9,15 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { expect } from 'chai';
 import * as t from 'io-ts';
-import type { Browser } from 'playwright-core';
 import { type ZplPrinter, zplPrinter } from '../support/fakePrinters.js';
 import { decodeAs } from '../support/http.js';
-import type { ServiceProcess } from '../support/mainProcess.js';
 import {
   type Api,
-  adminApi,
   eventually,
   type KioskPage,
-  launchChromium,
+  kioskSuite,
   type Ministry,
-  openKiosk,
   openMinistryDesk,
-  seedMinistry,
-  startKioskService,
   waitForStatus,
 } from './kioskHarness.js';
 
@@ -44,35 +38,30 @@ const AxeResults = t.type({
 
 describe('kiosk (e2e): labels printed through the server to the tablet’s printer', function () {
   this.timeout(180_000);
-  let service: ServiceProcess;
-  let browser: Browser;
   let api: Api;
   let ministry: Ministry;
   let kiosk: KioskPage;
   let printer: ZplPrinter;
 
-  before(async () => {
+  const suite = kioskSuite(['print-jobs'], {
     // The shortest bound the configuration allows: a printer that is off fails its job within seconds.
-    const started = await startKioskService({ PRINT_GIVE_UP_SECONDS: '5' });
-    service = started.service;
-    api = await adminApi(started.url);
-    ministry = await seedMinistry(api);
-    printer = await zplPrinter();
-    await api.create(
-      '/api/v1/printers',
-      { name: PRINTER_NAME, protocol: 'zpl', uri: printer.uri, layout: 'brother62' },
-      'printerId',
-    );
-    browser = await launchChromium();
-    kiosk = await openKiosk(browser, started.url, 'print-jobs');
+    env: () => ({ PRINT_GIVE_UP_SECONDS: '5' }),
+    prepare: async (admin) => {
+      printer = await zplPrinter();
+      await admin.create(
+        '/api/v1/printers',
+        { name: PRINTER_NAME, protocol: 'zpl', uri: printer.uri, layout: 'brother62' },
+        'printerId',
+      );
+    },
+  });
+  before(async () => {
+    ({ api, ministry } = suite());
+    kiosk = suite().tablet('print-jobs');
     await openMinistryDesk(kiosk, ministry.chamador);
   });
-
-  after(async () => {
-    await browser?.close();
-    await service?.dispose();
-    await printer?.close();
-  });
+  // After the suite's own `after` (Chromium, then the service), as before.
+  after(() => printer?.close());
 
   /** Checks `name` in at the desk; answers the code on the screen's label. */
   const checkIn = async (typed: string, name: string): Promise<string> => {

@@ -10,24 +10,17 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 import * as t from 'io-ts';
-import type { Browser, Locator } from 'playwright-core';
+import type { Locator } from 'playwright-core';
 import { decodeAs } from '../support/http.js';
-import type { ServiceProcess } from '../support/mainProcess.js';
 import {
   ADMIN,
-  type Api,
   ARTIFACTS,
-  adminApi,
   axeViolations,
   docShot,
   eventually,
   type KioskPage,
-  launchChromium,
-  type Ministry,
-  openKiosk,
-  seedMinistry,
+  kioskSuite,
   signIn,
-  startKioskService,
   waitForStatus,
 } from './kioskHarness.js';
 
@@ -36,10 +29,6 @@ const MODE_KEY = 'chamada.kiosk.selfService';
 
 describe('kiosk (e2e): families by phone, and self-service mode', function () {
   this.timeout(240_000);
-  let service: ServiceProcess;
-  let browser: Browser;
-  let api: Api;
-  let ministry: Ministry;
   let kiosk: KioskPage;
   /** Child → [studentId, sessionId]. */
   const children = new Map<string, readonly [string, string]>();
@@ -67,7 +56,9 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
     for (const [name, code] of codes) {
       const [studentId, sessionId] = children.get(name) ?? ['', ''];
       const active = await eventually(async () => {
-        const r = await api.get(`/api/v1/check-in/active?studentId=${studentId}&sessionId=${sessionId}`);
+        const r = await suite().api.get(
+          `/api/v1/check-in/active?studentId=${studentId}&sessionId=${sessionId}`,
+        );
         expect(r.status, `${name}: ${r.text}`).to.equal(200);
         return decodeAs(Active, r.json).checkIn;
       });
@@ -78,51 +69,54 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
     }
   };
 
+  const suite = kioskSuite(['selfservice'], {
+    prepare: async (api, ministry) => {
+      const session = (classId: string) =>
+        api.create(
+          '/api/v1/sessions',
+          { classId, date: ministry.today, title: 'Culto da manhã' },
+          'sessionId',
+        );
+      const juniors = await api.create('/api/v1/classes', { name: 'Turma Juniores' }, 'classId');
+      const juniorSession = await session(juniors);
+      const babies = await api.create('/api/v1/classes', { name: 'Turma Bebês' }, 'classId');
+      const full = await api.send('PATCH', `/api/v1/classes/${babies}`, { capacity: 1 });
+      expect(full.status, full.text).to.equal(200);
+      const babySession = await session(babies);
+      // A class with no session today.
+      const teens = await api.create('/api/v1/classes', { name: 'Turma Adolescentes' }, 'classId');
+      const arco: readonly [string, string] = [ministry.classId, ministry.sessionId];
+      const rows: ReadonlyArray<readonly [string, string, string, readonly [string, string]]> = [
+        ['Lia Prado', 'Rita Prado', '+55 21 99876-0001', arco],
+        ['Téo Prado', 'Rita Prado', '(21) 99876-0001', arco],
+        ['Rui Prado', 'Rita Prado', '21 99876-0001', [juniors, juniorSession]],
+        ['Zeca Prado', 'Rita Prado', '21 99876-0001', arco],
+        // Another family whose phone ends in the same four digits.
+        ['Caio Gomes', 'Sara Gomes', '31 91234-0001', arco],
+        ['Nina Costa', 'Ivo Costa', '11 97777-0002', arco],
+        ['Davi Costa', 'Ivo Costa', '11 97777-0002', arco],
+        ['Eva Costa', 'Ivo Costa', '11 97777-0002', [juniors, juniorSession]],
+        ['Dora Reis', 'Lúcia Reis', '11 95555-7777', [teens, '']],
+        ['Bento Lima', 'Ana Lima', '11 93333-0003', [babies, babySession]],
+        ['Clara Lima', 'Ana Lima', '11 93333-0003', [babies, babySession]],
+      ];
+      for (const [displayName, guardianName, number, [classId, sessionId]] of rows) {
+        const studentId = await api.create(
+          '/api/v1/students',
+          { displayName, guardianName, phones: [{ number, qualifier: 'mãe' }], classId },
+          'studentId',
+        );
+        children.set(displayName, [studentId, sessionId]);
+      }
+      const zeca = children.get('Zeca Prado')?.[0] ?? '';
+      const deleted = await api.send('POST', `/api/v1/students/${zeca}/delete`, {
+        justification: 'Cadastro duplicado por engano',
+      });
+      expect(deleted.status, deleted.text).to.equal(200);
+    },
+  });
   before(async () => {
-    const started = await startKioskService();
-    service = started.service;
-    api = await adminApi(started.url);
-    ministry = await seedMinistry(api);
-    const session = (classId: string) =>
-      api.create('/api/v1/sessions', { classId, date: ministry.today, title: 'Culto da manhã' }, 'sessionId');
-    const juniors = await api.create('/api/v1/classes', { name: 'Turma Juniores' }, 'classId');
-    const juniorSession = await session(juniors);
-    const babies = await api.create('/api/v1/classes', { name: 'Turma Bebês' }, 'classId');
-    const full = await api.send('PATCH', `/api/v1/classes/${babies}`, { capacity: 1 });
-    expect(full.status, full.text).to.equal(200);
-    const babySession = await session(babies);
-    // A class with no session today.
-    const teens = await api.create('/api/v1/classes', { name: 'Turma Adolescentes' }, 'classId');
-    const arco: readonly [string, string] = [ministry.classId, ministry.sessionId];
-    const rows: ReadonlyArray<readonly [string, string, string, readonly [string, string]]> = [
-      ['Lia Prado', 'Rita Prado', '+55 21 99876-0001', arco],
-      ['Téo Prado', 'Rita Prado', '(21) 99876-0001', arco],
-      ['Rui Prado', 'Rita Prado', '21 99876-0001', [juniors, juniorSession]],
-      ['Zeca Prado', 'Rita Prado', '21 99876-0001', arco],
-      // Another family whose phone ends in the same four digits.
-      ['Caio Gomes', 'Sara Gomes', '31 91234-0001', arco],
-      ['Nina Costa', 'Ivo Costa', '11 97777-0002', arco],
-      ['Davi Costa', 'Ivo Costa', '11 97777-0002', arco],
-      ['Eva Costa', 'Ivo Costa', '11 97777-0002', [juniors, juniorSession]],
-      ['Dora Reis', 'Lúcia Reis', '11 95555-7777', [teens, '']],
-      ['Bento Lima', 'Ana Lima', '11 93333-0003', [babies, babySession]],
-      ['Clara Lima', 'Ana Lima', '11 93333-0003', [babies, babySession]],
-    ];
-    for (const [displayName, guardianName, number, [classId, sessionId]] of rows) {
-      const studentId = await api.create(
-        '/api/v1/students',
-        { displayName, guardianName, phones: [{ number, qualifier: 'mãe' }], classId },
-        'studentId',
-      );
-      children.set(displayName, [studentId, sessionId]);
-    }
-    const zeca = children.get('Zeca Prado')?.[0] ?? '';
-    const deleted = await api.send('POST', `/api/v1/students/${zeca}/delete`, {
-      justification: 'Cadastro duplicado por engano',
-    });
-    expect(deleted.status, deleted.text).to.equal(200);
-    browser = await launchChromium();
-    kiosk = await openKiosk(browser, started.url, 'selfservice');
+    kiosk = suite().tablet('selfservice');
     await kiosk.page.setViewportSize({ width: 1024, height: 768 });
   });
 
@@ -132,8 +126,6 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
         path.join(ARTIFACTS, 'selfservice-timings.json'),
         `${JSON.stringify(timings, null, 2)}\n`,
       );
-    await browser?.close();
-    await service?.dispose();
   });
 
   it('at the desk, a volunteer finds a family of three by phone and checks them all in, in 4 taps', async () => {
@@ -346,10 +338,10 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
     await page.getByRole('button', { name: 'Sou voluntário' }).tap();
     await screen('self-service-exit');
     await noViolations('the volunteer sign-in');
-    await page.getByLabel('E-mail').fill(ministry.chamador.email);
+    await page.getByLabel('E-mail').fill(suite().ministry.chamador.email);
     // Offline nothing can check the password: the tablet says so and stays in the mode.
     await kiosk.context.setOffline(true);
-    await page.getByLabel('Senha').fill(ministry.chamador.password);
+    await page.getByLabel('Senha').fill(suite().ministry.chamador.password);
     await page.getByRole('button', { name: 'Entrar' }).tap();
     await page.locator('.form-error', { hasText: 'Sem conexão' }).waitFor();
     await kiosk.context.setOffline(false);
@@ -358,7 +350,7 @@ describe('kiosk (e2e): families by phone, and self-service mode', function () {
     await page.getByRole('button', { name: 'Entrar' }).tap();
     await page.locator('.form-error', { hasText: 'incorretos' }).waitFor();
     expect(await page.evaluate((key) => localStorage.getItem(key), MODE_KEY)).to.not.equal(null);
-    await page.getByLabel('Senha').fill(ministry.chamador.password);
+    await page.getByLabel('Senha').fill(suite().ministry.chamador.password);
     await page.getByRole('button', { name: 'Entrar' }).tap();
     await screen('sessions');
     expect(await page.evaluate((key) => localStorage.getItem(key), MODE_KEY)).to.equal(null);

@@ -8,16 +8,18 @@ import { PERMISSIONS } from '../../src/domain/principal.js';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
-  bearer,
   bearerMutation,
+  createAndSignIn,
   createUser,
   decodeTokens,
   jsonPost,
   jwtEnv,
   login,
-  seed,
+  loginAttempt,
   type TokensWithRefresh,
+  useJwtService,
 } from '../support/auth.js';
+import { harnessOf, TOKENS, useService } from '../support/harness.js';
 import { call, expectEnvelope } from '../support/http.js';
 import { attendanceProbeRoute, probeRoutes } from '../support/probeRoutes.js';
 import {
@@ -45,22 +47,24 @@ const decodeUser = (json: unknown) => {
 
 describe('users and roles administration', function () {
   this.timeout(60_000);
-  let svc: TestService;
+  const h = useJwtService({ routes: probeRoutes([attendanceProbeRoute]) }, 'test');
   let admin: TokensWithRefresh;
-  const url = (p: string) => `${svc.url}${p}`;
+  const url = (p: string) => `${h.url}${p}`;
   const send = (method: string, path: string, body?: unknown, token = admin.accessToken) =>
-    call(url(path), {
-      method,
-      headers: bearerMutation(token),
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+    h.send(method, path, body, token);
 
   beforeEach(async () => {
-    svc = await startTestService({ env: jwtEnv(), routes: probeRoutes([attendanceProbeRoute]) });
-    await seed(svc.url);
-    admin = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+    admin = await login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD);
   });
-  afterEach(() => svc.dispose());
+  /** User `x`: x@chamada.test, named X, password "x password 123". */
+  const userNamed = (x: string, roles: string[]) => ({
+    email: `${x}@chamada.test`,
+    displayName: x.toUpperCase(),
+    roles,
+    password: `${x} password 123`,
+  });
+  const signedInUser = (x: string, roles: string[]) =>
+    createAndSignIn(h.url, admin.accessToken, userNamed(x, roles));
 
   describe('users', () => {
     it('creates a user (201, Location), lists it, and refuses a second user with the same email in any case', async () => {
@@ -80,7 +84,7 @@ describe('users and roles administration', function () {
         status: 'ACTIVE',
       });
       expect(r.text).not.to.contain('password');
-      const list = await call(url('/api/v1/users'), { headers: bearer(admin.accessToken) });
+      const list = await h.get('/api/v1/users', admin.accessToken);
       expect(JSON.stringify(list.json)).to.contain(ana.userId);
       const dup = await send('POST', '/api/v1/users', {
         email: 'ana@chamada.TEST',
@@ -92,12 +96,7 @@ describe('users and roles administration', function () {
     });
 
     it('refuses unknown roles, a primary role outside the roles, short passwords and read-only fields', async () => {
-      const base = {
-        email: 'b@chamada.test',
-        displayName: 'B',
-        roles: ['CHAMADOR'],
-        password: 'b password 123',
-      };
+      const base = userNamed('b', ['CHAMADOR']);
       expectEnvelope(
         await send('POST', '/api/v1/users', { ...base, roles: ['NOPE'] }),
         400,
@@ -118,7 +117,7 @@ describe('users and roles administration', function () {
         400,
         'VALIDATION_FAILED',
       );
-      const created = await createUser(svc.url, admin.accessToken, base);
+      const created = await createUser(h.url, admin.accessToken, base);
       expectEnvelope(
         await send('PATCH', `/api/v1/users/${created}`, { userId: randomUUID() }),
         400,
@@ -132,18 +131,8 @@ describe('users and roles administration', function () {
     });
 
     it('only an ADMIN manages users: CHAMADOR → 403', async () => {
-      await createUser(svc.url, admin.accessToken, {
-        email: 'c@chamada.test',
-        displayName: 'C',
-        roles: ['CHAMADOR'],
-        password: 'c password 123',
-      });
-      const caller = await login(svc.url, 'c@chamada.test', 'c password 123');
-      expectEnvelope(
-        await call(url('/api/v1/users'), { headers: bearer(caller.accessToken) }),
-        403,
-        'FORBIDDEN_ROLE',
-      );
+      const { tokens: caller } = await signedInUser('c', ['CHAMADOR']);
+      expectEnvelope(await h.get('/api/v1/users', caller.accessToken), 403, 'FORBIDDEN_ROLE');
     });
 
     it('the last active ADMIN can be neither demoted nor deactivated; with a second ADMIN both work', async () => {
@@ -153,14 +142,9 @@ describe('users and roles administration', function () {
         reason: 'LAST_ACTIVE_ADMIN',
       });
       expectEnvelope(await send('POST', `/api/v1/users/${me}/deactivate`), 409, 'CONFLICT');
-      const other = await createUser(svc.url, admin.accessToken, {
-        email: 'd@chamada.test',
-        displayName: 'D',
-        roles: ['ADMIN'],
-        password: 'd password 123',
-      });
+      const other = await createUser(h.url, admin.accessToken, userNamed('d', ['ADMIN']));
       expect((await send('PATCH', `/api/v1/users/${me}`, { roles: ['CHAMADOR'] })).status).to.equal(200);
-      const d = await login(svc.url, 'd@chamada.test', 'd password 123');
+      const d = await login(h.url, 'd@chamada.test', 'd password 123');
       expectEnvelope(
         await send('POST', `/api/v1/users/${other}/deactivate`, undefined, d.accessToken),
         409,
@@ -169,30 +153,18 @@ describe('users and roles administration', function () {
     });
 
     it('two ADMINs deactivating each other at once leave one ADMIN standing', async () => {
-      const other = await createUser(svc.url, admin.accessToken, {
-        email: 'e@chamada.test',
-        displayName: 'E',
-        roles: ['ADMIN'],
-        password: 'e password 123',
-      });
-      const e = await login(svc.url, 'e@chamada.test', 'e password 123');
+      const { userId: other, tokens: e } = await signedInUser('e', ['ADMIN']);
       const [a, b] = await Promise.all([
         send('POST', `/api/v1/users/${other}/deactivate`),
         send('POST', `/api/v1/users/${admin.user.userId}/deactivate`, undefined, e.accessToken),
       ]);
       expect([a.status, b.status].sort()).to.deep.equal([200, 409]);
-      const users = await svc.stores.users.list();
+      const users = await h.svc.stores.users.list();
       expect(users.filter((u) => u.status === 'ACTIVE' && u.roles.includes('ADMIN'))).to.have.length(1);
     });
 
     it("deactivation is soft, revokes the user's sessions, and a second one → 409", async () => {
-      const id = await createUser(svc.url, admin.accessToken, {
-        email: 'f@chamada.test',
-        displayName: 'F',
-        roles: ['CHAMADOR'],
-        password: 'f password 123',
-      });
-      const f = await login(svc.url, 'f@chamada.test', 'f password 123');
+      const { userId: id, tokens: f } = await signedInUser('f', ['CHAMADOR']);
       const r = await send('POST', `/api/v1/users/${id}/deactivate`, { reason: 'left the team' });
       expect(decodeUser(r.json).status).to.equal('DEACTIVATED');
       expectEnvelope(
@@ -201,17 +173,11 @@ describe('users and roles administration', function () {
         'COMPROMISED_SESSION',
       );
       expectEnvelope(await send('POST', `/api/v1/users/${id}/deactivate`), 409, 'CONFLICT');
-      expect(await svc.stores.users.get(id)).to.deep.include({ status: 'DEACTIVATED' });
+      expect(await h.svc.stores.users.get(id)).to.deep.include({ status: 'DEACTIVATED' });
     });
 
     it("reset-password sets the ADMIN's chosen password and revokes every session of the user", async () => {
-      const id = await createUser(svc.url, admin.accessToken, {
-        email: 'g@chamada.test',
-        displayName: 'G',
-        roles: ['CHAMADOR'],
-        password: 'g password 123',
-      });
-      const g = await login(svc.url, 'g@chamada.test', 'g password 123');
+      const { userId: id, tokens: g } = await signedInUser('g', ['CHAMADOR']);
       const r = await send('POST', `/api/v1/users/${id}/reset-password`, {
         password: 'a brand new password',
       });
@@ -222,22 +188,8 @@ describe('users and roles administration', function () {
         401,
         'UNAUTHORIZED',
       );
-      expectEnvelope(
-        await call(
-          url('/api/v1/auth/login'),
-          jsonPost({ email: 'g@chamada.test', password: 'g password 123' }),
-        ),
-        401,
-        'UNAUTHORIZED',
-      );
-      expect(
-        (
-          await call(
-            url('/api/v1/auth/login'),
-            jsonPost({ email: 'g@chamada.test', password: 'a brand new password' }),
-          )
-        ).status,
-      ).to.equal(200);
+      expectEnvelope(await loginAttempt(h.url, 'g@chamada.test', 'g password 123'), 401, 'UNAUTHORIZED');
+      expect((await loginAttempt(h.url, 'g@chamada.test', 'a brand new password')).status).to.equal(200);
     });
 
     it('an unknown user → 404', async () => {
@@ -249,16 +201,11 @@ describe('users and roles administration', function () {
     });
 
     it('every change appends an immutable user event', async () => {
-      const id = await createUser(svc.url, admin.accessToken, {
-        email: 'h@chamada.test',
-        displayName: 'H',
-        roles: ['CHAMADOR'],
-        password: 'h password 123',
-      });
+      const id = await createUser(h.url, admin.accessToken, userNamed('h', ['CHAMADOR']));
       await send('PATCH', `/api/v1/users/${id}`, { displayName: 'Helena' });
       await send('POST', `/api/v1/users/${id}/reset-password`, { password: 'another password 1' });
       await send('POST', `/api/v1/users/${id}/deactivate`);
-      const all = await svc.store.db.events.allDocs({ include_docs: true });
+      const all = await h.svc.store.db.events.allDocs({ include_docs: true });
       const events = all.rows.flatMap((r) => {
         const d = EventDoc.decode(r.doc);
         return E.isRight(d) && d.right.subjectId === id ? [d.right] : [];
@@ -276,7 +223,7 @@ describe('users and roles administration', function () {
 
   describe('roles', () => {
     it('lists the four system roles, which cannot be changed or deleted', async () => {
-      const r = await call(url('/api/v1/roles'), { headers: bearer(admin.accessToken) });
+      const r = await h.get('/api/v1/roles', admin.accessToken);
       expect(JSON.stringify(r.json)).to.contain('"name":"ADMIN"').and.contain('"name":"CADASTRO"');
       expectEnvelope(await send('DELETE', '/api/v1/roles/ADMIN'), 409, 'CONFLICT');
       expectEnvelope(await send('PATCH', '/api/v1/roles/CHAMADOR', { permissions: [] }), 409, 'CONFLICT');
@@ -290,29 +237,13 @@ describe('users and roles administration', function () {
       });
       expect(role.status, role.text).to.equal(201);
       expect(role.json).to.deep.include({ name: 'PORTEIRO', permissions: ['attendance'], is_system: 0 });
-      await createUser(svc.url, admin.accessToken, {
-        email: 'p@chamada.test',
-        displayName: 'P',
-        roles: ['PORTEIRO'],
-        password: 'p password 123',
-      });
-      const p = await login(svc.url, 'p@chamada.test', 'p password 123');
+      const { tokens: p } = await signedInUser('p', ['PORTEIRO']);
       // The login answer says what the role grants, so a client offers only what the user may do.
       expect(p.user.permissions).to.deep.equal(['attendance']);
       expect(admin.user.permissions).to.have.members([...PERMISSIONS]);
-      expect(
-        (await call(url('/api/v1/_probe/attendance'), { headers: bearer(p.accessToken) })).status,
-      ).to.equal(200);
-      expectEnvelope(
-        await call(url('/api/v1/_probe/chamador'), { headers: bearer(p.accessToken) }),
-        403,
-        'FORBIDDEN_ROLE',
-      );
-      expectEnvelope(
-        await call(url('/api/v1/users'), { headers: bearer(p.accessToken) }),
-        403,
-        'FORBIDDEN_ROLE',
-      );
+      expect((await h.get('/api/v1/_probe/attendance', p.accessToken)).status).to.equal(200);
+      expectEnvelope(await h.get('/api/v1/_probe/chamador', p.accessToken), 403, 'FORBIDDEN_ROLE');
+      expectEnvelope(await h.get('/api/v1/users', p.accessToken), 403, 'FORBIDDEN_ROLE');
     });
 
     it('refuses a duplicate name, unknown permissions, and deleting a role someone holds', async () => {
@@ -339,12 +270,7 @@ describe('users and roles administration', function () {
         400,
         'VALIDATION_FAILED',
       );
-      await createUser(svc.url, admin.accessToken, {
-        email: 'm@chamada.test',
-        displayName: 'M',
-        roles: ['MONITOR'],
-        password: 'm password 123',
-      });
+      await createUser(h.url, admin.accessToken, userNamed('m', ['MONITOR']));
       expectEnvelope(await send('DELETE', '/api/v1/roles/MONITOR'), 409, 'CONFLICT');
       expect(
         (await send('POST', '/api/v1/roles', { name: 'UNUSED', display_name: 'Unused' })).status,
@@ -358,15 +284,11 @@ describe('users and roles administration', function () {
 
 describe('login and refresh rate limits', function () {
   this.timeout(60_000);
-  let svc: TestService;
-  beforeEach(async () => {
-    svc = await startTestService({ env: jwtEnv() });
-  });
-  afterEach(() => svc.dispose());
+  const h = useService({ env: jwtEnv() }, 'test');
 
   const attempt = (headers: Record<string, string> = {}) =>
     call(
-      `${svc.url}/api/v1/auth/login`,
+      `${h.url}/api/v1/auth/login`,
       jsonPost({ email: 'nobody@chamada.test', password: 'wrong password' }, headers),
     );
 
@@ -381,7 +303,7 @@ describe('login and refresh rate limits', function () {
     expect(sixth.headers.get('ratelimit-policy')).to.equal('"login";q=5;w=60');
     expect(sixth.headers.get('ratelimit')).to.equal(`"login";r=0;t=${retryAfter}`);
     // A malformed body counts too: the limit comes before validation.
-    const malformed = await call(`${svc.url}/api/v1/auth/login`, jsonPost({ nope: true }));
+    const malformed = await call(`${h.url}/api/v1/auth/login`, jsonPost({ nope: true }));
     expectEnvelope(malformed, 429, 'RATE_LIMITED');
   });
 
@@ -394,7 +316,7 @@ describe('login and refresh rate limits', function () {
     const statuses: number[] = [];
     for (let i = 0; i < 11; i += 1) {
       statuses.push(
-        (await call(`${svc.url}/api/v1/auth/refresh`, jsonPost({ refreshToken: 'B'.repeat(43) }))).status,
+        (await call(`${h.url}/api/v1/auth/refresh`, jsonPost({ refreshToken: 'B'.repeat(43) }))).status,
       );
     }
     expect(statuses.slice(0, 10).every((s) => s === 401)).to.equal(true);
@@ -412,8 +334,7 @@ describe('the per-device limit shared by two instances on one CouchDB-protocol s
 
   it('what one instance counted, the other refuses once they have exchanged (within a second)', async () => {
     const { a, b } = instances();
-    const users = (svc: TestService) =>
-      call(`${svc.url}/api/v1/users`, { headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN) });
+    const users = (svc: TestService) => harnessOf(() => svc).get('/api/v1/users');
     for (let i = 0; i < 4; i += 1) expect((await users(a)).status).to.equal(200);
     // Several exchange periods: A has written its counts, B has read them. Alone, B would allow four.
     await new Promise((r) => setTimeout(r, 600));
@@ -425,20 +346,18 @@ describe('the per-device limit shared by two instances on one CouchDB-protocol s
 
 describe('rate limit of every authenticated route, per principal and device', function () {
   this.timeout(60_000);
-  let svc: TestService;
   let now: number;
-  beforeEach(async () => {
+  const h = useService(() => {
     now = Date.parse('2026-11-29T09:00:00Z');
-    svc = await startTestService({
+    return {
       env: { RATE_LIMIT_REQUESTS: '3', RATE_LIMIT_WINDOW_SECONDS: '60' },
       clock: () => new Date(now),
-    });
-  });
-  afterEach(() => svc.dispose());
+    };
+  }, 'test');
 
   const OTHER_DEVICE = '0d6a4d3c-5b2e-4f1a-9c8b-7a6f5e4d3c2b';
   const users = (token: string = DEV_TOKENS.DEV_ADMIN_TOKEN, device: string = DEVICE_ID) =>
-    call(`${svc.url}/api/v1/users`, { headers: { ...authHeaders(token), 'X-Device-Id': device } });
+    call(`${h.url}/api/v1/users`, { headers: { ...authHeaders(token), 'X-Device-Id': device } });
 
   it('answers with RateLimit and RateLimit-Policy, then 429 with Retry-After past the quota, every route sharing it', async () => {
     const first = await users();
@@ -447,9 +366,7 @@ describe('rate limit of every authenticated route, per principal and device', fu
     expect(first.headers.get('ratelimit')).to.equal('"device";r=2;t=60');
     now += 20_000;
     // Another route, the same bucket; a refusal by role counts too.
-    const second = await call(`${svc.url}/api/v1/students`, {
-      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
-    });
+    const second = await h.get('/api/v1/students');
     expect(second.headers.get('ratelimit')).to.equal('"device";r=1;t=40');
     expect((await users()).headers.get('ratelimit')).to.equal('"device";r=0;t=40');
     const refused = await users();
@@ -461,9 +378,7 @@ describe('rate limit of every authenticated route, per principal and device', fu
     expect(refused.headers.get('ratelimit')).to.equal('"device";r=0;t=70');
     now += 70_000;
     // Replication is an authenticated route too, counted in the same bucket; obeying Retry-After is enough.
-    const replication = await call(`${svc.url}/api/v1/replication/roster/`, {
-      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
-    });
+    const replication = await h.get('/api/v1/replication/roster/');
     expect(replication.status, replication.text).to.equal(200);
     expect(replication.headers.get('ratelimit')).to.equal('"device";r=0;t=30');
     now += 20_000;
@@ -477,9 +392,7 @@ describe('rate limit of every authenticated route, per principal and device', fu
     for (let i = 0; i < 4; i += 1) await users();
     expect((await users()).status).to.equal(429);
     expect((await users(DEV_TOKENS.DEV_ADMIN_TOKEN, OTHER_DEVICE)).status).to.equal(200);
-    const caller = await call(`${svc.url}/api/v1/students`, {
-      headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
-    });
+    const caller = await h.get('/api/v1/students', TOKENS.CHAMADOR);
     expect(caller.status, caller.text).to.equal(200);
   });
 
@@ -487,7 +400,7 @@ describe('rate limit of every authenticated route, per principal and device', fu
     const off = await startTestService({ env: { RATE_LIMIT_REQUESTS: '0' } });
     try {
       for (let i = 0; i < 5; i += 1) {
-        const r = await call(`${off.url}/api/v1/users`, { headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN) });
+        const r = await harnessOf(() => off).get('/api/v1/users');
         expect(r.status).to.equal(200);
         expect(r.headers.get('ratelimit-policy')).to.equal(null);
       }
@@ -497,7 +410,7 @@ describe('rate limit of every authenticated route, per principal and device', fu
   });
 
   it('an anonymous or device-less request is refused before it is counted (no principal and device to count)', async () => {
-    expectEnvelope(await call(`${svc.url}/api/v1/users`), 401, 'UNAUTHORIZED');
+    expectEnvelope(await call(`${h.url}/api/v1/users`), 401, 'UNAUTHORIZED');
     const first = await users();
     expect(first.headers.get('ratelimit')).to.equal('"device";r=2;t=60');
   });
@@ -505,18 +418,13 @@ describe('rate limit of every authenticated route, per principal and device', fu
 
 describe('cookie session mode', function () {
   this.timeout(60_000);
-  let svc: TestService;
-  beforeEach(async () => {
-    svc = await startTestService({ env: jwtEnv({ SESSION_MODE: 'cookie' }) });
-    await seed(svc.url);
-  });
-  afterEach(() => svc.dispose());
+  const h = useJwtService({ env: { SESSION_MODE: 'cookie' } }, 'test');
 
   const cookieOf = (setCookie: string | null): string => (setCookie ?? '').split(';')[0] ?? '';
 
   it('login sets an httpOnly, Secure, SameSite=Strict refresh cookie and leaves the token out of the body', async () => {
     const r = await call(
-      `${svc.url}/api/v1/auth/login`,
+      `${h.url}/api/v1/auth/login`,
       jsonPost({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
     );
     expect(r.status).to.equal(200);
@@ -530,18 +438,18 @@ describe('cookie session mode', function () {
 
   it("refresh needs the cookie and the session's X-CSRF-Token; mutations need X-CSRF-Token", async () => {
     const r = await call(
-      `${svc.url}/api/v1/auth/login`,
+      `${h.url}/api/v1/auth/login`,
       jsonPost({ email: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
     );
     const cookie = cookieOf(r.headers.get('set-cookie'));
     const { csrfToken, accessToken } = decodeTokens({ ...(r.json as object), refreshToken: 'unused' });
     expectEnvelope(
-      await call(`${svc.url}/api/v1/auth/refresh`, jsonPost({}, { Cookie: cookie })),
+      await call(`${h.url}/api/v1/auth/refresh`, jsonPost({}, { Cookie: cookie })),
       403,
       'CSRF_TOKEN_INVALID',
     );
     const ok = await call(
-      `${svc.url}/api/v1/auth/refresh`,
+      `${h.url}/api/v1/auth/refresh`,
       jsonPost({}, { Cookie: cookie, 'X-CSRF-Token': csrfToken }),
     );
     expect(ok.status, ok.text).to.equal(200);
@@ -552,11 +460,11 @@ describe('cookie session mode', function () {
     });
     expect(accessToken).not.to.equal(newAccess);
     expectEnvelope(
-      await call(`${svc.url}/api/v1/auth/revoke`, { method: 'POST', headers: bearerMutation(newAccess) }),
+      await call(`${h.url}/api/v1/auth/revoke`, { method: 'POST', headers: bearerMutation(newAccess) }),
       403,
       'CSRF_TOKEN_INVALID',
     );
-    const revoke = await call(`${svc.url}/api/v1/auth/revoke`, {
+    const revoke = await call(`${h.url}/api/v1/auth/revoke`, {
       method: 'POST',
       headers: { ...bearerMutation(newAccess), 'X-CSRF-Token': newCsrf },
     });

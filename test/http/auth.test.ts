@@ -7,45 +7,36 @@ import { sessionStore } from '../../src/store/sessions.js';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
-  bearer,
   bearerMutation,
+  createAndSignIn,
   createUser,
   decodeTokens,
   jsonPost,
-  jwtEnv,
   login,
-  seed,
+  loginAttempt,
   TEST_JWT_SECRET,
+  useJwtService,
 } from '../support/auth.js';
 import { call, expectEnvelope } from '../support/http.js';
-import { DEV_TOKENS, startTestService, type TestService } from '../support/testService.js';
+import { DEV_TOKENS } from '../support/testService.js';
 
 describe('authentication (JWT mode)', function () {
   this.timeout(60_000);
-  let svc: TestService;
   let now: number;
-  const url = (p: string) => `${svc.url}${p}`;
-
-  beforeEach(async () => {
+  const h = useJwtService(() => {
     now = Date.parse('2026-11-25T12:00:00Z');
-    svc = await startTestService({
-      env: jwtEnv({ SESSION_TTL_SECONDS: '3600' }),
-      clock: () => new Date(now),
-    });
-    await seed(svc.url);
-  });
-  afterEach(() => svc.dispose());
+    return { env: { SESSION_TTL_SECONDS: '3600' }, clock: () => new Date(now) };
+  }, 'test');
+  const url = (p: string) => `${h.url}${p}`;
 
   describe('seed', () => {
     it("seeds a demo roster a newcomer can use at once: 20 students, two classes, today's sessions", async () => {
-      const admin = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
-      const students = await call(url('/api/v1/students?limit=50'), { headers: bearer(admin.accessToken) });
+      const admin = await login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const students = await h.get('/api/v1/students?limit=50', admin.accessToken);
       expect(students.status, students.text).to.equal(200);
       expect(JSON.stringify(students.json).match(/"studentId"/g)).to.have.length(20);
       const today = new Date(now).toISOString().slice(0, 10);
-      const sessions = await call(url(`/api/v1/sessions?date=${today}`), {
-        headers: bearer(admin.accessToken),
-      });
+      const sessions = await h.get(`/api/v1/sessions?date=${today}`, admin.accessToken);
       expect(JSON.stringify(sessions.json).match(/"sessionId"/g)).to.have.length(2);
     });
 
@@ -86,24 +77,18 @@ describe('authentication (JWT mode)', function () {
     });
 
     it('stores only the SHA-256 of the refresh token', async () => {
-      const tokens = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
-      const session = await sessionStore(svc.store.db.private).get(tokens.sessionId);
+      const tokens = await login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const session = await sessionStore(h.svc.store.db.private).get(tokens.sessionId);
       expect(session?.refreshTokenHash).to.equal(hashToken(tokens.refreshToken));
-      const raw = JSON.stringify(await svc.store.db.private.allDocs({ include_docs: true }));
+      const raw = JSON.stringify(await h.svc.store.db.private.allDocs({ include_docs: true }));
       expect(raw).not.to.contain(tokens.refreshToken);
     });
 
     it('a wrong password and an unknown email get the same 401 message', async () => {
       const t0 = process.hrtime.bigint();
-      const wrong = await call(
-        url('/api/v1/auth/login'),
-        jsonPost({ email: ADMIN_EMAIL, password: 'not the password' }),
-      );
+      const wrong = await loginAttempt(h.url, ADMIN_EMAIL, 'not the password');
       const t1 = process.hrtime.bigint();
-      const unknown = await call(
-        url('/api/v1/auth/login'),
-        jsonPost({ email: 'nobody@chamada.test', password: 'whatever it is' }),
-      );
+      const unknown = await loginAttempt(h.url, 'nobody@chamada.test', 'whatever it is');
       const t2 = process.hrtime.bigint();
       const a = expectEnvelope(wrong, 401, 'UNAUTHORIZED');
       const b = expectEnvelope(unknown, 401, 'UNAUTHORIZED');
@@ -114,23 +99,17 @@ describe('authentication (JWT mode)', function () {
     });
 
     it('a deactivated user cannot sign in', async () => {
-      const admin = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
-      const userId = await createUser(svc.url, admin.accessToken, {
+      const admin = await login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const userId = await createUser(h.url, admin.accessToken, {
         email: 'caller@chamada.test',
         displayName: 'C',
         roles: ['CHAMADOR'],
         password: 'caller password 1',
       });
-      const d = await call(url(`/api/v1/users/${userId}/deactivate`), {
-        method: 'POST',
-        headers: bearerMutation(admin.accessToken),
-      });
+      const d = await h.send('POST', `/api/v1/users/${userId}/deactivate`, undefined, admin.accessToken);
       expect(d.status, d.text).to.equal(200);
       expectEnvelope(
-        await call(
-          url('/api/v1/auth/login'),
-          jsonPost({ email: 'caller@chamada.test', password: 'caller password 1' }),
-        ),
+        await loginAttempt(h.url, 'caller@chamada.test', 'caller password 1'),
         401,
         'UNAUTHORIZED',
       );
@@ -140,7 +119,7 @@ describe('authentication (JWT mode)', function () {
   describe('access tokens', () => {
     let admin: Awaited<ReturnType<typeof login>>;
     beforeEach(async () => {
-      admin = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      admin = await login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD);
     });
     const nowS = () => Math.floor(now / 1000);
     const claims = () => ({
@@ -153,7 +132,15 @@ describe('authentication (JWT mode)', function () {
       exp: nowS() + 600,
     });
     const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
-    const get = (token: string) => call(url('/api/v1/users'), { headers: bearer(token) });
+    /** A second ADMIN, `x`@chamada.test, signed in. */
+    const anotherAdmin = (x: string) =>
+      createAndSignIn(h.url, admin.accessToken, {
+        email: `${x}@chamada.test`,
+        displayName: x.toUpperCase(),
+        roles: ['ADMIN'],
+        password: `${x} password 12`,
+      });
+    const get = (token: string) => h.get('/api/v1/users', token);
 
     it('a fresh token opens an ADMIN route', async () => {
       expect((await get(admin.accessToken)).status).to.equal(200);
@@ -223,45 +210,23 @@ describe('authentication (JWT mode)', function () {
     });
 
     it('a revoked session → 401 on the very next request', async () => {
-      const r = await call(url('/api/v1/auth/revoke'), {
-        method: 'POST',
-        headers: bearerMutation(admin.accessToken),
-      });
+      const r = await h.send('POST', '/api/v1/auth/revoke', undefined, admin.accessToken);
       expect(r.status, r.text).to.equal(200);
       expect(r.json).to.deep.equal({ revoked: true, sessionId: admin.sessionId });
       expectEnvelope(await get(admin.accessToken), 401, 'UNAUTHORIZED');
     });
 
     it('a deactivated user → 401 on the very next request, not after the token TTL', async () => {
-      const other = await createUser(svc.url, admin.accessToken, {
-        email: 'x@chamada.test',
-        displayName: 'X',
-        roles: ['ADMIN'],
-        password: 'x password 12',
-      });
-      const x = await login(svc.url, 'x@chamada.test', 'x password 12');
+      const { userId: other, tokens: x } = await anotherAdmin('x');
       expect((await get(x.accessToken)).status).to.equal(200);
-      const d = await call(url(`/api/v1/users/${other}/deactivate`), {
-        method: 'POST',
-        headers: bearerMutation(admin.accessToken),
-      });
+      const d = await h.send('POST', `/api/v1/users/${other}/deactivate`, undefined, admin.accessToken);
       expect(d.status, d.text).to.equal(200);
       expectEnvelope(await get(x.accessToken), 401, 'UNAUTHORIZED');
     });
 
     it('a demotion takes effect on the next request: the token still says ADMIN, the store does not', async () => {
-      const other = await createUser(svc.url, admin.accessToken, {
-        email: 'y@chamada.test',
-        displayName: 'Y',
-        roles: ['ADMIN'],
-        password: 'y password 12',
-      });
-      const y = await login(svc.url, 'y@chamada.test', 'y password 12');
-      const p = await call(url(`/api/v1/users/${other}`), {
-        method: 'PATCH',
-        headers: bearerMutation(admin.accessToken),
-        body: JSON.stringify({ roles: ['CHAMADOR'] }),
-      });
+      const { userId: other, tokens: y } = await anotherAdmin('y');
+      const p = await h.send('PATCH', `/api/v1/users/${other}`, { roles: ['CHAMADOR'] }, admin.accessToken);
       expect(p.status, p.text).to.equal(200);
       expectEnvelope(await get(y.accessToken), 403, 'FORBIDDEN_ROLE');
     });
@@ -279,36 +244,34 @@ describe('authentication (JWT mode)', function () {
     const refresh = (token: string) => call(url('/api/v1/auth/refresh'), jsonPost({ refreshToken: token }));
 
     it('rotates: a new pair, the old session replaced by the new one', async () => {
-      const first = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const first = await login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD);
       const r = await refresh(first.refreshToken);
       expect(r.status, r.text).to.equal(200);
       const second = decodeTokens(r.json);
       expect(second.refreshToken).not.to.equal(first.refreshToken);
       expect(second.sessionId).not.to.equal(first.sessionId);
       expect(second.csrfToken).not.to.equal(first.csrfToken);
-      const old = await sessionStore(svc.store.db.private).get(first.sessionId);
+      const old = await sessionStore(h.svc.store.db.private).get(first.sessionId);
       expect(old).to.deep.include({ replacedBy: second.sessionId, revokeReason: 'ROTATED' });
       expect(old?.revokedAt).to.be.a('string');
-      expect((await call(url('/api/v1/users'), { headers: bearer(second.accessToken) })).status).to.equal(
-        200,
-      );
+      expect((await h.get('/api/v1/users', second.accessToken)).status).to.equal(200);
     });
 
     it('reuse of a replaced token → 401 COMPROMISED_SESSION and every session of the user revoked', async () => {
-      const first = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
-      const elsewhere = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const first = await login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const elsewhere = await login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD);
       const second = decodeTokens((await refresh(first.refreshToken)).json);
       expectEnvelope(await refresh(first.refreshToken), 401, 'COMPROMISED_SESSION');
       for (const token of [second.accessToken, elsewhere.accessToken]) {
-        expectEnvelope(await call(url('/api/v1/users'), { headers: bearer(token) }), 401, 'UNAUTHORIZED');
+        expectEnvelope(await h.get('/api/v1/users', token), 401, 'UNAUTHORIZED');
       }
       expectEnvelope(await refresh(second.refreshToken), 401, 'COMPROMISED_SESSION');
-      const reused = await sessionStore(svc.store.db.private).get(first.sessionId);
+      const reused = await sessionStore(h.svc.store.db.private).get(first.sessionId);
       expect(reused?.suspectedCompromiseAt).to.be.a('string');
     });
 
     it('concurrent refreshes with one token: at most one succeeds', async () => {
-      const first = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const first = await login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD);
       const results = await Promise.all(Array.from({ length: 10 }, () => refresh(first.refreshToken)));
       const ok = results.filter((r) => r.status === 200).length;
       expect(ok).to.be.at.most(1);
@@ -321,7 +284,7 @@ describe('authentication (JWT mode)', function () {
     });
 
     it("a refresh after the session's end → 401 SESSION_EXPIRED, even within the refresh token's 7 days", async () => {
-      const first = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const first = await login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD);
       now += 3_600_000;
       expectEnvelope(await refresh(first.refreshToken), 401, 'SESSION_EXPIRED');
       now += 604_800_000;
@@ -331,7 +294,7 @@ describe('authentication (JWT mode)', function () {
     it("refreshes rotate tokens within the login's lifetime and never extend it", async () => {
       const loginAt = now;
       const end = new Date(loginAt + 3_600_000).toISOString();
-      let tokens = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      let tokens = await login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD);
       // A client refreshing every 14 minutes, as an access token's life runs out.
       for (let i = 0; i < 4; i++) {
         now += 14 * 60_000;
@@ -349,34 +312,22 @@ describe('authentication (JWT mode)', function () {
       expect(claims).to.deep.include({ exp: Date.parse(end) / 1000 });
       now = loginAt + 3_600_000;
       expectEnvelope(await refresh(tokens.refreshToken), 401, 'SESSION_EXPIRED');
-      expectEnvelope(
-        await call(url('/api/v1/users'), { headers: bearer(tokens.accessToken) }),
-        401,
-        'SESSION_EXPIRED',
-      );
+      expectEnvelope(await h.get('/api/v1/users', tokens.accessToken), 401, 'SESSION_EXPIRED');
     });
 
     it('an expired access token of a live session stays 401 UNAUTHORIZED: a refresh cures it', async () => {
-      const tokens = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const tokens = await login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD);
       now += 15 * 60_000;
-      expectEnvelope(
-        await call(url('/api/v1/users'), { headers: bearer(tokens.accessToken) }),
-        401,
-        'UNAUTHORIZED',
-      );
+      expectEnvelope(await h.get('/api/v1/users', tokens.accessToken), 401, 'UNAUTHORIZED');
       expect((await refresh(tokens.refreshToken)).status).to.equal(200);
     });
   });
 
   describe('session validate', () => {
     it('answers ACTIVE with expiry and server time, then 401 SESSION_EXPIRED past the session lifetime', async () => {
-      const tokens = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const tokens = await login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD);
       const body = { sessionId: tokens.sessionId, clientTime: new Date(now + 2_000).toISOString() };
-      const ok = await call(url('/api/v1/session/validate'), {
-        method: 'POST',
-        headers: bearerMutation(tokens.accessToken),
-        body: JSON.stringify(body),
-      });
+      const ok = await h.send('POST', '/api/v1/session/validate', body, tokens.accessToken);
       expect(ok.status, ok.text).to.equal(200);
       expect(ok.json).to.deep.equal({
         status: 'ACTIVE',
@@ -399,36 +350,34 @@ describe('authentication (JWT mode)', function () {
         TEST_JWT_SECRET,
         { algorithm: 'HS256' },
       );
-      const expired = await call(url('/api/v1/session/validate'), {
-        method: 'POST',
-        headers: bearerMutation(late),
-        body: JSON.stringify(body),
-      });
+      const expired = await h.send('POST', '/api/v1/session/validate', body, late);
       expectEnvelope(expired, 401, 'SESSION_EXPIRED');
     });
 
     it("after the session's end, its own last access token gets 401 SESSION_EXPIRED from validate", async () => {
-      const tokens = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const tokens = await login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD);
       now += 50 * 60_000;
       const last = decodeTokens(
         (await call(url('/api/v1/auth/refresh'), jsonPost({ refreshToken: tokens.refreshToken }))).json,
       );
       now += 10 * 60_000;
-      const r = await call(url('/api/v1/session/validate'), {
-        method: 'POST',
-        headers: bearerMutation(last.accessToken),
-        body: JSON.stringify({ sessionId: last.sessionId, clientTime: new Date(now).toISOString() }),
-      });
+      const r = await h.send(
+        'POST',
+        '/api/v1/session/validate',
+        { sessionId: last.sessionId, clientTime: new Date(now).toISOString() },
+        last.accessToken,
+      );
       expectEnvelope(r, 401, 'SESSION_EXPIRED');
     });
 
     it("a session id that is not the token's → 401", async () => {
-      const tokens = await login(svc.url, ADMIN_EMAIL, ADMIN_PASSWORD);
-      const r = await call(url('/api/v1/session/validate'), {
-        method: 'POST',
-        headers: bearerMutation(tokens.accessToken),
-        body: JSON.stringify({ sessionId: randomUUID(), clientTime: new Date(now).toISOString() }),
-      });
+      const tokens = await login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const r = await h.send(
+        'POST',
+        '/api/v1/session/validate',
+        { sessionId: randomUUID(), clientTime: new Date(now).toISOString() },
+        tokens.accessToken,
+      );
       expectEnvelope(r, 401, 'UNAUTHORIZED');
     });
   });

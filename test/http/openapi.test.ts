@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { buildOpenApiDocument } from '../../src/http/openapi/openApiDocument.js';
 import { routes } from '../../src/http/registry.js';
+import { useService } from '../support/harness.js';
 import { call } from '../support/http.js';
 import { countingRoutes, probeRoutes } from '../support/probeRoutes.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
-import { authHeaders, DEV_TOKENS, startTestService, type TestService } from '../support/testService.js';
+import { authHeaders, DEV_TOKENS } from '../support/testService.js';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
@@ -24,21 +25,17 @@ const operationsOf = (doc: Record<string, unknown>): string[] => {
 const fill = (path: string) => path.replace(/\{[^}]+\}/g, '6f1c2a8e-9d3b-4c5e-8f7a-1b2c3d4e5f60');
 
 describe('OpenAPI document', () => {
-  let svc: TestService;
-  before(async () => {
-    svc = await startTestService();
-  });
-  after(() => svc.dispose());
+  const h = useService();
 
   it('is served at /api/v1/openapi.json as OpenAPI 3.1.0, info version 1.0.0', async () => {
-    const r = await call(`${svc.url}/api/v1/openapi.json`);
+    const r = await call(`${h.url}/api/v1/openapi.json`);
     expect(r.status).to.equal(200);
     expect(r.json).to.deep.include({ openapi: '3.1.0' });
     expect(r.json).to.have.nested.property('info.version', '1.0.0');
   });
 
   it('lists exactly the operations of the registry', async () => {
-    const served = (await call(`${svc.url}/api/v1/openapi.json`)).json;
+    const served = (await call(`${h.url}/api/v1/openapi.json`)).json;
     if (typeof served !== 'object' || served === null) throw new Error('not an object');
     const documented = operationsOf({ ...served });
     expect(documented).to.have.members(routes.map((r) => `${r.method.toUpperCase()} ${r.path}`));
@@ -48,7 +45,7 @@ describe('OpenAPI document', () => {
     const doc = buildOpenApiDocument(routes);
     for (const op of operationsOf(doc)) {
       const [method = '', path = ''] = op.split(' ');
-      const r = await call(`${svc.url}${fill(path)}`, {
+      const r = await call(`${h.url}${fill(path)}`, {
         method,
         headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
       });
@@ -58,7 +55,7 @@ describe('OpenAPI document', () => {
   });
 
   it('an undocumented path is not routed', async () => {
-    const r = await call(`${svc.url}/api/v1/undocumented`);
+    const r = await call(`${h.url}/api/v1/undocumented`);
     expect(r.status).to.equal(404);
   });
 

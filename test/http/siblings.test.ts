@@ -1,28 +1,25 @@
 /** Siblings in the tablets' roster: a shared guardian phone becomes a shared opaque family key. */
 import { expect } from 'chai';
+import { useService } from '../support/harness.js';
 import { createdId, seedSmallRoster } from '../support/seed.js';
 import { makeTablet, type Tablet } from '../support/tablet.js';
-import { DEV_TOKENS, startTestService, type TestService } from '../support/testService.js';
+import { DEV_TOKENS } from '../support/testService.js';
 
 describe('siblings in the tablets roster', function () {
   this.timeout(60_000);
-  let svc: TestService;
   let tablet: Tablet;
-
-  beforeEach(async () => {
-    svc = await startTestService();
-    tablet = makeTablet(svc.url, DEV_TOKENS.DEV_CALLER_TOKEN);
-  });
-  afterEach(async () => {
-    await tablet.close();
-    await svc.dispose();
+  // Registered before the service's hooks: the tablet closes before the service stops.
+  afterEach(() => tablet.close());
+  const h = useService({}, 'test');
+  beforeEach(() => {
+    tablet = makeTablet(h.url, DEV_TOKENS.DEV_CALLER_TOKEN);
   });
 
   it('children whose guardian phone is the same share a family key; the key holds none of the number', async () => {
-    const { classId } = await seedSmallRoster(svc.url, [], new Date().toISOString().slice(0, 10));
+    const { classId } = await seedSmallRoster(h.url, [], new Date().toISOString().slice(0, 10));
     const child = (displayName: string, number: string) =>
       createdId(
-        svc.url,
+        h.url,
         '/api/v1/students',
         { displayName, guardianName: 'Rita Prado', phones: [{ number, qualifier: 'mãe' }], classId },
         'studentId',
@@ -30,8 +27,8 @@ describe('siblings in the tablets roster', function () {
     const helena = await child('Helena', '+55 11 91234-5678');
     const caio = await child('Caio', '(11) 91234-5678');
     const other = await child('Outro', '+55 21 97777-1111');
-    await svc.deps.sync.pipeline.catchUp();
-    await svc.deps.replication.reconciler.refresh();
+    await h.svc.deps.sync.pipeline.catchUp();
+    await h.svc.deps.replication.reconciler.refresh();
     await tablet.pull();
     const students = await tablet.docs('rosterStudent');
     const families = (id: string) => students.get(`student:${id}`)?.families;

@@ -5,10 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
-import { call, decodeAs } from '../support/http.js';
+import { useService } from '../support/harness.js';
+import { decodeAs } from '../support/http.js';
 import { seedSmallRoster, syncEvents } from '../support/seed.js';
 import { makeTablet, type Tablet } from '../support/tablet.js';
-import { authHeaders, DEV_TOKENS, startTestService, type TestService } from '../support/testService.js';
+import { DEV_TOKENS } from '../support/testService.js';
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -26,10 +27,14 @@ const AuditPage = t.type({ items: t.array(t.type({ details: t.UnknownRecord, sub
 
 describe('first-time visitors registered at the door', function () {
   this.timeout(60_000);
-  let svc: TestService;
   let classId: string;
   let sessionId: string;
-  let tablets: Tablet[];
+  let tablets: Tablet[] = [];
+  // Registered before the service's hooks: the tablets close before the service stops.
+  afterEach(async () => {
+    for (const tablet of tablets) await tablet.close();
+  });
+  const h = useService({}, 'test');
 
   const registration = (over: Record<string, unknown> = {}) => ({
     eventId: randomUUID(),
@@ -52,15 +57,11 @@ describe('first-time visitors registered at the door', function () {
     clientTimestamp: new Date().toISOString(),
   });
   const readStudent = async (studentId: string) => {
-    const r = await call(`${svc.url}/api/v1/students/${studentId}`, {
-      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
-    });
+    const r = await h.get(`/api/v1/students/${studentId}`, DEV_TOKENS.DEV_ADMIN_TOKEN);
     return { status: r.status, student: r.status === 200 ? decodeAs(VisitorRead, r.json) : undefined };
   };
   const visitorAudits = async (studentId: string) => {
-    const r = await call(`${svc.url}/api/v1/audit-logs?limit=200`, {
-      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
-    });
+    const r = await h.get(`/api/v1/audit-logs?limit=200`, DEV_TOKENS.DEV_ADMIN_TOKEN);
     expect(r.status, r.text).to.equal(200);
     return decodeAs(AuditPage, r.json).items.filter(
       (i) => i.subject_id === studentId && i.details.code === 'VISITOR_REGISTERED',
@@ -68,21 +69,16 @@ describe('first-time visitors registered at the door', function () {
   };
 
   beforeEach(async () => {
-    svc = await startTestService();
     tablets = [];
-    const roster = await seedSmallRoster(svc.url, ['Ana'], today());
+    const roster = await seedSmallRoster(h.url, ['Ana'], today());
     classId = roster.classId;
     sessionId = roster.sessionId;
-  });
-  afterEach(async () => {
-    for (const tablet of tablets) await tablet.close();
-    await svc.dispose();
   });
 
   it('a registration and the check-in that follows it in one batch create the visitor and check them in', async () => {
     const reg = registration();
     const visit = checkIn(reg.studentId);
-    const r = await syncEvents(svc.url, [reg, visit]);
+    const r = await syncEvents(h.url, [reg, visit]);
     expect(r.failed).to.deep.equal([]);
     expect(r.synced.map((s) => [s.eventId, s.status, s.duplicate])).to.deep.equal([
       [reg.eventId, 'APPLIED', false],
@@ -99,9 +95,10 @@ describe('first-time visitors registered at the door', function () {
       allergies: 'Lactose',
       phones: [{ number: '+55 11 91234-5678', qualifier: 'visitante' }],
     });
-    const desk = await call(`${svc.url}/api/v1/check-in/active?checkInId=${visit.checkInId}`, {
-      headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
-    });
+    const desk = await h.get(
+      `/api/v1/check-in/active?checkInId=${visit.checkInId}`,
+      DEV_TOKENS.DEV_CALLER_TOKEN,
+    );
     expect(desk.status, desk.text).to.equal(200);
     expect(desk.text).to.contain('Helena Prado');
     // The desk shows who may collect the child by the phone's last four digits only.
@@ -112,19 +109,17 @@ describe('first-time visitors registered at the door', function () {
   it('a resend of the same registration, in a new batch, is a duplicate and registers nobody twice', async () => {
     const reg = registration();
     const visit = checkIn(reg.studentId);
-    await syncEvents(svc.url, [reg, visit]);
-    const again = await syncEvents(svc.url, [reg, visit]);
+    await syncEvents(h.url, [reg, visit]);
+    const again = await syncEvents(h.url, [reg, visit]);
     expect(again.failed).to.deep.equal([]);
     expect(again.synced.map((s) => s.duplicate)).to.deep.equal([true, true]);
-    const list = await call(`${svc.url}/api/v1/students?q=Helena`, {
-      headers: authHeaders(DEV_TOKENS.DEV_ADMIN_TOKEN),
-    });
+    const list = await h.get(`/api/v1/students?q=Helena`, DEV_TOKENS.DEV_ADMIN_TOKEN);
     expect(list.status, list.text).to.equal(200);
     const ids = decodeAs(t.type({ items: t.array(t.type({ studentId: t.string })) }), list.json).items.map(
       (i) => i.studentId,
     );
     expect(ids).to.deep.equal([reg.studentId]);
-    await svc.deps.sync.pipeline.catchUp();
+    await h.svc.deps.sync.pipeline.catchUp();
     expect(await visitorAudits(reg.studentId)).to.have.length(1);
   });
 
@@ -133,10 +128,10 @@ describe('first-time visitors registered at the door', function () {
     const { phone: _p, ...withoutPhone } = noPhone;
     const otherClass = registration({ classId: randomUUID() });
     const existing = registration({
-      studentId: (await seedSmallRoster(svc.url, ['Bia'], today())).studentIds[0],
+      studentId: (await seedSmallRoster(h.url, ['Bia'], today())).studentIds[0],
     });
     const good = registration({ displayName: 'Caio Lima' });
-    const r = await syncEvents(svc.url, [
+    const r = await syncEvents(h.url, [
       withoutPhone,
       otherClass,
       existing,
@@ -160,14 +155,14 @@ describe('first-time visitors registered at the door', function () {
   it('the same child registered on two tablets offline becomes two visitors, for the office to merge', async () => {
     const first = registration();
     const second = registration({ clientTimestamp: new Date(Date.now() + 1000).toISOString() });
-    const r = await syncEvents(svc.url, [first, checkIn(first.studentId), second, checkIn(second.studentId)]);
+    const r = await syncEvents(h.url, [first, checkIn(first.studentId), second, checkIn(second.studentId)]);
     expect(r.failed).to.deep.equal([]);
     for (const id of [first.studentId, second.studentId])
       expect((await readStudent(id)).student).to.deep.include({ displayName: 'Helena Prado', visitor: true });
   });
 
   it('pushed by replication, the registration and a check-in pushed later are stored; the next pull holds the visitor without the phone', async () => {
-    const tablet = makeTablet(svc.url, DEV_TOKENS.DEV_CALLER_TOKEN);
+    const tablet = makeTablet(h.url, DEV_TOKENS.DEV_CALLER_TOKEN);
     tablets.push(tablet);
     const reg = registration();
     await tablet.outbox.put({ _id: `event:${reg.eventId}`, ...reg });
@@ -178,8 +173,8 @@ describe('first-time visitors registered at the door', function () {
     await tablet.outbox.put({ _id: `event:${visit.eventId}`, ...visit });
     const second = await tablet.push();
     expect([second.docs_written, second.doc_write_failures]).to.deep.equal([1, 0]);
-    await svc.deps.sync.pipeline.catchUp();
-    await svc.deps.replication.reconciler.refresh();
+    await h.svc.deps.sync.pipeline.catchUp();
+    await h.svc.deps.replication.reconciler.refresh();
     await tablet.pull();
     const students = await tablet.docs('rosterStudent');
     expect(students.get(`student:${reg.studentId}`)).to.deep.include({
@@ -194,7 +189,7 @@ describe('first-time visitors registered at the door', function () {
 
   it('a CHAMADOR may register visitors; a role without attendance may not', async () => {
     const reg = registration();
-    const r = await syncEvents(svc.url, [reg], DEV_TOKENS.DEV_CADASTRO_TOKEN);
+    const r = await syncEvents(h.url, [reg], DEV_TOKENS.DEV_CADASTRO_TOKEN);
     expect(r.failed.map((f) => f.reason)).to.deep.equal(['FORBIDDEN_ROLE']);
   });
 });

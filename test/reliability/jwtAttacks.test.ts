@@ -21,19 +21,12 @@ import {
   createUser,
   decodeTokens,
   jsonPost,
-  jwtEnv,
-  seed,
   TEST_JWT_SECRET,
   type TokensWithRefresh,
+  useJwtService,
 } from '../support/auth.js';
 import { call, type HttpResult } from '../support/http.js';
-import {
-  DEV_TOKENS,
-  DEVICE_ID,
-  mutationHeaders,
-  startTestService,
-  type TestService,
-} from '../support/testService.js';
+import { DEV_TOKENS, DEVICE_ID, mutationHeaders } from '../support/testService.js';
 import { figure } from './figures.js';
 import { exampleOf, fillPath, routeName } from './securitySupport.js';
 
@@ -113,11 +106,14 @@ const envelopeCode = (r: HttpResult): string | undefined => {
 
 describe('reliability: JWT attack vectors', function () {
   this.timeout(120_000);
-  let svc: TestService;
   let now: number;
+  const service = useJwtService(() => {
+    now = Date.now();
+    return { env: { TRUST_PROXY: 'loopback', SESSION_TTL_SECONDS: '600' }, clock: () => new Date(now) };
+  });
   let address = 0;
   const sample = sampleRoutes();
-  const url = (p: string) => `${svc.url}${p}`;
+  const url = (p: string) => `${service.url}${p}`;
 
   const signIn = async (email: string, password: string): Promise<TokensWithRefresh> => {
     address += 1;
@@ -144,16 +140,6 @@ describe('reliability: JWT attack vectors', function () {
     });
   };
 
-  before(async () => {
-    now = Date.now();
-    svc = await startTestService({
-      env: jwtEnv({ TRUST_PROXY: 'loopback', SESSION_TTL_SECONDS: '600' }),
-      clock: () => new Date(now),
-    });
-    await seed(svc.url);
-  });
-  after(() => svc.dispose());
-
   it('answers 401 in the envelope to every forged, tampered, expired or revoked token', async () => {
     const started = Date.now();
     const admin = await signIn(ADMIN_EMAIL, ADMIN_PASSWORD);
@@ -162,7 +148,12 @@ describe('reliability: JWT attack vectors', function () {
     const password = 'an attack password 123';
     const newUser = async (label: string, roles: string[]) => {
       const email = `${label}-${randomUUID().slice(0, 8)}@chamada.test`;
-      const userId = await createUser(svc.url, adminToken, { email, displayName: label, roles, password });
+      const userId = await createUser(service.url, adminToken, {
+        email,
+        displayName: label,
+        roles,
+        password,
+      });
       return { userId, email, tokens: await signIn(email, password) };
     };
     const caller = await newUser('caller', ['CHAMADOR']);

@@ -4,7 +4,7 @@ import type { NewEvent } from '../../src/domain/event.js';
 import { EVENT_WRITES_AT_ONCE, EVENTS_PER_WRITE, eventStore, independent } from '../../src/store/events.js';
 import { ensureEventsGuard } from '../../src/store/eventsDesign.js';
 import type { Database } from '../../src/store/pouch.js';
-import { type StoreHost, storeBackends } from '../support/storeBackends.js';
+import { databasePerTest, storeBackends } from '../support/storeBackends.js';
 
 const AT = '2026-03-01T12:00:00.000Z';
 
@@ -69,20 +69,13 @@ describe('independent events', () => {
 for (const [name, setUp] of storeBackends('events')) {
   describe(`eventStore.appendMany on ${name}`, function () {
     this.timeout(60_000);
-    let host: StoreHost;
+    const per = databasePerTest(setUp, 'events');
     let db: Database;
-    let tests = 0;
-    before(async () => {
-      host = await setUp();
-    });
-    after(() => host.dispose());
     beforeEach(async () => {
-      tests += 1;
-      db = host.open(`events_${tests}`);
+      db = per.db();
       // As the service opens it: on CouchDB the guard checks every document of every write.
       await ensureEventsGuard(db);
     });
-    afterEach(() => db.close());
 
     it('stores more events than one write takes, each once, and answers them in the order given', async () => {
       const events = Array.from({ length: EVENTS_PER_WRITE * 2 + 37 }, (_, i) => created(i));

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import type { RosterDoc } from '../../src/domain/roster.js';
 import type { Database } from '../../src/store/pouch.js';
 import { rosterStore } from '../../src/store/roster.js';
-import { type StoreHost, storeBackends } from '../support/storeBackends.js';
+import { databasePerTest, storeBackends } from '../support/storeBackends.js';
 
 const backends = storeBackends('roster');
 
@@ -21,16 +21,10 @@ const cls = (id: string, name: string): RosterDoc => ({
 for (const [backend, setUp] of backends) {
   describe(`roster store on ${backend}`, function () {
     this.timeout(60_000);
-    let host: StoreHost;
+    const per = databasePerTest(setUp, 'roster');
     let db: Database;
-    let n = 0;
-    before(async () => {
-      host = await setUp();
-    });
-    after(() => host.dispose());
     beforeEach(async () => {
-      n += 1;
-      db = host.open(`roster-${n}`);
+      db = per.db();
       await db.put({ _id: '_design/idx-by-docType', views: {} });
     });
 
@@ -55,13 +49,13 @@ for (const [backend, setUp] of backends) {
         deleted: 0,
       });
       // A range read is served by one copy of each shard: on a cluster, read once all copies agree.
-      await host.copiesAgree();
+      await per.server().copiesAgree();
       const before = await revs();
       expect(await roster.reconcile([cls('a', 'A'), cls('b', 'B2'), cls('d', 'D')])).to.deep.equal({
         written: 2,
         deleted: 1,
       });
-      await host.copiesAgree();
+      await per.server().copiesAgree();
       const after = await revs();
       expect(after.get('class:a'), 'an equal document keeps its revision').to.equal(before.get('class:a'));
       expect(after.get('class:b')).to.not.equal(before.get('class:b'));
@@ -77,7 +71,7 @@ for (const [backend, setUp] of backends) {
       const roster = rosterStore(db);
       await roster.reconcile([cls('a', 'A'), cls('b', 'B'), cls('c', 'C')]);
       // The reads below are ranges and a feed, one copy of each shard: on a cluster, once all agree.
-      await host.copiesAgree();
+      await per.server().copiesAgree();
       const before = await revs();
       // `c` is named without a wanted document (deleted); `z` is wanted but outside the ids (left alone).
       expect(
@@ -86,7 +80,7 @@ for (const [backend, setUp] of backends) {
           [cls('a', 'A'), cls('b', 'B2'), cls('z', 'Z')],
         ),
       ).to.deep.equal({ written: 1, deleted: 1 });
-      await host.copiesAgree();
+      await per.server().copiesAgree();
       const after = await revs();
       expect(after.get('class:a')).to.equal(before.get('class:a'));
       expect(await names()).to.deep.equal({ 'class:a': 'A', 'class:b': 'B2' });
@@ -99,7 +93,7 @@ for (const [backend, setUp] of backends) {
         written: 1,
         deleted: 0,
       });
-      await host.copiesAgree();
+      await per.server().copiesAgree();
       expect(await names()).to.deep.equal({ 'class:a': 'A', 'class:b': 'B2', 'class:c': 'C again' });
       // A tablet replicating from the start sees the recreated document, not the deletion.
       const changes = await db.changes({ since: 0 });

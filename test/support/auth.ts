@@ -1,8 +1,10 @@
 /** Sign-in helpers for JWT-mode black-box tests. */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
-import { call } from './http.js';
-import { DEVICE_ID, mutationHeaders } from './testService.js';
+import { type ServiceHarness, useService } from './harness.js';
+import { inHooks, type Scope } from './hooks.js';
+import { call, type HttpResult } from './http.js';
+import { DEVICE_ID, mutationHeaders, type TestServiceOptions } from './testService.js';
 
 export const TEST_JWT_SECRET = 'a-test-jwt-secret-that-is-long-enough-0123456789';
 export const ADMIN_EMAIL = 'admin@chamada.test';
@@ -15,6 +17,26 @@ export const jwtEnv = (extra: Record<string, string> = {}): Record<string, strin
   SEED_ADMIN_PASSWORD: ADMIN_PASSWORD,
   ...extra,
 });
+
+/**
+ * `useService` in JWT mode (`options.env` added to `jwtEnv()`), its first ADMIN seeded through
+ * `POST /_seed` right after each start; sign in with `login(h.url, ADMIN_EMAIL, ADMIN_PASSWORD)`.
+ */
+export const useJwtService = (
+  options: TestServiceOptions | (() => TestServiceOptions) = {},
+  scope: Scope = 'file',
+): ServiceHarness => {
+  const h = useService(() => {
+    const chosen = typeof options === 'function' ? options() : options;
+    return { ...chosen, env: jwtEnv(chosen.env) };
+  }, scope);
+  inHooks(
+    scope,
+    () => seed(h.url),
+    async () => {},
+  );
+  return h;
+};
 
 const Tokens = t.type({
   accessToken: t.string,
@@ -44,8 +66,12 @@ export const seed = async (url: string): Promise<void> => {
   if (r.status !== 200) throw new Error(`seed failed: ${r.status} ${r.text}`);
 };
 
+/** `POST /auth/login` with `email` and `password`, the answer as it came. */
+export const loginAttempt = (url: string, email: string, password: string): Promise<HttpResult> =>
+  call(`${url}/api/v1/auth/login`, jsonPost({ email, password }));
+
 export const login = async (url: string, email: string, password: string): Promise<TokensWithRefresh> => {
-  const r = await call(`${url}/api/v1/auth/login`, jsonPost({ email, password }));
+  const r = await loginAttempt(url, email, password);
   if (r.status !== 200) throw new Error(`login failed: ${r.status} ${r.text}`);
   return decodeTokens(r.json);
 };
@@ -73,4 +99,14 @@ export const createUser = async (
   const decoded = Created.decode(r.json);
   if (r.status !== 201 || E.isLeft(decoded)) throw new Error(`create user failed: ${r.status} ${r.text}`);
   return decoded.right.userId;
+};
+
+/** Creates a user as `adminToken`, then signs in as it: its id and its token pair. */
+export const createAndSignIn = async (
+  url: string,
+  adminToken: string,
+  user: { email: string; displayName: string; roles: string[]; password: string },
+): Promise<{ readonly userId: string; readonly tokens: TokensWithRefresh }> => {
+  const userId = await createUser(url, adminToken, user);
+  return { userId, tokens: await login(url, user.email, user.password) };
 };

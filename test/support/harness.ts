@@ -10,6 +10,7 @@
  * Tests that need the service as a process (a hard stop, a crash) start the built bundle through
  * `mainProcess.ts` / `serviceBundle.ts` instead; the browser tests share `kioskE2e.ts`.
  */
+import { type CouchServer, startCouchServer } from './couchServer.js';
 import { fixture, type Scope } from './hooks.js';
 import type { HttpResult } from './http.js';
 import { call } from './http.js';
@@ -89,4 +90,29 @@ export const useService = (
     (svc) => svc.dispose(),
   );
   return harnessOf(current);
+};
+
+/**
+ * `useService` on a CouchDB-protocol server of its own (express-pouchdb, or the real CouchDB of
+ * `npm run test:couchdb`), started before the service; `couch()` stops and restarts it. The server is
+ * restarted (when a test left it stopped) before the service stops, and disposed after.
+ */
+export const useServiceOnCouch = (
+  options: TestServiceOptions = {},
+  scope: Scope = 'file',
+): { readonly h: ServiceHarness; readonly couch: () => CouchServer } => {
+  const current = fixture(
+    scope,
+    async () => {
+      const couch = await startCouchServer();
+      const svc = await startTestService({ ...options, env: { ...options.env, COUCHDB_URL: couch.url } });
+      return { couch, svc };
+    },
+    async ({ couch, svc }) => {
+      await couch.restart();
+      await svc.dispose();
+      await couch.dispose();
+    },
+  );
+  return { h: harnessOf(() => current().svc), couch: () => current().couch };
 };

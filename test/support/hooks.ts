@@ -38,3 +38,18 @@ export const fixture = <A>(
     return current;
   };
 };
+
+/**
+ * Registers an `afterEach` that closes whatever the test passed to the returned function (a fake
+ * printer, a server), whatever the test did; the function answers its argument.
+ */
+export const closedAfterEach = (): (<A extends { close(): Promise<void> }>(value: A) => A) => {
+  const open: Array<{ close(): Promise<void> }> = [];
+  afterEach(async () => {
+    for (const value of open.splice(0)) await value.close();
+  });
+  return (value) => {
+    open.push(value);
+    return value;
+  };
+};

@@ -17,7 +17,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { encodeIpp, IPP_OPERATION, IPP_TAG } from '../../src/printing/ippCodec.js';
+import { type SmallRoster, seedSmallRoster } from './seed.js';
 import { makeTempDir, removeDir } from './tempDir.js';
+import { startTestService, type TestService } from './testService.js';
 
 const run = promisify(execFile);
 
@@ -213,4 +215,74 @@ export const startIppEverywhere = async (
       if (existsSync(spoolDir)) await removeDir(spoolDir);
     },
   };
+};
+
+/**
+ * A printer per call, inside a test; every printer a test started is stopped after it (`afterEach`),
+ * whatever the test did. Call at describe level.
+ */
+export const printersPerTest = (): ((options?: {
+  readonly formats?: string;
+}) => Promise<IppEverywherePrinter>) => {
+  const started: IppEverywherePrinter[] = [];
+  afterEach(async () => {
+    for (const printer of started.splice(0)) await printer.stop();
+  });
+  return async (options = {}) => {
+    const printer = await startIppEverywhere(options);
+    started.push(printer);
+    return printer;
+  };
+};
+
+/** The documents `printer` has kept once there are `n`, read every 50 ms at most `polls` times (a bounded loop). */
+export const keptDocuments = async (
+  printer: IppEverywherePrinter,
+  n: number,
+  polls = 200,
+): Promise<string[]> => {
+  for (let i = 0; i < polls; i += 1) {
+    const docs = printer.documents();
+    if (docs.length >= n) return docs;
+    await sleep(50);
+  }
+  throw new Error(`the printer kept ${printer.documents().length} documents, not ${n}`);
+};
+
+export interface PrintSuite {
+  readonly url: () => string;
+  readonly roster: () => SmallRoster;
+}
+
+/**
+ * The set-up of a suite that prints to `ippeveprinter`s, within its `describe`: the tools checked,
+ * DNS-SD up (a system D-Bus and avahi-daemon, `startDnsSd`), the service started with `env`, and
+ * `students` seeded in one class with a session today. After the suite, `beforeStop` first (a
+ * process that talks to the service), then the service, then what `startDnsSd` started; each only
+ * if it had started.
+ */
+export const printSuite = (
+  env: Readonly<Record<string, string>>,
+  students: ReadonlyArray<string>,
+  beforeStop?: () => Promise<void>,
+): PrintSuite => {
+  let dnsSd: DnsSd | undefined;
+  let svc: TestService | undefined;
+  let roster: SmallRoster | undefined;
+  before(async () => {
+    await requirePrintTools();
+    dnsSd = await startDnsSd();
+    svc = await startTestService({ env });
+    roster = await seedSmallRoster(svc.url, students, new Date().toISOString().slice(0, 10));
+  });
+  after(async () => {
+    await beforeStop?.();
+    await svc?.dispose();
+    await dnsSd?.stop();
+  });
+  const started = <A>(value: A | undefined): A => {
+    if (value === undefined) throw new Error('the print suite has not started');
+    return value;
+  };
+  return { url: () => started(svc).url, roster: () => started(roster) };
 };

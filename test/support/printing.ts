@@ -62,6 +62,13 @@ export const finishedJob = async (url: string, jobId: string, polls = 600): Prom
   throw new Error(`print job ${jobId} did not finish`);
 };
 
+/** Queues a job for `checkInIds` on `printerId` and answers it once it is `done` or `failed`. */
+export const printedJob = async (
+  url: string,
+  printerId: string,
+  checkInIds: ReadonlyArray<string>,
+): Promise<PrintJobSeen> => finishedJob(url, await printLabels(url, printerId, checkInIds));
+
 /** Checks children in as the door does and answers their check-in ids and codes. */
 export const checkInAll = async (
   url: string,
