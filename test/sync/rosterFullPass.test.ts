@@ -13,13 +13,18 @@ import type { ClassDoc, ClassSessionDoc } from '../../src/domain/classes.js';
 import type { AllowedAdult } from '../../src/domain/pickup.js';
 import type { RosterDoc } from '../../src/domain/roster.js';
 import type { StudentDoc } from '../../src/domain/student.js';
-import { boundedCache } from '../../src/lib/boundedCache.js';
 import { rosterDocs } from '../../src/rules/roster.js';
 import { photosAllowed } from '../../src/rules/students.js';
 import type { Database } from '../../src/store/pouch.js';
 import { rosterStore } from '../../src/store/roster.js';
 import { studentStore } from '../../src/store/students.js';
-import { familyKeyOf, familyPassesOf, rosterFullPass, rosterWindow } from '../../src/sync/rosterInput.js';
+import {
+  familyKeyOf,
+  familyPassesOf,
+  passHashCache,
+  rosterFullPass,
+  rosterWindow,
+} from '../../src/sync/rosterInput.js';
 import { studentDirectory } from '../../src/sync/studentDirectory.js';
 import { aStudentRecord } from '../support/fixtures.js';
 import { type StoreHost, storeBackends } from '../support/storeBackends.js';
@@ -256,7 +261,7 @@ for (const [backend, setUp] of storeBackends('roster-pass')) {
                 key: Buffer.from(dayKey(SECRET, day)).toString('base64url'),
               })),
               aspects: [],
-              familyPasses: familyPassesOf(SECRET, GENERATIONS, boundedCache({ maxEntries: 10 })),
+              familyPasses: familyPassesOf(SECRET, GENERATIONS, passHashCache(10)),
             });
             expect(await rosterOf(rosterDb)).to.deep.equal(whole);
             // Past one page of students, the families are reconciled a page at a time.
