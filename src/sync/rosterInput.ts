@@ -210,7 +210,7 @@ export const familyPages = (
     for (; end < members.length; end += 1) {
       const key = members[end]?.familyKey;
       if (end > start && key === members[end - 1]?.familyKey) continue;
-      if (families === familyPage) break;
+      if (families >= Math.max(1, familyPage)) break;
       families += 1;
     }
     const next = members[end]?.familyKey;
