@@ -9,15 +9,11 @@
  *   npx tsx bench/familyPasses.ts [students=10000]
  */
 import { randomBytes } from 'node:crypto';
-import { boundedCache } from '../src/lib/boundedCache.js';
 import { familyMembersOf, type RosterInput, rosterFamilyDocs } from '../src/rules/roster.js';
-import { familyKeyOf, familyPassesOf, PASS_HASHES_HELD } from '../src/sync/rosterInput.js';
+import { familyKeyOf, familyPassesOf, PASS_HASHES_HELD, passHashCache } from '../src/sync/rosterInput.js';
 import { median } from './stats.js';
 
-const passHashesCache = () =>
-  boundedCache<{ readonly pass: string; readonly revoked: ReadonlyArray<string> }>({
-    maxEntries: PASS_HASHES_HELD,
-  });
+const passHashesCache = () => passHashCache(PASS_HASHES_HELD);
 const students = Number(process.argv[2] ?? 10_000);
 const secret = new Uint8Array(randomBytes(32));
 const roll: Array<RosterInput['students'][number]> = [];
@@ -51,11 +47,14 @@ const familyKey = (d: string) => keys.get(d) ?? keys.set(d, keyOf(d)).get(d) ?? 
 for (const m of familyMembersOf({ students: roll, adults }, familyKey))
   if (m.studentId.endsWith('0')) generations.set(m.familyKey, 1);
 /** What the family pass adds to one full pass: the members gathered, the documents and their hashes. */
-const pass = (held: ReturnType<typeof passHashesCache>) =>
-  rosterFamilyDocs(
+const pass = (held: ReturnType<typeof passHashesCache>) => {
+  const docs = rosterFamilyDocs(
     familyMembersOf({ students: roll, adults }, familyKey),
     familyPassesOf(secret, generations, held),
   );
+  held.passEnded();
+  return docs;
+};
 const timed = (f: () => unknown): number => {
   const started = performance.now();
   f();

@@ -7,7 +7,6 @@ import type { AllowedAdult } from '../domain/pickup.js';
 import type { AspectDoc } from '../domain/projection.js';
 import type { RosterDoc } from '../domain/roster.js';
 import type { StudentDoc } from '../domain/student.js';
-import { type BoundedCache, boundedCache } from '../lib/boundedCache.js';
 import { utcDay } from '../rules/checkin.js';
 import type { AspectProjection } from '../rules/projections.js';
 import {
@@ -62,6 +61,48 @@ export const PASS_HASHES_HELD = 50_000;
 
 type PassHashes = ReturnType<FamilyPasses['hashesOf']>;
 
+/** Pass hashes held from one full pass to the next (`passHashCache`). */
+export interface PassHashCache {
+  get(name: string): PassHashes | undefined;
+  set(name: string, hashes: PassHashes): void;
+  /** A full pass ended: what it did not ask for (a family gone, a generation replaced) goes. */
+  passEnded(): void;
+  size(): number;
+}
+
+/**
+ * At most `maxEntries` families' hashes, kept from the pass that asked for them to the next. A pass
+ * asks for the families in the same order each time, so a least-recently-used cache smaller than
+ * their number evicted each family just before the next pass asked for it: past 50,000 families not
+ * one lookup hit, some 14 s of hashing a pass at 100,000 (decision 0058). Here what is held stays
+ * while the passes ask for it, and a family finds room only while there is some: at twice as many
+ * families as it holds, half the lookups hit.
+ */
+export const passHashCache = (maxEntries: number): PassHashCache => {
+  // What the last pass asked for; what this one asked for (moved over as it asks).
+  let before = new Map<string, PassHashes>();
+  let now = new Map<string, PassHashes>();
+  return {
+    get(name) {
+      const held = now.get(name);
+      if (held !== undefined) return held;
+      const kept = before.get(name);
+      if (kept === undefined) return undefined;
+      before.delete(name);
+      now.set(name, kept);
+      return kept;
+    },
+    set(name, hashes) {
+      if (now.size + before.size < maxEntries) now.set(name, hashes);
+    },
+    passEnded() {
+      before = now;
+      now = new Map();
+    },
+    size: () => before.size + now.size,
+  };
+};
+
 /**
  * The roster's family passes under `secret` at the stored generations, the hashes of a family kept
  * in `held` from one pass to the next: they change only with its generation (a part of the entry's
@@ -70,7 +111,7 @@ type PassHashes = ReturnType<FamilyPasses['hashesOf']>;
 export const familyPassesOf = (
   secret: Uint8Array,
   generations: ReadonlyMap<string, number>,
-  held: BoundedCache<PassHashes>,
+  held: Pick<PassHashCache, 'get' | 'set'>,
 ): FamilyPasses => ({
   issuer: passIssuer(secret),
   hashesOf: (familyKey) => {
@@ -130,11 +171,56 @@ const studentRanges = (from: string, to: string | undefined): RosterRange[] => [
   { from: `student:${from}`, to: to === undefined ? undefined : `student:${to}` },
 ];
 
-/** The rest of the roster's ids: before and between the students' two ranges. */
+/**
+ * Families reconciled at a time in the full pass. Every child with a guardian's phone is in a family,
+ * so there are about as many families as children: all their documents at once, wanted and stored,
+ * passed the 256 MB heap during an import at about 80,000 students (decision 0058).
+ */
+export const FAMILY_PAGE = 2_500;
+
+/** The family documents' ids: `family:<key>`; ';' follows ':', so `family;` is past them all. */
+const FAMILIES_FROM = 'family:';
+const FAMILIES_TO = 'family;';
+
+/** The rest of the roster's ids: before, between and after the families, and between the students' two ranges. */
 const OTHER_RANGES: ReadonlyArray<RosterRange> = [
-  { from: '', to: 'photo:' },
+  { from: '', to: FAMILIES_FROM },
+  { from: FAMILIES_TO, to: 'photo:' },
   { from: 'photo;', to: 'student:' },
 ];
+
+const byFamilyKey = (a: FamilyMember, b: FamilyMember): number =>
+  a.familyKey < b.familyKey ? -1 : a.familyKey > b.familyKey ? 1 : 0;
+
+/**
+ * `members` (sorted by family key) split into runs of at most `familyPage` families, each with the
+ * range of family ids it covers: together the ranges cover every family id, so a stored family no
+ * member names any more is in one of them and goes. No members: one range, to delete what is there.
+ */
+export const familyPages = (
+  members: ReadonlyArray<FamilyMember>,
+  familyPage: number,
+): Array<{ readonly range: RosterRange; readonly members: ReadonlyArray<FamilyMember> }> => {
+  const pages: Array<{ range: RosterRange; members: ReadonlyArray<FamilyMember> }> = [];
+  let from = FAMILIES_FROM;
+  let start = 0;
+  do {
+    let end = start;
+    let families = 0;
+    for (; end < members.length; end += 1) {
+      const key = members[end]?.familyKey;
+      if (end > start && key === members[end - 1]?.familyKey) continue;
+      if (families >= Math.max(1, familyPage)) break;
+      families += 1;
+    }
+    const next = members[end]?.familyKey;
+    const to = next === undefined ? FAMILIES_TO : `${FAMILIES_FROM}${next}`;
+    pages.push({ range: { from, to }, members: members.slice(start, end) });
+    from = to;
+    start = end;
+  } while (start < members.length);
+  return pages;
+};
 
 export interface RosterPassResult {
   readonly written: number;
@@ -176,8 +262,10 @@ export const rosterFullPass = (deps: {
   readonly thumbnail?: (studentId: string, photoRef: string) => Promise<string | undefined>;
   /** Students a page (tests make it small to cross pages). */
   readonly pageSize?: number;
+  /** Families a page (tests make it small to cross pages). */
+  readonly familyPageSize?: number;
 }) => {
-  const passHashes = boundedCache<PassHashes>({ maxEntries: PASS_HASHES_HELD });
+  const passHashes = passHashCache(PASS_HASHES_HELD);
   return async (): Promise<RosterPassResult> => {
     const now = deps.clock();
     const days = rosterWindow(now);
@@ -224,7 +312,9 @@ export const rosterFullPass = (deps: {
         adults,
       });
       if (deps.familyPassGenerations !== undefined)
-        members.push(...familyMembersOf({ students: active, adults }, familyKey));
+        // The directory's copy of the id, as above: the page's records are let go.
+        for (const m of familyMembersOf({ students: active, adults }, familyKey))
+          members.push({ ...m, studentId: deps.directory.get(m.studentId)?.studentId ?? m.studentId });
       if (first && last) {
         whole = docs;
         return;
@@ -251,10 +341,9 @@ export const rosterFullPass = (deps: {
     const sessions = (await deps.classes.listSessions()).filter((s) => days.sessionDays.includes(s.date));
     const classes = await deps.classes.listClasses();
     const generations = await deps.familyPassGenerations?.();
-    const families =
-      generations === undefined
-        ? []
-        : rosterFamilyDocs(members, familyPassesOf(secret, generations, passHashes));
+    const passes = generations === undefined ? undefined : familyPassesOf(secret, generations, passHashes);
+    // The issuer's document alone; the families follow, a page at a time, unless the roll is one page.
+    const families = passes === undefined ? [] : rosterFamilyDocs(whole === undefined ? [] : members, passes);
     const others = rosterOtherDocs(
       {
         classes,
@@ -270,12 +359,22 @@ export const rosterFullPass = (deps: {
       activeIds,
     ).concat(families);
     if (whole !== undefined) await reconcile({ from: '', to: undefined }, [...whole, ...others]);
-    else
+    else {
       for (const range of OTHER_RANGES)
         await reconcile(
           range,
           others.filter((d) => inRosterRange(d._id, range)),
         );
+      members.sort(byFamilyKey);
+      for (const page of familyPages(members, deps.familyPageSize ?? FAMILY_PAGE))
+        await reconcile(
+          page.range,
+          passes === undefined
+            ? []
+            : rosterFamilyDocs(page.members, passes).filter((d) => inRosterRange(d._id, page.range)),
+        );
+    }
+    passHashes.passEnded();
     return {
       written,
       deleted,

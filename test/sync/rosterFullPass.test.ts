@@ -18,7 +18,13 @@ import { photosAllowed } from '../../src/rules/students.js';
 import type { Database } from '../../src/store/pouch.js';
 import { rosterStore } from '../../src/store/roster.js';
 import { studentStore } from '../../src/store/students.js';
-import { familyKeyOf, rosterFullPass, rosterWindow } from '../../src/sync/rosterInput.js';
+import {
+  familyKeyOf,
+  familyPassesOf,
+  passHashCache,
+  rosterFullPass,
+  rosterWindow,
+} from '../../src/sync/rosterInput.js';
 import { studentDirectory } from '../../src/sync/studentDirectory.js';
 import { aStudentRecord } from '../support/fixtures.js';
 import { type StoreHost, storeBackends } from '../support/storeBackends.js';
@@ -61,6 +67,8 @@ const aSession = (classId: string): ClassSessionDoc => {
 const sessions: ClassSessionDoc[] = [aSession(CLASS_A), aSession(CLASS_B)];
 const VOLUNTEERS = 3;
 const REQUIRED = { requiredFields: ['birthDate' as const] };
+// One family's pass is in its second generation (a pass was reissued).
+const GENERATIONS: ReadonlyMap<string, number> = new Map([[familyKeyOf(SECRET)('11987654321'), 2]]);
 
 const aStudent = fc.record({
   name: fc.constantFrom('Ana', 'Bia', 'Caio', 'Davi'),
@@ -70,7 +78,15 @@ const aStudent = fc.record({
   thumbnail: fc.boolean(),
   allergies: fc.constantFrom(null, 'amendoim'),
   visitor: fc.boolean(),
-  phone: fc.constantFrom('+55 11 98765-4321', '(21) 3333-4444', '12'),
+  // Siblings share a phone (one family); '12' names no family.
+  phone: fc.constantFrom(
+    '+55 11 98765-4321',
+    '(21) 3333-4444',
+    '(31) 3333-5555',
+    '(41) 99999-0000',
+    '(51) 3222-1111',
+    '12',
+  ),
   birthDate: fc.constantFrom(null, '2020-02-29'),
   consentsEver: fc.nat({ max: 2 }),
   classB: fc.boolean(),
@@ -120,10 +136,12 @@ for (const [backend, setUp] of storeBackends('roster-pass')) {
         fc.asyncProperty(
           fc.array(aStudent, { maxLength: 12 }),
           fc.integer({ min: 1, max: 5 }),
-          fc.array(fc.constantFrom('stale-student', 'stale-photo', 'stale-class', 'after-last'), {
-            maxLength: 4,
-          }),
-          async (roll, pageSize, leftovers) => {
+          fc.array(
+            fc.constantFrom('stale-student', 'stale-photo', 'stale-class', 'after-last', 'stale-family'),
+            { maxLength: 4 },
+          ),
+          fc.integer({ min: 1, max: 3 }),
+          async (roll, pageSize, leftovers, familyPageSize) => {
             n += 1;
             const privateDb = host.open(`private-${n}`);
             const rosterDb = host.open(`roster-${n}`);
@@ -173,10 +191,31 @@ for (const [backend, setUp] of storeBackends('roster-pass')) {
                   data: 'old',
                 };
               if (what === 'after-last') return stale(`ffffffff-${i}`);
+              if (what === 'stale-family')
+                return {
+                  _id: `family:gone-${i}`,
+                  docType: 'rosterFamily',
+                  familyKey: `gone-${i}`,
+                  guardianName: 'Antiga',
+                  phoneSuffix: '0000',
+                  studentIds: [],
+                  pass: 'old',
+                  revoked: [],
+                };
               return { _id: `class:gone-${i}`, docType: 'rosterClass', classId: `gone-${i}`, name: 'Gone' };
             });
             if (before.length > 0) await rosterDb.bulkDocs(before.map((d) => ({ ...d })));
 
+            // What each reconcile of family documents was given: at most a page of families.
+            const roster = rosterStore(rosterDb);
+            let mostFamilies = 0;
+            const countingRoster: Pick<typeof roster, 'reconcileRange'> = {
+              reconcileRange: (range, desired) => {
+                const families = desired.filter((d) => d.docType === 'rosterFamily').length;
+                mostFamilies = Math.max(mostFamilies, families);
+                return roster.reconcileRange(range, desired);
+              },
+            };
             const pass = rosterFullPass({
               students,
               directory: { get: directory.get, activeConsents, consentsRecorded },
@@ -188,10 +227,12 @@ for (const [backend, setUp] of storeBackends('roster-pass')) {
               },
               volunteersInRoom: async () => VOLUNTEERS,
               projections: { eachAspectByDay: async () => undefined },
-              roster: rosterStore(rosterDb),
+              roster: countingRoster,
               clock: () => NOW,
               thumbnail,
+              familyPassGenerations: async () => GENERATIONS,
               pageSize,
+              familyPageSize,
             });
             const result = await pass();
 
@@ -220,8 +261,11 @@ for (const [backend, setUp] of storeBackends('roster-pass')) {
                 key: Buffer.from(dayKey(SECRET, day)).toString('base64url'),
               })),
               aspects: [],
+              familyPasses: familyPassesOf(SECRET, GENERATIONS, passHashCache(10)),
             });
             expect(await rosterOf(rosterDb)).to.deep.equal(whole);
+            // Past one page of students, the families are reconciled a page at a time.
+            if (docs.length > pageSize) expect(mostFamilies).to.be.at.most(familyPageSize);
             expect([...result.context.activeIds].sort()).to.deep.equal(
               docs
                 .filter((d) => d.status === 'ACTIVE')
