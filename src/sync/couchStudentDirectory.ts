@@ -1,0 +1,139 @@
+/**
+ * The roll as CouchDB serves it (decision 0056): list pages and search read the private database's
+ * student views (`src/store/studentViews.ts`), so an instance holds no copy of the roll and starts
+ * without reading it. What stays in memory is small: the image consents (the photo shown on each
+ * entry, the admission rule's count) and the visitors (their report), both kept as the in-memory
+ * directory keeps them, by this process's writes and by the private change feed.
+ *
+ * A page answers what the in-memory directory's does: the students of a status whose folded name
+ * holds every word of the query, after the cursor's sort key, in sort-key order. Where a query word
+ * has three letters or more, the rows of its rarest trigram (the view's counts choose it) hold every
+ * match, in list order; otherwise the name view is read in order. Either is read in batches until a
+ * page and one more match are found, each row checked against the query with the folded name its key
+ * spells, so only the page's records are read.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import type { Subscription } from 'rxjs';
+import { ConsentDoc } from '../domain/consent.js';
+import { type StudentDoc, StudentDoc as StudentDocC } from '../domain/student.js';
+import { foldName, photosAllowed, queryMatcher } from '../rules/students.js';
+import type { StudentStore } from '../store/students.js';
+import { hexOfSortKey, type StudentViews, sortKeyOfHex, type ViewBatch } from '../store/studentViews.js';
+import type { DirectoryPort } from './directoryPort.js';
+import type { DirectoryEntry, StudentDirectory } from './studentDirectory.js';
+
+/** Rows read in the first batch of a page; each further batch doubles, to at most `MAX_BATCH`. */
+const FIRST_BATCH = 200;
+const MAX_BATCH = 2_000;
+
+export interface CouchDirectoryDeps {
+  readonly views: StudentViews;
+  readonly students: Pick<StudentStore, 'getMany'>;
+  /** Holds the consents and the visitors (loaded by the caller), never the rest of the roll. */
+  readonly held: StudentDirectory;
+  /** Told of each student write the private feed brings (to keep the views current). */
+  readonly onStudentWrite?: () => void;
+  /** Rows read in a page's first batch (tests set a small one to page through several). */
+  readonly firstBatch?: number;
+}
+
+/** The distinct trigrams of the query's words of three letters or more. */
+export const queryTrigrams = (foldedQuery: string): string[] => {
+  const out = new Set<string>();
+  for (const word of foldedQuery.split(' '))
+    for (let i = 0; i + 3 <= word.length; i += 1) out.add(word.slice(i, i + 3));
+  return [...out];
+};
+
+export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort => {
+  const { views, students, held } = deps;
+
+  const entryOf = (doc: StudentDoc, sortKey: string): DirectoryEntry => ({
+    studentId: doc.studentId,
+    displayName: doc.displayName,
+    folded: sortKey.slice(0, sortKey.length - doc.studentId.length - 1),
+    sortKey,
+    status: doc.status,
+    photoRef: photosAllowed(held.activeConsents(doc.studentId)) ? doc.photoRef : null,
+    updatedAt: doc.updatedAt,
+    classId: doc.classId,
+    visitor: doc.visitor,
+    visitorSince: doc.visitor ? doc.createdAt : null,
+  });
+
+  // Only a visitor (or one that was) is held: the report reads them, a check-in finds them at once.
+  const upsertStudent = (doc: StudentDoc) => {
+    if (doc.visitor || held.get(doc.studentId) !== undefined) held.upsertStudent(doc);
+  };
+
+  const port: DirectoryPort = {
+    upsertStudent,
+    upsertConsent: (doc) => held.upsertConsent(doc),
+    activeConsents: (id) => held.activeConsents(id),
+    consentsRecorded: (id) => held.consentsRecorded(id),
+    visitors: () => held.visitors(),
+    // Visitors only: every other caller reads the record from the store when it is not held here.
+    get: (id) => held.get(id),
+
+    async page({ status, q, classId, afterKey, limit }) {
+      const folded = foldName(q);
+      const matches = queryMatcher(folded);
+      const trigrams = queryTrigrams(folded);
+      let read: (fromHex: string, n: number) => Promise<ViewBatch>;
+      if (trigrams.length > 0) {
+        const counts = await Promise.all(trigrams.map((g) => views.trigramCount(status, g)));
+        let rarest = 0;
+        for (let i = 1; i < counts.length; i += 1) if ((counts[i] ?? 0) < (counts[rarest] ?? 0)) rarest = i;
+        const trigram = trigrams[rarest];
+        if (trigram === undefined || (counts[rarest] ?? 0) === 0) return { items: [], lastKey: undefined };
+        read = (fromHex, n) => views.byTrigram(status, trigram, fromHex, n);
+      } else read = (fromHex, n) => views.byName(status, fromHex, n);
+
+      // Rows at or before `seen` were answered already (the cursor's, or the last batch's end).
+      let seen = afterKey === undefined ? undefined : hexOfSortKey(afterKey);
+      let from = seen ?? '';
+      let n = deps.firstBatch ?? Math.max(FIRST_BATCH, limit + 1);
+      const found: Array<{ readonly studentId: string; readonly sortKey: string }> = [];
+      scan: for (;;) {
+        const batch = await read(from, n);
+        for (const row of batch.rows) {
+          if (seen !== undefined && row.hex <= seen) continue;
+          const sortKey = sortKeyOfHex(row.hex);
+          const name = sortKey.slice(0, sortKey.length - row.studentId.length - 1);
+          if (!matches(name) || (classId !== undefined && row.classId !== classId)) continue;
+          found.push({ studentId: row.studentId, sortKey });
+          if (found.length > limit) break scan;
+        }
+        if (batch.next === undefined) break;
+        seen = batch.next;
+        from = batch.next;
+        n = Math.min(n * 2, MAX_BATCH);
+      }
+      const page = found.slice(0, limit);
+      const docs = await students.getMany(page.map((f) => f.studentId));
+      const items = page.flatMap((f) => {
+        const doc = docs.get(f.studentId);
+        // Gone or moved to another status since the view was read: not on this page.
+        return doc === undefined || doc.status !== status ? [] : [entryOf(doc, f.sortKey)];
+      });
+      return { items, lastKey: found.length > limit ? page[page.length - 1]?.sortKey : undefined };
+    },
+
+    follow(changes, onUndecodable): Subscription {
+      return changes.subscribe((change) => {
+        if (change.deleted || change.doc === undefined) return;
+        if (change.id.startsWith('student:')) {
+          const d = StudentDocC.decode(change.doc);
+          if (E.isRight(d)) upsertStudent(d.right);
+          else onUndecodable(change.id);
+          deps.onStudentWrite?.();
+        } else if (change.id.startsWith('imageConsent:')) {
+          const d = ConsentDoc.decode(change.doc);
+          if (E.isRight(d)) held.upsertConsent(d.right);
+          else onUndecodable(change.id);
+        }
+      });
+    },
+  };
+  return port;
+};
