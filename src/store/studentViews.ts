@@ -15,9 +15,10 @@
  * The views read the folded name the service stores (`nameFolded`): CouchDB 3.4.3's QuickJS has no
  * `String.prototype.normalize`, so a view cannot fold as `foldName` does.
  *
- * CouchDB builds a design document's views when one is queried after writes. A query here waits for
- * that (CouchDB's default `update=true`), so every answer holds every acknowledged write; the service
- * also queries them after student writes (`refresh`), so a request rarely finds much left to index.
+ * CouchDB builds a design document's views when one is queried after writes. A request's query waits
+ * for that (`fresh`, CouchDB's default `update=true`), so its answer holds every acknowledged write;
+ * the service sets the indexing going after student writes (`refresh`), so a request rarely finds much
+ * left to index.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
@@ -117,18 +118,33 @@ export interface ViewBatch {
   readonly next: string | undefined;
 }
 
+/**
+ * `fresh`: the answer waits for the index to hold every write (CouchDB's `update=true`); otherwise
+ * it is the index as it stands (`stale=ok`), without waiting.
+ */
 export interface StudentViews {
   /** Up to `limit` students of `status` whose key is at or after `fromHex`, in list order. */
-  byName(status: string, fromHex: string, limit: number): Promise<ViewBatch>;
+  byName(status: string, fromHex: string, limit: number, fresh: boolean): Promise<ViewBatch>;
   /** Up to `limit` students of `status` whose folded name holds `trigram`, from `fromHex` on. */
-  byTrigram(status: string, trigram: string, fromHex: string, limit: number): Promise<ViewBatch>;
+  byTrigram(
+    status: string,
+    trigram: string,
+    fromHex: string,
+    limit: number,
+    fresh: boolean,
+  ): Promise<ViewBatch>;
   /** How many students of `status` have `trigram` in their folded name. */
-  trigramCount(status: string, trigram: string): Promise<number>;
+  trigramCount(status: string, trigram: string, fresh: boolean): Promise<number>;
   /** Every visitor's record. */
   visitors(): Promise<StudentDoc[]>;
-  /** Brings every view up to date with the database (a query of no rows that waits for the index). */
+  /**
+   * Sets CouchDB indexing what was written since (a query of no rows with `stale=update_after`: it
+   * answers at once and the index is brought up to date behind it, however long that takes).
+   */
   refresh(): Promise<void>;
 }
+
+const staleness = (fresh: boolean) => (fresh ? {} : { stale: 'ok' as const });
 
 const NameKey = t.tuple([t.string, t.string]);
 const TrigramKey = t.tuple([t.string, t.string, t.string]);
@@ -158,23 +174,25 @@ const batchOf = (
 export const studentViews = (db: Database): StudentViews => {
   const name = 'student-directory';
   return {
-    async byName(status, fromHex, limit) {
+    async byName(status, fromHex, limit, fresh) {
       const res = await db.query(`${name}/by-name`, {
         startkey: [status, fromHex],
         endkey: [status, {}],
         limit,
+        ...staleness(fresh),
       });
       return batchOf(res.rows, limit, (key) => {
         const k = NameKey.decode(key);
         return E.isRight(k) ? { hex: k.right[1], wanted: true } : undefined;
       });
     },
-    async byTrigram(status, trigram, fromHex, limit) {
+    async byTrigram(status, trigram, fromHex, limit, fresh) {
       const res = await db.query(`${name}/by-trigram`, {
         startkey: [status, trigram, fromHex],
         endkey: [status, trigram, {}],
         reduce: false,
         limit,
+        ...staleness(fresh),
       });
       return batchOf(res.rows, limit, (key) => {
         const k = TrigramKey.decode(key);
@@ -182,11 +200,12 @@ export const studentViews = (db: Database): StudentViews => {
         return E.isRight(k) ? { hex: k.right[2], wanted: k.right[1] === trigram } : undefined;
       });
     },
-    async trigramCount(status, trigram) {
+    async trigramCount(status, trigram, fresh) {
       const res = await db.query(`${name}/by-trigram`, {
         startkey: [status, trigram],
         endkey: [status, trigram, {}],
         reduce: true,
+        ...staleness(fresh),
       });
       const value = res.rows[0]?.value;
       return typeof value === 'number' ? value : 0;
@@ -199,8 +218,8 @@ export const studentViews = (db: Database): StudentViews => {
       });
     },
     async refresh() {
-      await db.query(`${name}/by-name`, { limit: 0 });
-      await db.query('student-visitors/all', { limit: 0 });
+      await db.query(`${name}/by-name`, { limit: 0, stale: 'update_after' });
+      await db.query('student-visitors/all', { limit: 0, stale: 'update_after' });
     },
   };
 };

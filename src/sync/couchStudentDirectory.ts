@@ -35,7 +35,13 @@ export interface CouchDirectoryDeps {
   readonly onStudentWrite?: () => void;
   /** Rows read in a page's first batch (tests set a small one to page through several). */
   readonly firstBatch?: number;
+  /** How long a page's first query waits for the index to catch up before the page reads it as it stands. */
+  readonly freshWaitMs?: number;
 }
+
+/** See `freshWaitMs`: well inside the request's 6 s deadline and the store's 5 s silence limit. */
+const FRESH_WAIT_MS = 2_000;
+const LATE: unique symbol = Symbol('late');
 
 /** The distinct trigrams of the query's words of three letters or more. */
 export const queryTrigrams = (foldedQuery: string): string[] => {
@@ -76,18 +82,40 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
     get: (id) => held.get(id),
 
     async page({ status, q, classId, afterKey, limit }) {
+      // Each query waits for the index to hold every write (read-your-writes, on every instance) for
+      // at most `freshWaitMs`; past that (the index behind a bulk write: an import), the page reads
+      // the index as it stands, so it answers, without the last students indexing has not reached.
+      let fresh = true;
+      const ask = async <A>(run: (fresh: boolean) => Promise<A>): Promise<A> => {
+        if (!fresh) return run(false);
+        const waiting = run(true);
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<typeof LATE>((resolve) => {
+          timer = setTimeout(() => resolve(LATE), deps.freshWaitMs ?? FRESH_WAIT_MS);
+        });
+        try {
+          const first = await Promise.race([waiting, late]);
+          if (first !== LATE) return first;
+        } finally {
+          clearTimeout(timer);
+        }
+        // Its answer, or the store's silence limit, comes later; nobody waits for it.
+        waiting.catch(() => undefined);
+        fresh = false;
+        return run(false);
+      };
       const folded = foldName(q);
       const matches = queryMatcher(folded);
       const trigrams = queryTrigrams(folded);
       let read: (fromHex: string, n: number) => Promise<ViewBatch>;
       if (trigrams.length > 0) {
-        const counts = await Promise.all(trigrams.map((g) => views.trigramCount(status, g)));
+        const counts = await Promise.all(trigrams.map((g) => ask((f) => views.trigramCount(status, g, f))));
         let rarest = 0;
         for (let i = 1; i < counts.length; i += 1) if ((counts[i] ?? 0) < (counts[rarest] ?? 0)) rarest = i;
         const trigram = trigrams[rarest];
         if (trigram === undefined || (counts[rarest] ?? 0) === 0) return { items: [], lastKey: undefined };
-        read = (fromHex, n) => views.byTrigram(status, trigram, fromHex, n);
-      } else read = (fromHex, n) => views.byName(status, fromHex, n);
+        read = (fromHex, n) => ask((f) => views.byTrigram(status, trigram, fromHex, n, f));
+      } else read = (fromHex, n) => ask((f) => views.byName(status, fromHex, n, f));
 
       // Rows at or before `seen` were answered already (the cursor's, or the last batch's end).
       let seen = afterKey === undefined ? undefined : hexOfSortKey(afterKey);

@@ -12,6 +12,7 @@ import { studentStore } from '../../src/store/students.js';
 import {
   ensureStudentViews,
   hexOfSortKey,
+  type StudentViews,
   sortKeyOfHex,
   studentViews,
 } from '../../src/store/studentViews.js';
@@ -79,6 +80,59 @@ describe("the views' keys", () => {
     expect(queryTrigrams('zé an')).to.deep.equal([]);
     expect(queryTrigrams('ana anab')).to.deep.equal(['ana', 'nab']);
     expect(queryTrigrams('maria 0123')).to.deep.equal(['mar', 'ari', 'ria', '012', '123']);
+  });
+});
+
+describe('a page while the views are behind', () => {
+  it('waits for the index at most its bound, then answers from the index as it stands', async () => {
+    const student = aStudentRecord({ displayName: 'Ana Souza' });
+    const hex = hexOfSortKey(`ana souza\u0000${student.studentId}`);
+    const asked: boolean[] = [];
+    const never = new Promise<never>(() => undefined);
+    const views: StudentViews = {
+      byName: async () => ({ rows: [], next: undefined }),
+      byTrigram: (_s, _g, _from, _n, fresh) => {
+        asked.push(fresh);
+        return fresh
+          ? never
+          : Promise.resolve({
+              rows: [{ studentId: student.studentId, hex, classId: student.classId }],
+              next: undefined,
+            });
+      },
+      trigramCount: (_s, _g, fresh) => {
+        asked.push(fresh);
+        return fresh ? never : Promise.resolve(1);
+      },
+      visitors: async () => [],
+      refresh: async () => undefined,
+    };
+    const couch = couchStudentDirectory({
+      views,
+      students: {
+        getMany: async () =>
+          new Map([
+            [
+              student.studentId,
+              {
+                _id: `student:${student.studentId}`,
+                _rev: '1-a',
+                docType: 'student' as const,
+                ...student,
+                photo_refs: [],
+                phones: [],
+              },
+            ],
+          ]),
+      },
+      held: studentDirectory(),
+      freshWaitMs: 20,
+    });
+    const page = await couch.page({ status: 'ACTIVE', q: 'souza', afterKey: undefined, limit: 10 });
+    expect(page.items.map((e) => e.displayName)).to.deep.equal(['Ana Souza']);
+    // Each trigram's count waited, then every later query of the page read the index as it stands.
+    expect(asked.filter((f) => f)).to.have.length(3);
+    expect(asked.slice(3).every((f) => !f)).to.equal(true);
   });
 });
 
