@@ -10,7 +10,10 @@
  * - `by-trigram`: a row per distinct trigram (three characters, no space) of the folded name, keyed
  *   `[status, trigram, hex]`, with `_count`: the counts choose a query's rarest trigram, and its rows,
  *   in list order, hold every student a query word contains.
- * Each row's value is the student's class, so a class filter reads no document.
+ * A trigram row's value is the student's class, so a class filter reads no document; a name row's is
+ * the class and what a list item shows (name, photo key, last change, visitor, creation), so a page
+ * reads no document either (whole records, 50 at once, took about 0.9 s at 10 concurrent pages on the
+ * loaded machine, a name view's 51 rows 0.16 s).
  *
  * The views read the folded name the service stores (`nameFolded`): CouchDB 3.4.3's QuickJS has no
  * `String.prototype.normalize`, so a view cannot fold as `foldName` does.
@@ -41,7 +44,8 @@ const HEX_KEY = `var s = doc.nameFolded + String.fromCharCode(0) + doc.studentId
 export const BY_NAME_MAP = `function (doc) {
   if (doc.docType !== 'student' || typeof doc.nameFolded !== 'string') return;
   ${HEX_KEY}
-  emit([doc.status, hex], doc.classId);
+  emit([doc.status, hex], { c: doc.classId, n: doc.displayName, p: doc.photoRef, u: doc.updatedAt,
+    v: doc.visitor === true, t: doc.createdAt });
 }`;
 
 export const BY_TRIGRAM_MAP = `function (doc) {
@@ -105,11 +109,22 @@ export const sortKeyOfHex = (hex: string): string => {
   return out;
 };
 
-/** One student of a view, in list order. */
+/** What the name view holds of a student for a list item. */
+export interface NameEntry {
+  readonly displayName: string;
+  /** The stored photo key: shown only while an image consent is active. */
+  readonly photoRef: string | null;
+  readonly updatedAt: string;
+  readonly visitor: boolean;
+  readonly createdAt: string;
+}
+
+/** One student of a view, in list order; `entry` on the name view's rows. */
 export interface ViewRow {
   readonly studentId: string;
   readonly hex: string;
   readonly classId: string;
+  readonly entry?: NameEntry;
 }
 
 /** A batch of a view's rows: `next` is where the next batch starts, undefined when none follows. */
@@ -135,6 +150,8 @@ export interface StudentViews {
   ): Promise<ViewBatch>;
   /** How many students of `status` have `trigram` in their folded name. */
   trigramCount(status: string, trigram: string, fresh: boolean): Promise<number>;
+  /** The name view's rows of these keys (the students of a search's page), in list order. */
+  entries(status: string, hexes: ReadonlyArray<string>, fresh: boolean): Promise<ViewRow[]>;
   /** Every visitor's record. */
   visitors(): Promise<StudentDoc[]>;
   /**
@@ -147,6 +164,14 @@ export interface StudentViews {
 const staleness = (fresh: boolean) => (fresh ? {} : { stale: 'ok' as const });
 
 const NameKey = t.tuple([t.string, t.string]);
+const NameValue = t.type({
+  c: t.string,
+  n: t.string,
+  p: t.union([t.string, t.null]),
+  u: t.string,
+  v: t.boolean,
+  t: t.string,
+});
 const TrigramKey = t.tuple([t.string, t.string, t.string]);
 const STUDENT_PREFIX = 'student:';
 
@@ -165,8 +190,20 @@ const batchOf = (
     const read = hexOf(row.key);
     if (read === undefined) continue;
     last = read.hex;
-    if (!read.wanted || typeof row.value !== 'string' || !row.id.startsWith(STUDENT_PREFIX)) continue;
-    out.push({ studentId: row.id.slice(STUDENT_PREFIX.length), hex: read.hex, classId: row.value });
+    if (!read.wanted || !row.id.startsWith(STUDENT_PREFIX)) continue;
+    const studentId = row.id.slice(STUDENT_PREFIX.length);
+    if (typeof row.value === 'string') out.push({ studentId, hex: read.hex, classId: row.value });
+    else {
+      const v = NameValue.decode(row.value);
+      if (E.isLeft(v)) continue;
+      const { c, n, p, u, v: visitor, t: createdAt } = v.right;
+      out.push({
+        studentId,
+        hex: read.hex,
+        classId: c,
+        entry: { displayName: n, photoRef: p, updatedAt: u, visitor, createdAt },
+      });
+    }
   }
   return { rows: out, next: rows.length === limit ? last : undefined };
 };
@@ -209,6 +246,17 @@ export const studentViews = (db: Database): StudentViews => {
       });
       const value = res.rows[0]?.value;
       return typeof value === 'number' ? value : 0;
+    },
+    async entries(status, hexes, fresh) {
+      if (hexes.length === 0) return [];
+      const res = await db.query(`${name}/by-name`, {
+        keys: hexes.map((hex) => [status, hex]),
+        ...staleness(fresh),
+      });
+      return batchOf(res.rows, Number.POSITIVE_INFINITY, (key) => {
+        const k = NameKey.decode(key);
+        return E.isRight(k) ? { hex: k.right[1], wanted: true } : undefined;
+      }).rows;
     },
     async visitors() {
       const res = await db.query('student-visitors/all', { include_docs: true });

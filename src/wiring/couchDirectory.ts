@@ -6,7 +6,6 @@ import type { Logger } from 'pino';
 import type { Disposers } from '../lib/disposers.js';
 import type { Database } from '../store/pouch.js';
 import { foldStoredNames } from '../store/studentNameFold.js';
-import type { StudentStore } from '../store/students.js';
 import { ensureStudentViews, studentViews } from '../store/studentViews.js';
 import { couchStudentDirectory } from '../sync/couchStudentDirectory.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
@@ -18,7 +17,6 @@ const REFRESH_GAP_MS = 1_000;
 export const wireCouchDirectory = async (
   db: Database,
   held: StudentDirectory,
-  students: Pick<StudentStore, 'getMany'>,
   clock: () => Date,
   logger: Logger,
   opened: Disposers,
@@ -36,6 +34,6 @@ export const wireCouchDirectory = async (
   opened.add('student views: refresher', () => refresher.idle());
   // What was written while no instance ran is indexed now, not by the first request.
   refresher.poke();
-  const port = couchStudentDirectory({ views, students, held, onStudentWrite: () => refresher.poke() });
+  const port = couchStudentDirectory({ views, held, onStudentWrite: () => refresher.poke() });
   return { views, port };
 };

@@ -50,8 +50,8 @@ describe('the roll on two instances of one CouchDB-protocol server', function ()
     expect(await names(a, '&q=icaro')).to.deep.equal([]);
     expect(await names(a, '&q=tavares')).to.deep.equal(['Beatriz Tavares', 'Caio Tavares']);
     const deleted = await svc.mutate(
-      `${a.url}/api/v1/students/${studentId}`,
-      'DELETE',
+      `${a.url}/api/v1/students/${studentId}/delete`,
+      'POST',
       { justification: 'registered twice by mistake' },
       admin,
     );

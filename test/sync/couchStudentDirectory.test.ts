@@ -104,27 +104,26 @@ describe('a page while the views are behind', () => {
         asked.push(fresh);
         return fresh ? never : Promise.resolve(1);
       },
+      entries: async (_s, hexes, fresh) => {
+        asked.push(fresh);
+        return hexes.map((h) => ({
+          studentId: student.studentId,
+          hex: h,
+          classId: student.classId,
+          entry: {
+            displayName: student.displayName,
+            photoRef: null,
+            updatedAt: student.updatedAt,
+            visitor: false,
+            createdAt: student.createdAt,
+          },
+        }));
+      },
       visitors: async () => [],
       refresh: async () => undefined,
     };
     const couch = couchStudentDirectory({
       views,
-      students: {
-        getMany: async () =>
-          new Map([
-            [
-              student.studentId,
-              {
-                _id: `student:${student.studentId}`,
-                _rev: '1-a',
-                docType: 'student' as const,
-                ...student,
-                photo_refs: [],
-                phones: [],
-              },
-            ],
-          ]),
-      },
       held: studentDirectory(),
       freshWaitMs: 20,
     });
@@ -157,7 +156,6 @@ for (const [label, host] of storeBackends('couchdirectory'))
         }
       const couch = couchStudentDirectory({
         views: studentViews(db),
-        students,
         held: studentDirectory(),
         ...(firstBatch === undefined ? {} : { firstBatch }),
       });
@@ -203,7 +201,7 @@ for (const [label, host] of storeBackends('couchdirectory'))
       const db = withQuorumWrites(per.db());
       await ensureStudentViews(db);
       const students = studentStore(db);
-      const couch = couchStudentDirectory({ views: studentViews(db), students, held: studentDirectory() });
+      const couch = couchStudentDirectory({ views: studentViews(db), held: studentDirectory() });
       const a = await students.create(aStudentRecord({ displayName: 'Beto' }));
       await students.create(aStudentRecord({ displayName: 'Carla' }));
       const names = async (q: string, status: StudentStatus = 'ACTIVE') =>
@@ -235,7 +233,7 @@ for (const [label, host] of storeBackends('couchdirectory'))
       const db = withQuorumWrites(per.db());
       await ensureStudentViews(db);
       const students = studentStore(db);
-      const couch = couchStudentDirectory({ views: studentViews(db), students, held: studentDirectory() });
+      const couch = couchStudentDirectory({ views: studentViews(db), held: studentDirectory() });
       // Records as an older version wrote them: no folded name.
       const old = ['Ícaro', 'Úrsula', 'Ivo'].map((displayName) => {
         const { studentId, ...rest } = aStudentRecord({ displayName });
@@ -266,7 +264,7 @@ for (const [label, host] of storeBackends('couchdirectory'))
       await ensureStudentViews(db);
       const students = studentStore(db);
       const held = studentDirectory();
-      const couch = couchStudentDirectory({ views: studentViews(db), students, held });
+      const couch = couchStudentDirectory({ views: studentViews(db), held });
       const regular = await students.create(aStudentRecord({ displayName: 'Rui' }));
       const visitor = await students.create(aStudentRecord({ displayName: 'Vera', visitor: true }));
       couch.upsertStudent(regular);
