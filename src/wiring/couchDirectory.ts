@@ -11,8 +11,9 @@ import { couchStudentDirectory } from '../sync/couchStudentDirectory.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
 import { viewRefresher } from '../sync/viewRefresher.js';
 
-/** The least time between two refreshes of the views. */
-const REFRESH_GAP_MS = 1_000;
+/** A refresh of the views once student writes have paused this long, or at the latest this long after the first. */
+const REFRESH_QUIET_MS = 1_500;
+const REFRESH_MAX_WAIT_MS = 60_000;
 
 export const wireCouchDirectory = async (
   db: Database,
@@ -27,7 +28,8 @@ export const wireCouchDirectory = async (
     logger.info({ written: pass.written }, 'student records given their folded name (decision 0056)');
   const views = studentViews(db);
   const refresher = viewRefresher(() => views.refresh(), {
-    gapMs: REFRESH_GAP_MS,
+    quietMs: REFRESH_QUIET_MS,
+    maxWaitMs: REFRESH_MAX_WAIT_MS,
     onError: (e) =>
       logger.warn({ errorName: e instanceof Error ? e.name : typeof e }, 'student views not refreshed'),
   });

@@ -135,6 +135,41 @@ describe('a page while the views are behind', () => {
   });
 });
 
+describe('the trigram counts a search chooses by', () => {
+  it('are reused for their time, except a count of none, which is asked again each time', async () => {
+    const asked: string[] = [];
+    let clock = 0;
+    const none = async () => ({ rows: [], next: undefined });
+    const views: StudentViews = {
+      byName: none,
+      byTrigram: none,
+      trigramCount: async (_s, g) => {
+        asked.push(g);
+        return g === 'zzz' ? 0 : 5;
+      },
+      entries: async () => [],
+      visitors: async () => [],
+      refresh: async () => undefined,
+    };
+    const couch = couchStudentDirectory({
+      views,
+      held: studentDirectory(),
+      countsForMs: 1_000,
+      now: () => clock,
+    });
+    const search = (q: string) => couch.page({ status: 'ACTIVE', q, afterKey: undefined, limit: 10 });
+    await search('abc');
+    await search('abc');
+    expect(asked).to.deep.equal(['abc']);
+    clock = 1_000;
+    await search('abc');
+    expect(asked).to.deep.equal(['abc', 'abc']);
+    await search('zzz');
+    await search('zzz');
+    expect(asked).to.deep.equal(['abc', 'abc', 'zzz', 'zzz']);
+  });
+});
+
 for (const [label, host] of storeBackends('couchdirectory'))
   describe(`the roll served by the views on ${label}`, function () {
     this.timeout(120_000);

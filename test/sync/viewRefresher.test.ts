@@ -1,49 +1,74 @@
-/** The views' refresher: one refresh for a burst of pokes, one more for pokes during a refresh, errors reported. */
+/** The views' refresher: after writes pause, or at the latest a bound after the first; errors reported. */
 import { expect } from 'chai';
-import { viewRefresher } from '../../src/sync/viewRefresher.js';
+import { type RefresherTimers, viewRefresher } from '../../src/sync/viewRefresher.js';
 
-/** A refresh the test finishes by hand. */
-const manual = () => {
-  const pending: Array<() => void> = [];
-  let calls = 0;
-  return {
-    refresh: () => {
-      calls += 1;
-      return new Promise<void>((resolve) => pending.push(resolve));
+/** A clock the test moves; timers fire as it passes them. */
+const manualTimers = () => {
+  let clock = 0;
+  let pending: Array<{ at: number; fn: () => void; live: boolean }> = [];
+  const timers: RefresherTimers = {
+    now: () => clock,
+    after: (ms, fn) => {
+      const t = { at: clock + ms, fn, live: true };
+      pending.push(t);
+      return () => {
+        t.live = false;
+      };
     },
-    finish: () => pending.shift()?.(),
-    calls: () => calls,
   };
+  const advance = (ms: number) => {
+    clock += ms;
+    const due = pending.filter((t) => t.live && t.at <= clock);
+    pending = pending.filter((t) => t.live && t.at > clock);
+    for (const t of due) t.fn();
+  };
+  return { timers, advance };
 };
 
-const tick = () => new Promise<void>((r) => setImmediate(r));
-
 describe('viewRefresher', () => {
-  it('a burst of pokes is one refresh, and pokes during it one more after it; then it rests', async () => {
-    const m = manual();
-    const r = viewRefresher(m.refresh, { gapMs: 0, onError: () => {}, sleep: async () => {} });
-    r.poke();
-    r.poke();
-    r.poke();
-    await tick();
-    expect(m.calls()).to.equal(1);
-    r.poke();
-    r.poke();
-    m.finish();
-    await tick();
-    expect(m.calls()).to.equal(2);
-    m.finish();
-    await r.idle();
-    expect(m.calls()).to.equal(2);
-    r.poke();
-    await tick();
-    expect(m.calls()).to.equal(3);
-    m.finish();
+  it('refreshes once writes pause, one refresh for a burst', async () => {
+    const m = manualTimers();
+    let calls = 0;
+    const r = viewRefresher(
+      async () => {
+        calls += 1;
+      },
+      { quietMs: 100, maxWaitMs: 1_000, onError: () => {}, timers: m.timers },
+    );
+    for (let i = 0; i < 5; i += 1) {
+      r.poke();
+      m.advance(50);
+    }
+    expect(calls).to.equal(0);
+    m.advance(50);
+    expect(calls).to.equal(1);
+    m.advance(1_000);
+    expect(calls).to.equal(1);
     await r.idle();
   });
 
-  it('waits the gap between refreshes, and a failed refresh is reported and retried on the next poke', async () => {
-    const gaps: number[] = [];
+  it('under a steady stream of writes refreshes at the latest the bound after the first', async () => {
+    const m = manualTimers();
+    let calls = 0;
+    const r = viewRefresher(
+      async () => {
+        calls += 1;
+      },
+      { quietMs: 100, maxWaitMs: 300, onError: () => {}, timers: m.timers },
+    );
+    for (let i = 0; i < 10; i += 1) {
+      r.poke();
+      m.advance(50);
+    }
+    // 500 ms of writes every 50 ms: refreshed at 300, then the next bound runs from the write after it.
+    expect(calls).to.equal(1);
+    m.advance(100);
+    expect(calls).to.equal(2);
+    await r.idle();
+  });
+
+  it('reports a failed refresh, and refreshes again at the next write', async () => {
+    const m = manualTimers();
     const errors: unknown[] = [];
     let fail = true;
     let calls = 0;
@@ -52,16 +77,32 @@ describe('viewRefresher', () => {
         calls += 1;
         if (fail) throw new Error('couch down');
       },
-      { gapMs: 250, onError: (e) => errors.push(e), sleep: async (ms) => void gaps.push(ms) },
+      { quietMs: 10, maxWaitMs: 100, onError: (e) => errors.push(e), timers: m.timers },
     );
     r.poke();
+    m.advance(10);
     await r.idle();
     expect(errors).to.have.length(1);
-    expect(gaps).to.deep.equal([250]);
     fail = false;
     r.poke();
+    m.advance(10);
     await r.idle();
     expect(calls).to.equal(2);
     expect(errors).to.have.length(1);
+  });
+
+  it('a stop drops the refresh not yet due', async () => {
+    const m = manualTimers();
+    let calls = 0;
+    const r = viewRefresher(
+      async () => {
+        calls += 1;
+      },
+      { quietMs: 100, maxWaitMs: 1_000, onError: () => {}, timers: m.timers },
+    );
+    r.poke();
+    await r.idle();
+    m.advance(1_000);
+    expect(calls).to.equal(0);
   });
 });
