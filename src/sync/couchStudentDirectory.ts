@@ -57,6 +57,8 @@ export interface CouchDirectoryDeps {
 const FRESH_WAIT_MS = 2_000;
 const LATE: unique symbol = Symbol('late');
 
+type View = 'name' | 'trigram';
+
 /** The distinct trigrams of the query's words of three letters or more. */
 export const queryTrigrams = (foldedQuery: string): string[] => {
   const out = new Set<string>();
@@ -70,19 +72,19 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
   const countsForMs = deps.countsForMs ?? COUNTS_FOR_MS;
   const now = deps.now ?? (() => Date.now());
   // A count (above none) only chooses which trigram's rows a search reads: every row read is checked
-  // against the query, so a count from a moment ago costs at most a longer read, never a wrong answer. Reused, a
-  // search asks CouchDB for one view's rows instead of one count a trigram more (seven for
-  // `maria 043210`).
+  // against the query, so a count from a moment ago costs at most a longer read, never a wrong
+  // answer. Reused, a search asks CouchDB for one view's rows instead of one count a trigram more
+  // (seven for `maria 043210`).
   const counts = new Map<string, { readonly n: number; readonly at: number }>();
   const countOf = async (
     status: StudentStatus,
     trigram: string,
-    ask: <A>(run: (fresh: boolean) => Promise<A>) => Promise<A>,
+    ask: <A>(view: View, run: (fresh: boolean) => Promise<A>) => Promise<A>,
   ): Promise<number> => {
     const key = `${status} ${trigram}`;
     const known = counts.get(key);
     if (known !== undefined && now() - known.at < countsForMs) return known.n;
-    const n = await ask((f) => views.trigramCount(status, trigram, f));
+    const n = await ask('trigram', (f) => views.trigramCount(status, trigram, f));
     if (counts.size >= MAX_COUNTS) counts.clear();
     // A count of none ends the search with no match: never from a moment ago, or a student written
     // since would not be found.
@@ -103,8 +105,20 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
     visitorSince: e.visitor ? e.createdAt : null,
   });
 
+  // Student writes this instance has seen (its own, as it makes them; others', as its private feed
+  // tells them), and how many of them the index was known to hold: as many as were seen when a
+  // waiting (`update=true`) query began that then answered. While none was seen since, a page reads
+  // the index as it stands (`stale=ok`, about half the time at 10 concurrent pages, decision 0056):
+  // it holds every write this instance made, and others' once the feed told them, as the in-memory
+  // directory did.
+  let writesSeen = 0;
+  // Per view: CouchDB indexes a design document's views together, PouchDB (the tests' embedded
+  // variant) each on its own.
+  const indexHolds: Record<View, number> = { name: -1, trigram: -1 };
+
   // Only a visitor (or one that was) is held: the report reads them, a check-in finds them at once.
   const upsertStudent = (doc: StudentDoc) => {
+    writesSeen += 1;
     if (doc.visitor || held.get(doc.studentId) !== undefined) held.upsertStudent(doc);
   };
 
@@ -118,13 +132,17 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
     get: (id) => held.get(id),
 
     async page({ status, q, classId, afterKey, limit }) {
-      // Each query waits for the index to hold every write (read-your-writes, on every instance) for
-      // at most `freshWaitMs`; past that (the index behind a bulk write: an import), the page reads
-      // the index as it stands, so it answers, without the last students indexing has not reached.
-      let fresh = true;
-      const ask = async <A>(run: (fresh: boolean) => Promise<A>): Promise<A> => {
-        if (!fresh) return run(false);
-        const waiting = run(true);
+      // A query of a view behind the writes seen waits for the index to hold them for at most
+      // `freshWaitMs`; past that (the index behind a bulk write: an import), the page reads the index
+      // as it stands, so it answers, without the last students indexing has not reached.
+      let waited = true;
+      const ask = async <A>(view: View, run: (fresh: boolean) => Promise<A>): Promise<A> => {
+        if (!waited || writesSeen === indexHolds[view]) return run(false);
+        const seenBefore = writesSeen;
+        const waiting = run(true).then((answer) => {
+          indexHolds[view] = Math.max(indexHolds[view], seenBefore);
+          return answer;
+        });
         let timer: NodeJS.Timeout | undefined;
         const late = new Promise<typeof LATE>((resolve) => {
           timer = setTimeout(() => resolve(LATE), deps.freshWaitMs ?? FRESH_WAIT_MS);
@@ -137,7 +155,7 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
         }
         // Its answer, or the store's silence limit, comes later; nobody waits for it.
         waiting.catch(() => undefined);
-        fresh = false;
+        waited = false;
         return run(false);
       };
       const folded = foldName(q);
@@ -150,8 +168,8 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
         for (let i = 1; i < counts.length; i += 1) if ((counts[i] ?? 0) < (counts[rarest] ?? 0)) rarest = i;
         const trigram = trigrams[rarest];
         if (trigram === undefined || (counts[rarest] ?? 0) === 0) return { items: [], lastKey: undefined };
-        read = (fromHex, n) => ask((f) => views.byTrigram(status, trigram, fromHex, n, f));
-      } else read = (fromHex, n) => ask((f) => views.byName(status, fromHex, n, f));
+        read = (fromHex, n) => ask('trigram', (f) => views.byTrigram(status, trigram, fromHex, n, f));
+      } else read = (fromHex, n) => ask('name', (f) => views.byName(status, fromHex, n, f));
 
       // Rows at or before `seen` were answered already (the cursor's, or the last batch's end).
       let seen = afterKey === undefined ? undefined : hexOfSortKey(afterKey);
@@ -176,7 +194,9 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
       const page = found.slice(0, limit);
       // A search's rows are the trigram view's: what its items show is read from the name view.
       const missing = page.filter((f) => f.row.entry === undefined).map((f) => f.row.hex);
-      const named = new Map((await ask((f) => views.entries(status, missing, f))).map((r) => [r.hex, r]));
+      const named = new Map(
+        (await ask('name', (f) => views.entries(status, missing, f))).map((r) => [r.hex, r]),
+      );
       const items = page.flatMap((f) => {
         const row = f.row.entry === undefined ? named.get(f.row.hex) : f.row;
         // Left the name view's status between the two reads: not on this page.
@@ -191,7 +211,10 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
         if (change.id.startsWith('student:')) {
           const d = StudentDocC.decode(change.doc);
           if (E.isRight(d)) upsertStudent(d.right);
-          else onUndecodable(change.id);
+          else {
+            writesSeen += 1;
+            onUndecodable(change.id);
+          }
           deps.onStudentWrite?.();
         } else if (change.id.startsWith('imageConsent:')) {
           const d = ConsentDoc.decode(change.doc);
