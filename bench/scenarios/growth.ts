@@ -288,6 +288,25 @@ const embeddedAtSize = async (students: number, quick: boolean): Promise<Scenari
   }
 };
 
+/**
+ * Until CouchDB indexes none of the databases named with `prefix` (its `_active_tasks`), at most
+ * `atMostMs`: on CouchDB the list and the search read views that the import's writes leave CouchDB
+ * indexing for a while after the service is idle (decision 0056); the loads are about the steady state.
+ */
+const indexed = async (couchUrl: string, prefix: string, atMostMs: number): Promise<void> => {
+  const deadline = Date.now() + atMostMs;
+  const url = new URL('/_active_tasks', couchUrl);
+  const auth = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+  url.username = '';
+  url.password = '';
+  while (Date.now() < deadline) {
+    const tasks: unknown = await fetch(url, { headers: { Authorization: auth } }).then((r) => r.json());
+    const busy = Array.isArray(tasks) && tasks.some((task) => JSON.stringify(task).includes(prefix));
+    if (!busy) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+};
+
 const couchAtSize = async (couchUrl: string, students: number, quick: boolean): Promise<ScenarioResult[]> => {
   const env = {
     AUTH_MODE: 'jwt',
@@ -306,6 +325,8 @@ const couchAtSize = async (couchUrl: string, students: number, quick: boolean): 
     const auth = await signedInAdmin(url);
     const label = `CouchDB, ${students.toLocaleString('en')} students`;
     const { firstFile } = await importRoll(url, auth, students);
+    await quiet(a.pid(), 180_000);
+    await indexed(couchUrl, env.DB_PREFIX, 180_000);
     const { lists, searches } = await measureLoads(url, auth, a.pid(), students, quick);
     const memory = await rssMb(a.pid());
     const large = students >= 250_000;

@@ -147,6 +147,10 @@ export const StudentDoc = t.intersection([
   }),
   // Kept since retention (0045); older records lack them.
   t.partial({ deletedAt: t.union([t.string, t.null]), anonymisedAt: t.union([t.string, t.null]) }),
+  // The display name folded as the search folds it (`foldName`), written with every record since
+  // decision 0056: CouchDB's views read it, and its JavaScript engine has no `normalize` to fold with.
+  // Records written before it lack it until the start's pass (`studentNameFold.ts`) adds it.
+  t.partial({ nameFolded: t.string }),
 ]);
 export type StudentDoc = t.TypeOf<typeof StudentDoc>;
 

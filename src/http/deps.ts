@@ -28,10 +28,10 @@ import type { ReportService } from '../reports/reportService.js';
 import type { RateLimitDecision, RateLimitPolicy } from '../rules/rateLimit.js';
 import type { ClassService } from '../schedules/classService.js';
 import type { ScheduleService } from '../schedules/scheduleService.js';
+import type { DirectoryPort } from '../sync/directoryPort.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
 import type { ReplicationService } from '../sync/replicationService.js';
 import type { RosterReconciler } from '../sync/rosterReconciler.js';
-import type { StudentDirectory } from '../sync/studentDirectory.js';
 import type { SyncService } from '../sync/syncService.js';
 import type { Authenticator } from './authenticate.js';
 import type { IdempotencySettings } from './idempotency.js';
@@ -71,7 +71,7 @@ export interface AppDeps {
   readonly schedules: ScheduleService;
   readonly registration: {
     readonly students: StudentService;
-    readonly directory: StudentDirectory;
+    readonly directory: DirectoryPort;
     readonly consents: ConsentService;
     readonly imports: StudentImportService;
     readonly photos: PhotoService;

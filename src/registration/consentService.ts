@@ -12,13 +12,13 @@ import type { ConsentStore } from '../store/consents.js';
 import type { EventStore } from '../store/events.js';
 import { type StudentStore, toRecord } from '../store/students.js';
 import type { UserStore } from '../store/users.js';
-import type { StudentDirectory } from '../sync/studentDirectory.js';
+import type { DirectoryPort } from '../sync/directoryPort.js';
 
 export interface ConsentServiceDeps {
   readonly consents: ConsentStore;
   readonly students: StudentStore;
   readonly users: UserStore;
-  readonly directory: StudentDirectory;
+  readonly directory: DirectoryPort;
   readonly events: EventStore;
   readonly clock: () => Date;
   /**

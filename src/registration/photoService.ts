@@ -14,7 +14,7 @@ import { photosAllowed } from '../rules/students.js';
 import type { ConsentStore } from '../store/consents.js';
 import type { PhotoStore } from '../store/photos.js';
 import type { StudentStore } from '../store/students.js';
-import type { StudentDirectory } from '../sync/studentDirectory.js';
+import type { DirectoryPort } from '../sync/directoryPort.js';
 import { type PhotoRefusal, processPhoto } from './photoImages.js';
 import { noImageConsent, type StudentService } from './studentService.js';
 
@@ -23,7 +23,7 @@ export interface PhotoServiceDeps {
   readonly students: StudentStore;
   readonly studentService: Pick<StudentService, 'patch'>;
   readonly consents: ConsentStore;
-  readonly directory: StudentDirectory;
+  readonly directory: DirectoryPort;
   readonly clock: () => Date;
 }
 

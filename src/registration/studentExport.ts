@@ -15,13 +15,13 @@ import type { ConsentStore } from '../store/consents.js';
 import type { PhotoStore } from '../store/photos.js';
 import { type StudentStore, toRecord } from '../store/students.js';
 import type { SubjectRecords } from '../store/subjectRecords.js';
-import type { StudentDirectory } from '../sync/studentDirectory.js';
+import type { DirectoryPort } from '../sync/directoryPort.js';
 import { studentView } from './studentService.js';
 
 export interface StudentExportDeps {
   readonly students: StudentStore;
   readonly consents: ConsentStore;
-  readonly directory: StudentDirectory;
+  readonly directory: DirectoryPort;
   readonly records: SubjectRecords;
   readonly photos: PhotoStore;
   readonly audit: AuditLog;

@@ -38,8 +38,8 @@ import {
 import type { EventStore } from '../store/events.js';
 import { isConflict } from '../store/storeErrors.js';
 import { type StudentStore, toRecord } from '../store/students.js';
+import type { DirectoryPort } from '../sync/directoryPort.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
-import type { StudentDirectory } from '../sync/studentDirectory.js';
 
 export interface ClassLookup {
   getClass(classId: string): Promise<{ readonly nucleusId?: string | null } | undefined>;
@@ -55,7 +55,7 @@ export interface StoredPhotoLookup {
 export interface StudentServiceDeps {
   readonly students: StudentStore;
   readonly photos: StoredPhotoLookup;
-  readonly directory: StudentDirectory;
+  readonly directory: DirectoryPort;
   readonly classes: ClassLookup;
   readonly events: EventStore;
   readonly pipeline: Pick<EventPipeline, 'settle' | 'current'>;

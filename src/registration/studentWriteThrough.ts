@@ -6,12 +6,12 @@
 import { isStudentWritableField } from '../domain/student.js';
 import type { AspectProjection } from '../rules/projections.js';
 import type { StudentStore } from '../store/students.js';
-import type { StudentDirectory } from '../sync/studentDirectory.js';
+import type { DirectoryPort } from '../sync/directoryPort.js';
 
 export const studentWriteThrough =
   (deps: {
     readonly students: StudentStore;
-    readonly directory: StudentDirectory;
+    readonly directory: DirectoryPort;
     readonly clock: () => Date;
     readonly onUnfit?: (aspect: string) => void;
   }) =>

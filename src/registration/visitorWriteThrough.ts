@@ -10,8 +10,8 @@ import type { AspectProjection } from '../rules/projections.js';
 import type { ClassStore } from '../store/classes.js';
 import { isConflict } from '../store/storeErrors.js';
 import type { StudentStore } from '../store/students.js';
+import type { DirectoryPort } from '../sync/directoryPort.js';
 import { PIPELINE_ENDPOINT, recordAuditKey } from '../sync/projector.js';
-import type { StudentDirectory } from '../sync/studentDirectory.js';
 
 /** The qualifier of a visitor's phone, as the REST walk-in check-in writes it. */
 export const VISITOR_PHONE_QUALIFIER = 'visitante';
@@ -20,7 +20,7 @@ export const visitorWriteThrough =
   (deps: {
     readonly students: StudentStore;
     readonly classes: ClassStore;
-    readonly directory: StudentDirectory;
+    readonly directory: DirectoryPort;
     readonly audit: (entries: ReadonlyArray<PendingAuditEntry>) => Promise<void>;
     readonly clock: () => Date;
   }) =>

@@ -7,6 +7,7 @@ import {
   type StudentWritableField,
   studentWritable,
 } from '../domain/student.js';
+import { foldName } from '../rules/students.js';
 import { putBatched } from './batchedPut.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { eachDocPage, getDoc, getDocs, listDocs } from './docs.js';
@@ -47,16 +48,25 @@ export interface StudentStore {
 }
 
 export const toRecord = (doc: StudentDoc): StudentRecord => {
-  const { _id: _i, _rev: _r, docType: _d, ...record } = doc;
+  const { _id: _i, _rev: _r, docType: _d, nameFolded: _n, ...record } = doc;
   return record;
 };
 
-const newDoc = (record: StudentRecord): Omit<StudentDoc, '_rev'> => ({
-  _id: studentDocId(record.studentId),
+/**
+ * The stored document of `record`, its folded name derived last: a record spread from an older
+ * document (which `toRecord` strips, but a caller's object may still carry) never keeps a stale one.
+ */
+const docOf = (record: StudentRecord) => ({
   docType: 'student' as const,
   ...record,
   photo_refs: [...record.photo_refs],
   phones: [...record.phones],
+  nameFolded: foldName(record.displayName),
+});
+
+const newDoc = (record: StudentRecord): Omit<StudentDoc, '_rev'> => ({
+  _id: studentDocId(record.studentId),
+  ...docOf(record),
 });
 
 const sameValue = (a: unknown, b: unknown): boolean => canonicalize(a) === canonicalize(b);
@@ -106,14 +116,7 @@ export const studentStore = (db: Database, cache: DocCache<StudentDoc> = noDocCa
     },
     async update(current, next) {
       try {
-        return await write({
-          _id: current._id,
-          _rev: current._rev,
-          docType: 'student' as const,
-          ...next,
-          photo_refs: [...next.photo_refs],
-          phones: [...next.phones],
-        });
+        return await write({ _id: current._id, _rev: current._rev, ...docOf(next) });
       } catch (e) {
         if (isConflict(e)) return 'CONFLICT';
         throw e;
@@ -128,7 +131,12 @@ export const studentStore = (db: Database, cache: DocCache<StudentDoc> = noDocCa
         // An anonymised record never takes a personal value back (a replay of its events, or an
         // event pushed again by a tablet): anonymisation is for good (0045).
         if (isAnonymised(current) || sameValue(current[field], value)) return 'UNCHANGED';
-        const candidate = StudentDoc.decode({ ...current, [field]: value, updatedAt: at });
+        const changed = { ...current, [field]: value, updatedAt: at };
+        const candidate = StudentDoc.decode(
+          field === 'displayName' && typeof value === 'string'
+            ? { ...changed, nameFolded: foldName(value) }
+            : changed,
+        );
         if (E.isLeft(candidate)) return undefined;
         try {
           return await write(candidate.right);

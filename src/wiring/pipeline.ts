@@ -20,8 +20,8 @@ import type { ProjectionStore } from '../store/projections.js';
 import type { Store } from '../store/store.js';
 import type { StudentStore } from '../store/students.js';
 import type { Change } from '../sync/changeFeed.js';
+import type { DirectoryPort } from '../sync/directoryPort.js';
 import { type EventPipeline, startEventPipeline, writeThroughAll } from '../sync/pipelineRuntime.js';
-import type { StudentDirectory } from '../sync/studentDirectory.js';
 
 export interface PipelineWiring {
   readonly store: Store;
@@ -30,7 +30,7 @@ export interface PipelineWiring {
   readonly students: StudentStore;
   readonly classes: ClassStore;
   readonly checkins: CheckinStore;
-  readonly directory: StudentDirectory;
+  readonly directory: DirectoryPort;
   readonly clock: () => Date;
   readonly logger: Logger;
   readonly metrics: Metrics;

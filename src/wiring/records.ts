@@ -31,8 +31,10 @@ import type { Store } from '../store/store.js';
 import { studentStore } from '../store/students.js';
 import { userStore } from '../store/users.js';
 import { followChanges$ } from '../sync/changeFeed.js';
+import { type DirectoryPort, inMemoryDirectory } from '../sync/directoryPort.js';
 import { takeDirectorySnapshot, writeDirectorySnapshot } from '../sync/directorySnapshot.js';
 import { type StudentDirectory, studentDirectory } from '../sync/studentDirectory.js';
+import { wireCouchDirectory } from './couchDirectory.js';
 
 /** The full student records held (about 1.5 KB of heap each). */
 const STUDENT_CACHE_ENTRIES = 5_000;
@@ -143,16 +145,28 @@ export const wireRecords = async (wiring: RecordsWiring) => {
   // Read the sequence first and follow from it after loading: a change in between is applied twice
   // (harmlessly: the directory keeps the newest), never missed.
   const privateSeq = (await store.db.private.info()).update_seq;
-  directory.load([], await consents.listAll());
-  // A page at a time: the directory keeps a summary of each record, and the page is let go.
-  const heldTo = await loadDirectory(
-    directory,
-    (visit) => students.eachPage(LOAD_PAGE, visit),
-    store.db.private,
-    privateSeq,
-    directorySnapshot,
-    logger,
-  );
+  let port: DirectoryPort;
+  let heldTo: string | number;
+  if (store.backend === 'couchdb') {
+    // CouchDB serves the roll from its views (decision 0056): nothing of it is read here but the
+    // visitors; the consents are held as before.
+    const couch = await wireCouchDirectory(store.db.private, directory, clock, logger, opened);
+    directory.load(await couch.views.visitors(), await consents.listAll());
+    port = couch.port;
+    heldTo = privateSeq;
+  } else {
+    directory.load([], await consents.listAll());
+    // A page at a time: the directory keeps a summary of each record, and the page is let go.
+    heldTo = await loadDirectory(
+      directory,
+      (visit) => students.eachPage(LOAD_PAGE, visit),
+      store.db.private,
+      privateSeq,
+      directorySnapshot,
+      logger,
+    );
+    port = inMemoryDirectory(directory);
+  }
   // One live feed of the private database serves the directory and the roster's triggers: every feed
   // re-reads the database after each write, and the private database is written on every mutation.
   // From a snapshot it starts where the snapshot ends: what changed since reaches every follower.
@@ -198,7 +212,7 @@ export const wireRecords = async (wiring: RecordsWiring) => {
       }
     });
   }
-  const following = directory.follow(
+  const following = port.follow(
     feed.pipe(
       tap((c) => {
         applied = c.seq;
@@ -248,7 +262,7 @@ export const wireRecords = async (wiring: RecordsWiring) => {
     pickupRecords,
     familyPasses,
     rosterListings,
-    directory,
+    directory: port,
     privateFeed: feed,
     projectionFeed,
     auditTrail,

@@ -48,6 +48,17 @@ export interface TestServiceOptions {
   readonly levelDown?: LevelDownFactory;
 }
 
+/**
+ * `TEST_SERVICE_COUCHDB_URL` set: every service a test starts without a CouchDB of its own runs on
+ * that one, in databases of its own (a fresh prefix), so a suite written for the embedded store runs
+ * unchanged on CouchDB (decision 0056: the students' list and search, on both backends).
+ */
+const onTestServiceCouch = (): Record<string, string> => {
+  const url = process.env.TEST_SERVICE_COUCHDB_URL;
+  if (url === undefined || url === '') return {};
+  return { COUCHDB_URL: url, DB_PREFIX: `t${randomUUID().replaceAll('-', '').slice(0, 12)}_` };
+};
+
 export const startTestService = async (options: TestServiceOptions = {}): Promise<TestService> => {
   const dataDir = await makeTempDir('svc');
   const chunks: string[] = [];
@@ -57,7 +68,13 @@ export const startTestService = async (options: TestServiceOptions = {}): Promis
       done();
     },
   });
-  const config = testConfig({ DATA_DIR: dataDir, AUTH_MODE: 'dev', ...DEV_TOKENS, ...options.env });
+  const config = testConfig({
+    DATA_DIR: dataDir,
+    AUTH_MODE: 'dev',
+    ...DEV_TOKENS,
+    ...onTestServiceCouch(),
+    ...options.env,
+  });
   const service = await startService(config, {
     logger: createLogger('info', sink),
     ...(options.routes === undefined ? {} : { routes: options.routes }),

@@ -71,7 +71,7 @@ export const listStudentsRoute = defineRoute({
         return E.left(badCursor());
       afterKey = decoded.right.k;
     }
-    const page = deps.registration.directory.page({
+    const page = await deps.registration.directory.page({
       status,
       q,
       ...(query.classId === undefined ? {} : { classId: query.classId }),

@@ -1,0 +1,228 @@
+/**
+ * The roll as CouchDB serves it (decision 0056): list pages and search read the private database's
+ * student views (`src/store/studentViews.ts`), so an instance holds no copy of the roll and starts
+ * without reading it. What stays in memory is small: the image consents (the photo shown on each
+ * entry, the admission rule's count) and the visitors (their report), both kept as the in-memory
+ * directory keeps them, by this process's writes and by the private change feed.
+ *
+ * A page answers what the in-memory directory's does: the students of a status whose folded name
+ * holds every word of the query, after the cursor's sort key, in sort-key order. Where a query word
+ * has three letters or more, the rows of its rarest trigram (the view's counts choose it) hold every
+ * match, in list order; otherwise the name view is read in order. Either is read in batches until a
+ * page and one more match are found, each row checked against the query with the folded name its key
+ * spells; the items are the name view's rows, so no record is read.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import type { Subscription } from 'rxjs';
+import { ConsentDoc } from '../domain/consent.js';
+import { type StudentDoc, StudentDoc as StudentDocC, type StudentStatus } from '../domain/student.js';
+import { foldName, photosAllowed, queryMatcher } from '../rules/students.js';
+import {
+  hexOfSortKey,
+  type NameEntry,
+  type StudentViews,
+  sortKeyOfHex,
+  type ViewBatch,
+  type ViewRow,
+} from '../store/studentViews.js';
+import type { DirectoryPort } from './directoryPort.js';
+import type { DirectoryEntry, StudentDirectory } from './studentDirectory.js';
+
+/**
+ * A page's first batch is its size and one (a list's rows all match; 200 rows of long keys took 0.9 s
+ * at 10 concurrent pages on the loaded machine, 51 rows 0.16 s); each further batch doubles, to at most
+ * `MAX_BATCH`.
+ */
+const MAX_BATCH = 2_000;
+/** How long a trigram's count is reused, and how many are kept (a roll has some thousands of trigrams). */
+const COUNTS_FOR_MS = 60_000;
+const MAX_COUNTS = 20_000;
+
+export interface CouchDirectoryDeps {
+  readonly views: StudentViews;
+  /** Holds the consents and the visitors (loaded by the caller), never the rest of the roll. */
+  readonly held: StudentDirectory;
+  /** Told of each student write the private feed brings (to keep the views current). */
+  readonly onStudentWrite?: () => void;
+  /** Rows read in a page's first batch (tests set a small one to page through several). */
+  readonly firstBatch?: number;
+  /** How long a trigram's count is reused (tests set 0); the clock it is timed by. */
+  readonly countsForMs?: number;
+  readonly now?: () => number;
+  /** How long a page's first query waits for the index to catch up before the page reads it as it stands. */
+  readonly freshWaitMs?: number;
+}
+
+/** See `freshWaitMs`: well inside the request's 6 s deadline and the store's 5 s silence limit. */
+const FRESH_WAIT_MS = 2_000;
+const LATE: unique symbol = Symbol('late');
+
+type View = 'name' | 'trigram';
+
+/** The distinct trigrams of the query's words of three letters or more. */
+export const queryTrigrams = (foldedQuery: string): string[] => {
+  const out = new Set<string>();
+  for (const word of foldedQuery.split(' '))
+    for (let i = 0; i + 3 <= word.length; i += 1) out.add(word.slice(i, i + 3));
+  return [...out];
+};
+
+export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort => {
+  const { views, held } = deps;
+  const countsForMs = deps.countsForMs ?? COUNTS_FOR_MS;
+  const now = deps.now ?? (() => Date.now());
+  // A count (above none) only chooses which trigram's rows a search reads: every row read is checked
+  // against the query, so a count from a moment ago costs at most a longer read, never a wrong
+  // answer. Reused, a search asks CouchDB for one view's rows instead of one count a trigram more
+  // (seven for `maria 043210`).
+  const counts = new Map<string, { readonly n: number; readonly at: number }>();
+  const countOf = async (
+    status: StudentStatus,
+    trigram: string,
+    ask: <A>(view: View, run: (fresh: boolean) => Promise<A>) => Promise<A>,
+  ): Promise<number> => {
+    const key = `${status} ${trigram}`;
+    const known = counts.get(key);
+    if (known !== undefined && now() - known.at < countsForMs) return known.n;
+    const n = await ask('trigram', (f) => views.trigramCount(status, trigram, f));
+    if (counts.size >= MAX_COUNTS) counts.clear();
+    // A count of none ends the search with no match: never from a moment ago, or a student written
+    // since would not be found.
+    if (n > 0) counts.set(key, { n, at: now() });
+    return n;
+  };
+
+  const entryOf = (row: ViewRow, e: NameEntry, status: StudentStatus, sortKey: string): DirectoryEntry => ({
+    studentId: row.studentId,
+    displayName: e.displayName,
+    folded: sortKey.slice(0, sortKey.length - row.studentId.length - 1),
+    sortKey,
+    status,
+    photoRef: photosAllowed(held.activeConsents(row.studentId)) ? e.photoRef : null,
+    updatedAt: e.updatedAt,
+    classId: row.classId,
+    visitor: e.visitor,
+    visitorSince: e.visitor ? e.createdAt : null,
+  });
+
+  // Student writes this instance has seen (its own, as it makes them; others', as its private feed
+  // tells them), and how many of them the index was known to hold: as many as were seen when a
+  // waiting (`update=true`) query began that then answered. While none was seen since, a page reads
+  // the index as it stands (`stale=ok`, about half the time at 10 concurrent pages, decision 0056):
+  // it holds every write this instance made, and others' once the feed told them, as the in-memory
+  // directory did.
+  let writesSeen = 0;
+  // Per view: CouchDB indexes a design document's views together, PouchDB (the tests' embedded
+  // variant) each on its own.
+  const indexHolds: Record<View, number> = { name: -1, trigram: -1 };
+
+  // Only a visitor (or one that was) is held: the report reads them, a check-in finds them at once.
+  const upsertStudent = (doc: StudentDoc) => {
+    writesSeen += 1;
+    if (doc.visitor || held.get(doc.studentId) !== undefined) held.upsertStudent(doc);
+  };
+
+  const port: DirectoryPort = {
+    upsertStudent,
+    upsertConsent: (doc) => held.upsertConsent(doc),
+    activeConsents: (id) => held.activeConsents(id),
+    consentsRecorded: (id) => held.consentsRecorded(id),
+    visitors: () => held.visitors(),
+    // Visitors only: every other caller reads the record from the store when it is not held here.
+    get: (id) => held.get(id),
+
+    async page({ status, q, classId, afterKey, limit }) {
+      // A query of a view behind the writes seen waits for the index to hold them for at most
+      // `freshWaitMs`; past that (the index behind a bulk write: an import), the page reads the index
+      // as it stands, so it answers, without the last students indexing has not reached.
+      let waited = true;
+      const ask = async <A>(view: View, run: (fresh: boolean) => Promise<A>): Promise<A> => {
+        if (!waited || writesSeen === indexHolds[view]) return run(false);
+        const seenBefore = writesSeen;
+        const waiting = run(true).then((answer) => {
+          indexHolds[view] = Math.max(indexHolds[view], seenBefore);
+          return answer;
+        });
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<typeof LATE>((resolve) => {
+          timer = setTimeout(() => resolve(LATE), deps.freshWaitMs ?? FRESH_WAIT_MS);
+        });
+        try {
+          const first = await Promise.race([waiting, late]);
+          if (first !== LATE) return first;
+        } finally {
+          clearTimeout(timer);
+        }
+        // Its answer, or the store's silence limit, comes later; nobody waits for it.
+        waiting.catch(() => undefined);
+        waited = false;
+        return run(false);
+      };
+      const folded = foldName(q);
+      const matches = queryMatcher(folded);
+      const trigrams = queryTrigrams(folded);
+      let read: (fromHex: string, n: number) => Promise<ViewBatch>;
+      if (trigrams.length > 0) {
+        const counts = await Promise.all(trigrams.map((g) => countOf(status, g, ask)));
+        let rarest = 0;
+        for (let i = 1; i < counts.length; i += 1) if ((counts[i] ?? 0) < (counts[rarest] ?? 0)) rarest = i;
+        const trigram = trigrams[rarest];
+        if (trigram === undefined || (counts[rarest] ?? 0) === 0) return { items: [], lastKey: undefined };
+        read = (fromHex, n) => ask('trigram', (f) => views.byTrigram(status, trigram, fromHex, n, f));
+      } else read = (fromHex, n) => ask('name', (f) => views.byName(status, fromHex, n, f));
+
+      // Rows at or before `seen` were answered already (the cursor's, or the last batch's end).
+      let seen = afterKey === undefined ? undefined : hexOfSortKey(afterKey);
+      let from = seen ?? '';
+      let n = deps.firstBatch ?? limit + 1;
+      const found: Array<{ readonly row: ViewRow; readonly sortKey: string }> = [];
+      scan: for (;;) {
+        const batch = await read(from, n);
+        for (const row of batch.rows) {
+          if (seen !== undefined && row.hex <= seen) continue;
+          const sortKey = sortKeyOfHex(row.hex);
+          const name = sortKey.slice(0, sortKey.length - row.studentId.length - 1);
+          if (!matches(name) || (classId !== undefined && row.classId !== classId)) continue;
+          found.push({ row, sortKey });
+          if (found.length > limit) break scan;
+        }
+        if (batch.next === undefined) break;
+        seen = batch.next;
+        from = batch.next;
+        n = Math.min(n * 2, MAX_BATCH);
+      }
+      const page = found.slice(0, limit);
+      // A search's rows are the trigram view's: what its items show is read from the name view.
+      const missing = page.filter((f) => f.row.entry === undefined).map((f) => f.row.hex);
+      const named = new Map(
+        (await ask('name', (f) => views.entries(status, missing, f))).map((r) => [r.hex, r]),
+      );
+      const items = page.flatMap((f) => {
+        const row = f.row.entry === undefined ? named.get(f.row.hex) : f.row;
+        // Left the name view's status between the two reads: not on this page.
+        return row?.entry === undefined ? [] : [entryOf(row, row.entry, status, f.sortKey)];
+      });
+      return { items, lastKey: found.length > limit ? page[page.length - 1]?.sortKey : undefined };
+    },
+
+    follow(changes, onUndecodable): Subscription {
+      return changes.subscribe((change) => {
+        if (change.deleted || change.doc === undefined) return;
+        if (change.id.startsWith('student:')) {
+          const d = StudentDocC.decode(change.doc);
+          if (E.isRight(d)) upsertStudent(d.right);
+          else {
+            writesSeen += 1;
+            onUndecodable(change.id);
+          }
+          deps.onStudentWrite?.();
+        } else if (change.id.startsWith('imageConsent:')) {
+          const d = ConsentDoc.decode(change.doc);
+          if (E.isRight(d)) held.upsertConsent(d.right);
+          else onUndecodable(change.id);
+        }
+      });
+    },
+  };
+  return port;
+};

@@ -1,0 +1,41 @@
+/**
+ * The student directory on CouchDB (decision 0056): the views installed, the one-time pass that
+ * stores every record's folded name, and the refresher that keeps the views current behind writes.
+ */
+import type { Logger } from 'pino';
+import type { Disposers } from '../lib/disposers.js';
+import type { Database } from '../store/pouch.js';
+import { foldStoredNames } from '../store/studentNameFold.js';
+import { ensureStudentViews, studentViews } from '../store/studentViews.js';
+import { couchStudentDirectory } from '../sync/couchStudentDirectory.js';
+import type { StudentDirectory } from '../sync/studentDirectory.js';
+import { viewRefresher } from '../sync/viewRefresher.js';
+
+/** A refresh of the views once student writes have paused this long, or at the latest this long after the first. */
+const REFRESH_QUIET_MS = 1_500;
+const REFRESH_MAX_WAIT_MS = 60_000;
+
+export const wireCouchDirectory = async (
+  db: Database,
+  held: StudentDirectory,
+  clock: () => Date,
+  logger: Logger,
+  opened: Disposers,
+) => {
+  await ensureStudentViews(db);
+  const pass = await foldStoredNames(db, () => clock().toISOString());
+  if (!pass.alreadyDone)
+    logger.info({ written: pass.written }, 'student records given their folded name (decision 0056)');
+  const views = studentViews(db);
+  const refresher = viewRefresher(() => views.refresh(), {
+    quietMs: REFRESH_QUIET_MS,
+    maxWaitMs: REFRESH_MAX_WAIT_MS,
+    onError: (e) =>
+      logger.warn({ errorName: e instanceof Error ? e.name : typeof e }, 'student views not refreshed'),
+  });
+  opened.add('student views: refresher', () => refresher.idle());
+  // What was written while no instance ran is indexed now, not by the first request.
+  refresher.poke();
+  const port = couchStudentDirectory({ views, held, onStudentWrite: () => refresher.poke() });
+  return { views, port };
+};

@@ -1,0 +1,353 @@
+/**
+ * The roll served by CouchDB's views (decision 0056) answers every page as the in-memory directory
+ * does: the same students, order, cursors (sort keys) and ends, for each query, class filter, status
+ * and page size, on the embedded PouchDB (which runs the same views) and over the CouchDB protocol.
+ * Also: every write stores the folded name, and the start's pass gives it to records written before.
+ */
+import { expect } from 'chai';
+import type { StudentStatus } from '../../src/domain/student.js';
+import { withQuorumWrites } from '../../src/store/quorumWrites.js';
+import { foldStoredNames } from '../../src/store/studentNameFold.js';
+import { studentStore } from '../../src/store/students.js';
+import {
+  ensureStudentViews,
+  hexOfSortKey,
+  type StudentViews,
+  sortKeyOfHex,
+  studentViews,
+} from '../../src/store/studentViews.js';
+import { couchStudentDirectory, queryTrigrams } from '../../src/sync/couchStudentDirectory.js';
+import type { DirectoryPort } from '../../src/sync/directoryPort.js';
+import { type StudentDirectory, studentDirectory } from '../../src/sync/studentDirectory.js';
+import { aStudentRecord } from '../support/fixtures.js';
+import { databasePerTest, storeBackends } from '../support/storeBackends.js';
+
+const CLASS_A = '11111111-1111-4111-8111-111111111111';
+const CLASS_B = '22222222-2222-4222-8222-222222222222';
+
+const NAMES = [
+  'João Pedro Silva',
+  'joao pedro silva',
+  'Ana',
+  'Ana Clara',
+  'Anaí Souza',
+  'Zé',
+  'Maria José',
+  'Maria 0123',
+  'Maria 1230',
+  'Mária Luísa',
+  'Luís Ângelo',
+  'Ângela Lima',
+  'Lia',
+  'Bia Lima Silva',
+  'Çarla Nunes',
+  'Pedro',
+  'Pedro Ana',
+  'Silva',
+  'Éva',
+  'Zoë',
+  'Ni',
+];
+
+/** Every page of `query` read through `port`, following its cursors. */
+const allPages = async (
+  port: Pick<DirectoryPort, 'page'>,
+  query: { status: StudentStatus; q: string; classId?: string },
+  limit: number,
+) => {
+  const pages: Array<{ ids: string[]; lastKey: string | undefined }> = [];
+  let afterKey: string | undefined;
+  for (let i = 0; i < 100; i += 1) {
+    const page = await port.page({ ...query, afterKey, limit });
+    pages.push({ ids: page.items.map((e) => `${e.studentId} ${e.sortKey}`), lastKey: page.lastKey });
+    if (page.lastKey === undefined) return pages;
+    afterKey = page.lastKey;
+  }
+  throw new Error('the pages never ended');
+};
+
+describe("the views' keys", () => {
+  it('spell the sort key in hex that orders as the sort keys do, and back', () => {
+    const keys = ['a\u0000x', 'ab\u0000x', 'a b\u0000y', 'é\u0000z', '\u{1F600}\u0000w', 'zz\u0000a'];
+    for (const k of keys) expect(sortKeyOfHex(hexOfSortKey(k))).to.equal(k);
+    const byKey = [...keys].sort();
+    const byHex = [...keys].sort((a, b) => (hexOfSortKey(a) < hexOfSortKey(b) ? -1 : 1));
+    expect(byHex).to.deep.equal(byKey);
+  });
+
+  it("a query's trigrams are those of its words of three letters or more, once each", () => {
+    expect(queryTrigrams('')).to.deep.equal([]);
+    expect(queryTrigrams('zé an')).to.deep.equal([]);
+    expect(queryTrigrams('ana anab')).to.deep.equal(['ana', 'nab']);
+    expect(queryTrigrams('maria 0123')).to.deep.equal(['mar', 'ari', 'ria', '012', '123']);
+  });
+});
+
+describe('a page while the views are behind', () => {
+  it('waits for the index at most its bound, then answers from the index as it stands', async () => {
+    const student = aStudentRecord({ displayName: 'Ana Souza' });
+    const hex = hexOfSortKey(`ana souza\u0000${student.studentId}`);
+    const asked: boolean[] = [];
+    const never = new Promise<never>(() => undefined);
+    const views: StudentViews = {
+      byName: async () => ({ rows: [], next: undefined }),
+      byTrigram: (_s, _g, _from, _n, fresh) => {
+        asked.push(fresh);
+        return fresh
+          ? never
+          : Promise.resolve({
+              rows: [{ studentId: student.studentId, hex, classId: student.classId }],
+              next: undefined,
+            });
+      },
+      trigramCount: (_s, _g, fresh) => {
+        asked.push(fresh);
+        return fresh ? never : Promise.resolve(1);
+      },
+      entries: async (_s, hexes, fresh) => {
+        asked.push(fresh);
+        return hexes.map((h) => ({
+          studentId: student.studentId,
+          hex: h,
+          classId: student.classId,
+          entry: {
+            displayName: student.displayName,
+            photoRef: null,
+            updatedAt: student.updatedAt,
+            visitor: false,
+            createdAt: student.createdAt,
+          },
+        }));
+      },
+      visitors: async () => [],
+      refresh: async () => undefined,
+    };
+    const couch = couchStudentDirectory({
+      views,
+      held: studentDirectory(),
+      freshWaitMs: 20,
+    });
+    const page = await couch.page({ status: 'ACTIVE', q: 'souza', afterKey: undefined, limit: 10 });
+    expect(page.items.map((e) => e.displayName)).to.deep.equal(['Ana Souza']);
+    // Each trigram's count waited, then every later query of the page read the index as it stands.
+    expect(asked.filter((f) => f)).to.have.length(3);
+    expect(asked.slice(3).every((f) => !f)).to.equal(true);
+  });
+});
+
+describe('a page and the writes this instance has seen', () => {
+  it('reads the index as it stands while no write was seen since it was known current, else waits for it', async () => {
+    const asked: boolean[] = [];
+    const views: StudentViews = {
+      byName: async (_s, _from, _n, fresh) => {
+        asked.push(fresh);
+        return { rows: [], next: undefined };
+      },
+      byTrigram: async () => ({ rows: [], next: undefined }),
+      trigramCount: async () => 0,
+      entries: async () => [],
+      visitors: async () => [],
+      refresh: async () => undefined,
+    };
+    const couch = couchStudentDirectory({ views, held: studentDirectory() });
+    const list = () => couch.page({ status: 'ACTIVE', q: '', afterKey: undefined, limit: 10 });
+    await list();
+    await list();
+    const doc = {
+      _id: 'student:x',
+      _rev: '1-a',
+      docType: 'student' as const,
+      ...aStudentRecord(),
+      photo_refs: [],
+      phones: [],
+    };
+    couch.upsertStudent(doc);
+    await list();
+    await list();
+    // The first page (nothing known yet) waits; then none until a write is seen; then one waits again.
+    expect(asked).to.deep.equal([true, false, true, false]);
+  });
+});
+
+describe('the trigram counts a search chooses by', () => {
+  it('are reused for their time, except a count of none, which is asked again each time', async () => {
+    const asked: string[] = [];
+    let clock = 0;
+    const none = async () => ({ rows: [], next: undefined });
+    const views: StudentViews = {
+      byName: none,
+      byTrigram: none,
+      trigramCount: async (_s, g) => {
+        asked.push(g);
+        return g === 'zzz' ? 0 : 5;
+      },
+      entries: async () => [],
+      visitors: async () => [],
+      refresh: async () => undefined,
+    };
+    const couch = couchStudentDirectory({
+      views,
+      held: studentDirectory(),
+      countsForMs: 1_000,
+      now: () => clock,
+    });
+    const search = (q: string) => couch.page({ status: 'ACTIVE', q, afterKey: undefined, limit: 10 });
+    await search('abc');
+    await search('abc');
+    expect(asked).to.deep.equal(['abc']);
+    clock = 1_000;
+    await search('abc');
+    expect(asked).to.deep.equal(['abc', 'abc']);
+    await search('zzz');
+    await search('zzz');
+    expect(asked).to.deep.equal(['abc', 'abc', 'zzz', 'zzz']);
+  });
+});
+
+for (const [label, host] of storeBackends('couchdirectory'))
+  describe(`the roll served by the views on ${label}`, function () {
+    this.timeout(120_000);
+    const per = databasePerTest(host, 'couchdirectory');
+
+    const seed = async (firstBatch?: number): Promise<{ memory: StudentDirectory; couch: DirectoryPort }> => {
+      const db = withQuorumWrites(per.db());
+      await ensureStudentViews(db);
+      const students = studentStore(db);
+      const memory = studentDirectory({ indexedShare: 1 / 8 });
+      let n = 0;
+      for (const displayName of NAMES)
+        for (const classId of [CLASS_A, CLASS_B]) {
+          n += 1;
+          const created = await students.create(
+            aStudentRecord({ displayName, classId, status: n % 7 === 0 ? 'DELETED' : 'ACTIVE' }),
+          );
+          memory.upsertStudent(created);
+        }
+      const couch = couchStudentDirectory({
+        views: studentViews(db),
+        held: studentDirectory(),
+        ...(firstBatch === undefined ? {} : { firstBatch }),
+      });
+      return { memory, couch };
+    };
+
+    for (const firstBatch of [undefined, 2])
+      it(`answers every query, class, status and page size as the in-memory directory does (first batch ${firstBatch ?? 'as served'})`, async () => {
+        const { memory, couch } = await seed(firstBatch);
+        const inMemory: Pick<DirectoryPort, 'page'> = { page: async (q) => memory.page(q) };
+        const queries = [
+          '',
+          'a',
+          'an',
+          'ana',
+          'joao',
+          'silva joao',
+          'lima',
+          'ia',
+          'mar',
+          'maria 0',
+          '0123',
+          'xyz',
+          'a z',
+          'luis',
+        ];
+        let compared = 0;
+        for (const q of queries)
+          for (const status of ['ACTIVE', 'DELETED'] as const)
+            for (const classId of [undefined, CLASS_B])
+              for (const limit of [1, 3, 50]) {
+                const query = { status, q, ...(classId === undefined ? {} : { classId }) };
+                const expected = await allPages(inMemory, query, limit);
+                const got = await allPages(couch, query, limit);
+                expect(got, `${JSON.stringify(query)} limit ${limit}`).to.deep.equal(expected);
+                compared += expected.reduce((sum, p) => sum + p.ids.length, 0);
+              }
+        // The table found students, not only empty pages.
+        expect(compared).to.be.greaterThan(500);
+      });
+
+    it('a rename moves the student in the list and the search; a deletion moves it to DELETED', async () => {
+      const db = withQuorumWrites(per.db());
+      await ensureStudentViews(db);
+      const students = studentStore(db);
+      const couch = couchStudentDirectory({ views: studentViews(db), held: studentDirectory() });
+      const a = await students.create(aStudentRecord({ displayName: 'Beto' }));
+      await students.create(aStudentRecord({ displayName: 'Carla' }));
+      const names = async (q: string, status: StudentStatus = 'ACTIVE') =>
+        (await couch.page({ status, q, afterKey: undefined, limit: 10 })).items.map((e) => e.displayName);
+      expect(await names('')).to.deep.equal(['Beto', 'Carla']);
+      // As the services do after each write: the port then asks the index to catch up.
+      const renamed = await students.update(a, { ...a, displayName: 'Élio' });
+      if (renamed === 'CONFLICT') throw new Error('conflict');
+      couch.upsertStudent(renamed);
+      expect(renamed.nameFolded).to.equal('elio');
+      expect(await names('')).to.deep.equal(['Carla', 'Élio']);
+      expect(await names('beto')).to.deep.equal([]);
+      expect(await names('eli')).to.deep.equal(['Élio']);
+      const changed = await students.applyField(
+        a.studentId,
+        'displayName',
+        'Ábio',
+        '2026-01-01T00:00:00.000Z',
+      );
+      if (changed === undefined || changed === 'UNCHANGED') throw new Error('not changed');
+      couch.upsertStudent(changed);
+      expect(changed.nameFolded).to.equal('abio');
+      const current = await students.get(a.studentId);
+      if (current === undefined) throw new Error('gone');
+      const deleted = await students.update(current, { ...current, status: 'DELETED' });
+      if (deleted === 'CONFLICT') throw new Error('conflict');
+      couch.upsertStudent(deleted);
+      expect(await names('')).to.deep.equal(['Carla']);
+      expect(await names('abi', 'DELETED')).to.deep.equal(['Ábio']);
+    });
+
+    it("the start's pass folds the names of records written before, once, and leaves those that carry it", async () => {
+      const db = withQuorumWrites(per.db());
+      await ensureStudentViews(db);
+      const students = studentStore(db);
+      // A start's port: made after the pass, as the wiring makes it.
+      const portAfter = () => couchStudentDirectory({ views: studentViews(db), held: studentDirectory() });
+      let couch = portAfter();
+      // Records as an older version wrote them: no folded name.
+      const old = ['Ícaro', 'Úrsula', 'Ivo'].map((displayName) => {
+        const { studentId, ...rest } = aStudentRecord({ displayName });
+        return { _id: `student:${studentId}`, docType: 'student', studentId, ...rest };
+      });
+      await db.bulkDocs(old);
+      const fresh = await students.create(aStudentRecord({ displayName: 'Olga' }));
+      const listed = async () =>
+        (await couch.page({ status: 'ACTIVE', q: '', afterKey: undefined, limit: 10 })).items.map(
+          (e) => e.displayName,
+        );
+      expect(await listed()).to.deep.equal(['Olga']);
+      const first = await foldStoredNames(db, () => '2026-01-01T00:00:00.000Z');
+      expect(first).to.deep.equal({ alreadyDone: false, written: 3 });
+      couch = portAfter();
+      expect(await listed()).to.deep.equal(['Ícaro', 'Ivo', 'Olga', 'Úrsula']);
+      expect((await students.get(fresh.studentId))?._rev).to.equal(fresh._rev);
+      expect(await foldStoredNames(db, () => '2026-01-02T00:00:00.000Z')).to.deep.equal({
+        alreadyDone: true,
+        written: 0,
+      });
+      expect(
+        (await couch.page({ status: 'ACTIVE', q: 'icar', afterKey: undefined, limit: 10 })).items,
+      ).to.have.length(1);
+    });
+
+    it('holds only visitors: other students are read from the store by whoever needs them', async () => {
+      const db = withQuorumWrites(per.db());
+      await ensureStudentViews(db);
+      const students = studentStore(db);
+      const held = studentDirectory();
+      const couch = couchStudentDirectory({ views: studentViews(db), held });
+      const regular = await students.create(aStudentRecord({ displayName: 'Rui' }));
+      const visitor = await students.create(aStudentRecord({ displayName: 'Vera', visitor: true }));
+      couch.upsertStudent(regular);
+      couch.upsertStudent(visitor);
+      expect(couch.get(regular.studentId)).to.equal(undefined);
+      expect(couch.get(visitor.studentId)?.displayName).to.equal('Vera');
+      expect(couch.visitors().map((v) => v.studentId)).to.deep.equal([visitor.studentId]);
+      expect((await studentViews(db).visitors()).map((v) => v.studentId)).to.deep.equal([visitor.studentId]);
+    });
+  });
