@@ -4,7 +4,7 @@
  * (a live `_changes` feed stays open as long as the server keeps it).
  */
 import { Agent, createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenAsProxyOf } from './stallingStore.js';
 
 export interface FailingProxy {
   /** The proxy's URL with the target's credentials, for the service's COUCHDB_URL. */
@@ -42,13 +42,8 @@ export const failingProxy = async (target: string): Promise<FailingProxy> => {
     res.on('close', () => up.destroy());
     req.pipe(up);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address: AddressInfo | string | null = server.address();
-  if (address === null || typeof address === 'string') throw new Error('the proxy has no port');
-  const url = new URL(target);
-  url.host = `127.0.0.1:${address.port}`;
   return {
-    url: url.toString().replace(/\/$/, ''),
+    url: await listenAsProxyOf(server, target),
     fail: (w) => {
       which = w;
     },

@@ -8,10 +8,20 @@
  *   reaches the server, even one whose client has given up meanwhile, so a write lands after its
  *   client was answered (as the bytes in a frozen node's socket buffer do).
  */
-import { Agent, createServer, type IncomingMessage, request } from 'node:http';
+import { Agent, createServer, type IncomingMessage, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import leveldown from 'leveldown';
 import { guardedLevelDown, type LevelDownFactory } from '../../src/store/guardedLevel.js';
+
+/** Listens on a free loopback port; answers `target` (credentials and path kept) with that port. */
+export const listenAsProxyOf = async (server: Server, target: string): Promise<string> => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address: AddressInfo | string | null = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the proxy has no port');
+  const url = new URL(target);
+  url.host = `127.0.0.1:${address.port}`;
+  return url.toString().replace(/\/$/, '');
+};
 
 export interface Stall {
   /** From now on, calls are held. */
@@ -128,13 +138,8 @@ export const freezingProxy = async (target: string): Promise<FreezingProxy> => {
       }),
     );
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address: AddressInfo | string | null = server.address();
-  if (address === null || typeof address === 'string') throw new Error('the proxy has no port');
-  const url = new URL(target);
-  url.host = `127.0.0.1:${address.port}`;
   return {
-    url: url.toString().replace(/\/$/, ''),
+    url: await listenAsProxyOf(server, target),
     stall: g.stall,
     resume: g.resume,
     held: g.held,
