@@ -120,48 +120,52 @@ describe('roster reconciler during a rush', () => {
   });
 });
 
-describe('roster reconciler where a range read may lag its feed (a cluster)', () => {
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-  /** A reconciler whose full passes are timed; `look` is its second look's delay. */
-  const counting = (look: number | undefined) => {
-    const fullAt: number[] = [];
-    const partial: string[][] = [];
-    const changes$ = new Subject<unknown>();
-    const clock$ = new Subject<unknown>();
-    const aspects$ = new Subject<string>();
-    /** The next full passes that fail, as a store away would. */
-    let failures = 0;
-    const reconciler = startRosterReconciler({
-      full: async () => {
-        fullAt.push(Date.now());
-        if (failures > 0) {
-          failures -= 1;
-          throw new Error('store away');
-        }
-        return { written: 0, deleted: 0, context: { sessionIds: new Set(), activeIds: new Set() } };
-      },
-      forAspects: async () => [],
-      writeSome: async (ids) => {
-        partial.push([...ids]);
-        return { written: 0, deleted: 0 };
-      },
-      fullTriggers$: changes$,
-      clockTriggers$: clock$,
-      aspectTriggers$: aspects$,
-      debounceMs: 10,
-      maxWaitMs: 50,
-      secondLookMs: () => look,
-    });
-    const failNext = (n: number) => {
-      failures = n;
-    };
-    return { fullAt, partial, changes$, clock$, aspects$, reconciler, failNext };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Until `done`, at most five seconds. */
+const until = async (done: () => boolean) => {
+  for (let i = 0; i < 500 && !done(); i += 1) await sleep(10);
+};
+/**
+ * A reconciler over stores that answer at once, its full passes timed; `look` is its second look's
+ * delay (none where reads cannot lag).
+ */
+const counting = (look: number | undefined) => {
+  const fullAt: number[] = [];
+  const partial: string[][] = [];
+  const changes$ = new Subject<unknown>();
+  const clock$ = new Subject<unknown>();
+  const aspects$ = new Subject<string>();
+  /** The next full passes that fail, as a store away would. */
+  let failures = 0;
+  const reconciler = startRosterReconciler({
+    full: async () => {
+      fullAt.push(Date.now());
+      if (failures > 0) {
+        failures -= 1;
+        throw new Error('store away');
+      }
+      return { written: 0, deleted: 0, context: { sessionIds: new Set(), activeIds: new Set() } };
+    },
+    forAspects: async () => [],
+    writeSome: async (ids) => {
+      partial.push([...ids]);
+      return { written: 0, deleted: 0 };
+    },
+    fullTriggers$: changes$,
+    clockTriggers$: clock$,
+    aspectTriggers$: aspects$,
+    debounceMs: 10,
+    maxWaitMs: 50,
+    secondLookMs: () => look,
+  });
+  const failNext = (n: number) => {
+    failures = n;
   };
-  /** Until `done`, at most five seconds. */
-  const until = async (done: () => boolean) => {
-    for (let i = 0; i < 500 && !done(); i += 1) await sleep(10);
-  };
+  const fullPasses = () => fullAt.length;
+  return { fullAt, fullPasses, partial, changes$, clock$, aspects$, reconciler, failNext };
+};
 
+describe('roster reconciler where a range read may lag its feed (a cluster)', () => {
   it('looks once more, a while after the pass a change set off', async () => {
     const { fullAt, changes$, reconciler } = counting(150);
     try {
@@ -254,32 +258,7 @@ describe('roster reconciler where a range read may lag its feed (a cluster)', ()
 });
 
 describe('roster reconciler held while a file is imported', () => {
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-  const until = async (done: () => boolean) => {
-    for (let i = 0; i < 500 && !done(); i += 1) await sleep(10);
-  };
-  const reconcilerOf = () => {
-    let full = 0;
-    const partial: string[][] = [];
-    const changes$ = new Subject<unknown>();
-    const aspects$ = new Subject<string>();
-    const reconciler = startRosterReconciler({
-      full: async () => {
-        full += 1;
-        return { written: 0, deleted: 0, context: { sessionIds: new Set(), activeIds: new Set() } };
-      },
-      forAspects: async () => [],
-      writeSome: async (ids) => {
-        partial.push([...ids]);
-        return { written: 0, deleted: 0 };
-      },
-      fullTriggers$: changes$,
-      aspectTriggers$: aspects$,
-      debounceMs: 10,
-      maxWaitMs: 50,
-    });
-    return { fullPasses: () => full, partial, changes$, aspects$, reconciler };
-  };
+  const reconcilerOf = () => counting(undefined);
 
   it('runs no full pass for the changes while held, and one for all of them at the release', async () => {
     const { fullPasses, changes$, reconciler } = reconcilerOf();
