@@ -58,7 +58,7 @@ import { replicationCheckpoints } from './store/replicationCheckpoints.js';
 import { retentionConfigStore } from './store/retentionConfig.js';
 import { rosterStore } from './store/roster.js';
 import { scheduleStore } from './store/schedules.js';
-import { databaseAddress, openStore, type Store, storeLocation } from './store/store.js';
+import { databaseAddress, openStore, type Store, type StoreOpening, storeLocation } from './store/store.js';
 import type { StudentStore } from './store/students.js';
 import { subjectRecords } from './store/subjectRecords.js';
 import type { UserStore } from './store/users.js';
@@ -168,6 +168,22 @@ const notifierOf = (config: Config, deliveries: DeliveryLog, logger: Logger): No
   });
 };
 
+/** What opening the store changed in the events database (decision 0063), and what it left open. */
+const logStoreOpening = (opening: StoreOpening, logger: Logger): void => {
+  if (opening.eventsGuardRemoved)
+    logger.info(
+      'removed the events database guard an earlier version installed (validate_doc_update); the ' +
+        'event pipeline reports events changed past the service instead',
+    );
+  if (opening.eventsSecurity === 'set')
+    logger.info("the events database admitted every user: its _security now admits CouchDB's admins only");
+  if (opening.eventsSecurity === 'members')
+    logger.warn(
+      "the events database's _security names members besides CouchDB's admins: they can write events " +
+        'past the service (the event pipeline reports what they change)',
+    );
+};
+
 const wire = async (
   config: Config & { readonly jwtSecret: string },
   options: ServiceOptions,
@@ -176,6 +192,7 @@ const wire = async (
 ): Promise<RunningService> => {
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? (() => new Date());
+  logStoreOpening(store.opening, logger);
   const backupSource = liveSource(store, storeLocation(config));
   // Recorded only when someone may read them (0021).
   const metrics: Metrics = config.metrics === undefined ? noMetrics : prometheusMetrics({ clock });

@@ -292,7 +292,7 @@ const apply = async (
     await Promise.all(audits);
   };
   // Batches hold distinct children (the plan gives each row its own id), so several may be written at
-  // once: on CouchDB each waits mostly on the events guard, which runs per document (issue #41).
+  // once: on CouchDB one batch's requests leave CouchDB idle while another's are built (issue #41).
   let nextBatch = 0;
   let failed = false;
   const batchWorker = async () => {

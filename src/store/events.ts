@@ -1,7 +1,7 @@
 /**
  * The event store's write side: events are created once and never changed by the service's requests;
  * appending the same event id twice stores it once. Retention (decision 0045) is the one exception, by
- * two marked writes the events guard knows: an event past its period is retired (a tombstone marked
+ * two marked writes the pipeline knows (decision 0063): an event past its period is retired (a tombstone marked
  * `retired`, nothing of the event left in it), and the events of an anonymised student keep their
  * envelope but lose the personal values of their payload (marked `anonymisedAt`).
  */
@@ -44,17 +44,18 @@ export interface EventStore {
 }
 
 /**
- * Events per bulk write. CouchDB runs the events guard (`eventsDesign.ts`) on each document, a few
- * milliseconds apiece on a busy 2-core machine: the 500 events of an import batch took 1.5 to 3 s in
- * one request, and past the store's 5 s silence limit the import answered 503 (issue #41). A bulk
- * of 100 stays well inside it, and costs the embedded store nothing measurable.
+ * Events per bulk write. With CouchDB's guard, which ran in its JavaScript engine for each document,
+ * 500 events took 1.5 to 3 s in one request on a busy 2-core machine, near the store's 5 s silence
+ * limit (issue #41). Without it (decision 0063) one write of an import batch's 500 measured cheaper
+ * beside heavy load, but the import sent again after a failed write answered 503 once in four runs on
+ * the test server (express-pouchdb, in the test's process): kept at 100 until measured on a quiet
+ * machine.
  */
 export const EVENTS_PER_WRITE = 100;
 /**
- * Bulk writes at once for independent events (one per child: an import's creations). On CouchDB a
- * write waits mostly on the guard's calls to its JavaScript engine, one per document; several writes
- * use several engine processes (and every shard's), measured 2.2x the events a second of one at a
- * time with four (decision 0057).
+ * Bulk writes at once for independent events (one per child), when a call holds more than one write.
+ * Several writes at once used several of CouchDB's JavaScript engine processes while the guard ran
+ * (decision 0057); without it, they still overlap one write's round trip with another's work.
  */
 export const EVENT_WRITES_AT_ONCE = 4;
 

@@ -22,7 +22,7 @@
  * (`new_edits: false`) and `_local` documents (never clustered) are left as they are, and so is the
  * audit database (store.ts): append-only, its keyed entries are the same bytes whoever writes them
  * (so the same revision: no conflict) and the others have ids of their own. An event is withdrawn too
- * (the events guard lets this one deletion through, marked `withdrawn`): the copies of one event stored
+ * (a deletion marked `withdrawn`, which the pipeline does not report, decision 0063): the copies of one event stored
  * by two instances differ in their server time, which projections and conflict records carry.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -87,13 +87,13 @@ const single = (result: BulkResult | undefined, id: string): PouchDB.Core.Respon
 };
 
 /**
- * The deletion that withdraws a copy short of its quorum: the one deletion the events guard lets
- * through (`eventsDesign.ts`). Also what the pipeline writes for a copy its writer left behind.
+ * The deletion that withdraws a copy short of its quorum, marked so that the pipeline does not report
+ * it (decision 0063). Also what the pipeline writes for a copy its writer left behind.
  */
 export const withdrawal = (id: string, rev: string) =>
   ({ _id: id, _rev: rev, _deleted: true, withdrawn: WITHDRAWN }) as const;
 
-/** The mark of a withdrawal (`withdrawn`), which the events guard checks for. */
+/** The mark of a withdrawal (`withdrawn`), which the pipeline checks for. */
 export const WITHDRAWN = 'quorum-not-met';
 
 /** Attempts of a write that every writer lost (a split: no copy-majority for anyone). */

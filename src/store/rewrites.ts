@@ -66,7 +66,7 @@ export const rewriteEach = async (
 
 /**
  * Removes each live document of `ids`; `tombstone` is what its deletion carries besides `_deleted`
- * (the events guard lets only a marked deletion through, `eventsDesign.ts`). Answers how many it
+ * (the pipeline reports an event's deletion that is not marked, decision 0063). Answers how many it
  * removed; one gone already is not counted.
  */
 export const removeEach = (

@@ -16,7 +16,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { withTimeout } from '../lib/timeouts.js';
 import { boundedFetch } from './boundedFetch.js';
-import { ensureEventsGuard } from './eventsDesign.js';
+import { type EventsSecurity, ensureEventsSecurity, removeEventsGuard } from './eventsDesign.js';
 import {
   defaultGuardedLevelDown,
   indexCallsSettled,
@@ -44,7 +44,16 @@ export interface Store {
    * or `events index` for one of its pouchdb-find indexes); empty on CouchDB.
    */
   failedDatabases(): ReadonlyArray<string>;
+  /** What opening did to the events database on CouchDB (decision 0063), for the start to log. */
+  readonly opening: StoreOpening;
   close(): Promise<void>;
+}
+
+export interface StoreOpening {
+  /** This start removed the `validate_doc_update` guard an earlier version installed. */
+  readonly eventsGuardRemoved: boolean;
+  /** The events database's `_security` as the start left it; undefined on the embedded store. */
+  readonly eventsSecurity: EventsSecurity | undefined;
 }
 
 /** The store the configuration names: CouchDB when a URL is set, else the embedded store. */
@@ -136,9 +145,14 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
     audit: open('audit'),
     projections: open('projections'),
   };
+  let opening: StoreOpening = { eventsGuardRemoved: false, eventsSecurity: undefined };
   try {
     for (const name of DATABASE_NAMES) await ensureIndexes(db[name], indexSpecs[name]);
-    await ensureEventsGuard(db.events);
+    if (location.kind === 'couchdb')
+      opening = {
+        eventsGuardRemoved: await removeEventsGuard(db.events),
+        eventsSecurity: await ensureEventsSecurity(db.events),
+      };
   } catch (e) {
     await Promise.allSettled(DATABASE_NAMES.map((n) => closeIndexDatabases(db[n])));
     await Promise.allSettled(DATABASE_NAMES.map((n) => db[n].close()));
@@ -148,6 +162,7 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
     backend: location.kind,
     db,
     failedDatabases,
+    opening,
     async ping(timeoutMs = 2000) {
       if (closed || failedDatabases().length > 0) return false;
       try {

@@ -13,6 +13,7 @@
  * projection write and the checkpoint costs a replay, never a lost or doubled event.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
 import {
   asyncScheduler,
   concatMap,
@@ -29,7 +30,7 @@ import {
   tap,
   timer,
 } from 'rxjs';
-import { EventDoc, isRetiredEvent } from '../domain/event.js';
+import { EventDoc, eventDocId, isRetiredEvent, isSanctionedRevision } from '../domain/event.js';
 import { decodeChange } from '../domain/eventTypes.js';
 import { exhaustMapWithTrailing } from '../lib/operators.js';
 import type { AspectEventRecord } from '../rules/projections.js';
@@ -49,6 +50,14 @@ export type DecodedChange =
   | { readonly kind: 'skip'; readonly seq: Seq }
   | { readonly kind: 'quarantine'; readonly seq: Seq; readonly docId: string; readonly reason: string };
 
+const Revised = t.type({ _rev: t.string });
+
+/** The revision a change shows: the document's own, else the feed's (the pages read carry both). */
+const revisionOf = (change: Change): string | undefined => {
+  const revised = Revised.decode(change.doc);
+  return E.isRight(revised) ? revised.right._rev : change.rev;
+};
+
 /** Decodes one change of the events database; never throws. */
 export const decodeEventChange = (change: Change): DecodedChange => {
   const seq = change.seq;
@@ -59,6 +68,13 @@ export const decodeEventChange = (change: Change): DecodedChange => {
   const decoded = EventDoc.decode(change.doc);
   if (E.isLeft(decoded)) return { kind: 'quarantine', seq, docId: change.id, reason: 'UNDECODABLE_EVENT' };
   const doc = decoded.right;
+  // No guard in the database refuses these (decision 0063): the store API is the only writer of
+  // events, and what else writes one is reported here, whatever kind of event it is.
+  if (change.id !== eventDocId(doc.eventId))
+    return { kind: 'quarantine', seq, docId: change.id, reason: 'MISNAMED_EVENT' };
+  const rev = revisionOf(change);
+  if (rev !== undefined && !isSanctionedRevision(rev, change.doc))
+    return { kind: 'quarantine', seq, docId: change.id, reason: 'REWRITTEN' };
   if (doc.aspect === undefined) return { kind: 'skip', seq };
   if (kindOfAspect(doc.aspect) === undefined)
     return { kind: 'quarantine', seq, docId: change.id, reason: 'UNKNOWN_ASPECT' };

@@ -100,7 +100,15 @@ export const wirePipeline = async (w: PipelineWiring): Promise<EventPipeline> =>
       ),
     onProjected: (batch) => {
       for (const c of batch.conflictsChanged) metrics.conflictDecided(c.policy);
-      for (const q of batch.quarantinesRecorded) metrics.quarantined(q.reason);
+      for (const q of batch.quarantinesRecorded) {
+        metrics.quarantined(q.reason);
+        // The id names the document to look at (REWRITTEN, DELETED: something other than the service
+        // wrote the events database, decision 0063); its content may hold personal data, so not that.
+        logger.warn(
+          { docId: q.docId.slice(0, 200), reason: q.reason },
+          'event pipeline set an event document aside (a QUARANTINE entry in the audit log)',
+        );
+      }
     },
     onPage: (page) => metrics.pipelinePage(page),
   });

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { NewEvent } from '../../src/domain/event.js';
 import { EVENT_WRITES_AT_ONCE, EVENTS_PER_WRITE, eventStore, independent } from '../../src/store/events.js';
-import { ensureEventsGuard } from '../../src/store/eventsDesign.js';
 import type { Database } from '../../src/store/pouch.js';
 import { databasePerTest, storeBackends } from '../support/storeBackends.js';
 
@@ -71,10 +70,8 @@ for (const [name, setUp] of storeBackends('events')) {
     this.timeout(60_000);
     const per = databasePerTest(setUp, 'events');
     let db: Database;
-    beforeEach(async () => {
+    beforeEach(() => {
       db = per.db();
-      // As the service opens it: on CouchDB the guard checks every document of every write.
-      await ensureEventsGuard(db);
     });
 
     it('stores more events than one write takes, each once, and answers them in the order given', async () => {

@@ -232,9 +232,8 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
     let bothDuplicate = 0;
     let sample: string | undefined;
     // A document no pipeline can read, written straight to the shared events database each round: both
-    // pipelines meet it, and it is quarantined and audited once. It passes the database's guard (as
-    // an old tablet's or a hand-made document would: CouchDB runs the guard, express-pouchdb did not)
-    // and has no kind or payload.
+    // pipelines meet it, and it is quarantined and audited once. No guard refuses it (decision 0063),
+    // as none would a hand-made document; it has no kind or payload.
     const rawEvents = new PouchDB(`${couch.url}/chamada_events`);
     const cluster = couch;
     const killing =

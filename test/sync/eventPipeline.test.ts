@@ -67,7 +67,7 @@ describe('event pipeline decode', () => {
   it("decodes a visitor's registration as an aspect change of its own kind, and quarantines one without a phone", () => {
     const payload = { displayName: 'Helena', guardianName: 'Rita', phone: '11 91234-5678', classId: 'c1' };
     const doc = { ...eventDoc('v1'), type: 'VISITOR_REGISTERED', aspect: `visitor:${STUDENT}`, payload };
-    const decoded = decodeEventChange(change(1, doc));
+    const decoded = decodeEventChange(change(1, doc, 'event:v1'));
     expect(decoded.kind === 'aspect' ? decoded.record.change : undefined).to.deep.equal({
       type: 'VISITOR_REGISTERED',
       ...payload,
@@ -75,7 +75,7 @@ describe('event pipeline decode', () => {
       specialNeeds: null,
     });
     const { phone: _p, ...noPhone } = payload;
-    expect(decodeEventChange(change(2, { ...doc, payload: noPhone }))).to.deep.include({
+    expect(decodeEventChange(change(2, { ...doc, payload: noPhone }, 'event:v1'))).to.deep.include({
       kind: 'quarantine',
       reason: 'UNDECODABLE_PAYLOAD',
     });
@@ -100,6 +100,32 @@ describe('event pipeline decode', () => {
     expect(decodeEventChange({ id: 'event:x', seq: 9, deleted: true })).to.deep.include({
       reason: 'DELETED',
     });
+  });
+
+  it("reports an event at a revision the service's own writes do not leave, aspect or not (decision 0063)", () => {
+    const { aspect: _a, baseVersion: _b, ...recordOnly } = eventDoc('e1');
+    const anonymised = { ...eventDoc('e1'), anonymisedAt: '2026-11-27T00:00:00.000Z' };
+    const cases: ReadonlyArray<readonly [string, string, object, string]> = [
+      ['written once', '1-a', eventDoc('e1'), 'aspect'],
+      ['changed once', '2-a', eventDoc('e1'), 'REWRITTEN'],
+      ['stored again over its withdrawal', '3-a', eventDoc('e1'), 'aspect'],
+      ['changed after that', '4-a', eventDoc('e1'), 'REWRITTEN'],
+      ['anonymised', '2-a', anonymised, 'aspect'],
+      ['changed after its anonymisation', '3-a', anonymised, 'REWRITTEN'],
+      ['marked anonymised at its first write', '1-a', anonymised, 'REWRITTEN'],
+      ['a record-keeping event changed', '2-a', recordOnly, 'REWRITTEN'],
+      ['a record-keeping event written once', '1-a', recordOnly, 'skip'],
+      ['a revision that is not one', 'nonsense', eventDoc('e1'), 'REWRITTEN'],
+      ['under an id not its own', '1-a', eventDoc('e2'), 'MISNAMED_EVENT'],
+    ];
+    for (const [what, rev, doc, expected] of cases) {
+      const decoded = decodeEventChange(change(1, { ...doc, _rev: rev }));
+      expect(decoded.kind === 'quarantine' ? decoded.reason : decoded.kind, what).to.equal(expected);
+    }
+    // The feed's revision when the document carries none.
+    expect(decodeEventChange({ ...change(1, eventDoc('e1')), rev: '2-b' }).kind).to.equal('aspect');
+    const { _rev: _r, ...bare } = eventDoc('e1');
+    expect(decodeEventChange({ ...change(1, bare), rev: '2-b' })).to.deep.include({ reason: 'REWRITTEN' });
   });
 });
 
