@@ -94,6 +94,14 @@ export const ensureStudentViews = async (db: Database): Promise<void> => {
   }
 };
 
+/**
+ * Whether the database holds a student record at all (one `_all_docs` row, no view): an instance on a
+ * database without students builds no index at its start (decision 0061); its first page or student
+ * write does.
+ */
+export const holdsAnyStudent = async (db: Database): Promise<boolean> =>
+  (await db.allDocs({ startkey: 'student:', endkey: 'student:\ufff0', limit: 1 })).rows.length > 0;
+
 /** A sort key as the views key it (four hex digits a UTF-16 unit). */
 export const hexOfSortKey = (sortKey: string): string => {
   let hex = '';
