@@ -209,6 +209,8 @@ export interface StudentViews {
   ): Promise<ViewBatch>;
   /** How many students of `status` have `trigram` in their folded name. */
   trigramCount(status: string, trigram: string, fresh: boolean): Promise<number>;
+  /** Every trigram's count among the students of `status` (one grouped read). */
+  trigramCounts(status: string, fresh: boolean): Promise<ReadonlyMap<string, number>>;
   /** Every visitor's record. */
   visitors(): Promise<StudentDoc[]>;
   /**
@@ -230,6 +232,7 @@ const EntryValue = t.union([
   t.tuple([t.string, t.string, t.union([t.string, t.null]), t.string]),
 ]);
 const TrigramKey = t.tuple([t.string, t.string, t.string]);
+const CountKey = t.tuple([t.string, t.string]);
 const STUDENT_PREFIX = 'student:';
 
 /**
@@ -304,6 +307,22 @@ export const studentViews = (db: Database): StudentViews => {
       });
       const value = res.rows[0]?.value;
       return typeof value === 'number' ? value : 0;
+    },
+    async trigramCounts(status, fresh) {
+      const res = await db.query(`${name}/by-trigram`, {
+        startkey: [status],
+        endkey: [status, {}],
+        reduce: true,
+        group_level: 2,
+        ...staleness(fresh),
+      });
+      const counts = new Map<string, number>();
+      for (const row of res.rows) {
+        const k = CountKey.decode(row.key);
+        if (E.isRight(k) && k.right[0] === status && typeof row.value === 'number')
+          counts.set(k.right[1], row.value);
+      }
+      return counts;
     },
     async visitors() {
       const res = await db.query('student-visitors/all', { include_docs: true });

@@ -34,9 +34,8 @@ import type { DirectoryEntry, StudentDirectory } from './studentDirectory.js';
  * `MAX_BATCH`.
  */
 const MAX_BATCH = 2_000;
-/** How long a trigram's count is reused, and how many are kept (a roll has some thousands of trigrams). */
+/** How long the trigrams' counts read at once are reused. */
 const COUNTS_FOR_MS = 60_000;
-const MAX_COUNTS = 20_000;
 
 export interface CouchDirectoryDeps {
   readonly views: StudentViews;
@@ -73,23 +72,39 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
   const now = deps.now ?? (() => Date.now());
   // A count (above none) only chooses which trigram's rows a search reads: every row read is checked
   // against the query, so a count from a moment ago costs at most a longer read, never a wrong
-  // answer. Reused, a search asks CouchDB for one view's rows instead of one count a trigram more
-  // (seven for `maria 043210`).
-  const counts = new Map<string, { readonly n: number; readonly at: number }>();
+  // answer. Every trigram's count of a status is read at once (one grouped read of the view, some
+  // thousands of rows) and reused for `countsForMs`, so a search asks CouchDB for its rows alone,
+  // whichever names it holds, instead of one count a trigram not asked for lately (seven for `maria
+  // 043210`; decision 0061). A trigram the held counts lack is asked alone, each time: a count of
+  // none ends the search with no match, so it is never from a moment ago, or a student written since
+  // would not be found.
+  const heldCounts = new Map<
+    StudentStatus,
+    { readonly at: number; readonly counts: Promise<ReadonlyMap<string, number>> }
+  >();
+  const countsOf = (
+    status: StudentStatus,
+    ask: <A>(view: View, run: (fresh: boolean) => Promise<A>) => Promise<A>,
+  ): Promise<ReadonlyMap<string, number>> => {
+    const known = heldCounts.get(status);
+    if (known !== undefined && now() - known.at < countsForMs) return known.counts;
+    // One read for the searches that ask meanwhile; a failed one is not kept.
+    const counts = ask('trigram', (f) => views.trigramCounts(status, f));
+    const entry = { at: now(), counts };
+    heldCounts.set(status, entry);
+    counts.catch(() => {
+      if (heldCounts.get(status) === entry) heldCounts.delete(status);
+    });
+    return counts;
+  };
   const countOf = async (
     status: StudentStatus,
     trigram: string,
     ask: <A>(view: View, run: (fresh: boolean) => Promise<A>) => Promise<A>,
   ): Promise<number> => {
-    const key = `${status} ${trigram}`;
-    const known = counts.get(key);
-    if (known !== undefined && now() - known.at < countsForMs) return known.n;
-    const n = await ask('trigram', (f) => views.trigramCount(status, trigram, f));
-    if (counts.size >= MAX_COUNTS) counts.clear();
-    // A count of none ends the search with no match: never from a moment ago, or a student written
-    // since would not be found.
-    if (n > 0) counts.set(key, { n, at: now() });
-    return n;
+    const n = (await countsOf(status, ask)).get(trigram);
+    if (n !== undefined && n > 0) return n;
+    return ask('trigram', (f) => views.trigramCount(status, trigram, f));
   };
 
   const entryOf = (row: ViewRow, status: StudentStatus, sortKey: string): DirectoryEntry => ({
