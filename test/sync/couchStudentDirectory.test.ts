@@ -6,7 +6,9 @@
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { pino } from 'pino';
 import type { StudentStatus } from '../../src/domain/student.js';
+import { disposers } from '../../src/lib/disposers.js';
 import { withQuorumWrites } from '../../src/store/quorumWrites.js';
 import { foldStoredNames } from '../../src/store/studentNameFold.js';
 import { studentStore } from '../../src/store/students.js';
@@ -20,6 +22,7 @@ import {
 import { couchStudentDirectory, queryTrigrams } from '../../src/sync/couchStudentDirectory.js';
 import type { DirectoryPort } from '../../src/sync/directoryPort.js';
 import { type StudentDirectory, studentDirectory } from '../../src/sync/studentDirectory.js';
+import { wireCouchDirectory } from '../../src/wiring/couchDirectory.js';
 import { aStudentRecord } from '../support/fixtures.js';
 import { databasePerTest, storeBackends } from '../support/storeBackends.js';
 
@@ -392,6 +395,45 @@ for (const [label, host] of storeBackends('couchdirectory'))
       expect(
         (await couch.page({ status: 'ACTIVE', q: 'icar', afterKey: undefined, limit: 10 })).items,
       ).to.have.length(1);
+    });
+
+    it('a start on a database without students queries no view; with one, it reads the visitors and sets the indexing going', async function () {
+      this.timeout(30_000);
+      const db = withQuorumWrites(per.db());
+      // Every view query the start makes (a query is what makes CouchDB build a view's index).
+      const queried: string[] = [];
+      const watched = new Proxy(db, {
+        get(target, prop) {
+          if (prop === 'query')
+            return (view: string, options?: object) => {
+              queried.push(view);
+              return target.query(view, options);
+            };
+          const value: unknown = Reflect.get(target, prop);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const start = async () => {
+        const opened = disposers();
+        const wired = await wireCouchDirectory(
+          watched,
+          studentDirectory(),
+          () => new Date(),
+          pino({ level: 'silent' }),
+          opened,
+        );
+        // Past the refresher's pause (1.5 s), when a refresh would have begun.
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        await opened.disposeAll();
+        return wired;
+      };
+      await db.put({ _id: 'class:x', docType: 'class' });
+      await start();
+      expect(queried).to.deep.equal([]);
+      const visitor = await studentStore(db).create(aStudentRecord({ displayName: 'Vera', visitor: true }));
+      const wired = await start();
+      expect(wired.visitors.map((v) => v.studentId)).to.deep.equal([visitor.studentId]);
+      expect(queried).to.include.members(['student-visitors/all', 'student-directory/by-name']);
     });
 
     it('holds only visitors: other students are read from the store by whoever needs them', async () => {
