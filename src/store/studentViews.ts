@@ -2,18 +2,19 @@
  * The student list and search as CouchDB answers them (decision 0056): two JavaScript views of the
  * private database's student documents, and a third, in a design document of its own, of the visitors.
  *
- * - `by-name`: one row a student, keyed `[status, hex]`, where `hex` is the student's sort key
- *   (`sortKeyOf`: folded name, NUL, id) written as four hex digits per UTF-16 unit. CouchDB orders
- *   strings by ICU collation, not by code unit as the service's list does; strings of `0-9a-f` of the
- *   same unit width collate as their code units compare, so the view's order is the list's order and a
- *   cursor's sort key is a view key.
+ * - `by-name`: one row a student, keyed `[status, key]`, where `key` is the student's sort key
+ *   (`sortKeyOf`: folded name, NUL, id) written with `viewKeyOf` (decision 0061). CouchDB orders
+ *   strings by ICU collation, not by code unit as the service's list does; the view key is made of
+ *   characters that collate as their code units compare, in codes that order as the units do, so the
+ *   view's order is the list's order and a cursor's sort key is a view key.
  * - `by-trigram`: a row per distinct trigram (three characters, no space) of the folded name, keyed
- *   `[status, trigram, hex]`, with `_count`: the counts choose a query's rarest trigram, and its rows,
+ *   `[status, trigram, key]`, with `_count`: the counts choose a query's rarest trigram, and its rows,
  *   in list order, hold every student a query word contains.
- * A trigram row's value is the student's class, so a class filter reads no document; a name row's is
- * the class and what a list item shows (name, photo key, last change, visitor, creation), so a page
- * reads no document either (whole records, 50 at once, took about 0.9 s at 10 concurrent pages on the
- * loaded machine, a name view's 51 rows 0.16 s).
+ * Each row's value is the class and what a list item shows (name, photo key, last change, and the
+ * creation of a visitor), so a class filter reads no document, and neither does a page: a search is
+ * one read of the trigram view (decision 0061; it read its items from the name view by key after,
+ * a second query a page), a list one of the name view. Whole records, 50 at once, took about 0.9 s at
+ * 10 concurrent pages on the loaded machine, a name view's 51 rows 0.16 s (0056).
  *
  * The views read the folded name the service stores (`nameFolded`): CouchDB 3.4.3's QuickJS has no
  * `String.prototype.normalize`, so a view cannot fold as `foldName` does.
@@ -33,31 +34,41 @@ import { isConflict } from './storeErrors.js';
 export const STUDENT_VIEWS_ID = '_design/student-directory';
 export const VISITOR_VIEWS_ID = '_design/student-visitors';
 
-// Runs inside CouchDB's JavaScript engine (and PouchDB's, in tests): plain ES5, self-contained.
-const HEX_KEY = `var s = doc.nameFolded + String.fromCharCode(0) + doc.studentId;
-  var hex = '';
+// Runs inside CouchDB's JavaScript engine (and PouchDB's, in tests): plain ES5, self-contained. The
+// same code as `viewKeyOf` below.
+const VIEW_KEY = `var s = doc.nameFolded + String.fromCharCode(0) + doc.studentId;
+  var A = '0123456789abcdefghijklmnopqrstuvwxyz';
+  var b36 = function (n, w) { var o = ''; for (var d = 0; d < w; d++) { o = A.charAt(n % 36) + o; n = Math.floor(n / 36); } return o; };
+  var key = '';
   for (var i = 0; i < s.length; i++) {
-    var h = s.charCodeAt(i).toString(16);
-    hex += '0000'.slice(h.length) + h;
-  }`;
+    var u = s.charCodeAt(i);
+    if (u >= 0x61 && u <= 0x7a) key += A.charAt(u - 0x5d);
+    else if (u === 0x20) key += '1';
+    else if (u < 0x20) key += '0' + A.charAt(u);
+    else if (u <= 0x44) key += '2' + A.charAt(u - 0x21);
+    else if (u <= 0x60) key += '3' + A.charAt(u - 0x45);
+    else if (u <= 0x58a) key += 'u' + b36(u - 0x7b, 2);
+    else key += 'v' + b36(u - 0x58b, 4);
+  }
+  var entry = [doc.classId, doc.displayName, doc.photoRef, doc.updatedAt];
+  if (doc.visitor === true) entry.push(doc.createdAt);`;
 
 export const BY_NAME_MAP = `function (doc) {
   if (doc.docType !== 'student' || typeof doc.nameFolded !== 'string') return;
-  ${HEX_KEY}
-  emit([doc.status, hex], { c: doc.classId, n: doc.displayName, p: doc.photoRef, u: doc.updatedAt,
-    v: doc.visitor === true, t: doc.createdAt });
+  ${VIEW_KEY}
+  emit([doc.status, key], entry);
 }`;
 
 export const BY_TRIGRAM_MAP = `function (doc) {
   if (doc.docType !== 'student' || typeof doc.nameFolded !== 'string') return;
-  ${HEX_KEY}
+  ${VIEW_KEY}
   var f = doc.nameFolded;
   var seen = {};
   for (var j = 0; j + 3 <= f.length; j++) {
     var g = f.substr(j, 3);
     if (g.indexOf(' ') >= 0 || Object.prototype.hasOwnProperty.call(seen, g)) continue;
     seen[g] = true;
-    emit([doc.status, g, hex], doc.classId);
+    emit([doc.status, g, key], entry);
   }
 }`;
 
@@ -94,18 +105,66 @@ export const ensureStudentViews = async (db: Database): Promise<void> => {
   }
 };
 
-/** A sort key as the views key it (four hex digits a UTF-16 unit). */
-export const hexOfSortKey = (sortKey: string): string => {
-  let hex = '';
-  for (let i = 0; i < sortKey.length; i += 1) hex += sortKey.charCodeAt(i).toString(16).padStart(4, '0');
-  return hex;
+/**
+ * Whether the database holds a student record at all (one `_all_docs` row, no view): an instance on a
+ * database without students builds no index at its start (decision 0061); its first page or student
+ * write does.
+ */
+export const holdsAnyStudent = async (db: Database): Promise<boolean> =>
+  (await db.allDocs({ startkey: 'student:', endkey: 'student:\ufff0', limit: 1 })).rows.length > 0;
+
+const DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
+const base36 = (n: number, width: number): string => n.toString(36).padStart(width, '0');
+
+/**
+ * A sort key as the views key it (decision 0061): CouchDB orders strings by ICU collation, not by code
+ * unit as the list does; strings of `0-9a-z` alone collate as their code units compare. Each UTF-16
+ * unit becomes a code of those characters, the codes ordered as the units are and none the start of
+ * another, so the keys order as the sort keys do: one character for a lowercase letter (`4`-`t`) and
+ * `1` for the space (most of a folded name), two for the other ASCII units (`0`, `2`, `3` and the
+ * unit's place in its range), three up to U+058A (`u`), five above (`v`). A name of letters is a
+ * quarter of the four hex digits a unit the views keyed before (a name and a UUID: about 86
+ * characters instead of 228; the index at 10,000 students 33 MB instead of 47 MB).
+ */
+export const viewKeyOf = (sortKey: string): string => {
+  let key = '';
+  for (let i = 0; i < sortKey.length; i += 1) {
+    const u = sortKey.charCodeAt(i);
+    if (u >= 0x61 && u <= 0x7a) key += DIGITS.charAt(u - 0x5d);
+    else if (u === 0x20) key += '1';
+    else if (u < 0x20) key += `0${DIGITS.charAt(u)}`;
+    else if (u <= 0x44) key += `2${DIGITS.charAt(u - 0x21)}`;
+    else if (u <= 0x60) key += `3${DIGITS.charAt(u - 0x45)}`;
+    else if (u <= 0x58a) key += `u${base36(u - 0x7b, 2)}`;
+    else key += `v${base36(u - 0x58b, 4)}`;
+  }
+  return key;
 };
 
-/** The sort key a view key's hex spells. */
-export const sortKeyOfHex = (hex: string): string => {
+/** The sort key a view key spells (`viewKeyOf` undone). */
+export const sortKeyOfViewKey = (key: string): string => {
   let out = '';
-  for (let i = 0; i + 4 <= hex.length; i += 4)
-    out += String.fromCharCode(Number.parseInt(hex.slice(i, i + 4), 16));
+  let i = 0;
+  const take = (width: number) => {
+    const n = Number.parseInt(key.slice(i + 1, i + 1 + width), 36);
+    i += 1 + width;
+    return n;
+  };
+  while (i < key.length) {
+    const lead = key.charAt(i);
+    const d = DIGITS.indexOf(lead);
+    if (d >= 4 && d <= 29) {
+      out += String.fromCharCode(d + 0x5d);
+      i += 1;
+    } else if (lead === '1') {
+      out += ' ';
+      i += 1;
+    } else if (lead === '0') out += String.fromCharCode(take(1));
+    else if (lead === '2') out += String.fromCharCode(take(1) + 0x21);
+    else if (lead === '3') out += String.fromCharCode(take(1) + 0x45);
+    else if (lead === 'u') out += String.fromCharCode(take(2) + 0x7b);
+    else out += String.fromCharCode(take(4) + 0x58b);
+  }
   return out;
 };
 
@@ -115,16 +174,17 @@ export interface NameEntry {
   /** The stored photo key: shown only while an image consent is active. */
   readonly photoRef: string | null;
   readonly updatedAt: string;
-  readonly visitor: boolean;
-  readonly createdAt: string;
+  /** A visitor's creation; null for any other student. */
+  readonly visitorSince: string | null;
 }
 
-/** One student of a view, in list order; `entry` on the name view's rows. */
+/** One student of a view, in list order, with what its list item shows. */
 export interface ViewRow {
   readonly studentId: string;
-  readonly hex: string;
+  /** The row's key after its status (and trigram): `viewKeyOf` the student's sort key. */
+  readonly viewKey: string;
   readonly classId: string;
-  readonly entry?: NameEntry;
+  readonly entry: NameEntry;
 }
 
 /** A batch of a view's rows: `next` is where the next batch starts, undefined when none follows. */
@@ -138,20 +198,20 @@ export interface ViewBatch {
  * it is the index as it stands (`stale=ok`), without waiting.
  */
 export interface StudentViews {
-  /** Up to `limit` students of `status` whose key is at or after `fromHex`, in list order. */
-  byName(status: string, fromHex: string, limit: number, fresh: boolean): Promise<ViewBatch>;
-  /** Up to `limit` students of `status` whose folded name holds `trigram`, from `fromHex` on. */
+  /** Up to `limit` students of `status` whose view key is at or after `fromKey`, in list order. */
+  byName(status: string, fromKey: string, limit: number, fresh: boolean): Promise<ViewBatch>;
+  /** Up to `limit` students of `status` whose folded name holds `trigram`, from `fromKey` on. */
   byTrigram(
     status: string,
     trigram: string,
-    fromHex: string,
+    fromKey: string,
     limit: number,
     fresh: boolean,
   ): Promise<ViewBatch>;
   /** How many students of `status` have `trigram` in their folded name. */
   trigramCount(status: string, trigram: string, fresh: boolean): Promise<number>;
-  /** The name view's rows of these keys (the students of a search's page), in list order. */
-  entries(status: string, hexes: ReadonlyArray<string>, fresh: boolean): Promise<ViewRow[]>;
+  /** Every trigram's count among the students of `status` (one grouped read). */
+  trigramCounts(status: string, fresh: boolean): Promise<ReadonlyMap<string, number>>;
   /** Every visitor's record. */
   visitors(): Promise<StudentDoc[]>;
   /**
@@ -164,46 +224,48 @@ export interface StudentViews {
 const staleness = (fresh: boolean) => (fresh ? {} : { stale: 'ok' as const });
 
 const NameKey = t.tuple([t.string, t.string]);
-const NameValue = t.type({
-  c: t.string,
-  n: t.string,
-  p: t.union([t.string, t.null]),
-  u: t.string,
-  v: t.boolean,
-  t: t.string,
-});
+/**
+ * A row's value: class, name, photo key, last change, and the creation for a visitor only (the longer
+ * first: io-ts's tuple answers the first four of five).
+ */
+const EntryValue = t.union([
+  t.tuple([t.string, t.string, t.union([t.string, t.null]), t.string, t.string]),
+  t.tuple([t.string, t.string, t.union([t.string, t.null]), t.string]),
+]);
 const TrigramKey = t.tuple([t.string, t.string, t.string]);
+const CountKey = t.tuple([t.string, t.string]);
 const STUDENT_PREFIX = 'student:';
 
 /**
- * The rows of a batch asked with `limit`; `hexOf` reads a row's hex and whether the row is one the
- * batch is about. The next batch starts at the last row's key (the caller skips what it has seen).
+ * The rows of a batch asked with `limit`; `keyOf` reads a row's view key and whether the row is one
+ * the batch is about. The next batch starts at the last row's key (the caller skips what it has seen).
  */
 const batchOf = (
   rows: ReadonlyArray<{ id: string; key: unknown; value: unknown }>,
   limit: number,
-  hexOf: (key: unknown) => { readonly hex: string; readonly wanted: boolean } | undefined,
+  keyOf: (key: unknown) => { readonly viewKey: string; readonly wanted: boolean } | undefined,
 ): ViewBatch => {
   let last: string | undefined;
   const out: ViewRow[] = [];
   for (const row of rows) {
-    const read = hexOf(row.key);
+    const read = keyOf(row.key);
     if (read === undefined) continue;
-    last = read.hex;
+    last = read.viewKey;
     if (!read.wanted || !row.id.startsWith(STUDENT_PREFIX)) continue;
-    const studentId = row.id.slice(STUDENT_PREFIX.length);
-    if (typeof row.value === 'string') out.push({ studentId, hex: read.hex, classId: row.value });
-    else {
-      const v = NameValue.decode(row.value);
-      if (E.isLeft(v)) continue;
-      const { c, n, p, u, v: visitor, t: createdAt } = v.right;
-      out.push({
-        studentId,
-        hex: read.hex,
-        classId: c,
-        entry: { displayName: n, photoRef: p, updatedAt: u, visitor, createdAt },
-      });
-    }
+    const v = EntryValue.decode(row.value);
+    if (E.isLeft(v)) continue;
+    const [classId, displayName, photoRef, updatedAt, visitorSince] = v.right;
+    out.push({
+      studentId: row.id.slice(STUDENT_PREFIX.length),
+      viewKey: read.viewKey,
+      classId,
+      entry: {
+        displayName,
+        photoRef,
+        updatedAt,
+        visitorSince: visitorSince ?? null,
+      },
+    });
   }
   return { rows: out, next: rows.length === limit ? last : undefined };
 };
@@ -211,21 +273,21 @@ const batchOf = (
 export const studentViews = (db: Database): StudentViews => {
   const name = 'student-directory';
   return {
-    async byName(status, fromHex, limit, fresh) {
+    async byName(status, fromKey, limit, fresh) {
       const res = await db.query(`${name}/by-name`, {
-        startkey: [status, fromHex],
+        startkey: [status, fromKey],
         endkey: [status, {}],
         limit,
         ...staleness(fresh),
       });
       return batchOf(res.rows, limit, (key) => {
         const k = NameKey.decode(key);
-        return E.isRight(k) ? { hex: k.right[1], wanted: true } : undefined;
+        return E.isRight(k) ? { viewKey: k.right[1], wanted: true } : undefined;
       });
     },
-    async byTrigram(status, trigram, fromHex, limit, fresh) {
+    async byTrigram(status, trigram, fromKey, limit, fresh) {
       const res = await db.query(`${name}/by-trigram`, {
-        startkey: [status, trigram, fromHex],
+        startkey: [status, trigram, fromKey],
         endkey: [status, trigram, {}],
         reduce: false,
         limit,
@@ -234,7 +296,7 @@ export const studentViews = (db: Database): StudentViews => {
       return batchOf(res.rows, limit, (key) => {
         const k = TrigramKey.decode(key);
         // ICU may collate distinct strings alike: a row of another trigram is not this one's.
-        return E.isRight(k) ? { hex: k.right[2], wanted: k.right[1] === trigram } : undefined;
+        return E.isRight(k) ? { viewKey: k.right[2], wanted: k.right[1] === trigram } : undefined;
       });
     },
     async trigramCount(status, trigram, fresh) {
@@ -247,16 +309,21 @@ export const studentViews = (db: Database): StudentViews => {
       const value = res.rows[0]?.value;
       return typeof value === 'number' ? value : 0;
     },
-    async entries(status, hexes, fresh) {
-      if (hexes.length === 0) return [];
-      const res = await db.query(`${name}/by-name`, {
-        keys: hexes.map((hex) => [status, hex]),
+    async trigramCounts(status, fresh) {
+      const res = await db.query(`${name}/by-trigram`, {
+        startkey: [status],
+        endkey: [status, {}],
+        reduce: true,
+        group_level: 2,
         ...staleness(fresh),
       });
-      return batchOf(res.rows, Number.POSITIVE_INFINITY, (key) => {
-        const k = NameKey.decode(key);
-        return E.isRight(k) ? { hex: k.right[1], wanted: true } : undefined;
-      }).rows;
+      const counts = new Map<string, number>();
+      for (const row of res.rows) {
+        const k = CountKey.decode(row.key);
+        if (E.isRight(k) && k.right[0] === status && typeof row.value === 'number')
+          counts.set(k.right[1], row.value);
+      }
+      return counts;
     },
     async visitors() {
       const res = await db.query('student-visitors/all', { include_docs: true });

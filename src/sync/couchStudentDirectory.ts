@@ -10,7 +10,8 @@
  * has three letters or more, the rows of its rarest trigram (the view's counts choose it) hold every
  * match, in list order; otherwise the name view is read in order. Either is read in batches until a
  * page and one more match are found, each row checked against the query with the folded name its key
- * spells; the items are the name view's rows, so no record is read.
+ * spells; the items are the rows read (each row carries what its item shows), so no record is read
+ * and a page of either kind is usually one query (decision 0061).
  */
 import * as E from 'fp-ts/lib/Either.js';
 import type { Subscription } from 'rxjs';
@@ -18,12 +19,11 @@ import { ConsentDoc } from '../domain/consent.js';
 import { type StudentDoc, StudentDoc as StudentDocC, type StudentStatus } from '../domain/student.js';
 import { foldName, photosAllowed, queryMatcher } from '../rules/students.js';
 import {
-  hexOfSortKey,
-  type NameEntry,
   type StudentViews,
-  sortKeyOfHex,
+  sortKeyOfViewKey,
   type ViewBatch,
   type ViewRow,
+  viewKeyOf,
 } from '../store/studentViews.js';
 import type { DirectoryPort } from './directoryPort.js';
 import type { DirectoryEntry, StudentDirectory } from './studentDirectory.js';
@@ -34,9 +34,8 @@ import type { DirectoryEntry, StudentDirectory } from './studentDirectory.js';
  * `MAX_BATCH`.
  */
 const MAX_BATCH = 2_000;
-/** How long a trigram's count is reused, and how many are kept (a roll has some thousands of trigrams). */
+/** How long the trigrams' counts read at once are reused. */
 const COUNTS_FOR_MS = 60_000;
-const MAX_COUNTS = 20_000;
 
 export interface CouchDirectoryDeps {
   readonly views: StudentViews;
@@ -73,36 +72,52 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
   const now = deps.now ?? (() => Date.now());
   // A count (above none) only chooses which trigram's rows a search reads: every row read is checked
   // against the query, so a count from a moment ago costs at most a longer read, never a wrong
-  // answer. Reused, a search asks CouchDB for one view's rows instead of one count a trigram more
-  // (seven for `maria 043210`).
-  const counts = new Map<string, { readonly n: number; readonly at: number }>();
+  // answer. Every trigram's count of a status is read at once (one grouped read of the view, some
+  // thousands of rows) and reused for `countsForMs`, so a search asks CouchDB for its rows alone,
+  // whichever names it holds, instead of one count a trigram not asked for lately (seven for `maria
+  // 043210`; decision 0061). A trigram the held counts lack is asked alone, each time: a count of
+  // none ends the search with no match, so it is never from a moment ago, or a student written since
+  // would not be found.
+  const heldCounts = new Map<
+    StudentStatus,
+    { readonly at: number; readonly counts: Promise<ReadonlyMap<string, number>> }
+  >();
+  const countsOf = (
+    status: StudentStatus,
+    ask: <A>(view: View, run: (fresh: boolean) => Promise<A>) => Promise<A>,
+  ): Promise<ReadonlyMap<string, number>> => {
+    const known = heldCounts.get(status);
+    if (known !== undefined && now() - known.at < countsForMs) return known.counts;
+    // One read for the searches that ask meanwhile; a failed one is not kept.
+    const counts = ask('trigram', (f) => views.trigramCounts(status, f));
+    const entry = { at: now(), counts };
+    heldCounts.set(status, entry);
+    counts.catch(() => {
+      if (heldCounts.get(status) === entry) heldCounts.delete(status);
+    });
+    return counts;
+  };
   const countOf = async (
     status: StudentStatus,
     trigram: string,
     ask: <A>(view: View, run: (fresh: boolean) => Promise<A>) => Promise<A>,
   ): Promise<number> => {
-    const key = `${status} ${trigram}`;
-    const known = counts.get(key);
-    if (known !== undefined && now() - known.at < countsForMs) return known.n;
-    const n = await ask('trigram', (f) => views.trigramCount(status, trigram, f));
-    if (counts.size >= MAX_COUNTS) counts.clear();
-    // A count of none ends the search with no match: never from a moment ago, or a student written
-    // since would not be found.
-    if (n > 0) counts.set(key, { n, at: now() });
-    return n;
+    const n = (await countsOf(status, ask)).get(trigram);
+    if (n !== undefined && n > 0) return n;
+    return ask('trigram', (f) => views.trigramCount(status, trigram, f));
   };
 
-  const entryOf = (row: ViewRow, e: NameEntry, status: StudentStatus, sortKey: string): DirectoryEntry => ({
+  const entryOf = (row: ViewRow, status: StudentStatus, sortKey: string): DirectoryEntry => ({
     studentId: row.studentId,
-    displayName: e.displayName,
+    displayName: row.entry.displayName,
     folded: sortKey.slice(0, sortKey.length - row.studentId.length - 1),
     sortKey,
     status,
-    photoRef: photosAllowed(held.activeConsents(row.studentId)) ? e.photoRef : null,
-    updatedAt: e.updatedAt,
+    photoRef: photosAllowed(held.activeConsents(row.studentId)) ? row.entry.photoRef : null,
+    updatedAt: row.entry.updatedAt,
     classId: row.classId,
-    visitor: e.visitor,
-    visitorSince: e.visitor ? e.createdAt : null,
+    visitor: row.entry.visitorSince !== null,
+    visitorSince: row.entry.visitorSince,
   });
 
   // Student writes this instance has seen (its own, as it makes them; others', as its private feed
@@ -161,26 +176,26 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
       const folded = foldName(q);
       const matches = queryMatcher(folded);
       const trigrams = queryTrigrams(folded);
-      let read: (fromHex: string, n: number) => Promise<ViewBatch>;
+      let read: (fromKey: string, n: number) => Promise<ViewBatch>;
       if (trigrams.length > 0) {
         const counts = await Promise.all(trigrams.map((g) => countOf(status, g, ask)));
         let rarest = 0;
         for (let i = 1; i < counts.length; i += 1) if ((counts[i] ?? 0) < (counts[rarest] ?? 0)) rarest = i;
         const trigram = trigrams[rarest];
         if (trigram === undefined || (counts[rarest] ?? 0) === 0) return { items: [], lastKey: undefined };
-        read = (fromHex, n) => ask('trigram', (f) => views.byTrigram(status, trigram, fromHex, n, f));
-      } else read = (fromHex, n) => ask('name', (f) => views.byName(status, fromHex, n, f));
+        read = (fromKey, n) => ask('trigram', (f) => views.byTrigram(status, trigram, fromKey, n, f));
+      } else read = (fromKey, n) => ask('name', (f) => views.byName(status, fromKey, n, f));
 
       // Rows at or before `seen` were answered already (the cursor's, or the last batch's end).
-      let seen = afterKey === undefined ? undefined : hexOfSortKey(afterKey);
+      let seen = afterKey === undefined ? undefined : viewKeyOf(afterKey);
       let from = seen ?? '';
       let n = deps.firstBatch ?? limit + 1;
       const found: Array<{ readonly row: ViewRow; readonly sortKey: string }> = [];
       scan: for (;;) {
         const batch = await read(from, n);
         for (const row of batch.rows) {
-          if (seen !== undefined && row.hex <= seen) continue;
-          const sortKey = sortKeyOfHex(row.hex);
+          if (seen !== undefined && row.viewKey <= seen) continue;
+          const sortKey = sortKeyOfViewKey(row.viewKey);
           const name = sortKey.slice(0, sortKey.length - row.studentId.length - 1);
           if (!matches(name) || (classId !== undefined && row.classId !== classId)) continue;
           found.push({ row, sortKey });
@@ -192,16 +207,7 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
         n = Math.min(n * 2, MAX_BATCH);
       }
       const page = found.slice(0, limit);
-      // A search's rows are the trigram view's: what its items show is read from the name view.
-      const missing = page.filter((f) => f.row.entry === undefined).map((f) => f.row.hex);
-      const named = new Map(
-        (await ask('name', (f) => views.entries(status, missing, f))).map((r) => [r.hex, r]),
-      );
-      const items = page.flatMap((f) => {
-        const row = f.row.entry === undefined ? named.get(f.row.hex) : f.row;
-        // Left the name view's status between the two reads: not on this page.
-        return row?.entry === undefined ? [] : [entryOf(row, row.entry, status, f.sortKey)];
-      });
+      const items = page.map((f) => entryOf(f.row, status, f.sortKey));
       return { items, lastKey: found.length > limit ? page[page.length - 1]?.sortKey : undefined };
     },
 

@@ -1,76 +1,82 @@
 /**
- * Keeps CouchDB's student views current behind the writes (decision 0056). CouchDB indexes a view
- * when it is queried after writes; left to the first request after an import, that would be the whole
- * import's indexing inside one request (about 25 s for 10,000 students on the shared machine, past the
- * 6 s deadline). A refresh sets CouchDB indexing without waiting for it (`StudentViews.refresh`).
+ * Keeps CouchDB's student views current behind the writes (decisions 0056, 0061). CouchDB indexes a
+ * view when it is queried after writes; left to the first request after an import, that would be the
+ * whole import's indexing inside one request (about 25 s for 10,000 students on the shared machine,
+ * past the 6 s deadline). A refresh sets CouchDB indexing without waiting for it
+ * (`StudentViews.refresh`).
  *
  * Each poke is a student write the private feed brought. The refresh comes once writes have paused
- * for `quietMs`, or `maxWaitMs` after the first write not yet refreshed for, whichever is first: the
- * views' indexing (JavaScript, on CouchDB's CPU) then runs mostly after an import's writes, not beside
- * them (in a bench run that refreshed once a second during the import, a 2,000-row file answered 503;
- * the import is near the store's silence limit on the loaded machine anyway, decision 0055), and a
- * long stream of writes is still indexed in steps.
+ * for `quietMs`, or `maxWaitMs` after the first write not yet refreshed for, whichever is first (the
+ * roster reconciler's `debounceWithMaxWait`): the views' indexing (JavaScript, on CouchDB's CPU) then
+ * runs mostly after an import's writes, not beside them (in a bench run that refreshed once a second
+ * during the import, a 2,000-row file answered 503; the import is near the store's silence limit on
+ * the loaded machine anyway, decision 0055), and a long stream of writes is still indexed in steps.
+ * One refresh runs at a time; pokes during one are one more refresh after it.
  */
+import {
+  asyncScheduler,
+  catchError,
+  defer,
+  endWith,
+  ignoreElements,
+  type Observable,
+  type ObservableInput,
+  of,
+  type SchedulerLike,
+  Subject,
+} from 'rxjs';
+import { debounceWithMaxWait, exhaustMapWithTrailing } from '../lib/operators.js';
+
+export interface RefreshTiming {
+  readonly quietMs: number;
+  readonly maxWaitMs: number;
+  /** Told of a failed refresh: a request's own query indexes what it did not, slower, never wrong. */
+  readonly onError: (e: unknown) => void;
+  readonly scheduler?: SchedulerLike;
+}
+
+/** The refreshes the pokes set off: one value per refresh that ended, failed ones included. */
+export const viewRefreshes$ = (
+  pokes$: Observable<unknown>,
+  refresh: () => ObservableInput<unknown>,
+  timing: RefreshTiming,
+): Observable<void> =>
+  pokes$.pipe(
+    debounceWithMaxWait(timing.quietMs, timing.maxWaitMs, timing.scheduler ?? asyncScheduler),
+    exhaustMapWithTrailing(() =>
+      defer(refresh).pipe(
+        ignoreElements(),
+        endWith(undefined),
+        catchError((e: unknown) => {
+          timing.onError(e);
+          return of(undefined);
+        }),
+      ),
+    ),
+  );
+
 export interface ViewRefresher {
   poke(): void;
   /** Drops a refresh not yet due and waits for the one under way, if any (a stop). */
-  idle(): Promise<void>;
+  stop(): Promise<void>;
 }
 
-export interface RefresherTimers {
-  readonly now: () => number;
-  /** Runs `fn` after `ms`; the answer cancels it. */
-  readonly after: (ms: number, fn: () => void) => () => void;
-}
-
-const realTimers: RefresherTimers = {
-  now: () => Date.now(),
-  after: (ms, fn) => {
-    const t = setTimeout(fn, ms);
-    t.unref();
-    return () => clearTimeout(t);
-  },
-};
-
-export const viewRefresher = (
-  refresh: () => Promise<void>,
-  options: {
-    readonly quietMs: number;
-    readonly maxWaitMs: number;
-    readonly onError: (e: unknown) => void;
-    readonly timers?: RefresherTimers;
-  },
-): ViewRefresher => {
-  const timers = options.timers ?? realTimers;
-  let firstPending: number | undefined;
-  let cancel: (() => void) | undefined;
+export const viewRefresher = (refresh: () => Promise<void>, timing: RefreshTiming): ViewRefresher => {
+  const pokes = new Subject<void>();
   let running: Promise<void> | undefined;
-  const fire = () => {
-    firstPending = undefined;
-    cancel = undefined;
-    const run = refresh().catch((e: unknown) => {
-      // A request's own query indexes what this one did not: slower, never wrong.
-      options.onError(e);
-    });
-    running = run;
-    void run.finally(() => {
-      if (running === run) running = undefined;
-    });
-  };
-  return {
-    poke() {
-      const at = timers.now();
-      firstPending ??= at;
-      cancel?.();
-      cancel = timers.after(
-        Math.max(0, Math.min(options.quietMs, firstPending + options.maxWaitMs - at)),
-        fire,
-      );
+  const subscription = viewRefreshes$(
+    pokes,
+    () => {
+      const run = refresh();
+      running = run.catch(() => undefined);
+      return run;
     },
-    async idle() {
-      cancel?.();
-      cancel = undefined;
-      firstPending = undefined;
+    timing,
+  ).subscribe();
+  return {
+    poke: () => pokes.next(),
+    async stop() {
+      subscription.unsubscribe();
       await running;
     },
   };

@@ -3,10 +3,11 @@
  * stores every record's folded name, and the refresher that keeps the views current behind writes.
  */
 import type { Logger } from 'pino';
+import type { StudentDoc } from '../domain/student.js';
 import type { Disposers } from '../lib/disposers.js';
 import type { Database } from '../store/pouch.js';
 import { foldStoredNames } from '../store/studentNameFold.js';
-import { ensureStudentViews, studentViews } from '../store/studentViews.js';
+import { ensureStudentViews, holdsAnyStudent, studentViews } from '../store/studentViews.js';
 import { couchStudentDirectory } from '../sync/couchStudentDirectory.js';
 import type { StudentDirectory } from '../sync/studentDirectory.js';
 import { viewRefresher } from '../sync/viewRefresher.js';
@@ -33,9 +34,15 @@ export const wireCouchDirectory = async (
     onError: (e) =>
       logger.warn({ errorName: e instanceof Error ? e.name : typeof e }, 'student views not refreshed'),
   });
-  opened.add('student views: refresher', () => refresher.idle());
+  opened.add('student views: refresher', () => refresher.stop());
+  // No index is built for a roll nobody reads or writes (decision 0061): without a student, the
+  // visitors' view would be built to answer none, and the refresh would index every other record of
+  // the private database for nothing (every service the CouchDB suites start). The first student
+  // write (the feed pokes) or page (its query) builds them.
+  const anyStudent = await holdsAnyStudent(db);
   // What was written while no instance ran is indexed now, not by the first request.
-  refresher.poke();
+  if (anyStudent) refresher.poke();
+  const visitors: StudentDoc[] = anyStudent ? await views.visitors() : [];
   const port = couchStudentDirectory({ views, held, onStudentWrite: () => refresher.poke() });
-  return { views, port };
+  return { views, port, visitors };
 };

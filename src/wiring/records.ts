@@ -151,7 +151,7 @@ export const wireRecords = async (wiring: RecordsWiring) => {
     // CouchDB serves the roll from its views (decision 0056): nothing of it is read here but the
     // visitors; the consents are held as before.
     const couch = await wireCouchDirectory(store.db.private, directory, clock, logger, opened);
-    directory.load(await couch.views.visitors(), await consents.listAll());
+    directory.load(couch.visitors, await consents.listAll());
     port = couch.port;
     heldTo = privateSeq;
   } else {

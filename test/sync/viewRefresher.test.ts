@@ -1,108 +1,95 @@
 /** The views' refresher: after writes pause, or at the latest a bound after the first; errors reported. */
 import { expect } from 'chai';
-import { type RefresherTimers, viewRefresher } from '../../src/sync/viewRefresher.js';
+import type { Observable } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { viewRefresher, viewRefreshes$ } from '../../src/sync/viewRefresher.js';
 
-/** A clock the test moves; timers fire as it passes them. */
-const manualTimers = () => {
-  let clock = 0;
-  let pending: Array<{ at: number; fn: () => void; live: boolean }> = [];
-  const timers: RefresherTimers = {
-    now: () => clock,
-    after: (ms, fn) => {
-      const t = { at: clock + ms, fn, live: true };
-      pending.push(t);
-      return () => {
-        t.live = false;
-      };
-    },
-  };
-  const advance = (ms: number) => {
-    clock += ms;
-    const due = pending.filter((t) => t.live && t.at <= clock);
-    pending = pending.filter((t) => t.live && t.at > clock);
-    for (const t of due) t.fn();
-  };
-  return { timers, advance };
+/**
+ * Runs `pokes` (a marble of student writes) through the refresher, quiet 3 frames and bounded at 8,
+ * each refresh the next of `refreshes` (cold marbles, the last repeated); returns what the test checks.
+ */
+const refreshing = (
+  pokes: string,
+  refreshes: ReadonlyArray<string>,
+  expected: string,
+  unsubscribe?: string,
+) => {
+  const errors: unknown[] = [];
+  const started: number[] = [];
+  new TestScheduler((actual, want) => {
+    expect(actual).to.deep.equal(want);
+  }).run(({ hot, cold, expectObservable }) => {
+    const refresh = (): Observable<unknown> => {
+      started.push(started.length);
+      return cold(refreshes[Math.min(started.length - 1, refreshes.length - 1)] ?? '(r|)');
+    };
+    const stream = viewRefreshes$(hot(pokes), refresh, {
+      quietMs: 3,
+      maxWaitMs: 8,
+      onError: (e) => errors.push(e),
+    });
+    expectObservable(stream, unsubscribe).toBe(expected, { d: undefined });
+  });
+  return { errors, refreshes: started.length };
 };
 
-describe('viewRefresher', () => {
-  it('refreshes once writes pause, one refresh for a burst', async () => {
-    const m = manualTimers();
-    let calls = 0;
-    const r = viewRefresher(
-      async () => {
-        calls += 1;
-      },
-      { quietMs: 100, maxWaitMs: 1_000, onError: () => {}, timers: m.timers },
-    );
-    for (let i = 0; i < 5; i += 1) {
-      r.poke();
-      m.advance(50);
-    }
-    expect(calls).to.equal(0);
-    m.advance(50);
-    expect(calls).to.equal(1);
-    m.advance(1_000);
-    expect(calls).to.equal(1);
-    await r.idle();
+describe('the views refresher (marbles)', () => {
+  it('refreshes once writes pause: one refresh for a burst', () => {
+    // Writes at 0, 2, 4: quiet from 4, the refresh starts at 7 and ends at once.
+    expect(refreshing('a-b-c---------', ['(r|)'], '-------d------').refreshes).to.equal(1);
   });
 
-  it('under a steady stream of writes refreshes at the latest the bound after the first', async () => {
-    const m = manualTimers();
+  it('under a steady stream of writes refreshes at the bound after the first write not yet refreshed for', () => {
+    // A write every frame from 0 to 19: quiet never lasts 3 frames; refreshes at 8 and 17 (the bound
+    // from the write at 9), and once more 3 frames after the last write.
+    const writes = 'abcdefghijklmnopqrst';
+    expect(refreshing(`${writes}------`, ['(r|)'], '--------d--------d----d---').refreshes).to.equal(3);
+  });
+
+  it('runs one refresh at a time: writes during one are one more refresh after it', () => {
+    // The first refresh runs from 3 to 9; the write at 5 is due at 8, while it runs: the second
+    // starts when the first ends, at 9, and ends at 11.
+    const r = refreshing('a----b---------', ['------(r|)', '--(r|)'], '---------d-d---');
+    expect(r.refreshes).to.equal(2);
+  });
+
+  it('reports a failed refresh and refreshes again at the next write', () => {
+    const r = refreshing('a--------b--------', ['#', '(r|)'], '---d--------d-----');
+    expect(r.errors).to.deep.equal(['error']);
+    expect(r.refreshes).to.equal(2);
+  });
+
+  it('a stop drops the refresh not yet due', () => {
+    expect(refreshing('a-------', ['(r|)'], '--', '--!').refreshes).to.equal(0);
+  });
+});
+
+describe('the views refresher (its stop)', () => {
+  it('waits for the refresh under way, then refreshes no more', async () => {
     let calls = 0;
+    let finish = () => {};
     const r = viewRefresher(
-      async () => {
+      () => {
         calls += 1;
+        return new Promise<void>((resolve) => {
+          finish = resolve;
+        });
       },
-      { quietMs: 100, maxWaitMs: 300, onError: () => {}, timers: m.timers },
+      { quietMs: 0, maxWaitMs: 0, onError: () => {} },
     );
-    for (let i = 0; i < 10; i += 1) {
-      r.poke();
-      m.advance(50);
-    }
-    // 500 ms of writes every 50 ms: refreshed at 300, then the next bound runs from the write after it.
+    r.poke();
+    await new Promise((resolve) => setTimeout(resolve, 20));
     expect(calls).to.equal(1);
-    m.advance(100);
-    expect(calls).to.equal(2);
-    await r.idle();
-  });
-
-  it('reports a failed refresh, and refreshes again at the next write', async () => {
-    const m = manualTimers();
-    const errors: unknown[] = [];
-    let fail = true;
-    let calls = 0;
-    const r = viewRefresher(
-      async () => {
-        calls += 1;
-        if (fail) throw new Error('couch down');
-      },
-      { quietMs: 10, maxWaitMs: 100, onError: (e) => errors.push(e), timers: m.timers },
-    );
+    let stopped = false;
+    const stopping = r.stop().then(() => {
+      stopped = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(stopped).to.equal(false);
+    finish();
+    await stopping;
     r.poke();
-    m.advance(10);
-    await r.idle();
-    expect(errors).to.have.length(1);
-    fail = false;
-    r.poke();
-    m.advance(10);
-    await r.idle();
-    expect(calls).to.equal(2);
-    expect(errors).to.have.length(1);
-  });
-
-  it('a stop drops the refresh not yet due', async () => {
-    const m = manualTimers();
-    let calls = 0;
-    const r = viewRefresher(
-      async () => {
-        calls += 1;
-      },
-      { quietMs: 100, maxWaitMs: 1_000, onError: () => {}, timers: m.timers },
-    );
-    r.poke();
-    await r.idle();
-    m.advance(1_000);
-    expect(calls).to.equal(0);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(calls).to.equal(1);
   });
 });
