@@ -248,18 +248,21 @@ export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {})
    * Whether a write short of its quorum, the only live leaf of its document, is still alone once the
    * copies that lacked it hold it. Alone, it stands, but on one copy: a compare-and-swap on its parent
    * through the copies that lack it reaches their quorum, and the stale write is answered as written
-   * (three nodes, once: a volunteer checked out twice from one revision). So it is first written to
-   * every copy (`spread`), and its leaves read again: another live leaf now is a write that got in
-   * before it, which stands (it reached its quorum); this one is withdrawn, and tried again it meets a
-   * conflict. Where the copies that lacked it cannot take it (down, or not answering) it stands as
+   * (three nodes, once: a volunteer's check-out on a stale revision). So it is first written to
+   * every copy (`spread`), and its leaves read again: another live leaf now, with every node
+   * connected, is a write that got in before it and reached its quorum; this one is withdrawn, and
+   * tried again it meets a conflict. Where the copies that lacked it cannot take it (down, or not answering) it stands as
    * before, as CouchDB's own 202 means; a leaf with attachments too (a leaf read back carries stubs).
    */
   const stillAlone = async (r: PouchDB.Core.Response, leaves: ReadonlyArray<unknown>): Promise<boolean> => {
     const leaf = liveLeaves(leaves).find((l) => l.rev === r.rev)?.doc;
     if (leaf === undefined || '_attachments' in leaf || !(await spread(leaf))) return true;
     const again: unknown = await allLeaves(r.id).catch(() => undefined);
-    if (!Array.isArray(again)) return true;
-    return liveLeaves(again).every((l) => l.rev === r.rev);
+    if (!Array.isArray(again) || liveLeaves(again).every((l) => l.rev === r.rev)) return true;
+    // With a node away the other leaf may be short of its quorum too, its writer withdrawing it on
+    // seeing this one: both withdrawn, an update would leave the document with no live revision. This
+    // one then stands, as it did before it was spread.
+    return splitPossible();
   };
   /**
    * Whether two writers may each have taken part of the copies, neither reaching the quorum: a node
