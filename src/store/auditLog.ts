@@ -24,6 +24,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import {
@@ -64,6 +65,10 @@ export interface AuditLogOptions extends BatchingOptions {
  */
 const AuditClaim = t.type({ created_at: t.string });
 const claimId = (auditId: string): string => `auditClaim:${auditId}`;
+/** Rounds of a claim short of its quorum before its entry is refused (the caller retries it later). */
+const CLAIM_ATTEMPTS = 3;
+/** Mean pause before a claim short of its quorum is tried again: one writer of a split may then win it. */
+const CLAIM_PAUSE_MS = 40;
 
 // The interface lives in the domain, so the HTTP layer names it without importing the store.
 export type { AuditLog, InvalidAuditCursor };
@@ -166,7 +171,15 @@ const newAuditDoc = (entry: NewAuditEntry, at: Date, auditId: string): NewAuditD
 export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
   /**
    * Each keyed entry with the time its decision's claim holds (this writer's when its claim stood), or
-   * the reason it cannot be written yet (its claim neither stood nor could be read: the caller retries).
+   * the reason it cannot be written yet (its claim neither stood nor was refused: the caller retries).
+   *
+   * Only a claim read after a refusal (409) names the time. A refusal means a quorum of copies held
+   * another claim, so the claim read is one that reached its quorum and stays. A claim short of its
+   * quorum (withdrawn by `quorumWrites`, or not judged at all) says nothing of the others: on a cluster
+   * two writers' claims of one decision can both fall short, each on one copy, and each read the
+   * other's before its writer withdrew it, so each wrote the entry at the other's time (one decision
+   * audited at two times, three nodes). Such a claim is tried again after a short pause, where it
+   * reaches its quorum or meets the claim that did.
    */
   const claimed = async (
     claims: Database,
@@ -174,37 +187,47 @@ export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
   ): Promise<Array<NewAuditDoc | string>> => {
     const keyed = items.flatMap((q) => (q.keyed ? [q.doc] : []));
     if (keyed.length === 0) return items.map((q) => q.doc);
-    const results = await claims.bulkDocs(
-      keyed.map((doc) => ({ _id: claimId(doc.audit_id), docType: 'auditClaim', created_at: doc.created_at })),
-    );
-    // A claim refused (409), or short of its quorum and withdrawn (a cluster under contention): the
-    // claim that stands, if one can be read, names the time.
-    const taken = keyed.filter((_, i) => {
-      const r = results[i];
-      return r === undefined || !isStored(r);
-    });
-    const timeOf = new Map<string, string>();
-    if (taken.length > 0) {
-      const read = await claims.allDocs({ keys: taken.map((d) => claimId(d.audit_id)), include_docs: true });
-      for (const row of read.rows) {
-        const doc: unknown = 'doc' in row ? row.doc : undefined;
-        if (AuditClaim.is(doc)) timeOf.set(row.key, doc.created_at);
-      }
-    }
     const outcome = new Map<NewAuditDoc, NewAuditDoc | string>();
-    keyed.forEach((doc, i) => {
-      const r = results[i];
-      if (r !== undefined && isStored(r)) outcome.set(doc, doc);
-      else {
-        const at = timeOf.get(claimId(doc.audit_id));
-        outcome.set(
-          doc,
-          at === undefined
-            ? `claim ${describeFailure(r)}`
-            : { ...doc, _id: auditDocId(at, doc.audit_id), created_at: at },
-        );
+    let pending = keyed;
+    for (let attempt = 1; pending.length > 0; attempt += 1) {
+      if (attempt > 1) await sleep(CLAIM_PAUSE_MS * (0.5 + Math.random()));
+      const batch = pending;
+      const results = await claims.bulkDocs(
+        batch.map((doc) => ({
+          _id: claimId(doc.audit_id),
+          docType: 'auditClaim',
+          created_at: doc.created_at,
+        })),
+      );
+      const refused = batch.filter((_, i) => {
+        const r = results[i];
+        return r !== undefined && isConflict(r);
+      });
+      const timeOf = new Map<string, string>();
+      if (refused.length > 0) {
+        const read = await claims.allDocs({
+          keys: refused.map((d) => claimId(d.audit_id)),
+          include_docs: true,
+        });
+        for (const row of read.rows) {
+          const doc: unknown = 'doc' in row ? row.doc : undefined;
+          if (AuditClaim.is(doc)) timeOf.set(row.key, doc.created_at);
+        }
       }
-    });
+      pending = [];
+      batch.forEach((doc, i) => {
+        const r = results[i];
+        if (r !== undefined && isStored(r)) {
+          outcome.set(doc, doc);
+          return;
+        }
+        const at = r !== undefined && isConflict(r) ? timeOf.get(claimId(doc.audit_id)) : undefined;
+        if (at !== undefined) outcome.set(doc, { ...doc, _id: auditDocId(at, doc.audit_id), created_at: at });
+        // A refusal whose claim could not be read (withdrawn since, or a lagging copy) is tried again too.
+        else if (attempt < CLAIM_ATTEMPTS) pending.push(doc);
+        else outcome.set(doc, `claim ${describeFailure(r)}`);
+      });
+    }
     return items.map((q) => outcome.get(q.doc) ?? q.doc);
   };
 

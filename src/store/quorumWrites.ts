@@ -169,10 +169,10 @@ export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {})
    */
   const allLeaves = async (id: string): Promise<unknown> => {
     const raw: unknown = Reflect.get(db, 'fetch');
-    if (typeof raw !== 'function') return get(id, { open_revs: 'all' });
+    if (typeof raw !== 'function') return get(id, { open_revs: 'all', revs: true });
     copies ??= copiesOf(db);
     const answer: unknown = await Reflect.apply(raw, db, [
-      `${encodeURIComponent(id)}?open_revs=all&r=${await copies}`,
+      `${encodeURIComponent(id)}?open_revs=all&revs=true&r=${await copies}`,
       // A Headers object: PouchDB's fetch sets the credentials of the database address on it, and
       // with a plain object it threw (every write short of its quorum then read as "leaves unknown").
       { headers: new Headers({ Accept: 'application/json' }) },
@@ -185,6 +185,32 @@ export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {})
     return Reflect.apply(json, answer, []);
   };
   /**
+   * Writes `leaf` (a revision as `allLeaves` read it, with its history) again to every copy, as a
+   * replicated write: the copies that lacked it take it as it is, and then refuse a compare-and-swap
+   * on its parent. True when a quorum of copies holds it now (201); false when the cluster still lacks
+   * them (202) or did not answer. Where the database speaks no HTTP (PouchDB) it has one copy: true.
+   */
+  const spread = async (leaf: object): Promise<boolean> => {
+    const raw: unknown = Reflect.get(db, 'fetch');
+    if (typeof raw !== 'function') {
+      await bulkDocs([leaf], { new_edits: false });
+      return true;
+    }
+    try {
+      const answer: unknown = await Reflect.apply(raw, db, [
+        '_bulk_docs',
+        {
+          method: 'POST',
+          headers: new Headers({ Accept: 'application/json', 'Content-Type': 'application/json' }),
+          body: JSON.stringify({ docs: [leaf], new_edits: false }),
+        },
+      ]);
+      return Reflect.get(Object(answer), 'status') === 201;
+    } catch {
+      return false;
+    }
+  };
+  /**
    * Whether a write short of its quorum must be withdrawn. Every leaf of the document is read from
    * every copy (`allLeaves`). A plain quorum read is not enough: when the two copies that answer first
    * disagree, CouchDB answers the copy whose revision sorts highest, with only the conflicts that copy
@@ -194,7 +220,8 @@ export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {})
    * (the cluster is short of nodes, and this copy is what readers get, as CouchDB's own 202 means), or
    * another writer wrote the same bytes and so the same revision (two pipelines projecting one aspect,
    * two instances storing one event in the same millisecond), and deleting it would delete that
-   * writer's acknowledged write too. Withdrawn when another live leaf is there: it may have reached
+   * writer's acknowledged write too. Kept alone only once the copies that lacked it hold it too
+   * (`stillAlone`). Withdrawn when another live leaf is there: it may have reached
    * the quorum, and this one must never win over it. That is the `alone` rule; under `winner`
    * (`QuorumWriteOptions`) only a live leaf above this one withdraws it, and with `withdrawBelow` the
    * leaves below it are withdrawn in turn.
@@ -210,9 +237,32 @@ export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {})
     // an answer may be the one the other writer withdrew for.
     if (!Array.isArray(leaves)) return keepWinner ? keep : { self: true, below: [] };
     const live = liveLeaves(leaves).map((l) => l.rev);
-    if (!keepWinner) return { self: !(live.length === 1 && live[0] === r.rev), below: [] };
+    if (!keepWinner) {
+      const alone = live.length === 1 && live[0] === r.rev;
+      return { self: !alone || !(await stillAlone(r, leaves)), below: [] };
+    }
     if (live.some((rev) => rev !== r.rev && sortsAbove(rev, r.rev))) return { self: true, below: [] };
     return { self: false, below: options.withdrawBelow === true ? live.filter((rev) => rev !== r.rev) : [] };
+  };
+  /**
+   * Whether a write short of its quorum, the only live leaf of its document, is still alone once the
+   * copies that lacked it hold it. Alone, it stands, but on one copy: a compare-and-swap on its parent
+   * through the copies that lack it reaches their quorum, and the stale write is answered as written
+   * (three nodes, once: a volunteer's check-out on a stale revision). So it is first written to
+   * every copy (`spread`), and its leaves read again: another live leaf now, with every node
+   * connected, is a write that got in before it and reached its quorum; this one is withdrawn, and
+   * tried again it meets a conflict. Where the copies that lacked it cannot take it (down, or not answering) it stands as
+   * before, as CouchDB's own 202 means; a leaf with attachments too (a leaf read back carries stubs).
+   */
+  const stillAlone = async (r: PouchDB.Core.Response, leaves: ReadonlyArray<unknown>): Promise<boolean> => {
+    const leaf = liveLeaves(leaves).find((l) => l.rev === r.rev)?.doc;
+    if (leaf === undefined || '_attachments' in leaf || !(await spread(leaf))) return true;
+    const again: unknown = await allLeaves(r.id).catch(() => undefined);
+    if (!Array.isArray(again) || liveLeaves(again).every((l) => l.rev === r.rev)) return true;
+    // With a node away the other leaf may be short of its quorum too, its writer withdrawing it on
+    // seeing this one: both withdrawn, an update would leave the document with no live revision. This
+    // one then stands, as it did before it was spread.
+    return splitPossible();
   };
   /**
    * Whether two writers may each have taken part of the copies, neither reaching the quorum: a node

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
+import MemoryAdapter from 'pouchdb-adapter-memory';
 import { v5 as uuidV5 } from 'uuid';
 import {
   type AuditEntry,
@@ -20,7 +21,9 @@ import {
   encodeAuditCursor,
   InvalidAuditEntry,
 } from '../../src/store/auditLog.js';
+import { type Database, PouchDB } from '../../src/store/pouch.js';
 import { openStore, type Store, type StoreLocation } from '../../src/store/store.js';
+import { QuorumNotMetError } from '../../src/store/storeErrors.js';
 import {
   type CouchServer,
   couchServerLabel,
@@ -29,6 +32,8 @@ import {
 } from '../support/couchServer.js';
 import { readUntil } from '../support/readUntil.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
+
+PouchDB.plugin(MemoryAdapter);
 
 const BASE = Date.parse('2026-03-01T12:00:00.000Z');
 const SECOND = 1000;
@@ -543,3 +548,79 @@ for (const [name, setUp, propertyRuns] of backends) {
       });
   });
 }
+
+describe('audit log claims short of their quorum, on a cluster shaped by hand', () => {
+  /**
+   * Two writers' claims of one decision, each short of its quorum on the copy it reached, the other's
+   * claim readable meanwhile (the likeliest path of one decision audited at two times, three nodes).
+   * Each writer's first claim of an id the shared database lacks, or holds only as the other writer's
+   * short copy, falls short; that copy then holds the other writer's time until its writer withdraws
+   * it, which it does before its next claim. Later claims are plain writes: 201, or 409 on the claim
+   * that stands.
+   */
+  const shortClaims = (): {
+    readonly claims: (otherTime: string) => Database;
+    readonly db: Database;
+  } => {
+    const db: Database = new PouchDB(`claims-${randomUUID()}`, { adapter: 'memory' });
+    const shortCopies = new Set<string>();
+    const claims = (otherTime: string): Database => {
+      const tried = new Set<string>();
+      const bulkDocs = async (docs: Array<PouchDB.Core.PutDocument<object>>) => {
+        const out: Array<PouchDB.Core.Response | PouchDB.Core.Error> = [];
+        for (const doc of docs) {
+          const id = doc._id ?? '';
+          const held = await db.get(id).catch(() => undefined);
+          if (!tried.has(id) && (held === undefined || shortCopies.has(id))) {
+            tried.add(id);
+            shortCopies.add(id);
+            await db.put({
+              _id: id,
+              docType: 'auditClaim',
+              created_at: otherTime,
+              ...(held ? { _rev: held._rev } : {}),
+            });
+            out.push(new QuorumNotMetError(id));
+            continue;
+          }
+          if (held !== undefined && shortCopies.has(id)) {
+            shortCopies.delete(id);
+            await db.remove(id, held._rev);
+          }
+          const [r] = await db.bulkDocs([doc]);
+          if (r !== undefined) out.push(r);
+        }
+        return out;
+      };
+      return new Proxy(db, {
+        get: (target, key) => {
+          if (key === 'bulkDocs') return bulkDocs;
+          const v: unknown = Reflect.get(target, key, target);
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      });
+    };
+    return { claims, db };
+  };
+
+  it('writes each decision once, at the time of the claim that stands, never at a short claim’s', async () => {
+    const { claims, db: claimsDb } = shortClaims();
+    const audit: Database = new PouchDB(`audit-${randomUUID()}`, { adapter: 'memory' });
+    const times = ['2026-03-01T11:59:10.000Z', '2026-03-01T11:59:10.100Z'] as const;
+    const logs = [
+      auditLog(audit, { clock: () => new Date(BASE), claims: claims(times[1]) }),
+      auditLog(audit, { clock: () => new Date(BASE), claims: claims(times[0]) }),
+    ];
+    const auditId = uuidV5('decision-short', uuidV5.URL);
+    const e = entry({ action: 'CONFLICT_RESOLVED', endpoint: 'PIPELINE /events/_changes' });
+    // One writer after the other: each finds the other's short copy where its own claim fell short.
+    for (const [w, log] of logs.entries()) await log.appendKeyed(e, { at: times[w] ?? '', auditId });
+    for (const log of logs) await log.close();
+    const entries = (await audit.allDocs({ startkey: 'audit:', endkey: 'audit:\ufff0' })).rows.map(
+      (r) => r.id,
+    );
+    const stands: unknown = await claimsDb.get(`auditClaim:${auditId}`);
+    expect(stands).to.deep.include({ created_at: times[0] });
+    expect(entries).to.deep.equal([auditDocId(times[0], auditId)]);
+  });
+});

@@ -236,3 +236,166 @@ describe(`quorum writes through the CouchDB protocol with credentials in the add
     }
   });
 });
+
+describe('quorum writes: a write short of its quorum, alone, and a stale compare-and-swap', () => {
+  type Result = PouchDB.Core.Response | PouchDB.Core.Error;
+  /**
+   * Three copies of one database, each a PouchDB, behind one database shaped as a CouchDB cluster
+   * answers: an interactive write goes to every copy it reaches and is answered by the copies that
+   * agree (two: 201; one took it: 202, `accepted`; two refused: 409), a replicated write goes to every
+   * copy, and a read of every leaf merges the copies' trees. `shortOnce` makes the next interactive
+   * write reach copy 0 only (the others slow), and `meanwhile` runs before the next replicated write,
+   * as another writer's request would land after the short write's writer read its leaves.
+   */
+  const threeCopies = (connected = 3) => {
+    const copies = [0, 1, 2].map((): Database => new PouchDB(`copy-${randomUUID()}`, { adapter: 'memory' }));
+    const front: Database = new PouchDB(`front-${randomUUID()}`, { adapter: 'memory' });
+    let short = false;
+    let meanwhile: (() => Promise<void>) | undefined;
+    const conflict = (doc: NewDoc): Result => ({
+      id: doc._id ?? '',
+      error: 'conflict',
+      name: 'conflict',
+      status: 409,
+      message: 'conflict',
+    });
+    // CouchDB refuses an edit of a revision that is not a leaf of the copy (PouchDB's adapter throws
+    // on some); each copy gets its own clone, PouchDB changing the documents it is given.
+    const writeTo = async (c: Database, doc: NewDoc): Promise<Result | undefined> => {
+      if (doc._rev !== undefined) {
+        const got: unknown = await c.get(doc._id ?? '', { open_revs: 'all' }).catch(() => []);
+        const leaves = (Array.isArray(got) ? got : []).map((l: unknown) =>
+          Reflect.get(Object(Reflect.get(Object(l), 'ok')), '_rev'),
+        );
+        if (!leaves.includes(doc._rev)) return conflict(doc);
+      }
+      return (await c.bulkDocs([structuredClone(doc)]))[0];
+    };
+    const writeOne = async (doc: NewDoc): Promise<Result> => {
+      const reached = short ? copies.slice(0, 1) : copies;
+      short = false;
+      const answers: Array<Result | undefined> = [];
+      for (const c of reached) answers.push(await writeTo(c, doc));
+      const oks = answers.filter(
+        (a): a is PouchDB.Core.Response => a !== undefined && 'ok' in a && a.ok === true,
+      );
+      const first = oks[0];
+      if (oks.length >= 2 && first !== undefined) return first;
+      if (answers.length - oks.length >= 2 || first === undefined) return conflict(doc);
+      return { ...first, accepted: true } as PouchDB.Core.Response;
+    };
+    const leavesOf = async (id: string): Promise<unknown[]> => {
+      const seen = new Map<string, unknown>();
+      for (const c of copies) {
+        const got: unknown = await c.get(id, { open_revs: 'all', revs: true }).catch(() => []);
+        for (const l of Array.isArray(got) ? got : []) {
+          const rev: unknown = Reflect.get(Object(Reflect.get(Object(l), 'ok')), '_rev');
+          if (typeof rev === 'string') seen.set(rev, l);
+        }
+      }
+      // As CouchDB merges the copies' trees: a leaf of one copy that another extended is not a leaf.
+      const ancestors = new Set(
+        [...seen.values()].flatMap((l) => {
+          const revs: unknown = Reflect.get(Object(Reflect.get(Object(l), 'ok')), '_revisions');
+          const start: unknown = Reflect.get(Object(revs), 'start');
+          const ids: unknown = Reflect.get(Object(revs), 'ids');
+          if (typeof start !== 'number' || !Array.isArray(ids)) return [];
+          return ids.slice(1).map((hash: unknown, i) => `${start - 1 - i}-${String(hash)}`);
+        }),
+      );
+      return [...seen.entries()].flatMap(([rev, l]) => (ancestors.has(rev) ? [] : [l]));
+    };
+    const db = Object.assign(front, {
+      info: async () => ({ db_name: 'three', doc_count: 0, update_seq: 0, cluster: { n: 3 } }),
+      bulkDocs: async (docs: NewDoc[], options: PouchDB.Core.BulkDocsOptions = {}) => {
+        if (options.new_edits === false) {
+          const then = meanwhile;
+          meanwhile = undefined;
+          if (then !== undefined) await then();
+          for (const c of copies) await c.bulkDocs(structuredClone(docs), { new_edits: false });
+          return [];
+        }
+        const out: Result[] = [];
+        for (const doc of docs) out.push(await writeOne(doc));
+        return out;
+      },
+      get: async (id: string, options: { open_revs?: 'all' } = {}) => {
+        if (options.open_revs === 'all') return leavesOf(id);
+        return copies[1]?.get(id);
+      },
+    });
+    // The requests of the CouchDB protocol the quorum writes make through PouchDB's `fetch`: every
+    // leaf, the replicated write (201: every copy took it), and the membership (`connected` nodes).
+    const all = ['node1', 'node2', 'node3'];
+    Object.assign(db, {
+      fetch: async (path: string, init: RequestInit = {}) => {
+        if (path === '/_membership')
+          return new Response(JSON.stringify({ all_nodes: all.slice(0, connected), cluster_nodes: all }));
+        if (path === '_bulk_docs') {
+          const body: unknown = JSON.parse(String(init.body));
+          const docs: unknown = Reflect.get(Object(body), 'docs');
+          await db.bulkDocs(Array.isArray(docs) ? docs : [], { new_edits: false });
+          return new Response('[]', { status: 201 });
+        }
+        return new Response(
+          JSON.stringify(await leavesOf(decodeURIComponent(path.slice(0, path.indexOf('?'))))),
+        );
+      },
+    });
+    return {
+      db,
+      shortOnce: (then?: () => Promise<void>) => {
+        short = true;
+        meanwhile = then;
+      },
+      live: async (id: string): Promise<string[]> =>
+        (await leavesOf(id)).flatMap((l) => {
+          const doc: unknown = Reflect.get(Object(l), 'ok');
+          return Reflect.get(Object(doc), '_deleted') === true
+            ? []
+            : [String(Reflect.get(Object(doc), '_rev'))];
+        }),
+    };
+  };
+  const refusal = (e: unknown): unknown => Reflect.get(Object(e), 'status');
+
+  it('spreads an update that one copy took to the others, so a stale compare-and-swap is refused', async () => {
+    const cluster = threeCopies();
+    const db = withQuorumWrites(cluster.db);
+    const created = await db.put({ _id: 'volunteer:v', out: null });
+    cluster.shortOnce();
+    const first = await db.put({ _id: 'volunteer:v', _rev: created.rev, out: 'u-1' });
+    // Another writer's copy of the created revision, with a change of its own.
+    expect(await db.put({ _id: 'volunteer:v', _rev: created.rev, out: 'u-2' }).catch(refusal)).to.equal(409);
+    expect(await cluster.live('volunteer:v')).to.deep.equal([first.rev]);
+  });
+
+  it('withdraws a short update when a stale compare-and-swap got in before it spread, and refuses it', async () => {
+    // Looked at once, the short update is alone; the other writer's gets in before it is spread.
+    const cluster = threeCopies();
+    const db = withQuorumWrites(cluster.db);
+    const created = await db.put({ _id: 'volunteer:v', out: null });
+    let stale: PouchDB.Core.Response | undefined;
+    // The other writer's update reaches the two copies that lack this one: its quorum.
+    cluster.shortOnce(async () => {
+      stale = await db.put({ _id: 'volunteer:v', _rev: created.rev, out: 'u-2' });
+    });
+    expect(await db.put({ _id: 'volunteer:v', _rev: created.rev, out: 'u-1' }).catch(refusal)).to.equal(409);
+    expect(stale?.rev).to.be.a('string');
+    expect(await cluster.live('volunteer:v')).to.deep.equal([stale?.rev]);
+  });
+
+  it('with a node away, keeps a short update that a stale one got in before it spread, as before', async () => {
+    // The other leaf may be short too, its writer withdrawing it on seeing this one: had this one
+    // withdrawn too, the document would be left with no live revision.
+    const cluster = threeCopies(2);
+    const db = withQuorumWrites(cluster.db);
+    const created = await db.put({ _id: 'volunteer:v', out: null });
+    let stale: PouchDB.Core.Response | undefined;
+    cluster.shortOnce(async () => {
+      stale = await db.put({ _id: 'volunteer:v', _rev: created.rev, out: 'u-2' });
+    });
+    const first = await db.put({ _id: 'volunteer:v', _rev: created.rev, out: 'u-1' });
+    expect((await cluster.live('volunteer:v')).sort()).to.deep.equal([first.rev, stale?.rev].sort());
+  });
+});

@@ -2,15 +2,40 @@ import { expect } from 'chai';
 import { firstValueFrom, take } from 'rxjs';
 import { type Database, PouchDB } from '../../src/store/pouch.js';
 import { type Change, ChangeFeedEndedError, changes$, followChanges$ } from '../../src/sync/changeFeed.js';
-import { startExpressPouchDB } from '../support/couchServer.js';
+import { figure } from '../reliability/figures.js';
+import { realCouchNodes, startExpressPouchDB } from '../support/couchServer.js';
 import { type StoreHost, storeBackends } from '../support/storeBackends.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Waits until `seen` holds `count` changes (the feed is live: it never completes by itself). */
-const until = async (seen: ReadonlyArray<Change>, count: number): Promise<void> => {
-  for (let i = 0; i < 200 && seen.length < count; i += 1) await sleep(25);
-  expect(seen.length, 'changes told').to.be.at.least(count);
+/**
+ * How long a change may take to be told. On a cluster the feed is served by one copy of each shard,
+ * and a write is acknowledged once two copies took it: the copy the feed follows may take it later,
+ * from its own write request or from internal replication, which on a loaded machine has lagged past
+ * 10 s (a deletion read back as live that long, reliability.md). So the same bound as the tests'
+ * wait for the copies to agree; on one copy the change is told at once.
+ */
+const FEED_WAIT_MS = realCouchNodes() > 1 ? 60_000 : 5_000;
+
+/**
+ * Waits until `seen` holds `count` changes (the feed is live: it never completes by itself). Past the
+ * bound it fails with what the feed told, how long it waited, and what a one-shot read of `db`'s
+ * changes lists: a document listed there and not told is a feed that missed it, not one that lagged.
+ */
+const until = async (seen: ReadonlyArray<Change>, count: number, db?: Database): Promise<void> => {
+  const started = Date.now();
+  while (seen.length < count && Date.now() - started < FEED_WAIT_MS) await sleep(25);
+  const waited = Date.now() - started;
+  if (seen.length >= count) {
+    if (waited > 5_000) figure('change-feed-wait', `${count} changes told after ${waited} ms`);
+    return;
+  }
+  const told = seen.map((c) => `${c.id} (seq ${String(c.seq).slice(0, 16)})`).join(', ');
+  const listed =
+    db === undefined ? 'not read' : (await db.changes({ since: 0 })).results.map((r) => r.id).join(', ');
+  expect.fail(
+    `${seen.length} of ${count} changes told in ${waited} ms: [${told}]; one-shot _changes: [${listed}]`,
+  );
 };
 
 for (const [label, host] of storeBackends('feed')) {
@@ -39,9 +64,9 @@ for (const [label, host] of storeBackends('feed')) {
       try {
         // 'b' is written only once the replay has told 'a': a cluster's feed merges its shards in
         // no fixed order, so two documents already stored when the feed starts may come either way.
-        await until(seen, 1);
+        await until(seen, 1, db);
         await db.put({ _id: 'b', n: 1 });
-        await until(seen, 2);
+        await until(seen, 2, db);
       } finally {
         subscription.unsubscribe();
       }
