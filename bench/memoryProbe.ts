@@ -114,6 +114,12 @@ const main = async () => {
         )
       )
         process.stdout.write(`${line.replace(/(\d+)$/, (b) => `${(Number(b) / 2 ** 20).toFixed(1)} MB`)}\n`);
+    // With `--heapsnapshot-signal=SIGUSR2` in NODE_OPTIONS, a heap snapshot of this moment in the
+    // service's folder, for `bench/heapRetainers.mjs`.
+    if (process.env.MEMORY_PROBE_HEAP_SNAPSHOT === '1') {
+      process.kill(pid, 'SIGUSR2');
+      await new Promise((r) => setTimeout(r, 30_000));
+    }
     // A graceful stop, so a profile preloaded into the service is written.
     await svc.stop();
   } finally {
