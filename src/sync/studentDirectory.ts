@@ -70,7 +70,7 @@ export interface StudentDirectory {
   loadPages(each: (visit: (page: ReadonlyArray<StudentDoc>) => void) => Promise<void>): Promise<void>;
   /** Adds summaries (a snapshot's), in name order once at the end, as `loadPages` does records. */
   loadSummaries(summaries: Iterable<StudentSummary>): void;
-  /** Every student held, as summaries: what a snapshot keeps. */
+  /** Every student held, as summaries (the active in name order, then the deleted): what a snapshot keeps. */
   summaries(): StudentSummary[];
   upsertStudent(doc: StudentDoc): void;
   upsertConsent(doc: ConsentDoc): void;
@@ -259,8 +259,10 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
       }
     },
 
+    // In the lists' order: a load of them (a snapshot's, at the next start) finds them sorted, and its
+    // sort and its name index's appends cost one pass (decision 0062).
     summaries: () =>
-      [...entries.values()].map((e) => ({
+      [...sorted.ACTIVE, ...sorted.DELETED].map((e) => ({
         studentId: e.studentId,
         displayName: e.displayName,
         status: e.status,

@@ -217,6 +217,19 @@ describe('student directory summaries (what a snapshot keeps)', () => {
     );
   });
 
+  it('gives its summaries the active in name order, then the deleted in name order', () => {
+    const d = studentDirectory();
+    d.load([student('Caio'), student('Ana', { status: 'DELETED' }), student('Bia'), student('Ágata')], []);
+    d.upsertStudent(student('Aline'));
+    expect(d.summaries().map((s) => [s.displayName, s.status])).to.deep.equal([
+      ['Ágata', 'ACTIVE'],
+      ['Aline', 'ACTIVE'],
+      ['Bia', 'ACTIVE'],
+      ['Caio', 'ACTIVE'],
+      ['Ana', 'DELETED'],
+    ]);
+  });
+
   it('keeps the newer of a summary and a record, whichever comes first', () => {
     const s = student('Ana');
     const newer = { ...s, displayName: 'Ana Nova', updatedAt: '2027-01-01T00:00:00.000Z' };
