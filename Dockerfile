@@ -23,9 +23,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev && npm cache clean --force
 # A font for the text of the family pass's PNG, which sharp (librsvg) draws from SVG (decision 0049).
 RUN apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-core && rm -rf /var/lib/apt/lists/*
-# The service's heap budget (src/config/runtime.ts); an environment variable, so a deployment with
-# more data can raise it with `-e NODE_OPTIONS=--max-old-space-size=512`.
-ENV NODE_OPTIONS=--max-old-space-size=256
+# The service's heap budget and young generation (src/config/runtime.ts); an environment variable, so
+# a deployment with more data can raise it with `-e NODE_OPTIONS="--max-old-space-size=512 --max-semi-space-size=4"`.
+ENV NODE_OPTIONS="--max-old-space-size=256 --max-semi-space-size=4"
 # Two malloc arenas instead of up to eight per core: LevelDB's threads allocate what the main thread
 # frees, and each extra arena kept its freed memory for itself (src/config/runtime.ts, decision 0011).
 ENV MALLOC_ARENA_MAX=2

@@ -13,7 +13,19 @@
  */
 export const HEAP_LIMIT_MB = 256;
 
-export const SERVICE_NODE_FLAGS: ReadonlyArray<string> = [`--max-old-space-size=${HEAP_LIMIT_MB}`];
+/**
+ * V8's young generation: each of its two halves (semi-spaces) grows to 16 MB on a 64-bit machine, and
+ * both stay resident once a burst of allocation (an import, a roster pass) has grown them. At 4 MB a
+ * service after a 20,000-student import and a search load held 24 MB less of young generation and
+ * 42 MB less resident memory in all (292 → 250 MB, decision 0062); what lives past a collection moves
+ * to the old generation sooner, which the old space's limit above bounds anyway.
+ */
+export const YOUNG_SEMI_SPACE_MB = 4;
+
+export const SERVICE_NODE_FLAGS: ReadonlyArray<string> = [
+  `--max-old-space-size=${HEAP_LIMIT_MB}`,
+  `--max-semi-space-size=${YOUNG_SEMI_SPACE_MB}`,
+];
 
 /**
  * glibc gives each thread that allocates an arena of its own, up to eight per core, and keeps what is

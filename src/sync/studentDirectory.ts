@@ -5,9 +5,11 @@
  *
  * A search used to scan the whole roll in name order, so a query that matches few children (the usual
  * one: a surname typed at the door) read every name: 438 req/s and p99 51 ms at 50,000 students. Every
- * name's trigrams now point at its students (`names.ts`); such a query verifies only the students of
- * its rarest trigram. A query whose words are all shorter than three letters, or whose rarest trigram
- * is common, still scans in order, and that scan stops after one page of matches.
+ * name's trigrams now point at its students (`trigramIndex.ts`), in name order, one index per status:
+ * a search walks the students of its rarest trigram from the page's start and stops after one page of
+ * matches, so a common first name costs a page, not a sort of every child who has it (decision 0062).
+ * A query whose words are all shorter than three letters still scans the list in order, and that scan
+ * also stops after one page of matches.
  *
  * It holds what the list, the search, the check-in and the visitors' report read of each student, not
  * the record: at 100,000 students the whole records passed the 256 MB heap the image sets (decision
@@ -68,7 +70,7 @@ export interface StudentDirectory {
   loadPages(each: (visit: (page: ReadonlyArray<StudentDoc>) => void) => Promise<void>): Promise<void>;
   /** Adds summaries (a snapshot's), in name order once at the end, as `loadPages` does records. */
   loadSummaries(summaries: Iterable<StudentSummary>): void;
-  /** Every student held, as summaries: what a snapshot keeps. */
+  /** Every student held, as summaries (the active in name order, then the deleted): what a snapshot keeps. */
   summaries(): StudentSummary[];
   upsertStudent(doc: StudentDoc): void;
   upsertConsent(doc: ConsentDoc): void;
@@ -108,23 +110,37 @@ const upperBound = (entries: ReadonlyArray<DirectoryEntry>, key: string): number
   return lo;
 };
 
+/** The entries of `list` from `start` on, without copying them. */
+function* from(list: ReadonlyArray<DirectoryEntry>, start: number): Generator<DirectoryEntry> {
+  for (let i = start; i < list.length; i += 1) {
+    const entry = list[i];
+    if (entry !== undefined) yield entry;
+  }
+}
+
 export interface StudentDirectoryOptions {
   /**
-   * A search reads its candidates from the name index while they are at most this share of the list;
-   * beyond it a scan in name order finds a page of matches sooner (tests set it to reach each path).
+   * A search walks its candidates from the name index while they are at most this share of the list,
+   * else scans the list. The candidates are a subset of the list in its order, so walking them never
+   * reads more than the scan: the default is the whole list (tests set 0 to reach the scan).
    */
   readonly indexedShare?: number;
 }
 
 export const studentDirectory = (options: StudentDirectoryOptions = {}): StudentDirectory => {
-  const indexedShare = options.indexedShare ?? 1 / 8;
+  const indexedShare = options.indexedShare ?? 1;
   const sorted: Record<StudentStatus, DirectoryEntry[]> = { ACTIVE: [], DELETED: [] };
   const entries = new Map<string, DirectoryEntry>();
   // consentId → (studentId, active), so a revocation can be applied without reading the store.
   const consents = new Map<string, { readonly subjectId: string; readonly active: boolean }>();
   const activeBySubject = new Map<string, number>();
   const recordedBySubject = new Map<string, number>();
-  const names = trigramIndex<DirectoryEntry>();
+  const nameIndex = () => trigramIndex<DirectoryEntry>((entry) => entry.sortKey);
+  // One index per status, so a page's walk reads only students of the status it lists.
+  const names: Record<StudentStatus, ReturnType<typeof nameIndex>> = {
+    ACTIVE: nameIndex(),
+    DELETED: nameIndex(),
+  };
   // The stored photo key of the students that have one, shown only while a consent is active: a
   // consent's change re-projects the entry without the record.
   const photoRefs = new Map<string, string>();
@@ -157,20 +173,28 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
       }
     }
     entries.set(entry.studentId, entry);
-    names.set(entry.studentId, entry.folded, entry);
     const list = sorted[entry.status];
-    if (loading) list.push(entry);
-    else list.splice(upperBound(list, entry.sortKey), 0, entry);
+    if (loading) {
+      list.push(entry);
+      return;
+    }
+    if (old !== undefined && old.status !== entry.status) names[old.status].delete(old.studentId);
+    names[entry.status].set(entry.studentId, entry.folded, entry);
+    list.splice(upperBound(list, entry.sortKey), 0, entry);
   };
   const bySortKey = (a: DirectoryEntry, b: DirectoryEntry) =>
     a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0;
   const beginLoad = () => {
     loading = true;
   };
+  // The name indexes are made again from the sorted lists: in order, each posting is an append.
   const endLoad = () => {
     loading = false;
-    sorted.ACTIVE.sort(bySortKey);
-    sorted.DELETED.sort(bySortKey);
+    for (const status of ['ACTIVE', 'DELETED'] as const) {
+      sorted[status].sort(bySortKey);
+      names[status] = nameIndex();
+      for (const entry of sorted[status]) names[status].set(entry.studentId, entry.folded, entry);
+    }
   };
   const addAll = (page: ReadonlyArray<StudentDoc>) => {
     for (const doc of page) directory.upsertStudent(doc);
@@ -235,8 +259,10 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
       }
     },
 
+    // In the lists' order: a load of them (a snapshot's, at the next start) finds them sorted, and its
+    // sort and its name index's appends cost one pass (decision 0062).
     summaries: () =>
-      [...entries.values()].map((e) => ({
+      [...sorted.ACTIVE, ...sorted.DELETED].map((e) => ({
         studentId: e.studentId,
         displayName: e.displayName,
         status: e.status,
@@ -270,23 +296,15 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
       const list = sorted[status];
       const folded = foldName(q);
       const matches = queryMatcher(folded);
-      const inClass = (entry: DirectoryEntry) => classId === undefined || entry.classId === classId;
-      const wanted = (entry: DirectoryEntry) =>
-        entry.status === status &&
-        (afterKey === undefined || entry.sortKey > afterKey) &&
-        matches(entry.folded) &&
-        inClass(entry);
-      const candidates = names.candidates(folded, list.length * indexedShare);
-      if (candidates !== undefined) {
-        const found = candidates.filter(wanted).sort(bySortKey);
-        return found.length > limit
-          ? { items: found.slice(0, limit), lastKey: found[limit - 1]?.sortKey }
-          : { items: found, lastKey: undefined };
-      }
+      const indexed = names[status].candidates(folded, afterKey);
+      // Either way, students of the status in name order after `afterKey`.
+      const inOrder: Iterable<DirectoryEntry> =
+        indexed !== undefined && indexed.count <= list.length * indexedShare
+          ? indexed.values
+          : from(list, afterKey === undefined ? 0 : upperBound(list, afterKey));
       const items: DirectoryEntry[] = [];
-      for (let i = afterKey === undefined ? 0 : upperBound(list, afterKey); i < list.length; i += 1) {
-        const entry = list[i];
-        if (entry === undefined || !matches(entry.folded) || !inClass(entry)) continue;
+      for (const entry of inOrder) {
+        if (!matches(entry.folded) || (classId !== undefined && entry.classId !== classId)) continue;
         if (items.length === limit) return { items, lastKey: items[items.length - 1]?.sortKey };
         items.push(entry);
       }

@@ -8,7 +8,12 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { bundleBackupCommand, bundleServer, SERVER_BUNDLE } from '../../scripts/buildServer.js';
+import {
+  bundleBackupCommand,
+  bundleServer,
+  latin1Comments,
+  SERVER_BUNDLE,
+} from '../../scripts/buildServer.js';
 import { call } from '../support/http.js';
 import { type ServiceProcess, serviceProcess } from '../support/mainProcess.js';
 import { parseExposition, sampleSum } from '../support/prometheus.js';
@@ -31,6 +36,26 @@ describe('the bundled service (what the image runs)', function () {
   after(async () => {
     await svc?.dispose();
     await rm('build/server', { recursive: true, force: true });
+  });
+
+  it('is Latin-1 throughout, so V8 holds its source text in one byte a character', async () => {
+    const text = await readFile(OUTFILE, 'utf8');
+    expect(text.match(/[\u0100-\uffff].{0,40}/)?.[0]).to.equal(undefined);
+  });
+
+  it('only comment lines lose their characters past Latin-1, one for one', () => {
+    const cases: ReadonlyArray<readonly [string, string]> = [
+      ['  // N’Ko', '  // N?Ko'],
+      ['   * The font’s box', '   * The font?s box'],
+      ['/* “top” */', '/* ?top? */'],
+      ['  // ¥ stays', '  // ¥ stays'],
+      ['const s = "’"; // ’', 'const s = "’"; // ’'],
+      ['a\n  // 😀\nb', 'a\n  // ??\nb'],
+    ];
+    for (const [given, want] of cases) {
+      expect(latin1Comments(given), given).to.equal(want);
+      expect(latin1Comments(given).length).to.equal(given.length);
+    }
   });
 
   it('starts on an empty directory and serves reads and writes through the store', async () => {

@@ -3,7 +3,12 @@ import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import * as t from 'io-ts';
-import { HEAP_LIMIT_MB, SERVICE_ENV, SERVICE_NODE_FLAGS } from '../../src/config/runtime.js';
+import {
+  HEAP_LIMIT_MB,
+  SERVICE_ENV,
+  SERVICE_NODE_FLAGS,
+  YOUNG_SEMI_SPACE_MB,
+} from '../../src/config/runtime.js';
 import { decodeAs } from '../support/http.js';
 
 const PackageJson = t.type({ scripts: t.type({ start: t.string }) });
@@ -74,5 +79,18 @@ describe('the Node.js flags and environment the service runs with', () => {
     const limitMb = Number(out.stdout.trim()) / 2 ** 20;
     // V8 adds its young generation to the old-space limit it was given.
     expect(limitMb).to.be.within(HEAP_LIMIT_MB, HEAP_LIMIT_MB + 64);
+  });
+
+  it('the young generation stays within its two semi-spaces after a burst of short-lived objects', () => {
+    // Without the flag the same burst grows the new space to 32 MB (two semi-spaces of 16 MB).
+    const burst =
+      'let a = []; for (let i = 0; i < 3e6; i++) { a.push({ i }); if (a.length > 2e5) a = []; }' +
+      'const s = require("node:v8").getHeapSpaceStatistics().find((x) => x.space_name === "new_space");' +
+      'console.log(s.space_size)';
+    const out = spawnSync(process.execPath, [...SERVICE_NODE_FLAGS, '-e', burst], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    expect(Number(out.stdout.trim()) / 2 ** 20).to.be.within(1, 2 * YOUNG_SEMI_SPACE_MB);
   });
 });

@@ -1,27 +1,88 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { trigramIndex } from '../../src/lib/trigramIndex.js';
 
+/** Values are their own order keys here, so an answer's order is visible in it. */
+const index = () => trigramIndex<string>((v) => v);
+const read = (hit: { readonly values: Iterable<string> } | undefined) =>
+  hit === undefined ? undefined : [...hit.values];
+
 describe('trigram index', () => {
-  it('narrows to the values of the rarest trigram, or says it cannot', () => {
-    const index = trigramIndex<string>();
-    index.set('1', 'ana souza', 'Ana');
-    index.set('2', 'bruno souza', 'Bruno');
-    index.set('3', 'carla lima', 'Carla');
-    expect(index.candidates('lima', 10)).to.deep.equal(['Carla']);
-    expect(index.candidates('souza', 10)?.sort()).to.deep.equal(['Ana', 'Bruno']);
-    expect(index.candidates('souza', 1), 'more candidates than asked for').to.equal(undefined);
-    expect(index.candidates('an', 10), 'no word of three letters').to.equal(undefined);
-    expect(index.candidates('zzz', 10), 'a trigram no text has').to.deep.equal([]);
+  it("narrows to the rarest trigram's values in order, after a key, or says it cannot", () => {
+    const i = index();
+    i.set('2', 'bruno souza', 'b');
+    i.set('3', 'carla lima', 'c');
+    i.set('1', 'ana souza', 'a');
+    expect(read(i.candidates('lima', undefined))).to.deep.equal(['c']);
+    expect(read(i.candidates('souza', undefined))).to.deep.equal(['a', 'b']);
+    expect(read(i.candidates('souza', 'a')), 'after a key').to.deep.equal(['b']);
+    expect(read(i.candidates('souza', 'b')), 'after the last').to.deep.equal([]);
+    expect(i.candidates('souza', undefined)?.count).to.equal(2);
+    expect(i.candidates('an', undefined), 'no word of three letters').to.equal(undefined);
+    expect(read(i.candidates('zzz', undefined)), 'a trigram no text has').to.deep.equal([]);
   });
 
-  it('answers a value once, and its latest, however often its text changes', () => {
-    const index = trigramIndex<string>();
-    index.set('1', 'ana souza', 'v1');
-    index.set('1', 'ana lima', 'v2');
-    index.set('1', 'ana souza', 'v3');
-    index.set('1', 'ana souza', 'v4');
-    expect(index.candidates('souza', 10)).to.deep.equal(['v4']);
-    // The old trigrams stay: the caller checks each candidate against the text it holds.
-    expect(index.candidates('lima', 10)).to.deep.equal(['v4']);
+  it('holds a key once, at its latest text and order, and forgets a deleted one', () => {
+    const i = index();
+    i.set('1', 'ana souza', 'm');
+    i.set('1', 'ana lima', 'z');
+    i.set('2', 'bia lima', 'k');
+    expect(read(i.candidates('souza', undefined)), 'the old text left').to.deep.equal([]);
+    expect(read(i.candidates('lima', undefined)), 'placed by its new order').to.deep.equal(['k', 'z']);
+    i.set('1', 'ana lima', 'a');
+    expect(read(i.candidates('lima', undefined)), 'the same text, another order').to.deep.equal(['a', 'k']);
+    i.delete('2');
+    i.set('3', 'caio lima', 'c');
+    expect(read(i.candidates('lima', undefined)), 'a freed slot given again').to.deep.equal(['a', 'c']);
+  });
+
+  it("property: answers, in order, every value whose text has the word's trigrams, after any key", () => {
+    const text = fc.stringMatching(/^[abn ]{0,7}$/);
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('set' as const), key: fc.nat(6), text, order: fc.nat(30) }),
+      fc.record({ kind: fc.constant('delete' as const), key: fc.nat(6) }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(op, { maxLength: 30 }),
+        fc.stringMatching(/^[abn]{3,4}$/),
+        fc.nat(31),
+        (ops, word, after) => {
+          const i = index();
+          // The reference: key → [text, order key]; order keys made unique by the key.
+          const held = new Map<number, readonly [string, string]>();
+          for (const o of ops) {
+            if (o.kind === 'delete') {
+              i.delete(String(o.key));
+              held.delete(o.key);
+            } else {
+              const value = `${String(o.order).padStart(2, '0')}:${o.key}`;
+              i.set(String(o.key), o.text, value);
+              held.set(o.key, [o.text, value]);
+            }
+          }
+          const afterKey = after === 31 ? undefined : `${String(after).padStart(2, '0')}:`;
+          const grams = Array.from({ length: word.length - 2 }, (_, k) => word.slice(k, k + 3));
+          const want = [...held.values()]
+            .filter(([t, v]) => grams.every((g) => t.includes(g)) && (afterKey === undefined || v > afterKey))
+            .map(([, v]) => v)
+            .sort();
+          const got = read(i.candidates(word, afterKey)) ?? [];
+          // The candidates are one trigram's values: every match, in order, once, and nothing deleted,
+          // stale or before the key.
+          expect(got).to.deep.equal([...new Set(got)].sort());
+          expect(got.filter((v) => want.includes(v))).to.deep.equal(want);
+          const current = new Map([...held.values()].map(([t, v]) => [v, t]));
+          for (const v of got) {
+            expect(
+              grams.some((g) => current.get(v)?.includes(g)),
+              v,
+            ).to.equal(true);
+            expect(afterKey === undefined || v > afterKey).to.equal(true);
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });

@@ -217,6 +217,19 @@ describe('student directory summaries (what a snapshot keeps)', () => {
     );
   });
 
+  it('gives its summaries the active in name order, then the deleted in name order', () => {
+    const d = studentDirectory();
+    d.load([student('Caio'), student('Ana', { status: 'DELETED' }), student('Bia'), student('Ágata')], []);
+    d.upsertStudent(student('Aline'));
+    expect(d.summaries().map((s) => [s.displayName, s.status])).to.deep.equal([
+      ['Ágata', 'ACTIVE'],
+      ['Aline', 'ACTIVE'],
+      ['Bia', 'ACTIVE'],
+      ['Caio', 'ACTIVE'],
+      ['Ana', 'DELETED'],
+    ]);
+  });
+
   it('keeps the newer of a summary and a record, whichever comes first', () => {
     const s = student('Ana');
     const newer = { ...s, displayName: 'Ana Nova', updatedAt: '2027-01-01T00:00:00.000Z' };
@@ -280,22 +293,28 @@ describe('student directory search: the name index answers what a scan of the ro
         (steps, queries, limit) => {
           const indexed = studentDirectory({ indexedShare: Number.POSITIVE_INFINITY });
           const scanning = studentDirectory({ indexedShare: 0 });
+          // Loaded with the first half of the steps' records at once (its index made in one go), then
+          // told the rest one by one.
+          const loaded = studentDirectory();
           const docs = new Map<string, StudentDoc>();
-          const apply = (doc: StudentDoc) => {
+          const apply = (doc: StudentDoc, at: number) => {
             docs.set(doc.studentId, doc);
             indexed.upsertStudent(doc);
             scanning.upsertStudent(doc);
+            if (at >= steps.length / 2) loaded.upsertStudent(doc);
           };
-          for (const s of steps) {
+          for (const [at, s] of steps.entries()) {
+            if (at === Math.ceil(steps.length / 2)) loaded.load([...docs.values()], []);
             const ids = [...docs.keys()];
             const target =
               s.kind === 'add' ? undefined : docs.get(ids[s.which % Math.max(1, ids.length)] ?? '');
-            if (s.kind === 'add') apply(student(s.name));
+            if (s.kind === 'add') apply(student(s.name), at);
             else if (target !== undefined && s.kind === 'rename')
-              apply(student(s.name, { studentId: target.studentId }));
+              apply(student(s.name, { studentId: target.studentId }), at);
             else if (target !== undefined && s.kind === 'delete')
-              apply(student(target.displayName, { studentId: target.studentId, status: 'DELETED' }));
+              apply(student(target.displayName, { studentId: target.studentId, status: 'DELETED' }), at);
           }
+          if (steps.length < 2) loaded.load([...docs.values()], []);
           // Every name given (renames too) is searched for, whole and by its last word, beside the random queries.
           const given = steps.flatMap((s) =>
             s.kind === 'delete' ? [] : [s.name, s.name.split(' ').pop() ?? ''],
@@ -304,6 +323,7 @@ describe('student directory search: the name index answers what a scan of the ro
             const want = scanned(docs, q);
             expect(paged(indexed, q, limit), `index, q=${q}`).to.deep.equal(want);
             expect(paged(scanning, q, limit), `scan, q=${q}`).to.deep.equal(want);
+            expect(paged(loaded, q, limit), `loaded, q=${q}`).to.deep.equal(want);
           }
         },
       ),
