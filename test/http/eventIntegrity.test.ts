@@ -5,7 +5,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import * as t from 'io-ts';
 import { AuditPage } from '../../src/domain/audit.js';
 import { EventDoc } from '../../src/domain/event.js';
 import { PIPELINE_ENDPOINT } from '../../src/sync/projector.js';
@@ -15,6 +14,7 @@ import { type ServiceHarness, useService, useServiceOnCouch } from '../support/h
 import { decodeAs } from '../support/http.js';
 import { parseExposition, sampleSum } from '../support/prometheus.js';
 import { readUntil } from '../support/readUntil.js';
+import { seedRoster } from '../support/seed.js';
 
 const TOKEN = 'metrics-token-0123456789-abcdefghijklmnop';
 const env = { METRICS_TOKEN: TOKEN };
@@ -61,21 +61,11 @@ for (const [backend, setUp] of backends)
 
     /** A student's STUDENT_CREATED event, created through the API. */
     const createdEvent = async () => {
-      const classId = decodeAs(
-        t.type({ classId: t.string }),
-        (await h.send('POST', '/api/v1/classes', { name: `Sala ${randomUUID().slice(0, 6)}` })).json,
-      ).classId;
-      const studentId = decodeAs(
-        t.type({ studentId: t.string }),
-        (
-          await h.send('POST', '/api/v1/students', {
-            displayName: 'Ana',
-            guardianName: 'G',
-            phones: [],
-            classId,
-          })
-        ).json,
-      ).studentId;
+      const { studentIds } = await seedRoster(h.url, {
+        className: `Sala ${randomUUID().slice(0, 6)}`,
+        students: ['Ana'],
+      });
+      const [studentId] = studentIds;
       const all = await h.svc.store.db.events.allDocs({ include_docs: true });
       const found = all.rows.flatMap((row) => {
         const doc = EventDoc.decode(row.doc);
