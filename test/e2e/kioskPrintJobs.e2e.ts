@@ -84,10 +84,13 @@ describe('kiosk (e2e): labels printed through the server to the tablet’s print
     const { page } = kiosk;
     const code = await checkIn('joao', 'João Pedro Araújo');
     const choice = page.getByLabel('Imprimir etiquetas por');
-    expect(await choice.locator('option').allTextContents()).to.deep.equal([
-      'Navegador (diálogo de impressão)',
-      PRINTER_NAME,
-    ]);
+    // The screen asks the server for its printers as it opens; under load the answer may come after.
+    await eventually(async () =>
+      expect(await choice.locator('option').allTextContents()).to.deep.equal([
+        'Navegador (diálogo de impressão)',
+        PRINTER_NAME,
+      ]),
+    );
     // Nothing is sent before a printer is chosen: this check-in goes through the browser unless asked.
     expect(await status().textContent()).to.equal('');
     await choice.selectOption({ label: PRINTER_NAME });
