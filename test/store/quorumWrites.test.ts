@@ -57,6 +57,31 @@ const asCluster = (
   });
 };
 
+/**
+ * CouchDB's answer to `POST {db}/_bulk_get` naming no revision (every leaf of each document, as
+ * `open_revs=all`), each document's leaves from `leavesOf`.
+ */
+const bulkGetAnswer = async (
+  init: RequestInit,
+  leavesOf: (id: string) => Promise<unknown>,
+): Promise<Response> => {
+  const body: unknown = JSON.parse(String(init.body));
+  const docs: unknown = Reflect.get(Object(body), 'docs');
+  const ids = (Array.isArray(docs) ? docs : []).map((d: unknown) => String(Reflect.get(Object(d), 'id')));
+  const results = await Promise.all(ids.map(async (id) => ({ id, docs: await leavesOf(id) })));
+  return new Response(JSON.stringify({ results }));
+};
+
+/** CouchDB's answer to a read of every leaf: `GET {id}?open_revs=all…`, or `POST _bulk_get` of several. */
+const leavesAnswer = async (
+  path: string,
+  init: RequestInit,
+  leavesOf: (id: string) => Promise<unknown>,
+): Promise<Response> =>
+  path.startsWith('_bulk_get?')
+    ? bulkGetAnswer(init, leavesOf)
+    : new Response(JSON.stringify(await leavesOf(decodeURIComponent(path.slice(0, path.indexOf('?'))))));
+
 describe('quorum writes: the copy a refused write left behind', () => {
   /**
    * PouchDB shaped as one CouchDB cluster answers: `copies` per document, and a write to one of
@@ -110,6 +135,70 @@ describe('quorum writes: the copy a refused write left behind', () => {
     expect(await leaves(db, 'claim:k')).to.deep.equal([{ rev: rev, deleted: false, withdrawn: false }]);
   });
 
+  /**
+   * Each of `ids` stored by another writer, then written again through a cluster that refuses the
+   * write while one copy takes it; the leaves read through `_bulk_get`, each request's documents kept
+   * in `asked`, a document in `failing` answered with a copy's error instead of its leaves.
+   */
+  const refusedBatch = async (ids: ReadonlyArray<string>, failing: ReadonlySet<string> = new Set()) => {
+    const raw: Database = new PouchDB(`qw-${randomUUID()}`, { adapter: 'memory' });
+    for (const id of ids) await raw.put({ _id: id, owner: 'B' });
+    const get = raw.get.bind(raw);
+    const asked: string[][] = [];
+    const shaped = asCluster(raw, 3, async (doc, store) => {
+      const id = doc._id ?? '';
+      const [deletion] = '_deleted' in doc ? await store([doc]) : [];
+      if (deletion !== undefined) return deletion;
+      await store([{ ...doc, _id: id, _rev: '1-0000000000000000000000000000000f' }], { new_edits: false });
+      return { id, error: 'conflict', reason: 'Document update conflict.' };
+    });
+    Object.assign(shaped, {
+      fetch: async (path: string, init: RequestInit = {}) => {
+        expect(path).to.equal('_bulk_get?revs=true&r=3');
+        const batch: string[] = [];
+        asked.push(batch);
+        return bulkGetAnswer(init, async (id) => {
+          batch.push(id);
+          return failing.has(id)
+            ? [{ error: { id, rev: 'undefined', error: 'internal_fabric_error', reason: 'timeout' } }]
+            : get(id, { open_revs: 'all', revs: true });
+        });
+      },
+    });
+    const results = await withQuorumWrites(shaped).bulkDocs(ids.map((id) => ({ _id: id, owner: 'A' })));
+    return { db: shaped, asked, results };
+  };
+
+  it('reads the leaves of every refused write of a batch in one request, and withdraws each copy left', async () => {
+    const ids = ['claim:a', 'claim:b', 'claim:c'];
+    const { db, asked, results } = await refusedBatch(ids);
+    expect(results.map((r) => ('error' in r ? r.error : 'ok'))).to.deep.equal([
+      'conflict',
+      'conflict',
+      'conflict',
+    ]);
+    expect(asked.map((batch) => [...batch].sort())).to.deep.equal([ids]);
+    for (const id of ids) {
+      const after = await leaves(db, id);
+      expect(
+        after.filter((l) => !l.deleted),
+        id,
+      ).to.have.length(1);
+      expect(
+        after.filter((l) => l.deleted && l.withdrawn),
+        id,
+      ).to.have.length(1);
+    }
+  });
+
+  it('a document whose leaves a copy could not read is left as it is, and the others of the batch withdrawn', async () => {
+    const { db, asked } = await refusedBatch(['claim:a', 'claim:b'], new Set(['claim:b']));
+    expect(asked).to.have.length(1);
+    expect((await leaves(db, 'claim:a')).filter((l) => l.deleted && l.withdrawn)).to.have.length(1);
+    // Unknown, the copy left behind is not judged: two live leaves, as before the refusal was looked at.
+    expect((await leaves(db, 'claim:b')).filter((l) => !l.deleted)).to.have.length(2);
+  });
+
   it('leaves a single copy alone: one copy cannot take a write it refused', async () => {
     const { db: raw } = await clusterShaped(1, new Set(['claim:k']), { _id: 'claim:k', owner: 'B' });
     const db = withQuorumWrites(raw);
@@ -138,14 +227,10 @@ describe('quorum writes: which of two writers that split the copies keeps its wr
     // The two requests of the CouchDB protocol the quorum writes make through PouchDB's `fetch`.
     const all = ['node1', 'node2', 'node3'];
     return Object.assign(shaped, {
-      fetch: async (path: string) =>
-        new Response(
-          JSON.stringify(
-            path === '/_membership'
-              ? { all_nodes: all.slice(0, nodes.connected), cluster_nodes: all }
-              : await get(decodeURIComponent(path.slice(0, path.indexOf('?'))), { open_revs: 'all' }),
-          ),
-        ),
+      fetch: async (path: string, init: RequestInit = {}) =>
+        path === '/_membership'
+          ? new Response(JSON.stringify({ all_nodes: all.slice(0, nodes.connected), cluster_nodes: all }))
+          : leavesAnswer(path, init, (id) => get(id, { open_revs: 'all' })),
     });
   };
   const live = async (db: Database): Promise<string[]> => {
@@ -337,9 +422,7 @@ describe('quorum writes: a write short of its quorum, alone, and a stale compare
           await db.bulkDocs(Array.isArray(docs) ? docs : [], { new_edits: false });
           return new Response('[]', { status: 201 });
         }
-        return new Response(
-          JSON.stringify(await leavesOf(decodeURIComponent(path.slice(0, path.indexOf('?'))))),
-        );
+        return leavesAnswer(path, init, leavesOf);
       },
     });
     return {
