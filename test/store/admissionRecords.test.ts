@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import fc from 'fast-check';
 import type { AdmissionException } from '../../src/domain/projection.js';
 import { ensureIndexes, indexSpecs } from '../../src/store/indexes.js';
 import { projectionStore } from '../../src/store/projections.js';
@@ -100,6 +101,42 @@ for (const [name, host] of storeBackends('admission-records')) {
       expect(
         (await store.conflicts({ limit: 10, subjectId: 'child-b' })).map((c) => c.subjectId),
       ).to.deep.equal(['child-b']);
+    });
+
+    it('pages the records by any page size, each once and in order, however many share an instant', async () => {
+      await ensureIndexes(per.db(), indexSpecs.projections);
+      const store = projectionStore(per.db());
+      // Three instants, most records on the first: the pipeline stamps a page's records with one time.
+      const instants = ['2026-11-29T09:10:00.000Z', '2026-11-29T09:20:00.000Z', '2026-11-29T09:30:00.000Z'];
+      const records = Array.from({ length: 23 }, (_, i) =>
+        exception(`child-${i}`, instants[i < 15 ? 0 : i < 20 ? 1 : 2] ?? '', 2),
+      );
+      await store.recordAdmissionExceptions(records);
+      await per.server().copiesAgree();
+      const everything = await readUntil(
+        () => store.conflicts({ limit: 100 }),
+        (l) => l.length === records.length,
+      );
+      // In order of detection, ties by id (ISO instants of one length sort as text).
+      const keys = everything.map((c) => `${c.detectedAt} ${c._id}`);
+      expect(keys).to.deep.equal([...keys].sort());
+      const order = everything.map((c) => c._id);
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 1, max: 24 }), async (limit) => {
+          const seen: string[] = [];
+          let after: readonly [string, string] | undefined;
+          for (let page = 0; page <= records.length; page += 1) {
+            const found = await store.conflicts({ limit, ...(after === undefined ? {} : { after }) });
+            const items = found.slice(0, limit);
+            seen.push(...items.map((c) => c._id));
+            const last = items.at(-1);
+            if (found.length <= limit || last === undefined) break;
+            after = [last.detectedAt, last._id];
+          }
+          expect(seen).to.deep.equal(order);
+        }),
+        { numRuns: 12 },
+      );
     });
   });
 }
