@@ -133,6 +133,20 @@ const pct = (xs: number[], p: number): number => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
 };
 
+/** Removes the run's databases: CouchDB indexes what a run left, which the next run's CPU would count. */
+const dropDatabases = async (couch: URL, prefix: string): Promise<void> => {
+  const auth = `Basic ${Buffer.from(`${decodeURIComponent(couch.username)}:${decodeURIComponent(couch.password)}`).toString('base64')}`;
+  const base = new URL(couch.href);
+  base.username = '';
+  base.password = '';
+  const names: unknown = await fetch(new URL('/_all_dbs', base), { headers: { authorization: auth } }).then(
+    (r) => r.json(),
+  );
+  for (const name of Array.isArray(names) ? names : [])
+    if (typeof name === 'string' && name.startsWith(prefix))
+      await fetch(new URL(`/${name}`, base), { method: 'DELETE', headers: { authorization: auth } });
+};
+
 const activeTasks = async (couch: URL, prefix: string): Promise<boolean> => {
   const url = new URL('/_active_tasks', couch);
   const auth = `Basic ${Buffer.from(`${decodeURIComponent(couch.username)}:${decodeURIComponent(couch.password)}`).toString('base64')}`;
@@ -194,7 +208,8 @@ const probe = async (couch: URL, beam: number, rows: number, withProxy: boolean)
       );
     const pairs = sessions.flatMap((sessionId) => kids.map((studentId) => ({ sessionId, studentId })));
     await quiet(child.pid, 60_000);
-    for (let i = 0; i < 120 && (await activeTasks(couch, prefix)); i += 1)
+    // CouchDB idle (every database's indexing and compaction, not only this run's) before the file.
+    for (let i = 0; i < 240 && (await activeTasks(couch, '')); i += 1)
       await new Promise((r) => setTimeout(r, 500));
     // The door before the file: the same check-ins on the idle service, the baseline of those during it.
     const idle: number[] = [];
@@ -332,6 +347,7 @@ const probe = async (couch: URL, beam: number, rows: number, withProxy: boolean)
   } finally {
     child.kill('SIGKILL');
     await proxy?.close();
+    await dropDatabases(couch, prefix).catch(() => undefined);
     await rm(dataDir, { recursive: true, force: true });
   }
 };
