@@ -420,14 +420,7 @@ const wire = async (
         clock,
         // Derived from the JWT secret, so every instance derives the same id for the same row.
         idKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'imported student ids', 32)),
-        holdBackgroundWork: () => {
-          const roster = rosterReconciler.holdFullPasses();
-          const views = records.holdViewRefreshes?.();
-          return () => {
-            roster();
-            views?.();
-          };
-        },
+        holdRoster: () => rosterReconciler.holdFullPasses(),
       }),
       photos: photoSvc,
       familyPasses: familyPassSvc,

@@ -78,13 +78,10 @@ export interface StudentImportDeps {
   /** Keys the ids of imported students (`crypto/importIds.ts`); the same on every instance. */
   readonly idKey: Uint8Array;
   /**
-   * Puts off background work that each batch's writes would set off, until the file is written: the
-   * roster's full passes (`RosterReconciler.holdFullPasses`: one pass after the file instead of one
-   * per batch, each reading the whole roll, decision 0057) and, on CouchDB, the student views'
-   * indexing (`ViewRefresher.hold`: once after the file instead of beside its writes, decision 0064).
-   * Answers the release.
+   * Puts off the roster's full passes while a file is written (`RosterReconciler.holdFullPasses`):
+   * one pass after the file instead of one per batch, each reading the whole roll.
    */
-  readonly holdBackgroundWork?: () => () => void;
+  readonly holdRoster?: () => () => void;
 }
 
 const fileError = (path: string, message: string, extra: Record<string, unknown> = {}): ApiError =>
@@ -202,7 +199,7 @@ export const studentImportService = (deps: StudentImportDeps): StudentImportServ
       r.classRef?.classId ?? newClassIds.get(r.classKey) ?? `new class ${r.classKey}`;
     const plan = planImport(rows, existing, idFor, classIdOf);
     const applyHeld = async (): Promise<PlannedRow[]> => {
-      const release = deps.holdBackgroundWork?.();
+      const release = deps.holdRoster?.();
       try {
         return await apply(deps, actor, plan.planned, classIdOf, errors, options.correlationId);
       } finally {

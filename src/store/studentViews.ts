@@ -84,35 +84,18 @@ const designs = {
   [VISITOR_VIEWS_ID]: { all: { map: VISITORS_MAP } },
 };
 
-const ViewsDoc = t.intersection([
-  t.type({ _id: t.string, _rev: t.string, views: t.unknown }),
-  t.partial({ autoupdate: t.unknown }),
-]);
+const ViewsDoc = t.type({ _id: t.string, _rev: t.string, views: t.unknown });
 
-/**
- * Installs or updates the design documents; concurrent starts of several instances are harmless.
- *
- * `autoupdate: false` (a top-level field, which CouchDB's background indexer `ken` reads; under
- * `options` it is not read, tried on 3.4.3): the views are indexed when queried, not beside every
- * write. An import's 10,000 students were indexed in `couchjs` while the file was written, sharing
- * CouchDB's CPU with its writes; now the refresher sets the indexing going once the file is done
- * (decision 0064). The field is not part of the views' signature: adding it rebuilds no index.
- */
+/** Installs or updates the design documents; concurrent starts of several instances are harmless. */
 export const ensureStudentViews = async (db: Database): Promise<void> => {
   for (const [id, views] of Object.entries(designs)) {
     const current = await getDoc(db, ViewsDoc, id).catch(() => undefined);
-    if (
-      current !== undefined &&
-      JSON.stringify(current.views) === JSON.stringify(views) &&
-      current.autoupdate === false
-    )
-      continue;
+    if (current !== undefined && JSON.stringify(current.views) === JSON.stringify(views)) continue;
     try {
       await db.put({
         _id: id,
         ...(current === undefined ? {} : { _rev: current._rev }),
         language: 'javascript',
-        autoupdate: false,
         views,
       });
     } catch (e) {

@@ -57,12 +57,6 @@ export const viewRefreshes$ = (
 
 export interface ViewRefresher {
   poke(): void;
-  /**
-   * Puts the refreshes off until the returned release (the last, when several hold): pokes meanwhile
-   * are one refresh after it. An import holds it while its file is written, so CouchDB indexes the
-   * file once it is stored rather than in steps beside its writes (decision 0064).
-   */
-  hold(): () => void;
   /** Drops a refresh not yet due and waits for the one under way, if any (a stop). */
   stop(): Promise<void>;
 }
@@ -79,25 +73,8 @@ export const viewRefresher = (refresh: () => Promise<void>, timing: RefreshTimin
     },
     timing,
   ).subscribe();
-  let holds = 0;
-  let pokedWhileHeld = false;
   return {
-    poke: () => {
-      if (holds > 0) pokedWhileHeld = true;
-      else pokes.next();
-    },
-    hold: () => {
-      holds += 1;
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        holds -= 1;
-        if (holds > 0 || !pokedWhileHeld) return;
-        pokedWhileHeld = false;
-        pokes.next();
-      };
-    },
+    poke: () => pokes.next(),
     async stop() {
       subscription.unsubscribe();
       await running;

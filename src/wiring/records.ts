@@ -147,15 +147,12 @@ export const wireRecords = async (wiring: RecordsWiring) => {
   const privateSeq = (await store.db.private.info()).update_seq;
   let port: DirectoryPort;
   let heldTo: string | number;
-  // On CouchDB, puts off the student views' refreshes (an import holds it while its file is written).
-  let holdViewRefreshes: (() => () => void) | undefined;
   if (store.backend === 'couchdb') {
     // CouchDB serves the roll from its views (decision 0056): nothing of it is read here but the
     // visitors; the consents are held as before.
     const couch = await wireCouchDirectory(store.db.private, directory, clock, logger, opened);
     directory.load(couch.visitors, await consents.listAll());
     port = couch.port;
-    holdViewRefreshes = couch.holdRefreshes;
     heldTo = privateSeq;
   } else {
     directory.load([], await consents.listAll());
@@ -266,7 +263,6 @@ export const wireRecords = async (wiring: RecordsWiring) => {
     familyPasses,
     rosterListings,
     directory: port,
-    holdViewRefreshes,
     privateFeed: feed,
     projectionFeed,
     auditTrail,

@@ -6,7 +6,6 @@
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
-import * as t from 'io-ts';
 import { pino } from 'pino';
 import type { StudentStatus } from '../../src/domain/student.js';
 import { disposers } from '../../src/lib/disposers.js';
@@ -15,11 +14,9 @@ import { foldStoredNames } from '../../src/store/studentNameFold.js';
 import { studentStore } from '../../src/store/students.js';
 import {
   ensureStudentViews,
-  STUDENT_VIEWS_ID,
   type StudentViews,
   sortKeyOfViewKey,
   studentViews,
-  VISITOR_VIEWS_ID,
   viewKeyOf,
 } from '../../src/store/studentViews.js';
 import { couchStudentDirectory, queryTrigrams } from '../../src/sync/couchStudentDirectory.js';
@@ -27,7 +24,6 @@ import type { DirectoryPort } from '../../src/sync/directoryPort.js';
 import { type StudentDirectory, studentDirectory } from '../../src/sync/studentDirectory.js';
 import { wireCouchDirectory } from '../../src/wiring/couchDirectory.js';
 import { aStudentRecord } from '../support/fixtures.js';
-import { decodeAs } from '../support/http.js';
 import { databasePerTest, storeBackends } from '../support/storeBackends.js';
 
 const CLASS_A = '11111111-1111-4111-8111-111111111111';
@@ -438,48 +434,6 @@ for (const [label, host] of storeBackends('couchdirectory'))
       const wired = await start();
       expect(wired.visitors.map((v) => v.studentId)).to.deep.equal([visitor.studentId]);
       expect(queried).to.include.members(['student-visitors/all', 'student-directory/by-name']);
-    });
-
-    it("installs the design documents with CouchDB's background indexing off, also over ones installed without it, views unchanged", async () => {
-      const db = withQuorumWrites(per.db());
-      const Design = t.type({
-        _rev: t.string,
-        views: t.record(
-          t.string,
-          t.intersection([t.type({ map: t.string }), t.partial({ reduce: t.string })]),
-        ),
-        autoupdate: t.unknown,
-      });
-      const designOf = async (id: string) => decodeAs(Design, await db.get(id));
-      await ensureStudentViews(db);
-      const ids = [STUDENT_VIEWS_ID, VISITOR_VIEWS_ID];
-      const installed = await Promise.all(ids.map(designOf));
-      expect(installed.map((d) => d.autoupdate)).to.deep.equal([false, false]);
-      // As an earlier version installed them: the same views, indexed by CouchDB beside every write.
-      for (const [k, id] of ids.entries())
-        await db.put({
-          _id: id,
-          _rev: installed[k]?._rev,
-          language: 'javascript',
-          views: installed[k]?.views,
-        });
-      await ensureStudentViews(db);
-      const again = await Promise.all(ids.map(designOf));
-      expect(again.map((d) => d.autoupdate)).to.deep.equal([false, false]);
-      expect(again.map((d) => d.views)).to.deep.equal(installed.map((d) => d.views));
-      // Installed as wanted: a start writes nothing.
-      await ensureStudentViews(db);
-      expect((await Promise.all(ids.map(designOf))).map((d) => d._rev)).to.deep.equal(
-        again.map((d) => d._rev),
-      );
-      const student = await studentStore(db).create(aStudentRecord({ displayName: 'Íris' }));
-      const page = await couchStudentDirectory({ views: studentViews(db), held: studentDirectory() }).page({
-        status: 'ACTIVE',
-        q: 'iri',
-        afterKey: undefined,
-        limit: 10,
-      });
-      expect(page.items.map((i) => i.studentId)).to.deep.equal([student.studentId]);
     });
 
     it('holds only visitors: other students are read from the store by whoever needs them', async () => {
