@@ -16,13 +16,6 @@ import { isConflict, isStored } from './storeErrors.js';
 
 export const studentDocId = (studentId: string): string => `student:${studentId}`;
 
-/**
- * Students per bulk write. One write is one silent request until CouchDB has stored every document
- * of it: an import batch's 500 in one write met the store's 5 s silence limit beside load average 20
- * while CouchDB indexed the student views (decision 0064); a fifth of it answers in a fifth of that.
- */
-export const STUDENTS_PER_WRITE = 100;
-
 export interface StudentStore {
   get(studentId: string): Promise<StudentDoc | undefined>;
   /** The students among `studentIds` that exist, by id (one read). */
@@ -35,9 +28,8 @@ export interface StudentStore {
   ): Promise<void>;
   create(record: StudentRecord): Promise<StudentDoc>;
   /**
-   * Creates many, `STUDENTS_PER_WRITE` a bulk write, one write after the other (the caller bounds the
-   * batch). Each record is stored whole or not at all: `CONFLICT` when its id is taken (a concurrent
-   * import of the same row). A failed write fails the call and starts no further one.
+   * Creates many in one bulk write (the caller bounds the batch). Each record is stored whole or not
+   * at all: `CONFLICT` when its id is taken (a concurrent import of the same row).
    */
   createMany(records: ReadonlyArray<StudentRecord>): Promise<Array<StudentDoc | 'CONFLICT'>>;
   /** Compare-and-swap on `current._rev`. */
@@ -109,9 +101,7 @@ export const studentStore = (db: Database, cache: DocCache<StudentDoc> = noDocCa
       if (records.length === 0) return [];
       const docs = records.map(newDoc);
       for (const d of docs) cache.forget(d._id);
-      const results: Array<PouchDB.Core.Response | PouchDB.Core.Error> = [];
-      for (let from = 0; from < docs.length; from += STUDENTS_PER_WRITE)
-        results.push(...(await db.bulkDocs(docs.slice(from, from + STUDENTS_PER_WRITE))));
+      const results = await db.bulkDocs(docs);
       return docs.map((doc, i): StudentDoc | 'CONFLICT' => {
         const r = results[i];
         cache.forget(doc._id);
