@@ -9,6 +9,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { EventDoc, eventDocId, isRetiredEvent, type NewEvent, RETIRED, toEventDoc } from '../domain/event.js';
 import { putBatched } from './batchedPut.js';
 import { decodeDoc, getDoc, getDocs } from './docs.js';
+import { sentAgainAfterSilence } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { liveLeaves } from './quorumWrites.js';
 import { removeEach, rewriteEach } from './rewrites.js';
@@ -112,7 +113,8 @@ export const eventStore = (db: Database): EventStore => {
       const write = async (k: number) => {
         const part = parts[k] ?? [];
         const out = outcomes[k] ?? new Map<string, 'stored' | 'duplicate'>();
-        const results = await db.bulkDocs(part.map(toEventDoc));
+        // Sent again after a cut answer, an event stored by the first send answers a conflict: a duplicate.
+        const { result: results } = await sentAgainAfterSilence(() => db.bulkDocs(part.map(toEventDoc)));
         for (const [i, r] of results.entries()) {
           const event = part[i];
           if (event === undefined) continue;

@@ -53,6 +53,12 @@ export class StoreTimeoutError extends Error {
   }
 }
 
+/** Whether the store's silence limit cut the call (`StoreTimeoutError`), however it was wrapped. */
+export const isStoreTimeout = (e: unknown): boolean => {
+  for (const c of causes(e)) if (c instanceof StoreTimeoutError) return true;
+  return false;
+};
+
 /**
  * A CouchDB cluster took a write on fewer copies than its write quorum (`quorumWrites.ts`): not
  * acknowledged, withdrawn where it can be, answered 503 so that the client sends it again. Shaped as

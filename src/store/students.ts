@@ -11,6 +11,7 @@ import { foldName } from '../rules/students.js';
 import { putBatched } from './batchedPut.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { eachDocPage, getDoc, getDocs, listDocs } from './docs.js';
+import { sentAgainAfterSilence } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { isConflict, isStored } from './storeErrors.js';
 
@@ -70,6 +71,11 @@ const newDoc = (record: StudentRecord): Omit<StudentDoc, '_rev'> => ({
 });
 
 const sameValue = (a: unknown, b: unknown): boolean => canonicalize(a) === canonicalize(b);
+/** Whether a stored record holds what `doc` would have written (its revision aside). */
+const sameContent = (stored: StudentDoc, doc: Omit<StudentDoc, '_rev'>): boolean => {
+  const { _rev, ...content } = stored;
+  return sameValue(content, doc);
+};
 
 /** Whether retention anonymised the record (0045). */
 export const isAnonymised = (doc: StudentDoc): boolean =>
@@ -101,7 +107,22 @@ export const studentStore = (db: Database, cache: DocCache<StudentDoc> = noDocCa
       if (records.length === 0) return [];
       const docs = records.map(newDoc);
       for (const d of docs) cache.forget(d._id);
-      const results = await db.bulkDocs(docs);
+      const { result: results, again } = await sentAgainAfterSilence(() => db.bulkDocs(docs));
+      // Sent again after a cut answer, a record the first send stored answers a conflict: it is this
+      // write's own when the stored record is the one written (ids derive from the rows they import).
+      const conflicted = docs.filter((_, i) => {
+        const r = results[i];
+        return again && r !== undefined && isConflict(r);
+      });
+      const storedBefore = new Map(
+        (
+          await getDocs(
+            db,
+            StudentDoc,
+            conflicted.map((d) => d._id),
+          )
+        ).map((d) => [d._id, d]),
+      );
       return docs.map((doc, i): StudentDoc | 'CONFLICT' => {
         const r = results[i];
         cache.forget(doc._id);
@@ -110,6 +131,8 @@ export const studentStore = (db: Database, cache: DocCache<StudentDoc> = noDocCa
           cache.remember(doc._id, stored);
           return stored;
         }
+        const before = storedBefore.get(doc._id);
+        if (before !== undefined && sameContent(before, doc)) return before;
         if (r !== undefined && isConflict(r)) return 'CONFLICT';
         throw new Error(`student write failed: ${r?.name ?? 'no result'}`, { cause: r });
       });

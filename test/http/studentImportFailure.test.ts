@@ -122,3 +122,96 @@ describe(`student import on ${couchServerLabel()}, sent again after a failed wri
     for (const id of studentIds) expect(audited.has(id ?? ''), `an audit entry for ${id}`).to.equal(true);
   });
 });
+
+describe(`student import on ${couchServerLabel()}, a write whose answer outlasts the store's silence limit`, function () {
+  this.timeout(180_000);
+  const prefix = `importslow${randomUUID().slice(0, 8)}_`;
+  /** The store's silence limit of this service; the held answers outlast it. */
+  const LIMIT_MS = 3_000;
+  const current = fixture(
+    'file',
+    async () => {
+      const couch = await startCouchServer();
+      const proxy = await failingProxy(couch.url);
+      const svc = await startTestService({
+        env: { COUCHDB_URL: proxy.url, DB_PREFIX: prefix, STORE_TIMEOUT_MS: String(LIMIT_MS) },
+      });
+      return { couch, proxy, svc };
+    },
+    async ({ couch, proxy, svc }: { couch: CouchServer; proxy: FailingProxy; svc: TestService }) => {
+      await svc.dispose();
+      await proxy.close();
+      await couch.dispose();
+    },
+  );
+
+  it('is sent again: the file answers 200 and every row is stored once, with one creation event and an audit entry', async () => {
+    const { couch, proxy, svc } = current();
+    const made = await call(`${svc.url}/api/v1/classes`, {
+      method: 'POST',
+      headers: mutationHeaders(ADMIN),
+      body: JSON.stringify({ name: 'Maternal' }),
+    });
+    expect(made.status, made.text).to.equal(201);
+    // The third write of events and the second of students reach the server; their answers come
+    // after the service's limit, which cuts them (decision 0064).
+    const seen = { events: 0, students: 0 };
+    proxy.holdAnswers((method, path) => {
+      if (method !== 'POST') return false;
+      if (path.startsWith(`/${prefix}events/_bulk_docs`)) return ++seen.events === 3;
+      if (path.startsWith(`/${prefix}private/_bulk_docs`)) return ++seen.students === 2;
+      return false;
+    }, LIMIT_MS + 1_500);
+    const r = await call(`${svc.url}/api/v1/imports/students?dryRun=false`, {
+      method: 'POST',
+      headers: { ...mutationHeaders(ADMIN), 'Content-Type': 'text/csv' },
+      body: file,
+    });
+    proxy.holdNone();
+    expect(proxy.held(), 'answers held').to.equal(2);
+    // What the service logged at warn and above, to say why when it did not answer 200.
+    const warnings = svc
+      .logLines()
+      .filter((l) => typeof l.level === 'number' && l.level >= 40)
+      .map((l) => JSON.stringify(l).slice(0, 600));
+    expect(r.status, `${r.text}\n${warnings.join('\n')}`).to.equal(200);
+    const report = decodeAs(ImportReport, r.json);
+    expect(report.errors).to.deep.equal([]);
+    expect(report.created).to.equal(ROWS);
+    const docsOf = async (db: string): Promise<unknown[]> => {
+      const d = new PouchDB(`${couch.url}/${prefix}${db}`);
+      try {
+        return (await d.allDocs({ include_docs: true })).rows;
+      } finally {
+        await d.close();
+      }
+    };
+    const students = (await docsOf('private')).filter((row) =>
+      /^student:/.test(t.type({ id: t.string }).is(row) ? row.id : ''),
+    );
+    expect(students).to.have.length(ROWS);
+    const created = new Map<string, number>();
+    for (const row of await docsOf('events')) {
+      if (!EventRow.is(row) || row.doc.type !== 'STUDENT_CREATED') continue;
+      created.set(row.doc.subjectId, (created.get(row.doc.subjectId) ?? 0) + 1);
+    }
+    expect(created.size, 'students with a creation event').to.equal(ROWS);
+    expect(
+      [...created.values()].every((n) => n === 1),
+      'one creation event each',
+    ).to.equal(true);
+    const audits = new Map<string, number>();
+    for (const row of await docsOf('audit'))
+      if (
+        AuditRow.is(row) &&
+        row.doc.endpoint === 'POST /api/v1/imports/students' &&
+        row.doc.subject_id !== null
+      )
+        audits.set(row.doc.subject_id, (audits.get(row.doc.subject_id) ?? 0) + 1);
+    expect(audits.size, 'students audited').to.equal(ROWS);
+    expect(
+      [...audits.values()].every((n) => n === 1),
+      'one audit entry each',
+    ).to.equal(true);
+  });
+});

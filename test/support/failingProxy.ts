@@ -14,6 +14,15 @@ export interface FailingProxy {
   failNone(): void;
   /** How many requests were refused. */
   refused(): number;
+  /**
+   * Passes the requests `which` picks on to the server, and holds each answer `ms` before sending it
+   * (the server has done the work; its answer is late): a write whose answer outlasts the client's
+   * silence limit. Until `holdNone`.
+   */
+  holdAnswers(which: (method: string, path: string) => boolean, ms: number): void;
+  holdNone(): void;
+  /** How many answers were held. */
+  held(): number;
   close(): Promise<void>;
 }
 
@@ -22,7 +31,11 @@ export const failingProxy = async (target: string): Promise<FailingProxy> => {
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   let which: ((method: string, path: string) => boolean) | undefined;
   let refused = 0;
+  let holding: { readonly which: (method: string, path: string) => boolean; readonly ms: number } | undefined;
+  let held = 0;
   const server = createServer((req, res) => {
+    const holdMs = holding?.which(req.method ?? 'GET', req.url ?? '/') === true ? holding.ms : 0;
+    if (holdMs > 0) held += 1;
     if (which?.(req.method ?? 'GET', req.url ?? '/') === true) {
       refused += 1;
       req.resume();
@@ -33,9 +46,13 @@ export const failingProxy = async (target: string): Promise<FailingProxy> => {
     const up = request(
       { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers, agent },
       (upstream) => {
-        res.writeHead(upstream.statusCode ?? 502, upstream.headers);
-        upstream.pipe(res);
+        const answer = () => {
+          res.writeHead(upstream.statusCode ?? 502, upstream.headers);
+          upstream.pipe(res);
+        };
         upstream.on('error', () => res.destroy());
+        if (holdMs > 0) setTimeout(answer, holdMs);
+        else answer();
       },
     );
     up.on('error', () => res.destroy());
@@ -51,6 +68,13 @@ export const failingProxy = async (target: string): Promise<FailingProxy> => {
       which = undefined;
     },
     refused: () => refused,
+    holdAnswers: (which, ms) => {
+      holding = { which, ms };
+    },
+    holdNone: () => {
+      holding = undefined;
+    },
+    held: () => held,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -1,0 +1,112 @@
+/**
+ * The student store's bulk creation when the store's silence limit cuts a write's answer (decision
+ * 0064): the write is sent again, and what the first send stored counts as stored, on the embedded store.
+ */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import type { NewEvent } from '../../src/domain/event.js';
+import { SENDS_AFTER_SILENCE } from '../../src/store/docWrites.js';
+import { eventStore } from '../../src/store/events.js';
+import type { Database } from '../../src/store/pouch.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { StoreTimeoutError } from '../../src/store/storeErrors.js';
+import { studentStore } from '../../src/store/students.js';
+import { aStudentRecord } from '../support/fixtures.js';
+import { makeTempDir, removeDir } from '../support/tempDir.js';
+
+/**
+ * `db` whose bulk writes answer the silence limit as `cut` says for each send (from 1): `after` the
+ * write reached the store (its answer lost), `before` it did (nothing stored), or `none` (answered).
+ */
+const cutting = (db: Database, cut: (send: number) => 'after' | 'before' | 'none') => {
+  let sends = 0;
+  const bulkDocs = async (docs: Array<{ _id: string }>) => {
+    sends += 1;
+    const how = cut(sends);
+    if (how === 'before') throw new StoreTimeoutError(5_000);
+    const answer = await db.bulkDocs(docs);
+    if (how === 'after') throw new StoreTimeoutError(5_000);
+    return answer;
+  };
+  const wrapped = new Proxy(db, {
+    get: (target, prop, receiver) => (prop === 'bulkDocs' ? bulkDocs : Reflect.get(target, prop, receiver)),
+  });
+  return { db: wrapped, sends: () => sends };
+};
+
+const records = (n: number) =>
+  Array.from({ length: n }, (_, i) => aStudentRecord({ displayName: `Criança ${i}` }));
+
+describe('bulk writes cut by the store silence limit', () => {
+  let dir: string;
+  let store: Store;
+
+  beforeEach(async () => {
+    dir = await makeTempDir('silence');
+    store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'chamada_' });
+  });
+  afterEach(async () => {
+    await store.close();
+    await removeDir(dir);
+  });
+
+  it('students: an answer cut after the write is sent again, and every record counts as stored, once', async () => {
+    const { db, sends } = cutting(store.db.private, (send) => (send === 1 ? 'after' : 'none'));
+    const wanted = records(7);
+    const stored = await studentStore(db).createMany(wanted);
+    expect(sends()).to.equal(2);
+    expect(stored.map((s) => (s === 'CONFLICT' ? s : s.studentId))).to.deep.equal(
+      wanted.map((r) => r.studentId),
+    );
+    expect(await studentStore(store.db.private).listAll()).to.have.length(7);
+  });
+
+  it('students: an answer cut before the write is sent again and stores the records', async () => {
+    const { db, sends } = cutting(store.db.private, (send) => (send === 1 ? 'before' : 'none'));
+    const stored = await studentStore(db).createMany(records(3));
+    expect(sends()).to.equal(2);
+    expect(stored.filter((s) => s === 'CONFLICT')).to.deep.equal([]);
+    expect(await studentStore(store.db.private).listAll()).to.have.length(3);
+  });
+
+  it('students: sent again, a record another writer stored under the id with other content is still a CONFLICT', async () => {
+    const [mine] = records(1);
+    if (mine === undefined) throw new Error('no record');
+    await studentStore(store.db.private).create({ ...mine, displayName: 'Outro nome' });
+    const { db } = cutting(store.db.private, (send) => (send === 1 ? 'after' : 'none'));
+    expect(await studentStore(db).createMany([mine])).to.deep.equal(['CONFLICT']);
+  });
+
+  it(`fails once ${SENDS_AFTER_SILENCE} sends in a row were cut`, async () => {
+    const { db, sends } = cutting(store.db.private, () => 'before');
+    const failure = await studentStore(db)
+      .createMany(records(2))
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(failure).to.be.instanceOf(StoreTimeoutError);
+    expect(sends()).to.equal(SENDS_AFTER_SILENCE);
+  });
+
+  it('events: an answer cut after the write is sent again; each event is stored once and reported', async () => {
+    const { db, sends } = cutting(store.db.events, (send) => (send === 1 ? 'after' : 'none'));
+    const events: NewEvent[] = Array.from({ length: 5 }, (_, i) => ({
+      eventId: randomUUID(),
+      type: 'STUDENT_CREATED',
+      subjectType: 'STUDENT',
+      subjectId: `s-${i}`,
+      payload: { displayName: `Criança ${i}` },
+      actor: { userId: 'u-1', role: 'ADMIN' },
+      deviceId: null,
+      clientTimestamp: '2026-11-29T06:00:00.000Z',
+      serverTimestamp: '2026-11-29T06:00:00.000Z',
+    }));
+    const outcomes = await eventStore(db).appendMany(events);
+    expect(sends()).to.equal(2);
+    expect([...outcomes.keys()]).to.deep.equal(events.map((e) => e.eventId));
+    expect(new Set(outcomes.values())).to.deep.equal(new Set(['duplicate']));
+    const all = await store.db.events.allDocs({ startkey: 'event:', endkey: 'event:\ufff0' });
+    expect(all.rows).to.have.length(5);
+  });
+});
