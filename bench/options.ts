@@ -1,6 +1,9 @@
 /**
  * Command-line options of `npm run bench`:
  *   --quick            a minute instead of five (shorter runs, a smaller data set)
+ *   --smoke            quicker still (implies --quick): the heaviest scenarios' loads of a second or
+ *                      three and smaller data sets; every row still runs end to end, its figures not
+ *                      worth keeping (CI's run, beside another step: the bench must still work)
  *   --only a,b         only the named scenarios: students, check-in, attendance, cold-start, memory, sync,
  *                      first-pull, idempotency, import, couchdb, growth, retention, print, print-agent (a change to one
  *                      path need not wait for the others; couchdb needs BENCH_COUCHDB_URL or shared/couchdb;
@@ -32,6 +35,8 @@ export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
   readonly quick: boolean;
+  /** `--smoke`: `quick`, and the heaviest scenarios shortened further (CI's run). */
+  readonly smoke: boolean;
   readonly runs: number | undefined;
   readonly cpuProfDir: string | undefined;
   wants(name: ScenarioName): boolean;
@@ -61,7 +66,8 @@ export const parseBenchOptions = (argv: ReadonlyArray<string>): BenchOptions => 
   if (runs !== undefined && !(Number.isInteger(runs) && runs > 0))
     throw new Error(`--runs wants a positive integer, got ${runsArg}`);
   return {
-    quick: argv.includes('--quick'),
+    quick: argv.includes('--quick') || argv.includes('--smoke'),
+    smoke: argv.includes('--smoke'),
     runs,
     cpuProfDir: argValue(argv, 'cpu-prof'),
     wants: (name) => only === undefined || only.includes(name),

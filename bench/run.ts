@@ -74,13 +74,13 @@ for (const r of results) {
   );
 }
 process.stdout.write(
-  `\n${results[0]?.runs ?? 0} measured runs each${quick ? ' (quick)' : ''}; node ${process.version}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB\n`,
+  `\n${results[0]?.runs ?? 0} measured runs each${options.smoke ? ' (smoke)' : quick ? ' (quick)' : ''}; node ${process.version}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB\n`,
 );
 
 await mkdir('bench-results', { recursive: true });
 await writeFile(
   'bench-results/latest.json',
-  `${JSON.stringify({ at: new Date().toISOString(), quick, node: process.version, argv: process.argv.slice(2), results }, null, 2)}\n`,
+  `${JSON.stringify({ at: new Date().toISOString(), quick, smoke: options.smoke, node: process.version, argv: process.argv.slice(2), results }, null, 2)}\n`,
 );
 
 // A row that could not be measured fails the run: the CI smoke check relies on it.

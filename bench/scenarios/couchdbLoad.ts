@@ -36,11 +36,11 @@ export const couchdbScenarios = async (options: BenchOptions): Promise<ScenarioR
     );
     return [];
   }
-  const { quick } = options;
+  const { quick, smoke } = options;
   const runs = options.runs ?? 3;
-  const duration = quick ? 3 : 10;
-  /** The CouchDB check-in rows' window, quick run or not (see the two-instance row). */
-  const CHECKIN_SECONDS = 10;
+  const duration = smoke ? 1 : quick ? 3 : 10;
+  /** The CouchDB check-in rows' window, quick run or not (see the two-instance row); a smoke run's counts little. */
+  const CHECKIN_SECONDS = smoke ? 3 : 10;
   const prefix = `bench${randomUUID().slice(0, 8)}_`;
   const jwtSecret = randomUUID() + randomUUID();
   const metricsToken = randomUUID();
@@ -93,7 +93,9 @@ export const couchdbScenarios = async (options: BenchOptions): Promise<ScenarioR
     // 409 ALREADY_CHECKED_IN, answered in a millisecond. With 40 sessions a quick run's 6,000 pairs ran
     // out in its last row (two instances), and the pairs taken again made 88 to 1,800 of its answers
     // 409s, depending on the run's speed. Enough for 300 check-ins a second through every row.
-    for (let i = 0; i < (quick ? 160 : 300); i += 1)
+    // A smoke run's loads of a second or three take a tenth of them; its set-up, one request at a
+    // time, was most of its time.
+    for (let i = 0; i < (smoke ? 40 : quick ? 160 : 300); i += 1)
       sessions.push(
         await create(url, '/api/v1/sessions', { classId, date: today, title: `Culto ${i}` }, 'sessionId'),
       );
@@ -104,7 +106,7 @@ export const couchdbScenarios = async (options: BenchOptions): Promise<ScenarioR
       classId,
     });
     const students: string[] = [];
-    const studentCount = quick ? 150 : 300;
+    const studentCount = smoke ? 100 : quick ? 150 : 300;
     const countedStudents = 40;
     for (let i = 0; i < studentCount - countedStudents; i += 1)
       students.push(await create(url, '/api/v1/students', newStudent(i), 'studentId'));

@@ -192,12 +192,14 @@ const serviceEnv = (options: BenchOptions): Record<string, string> => {
 };
 
 export const serviceScenarios = async (options: BenchOptions): Promise<ScenarioResult[]> => {
-  const { quick } = options;
+  const { quick, smoke } = options;
   if (
     !(['students', 'check-in', 'attendance', 'cold-start', 'memory'] as const).some((n) => options.wants(n))
   )
     return [];
-  const size = { students: 10_000, sessions: 20, events: quick ? 20_000 : 200_000 };
+  const size = smoke
+    ? { students: 2_000, sessions: 20, events: 4_000 }
+    : { students: 10_000, sessions: 20, events: quick ? 20_000 : 200_000 };
   // The built service (what the image runs), not the sources through tsx: `npm run bench` builds first.
   const svc = await serviceProcess(
     'bench-svc',
@@ -226,7 +228,7 @@ export const serviceScenarios = async (options: BenchOptions): Promise<ScenarioR
     const bareUrl = await listeningUrl(collect(bare.stdout));
     await waitHealthy(url);
     const auth = await signedInAdmin(url);
-    const duration = quick ? 2 : 10;
+    const duration = smoke ? 1 : quick ? 2 : 10;
     const runs = options.runs ?? 3;
 
     // GET /students: search and paging, 10 connections.
