@@ -8,6 +8,7 @@
  *
  *   PROBE_COUCHDB_URL=<CouchDB with credentials> PROBE_COUCH_PID=<its beam.smp pid> \
  *     npx tsx bench/importProbe.ts [rows=10000] [runs=1]
+ *   PROBE_EMBEDDED=1 npx tsx bench/importProbe.ts [rows] [runs]   (the embedded store)
  *
  * The service runs from the bundle (`dist/server/main.js`, rebuilt when a source is newer), each run
  * on databases of its own prefix (`PROBE_ENTRY=<another bundle>`: that one, for a pair in one session).
@@ -42,6 +43,7 @@ const statOf = async (pid: number): Promise<{ ppid: number; name: string; own: n
 
 /** The Erlang VM's own CPU, and its JavaScript processes' (children of its `erl_child_setup`). */
 const couchCpu = async (beam: number): Promise<{ erlang: number; couchjs: number }> => {
+  if (beam === 0) return { erlang: 0, couchjs: 0 };
   const pids = (await readdir('/proc')).filter((p) => /^\d+$/.test(p)).map(Number);
   const stats = await Promise.all(pids.map(async (pid) => ({ pid, ...(await statOf(pid)) })));
   const setups = stats.filter((s) => s.ppid === beam && s.name === 'erl_child_setup');
@@ -156,9 +158,14 @@ const activeTasks = async (couch: URL, prefix: string): Promise<boolean> => {
   return Array.isArray(tasks) && tasks.some((t) => JSON.stringify(t).includes(prefix));
 };
 
-const probe = async (couch: URL, beam: number, rows: number, withProxy: boolean): Promise<void> => {
+const probe = async (
+  couch: URL | undefined,
+  beam: number,
+  rows: number,
+  withProxy: boolean,
+): Promise<void> => {
   const prefix = `probe${randomUUID().slice(0, 8)}_`;
-  const proxy = withProxy ? await timingProxy(couch, prefix) : undefined;
+  const proxy = withProxy && couch !== undefined ? await timingProxy(couch, prefix) : undefined;
   const dataDir = await mkdtemp(join(tmpdir(), prefix));
   const child = startMain(
     {
@@ -168,8 +175,9 @@ const probe = async (couch: URL, beam: number, rows: number, withProxy: boolean)
       LOG_LEVEL: 'info',
       AUTH_MODE: 'jwt',
       NODE_ENV: 'development',
-      COUCHDB_URL: proxy?.url ?? couch.href.replace(/\/$/, ''),
-      DB_PREFIX: prefix,
+      ...(couch === undefined
+        ? {}
+        : { COUCHDB_URL: proxy?.url ?? couch.href.replace(/\/$/, ''), DB_PREFIX: prefix }),
       RATE_LIMIT_REQUESTS: '1000000',
       JWT_SECRET: randomUUID() + randomUUID(),
       METRICS_ALLOW: '127.0.0.1/32',
@@ -209,7 +217,7 @@ const probe = async (couch: URL, beam: number, rows: number, withProxy: boolean)
     const pairs = sessions.flatMap((sessionId) => kids.map((studentId) => ({ sessionId, studentId })));
     await quiet(child.pid, 60_000);
     // CouchDB idle (every database's indexing and compaction, not only this run's) before the file.
-    for (let i = 0; i < 240 && (await activeTasks(couch, '')); i += 1)
+    for (let i = 0; couch !== undefined && i < 240 && (await activeTasks(couch, '')); i += 1)
       await new Promise((r) => setTimeout(r, 500));
     // The door before the file: the same check-ins on the idle service, the baseline of those during it.
     const idle: number[] = [];
@@ -290,7 +298,7 @@ const probe = async (couch: URL, beam: number, rows: number, withProxy: boolean)
       searches.push(performance.now() - a);
     }
     const i0 = performance.now();
-    while ((await activeTasks(couch, prefix)) && performance.now() - i0 < 300_000)
+    while (couch !== undefined && (await activeTasks(couch, prefix)) && performance.now() - i0 < 300_000)
       await new Promise((r) => setTimeout(r, 500));
     const indexedS = (performance.now() - i0) / 1000;
     const couch2 = await couchCpu(beam);
@@ -347,18 +355,25 @@ const probe = async (couch: URL, beam: number, rows: number, withProxy: boolean)
   } finally {
     child.kill('SIGKILL');
     await proxy?.close();
-    await dropDatabases(couch, prefix).catch(() => undefined);
+    if (couch !== undefined) await dropDatabases(couch, prefix).catch(() => undefined);
     await rm(dataDir, { recursive: true, force: true });
   }
 };
 
+// `PROBE_EMBEDDED=1`: the same file and kiosk on the embedded store (no CouchDB, its CPU read as 0).
+const embedded = process.env.PROBE_EMBEDDED === '1';
 const couchUrl = process.env.PROBE_COUCHDB_URL;
-const beamPid = Number(process.env.PROBE_COUCH_PID);
-if (couchUrl === undefined || !Number.isInteger(beamPid)) {
-  process.stderr.write('PROBE_COUCHDB_URL and PROBE_COUCH_PID are needed\n');
+const beamPid = embedded ? 0 : Number(process.env.PROBE_COUCH_PID);
+if (!embedded && (couchUrl === undefined || !Number.isInteger(beamPid))) {
+  process.stderr.write('PROBE_COUCHDB_URL and PROBE_COUCH_PID are needed (or PROBE_EMBEDDED=1)\n');
   process.exit(2);
 }
 const rows = Number(process.argv[2] ?? 10_000);
 const runs = Number(process.argv[3] ?? 1);
 for (let i = 0; i < runs; i += 1)
-  await probe(new URL(couchUrl), beamPid, rows, process.env.PROBE_PROXY === '1');
+  await probe(
+    embedded || couchUrl === undefined ? undefined : new URL(couchUrl),
+    beamPid,
+    rows,
+    process.env.PROBE_PROXY === '1',
+  );

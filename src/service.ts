@@ -28,6 +28,7 @@ import { DEFAULT_IDEMPOTENCY_SETTINGS, type IdempotencySettings } from './http/i
 import { routes as defaultRoutes } from './http/registry.js';
 import type { Route } from './http/route.js';
 import { type Disposers, disposers } from './lib/disposers.js';
+import { waitAtMost } from './lib/timeouts.js';
 import { createLogger } from './log/logger.js';
 import { type Metrics, noMetrics, prometheusMetrics } from './metrics/metrics.js';
 import { devNotifier, type Notifier, webhookNotifier } from './notify/notifier.js';
@@ -47,6 +48,7 @@ import { scheduleService } from './schedules/scheduleService.js';
 import { auditRetention } from './store/auditRetention.js';
 import { backendProfile } from './store/backendProfile.js';
 import { deliveryLog } from './store/deliveryLog.js';
+import { isRemote } from './store/docs.js';
 import type { EventStore } from './store/events.js';
 import type { LevelDownFactory } from './store/guardedLevel.js';
 import { replicationInstanceId } from './store/instance.js';
@@ -105,6 +107,12 @@ export interface ServiceOptions {
   /** The embedded store's LevelDB (`guardedLevel.ts`); tests give one whose calls stall or fail. */
   readonly levelDown?: LevelDownFactory;
 }
+
+/**
+ * The longest an import waits after a batch for the pipeline (embedded store, 0065): a pipeline that
+ * cannot catch up (a failing page) holds the file this long a batch at most.
+ */
+const IMPORT_PACE_MS = 2_000;
 
 /** The service's own backups (0044): each run reads the store as a live backup does. */
 const serviceBackups = (backup: BackupSchedule, source: BackupSource, logger: Logger): ServiceBackups => ({
@@ -421,6 +429,11 @@ const wire = async (
         // Derived from the JWT secret, so every instance derives the same id for the same row.
         idKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'imported student ids', 32)),
         holdRoster: () => rosterReconciler.holdFullPasses(),
+        // On the embedded store the file and the pipeline share the service's one thread: without a
+        // pause the pipeline fell 9,000 events behind a 10,000-row file, and check-ins with it (0065).
+        ...(isRemote(store.db.events)
+          ? {}
+          : { paceBatches: () => waitAtMost(pipeline.catchUp(), IMPORT_PACE_MS) }),
       }),
       photos: photoSvc,
       familyPasses: familyPassSvc,

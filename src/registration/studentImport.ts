@@ -82,6 +82,11 @@ export interface StudentImportDeps {
    * one pass after the file instead of one per batch, each reading the whole roll.
    */
   readonly holdRoster?: () => () => void;
+  /**
+   * Waits, after each batch, for the event pipeline to come near the end of the log (bounded): a
+   * door's check-in then waits behind at most the batches in flight, not the whole file (0065).
+   */
+  readonly paceBatches?: () => Promise<void>;
 }
 
 const fileError = (path: string, message: string, extra: Record<string, unknown> = {}): ApiError =>
@@ -302,6 +307,7 @@ const apply = async (
         failed = true;
         throw e;
       });
+      await deps.paceBatches?.();
     }
   };
   // After a failed batch no other starts, and the answer waits for the batches under way: nothing is
