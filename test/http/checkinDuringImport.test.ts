@@ -10,6 +10,7 @@ import { ImportReport } from '../../src/domain/studentImport.js';
 import { TOKENS } from '../support/harness.js';
 import { fixture } from '../support/hooks.js';
 import { call, decodeAs, expectEnvelope } from '../support/http.js';
+import { rosterFile } from '../support/importFiles.js';
 import { mutationHeaders, startTestService, type TestService } from '../support/testService.js';
 
 const ADMIN = TOKENS.ADMIN;
@@ -18,17 +19,6 @@ const CHAMADOR = TOKENS.CHAMADOR;
 const EMBEDDED_ROWS = 5_000;
 /** Three batches of 500 in flight, and a margin for a pause cut at its bound on a loaded machine. */
 const EMBEDDED_MOST_BEHIND = 2_500;
-
-const fileOf = (rows: number) =>
-  [
-    'Código;Nome;Data de Nascimento;Responsável;Telefone;Turma',
-    ...Array.from(
-      { length: rows },
-      (_, i) =>
-        `M-${i};Criança ${i} da Costa;${String((i % 28) + 1).padStart(2, '0')}/0${(i % 9) + 1}/2019;` +
-        `Responsável ${i};(11) 9${String(10_000_000 + i).slice(-8)};Maternal`,
-    ),
-  ].join('\r\n');
 
 const Id = (key: string) => t.type({ [key]: t.string });
 
@@ -69,7 +59,7 @@ describe('a check-in during an import on the embedded store', function () {
     const imported = call(`${svc.url}/api/v1/imports/students?dryRun=false`, {
       method: 'POST',
       headers: { ...mutationHeaders(ADMIN), 'Content-Type': 'text/csv' },
-      body: fileOf(EMBEDDED_ROWS),
+      body: rosterFile(EMBEDDED_ROWS, 'da Costa'),
     }).finally(() => {
       importing = false;
     });

@@ -13,21 +13,14 @@ import { type FailingProxy, failingProxy } from '../support/failingProxy.js';
 import { TOKENS } from '../support/harness.js';
 import { fixture } from '../support/hooks.js';
 import { call, decodeAs } from '../support/http.js';
+import { rosterFile } from '../support/importFiles.js';
 import { mutationHeaders, startTestService, type TestService } from '../support/testService.js';
 
 const ADMIN = TOKENS.ADMIN;
 /** More than two batches of the import (500 rows), so that batches run at once when one fails. */
 const ROWS = 1_600;
 
-const file = [
-  'Código;Nome;Data de Nascimento;Responsável;Telefone;Turma',
-  ...Array.from(
-    { length: ROWS },
-    (_, i) =>
-      `M-${i};Criança ${i} da Silva;${String((i % 28) + 1).padStart(2, '0')}/0${(i % 9) + 1}/2019;` +
-      `Responsável ${i};(11) 9${String(10_000_000 + i).slice(-8)};Maternal`,
-  ),
-].join('\r\n');
+const file = rosterFile(ROWS, 'da Silva');
 
 const EventRow = t.type({ doc: t.type({ type: t.string, subjectId: t.string }) });
 const AuditRow = t.type({ doc: t.type({ subject_id: t.union([t.string, t.null]), endpoint: t.string }) });
