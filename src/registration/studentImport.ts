@@ -307,7 +307,8 @@ const apply = async (
         failed = true;
         throw e;
       });
-      await deps.paceBatches?.();
+      // Between batches only: a file of one batch, or the last, has nothing left to let the door ahead of.
+      if (nextBatch < creations.length) await deps.paceBatches?.();
     }
   };
   // After a failed batch no other starts, and the answer waits for the batches under way: nothing is
