@@ -83,7 +83,7 @@ export interface StudentImportDeps {
    */
   readonly holdRoster?: () => () => void;
   /**
-   * Waits, after each batch, for the event pipeline to come near the end of the log (bounded): a
+   * Waits, between batches, for the event pipeline to come near the end of the log (bounded): a
    * door's check-in then waits behind at most the batches in flight, not the whole file (0065).
    */
   readonly paceBatches?: () => Promise<void>;
