@@ -25,15 +25,16 @@ const file = rosterFile(ROWS, 'da Silva');
 const EventRow = t.type({ doc: t.type({ type: t.string, subjectId: t.string }) });
 const AuditRow = t.type({ doc: t.type({ subject_id: t.union([t.string, t.null]), endpoint: t.string }) });
 
-describe(`student import on ${couchServerLabel()}, sent again after a failed write of events`, function () {
-  this.timeout(180_000);
-  const prefix = `importfail${randomUUID().slice(0, 8)}_`;
-  const current = fixture(
+const StudentRow = t.type({ id: t.string });
+
+/** A CouchDB-protocol server, a proxy in front of it and the service behind the proxy, for the file. */
+const serviceBehindProxy = (prefix: string, env: Record<string, string> = {}) =>
+  fixture(
     'file',
     async () => {
       const couch = await startCouchServer();
       const proxy = await failingProxy(couch.url);
-      const svc = await startTestService({ env: { COUCHDB_URL: proxy.url, DB_PREFIX: prefix } });
+      const svc = await startTestService({ env: { COUCHDB_URL: proxy.url, DB_PREFIX: prefix, ...env } });
       return { couch, proxy, svc };
     },
     async ({ couch, proxy, svc }: { couch: CouchServer; proxy: FailingProxy; svc: TestService }) => {
@@ -43,30 +44,63 @@ describe(`student import on ${couchServerLabel()}, sent again after a failed wri
     },
   );
 
-  const upload = (url: string) =>
-    call(`${url}/api/v1/imports/students?dryRun=false`, {
-      method: 'POST',
-      headers: { ...mutationHeaders(ADMIN), 'Content-Type': 'text/csv' },
-      body: file,
-    });
-  /** Every document of one of the service's databases, read straight from the server. */
-  const docsOf = async (couch: CouchServer, db: string): Promise<unknown[]> => {
-    const d = new PouchDB(`${couch.url}/${prefix}${db}`);
-    try {
-      return (await d.allDocs({ include_docs: true })).rows;
-    } finally {
-      await d.close();
-    }
-  };
+const createClass = async (url: string): Promise<void> => {
+  const made = await call(`${url}/api/v1/classes`, {
+    method: 'POST',
+    headers: mutationHeaders(ADMIN),
+    body: JSON.stringify({ name: 'Maternal' }),
+  });
+  expect(made.status, made.text).to.equal(201);
+};
+
+const upload = (url: string) =>
+  call(`${url}/api/v1/imports/students?dryRun=false`, {
+    method: 'POST',
+    headers: { ...mutationHeaders(ADMIN), 'Content-Type': 'text/csv' },
+    body: file,
+  });
+
+/** Every document of one of the service's databases, read straight from the server. */
+const docsOf = async (couch: CouchServer, prefix: string, db: string): Promise<unknown[]> => {
+  const d = new PouchDB(`${couch.url}/${prefix}${db}`);
+  try {
+    return (await d.allDocs({ include_docs: true })).rows;
+  } finally {
+    await d.close();
+  }
+};
+
+/** How many student records the server holds. */
+const studentsStored = async (couch: CouchServer, prefix: string): Promise<number> =>
+  (await docsOf(couch, prefix, 'private')).filter((r) => /^student:/.test(StudentRow.is(r) ? r.id : ''))
+    .length;
+
+/** Each imported student's STUDENT_CREATED events, and its import's audit entries, counted. */
+const perStudent = async (couch: CouchServer, prefix: string) => {
+  const created = new Map<string, number>();
+  for (const row of await docsOf(couch, prefix, 'events')) {
+    if (!EventRow.is(row) || row.doc.type !== 'STUDENT_CREATED') continue;
+    created.set(row.doc.subjectId, (created.get(row.doc.subjectId) ?? 0) + 1);
+  }
+  const audits = new Map<string, number>();
+  for (const row of await docsOf(couch, prefix, 'audit'))
+    if (
+      AuditRow.is(row) &&
+      row.doc.endpoint === 'POST /api/v1/imports/students' &&
+      row.doc.subject_id !== null
+    )
+      audits.set(row.doc.subject_id, (audits.get(row.doc.subject_id) ?? 0) + 1);
+  return { created, audits };
+};
+
+describe(`student import on ${couchServerLabel()}, sent again after a failed write of events`, function () {
+  this.timeout(180_000);
+  const prefix = `importfail${randomUUID().slice(0, 8)}_`;
+  const current = serviceBehindProxy(prefix);
 
   it('stores every row once, with one creation event and an audit entry each', async () => {
     const { couch, proxy, svc } = current();
-    const made = await call(`${svc.url}/api/v1/classes`, {
-      method: 'POST',
-      headers: mutationHeaders(ADMIN),
-      body: JSON.stringify({ name: 'Maternal' }),
-    });
-    expect(made.status, made.text).to.equal(201);
+    await createClass(svc.url);
     // The fifth write of events refused: two batches' events are under way at once by then.
     let writesOfEvents = 0;
     proxy.fail((method, path) => {
@@ -78,9 +112,7 @@ describe(`student import on ${couchServerLabel()}, sent again after a failed wri
     proxy.failNone();
     expect(proxy.refused(), 'the proxy refused a write').to.equal(1);
     expect(failed.status, failed.text).to.be.at.least(500);
-    const partly = (await docsOf(couch, 'private')).filter((r) =>
-      /^student:/.test(t.type({ id: t.string }).is(r) ? r.id : ''),
-    ).length;
+    const partly = await studentsStored(couch, prefix);
     expect(partly, 'the failed attempt stored part of the file').to.be.below(ROWS);
 
     const again = await upload(svc.url);
@@ -92,27 +124,14 @@ describe(`student import on ${couchServerLabel()}, sent again after a failed wri
     const studentIds = report.outcomes.map((o) => o.studentId);
     expect(new Set(studentIds).size).to.equal(ROWS);
 
-    const created = new Map<string, number>();
-    for (const row of await docsOf(couch, 'events')) {
-      if (!EventRow.is(row) || row.doc.type !== 'STUDENT_CREATED') continue;
-      created.set(row.doc.subjectId, (created.get(row.doc.subjectId) ?? 0) + 1);
-    }
+    const { created, audits } = await perStudent(couch, prefix);
     expect(created.size, 'students with a creation event').to.equal(ROWS);
     expect(
       [...created.values()].every((n) => n === 1),
       'one creation event each',
     ).to.equal(true);
     for (const id of studentIds) expect(created.get(id ?? ''), `the event of ${id}`).to.equal(1);
-
-    const audited = new Set<string>();
-    for (const row of await docsOf(couch, 'audit'))
-      if (
-        AuditRow.is(row) &&
-        row.doc.endpoint === 'POST /api/v1/imports/students' &&
-        row.doc.subject_id !== null
-      )
-        audited.add(row.doc.subject_id);
-    for (const id of studentIds) expect(audited.has(id ?? ''), `an audit entry for ${id}`).to.equal(true);
+    for (const id of studentIds) expect(audits.has(id ?? ''), `an audit entry for ${id}`).to.equal(true);
   });
 });
 
@@ -121,31 +140,11 @@ describe(`student import on ${couchServerLabel()}, a write whose answer outlasts
   const prefix = `importslow${randomUUID().slice(0, 8)}_`;
   /** The store's silence limit of this service; the held answers outlast it. */
   const LIMIT_MS = 3_000;
-  const current = fixture(
-    'file',
-    async () => {
-      const couch = await startCouchServer();
-      const proxy = await failingProxy(couch.url);
-      const svc = await startTestService({
-        env: { COUCHDB_URL: proxy.url, DB_PREFIX: prefix, STORE_TIMEOUT_MS: String(LIMIT_MS) },
-      });
-      return { couch, proxy, svc };
-    },
-    async ({ couch, proxy, svc }: { couch: CouchServer; proxy: FailingProxy; svc: TestService }) => {
-      await svc.dispose();
-      await proxy.close();
-      await couch.dispose();
-    },
-  );
+  const current = serviceBehindProxy(prefix, { STORE_TIMEOUT_MS: String(LIMIT_MS) });
 
   it('is sent again: the file answers 200 and every row is stored once, with one creation event and an audit entry', async () => {
     const { couch, proxy, svc } = current();
-    const made = await call(`${svc.url}/api/v1/classes`, {
-      method: 'POST',
-      headers: mutationHeaders(ADMIN),
-      body: JSON.stringify({ name: 'Maternal' }),
-    });
-    expect(made.status, made.text).to.equal(201);
+    await createClass(svc.url);
     // The third write of events and the second of students reach the server; their answers come
     // after the service's limit, which cuts them (decision 0064).
     const seen = { events: 0, students: 0 };
@@ -155,11 +154,7 @@ describe(`student import on ${couchServerLabel()}, a write whose answer outlasts
       if (path.startsWith(`/${prefix}private/_bulk_docs`)) return ++seen.students === 2;
       return false;
     }, LIMIT_MS + 1_500);
-    const r = await call(`${svc.url}/api/v1/imports/students?dryRun=false`, {
-      method: 'POST',
-      headers: { ...mutationHeaders(ADMIN), 'Content-Type': 'text/csv' },
-      body: file,
-    });
+    const r = await upload(svc.url);
     proxy.holdNone();
     expect(proxy.held(), 'answers held').to.equal(2);
     // What the service logged at warn and above, to say why when it did not answer 200.
@@ -171,36 +166,13 @@ describe(`student import on ${couchServerLabel()}, a write whose answer outlasts
     const report = decodeAs(ImportReport, r.json);
     expect(report.errors).to.deep.equal([]);
     expect(report.created).to.equal(ROWS);
-    const docsOf = async (db: string): Promise<unknown[]> => {
-      const d = new PouchDB(`${couch.url}/${prefix}${db}`);
-      try {
-        return (await d.allDocs({ include_docs: true })).rows;
-      } finally {
-        await d.close();
-      }
-    };
-    const students = (await docsOf('private')).filter((row) =>
-      /^student:/.test(t.type({ id: t.string }).is(row) ? row.id : ''),
-    );
-    expect(students).to.have.length(ROWS);
-    const created = new Map<string, number>();
-    for (const row of await docsOf('events')) {
-      if (!EventRow.is(row) || row.doc.type !== 'STUDENT_CREATED') continue;
-      created.set(row.doc.subjectId, (created.get(row.doc.subjectId) ?? 0) + 1);
-    }
+    expect(await studentsStored(couch, prefix)).to.equal(ROWS);
+    const { created, audits } = await perStudent(couch, prefix);
     expect(created.size, 'students with a creation event').to.equal(ROWS);
     expect(
       [...created.values()].every((n) => n === 1),
       'one creation event each',
     ).to.equal(true);
-    const audits = new Map<string, number>();
-    for (const row of await docsOf('audit'))
-      if (
-        AuditRow.is(row) &&
-        row.doc.endpoint === 'POST /api/v1/imports/students' &&
-        row.doc.subject_id !== null
-      )
-        audits.set(row.doc.subject_id, (audits.get(row.doc.subject_id) ?? 0) + 1);
     expect(audits.size, 'students audited').to.equal(ROWS);
     expect(
       [...audits.values()].every((n) => n === 1),
