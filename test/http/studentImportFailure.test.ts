@@ -93,6 +93,15 @@ const perStudent = async (couch: CouchServer, prefix: string) => {
   return { created, audits };
 };
 
+/** `ROWS` students counted, each once. */
+const expectOneEach = (counts: ReadonlyMap<string, number>, what: string): void => {
+  expect(counts.size, `students with a ${what}`).to.equal(ROWS);
+  expect(
+    [...counts.values()].every((n) => n === 1),
+    `one ${what} each`,
+  ).to.equal(true);
+};
+
 describe(`student import on ${couchServerLabel()}, sent again after a failed write of events`, function () {
   this.timeout(180_000);
   const prefix = `importfail${randomUUID().slice(0, 8)}_`;
@@ -125,11 +134,7 @@ describe(`student import on ${couchServerLabel()}, sent again after a failed wri
     expect(new Set(studentIds).size).to.equal(ROWS);
 
     const { created, audits } = await perStudent(couch, prefix);
-    expect(created.size, 'students with a creation event').to.equal(ROWS);
-    expect(
-      [...created.values()].every((n) => n === 1),
-      'one creation event each',
-    ).to.equal(true);
+    expectOneEach(created, 'creation event');
     for (const id of studentIds) expect(created.get(id ?? ''), `the event of ${id}`).to.equal(1);
     for (const id of studentIds) expect(audits.has(id ?? ''), `an audit entry for ${id}`).to.equal(true);
   });
@@ -168,15 +173,7 @@ describe(`student import on ${couchServerLabel()}, a write whose answer outlasts
     expect(report.created).to.equal(ROWS);
     expect(await studentsStored(couch, prefix)).to.equal(ROWS);
     const { created, audits } = await perStudent(couch, prefix);
-    expect(created.size, 'students with a creation event').to.equal(ROWS);
-    expect(
-      [...created.values()].every((n) => n === 1),
-      'one creation event each',
-    ).to.equal(true);
-    expect(audits.size, 'students audited').to.equal(ROWS);
-    expect(
-      [...audits.values()].every((n) => n === 1),
-      'one audit entry each',
-    ).to.equal(true);
+    expectOneEach(created, 'creation event');
+    expectOneEach(audits, 'audit entry');
   });
 });
