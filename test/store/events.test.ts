@@ -4,20 +4,11 @@ import type { NewEvent } from '../../src/domain/event.js';
 import { EVENT_WRITES_AT_ONCE, EVENTS_PER_WRITE, eventStore, independent } from '../../src/store/events.js';
 import type { Database } from '../../src/store/pouch.js';
 import { databasePerTest, storeBackends } from '../support/storeBackends.js';
+import { studentCreated } from '../support/studentEvents.js';
 
 const AT = '2026-03-01T12:00:00.000Z';
 
-const created = (i: number): NewEvent => ({
-  eventId: randomUUID(),
-  type: 'STUDENT_CREATED',
-  subjectType: 'STUDENT',
-  subjectId: `s-${i}`,
-  payload: { displayName: `Criança ${i}` },
-  actor: { userId: 'u-1', role: 'ADMIN' },
-  deviceId: null,
-  clientTimestamp: AT,
-  serverTimestamp: AT,
-});
+const created = (i: number): NewEvent => studentCreated(i, AT);
 
 /** A child's second event: the same subject as `created(i)`. */
 const changed = (i: number): NewEvent => ({ ...created(i), eventId: randomUUID(), type: 'STUDENT_UPDATED' });

@@ -2,7 +2,6 @@
  * The student store's bulk creation when the store's silence limit cuts a write's answer (decision
  * 0064): the write is sent again, and what the first send stored counts as stored, on the embedded store.
  */
-import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { NewEvent } from '../../src/domain/event.js';
 import { SENDS_AFTER_SILENCE } from '../../src/store/docWrites.js';
@@ -12,6 +11,7 @@ import { openStore, type Store } from '../../src/store/store.js';
 import { StoreTimeoutError } from '../../src/store/storeErrors.js';
 import { studentStore } from '../../src/store/students.js';
 import { aStudentRecord } from '../support/fixtures.js';
+import { studentCreated } from '../support/studentEvents.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
 /**
@@ -91,17 +91,9 @@ describe('bulk writes cut by the store silence limit', () => {
 
   it('events: an answer cut after the write is sent again; each event is stored once and reported', async () => {
     const { db, sends } = cutting(store.db.events, (send) => (send === 1 ? 'after' : 'none'));
-    const events: NewEvent[] = Array.from({ length: 5 }, (_, i) => ({
-      eventId: randomUUID(),
-      type: 'STUDENT_CREATED',
-      subjectType: 'STUDENT',
-      subjectId: `s-${i}`,
-      payload: { displayName: `Criança ${i}` },
-      actor: { userId: 'u-1', role: 'ADMIN' },
-      deviceId: null,
-      clientTimestamp: '2026-11-29T06:00:00.000Z',
-      serverTimestamp: '2026-11-29T06:00:00.000Z',
-    }));
+    const events: NewEvent[] = Array.from({ length: 5 }, (_, i) =>
+      studentCreated(i, '2026-11-29T06:00:00.000Z'),
+    );
     const outcomes = await eventStore(db).appendMany(events);
     expect(sends()).to.equal(2);
     expect([...outcomes.keys()]).to.deep.equal(events.map((e) => e.eventId));
