@@ -37,16 +37,23 @@ describe('the service backs itself up (BACKUP_DIR)', function () {
 
   it('at BACKUP_AT writes a whole backup, keeps BACKUP_KEEP_DAYS of them, audits the run and sets the metric', async () => {
     const dir = await fresh('nightly');
-    // The service's clock starts three seconds before 02:30 UTC: the run comes once the roster is seeded.
+    // The service's clock reads 02:29:57 UTC the first time it is read and runs on from there: the run
+    // comes three seconds later, once the roster is seeded. Anchored at the first read, not before the
+    // start, as opening the store can take longer than three seconds on a busy machine, and a schedule
+    // asked after 02:30 is tomorrow's (the CI on record failed so).
     const first = Date.parse('2026-11-28T02:29:57.000Z');
-    const offset = first - Date.now();
+    let offset: number | undefined;
+    const clock = (): Date => {
+      offset ??= first - Date.now();
+      return new Date(Date.now() + offset);
+    };
     const old = stampedName(new Date(first - 20 * DAY_MS));
     const recent = stampedName(new Date(first - 3 * DAY_MS));
     const leftover = `${stampedName(new Date(first - DAY_MS))}.partial`;
     await mkdir(dir, { recursive: true });
     for (const name of [old, recent, leftover, 'notes.txt']) await writeFile(join(dir, name), 'x');
     const svc = await startTestService({
-      clock: () => new Date(Date.now() + offset),
+      clock,
       env: {
         BACKUP_DIR: dir,
         BACKUP_AT: '02:30',
