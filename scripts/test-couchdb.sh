@@ -1,29 +1,48 @@
 #!/usr/bin/env bash
-# npm run test:couchdb [-- --nodes N] [-- --all-suites | --not-cluster-suites] [-- mocha arguments]: the suites that have a
+# npm run test:couchdb [-- --nodes N] [-- --all-suites | --not-cluster-suites | --fault-suites | --no-fault-suites]
+# [-- mocha arguments]: the suites that have a
 # CouchDB variant, on a real Apache CouchDB (decision 0023). The server is the one COUCHDB_TEST_URL
 # names, or else one started here from the launcher in shared/couchdb beside the checkout
 # (COUCHDB_LAUNCHER overrides where), on free loopback ports, and stopped on every exit: success,
 # failure or Ctrl-C. On one node every suite runs (.mocharc.couchdb.json); on a cluster only those
 # whose behaviour differs there (.mocharc.couchdb-cluster.json, each one's reason in decision 0048),
 # unless --all-suites. --not-cluster-suites, on one node, leaves out the cluster's suites: CI runs
-# those on three nodes, so that each suite runs once (decision 0048).
+# those on three nodes, so that each suite runs once (decision 0048). On a cluster, --fault-suites runs
+# only the cluster's suites that kill, stop or freeze nodes under load and time what they see (the
+# list below), --no-fault-suites the others: CI runs the two on two clusters of their own, the first
+# beside a light neighbour only, the second beside other steps (decision 0048).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 nodes=${COUCHDB_TEST_NODES:-1}
 all_suites=0
 not_cluster=0
+faults='' # '', only or none
 mocha_args=()
+# The cluster's fault rows (each in .mocharc.couchdb-cluster.json; test/lint/suiteLists.test.ts checks).
+fault_suites=(
+  test/stress/storeOutage.stress.ts
+  test/stress/twoInstances.stress.ts
+  test/couchdb/casSplit.couchdb.ts
+  test/couchdb/eventSplit.couchdb.ts
+)
 while [ $# -gt 0 ]; do
   case $1 in
     --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
     --nodes=*) nodes=${1#*=}; shift ;;
     --all-suites) all_suites=1; shift ;;
     --not-cluster-suites) not_cluster=1; shift ;;
+    --fault-suites) faults=only; shift ;;
+    --no-fault-suites) faults=none; shift ;;
     *) mocha_args+=("$1"); shift ;;
   esac
 done
 [[ $nodes =~ ^[1-9]$ ]] || { echo "test:couchdb: --nodes must be 1 to 9, not $nodes" >&2; exit 2; }
+faults_need_cluster() {
+  echo "test:couchdb: --fault-suites and --no-fault-suites share the cluster's suites: they need --nodes 2 or more" >&2
+  exit 2
+}
+if [ -n "$faults" ] && [ -z "${COUCHDB_TEST_URL:-}" ] && [ "$nodes" -lt 2 ]; then faults_need_cluster; fi
 
 find_launcher() {
   if [ -n "${COUCHDB_LAUNCHER:-}" ]; then echo "$COUCHDB_LAUNCHER"; return; fi
@@ -94,5 +113,14 @@ if [ "$not_cluster" = 1 ]; then
   while IFS= read -r suite; do mocha_args+=(--ignore "$suite"); done < <(
     node -e 'for (const s of require("./.mocharc.couchdb-cluster.json").spec) console.log(s)'
   )
+fi
+if [ -n "$faults" ]; then
+  if [ "$config" != .mocharc.couchdb-cluster.json ]; then faults_need_cluster; fi
+  is_fault() { local f; for f in "${fault_suites[@]}"; do [ "$f" = "$1" ] && return 0; done; return 1; }
+  while IFS= read -r suite; do
+    if { [ "$faults" = only ] && ! is_fault "$suite"; } || { [ "$faults" = none ] && is_fault "$suite"; }; then
+      mocha_args+=(--ignore "$suite")
+    fi
+  done < <(node -e 'for (const s of require("./.mocharc.couchdb-cluster.json").spec) console.log(s)')
 fi
 npx mocha --config "$config" "${mocha_args[@]}"

@@ -1,8 +1,10 @@
 /**
  * Suites named file by file: the stress battery lists its files longest first, so that its two mocha
  * workers end together (decision 0048), and the three-node CouchDB run names the suites whose
- * behaviour differs on a cluster. A list is where a new suite can be left out without anyone seeing
- * it, so every stress file must be in the battery's list once, and every listed file must exist.
+ * behaviour differs on a cluster, of which `scripts/test-couchdb.sh` names the fault rows (CI runs them
+ * apart from the others). A list is where a new suite can be left out without anyone seeing it, so
+ * every stress file must be in the battery's list once, every listed file must exist, and each fault
+ * row must be one of the cluster's suites (or it would run in neither of CI's two shares).
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -37,5 +39,22 @@ describe('suites listed file by file', () => {
       );
       expect(found, file).to.equal(true);
     }
+  });
+
+  it("the fault rows the CouchDB script names are among the cluster's suites, and not all of them", async () => {
+    const script = await readFile(join(ROOT, 'scripts/test-couchdb.sh'), 'utf8');
+    const block = /^fault_suites=\(\n([^)]*)\)/m.exec(script)?.[1];
+    expect(block, 'a fault_suites=( … ) list in scripts/test-couchdb.sh').to.be.a('string');
+    const faults = (block ?? '')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '');
+    const cluster = await specOf('.mocharc.couchdb-cluster.json');
+    expect(faults).to.not.be.empty;
+    expect(
+      faults.filter((f) => !cluster.includes(f)),
+      'fault rows outside the cluster list',
+    ).to.deep.equal([]);
+    expect(faults.length).to.be.below(cluster.length);
   });
 });
