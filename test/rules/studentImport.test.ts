@@ -24,6 +24,29 @@ const columnsOf = (headers: string[]): ColumnMap => {
   return m.right;
 };
 
+interface RowSpec {
+  readonly name: string;
+  readonly guardian: string;
+  readonly birth?: string | undefined;
+  readonly externalId: string | null;
+  readonly allergies?: string | undefined;
+}
+/** A file's rows (from row 2) of the Maternal class, one per spec. */
+const maternalRows = (specs: ReadonlyArray<RowSpec>): ImportedRow[] =>
+  specs.map((s, i) => ({
+    row: i + 2,
+    externalId: s.externalId,
+    className: 'Maternal',
+    classKey: 'maternal',
+    classRef: CLASS,
+    fields: {
+      displayName: s.name,
+      guardianName: s.guardian,
+      ...(s.birth === undefined ? {} : { birthDate: s.birth }),
+      ...(s.allergies === undefined ? {} : { allergies: s.allergies }),
+    },
+  }));
+
 describe('student import rules', () => {
   describe('normaliseBrazilianPhone', () => {
     const table: Array<[string, string]> = [
@@ -216,19 +239,7 @@ describe('student import rules', () => {
     });
     fc.assert(
       fc.property(fc.array(arbRow, { maxLength: 12 }), (specs) => {
-        const rows: ImportedRow[] = specs.map((s, i) => ({
-          row: i + 2,
-          externalId: s.externalId,
-          className: 'Maternal',
-          classKey: 'maternal',
-          classRef: CLASS,
-          fields: {
-            displayName: s.name,
-            guardianName: s.guardian,
-            ...(s.birth === undefined ? {} : { birthDate: s.birth }),
-            ...(s.allergies === undefined ? {} : { allergies: s.allergies }),
-          },
-        }));
+        const rows = maternalRows(specs);
         const idFor = (key: string) => `id:${key}`;
         const classIdOf = () => CLASS.classId;
         const first = planImport(rows, [], idFor, classIdOf);
@@ -270,18 +281,7 @@ describe('student import rules', () => {
         fc.array(arbRow, { maxLength: 8 }),
         fc.array(arbStored, { maxLength: 10 }),
         (specs, stored) => {
-          const rows: ImportedRow[] = specs.map((s, i) => ({
-            row: i + 2,
-            externalId: s.externalId,
-            className: 'Maternal',
-            classKey: 'maternal',
-            classRef: CLASS,
-            fields: {
-              displayName: s.name,
-              guardianName: s.guardian,
-              ...(s.birth === undefined ? {} : { birthDate: s.birth }),
-            },
-          }));
+          const rows = maternalRows(specs);
           const seen = new Set<string>();
           const roll = stored.flatMap((s, i): StudentRecord[] => {
             // Ids are unique in a store.

@@ -100,6 +100,15 @@ describe('event pipeline on the store (real PouchDB)', () => {
     return pipeline;
   };
 
+  /** A pipeline whose audit entries go nowhere, on the store's events and projections unless told. */
+  const unaudited = (options: Partial<EventPipelineOptions> = {}) =>
+    startEventPipeline({
+      events: store.db.events,
+      projections: projectionStore(store.db.projections),
+      audit: async () => undefined,
+      ...options,
+    });
+
   /** A pipeline that writes to the audit log as the service does (keyed entries by their keys). */
   const auditedPipeline = (
     log: ReturnType<typeof auditLog>,
@@ -229,10 +238,8 @@ describe('event pipeline on the store (real PouchDB)', () => {
         return projections.project(aspects);
       },
     };
-    pipeline = await startEventPipeline({
-      events: store.db.events,
+    pipeline = await unaudited({
       projections: counted,
-      audit: async () => undefined,
       retryDelayMs: 20,
     });
     await pipeline.catchUp();
@@ -299,10 +306,8 @@ describe('event pipeline on the store (real PouchDB)', () => {
   it('on the embedded store, reads its pages by default and is woken by a feed of the changes alone', async () => {
     const events = store.db.events;
     const { counted, live } = changesCalls(events);
-    pipeline = await startEventPipeline({
+    pipeline = await unaudited({
       events: counted,
-      projections: projectionStore(store.db.projections),
-      audit: async () => undefined,
       idleLookMs: 60_000,
     });
     await pipeline.catchUp();
@@ -593,10 +598,7 @@ describe('event pipeline on the store (real PouchDB)', () => {
   it('reports each decision once: a replay from an earlier checkpoint reports no conflict or quarantine', async () => {
     const reported: ProjectedBatch[] = [];
     const startReporting = async () => {
-      pipeline = await startEventPipeline({
-        events: store.db.events,
-        projections: projectionStore(store.db.projections),
-        audit: async () => undefined,
+      pipeline = await unaudited({
         onProjected: (batch) => reported.push(batch),
       });
       await pipeline.catchUp();
@@ -674,10 +676,8 @@ describe('event pipeline on the store (real PouchDB)', () => {
         await projections.saveCheckpoint(seq);
       },
     };
-    pipeline = await startEventPipeline({
-      events: store.db.events,
+    pipeline = await unaudited({
       projections: counted,
-      audit: async () => undefined,
       pageSize: 2,
       retryDelayMs: 20,
       checkpointEveryMs: 60_000,
@@ -784,10 +784,8 @@ describe('event pipeline on the store (real PouchDB)', () => {
     const events = eventStore(store.db.events);
     const fields = ['allergies', 'specialNeeds', 'guardianName'];
     let base: Record<string, string | null> = Object.fromEntries(fields.map((f) => [f, null]));
-    pipeline = await startEventPipeline({
-      events: store.db.events,
+    pipeline = await unaudited({
       projections: projectionStore(store.db.projections, cache),
-      audit: async () => undefined,
       pageSize: 7,
       retryDelayMs: 20,
     });
@@ -924,10 +922,9 @@ describe('event pipeline on the store (real PouchDB)', () => {
           const runDir = await makeTempDir('converge');
           const s = await openStore({ kind: 'embedded', dataDir: runDir, prefix: `c${run}_` });
           try {
-            const p = await startEventPipeline({
+            const p = await unaudited({
               events: s.db.events,
               projections: projectionStore(s.db.projections),
-              audit: async () => undefined,
               pageSize,
               retryDelayMs: 20,
             });
