@@ -422,6 +422,26 @@ export const errorCode = (r: HttpResult | undefined): string | undefined => {
     : undefined;
 };
 
+/**
+ * One exchange as a tablet's outbox makes it: an answer 503 `STORE_UNAVAILABLE` (the store, or the
+ * request's deadline on a starved machine: decision 0046) is sent again after its `Retry-After`, at
+ * most `attempts` sends in all; any other answer, or none, is the exchange's. `resent` counts the sends
+ * made again.
+ */
+export const servedLikeATablet = async (
+  send: () => Promise<HttpResult | undefined>,
+  resent: { count: number },
+  attempts = 20,
+): Promise<HttpResult | undefined> => {
+  for (let attempt = 1; ; attempt += 1) {
+    const r = await send();
+    if (r?.status !== 503 || errorCode(r) !== 'STORE_UNAVAILABLE' || attempt === attempts) return r;
+    resent.count += 1;
+    const seconds = Number(r.headers.get('retry-after'));
+    await sleep(Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 2000);
+  }
+};
+
 /** Counts answers by `<label> <status>` (or `<label> no answer`). */
 export class Tally {
   readonly counts = new Map<string, number>();
