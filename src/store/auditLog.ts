@@ -41,6 +41,7 @@ import {
 } from '../domain/audit.js';
 import { type BatchingOptions, batchWriter, type ItemResult } from '../lib/batchWriter.js';
 import { decodeDoc } from './docs.js';
+import { sentAgainAfterSilence } from './docWrites.js';
 import type { Database } from './pouch.js';
 import { isConflict, isStored } from './storeErrors.js';
 
@@ -192,12 +193,16 @@ export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
     for (let attempt = 1; pending.length > 0; attempt += 1) {
       if (attempt > 1) await sleep(CLAIM_PAUSE_MS * (0.5 + Math.random()));
       const batch = pending;
-      const results = await claims.bulkDocs(
-        batch.map((doc) => ({
-          _id: claimId(doc.audit_id),
-          docType: 'auditClaim',
-          created_at: doc.created_at,
-        })),
+      // A claim cut by the silence limit is sent again (0064): one the first send stored is refused
+      // now, and read back below it names this writer's own time.
+      const { result: results } = await sentAgainAfterSilence(() =>
+        claims.bulkDocs(
+          batch.map((doc) => ({
+            _id: claimId(doc.audit_id),
+            docType: 'auditClaim',
+            created_at: doc.created_at,
+          })),
+        ),
       );
       const refused = batch.filter((_, i) => {
         const r = results[i];
@@ -235,14 +240,19 @@ export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
     const docs =
       options.claims === undefined ? items.map((q) => q.doc) : await claimed(options.claims, items);
     const writable = docs.flatMap((d) => (typeof d === 'string' ? [] : [d]));
-    const results = writable.length === 0 ? [] : await db.bulkDocs(writable);
+    // An entry's id holds its own audit id, so sent again after the silence limit cut the answer
+    // (0064), a refusal of its id is the first send's copy of this very entry.
+    const { result: results, again } =
+      writable.length === 0
+        ? { result: [], again: false }
+        : await sentAgainAfterSilence(() => db.bulkDocs(writable));
     let next = 0;
     return items.map((q, i): ItemResult => {
       const d = docs[i];
       if (typeof d === 'string') return { ok: false, error: new AuditEntryNotStored(d) };
       const r = results[next];
       next += 1;
-      return r !== undefined && (isStored(r) || (q.keyed && isConflict(r)))
+      return r !== undefined && (isStored(r) || ((q.keyed || again) && isConflict(r)))
         ? { ok: true, value: undefined }
         : { ok: false, error: new AuditEntryNotStored(describeFailure(r)) };
     });

@@ -30,6 +30,7 @@ import {
   realCouchNodes,
   startCouchServer,
 } from '../support/couchServer.js';
+import { anAuditEntry } from '../support/fixtures.js';
 import { readUntil } from '../support/readUntil.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
@@ -38,17 +39,7 @@ PouchDB.plugin(MemoryAdapter);
 const BASE = Date.parse('2026-03-01T12:00:00.000Z');
 const SECOND = 1000;
 
-const entry = (overrides: Partial<NewAuditEntry> = {}): NewAuditEntry => ({
-  correlation_id: randomUUID(),
-  actor_user_id: 'user-1',
-  actor_role: 'ADMIN',
-  endpoint: 'POST /api/v1/students',
-  outcome: 'SUCCESS',
-  details: { status: 201, studentId: 'student-1' },
-  subject_id: 'student-1',
-  action: 'MUTATION',
-  ...overrides,
-});
+const entry = anAuditEntry;
 
 /** One store host per backend for the whole suite; each test gets databases of its own by prefix. */
 interface Host {

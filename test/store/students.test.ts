@@ -1,16 +1,20 @@
 /**
- * The student store's bulk creation when the store's silence limit cuts a write's answer (decision
- * 0064): the write is sent again, and what the first send stored counts as stored, on the embedded store.
+ * The student store's bulk creation, the event store's and the audit log's writes when the store's
+ * silence limit cuts a write's answer (decision 0064): the write is sent again, and what the first send
+ * stored counts as stored, on the embedded store.
  */
 import { expect } from 'chai';
+import { v5 as uuidV5 } from 'uuid';
+import { auditDocId } from '../../src/domain/audit.js';
 import type { NewEvent } from '../../src/domain/event.js';
+import { auditLog } from '../../src/store/auditLog.js';
 import { SENDS_AFTER_SILENCE } from '../../src/store/docWrites.js';
 import { eventStore } from '../../src/store/events.js';
 import type { Database } from '../../src/store/pouch.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { StoreTimeoutError } from '../../src/store/storeErrors.js';
 import { studentStore } from '../../src/store/students.js';
-import { aStudentRecord } from '../support/fixtures.js';
+import { anAuditEntry, aStudentRecord } from '../support/fixtures.js';
 import { studentCreated } from '../support/studentEvents.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
@@ -100,5 +104,48 @@ describe('bulk writes cut by the store silence limit', () => {
     expect(new Set(outcomes.values())).to.deep.equal(new Set(['duplicate']));
     const all = await store.db.events.allDocs({ startkey: 'event:', endkey: 'event:\ufff0' });
     expect(all.rows).to.have.length(5);
+  });
+
+  const auditDocs = async () =>
+    (await store.db.audit.allDocs({ startkey: 'audit:', endkey: 'audit:\ufff0' })).rows.map((r) => r.id);
+  const clock = () => new Date('2026-11-29T06:00:00.000Z');
+  const keyOf = (decision: string) => ({
+    at: '2026-11-29T05:59:00.123Z',
+    auditId: uuidV5(decision, uuidV5.URL),
+  });
+
+  it('audit log: an answer cut after the write is sent again; each entry, plain or keyed, is stored once', async () => {
+    const { db, sends } = cutting(store.db.audit, (send) => (send === 1 ? 'after' : 'none'));
+    const log = auditLog(db, { clock });
+    await Promise.all([
+      log.append(anAuditEntry()),
+      log.append(anAuditEntry()),
+      log.appendKeyed(anAuditEntry({ action: 'CONFLICT_RESOLVED' }), keyOf('decision-1')),
+    ]);
+    // The first write was sent twice; the appends queued behind it may make a write of their own.
+    expect(sends()).to.be.at.least(2);
+    expect(await auditDocs()).to.have.length(3);
+  });
+
+  it("audit log with claims: a claim cut after the write is sent again, and the entry keeps its writer's time", async () => {
+    const claims = cutting(store.db.requests, (send) => (send === 1 ? 'after' : 'none'));
+    const log = auditLog(store.db.audit, { clock, claims: claims.db });
+    const key = keyOf('decision-2');
+    await log.appendKeyed(anAuditEntry({ action: 'CONFLICT_RESOLVED' }), key);
+    expect(claims.sends()).to.equal(2);
+    expect(await auditDocs()).to.deep.equal([auditDocId(key.at, key.auditId)]);
+  });
+
+  it(`audit log: an append fails once ${SENDS_AFTER_SILENCE} sends in a row were cut, and stores nothing`, async () => {
+    const { db, sends } = cutting(store.db.audit, () => 'before');
+    const failure = await auditLog(db, { clock })
+      .append(anAuditEntry())
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(failure).to.be.instanceOf(Error);
+    expect(sends()).to.equal(SENDS_AFTER_SILENCE);
+    expect(await auditDocs()).to.deep.equal([]);
   });
 });

@@ -1,5 +1,6 @@
 /** A complete student record with neutral values, for tests that need one and care about few fields. */
 import { randomUUID } from 'node:crypto';
+import type { NewAuditEntry } from '../../src/domain/audit.js';
 import type { StudentRecord } from '../../src/domain/student.js';
 import type { LabelledChild } from '../../src/rules/labels.js';
 
@@ -55,4 +56,17 @@ export const aLabelledChild = (over: Partial<LabelledChild> = {}): LabelledChild
   specialNeeds: null,
   code: 'K7Q2',
   ...over,
+});
+
+/** An audit entry of a student's creation, each with a correlation id of its own. */
+export const anAuditEntry = (overrides: Partial<NewAuditEntry> = {}): NewAuditEntry => ({
+  correlation_id: randomUUID(),
+  actor_user_id: 'user-1',
+  actor_role: 'ADMIN',
+  endpoint: 'POST /api/v1/students',
+  outcome: 'SUCCESS',
+  details: { status: 201, studentId: 'student-1' },
+  subject_id: 'student-1',
+  action: 'MUTATION',
+  ...overrides,
 });
