@@ -9,8 +9,8 @@
 # unless --all-suites. --not-cluster-suites, on one node, leaves out the cluster's suites: CI runs
 # those on three nodes, so that each suite runs once (decision 0048). On a cluster, --fault-suites runs
 # only the cluster's suites that kill, stop or freeze nodes under load and time what they see (the
-# list below), --no-fault-suites the others: CI runs the two on two clusters of their own, the first
-# beside a light neighbour only, the second beside other steps (decision 0048).
+# list below), --no-fault-suites the others: to run either share alone (CI runs both together on one
+# cluster; decision 0048 says why).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

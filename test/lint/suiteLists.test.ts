@@ -1,10 +1,11 @@
 /**
  * Suites named file by file: the stress battery lists its files longest first, so that its two mocha
  * workers end together (decision 0048), and the three-node CouchDB run names the suites whose
- * behaviour differs on a cluster, of which `scripts/test-couchdb.sh` names the fault rows (CI runs them
- * apart from the others). A list is where a new suite can be left out without anyone seeing it, so
- * every stress file must be in the battery's list once, every listed file must exist, and each fault
- * row must be one of the cluster's suites (or it would run in neither of CI's two shares).
+ * behaviour differs on a cluster, of which `scripts/test-couchdb.sh` names the fault rows
+ * (`--fault-suites` runs them alone, `--no-fault-suites` the others). A list is where a new suite can
+ * be left out without anyone seeing it, so every stress file must be in the battery's list once, every
+ * listed file must exist, and each fault row must be one of the cluster's suites (or neither share
+ * would run it).
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -68,8 +68,13 @@ for (const makeBackend of [embedded, couch]) {
       store = await openStore(location);
     });
     afterEach(async () => {
-      await store.close();
-      await backend.tearDown();
+      // The server is released whatever the store did: a store that failed to open must not leave the
+      // run's one CouchDB held for every suite after it.
+      try {
+        await store.close();
+      } finally {
+        await backend.tearDown();
+      }
     });
 
     it('opens the six databases under the configured prefix', async () => {
