@@ -109,18 +109,17 @@ config=.mocharc.couchdb.json
 # Counted from the URLs, which also holds for a server COUCHDB_TEST_URL names.
 read -r -a node_urls <<<"$COUCHDB_TEST_NODE_URLS"
 if [ "${#node_urls[@]}" -gt 1 ] && [ "$all_suites" = 0 ]; then config=.mocharc.couchdb-cluster.json; fi
+mapfile -t cluster_suites < <(node -e 'for (const s of require("./.mocharc.couchdb-cluster.json").spec) console.log(s)')
 if [ "$not_cluster" = 1 ]; then
-  while IFS= read -r suite; do mocha_args+=(--ignore "$suite"); done < <(
-    node -e 'for (const s of require("./.mocharc.couchdb-cluster.json").spec) console.log(s)'
-  )
+  for suite in "${cluster_suites[@]}"; do mocha_args+=(--ignore "$suite"); done
 fi
 if [ -n "$faults" ]; then
   if [ "$config" != .mocharc.couchdb-cluster.json ]; then faults_need_cluster; fi
   is_fault() { local f; for f in "${fault_suites[@]}"; do [ "$f" = "$1" ] && return 0; done; return 1; }
-  while IFS= read -r suite; do
+  for suite in "${cluster_suites[@]}"; do
     if { [ "$faults" = only ] && ! is_fault "$suite"; } || { [ "$faults" = none ] && is_fault "$suite"; }; then
       mocha_args+=(--ignore "$suite")
     fi
-  done < <(node -e 'for (const s of require("./.mocharc.couchdb-cluster.json").spec) console.log(s)')
+  done
 fi
 npx mocha --config "$config" "${mocha_args[@]}"
