@@ -121,14 +121,18 @@ export const rateLimiter = (db: Database, options: RateLimiterOptions): RateLimi
         await putBatched(db, { _id: id, docType: 'rateHit', scope, at: now });
         // Newest first from our own hit: the `limit + 1` newest say both whether we are within the limit
         // and which hit's departure frees a place (the oldest of them within it, the limit-th over it).
-        const newest = await db.allDocs({
+        const read = await db.allDocs({
           startkey: id,
           endkey: `${prefix}${padded(now - policy.windowMs + 1, TIME_DIGITS)}`,
           descending: true,
           limit: policy.limit + 1,
         });
-        const rank = newest.rows.length;
-        const frees = rank <= policy.limit ? newest.rows[rank - 1] : newest.rows[policy.limit - 1];
+        // On a cluster the range read is one copy of the shard, which may not hold the hit just written
+        // to a quorum of others: our own hit is counted whether or not the copy listed it.
+        const newest =
+          read.rows[0]?.id === id ? read.rows : [{ id }, ...read.rows].slice(0, policy.limit + 1);
+        const rank = newest.length;
+        const frees = rank <= policy.limit ? newest[rank - 1] : newest[policy.limit - 1];
         return decideRateLimit({
           rank,
           freesPlaceAt: frees === undefined ? undefined : hitTime(frees.id, prefix),

@@ -452,7 +452,11 @@ for (const [name, setUp, propertyRuns] of backends) {
       expect((await pageOf(log, { limit: 1 })).items[0]?.details).to.deep.equal({ status: 200 });
     });
 
-    if (name.startsWith('CouchDB')) {
+    // A server stopped and started again: express-pouchdb, or one real CouchDB node (`npm run
+    // test:couchdb`). Not a cluster, where stopping every node and forming it again takes 13 s of CI's
+    // longest step and the writer meets the same refused connections (the store outage rows stop a
+    // cluster's nodes under load).
+    if (name === couchServerLabel() && realCouchNodes() <= 1) {
       it('rejects the entries of a failed write and goes on writing later ones', async () => {
         const server = host.server;
         if (server === undefined) throw new Error('no server');

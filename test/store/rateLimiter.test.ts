@@ -87,6 +87,27 @@ describe('rate limiter on the embedded store', () => {
     });
   });
 
+  it('counts its own hit when the copy serving the range read lacks it (a cluster shard a quorum write skipped)', async () => {
+    const db = store.db.requests;
+    // Every count is read from the hit just written, and this copy never has that one yet.
+    const behind = new Proxy(db, {
+      get(target, prop, receiver) {
+        if (prop !== 'allDocs') return Reflect.get(target, prop, receiver);
+        return async (options: PouchDB.Core.AllDocsWithKeyOptions & { startkey?: string }) => {
+          const read = await target.allDocs(options);
+          return { ...read, rows: read.rows.filter((row) => row.id !== options.startkey) };
+        };
+      },
+    });
+    const l = rateLimiter(behind, { clock: () => new Date(now), clientKeySecret: SECRET });
+    expect((await checks(l, 5)).map((d) => d.allowed)).to.deep.equal([true, true, true, true, true]);
+    now = T0 + 5_000;
+    expect(await l.check('login', IP, FIVE_A_MINUTE)).to.deep.equal({
+      allowed: false,
+      retryAfterSeconds: 55,
+    });
+  });
+
   it('counts each client on its own', async () => {
     const l = limiter();
     await checks(l, 6);

@@ -235,10 +235,30 @@ describe('the events database on a CouchDB-protocol server: no guard, what it re
       validate_doc_update:
         "function (newDoc, oldDoc) { if (oldDoc && !oldDoc._deleted) throw({ forbidden: 'events are immutable' }); }",
     };
+    /**
+     * CouchDB reads a database's validation functions by a range read of its design documents (one
+     * copy of each shard on a cluster) and caches them per node: right after the guard is written or
+     * removed, the node may act on a copy that lags. A probe document is changed until the node
+     * answers `status`, for up to 10 s, before the event's own change is asserted.
+     */
+    const untilGuardAnswers = async (status: 200 | 403): Promise<void> => {
+      const id = `probe:${randomUUID()}`;
+      let rev = (await store.db.events.put({ _id: id })).rev;
+      let answered: number | undefined;
+      for (let tries = 0; tries < 400; tries += 1) {
+        const writing = store.db.events.put({ _id: id, _rev: rev, n: tries });
+        answered = await statusOf(writing);
+        if (answered === 200) rev = (await writing).rev;
+        if (answered === status) return;
+        await sleep(25);
+      }
+      throw new Error(`the guard still answered ${answered ?? 'nothing'} after 10 s, not ${status}`);
+    };
     const doc = anEvent();
     await store.db.events.put(doc);
     await store.db.events.put(guard);
     await everyCopyHolds(doc._id);
+    await untilGuardAnswers(403);
     const stored = await store.db.events.get(doc._id);
     expect(await statusOf(store.db.events.put({ ...stored, type: 'MARK_ABSENT' }))).to.equal(403);
     expect(store.opening.eventsGuardRemoved).to.equal(false);
@@ -251,6 +271,7 @@ describe('the events database on a CouchDB-protocol server: no guard, what it re
       false,
     ]);
     expect(await statusOf(store.db.events.get(EVENTS_DESIGN_ID))).to.equal(404);
+    await untilGuardAnswers(200);
     const rewriting = store.db.events.put({ ...stored, type: 'MARK_ABSENT' });
     expect(await statusOf(rewriting)).to.equal(200);
     expect(await readByPipeline(doc._id, (await rewriting).rev)).to.equal('REWRITTEN');

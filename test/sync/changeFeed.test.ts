@@ -4,6 +4,7 @@ import { type Database, PouchDB } from '../../src/store/pouch.js';
 import { type Change, ChangeFeedEndedError, changes$, followChanges$ } from '../../src/sync/changeFeed.js';
 import { figure } from '../reliability/figures.js';
 import { realCouchNodes, startExpressPouchDB } from '../support/couchServer.js';
+import { readUntil } from '../support/readUntil.js';
 import { type StoreHost, storeBackends } from '../support/storeBackends.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -90,10 +91,14 @@ for (const [label, host] of storeBackends('feed')) {
     it('reports deletions as deleted changes, with the revision each change made', async () => {
       const put = await db.put({ _id: 'gone' });
       const removed = await db.remove('gone', put.rev);
-      // The feed is served by one copy of each shard: on a cluster, read once every copy has the
-      // deletion, or a lagging copy tells the document's creation first.
-      await store.copiesAgree();
-      const change = await firstValueFrom(changes$(db).pipe(take(1)));
+      // The feed is served by one copy of each shard: on a cluster a copy that lags tells the document's
+      // creation first (a CI run read it so 500 ms after the copies' internal replication was idle), so
+      // the feed is read again until it tells the deletion's revision.
+      const change = await readUntil(
+        () => firstValueFrom(changes$(db).pipe(take(1))),
+        (c) => c.rev === removed.rev,
+        FEED_WAIT_MS,
+      );
       expect(change).to.deep.include({ id: 'gone', deleted: true, rev: removed.rev });
     });
 
@@ -113,7 +118,12 @@ for (const [label, host] of storeBackends('feed')) {
         { new_edits: false },
       );
       const plain = await firstValueFrom(changes$(db).pipe(take(1)));
-      const all = await firstValueFrom(changes$(db, { allLeaves: true }).pipe(take(1)));
+      // Likewise a lagging copy may hold one of the two leaves yet.
+      const all = await readUntil(
+        () => firstValueFrom(changes$(db, { allLeaves: true }).pipe(take(1))),
+        (c) => c.leaves === 2,
+        FEED_WAIT_MS,
+      );
       expect(plain.leaves).to.equal(undefined);
       expect(all.leaves).to.equal(2);
     });
