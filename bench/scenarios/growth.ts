@@ -103,7 +103,7 @@ const importFile = async (
   auth: Record<string, string>,
   from: number,
   to: number,
-): Promise<{ status: number; seconds: number }> => {
+): Promise<{ status: number; seconds: number; said: string }> => {
   const t0 = performance.now();
   const r = await fetch(`${url}/api/v1/imports/students?dryRun=false`, {
     method: 'POST',
@@ -117,7 +117,9 @@ const importFile = async (
     if (report._tag === 'Left' || report.right.created + report.right.unchanged !== to - from)
       throw new Error(`import of rows ${from}-${to} stored only part of them`);
   }
-  return { status: r.status, seconds: s };
+  // What a refusal said (its error code and message), for the line that reports it.
+  const said = r.status === 200 ? '' : JSON.stringify(body ?? null).slice(0, 300);
+  return { status: r.status, seconds: s, said };
 };
 
 /**
@@ -138,14 +140,16 @@ const importRoll = async (
   for (let from = 0; from < students; from += FILE_ROWS) {
     const to = Math.min(students, from + FILE_ROWS);
     const done = await importFile(url, auth, from, to);
-    firstFile ??= { ...done, rows: to - from };
+    firstFile ??= { status: done.status, seconds: done.seconds, rows: to - from };
     if (done.status === 200) continue;
-    process.stderr.write(`bench: an import of ${to - from} rows answered ${done.status}; again in parts\n`);
+    process.stderr.write(
+      `bench: an import of ${to - from} rows answered ${done.status} after ${done.seconds.toFixed(1)} s (${done.said}); again in parts\n`,
+    );
     for (let part = from; part < to; part += FALLBACK_ROWS) {
       const partTo = Math.min(to, part + FALLBACK_ROWS);
       const again = await importFile(url, auth, part, partTo);
       if (again.status !== 200)
-        throw new Error(`an import of ${partTo - part} rows answered ${again.status}`);
+        throw new Error(`an import of ${partTo - part} rows answered ${again.status} (${again.said})`);
     }
   }
   if (firstFile === undefined) throw new Error('no rows to import');
