@@ -141,6 +141,11 @@ const importRoll = async (
     const to = Math.min(students, from + FILE_ROWS);
     const done = await importFile(url, auth, from, to);
     firstFile ??= { status: done.status, seconds: done.seconds, rows: to - from };
+    // Each file's time on the roll it joins: how the import's cost grows with the roll.
+    if (students > FILE_ROWS)
+      process.stderr.write(
+        `bench: rows ${from}-${to} of ${students}: ${done.status} in ${done.seconds.toFixed(1)} s\n`,
+      );
     if (done.status === 200) continue;
     process.stderr.write(
       `bench: an import of ${to - from} rows answered ${done.status} after ${done.seconds.toFixed(1)} s (${done.said}); again in parts\n`,
@@ -247,10 +252,16 @@ const burstOfCreations = async (url: string, auth: Record<string, string>, count
 const hasSnapshot = async (svc: ServiceProcess): Promise<boolean> =>
   (await readdir(svc.dataDir, { recursive: true })).some((f) => String(f).endsWith('.directory.json'));
 
+/**
+ * The bench signs in once per service, and a large roll's import outlasts the default access token
+ * (15 minutes: the 250,000 run on CouchDB was refused 401 at its twelfth file): tokens last a day.
+ */
+const BENCH_SESSION = { RATE_LIMIT_REQUESTS: '1000000', ACCESS_TOKEN_TTL_SECONDS: '86400' } as const;
+
 const embeddedAtSize = async (students: number, quick: boolean): Promise<ScenarioResult[]> => {
   const svc = await serviceProcess(
     `bench-growth-${students}`,
-    { AUTH_MODE: 'jwt', NODE_ENV: 'development', RATE_LIMIT_REQUESTS: '1000000' },
+    { AUTH_MODE: 'jwt', NODE_ENV: 'development', ...BENCH_SESSION },
     { kind: 'built', path: 'dist/server/main.js' },
   );
   try {
@@ -317,7 +328,7 @@ const couchAtSize = async (couchUrl: string, students: number, quick: boolean): 
     NODE_ENV: 'development',
     COUCHDB_URL: couchUrl,
     DB_PREFIX: `growth${randomUUID().slice(0, 8)}_`,
-    RATE_LIMIT_REQUESTS: '1000000',
+    ...BENCH_SESSION,
     JWT_SECRET: randomUUID() + randomUUID(),
   };
   const built = { kind: 'built', path: 'dist/server/main.js' } as const;
