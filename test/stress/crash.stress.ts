@@ -14,10 +14,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import * as t from 'io-ts';
 import { figure } from '../reliability/figures.js';
 import { call, decodeAs, type HttpResult } from '../support/http.js';
 import { createdId, SyncAnswer, seedSmallRoster } from '../support/seed.js';
+import { servedRoster } from '../support/servedRoster.js';
 import { makeTablet, type Tablet } from '../support/tablet.js';
 import { authHeaders, DEV_TOKENS } from '../support/testService.js';
 import {
@@ -171,15 +171,6 @@ describe('crash: SIGKILL during a 1,000-event sync, ten rounds', function () {
   });
 });
 
-const RosterChanges = t.type({
-  results: t.array(
-    t.intersection([
-      t.type({ id: t.string, changes: t.array(t.type({ rev: t.string })) }),
-      t.partial({ deleted: t.boolean }),
-    ]),
-  ),
-});
-
 describe('crash: SIGKILL during tablet replication, ten rounds', function () {
   this.timeout(300_000);
   let svc: ChildService | undefined;
@@ -208,16 +199,6 @@ describe('crash: SIGKILL during tablet replication, ten rounds', function () {
         : 0;
     };
     await eventually('the roster fills', async () => (await docCount()) >= 150, 30_000, 100);
-    const serverRoster = async () => {
-      const feed = await call(`${url}/api/v1/replication/roster/_changes`, {
-        headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
-      });
-      return new Map(
-        decodeAs(RosterChanges, feed.json)
-          .results.filter((c) => c.deleted !== true)
-          .map((c) => [c.id, c.changes[0]?.rev]),
-      );
-    };
 
     const pushed: string[] = [];
     let acknowledgedBeforeKill = 0;
@@ -227,7 +208,7 @@ describe('crash: SIGKILL during tablet replication, ten rounds', function () {
     let pullReads = 0;
     let pullHeld = 0;
     const sameRoster = async (tablet: Tablet) => {
-      const wanted = JSON.stringify([...(await serverRoster())].sort());
+      const wanted = JSON.stringify([...(await servedRoster(url))].sort());
       const local = await tablet.local.allDocs();
       return JSON.stringify([...new Map(local.rows.map((r) => [r.id, r.value.rev]))].sort()) === wanted;
     };

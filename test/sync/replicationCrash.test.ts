@@ -6,24 +6,16 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { expect } from 'chai';
-import * as t from 'io-ts';
 import { openStore } from '../../src/store/store.js';
-import { call, decodeAs } from '../support/http.js';
+import { call } from '../support/http.js';
 import { type ServiceProcess, serviceProcess } from '../support/mainProcess.js';
 import { readUntil } from '../support/readUntil.js';
 import { seedSmallRoster } from '../support/seed.js';
+import { servedRoster } from '../support/servedRoster.js';
 import { makeTablet } from '../support/tablet.js';
 import { authHeaders, DEV_TOKENS } from '../support/testService.js';
 
 const STUDENTS = 150;
-const RosterChanges = t.type({
-  results: t.array(
-    t.intersection([
-      t.type({ id: t.string, changes: t.array(t.type({ rev: t.string })) }),
-      t.partial({ deleted: t.boolean }),
-    ]),
-  ),
-});
 
 describe('replication interrupted by a server crash (SIGKILL)', function () {
   this.timeout(180_000);
@@ -84,22 +76,12 @@ describe('replication interrupted by a server crash (SIGKILL)', function () {
       // writing when the resumed pull ends (a CI run met 6 documents more on the server), and a
       // tablet's next pull brings those: it pulls again until it holds the server's roster, at most
       // 10 s. A document the checkpoint skipped would never come, and the test would fail.
-      const serverRoster = async () => {
-        const feed = await call(`${url}/api/v1/replication/roster/_changes`, {
-          headers: authHeaders(DEV_TOKENS.DEV_CALLER_TOKEN),
-        });
-        return new Map(
-          decodeAs(RosterChanges, feed.json)
-            .results.filter((c) => c.deleted !== true)
-            .map((c) => [c.id, c.changes[0]?.rev]),
-        );
-      };
       const tabletRoster = async () =>
         new Map((await tablet.local.allDocs()).rows.map((r) => [r.id, r.value.rev]));
       const compared = await readUntil(
         async () => {
           const held = await tabletRoster();
-          const served = await serverRoster();
+          const served = await servedRoster(url);
           if (!isDeepStrictEqual(held, served))
             await tablet.local.replicate.from(tablet.remote('roster', url), { batch_size: 10 });
           return { held, served };
