@@ -43,7 +43,8 @@ import { type BatchingOptions, batchWriter, type ItemResult } from '../lib/batch
 import { decodeDoc } from './docs.js';
 import { sentAgainAfterSilence } from './docWrites.js';
 import type { Database } from './pouch.js';
-import { isConflict, isStored } from './storeErrors.js';
+import { liveLeaves, withdrawal } from './quorumWrites.js';
+import { isConflict, isShortOfQuorum, isStored } from './storeErrors.js';
 
 export interface AuditLogOptions extends BatchingOptions {
   readonly clock: () => Date;
@@ -53,6 +54,8 @@ export interface AuditLogOptions extends BatchingOptions {
    * where this process is the log's one writer.
    */
   readonly claims?: Database;
+  /** `CLAIM_FORK_GRACE_MS` unless given (tests shorten it). */
+  readonly claimForkGraceMs?: number;
 }
 
 /**
@@ -63,13 +66,33 @@ export interface AuditLogOptions extends BatchingOptions {
  * the client sends it again), so the same decision was audited twice (the two-instance row with a node
  * killed: 1,480 entries written twice). With a claim keyed by the decision alone, every writer takes
  * the time the claim holds, and writes the same document.
+ *
+ * Each send of a claim carries a `claimant` of its own. A send refused (409) or short of its quorum
+ * never stood, so a leaf with its claimant is this writer's own copy left behind, safe to withdraw and
+ * to leave out. The time cannot tell that: a replay, or another writer that derived the same time,
+ * holds the claim that stood at that very time, and taking it for a refused copy would withdraw the
+ * claim that stood. Claims written before this field have none, and read as another writer's.
  */
-const AuditClaim = t.type({ created_at: t.string });
+const ClaimLeaf = t.intersection([
+  t.type({ _rev: t.string, created_at: t.string }),
+  t.partial({ claimant: t.string, _conflicts: t.array(t.string) }),
+]);
+type ClaimLeaf = t.TypeOf<typeof ClaimLeaf>;
+/** A row of a read by keys that found its document (a missing one has an error, no value). */
+const LiveRow = t.type({
+  key: t.string,
+  value: t.intersection([t.type({ rev: t.string }), t.partial({ deleted: t.boolean })]),
+});
 const claimId = (auditId: string): string => `auditClaim:${auditId}`;
 /** Rounds of a claim short of its quorum before its entry is refused (the caller retries it later). */
 const CLAIM_ATTEMPTS = 3;
 /** Mean pause before a claim short of its quorum is tried again: one writer of a split may then win it. */
 const CLAIM_PAUSE_MS = 40;
+/**
+ * How long a claim forked between other writers' times, with no entry at any of them, is waited on
+ * before its earliest time is taken: as long as the pipeline waits on an event's copy left behind.
+ */
+const CLAIM_FORK_GRACE_MS = 15_000;
 
 // The interface lives in the domain, so the HTTP layer names it without importing the store.
 export type { AuditLog, InvalidAuditCursor };
@@ -170,17 +193,129 @@ const newAuditDoc = (entry: NewAuditEntry, at: Date, auditId: string): NewAuditD
 };
 
 export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
+  const forkGraceMs = options.claimForkGraceMs ?? CLAIM_FORK_GRACE_MS;
+  /** When this log first found each claim forked between other writers' times, by claim id. */
+  const forkedSince = new Map<string, number>();
+
+  /**
+   * The live leaves of refused claims, by claim id. One read of the winners with their conflicts
+   * answers most; a winner with conflicts, or one that is a copy of this writer's own that never
+   * stood, is read again leaf by leaf: a cluster may answer with the winner of one copy and only the
+   * conflicts that copy knows of, while the leaf read (`open_revs=all`, whose revision trees CouchDB
+   * merges over at least a quorum of copies) always meets the claim that stood on one of them.
+   */
+  const leavesOf = async (
+    claims: Database,
+    ids: ReadonlyArray<string>,
+    neverStood: ReadonlySet<string>,
+  ): Promise<Map<string, ClaimLeaf[]>> => {
+    const read = await claims.allDocs({ keys: [...ids], include_docs: true, conflicts: true });
+    const winners = new Map<string, ClaimLeaf>();
+    for (const row of read.rows) {
+      const doc: unknown = 'doc' in row ? row.doc : undefined;
+      if (ClaimLeaf.is(doc)) winners.set(row.key, doc);
+    }
+    const leaves = new Map<string, ClaimLeaf[]>();
+    await Promise.all(
+      ids.map(async (id) => {
+        const winner = winners.get(id);
+        if (winner === undefined) return;
+        const ownCopy = winner.claimant !== undefined && neverStood.has(winner.claimant);
+        if (!ownCopy && (winner._conflicts ?? []).length === 0) {
+          leaves.set(id, [winner]);
+          return;
+        }
+        const all: unknown = await claims.get(id, { open_revs: 'all' }).catch(() => undefined);
+        leaves.set(
+          id,
+          liveLeaves(all).flatMap(({ doc }) => (ClaimLeaf.is(doc) ? [doc] : [])),
+        );
+      }),
+    );
+    return leaves;
+  };
+
+  /** Which of `ids` (entry ids) the log holds: an entry stored already. */
+  const storedEntries = async (ids: ReadonlyArray<string>): Promise<Set<string>> => {
+    if (ids.length === 0) return new Set();
+    const read = await db.allDocs({ keys: [...ids] });
+    return new Set(
+      read.rows.flatMap((row) => (LiveRow.is(row) && row.value.deleted !== true ? [row.key] : [])),
+    );
+  };
+
+  /**
+   * The time of the claim that stands, for each keyed entry whose claim this writer was refused (409);
+   * none for an entry whose claim cannot tell yet (tried again after the pause).
+   *
+   * A refusal means a quorum of copies held another claim, which stays; but the refused claim may
+   * still have been taken by the third copy, and once the copies sync that leaf conflicts with the
+   * one that stood. CouchDB makes the winner of two first revisions the one whose hash sorts higher,
+   * not the one that reached the quorum, so reading the winner could name the refused claim's time
+   * (one decision audited at both writers' times, three nodes, twice in CI). So the leaves are read:
+   * this writer's own copies that never stood (by `claimant`) are withdrawn, for later readers, and
+   * left out; one time left is the claim that stood.
+   *
+   * More than one time left: another writer's refused copy, not withdrawn yet (its writer withdraws
+   * it in its own round; it may have died first), beside the claim that stood. Nothing in the leaves
+   * tells which stood: both are first revisions and, once synced, every copy holds both. No rule over
+   * the leaves alone is safe (the writer whose claim stood wrote its entry at its own time without
+   * reading anything), but the entry it wrote is: a time already audited is taken, and writing it
+   * again stores nothing new. With none audited the writer that stood has not written its entry yet,
+   * so this waits (the refused copy is usually withdrawn by then). A fork that outlasts
+   * `CLAIM_FORK_GRACE_MS` with no entry (that writer died between claim and entry, and its leaf-less
+   * replay comes here too) takes its earliest time: every reader past the grace picks the same, and
+   * the first entry written then settles it for the rest. What stays open: two readers past the grace
+   * that see different sets of leaves can each pick their own earliest.
+   */
+  const standingTimes = async (
+    claims: Database,
+    refused: ReadonlyArray<NewAuditDoc>,
+    neverStood: ReadonlySet<string>,
+  ): Promise<Map<NewAuditDoc, string>> => {
+    const ids = [...new Set(refused.map((d) => claimId(d.audit_id)))];
+    const leaves = await leavesOf(claims, ids, neverStood);
+    const isOwn = (l: ClaimLeaf): boolean => l.claimant !== undefined && neverStood.has(l.claimant);
+    const own = [...leaves].flatMap(([id, ls]) => ls.filter(isOwn).map((l) => withdrawal(id, l._rev)));
+    // Best effort: a withdrawal no copy took leaves the fork, which the next read shows again.
+    if (own.length > 0) await claims.bulkDocs(own).catch(() => undefined);
+    const timesOf = (id: string): string[] =>
+      [...new Set((leaves.get(id) ?? []).filter((l) => !isOwn(l)).map((l) => l.created_at))].sort();
+    const forked = refused.filter((d) => timesOf(claimId(d.audit_id)).length > 1);
+    const audited = await storedEntries([
+      ...new Set(forked.flatMap((d) => timesOf(claimId(d.audit_id)).map((at) => auditDocId(at, d.audit_id)))),
+    ]);
+    const now = performance.now();
+    const out = new Map<NewAuditDoc, string>();
+    for (const doc of refused) {
+      const id = claimId(doc.audit_id);
+      const times = timesOf(id);
+      const only = times.length === 1 ? times[0] : undefined;
+      if (times.length <= 1) forkedSince.delete(id);
+      if (only !== undefined) out.set(doc, only);
+      if (times.length <= 1) continue;
+      const since = forkedSince.get(id) ?? now;
+      forkedSince.set(id, since);
+      const at =
+        times.find((t) => audited.has(auditDocId(t, doc.audit_id))) ??
+        (now - since >= forkGraceMs ? times[0] : undefined);
+      if (at === undefined) continue;
+      forkedSince.delete(id);
+      out.set(doc, at);
+    }
+    return out;
+  };
+
   /**
    * Each keyed entry with the time its decision's claim holds (this writer's when its claim stood), or
    * the reason it cannot be written yet (its claim neither stood nor was refused: the caller retries).
    *
-   * Only a claim read after a refusal (409) names the time. A refusal means a quorum of copies held
-   * another claim, so the claim read is one that reached its quorum and stays. A claim short of its
-   * quorum (withdrawn by `quorumWrites`, or not judged at all) says nothing of the others: on a cluster
-   * two writers' claims of one decision can both fall short, each on one copy, and each read the
-   * other's before its writer withdrew it, so each wrote the entry at the other's time (one decision
-   * audited at two times, three nodes). Such a claim is tried again after a short pause, where it
-   * reaches its quorum or meets the claim that did.
+   * Only a claim read after a refusal (409) names the time, and only as `standingTimes` reads it. A
+   * claim short of its quorum (withdrawn by `quorumWrites`, or not judged at all) says nothing of the
+   * others: on a cluster two writers' claims of one decision can both fall short, each on one copy,
+   * and each read the other's before its writer withdrew it, so each wrote the entry at the other's
+   * time (one decision audited at two times, three nodes). Such a claim is tried again after a short
+   * pause, where it reaches its quorum or meets the claim that did.
    */
   const claimed = async (
     claims: Database,
@@ -189,36 +324,39 @@ export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
     const keyed = items.flatMap((q) => (q.keyed ? [q.doc] : []));
     if (keyed.length === 0) return items.map((q) => q.doc);
     const outcome = new Map<NewAuditDoc, NewAuditDoc | string>();
+    /** Claimants of this call's sends answered as refused or short of their quorum: none stood. */
+    const neverStood = new Set<string>();
     let pending = keyed;
     for (let attempt = 1; pending.length > 0; attempt += 1) {
       if (attempt > 1) await sleep(CLAIM_PAUSE_MS * (0.5 + Math.random()));
       const batch = pending;
-      // A claim cut by the silence limit is sent again (0064): one the first send stored is refused
-      // now, and read back below it names this writer's own time.
-      const { result: results } = await sentAgainAfterSilence(() =>
-        claims.bulkDocs(
-          batch.map((doc) => ({
+      let sent: ReadonlyArray<{ readonly doc: NewAuditDoc; readonly claimant: string }> = [];
+      // A claim cut by the silence limit is sent again (0064), under a claimant of its own: the first
+      // send, unheard, may have stood, and read back below it is another claimant's at this writer's
+      // own time, which it then takes.
+      const { result: results } = await sentAgainAfterSilence(() => {
+        sent = batch.map((doc) => ({ doc, claimant: randomUUID() }));
+        return claims.bulkDocs(
+          sent.map(({ doc, claimant }) => ({
             _id: claimId(doc.audit_id),
             docType: 'auditClaim',
             created_at: doc.created_at,
+            claimant,
           })),
-        ),
-      );
+        );
+      });
+      sent.forEach(({ claimant }, i) => {
+        const r = results[i];
+        if (r !== undefined && (isConflict(r) || isShortOfQuorum(r))) neverStood.add(claimant);
+      });
       const refused = batch.filter((_, i) => {
         const r = results[i];
         return r !== undefined && isConflict(r);
       });
-      const timeOf = new Map<string, string>();
-      if (refused.length > 0) {
-        const read = await claims.allDocs({
-          keys: refused.map((d) => claimId(d.audit_id)),
-          include_docs: true,
-        });
-        for (const row of read.rows) {
-          const doc: unknown = 'doc' in row ? row.doc : undefined;
-          if (AuditClaim.is(doc)) timeOf.set(row.key, doc.created_at);
-        }
-      }
+      const timeOf =
+        refused.length > 0
+          ? await standingTimes(claims, refused, neverStood)
+          : new Map<NewAuditDoc, string>();
       pending = [];
       batch.forEach((doc, i) => {
         const r = results[i];
@@ -226,9 +364,10 @@ export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
           outcome.set(doc, doc);
           return;
         }
-        const at = r !== undefined && isConflict(r) ? timeOf.get(claimId(doc.audit_id)) : undefined;
+        const at = timeOf.get(doc);
         if (at !== undefined) outcome.set(doc, { ...doc, _id: auditDocId(at, doc.audit_id), created_at: at });
-        // A refusal whose claim could not be read (withdrawn since, or a lagging copy) is tried again too.
+        // A refusal whose claim could not be read (withdrawn since, a lagging copy, a fork no entry
+        // settles yet) is tried again too.
         else if (attempt < CLAIM_ATTEMPTS) pending.push(doc);
         else outcome.set(doc, `claim ${describeFailure(r)}`);
       });

@@ -109,6 +109,60 @@ const allPages = async (log: AuditLog, filter: AuditFilter): Promise<AuditPage[]
 
 const idOf = (e: AuditEntry): string => auditDocId(e.created_at, e.audit_id);
 
+/** An append tried again while refused, a few times, as the pipeline tries its step again. */
+const persisted = async (append: () => Promise<void>): Promise<void> => {
+  for (let attempt = 1; ; attempt += 1)
+    try {
+      return await append();
+    } catch (err) {
+      if (!(err instanceof AuditEntryNotStored) || attempt >= 5) throw err;
+    }
+};
+
+/** `db` with its bulk writes answered by `bulkDocs`: a cluster's copies shaped by hand. */
+const withBulkDocs = (db: Database, bulkDocs: unknown): Database =>
+  new Proxy(db, {
+    get: (target, key) => {
+      if (key === 'bulkDocs') return bulkDocs;
+      const v: unknown = Reflect.get(target, key, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+
+/** A first revision above any other: CouchDB makes the winner of two first revisions the higher hash. */
+const ABOVE = `1-${'f'.repeat(32)}`;
+
+/**
+ * Claims where a create of an id that stands is refused (409) by two copies of three and taken by
+ * the third: the refused claim is planted beside the one that stood as a conflicting first
+ * revision whose hash sorts above it, so that once the copies sync it is the winner a plain read
+ * answers. Everything else (a first claim, a withdrawal) is written as it comes.
+ */
+const refusedButTaken = (db: Database, rev = ABOVE): Database => {
+  const bulkDocs = async (docs: Array<PouchDB.Core.PutDocument<object>>) => {
+    const out: Array<PouchDB.Core.Response | PouchDB.Core.Error> = [];
+    for (const doc of docs) {
+      const id = doc._id ?? '';
+      const stands = await db.get(id).catch(() => undefined);
+      if (stands === undefined || '_rev' in doc) {
+        const [r] = await db.bulkDocs([doc]);
+        if (r !== undefined) out.push(r);
+        continue;
+      }
+      await db.bulkDocs([{ ...doc, _id: id, _rev: rev }], { new_edits: false });
+      out.push({
+        id,
+        error: 'conflict',
+        status: 409,
+        name: 'conflict',
+        reason: 'Document update conflict.',
+      });
+    }
+    return out;
+  };
+  return withBulkDocs(db, bulkDocs);
+};
+
 for (const [name, setUp, propertyRuns] of backends) {
   describe(`audit log on ${name}`, function () {
     this.timeout(120_000);
@@ -215,19 +269,11 @@ for (const [name, setUp, propertyRuns] of backends) {
       const e = entry({ action: 'CONFLICT_RESOLVED', endpoint: 'PIPELINE /events/_changes' });
       const ids = Array.from({ length: 20 }, (_, i) => uuidV5(`decision-${i}`, uuidV5.URL));
       // A claim short of its quorum under contention (a cluster) refuses its entry, and the pipeline's
-      // step is tried again: so is each append here, a few times.
-      const persist = async (append: () => Promise<void>): Promise<void> => {
-        for (let attempt = 1; ; attempt += 1)
-          try {
-            return await append();
-          } catch (err) {
-            if (!(err instanceof AuditEntryNotStored) || attempt >= 5) throw err;
-          }
-      };
+      // step is tried again: so is each append here (`persisted`).
       await Promise.all(
         logs$.flatMap((log, w) => [
           ...ids.map((auditId, i) =>
-            persist(() =>
+            persisted(() =>
               log.appendKeyed(e, {
                 at: `2026-03-01T11:59:${String(10 + i).padStart(2, '0')}.${w}00Z`,
                 auditId,
@@ -241,6 +287,38 @@ for (const [name, setUp, propertyRuns] of backends) {
       const keyed = all.filter((i) => i.action === 'CONFLICT_RESOLVED');
       expect(keyed.map((i) => i.audit_id).sort()).to.deep.equal([...ids].sort());
       expect(all.length - keyed.length, 'plain entries').to.equal(2);
+    });
+
+    it('with claims, a claim forked by refused copies (this writer’s own, one left behind) is read past, at the time of the claim that stood', async () => {
+      const claims = store.db.requests;
+      const e = entry({ action: 'CONFLICT_RESOLVED', endpoint: 'PIPELINE /events/_changes' });
+      const auditId = uuidV5('decision-forked-claim', uuidV5.URL);
+      const [stood, leftBehind, refused] = [
+        '2026-03-01T11:59:10.000Z',
+        '2026-03-01T11:59:10.100Z',
+        '2026-03-01T11:59:10.200Z',
+      ] as const;
+      await open({ claims }).appendKeyed(e, { at: stood, auditId });
+      // Another writer's refused copy that one copy took, never withdrawn: the winner of plain reads.
+      await claims.bulkDocs(
+        [
+          {
+            _id: `auditClaim:${auditId}`,
+            _rev: `1-${'f'.repeat(31)}e`,
+            docType: 'auditClaim',
+            created_at: leftBehind,
+            claimant: randomUUID(),
+          },
+        ],
+        { new_edits: false },
+      );
+      // A cluster's reads may lag the entry and the fork a moment: a refusal is tried again (`persisted`).
+      const writer = open({ claims: refusedButTaken(claims) });
+      await persisted(() => writer.appendKeyed(e, { at: refused, auditId }));
+      const replay = open({ claims });
+      for (const at of [leftBehind, refused]) await persisted(() => replay.appendKeyed(e, { at, auditId }));
+      const entries = (await allPages(replay, { limit: 10 })).flatMap((p) => p.items);
+      expect(entries.map((i) => [i.created_at, i.audit_id])).to.deep.equal([[stood, auditId]]);
     });
 
     it('refuses a keyed entry with an unreadable time or an id that is not a UUID', async () => {
@@ -587,13 +665,7 @@ describe('audit log claims short of their quorum, on a cluster shaped by hand', 
         }
         return out;
       };
-      return new Proxy(db, {
-        get: (target, key) => {
-          if (key === 'bulkDocs') return bulkDocs;
-          const v: unknown = Reflect.get(target, key, target);
-          return typeof v === 'function' ? v.bind(target) : v;
-        },
-      });
+      return withBulkDocs(db, bulkDocs);
     };
     return { claims, db };
   };
@@ -617,5 +689,81 @@ describe('audit log claims short of their quorum, on a cluster shaped by hand', 
     const stands: unknown = await claimsDb.get(`auditClaim:${auditId}`);
     expect(stands).to.deep.include({ created_at: times[0] });
     expect(entries).to.deep.equal([auditDocId(times[0], auditId)]);
+  });
+});
+
+describe('audit log claims refused yet taken by one copy, on a cluster shaped by hand', () => {
+  const times = ['2026-03-01T11:59:10.000Z', '2026-03-01T11:59:10.100Z'] as const;
+  const e = entry({ action: 'CONFLICT_RESOLVED', endpoint: 'PIPELINE /events/_changes' });
+  const memory = (name: string): Database => new PouchDB(`${name}-${randomUUID()}`, { adapter: 'memory' });
+  const logs: AuditLog[] = [];
+  const open = (audit: Database, options: Partial<AuditLogOptions> = {}): AuditLog => {
+    const log = auditLog(audit, { clock: () => new Date(BASE), ...options });
+    logs.push(log);
+    return log;
+  };
+  afterEach(async () => {
+    await Promise.all(logs.splice(0).map((l) => l.close()));
+  });
+  const entryIds = async (audit: Database): Promise<string[]> =>
+    (await audit.allDocs({ startkey: 'audit:', endkey: 'audit:\ufff0' })).rows.map((r) => r.id);
+
+  it('a writer refused whose claim one copy took writes at the time of the claim that stood, and withdraws its copy', async () => {
+    const [claims, audit] = [memory('claims'), memory('audit')];
+    const auditId = uuidV5('decision-refused-taken', uuidV5.URL);
+    await open(audit, { claims }).appendKeyed(e, { at: times[0], auditId });
+    await open(audit, { claims: refusedButTaken(claims) }).appendKeyed(e, { at: times[1], auditId });
+    expect(await entryIds(audit)).to.deep.equal([auditDocId(times[0], auditId)]);
+    // Later readers (a replay, another writer) find the claim that stood alone.
+    const claim = await claims.get(`auditClaim:${auditId}`, { conflicts: true });
+    expect(claim).to.deep.include({ created_at: times[0] });
+    expect(claim._conflicts ?? []).to.deep.equal([]);
+  });
+
+  it('a later writer finding the claim forked by a refused copy left behind writes at the time already audited', async () => {
+    const [claims, audit] = [memory('claims'), memory('audit')];
+    const auditId = uuidV5('decision-fork-left', uuidV5.URL);
+    await open(audit, { claims }).appendKeyed(e, { at: times[0], auditId });
+    // The refused copy of a writer that died before withdrawing it: the winner of every plain read.
+    await claims.bulkDocs(
+      [
+        {
+          _id: `auditClaim:${auditId}`,
+          _rev: ABOVE,
+          docType: 'auditClaim',
+          created_at: times[1],
+          claimant: randomUUID(),
+        },
+      ],
+      { new_edits: false },
+    );
+    expect(await claims.get(`auditClaim:${auditId}`)).to.deep.include({ created_at: times[1] });
+    // Replays of both writers' decisions, at either time.
+    for (const at of [times[1], times[0], times[1]])
+      await open(audit, { claims }).appendKeyed(e, { at, auditId });
+    expect(await entryIds(audit)).to.deep.equal([auditDocId(times[0], auditId)]);
+  });
+
+  it('a claim forked between two other times with no entry at either is waited on, then taken at its earliest past the grace', async () => {
+    const [claims, audit] = [memory('claims'), memory('audit')];
+    const auditId = uuidV5('decision-fork-unaudited', uuidV5.URL);
+    const id = `auditClaim:${auditId}`;
+    await claims.put({ _id: id, docType: 'auditClaim', created_at: times[1], claimant: randomUUID() });
+    await claims.bulkDocs([{ _id: id, _rev: ABOVE, docType: 'auditClaim', created_at: times[0] }], {
+      new_edits: false,
+    });
+    const at = '2026-03-01T11:59:10.200Z';
+    const waited: unknown = await open(audit, { claims })
+      .appendKeyed(e, { at, auditId })
+      .then(
+        () => undefined,
+        (x: unknown) => x,
+      );
+    expect(waited).to.be.instanceOf(AuditEntryNotStored);
+    expect(await entryIds(audit)).to.deep.equal([]);
+    await open(audit, { claims, claimForkGraceMs: 0 }).appendKeyed(e, { at, auditId });
+    // Within its grace, a writer now finds the entry written past it.
+    await open(audit, { claims }).appendKeyed(e, { at: times[1], auditId });
+    expect(await entryIds(audit)).to.deep.equal([auditDocId(times[0], auditId)]);
   });
 });
