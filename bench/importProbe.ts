@@ -9,6 +9,7 @@
  *   PROBE_COUCHDB_URL=<CouchDB with credentials> PROBE_COUCH_PID=<its beam.smp pid> \
  *     npx tsx bench/importProbe.ts [rows=10000] [runs=1]
  *   PROBE_EMBEDDED=1 npx tsx bench/importProbe.ts [rows] [runs]   (the embedded store)
+ *   PROBE_PRELOAD=<rows>: that many other rows imported first (files of 10,000), the file joining them
  *
  * The service runs from the bundle (`dist/server/main.js`, rebuilt when a source is newer), each run
  * on databases of its own prefix (`PROBE_ENTRY=<another bundle>`: that one, for a pair in one session).
@@ -102,12 +103,11 @@ const timingProxy = async (target: URL, prefix: string) => {
   return { url: url.href.replace(/\/$/, ''), timed, close: () => new Promise((r) => server.close(r)) };
 };
 
-const csvOf = (rows: number): string =>
+const csvOf = (rows: number, from = 0): string =>
   [
     'Código;Nome;Data de Nascimento;Responsável;Telefone;Turma',
-    ...Array.from(
-      { length: rows },
-      (_, i) =>
+    ...Array.from({ length: rows }, (_, k) => from + k).map(
+      (i) =>
         `M-${i};${['Maria', 'Ana', 'João', 'Pedro', 'Sofia'][i % 5]} Costa ${String(i).padStart(6, '0')};` +
         `${String((i % 28) + 1).padStart(2, '0')}/0${(i % 9) + 1}/2019;Responsável ${i};` +
         `(11) 9${String(10_000_000 + i).slice(-8)};Maternal`,
@@ -149,13 +149,30 @@ const dropDatabases = async (couch: URL, prefix: string): Promise<void> => {
       await fetch(new URL(`/${name}`, base), { method: 'DELETE', headers: { authorization: auth } });
 };
 
-const activeTasks = async (couch: URL, prefix: string): Promise<boolean> => {
+const taskList = async (couch: URL): Promise<unknown[]> => {
   const url = new URL('/_active_tasks', couch);
   const auth = `Basic ${Buffer.from(`${decodeURIComponent(couch.username)}:${decodeURIComponent(couch.password)}`).toString('base64')}`;
   url.username = '';
   url.password = '';
   const tasks: unknown = await fetch(url, { headers: { authorization: auth } }).then((r) => r.json());
-  return Array.isArray(tasks) && tasks.some((t) => JSON.stringify(t).includes(prefix));
+  return Array.isArray(tasks) ? tasks : [];
+};
+
+const activeTasks = async (couch: URL, prefix: string): Promise<boolean> =>
+  (await taskList(couch)).some((t) => JSON.stringify(t).includes(prefix));
+
+/** A task as `kind database design-document` (the shard's range and the prefix left out). */
+const taskName = (task: unknown, prefix: string): string => {
+  if (typeof task !== 'object' || task === null) return 'unknown';
+  const field = (k: string): string => {
+    const v: unknown = Reflect.get(task, k);
+    return typeof v === 'string' ? v : '';
+  };
+  const db = field('database')
+    .replace(/^shards\/[^/]+\//, '')
+    .replace(prefix, '')
+    .replace(/\.\d+$/, '');
+  return `${field('type')} ${db} ${field('design_document')}`.trim();
 };
 
 const probe = async (
@@ -215,6 +232,19 @@ const probe = async (
         ),
       );
     const pairs = sessions.flatMap((sessionId) => kids.map((studentId) => ({ sessionId, studentId })));
+    // A roll already there (`PROBE_PRELOAD` rows, in files of 10,000): the file then joins it.
+    for (let from = 0; from < preload; from += 10_000) {
+      const a = performance.now();
+      const r = await fetch(`${url}/api/v1/imports/students?dryRun=false`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'text/csv', 'idempotency-key': randomUUID() },
+        body: csvOf(Math.min(10_000, preload - from), rows + from),
+      });
+      await r.text();
+      process.stderr.write(
+        `preload ${from}: ${r.status} in ${((performance.now() - a) / 1000).toFixed(1)} s\n`,
+      );
+    }
     await quiet(child.pid, 60_000);
     // CouchDB idle (every database's indexing and compaction, not only this run's) before the file.
     for (let i = 0; couch !== undefined && i < 240 && (await activeTasks(couch, '')); i += 1)
@@ -239,6 +269,15 @@ const probe = async (
         const r = await post(url, auth, '/api/v1/check-in', pairs[k]);
         checkIns.push({ ms: performance.now() - t0, status: r.status });
         await new Promise((ok) => setTimeout(ok, 250));
+      }
+    })();
+    // What CouchDB is busy with through the file: each task seen, and in how many samples (one a second).
+    const tasksSeen = new Map<string, number>();
+    const watchingTasks = (async () => {
+      while (importing && couch !== undefined) {
+        for (const task of new Set((await taskList(couch).catch(() => [])).map((t) => taskName(t, prefix))))
+          tasksSeen.set(task, (tasksSeen.get(task) ?? 0) + 1);
+        await new Promise((ok) => setTimeout(ok, 1000));
       }
     })();
     // The pipeline's backlog (its gauge, read at each scrape) through the file: what a check-in waits behind.
@@ -268,6 +307,9 @@ const probe = async (
     const load1 = loadavg()[0] ?? 0;
     await kiosk;
     await sampling;
+    await watchingTasks;
+    for (const [task, n] of [...tasksSeen].sort((a, b) => b[1] - a[1]))
+      process.stderr.write(`  task during the file: ${task} in ${n} samples\n`);
     // The office searches right after the file: one child of it, by name and number.
     const wanted = 'Pedro Costa 004323';
     const s0 = performance.now();
@@ -370,6 +412,7 @@ if (!embedded && (couchUrl === undefined || !Number.isInteger(beamPid))) {
 }
 const rows = Number(process.argv[2] ?? 10_000);
 const runs = Number(process.argv[3] ?? 1);
+const preload = Number(process.env.PROBE_PRELOAD ?? 0);
 for (let i = 0; i < runs; i += 1)
   await probe(
     embedded || couchUrl === undefined ? undefined : new URL(couchUrl),

@@ -422,6 +422,7 @@ const wire = async (
       }),
       imports: studentImportService({
         students,
+        ...(records.activeMatching === undefined ? {} : { activeMatching: records.activeMatching }),
         studentService: studentSvc,
         classes,
         audit: records.auditTrail,

@@ -127,10 +127,21 @@ const importFile = async (
  * table). A file refused (a 503 past the import's deadline) is sent again in files of 2,000: rows
  * stored by the refused attempt answer `unchanged` (the import matches on `Código`).
  */
+/** The service's log lines at warn and above (pino's levels 40+), the last `n`, to say why a file failed. */
+const warnings = (output: string, n = 12): string =>
+  output
+    .split('\n')
+    .filter((line) => /"level":(4|5|6)0\b/.test(line))
+    .slice(-n)
+    .map((line) => `  log: ${line.slice(0, 400)}\n`)
+    .join('');
+
 const importRoll = async (
   url: string,
   auth: Record<string, string>,
   students: number,
+  /** The service's output so far (its log lines), printed in part when a file fails. */
+  output: () => string = () => '',
 ): Promise<{ firstFile: { status: number; seconds: number; rows: number } }> => {
   const made = Created.decode(
     await (await postJson(url, auth, '/api/v1/classes', { name: 'Maternal' })).json(),
@@ -148,7 +159,7 @@ const importRoll = async (
       );
     if (done.status === 200) continue;
     process.stderr.write(
-      `bench: an import of ${to - from} rows answered ${done.status} after ${done.seconds.toFixed(1)} s (${done.said}); again in parts\n`,
+      `bench: an import of ${to - from} rows answered ${done.status} after ${done.seconds.toFixed(1)} s (${done.said}); again in parts\n${warnings(output())}`,
     );
     for (let part = from; part < to; part += FALLBACK_ROWS) {
       const partTo = Math.min(to, part + FALLBACK_ROWS);
@@ -339,7 +350,7 @@ const couchAtSize = async (couchUrl: string, students: number, quick: boolean): 
     await waitHealthy(url);
     const auth = await signedInAdmin(url);
     const label = `CouchDB, ${students.toLocaleString('en')} students`;
-    const { firstFile } = await importRoll(url, auth, students);
+    const { firstFile } = await importRoll(url, auth, students, () => a.output());
     await quiet(a.pid(), 180_000);
     await indexed(couchUrl, env.DB_PREFIX, 180_000);
     const { lists, searches } = await measureLoads(url, auth, a.pid(), students, quick);

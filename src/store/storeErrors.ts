@@ -121,6 +121,10 @@ const UNREACHABLE_CODES = new Set([
   'EHOSTUNREACH',
   'ENOTFOUND',
   'EPIPE',
+  // Node's fetch (undici) when the server closed the connection mid-answer, or a kept-alive socket
+  // it had closed was reused: the outcome of a write is then unknown, as with a reset.
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
 ]);
 
 /** The system error code an error carries (`ECONNREFUSED`, `ENOSPC`, …), if any. */

@@ -29,10 +29,11 @@ import * as t from 'io-ts';
 import { StudentDoc } from '../domain/student.js';
 import { getDoc } from './docs.js';
 import type { Database } from './pouch.js';
-import { isConflict } from './storeErrors.js';
+import { isConflict, isStoreTimeout } from './storeErrors.js';
 
 export const STUDENT_VIEWS_ID = '_design/student-directory';
 export const VISITOR_VIEWS_ID = '_design/student-visitors';
+export const MATCH_VIEWS_ID = '_design/student-matches';
 
 // Runs inside CouchDB's JavaScript engine (and PouchDB's, in tests): plain ES5, self-contained. The
 // same code as `viewKeyOf` below.
@@ -76,12 +77,23 @@ export const VISITORS_MAP = `function (doc) {
   if (doc.docType === 'student' && doc.visitor === true) emit(doc.studentId, null);
 }`;
 
+/**
+ * The active students by folded name and birth date: what an import matches a row without an external
+ * id by (with the guardian, compared on the records read after). In a design document of its own, so
+ * adding it did not make CouchDB build the directory's views again (decision 0064).
+ */
+export const BY_NAME_AND_BIRTH_MAP = `function (doc) {
+  if (doc.docType !== 'student' || doc.status !== 'ACTIVE' || typeof doc.nameFolded !== 'string') return;
+  emit([doc.nameFolded, typeof doc.birthDate === 'string' ? doc.birthDate : ''], null);
+}`;
+
 const designs = {
   [STUDENT_VIEWS_ID]: {
     'by-name': { map: BY_NAME_MAP },
     'by-trigram': { map: BY_TRIGRAM_MAP, reduce: '_count' },
   },
   [VISITOR_VIEWS_ID]: { all: { map: VISITORS_MAP } },
+  [MATCH_VIEWS_ID]: { 'by-name-and-birth': { map: BY_NAME_AND_BIRTH_MAP } },
 };
 
 const ViewsDoc = t.type({ _id: t.string, _rev: t.string, views: t.unknown });
@@ -214,12 +226,19 @@ export interface StudentViews {
   trigramCounts(status: string, fresh: boolean): Promise<ReadonlyMap<string, number>>;
   /** Every visitor's record. */
   visitors(): Promise<StudentDoc[]>;
+
   /**
    * Sets CouchDB indexing what was written since (a query of no rows with `stale=update_after`: it
    * answers at once and the index is brought up to date behind it, however long that takes).
    */
   refresh(): Promise<void>;
 }
+
+/** A folded name and a birth date (`''` for none). */
+export type NameAndBirth = readonly [nameFolded: string, birthDate: string];
+
+/** Keys a matching query sends at once: one POST body of some tens of kilobytes. */
+const MATCH_KEYS_AT_ONCE = 1_000;
 
 const staleness = (fresh: boolean) => (fresh ? {} : { stale: 'ok' as const });
 
@@ -335,6 +354,109 @@ export const studentViews = (db: Database): StudentViews => {
     async refresh() {
       await db.query(`${name}/by-name`, { limit: 0, stale: 'update_after' });
       await db.query('student-visitors/all', { limit: 0, stale: 'update_after' });
+      await db.query('student-matches/by-name-and-birth', { limit: 0, stale: 'update_after' });
     },
   };
 };
+
+/** Tries of a query cut by the silence limit while CouchDB indexes (`whenIndexed`). */
+const INDEX_ATTEMPTS = 6;
+
+/**
+ * A query that waits for CouchDB's index to hold every write, sent again when the store's silence
+ * limit cut it: CouchDB goes on indexing after the query is dropped (the index's updater is a process
+ * of its own), so each try waits for less. An import right after another file finds that file's
+ * writes still being indexed. The request's deadline still bounds the whole (decision 0046).
+ */
+const whenIndexed = async <A>(query: () => Promise<A>): Promise<A> => {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await query();
+    } catch (e) {
+      if (!isStoreTimeout(e) || attempt >= INDEX_ATTEMPTS) throw e;
+    }
+  }
+};
+
+/** What the import asks of the roll: the active students it may match. */
+export interface MatchQuery {
+  /** Folded name and birth date of each row. */
+  readonly keys: ReadonlyArray<NameAndBirth>;
+  /** The ids the rows would be stored under (derived from their external id or natural key). */
+  readonly ids: ReadonlyArray<string>;
+}
+
+/**
+ * A keyed read costs CouchDB about as much as 40 rows of a range read: on 3.4.3, one node, a file's
+ * 20,000 keys (its names and its ids) took 13.7–27.4 s by key, the 50,000 rows of the index read whole
+ * 0.9–2.8 s (`bench/matchProbe.ts`, decision 0064); `_all_docs` by key costs the same as the view by
+ * key, one request or five at once. A match asks by key while its keys cost less than the index read
+ * whole (a small file on a large roll), and reads the index whole (its rows, no document) otherwise.
+ */
+const KEYED_READ_IN_ROWS = 40;
+/** Rows of the view read at once when it is read whole: about a megabyte. */
+const MATCH_PAGE = 10_000;
+
+const MatchKey = t.tuple([t.string, t.string]);
+
+/**
+ * The ids of the active students an import's rows may match: those whose folded name and birth date
+ * (`''` for none) are one of `keys`, or whose id is one of `ids`, as the index holds them once it holds
+ * every acknowledged write (CouchDB's `update=true`). A superset: ICU may collate distinct keys alike,
+ * and a small file's `ids` are answered as asked (the caller reads the records, and compares them).
+ *
+ * Reading the roll's records whole took most of a late file's time on CouchDB (0.65 s a thousand
+ * beside the import; 102 rows/s at 110,000 students, decision 0064): the view's rows are a fraction
+ * of a record, and a small file reads only its own keys.
+ */
+export const activeMatching =
+  (db: Database, options: { readonly pageSize?: number; readonly keyedReadInRows?: number } = {}) =>
+  async (query: MatchQuery): Promise<string[]> => {
+    const pageSize = options.pageSize ?? MATCH_PAGE;
+    const view = 'student-matches/by-name-and-birth';
+    // Waits for the index once (sent again while the silence limit cuts it); the reads after read it
+    // as it stands, which holds every write acknowledged before this one.
+    const head = await whenIndexed(() => db.query(view, { limit: 0 }));
+    const keyedCost =
+      (query.keys.length + query.ids.length) * (options.keyedReadInRows ?? KEYED_READ_IN_ROWS);
+    if (keyedCost < head.total_rows) {
+      const found = new Set(query.ids);
+      for (let i = 0; i < query.keys.length; i += MATCH_KEYS_AT_ONCE) {
+        const chunk = query.keys.slice(i, i + MATCH_KEYS_AT_ONCE).map((k) => [...k]);
+        const res = await db.query(view, { keys: chunk, stale: 'ok' });
+        for (const row of res.rows)
+          if (row.id.startsWith(STUDENT_PREFIX)) found.add(row.id.slice(STUDENT_PREFIX.length));
+      }
+      return [...found];
+    }
+    const keys = new Set(query.keys.map(([name, birth]) => `${name}\u0000${birth}`));
+    const ids = new Set(query.ids);
+    const found = new Set<string>();
+    // Pages start at the last key read, past the rows read with that key (`skip`): PouchDB has no
+    // `startkey_docid`, and a key's rows may straddle pages. Where ICU collates distinct keys alike a
+    // row may be read twice, never missed; the set keeps it once.
+    let from: { readonly key: unknown; readonly skip: number } | undefined;
+    for (;;) {
+      const res = await db.query(view, {
+        limit: pageSize,
+        stale: 'ok',
+        ...(from === undefined ? {} : { startkey: from.key, skip: from.skip }),
+      });
+      for (const row of res.rows) {
+        if (!row.id.startsWith(STUDENT_PREFIX)) continue;
+        const studentId = row.id.slice(STUDENT_PREFIX.length);
+        const key = MatchKey.decode(row.key);
+        if (ids.has(studentId) || (E.isRight(key) && keys.has(`${key.right[0]}\u0000${key.right[1]}`)))
+          found.add(studentId);
+      }
+      const last = res.rows[res.rows.length - 1];
+      if (res.rows.length < pageSize || last === undefined) return [...found];
+      const lastKey = JSON.stringify(last.key);
+      let run = 0;
+      while (run < res.rows.length && JSON.stringify(res.rows[res.rows.length - 1 - run]?.key) === lastKey)
+        run += 1;
+      // A page of one key only, the key it started at: the rows past it are further on.
+      const same = from !== undefined && JSON.stringify(from.key) === lastKey && run === res.rows.length;
+      from = { key: last.key, skip: same && from !== undefined ? from.skip + run : run };
+    }
+  };

@@ -29,6 +29,7 @@ import { roleStore } from '../store/roles.js';
 import { sessionStore } from '../store/sessions.js';
 import type { Store } from '../store/store.js';
 import { studentStore } from '../store/students.js';
+import { activeMatching } from '../store/studentViews.js';
 import { userStore } from '../store/users.js';
 import { followChanges$ } from '../sync/changeFeed.js';
 import { type DirectoryPort, inMemoryDirectory } from '../sync/directoryPort.js';
@@ -147,6 +148,8 @@ export const wireRecords = async (wiring: RecordsWiring) => {
   const privateSeq = (await store.db.private.info()).update_seq;
   let port: DirectoryPort;
   let heldTo: string | number;
+  // CouchDB's index of active students by name and birth date, for the import's matching (0064).
+  let matching: ReturnType<typeof activeMatching> | undefined;
   if (store.backend === 'couchdb') {
     // CouchDB serves the roll from its views (decision 0056): nothing of it is read here but the
     // visitors; the consents are held as before.
@@ -154,6 +157,7 @@ export const wireRecords = async (wiring: RecordsWiring) => {
     directory.load(couch.visitors, await consents.listAll());
     port = couch.port;
     heldTo = privateSeq;
+    matching = activeMatching(store.db.private);
   } else {
     directory.load([], await consents.listAll());
     // A page at a time: the directory keeps a summary of each record, and the page is let go.
@@ -263,6 +267,7 @@ export const wireRecords = async (wiring: RecordsWiring) => {
     familyPasses,
     rosterListings,
     directory: port,
+    activeMatching: matching,
     privateFeed: feed,
     projectionFeed,
     auditTrail,

@@ -78,8 +78,9 @@ for (const [backend, envOf] of backends)
       return decodeAs(StudentPage, r.json).items;
     };
 
+    let maternal = '';
     beforeEach(async () => {
-      await createClass('Maternal');
+      maternal = (await createClass('Maternal')).classId;
     });
 
     it('a dry run reports every row with its errors and stores nothing', async () => {
@@ -130,6 +131,41 @@ for (const [backend, envOf] of backends)
       const r = await report(changed, 'dryRun=false');
       expect([r.created, r.updated, r.unchanged]).to.deep.equal([0, 1, 1]);
       expect(r.outcomes.find((o) => o.row === 3)?.changedFields).to.deep.equal(['allergies']);
+    });
+
+    it('a child registered at the desk is matched by name, birth date and guardian; a deleted one is not', async () => {
+      const register = async (displayName: string, birthDate: string, guardianName: string) => {
+        const r = await h.send('POST', '/api/v1/students', {
+          displayName,
+          birthDate,
+          guardianName,
+          classId: maternal,
+          phones: [],
+        });
+        expect(r.status, r.text).to.equal(201);
+        return decodeAs(Student, r.json).studentId;
+      };
+      // Folded alike: case and accents do not make another child.
+      const ana = await register('ANA SOUZA', '2018-11-20', 'Pedro Souza');
+      const joao = await register('João da Silva', '2019-03-05', 'Maria da Silva');
+      const deleted = await h.send('POST', `/api/v1/students/${joao}/delete`, {
+        justification: 'left the church',
+      });
+      expect(deleted.status, deleted.text).to.equal(200);
+      // Same name and guardian, another birth date: another child.
+      const twin = await register('Ana Souza', '2018-11-21', 'Pedro Souza');
+      const r = await report(FILE, 'dryRun=false');
+      const outcome = (row: number) => r.outcomes.find((o) => o.row === row);
+      expect(outcome(3)?.action).to.equal('update');
+      expect(outcome(3)?.studentId).to.equal(ana);
+      expect(outcome(3)?.changedFields).to.deep.equal(['allergies', 'displayName', 'phones']);
+      expect(outcome(2)?.action).to.equal('create');
+      expect(outcome(2)?.studentId).to.not.be.oneOf([joao, ana, twin]);
+      expect((await listAll()).map((s) => s.displayName)).to.deep.equal([
+        'Ana Souza',
+        'Ana Souza',
+        'João da Silva',
+      ]);
     });
 
     it('createClasses creates the unknown class and stores its rows', async () => {

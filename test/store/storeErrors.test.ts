@@ -1,4 +1,6 @@
 /** How store failures are read: conflicts on both backends, refused bulk results, an unreachable store. */
+
+import { createServer } from 'node:http';
 import { expect } from 'chai';
 import { DeadlinePassed } from '../../src/lib/deadline.js';
 import { isConflict, isStored, isStoreUnavailable } from '../../src/store/storeErrors.js';
@@ -45,9 +47,36 @@ describe('store errors', () => {
       new Error('fetch failed', { cause: new DeadlinePassed(6000) }),
       true,
     ],
+    [
+      'the server closed the connection (Node fetch)',
+      new TypeError('fetch failed', {
+        cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }),
+      }),
+      true,
+    ],
     ['a conflict', { status: 409, error: true }, false],
     ['a plain bug', new TypeError('x is undefined'), false],
   ];
   for (const [name, e, expected] of unavailable)
     it(`isStoreUnavailable: ${name}`, () => expect(isStoreUnavailable(e)).to.equal(expected));
+
+  it('isStoreUnavailable: what Node fetch throws when the server closes the connection before answering', async () => {
+    const server = createServer((req) => req.socket.destroy());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = server.address();
+      if (address === null || typeof address === 'string') throw new Error('no port');
+      const failed = await fetch(`http://127.0.0.1:${address.port}/db/_bulk_docs`, {
+        method: 'POST',
+        body: '{}',
+      }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(failed).to.be.instanceOf(TypeError);
+      expect(isStoreUnavailable(failed)).to.equal(true);
+    } finally {
+      server.close();
+    }
+  });
 });

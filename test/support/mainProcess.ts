@@ -75,6 +75,8 @@ export interface ServiceProcess {
   kill(): Promise<void>;
   stop(): Promise<void>;
   dispose(): Promise<void>;
+  /** What the running process (the last started) has written to stdout: its log lines. */
+  output(): string;
 }
 
 /** `entry` defaults to `serviceEntry()`: the bundle, rebuilt first if a source is newer. */
@@ -86,8 +88,10 @@ export const serviceProcess = async (
   const dataDir = await makeTempDir(label);
   let child: ChildProcess | undefined;
   const { running, end } = childControl(() => child);
+  let output = () => '';
   return {
     dataDir,
+    output: () => output(),
     pid: () => (running() ? child?.pid : undefined),
     async start(timeoutMs) {
       child = startMain(
@@ -96,6 +100,7 @@ export const serviceProcess = async (
       );
       const stdout = collect(child.stdout);
       const stderr = collect(child.stderr);
+      output = stdout;
       return listeningUrl(stdout, timeoutMs).catch(async (e: unknown) => {
         // A start that did not come up leaves no process behind: the caller has no handle to stop it
         // yet, and a child still running keeps mocha from ever ending (a CI run that hangs).

@@ -4,16 +4,22 @@
  * and page size, on the embedded PouchDB (which runs the same views) and over the CouchDB protocol.
  * Also: every write stores the folded name, and the start's pass gives it to records written before.
  */
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { pino } from 'pino';
-import type { StudentStatus } from '../../src/domain/student.js';
+import type { StudentDoc, StudentStatus } from '../../src/domain/student.js';
 import { disposers } from '../../src/lib/disposers.js';
+import { foldName } from '../../src/rules/students.js';
 import { withQuorumWrites } from '../../src/store/quorumWrites.js';
+import { StoreTimeoutError } from '../../src/store/storeErrors.js';
 import { foldStoredNames } from '../../src/store/studentNameFold.js';
-import { studentStore } from '../../src/store/students.js';
+import { studentStore, toRecord } from '../../src/store/students.js';
 import {
+  activeMatching,
   ensureStudentViews,
+  type MatchQuery,
+  type NameAndBirth,
   type StudentViews,
   sortKeyOfViewKey,
   studentViews,
@@ -450,5 +456,115 @@ for (const [label, host] of storeBackends('couchdirectory'))
       expect(couch.get(visitor.studentId)?.displayName).to.equal('Vera');
       expect(couch.visitors().map((v) => v.studentId)).to.deep.equal([visitor.studentId]);
       expect((await studentViews(db).visitors()).map((v) => v.studentId)).to.deep.equal([visitor.studentId]);
+    });
+  });
+
+for (const [label, host] of storeBackends('couchmatches'))
+  describe(`the import's matches among the active students on ${label}`, function () {
+    this.timeout(120_000);
+    const per = databasePerTest(host, 'couchmatches');
+
+    it('names the active students of each name and birth date asked, folded, or of an id asked, by key or reading the index whole alike, and follows renames and deletions', async () => {
+      const db = withQuorumWrites(per.db());
+      await ensureStudentViews(db);
+      const students = studentStore(db);
+      const births = [null, '2019-03-05', '2020-01-01'];
+      const stored: StudentDoc[] = [];
+      let n = 0;
+      for (const displayName of NAMES)
+        for (const birthDate of births) {
+          n += 1;
+          stored.push(
+            await students.create(
+              aStudentRecord({ displayName, birthDate, status: n % 7 === 0 ? 'DELETED' : 'ACTIVE' }),
+            ),
+          );
+        }
+      const matching = activeMatching(db);
+      const active = stored.filter((s) => s.status === 'ACTIVE');
+      // The ids asked that name no active student may come back (the caller reads the records): only
+      // those of active students are compared.
+      const activeIds = new Set(active.map((s) => s.studentId));
+      const expected = (q: MatchQuery) =>
+        active
+          .filter(
+            (s) =>
+              q.ids.includes(s.studentId) ||
+              q.keys.some(
+                ([name, birth]) => foldName(s.displayName) === name && (s.birthDate ?? '') === birth,
+              ),
+          )
+          .map((s) => s.studentId)
+          .sort();
+      const deleted = stored.find((s) => s.status === 'DELETED');
+      if (deleted === undefined) throw new Error('no deleted student');
+      const someIds = [active[3]?.studentId ?? '', deleted.studentId, randomUUID()];
+      const everyKey = NAMES.flatMap((name) => births.map((b): NameAndBirth => [foldName(name), b ?? '']));
+      // A query of one key costs less than the index read whole (keyed); one of every key, more.
+      const queries: ReadonlyArray<MatchQuery> = [
+        { keys: [['joao pedro silva', '2019-03-05']], ids: [] },
+        { keys: [['joao pedro silva', '']], ids: [] },
+        { keys: [['ana', '2019-03-06']], ids: [] },
+        { keys: [], ids: someIds },
+        { keys: everyKey, ids: [] },
+        { keys: everyKey.slice(0, 10), ids: someIds },
+        { keys: [['nobody', '']], ids: [...someIds, ...stored.map((s) => s.studentId)] },
+      ];
+      // Read whole in pages of 7 and of 1 too: names folded alike (with the same birth date) straddle
+      // pages, or fill them.
+      for (const read of [matching, activeMatching(db, { pageSize: 7 }), activeMatching(db, { pageSize: 1 })])
+        for (const q of queries) {
+          const got = (await read(q)).filter((id) => activeIds.has(id)).sort();
+          expect(got, JSON.stringify(q).slice(0, 200)).to.deep.equal(expected(q));
+        }
+      // The tables find students: the index is not empty by mistake.
+      expect(expected({ keys: everyKey, ids: [] }).length).to.be.greaterThan(50);
+      const [first, second] = active;
+      if (first === undefined || second === undefined) throw new Error('no active students');
+      expect(await students.update(first, { ...toRecord(first), displayName: 'Renamed Child' })).to.not.equal(
+        'CONFLICT',
+      );
+      expect(await students.update(second, { ...toRecord(second), status: 'DELETED' })).to.not.equal(
+        'CONFLICT',
+      );
+      const key = (s: StudentDoc): NameAndBirth => [foldName(s.displayName), s.birthDate ?? ''];
+      for (const keys of [[key(first), key(second)], everyKey]) {
+        const got = await matching({ keys: [...keys, ['renamed child', first.birthDate ?? '']], ids: [] });
+        expect(got).to.include(first.studentId);
+        expect(got).to.not.include(second.studentId);
+      }
+      expect(await matching({ keys: [key(first)], ids: [] })).to.not.include(first.studentId);
+    });
+
+    it('sends the query that waits for the index again when the silence limit cut it, a bounded number of times', async () => {
+      const db = per.db();
+      await ensureStudentViews(db);
+      const child = await studentStore(db).create(
+        aStudentRecord({ displayName: 'Lia', birthDate: '2020-01-01' }),
+      );
+      let cut = 0;
+      const slow = (times: number) =>
+        new Proxy(db, {
+          get(target, prop, receiver) {
+            if (prop !== 'query') return Reflect.get(target, prop, receiver);
+            return async (...args: Parameters<typeof db.query>) => {
+              if (cut < times) {
+                cut += 1;
+                throw new StoreTimeoutError(5_000);
+              }
+              return target.query(...args);
+            };
+          },
+        });
+      const q: MatchQuery = { keys: [['lia', '2020-01-01']], ids: [] };
+      expect(await activeMatching(slow(3))(q)).to.deep.equal([child.studentId]);
+      expect(cut).to.equal(3);
+      cut = 0;
+      const failed = await activeMatching(slow(100))(q).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(failed).to.be.instanceOf(StoreTimeoutError);
+      expect(cut).to.equal(6);
     });
   });
