@@ -7,6 +7,7 @@
 
 import type { Database } from './pouch.js';
 import type { DatabaseName } from './store.js';
+import { isNotFound } from './storeErrors.js';
 
 export interface IndexSpec {
   readonly name: string;
@@ -16,8 +17,8 @@ export interface IndexSpec {
 export const indexSpecs: Readonly<Record<DatabaseName, ReadonlyArray<IndexSpec>>> = {
   // Every stored document carries `docType`; listing one kind of record is the common query.
   roster: [{ name: 'by-docType', fields: ['docType'] }],
+  // No `by-docType`: every event is of one kind, and no query asked for it (`retiredIndexes`).
   events: [
-    { name: 'by-docType', fields: ['docType'] },
     { name: 'by-subject-and-time', fields: ['subjectId', 'clientTimestamp'] },
     // Conflict resolution reads every event of one aspect.
     { name: 'by-aspect', fields: ['aspect'] },
@@ -53,13 +54,39 @@ export const indexSpecs: Readonly<Record<DatabaseName, ReadonlyArray<IndexSpec>>
   ],
 };
 
+/**
+ * Indexes no longer kept, by database: removed where a store still has them, since CouchDB goes on
+ * indexing every design document it holds (ken, after writes) whether a query reads it or not.
+ */
+export const retiredIndexes: Readonly<Record<DatabaseName, ReadonlyArray<string>>> = {
+  roster: [],
+  events: ['by-docType'],
+  private: [],
+  requests: [],
+  audit: [],
+  projections: [],
+};
+
 /** The field names of an index definition as `getIndexes` reports them (`[{ field: 'asc' }]`). */
 const fieldNames = (fields: ReadonlyArray<Record<string, string>>): string[] =>
   fields.flatMap((f) => Object.keys(f));
 
-export const ensureIndexes = async (db: Database, specs: ReadonlyArray<IndexSpec>): Promise<void> => {
-  const existing = new Map(
-    (await db.getIndexes()).indexes.map((i) => [i.ddoc, fieldNames(i.def.fields).join('\u0000')]),
+export const ensureIndexes = async (
+  db: Database,
+  specs: ReadonlyArray<IndexSpec>,
+  retired: ReadonlyArray<string> = [],
+): Promise<void> => {
+  const listed = (await db.getIndexes()).indexes;
+  const existing = new Map(listed.map((i) => [i.ddoc, fieldNames(i.def.fields).join('\u0000')]));
+  // Another instance starting at the same moment may remove it first: gone is what was asked.
+  await settledAll(
+    listed
+      .filter((i) => i.ddoc !== null && retired.some((name) => i.ddoc === `_design/idx-${name}`))
+      .map((i) =>
+        db.deleteIndex({ ddoc: i.ddoc ?? '', name: i.name, type: i.type }).catch((e: unknown) => {
+          if (!isNotFound(e)) throw e;
+        }),
+      ),
   );
   // Same design document, same fields: nothing to create (a changed definition is created again).
   const missing = specs.filter(

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { eventStore } from '../../src/store/events.js';
 import { EVENTS_DESIGN_ID } from '../../src/store/eventsDesign.js';
-import { indexSpecs } from '../../src/store/indexes.js';
+import { indexSpecs, retiredIndexes } from '../../src/store/indexes.js';
 import { withdrawal } from '../../src/store/quorumWrites.js';
 import { DATABASE_NAMES, openStore, type Store, type StoreLocation } from '../../src/store/store.js';
 import {
@@ -107,6 +107,23 @@ for (const makeBackend of [embedded, couch]) {
         );
         for (const spec of indexSpecs[name]) expect(names, name).to.include(spec.name);
       }
+    });
+
+    it('removes a retired index at start, leaving the others', async () => {
+      // A store laid out as before: the events' index by kind, never read.
+      await store.db.events.createIndex({
+        index: { name: 'by-docType', ddoc: 'idx-by-docType', fields: ['docType'] },
+      });
+      await store.close();
+      store = await openStore(location);
+      // The list is a range read of the design documents (one copy of each shard on a cluster).
+      const listed = await readUntil(
+        async () => (await store.db.events.getIndexes()).indexes.map((i) => i.ddoc),
+        (ddocs) => !ddocs.includes('_design/idx-by-docType'),
+      );
+      expect(listed).to.not.include('_design/idx-by-docType');
+      for (const spec of indexSpecs.events) expect(listed).to.include(`_design/idx-${spec.name}`);
+      expect(retiredIndexes.events).to.include('by-docType');
     });
 
     it('answers a find through its index', async () => {
