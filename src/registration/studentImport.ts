@@ -76,7 +76,8 @@ export interface StudentImportDeps {
   /**
    * The ids of the active students the rows may match, from the store's index (`activeMatching`,
    * CouchDB): the import then reads by key the records its rows may match, not the whole roll.
-   * Absent on the embedded store, which has no such index and reads its roll quickly.
+   * Absent on the embedded store, which has no such index: its roll is read in the process, a page
+   * at a time.
    */
   readonly activeMatching?: (query: MatchQuery) => Promise<ReadonlyArray<string>>;
   readonly studentService: StudentService;
