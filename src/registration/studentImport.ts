@@ -41,7 +41,7 @@ import { foldName } from '../rules/students.js';
 import type { AuditLog } from '../store/auditLog.js';
 import type { ClassStore } from '../store/classes.js';
 import { type StudentStore, toRecord } from '../store/students.js';
-import type { MatchQuery, NameAndBirth } from '../store/studentViews.js';
+import { type MatchQuery, type NameAndBirth, nameAndBirthText } from '../store/studentViews.js';
 import type { StudentService } from './studentService.js';
 
 export const IMPORT_ENDPOINT = 'POST /api/v1/imports/students';
@@ -169,7 +169,7 @@ const matchable = async (
   const keys = new Map<string, NameAndBirth>();
   for (const r of rows) {
     const key: NameAndBirth = [foldName(r.fields.displayName), r.fields.birthDate ?? ''];
-    keys.set(`${key[0]}\u0000${key[1]}`, key);
+    keys.set(nameAndBirthText(key), key);
   }
   const ids = await matching({ keys: [...keys.values()], ids: rows.map((r) => idFor(rowKey(r))) });
   const found = await deps.students.getMany(ids);

@@ -236,6 +236,8 @@ export interface StudentViews {
 
 /** A folded name and a birth date (`''` for none). */
 export type NameAndBirth = readonly [nameFolded: string, birthDate: string];
+/** One text for a name and birth date, to hold them in a set. */
+export const nameAndBirthText = ([name, birth]: NameAndBirth): string => `${name}\u0000${birth}`;
 
 /** Keys a matching query sends at once: one POST body of some tens of kilobytes. */
 const MATCH_KEYS_AT_ONCE = 1_000;
@@ -429,7 +431,7 @@ export const activeMatching =
       }
       return [...found];
     }
-    const keys = new Set(query.keys.map(([name, birth]) => `${name}\u0000${birth}`));
+    const keys = new Set(query.keys.map(nameAndBirthText));
     const ids = new Set(query.ids);
     const found = new Set<string>();
     // Pages start at the last key read, past the rows read with that key (`skip`): PouchDB has no
@@ -446,7 +448,7 @@ export const activeMatching =
         if (!row.id.startsWith(STUDENT_PREFIX)) continue;
         const studentId = row.id.slice(STUDENT_PREFIX.length);
         const key = MatchKey.decode(row.key);
-        if (ids.has(studentId) || (E.isRight(key) && keys.has(`${key.right[0]}\u0000${key.right[1]}`)))
+        if (ids.has(studentId) || (E.isRight(key) && keys.has(nameAndBirthText(key.right))))
           found.add(studentId);
       }
       const last = res.rows[res.rows.length - 1];
