@@ -5,11 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import type { AdmissionException } from '../../src/domain/projection.js';
 import { ensureIndexes, indexSpecs } from '../../src/store/indexes.js';
-import { projectionStore } from '../../src/store/projections.js';
+import { laterThan, projectionStore } from '../../src/store/projections.js';
 import { withQuorumWrites } from '../../src/store/quorumWrites.js';
 import { type NewVolunteer, volunteerStore } from '../../src/store/volunteers.js';
+import { anAdmissionException } from '../support/fixtures.js';
 import { readUntil } from '../support/readUntil.js';
 import { databasePerTest, storeBackends } from '../support/storeBackends.js';
 
@@ -24,27 +24,21 @@ const volunteer = (sessionId: string, name: string, minute: number): NewVoluntee
   checkedOutBy: null,
 });
 
-const exception = (studentId: string, at: string, checkedIn: number): AdmissionException => {
-  const eventId = randomUUID();
-  return {
-    aspect: `checkin:s-1:${studentId}`,
-    kind: 'checkin',
-    subjectId: studentId,
-    policy: 'ADMISSION_RULE',
-    reason: 'ROOM_FULL',
-    refusals: [{ reason: 'ROOM_FULL', checkedIn, capacity: 1 }],
-    event: {
-      eventId,
-      userId: 'u-2',
-      role: 'CHAMADOR',
-      deviceId: 'tablet-1',
-      clientTimestamp: at,
-      serverTimestamp: at,
-      change: { type: 'CHECK_IN', checkInId: randomUUID() },
-    },
-    detectedAt: at,
-  };
-};
+describe("the conflict report's bound after an instant (laterThan)", () => {
+  const cases: ReadonlyArray<[string, Record<string, string>]> = [
+    // The server's own times: the next millisecond, a plain start key on every backend.
+    ['2026-11-29T09:10:00.000Z', { $gte: '2026-11-29T09:10:00.001Z' }],
+    ['2026-11-29T09:59:59.999Z', { $gte: '2026-11-29T10:00:00.000Z' }],
+    // Any other form has no next millisecond of the same text: `$gt` as asked.
+    ['2026-11-29T09:10:00Z', { $gt: '2026-11-29T09:10:00Z' }],
+    ['2026-11-29T09:10:00.000+00:00', { $gt: '2026-11-29T09:10:00.000+00:00' }],
+    ['', { $gt: '' }],
+  ];
+  for (const [at, bound] of cases)
+    it(`after ${JSON.stringify(at)}: ${JSON.stringify(bound)}`, () => {
+      expect(laterThan(at)).to.deep.equal(bound);
+    });
+});
 
 for (const [name, host] of storeBackends('admission-records')) {
   describe(`the admission rule's records on ${name}`, () => {
@@ -81,8 +75,8 @@ for (const [name, host] of storeBackends('admission-records')) {
     it('keeps one exception per event, paged with the conflicts by detection time', async () => {
       await ensureIndexes(per.db(), indexSpecs.projections);
       const store = projectionStore(per.db());
-      const second = exception('child-b', '2026-11-29T09:20:00.000Z', 2);
-      const first = exception('child-a', '2026-11-29T09:10:00.000Z', 1);
+      const second = anAdmissionException('child-b', '2026-11-29T09:20:00.000Z', 2);
+      const first = anAdmissionException('child-a', '2026-11-29T09:10:00.000Z', 1);
       await store.recordAdmissionExceptions([second, first]);
       // A resend after a lost answer writes the same exception again (built from the stored event):
       // still one record.
@@ -109,7 +103,7 @@ for (const [name, host] of storeBackends('admission-records')) {
       // Three instants, most records on the first: the pipeline stamps a page's records with one time.
       const instants = ['2026-11-29T09:10:00.000Z', '2026-11-29T09:20:00.000Z', '2026-11-29T09:30:00.000Z'];
       const records = Array.from({ length: 23 }, (_, i) =>
-        exception(`child-${i}`, instants[i < 15 ? 0 : i < 20 ? 1 : 2] ?? '', 2),
+        anAdmissionException(`child-${i}`, instants[i < 15 ? 0 : i < 20 ? 1 : 2] ?? '', 2),
       );
       await store.recordAdmissionExceptions(records);
       await per.server().copiesAgree();

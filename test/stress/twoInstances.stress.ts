@@ -86,17 +86,38 @@ const ConflictAuditDoc = t.type({
 const conflictAuditDocs = (docs: ReadonlyArray<unknown>) =>
   docs.flatMap((d) => (ConflictAuditDoc.is(d) ? [d] : []));
 
-/** Every page of a keyset-paged report. */
-const allPages = async (base: string, path: string): Promise<unknown[]> => {
+/** What reading a report's pages took: the pages, the longest, and the reads answered 503 and sent again. */
+interface PagesRead {
+  pages: number;
+  longestMs: number;
+  resent: number;
+  /** each read's time and status, in order */
+  reads: string[];
+}
+
+/**
+ * Every page of a keyset-paged report, each read as the office reads it: a 503 `STORE_UNAVAILABLE`
+ * (the request's deadline, on a loaded cluster whose indexes are still taking the rounds' writes) is
+ * read again after a pause, as the writes are.
+ */
+const allPages = async (base: string, path: string, read: PagesRead): Promise<unknown[]> => {
   const items: unknown[] = [];
   let cursor: string | null = null;
   do {
     const sep = path.includes('?') ? '&' : '?';
-    const r = await get(
-      `${base}${path}${cursor === null ? '' : `${sep}cursor=${encodeURIComponent(cursor)}`}`,
-      DEV_TOKENS.DEV_ADMIN_TOKEN,
-    );
+    const url = `${base}${path}${cursor === null ? '' : `${sep}cursor=${encodeURIComponent(cursor)}`}`;
+    let r: HttpResult | undefined;
+    for (let attempt = 1; ; attempt += 1) {
+      const started = Date.now();
+      r = await get(url, DEV_TOKENS.DEV_ADMIN_TOKEN);
+      read.longestMs = Math.max(read.longestMs, Date.now() - started);
+      read.reads.push(`${Date.now() - started}${r?.status === 200 ? '' : `:${r?.status}`}`);
+      if (r?.status !== 503 || errorCode(r) !== 'STORE_UNAVAILABLE' || attempt === 10) break;
+      read.resent += 1;
+      await sleep(500);
+    }
     if (r?.status !== 200) throw new Error(`${path}: ${r?.status} ${r?.text.slice(0, 300)}`);
+    read.pages += 1;
     const page = decodeAs(Page, r.json);
     items.push(...page.items);
     cursor = page.nextCursor;
@@ -352,8 +373,9 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
     // copies agree again.
     await untilCopiesAgree(couch);
     const forksSettled = (await Promise.all([urlA, urlB].map(forksSettledBy))).reduce((x, y) => x + y, 0);
-    const conflictsA = await allPages(urlA, '/api/v1/reports/conflicts?limit=200');
-    const conflictsB = await allPages(urlB, '/api/v1/reports/conflicts?limit=200');
+    const reportRead: PagesRead = { pages: 0, longestMs: 0, resent: 0, reads: [] };
+    const conflictsA = await allPages(urlA, '/api/v1/reports/conflicts?limit=200', reportRead);
+    const conflictsB = await allPages(urlB, '/api/v1/reports/conflicts?limit=200', reportRead);
     const attendanceA = await get(`${urlA}/api/v1/reports/attendance?from=${today}`);
     const attendanceB = await get(`${urlB}/api/v1/reports/attendance?from=${today}`);
     const conflictRecords = rebuilt.filter(
@@ -446,7 +468,8 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
         `projections ${settledMs < 0 ? 'DIFFER from' : `equal (after ${settledMs} ms)`} a one-instance rebuild ` +
         `(${rebuilt.length} documents, ${conflictRecords} conflict records); reports on A and B ` +
         `${canonicalize(conflictsA) === canonicalize(conflictsB) && attendanceA?.text === attendanceB?.text ? 'equal' : 'DIFFER'} ` +
-        `(${conflictsA.length} conflicts); ${KEYED} keyed check-ins and check-outs sent to both: events ` +
+        `(${conflictsA.length} conflicts, ${reportRead.pages} pages, the longest read ${reportRead.longestMs} ms, ` +
+        `${reportRead.resent} sent again after a 503: ${reportRead.reads.join(' ')} ms); ${KEYED} keyed check-ins and check-outs sent to both: events ` +
         `${perStudent('CHECK_IN').join('')}/${perStudent('CHECK_OUT').join('')}, records ${keyed.map((s) => records.filter((r) => r === s).length).join('')}, ` +
         `audit ${executions('POST /api/v1/check-in').join('')}/${executions('POST /api/v1/check-out').join('')} (1 each expected); ` +
         `${outOfLine.length} check-in records out of line; ${conflictAudits.length} CONFLICT_RESOLVED audit entries ` +

@@ -1,6 +1,7 @@
 /** A complete student record with neutral values, for tests that need one and care about few fields. */
 import { randomUUID } from 'node:crypto';
 import type { NewAuditEntry } from '../../src/domain/audit.js';
+import type { AdmissionException } from '../../src/domain/projection.js';
 import type { StudentRecord } from '../../src/domain/student.js';
 import type { LabelledChild } from '../../src/rules/labels.js';
 
@@ -69,4 +70,28 @@ export const anAuditEntry = (overrides: Partial<NewAuditEntry> = {}): NewAuditEn
   subject_id: 'student-1',
   action: 'MUTATION',
   ...overrides,
+});
+
+/** A check-in the admission rule would have refused on arrival (ROOM_FULL), detected at `at`. */
+export const anAdmissionException = (
+  studentId: string,
+  at: string,
+  checkedIn: number,
+): AdmissionException => ({
+  aspect: `checkin:s-1:${studentId}`,
+  kind: 'checkin',
+  subjectId: studentId,
+  policy: 'ADMISSION_RULE',
+  reason: 'ROOM_FULL',
+  refusals: [{ reason: 'ROOM_FULL', checkedIn, capacity: 1 }],
+  event: {
+    eventId: randomUUID(),
+    userId: 'u-2',
+    role: 'CHAMADOR',
+    deviceId: 'tablet-1',
+    clientTimestamp: at,
+    serverTimestamp: at,
+    change: { type: 'CHECK_IN', checkInId: randomUUID() },
+  },
+  detectedAt: at,
 });
