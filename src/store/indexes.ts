@@ -5,9 +5,10 @@
  * after a few thousand check-ins). Indexes are brought up to date by the queries that use them.
  */
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from './pouch.js';
 import type { DatabaseName } from './store.js';
-import { isNotFound } from './storeErrors.js';
+import { isConflict, isNotFound } from './storeErrors.js';
 
 export interface IndexSpec {
   readonly name: string;
@@ -71,13 +72,27 @@ export const retiredIndexes: Readonly<Record<DatabaseName, ReadonlyArray<string>
 const fieldNames = (fields: ReadonlyArray<Record<string, string>>): string[] =>
   fields.flatMap((f) => Object.keys(f));
 
+/** How often creating the indexes is tried, another instance writing their design documents too. */
+const DESIGN_TRIES = 5;
+
+/** CouchDB's answer to an index creation whose design document another writer changed meanwhile. */
+const refusedDesignWrite = (e: unknown): boolean =>
+  isConflict(e) || (typeof e === 'object' && e !== null && 'error' in e && e.error === 'error_saving_ddoc');
+
+type ListedIndex = PouchDB.Find.GetIndexesResponse<object>['indexes'][number];
+
+/** Each design document's index fields, as `ensureIndexes` compares them with the specs. */
+const byDesign = (listed: ReadonlyArray<ListedIndex>): Map<string | null, string> =>
+  new Map(listed.map((i) => [i.ddoc, fieldNames(i.def.fields).join('\u0000')]));
+const fieldsByDesign = async (db: Database) => byDesign((await db.getIndexes()).indexes);
+
 export const ensureIndexes = async (
   db: Database,
   specs: ReadonlyArray<IndexSpec>,
   retired: ReadonlyArray<string> = [],
 ): Promise<void> => {
   const listed = (await db.getIndexes()).indexes;
-  const existing = new Map(listed.map((i) => [i.ddoc, fieldNames(i.def.fields).join('\u0000')]));
+  const existing = byDesign(listed);
   // Another instance starting at the same moment may remove it first: gone is what was asked.
   await settledAll(
     listed
@@ -88,17 +103,30 @@ export const ensureIndexes = async (
         }),
       ),
   );
-  // Same design document, same fields: nothing to create (a changed definition is created again).
-  const missing = specs.filter(
-    (spec) => existing.get(`_design/idx-${spec.name}`) !== spec.fields.join('\u0000'),
-  );
-  // Each in a design document of its own, so they go at once: on a CouchDB cluster each is a quorum
-  // write of about 50 ms, and a fresh service's sixteen one after the other were most of its start.
-  await settledAll(
-    missing.map((spec) =>
-      db.createIndex({ index: { name: spec.name, ddoc: `idx-${spec.name}`, fields: [...spec.fields] } }),
-    ),
-  );
+  // Another instance starting at the same moment writes the same design documents, and CouchDB
+  // refuses the later of two writes of one (`error_saving_ddoc`, or a conflict; seen with two
+  // instances' stores opened at once on three nodes): read again, create what is still missing.
+  for (let attempt = 1; ; attempt += 1) {
+    const present = attempt === 1 ? existing : await fieldsByDesign(db);
+    // Same design document, same fields: nothing to create (a changed definition is created again).
+    const missing = specs.filter(
+      (spec) => present.get(`_design/idx-${spec.name}`) !== spec.fields.join('\u0000'),
+    );
+    try {
+      // Each in a design document of its own, so they go at once: on a CouchDB cluster each is a
+      // quorum write of about 50 ms, and a fresh service's sixteen one after the other were most of
+      // its start.
+      await settledAll(
+        missing.map((spec) =>
+          db.createIndex({ index: { name: spec.name, ddoc: `idx-${spec.name}`, fields: [...spec.fields] } }),
+        ),
+      );
+      return;
+    } catch (e: unknown) {
+      if (!refusedDesignWrite(e) || attempt === DESIGN_TRIES) throw e;
+      await sleep(20 + Math.random() * 200);
+    }
+  }
 };
 
 /**

@@ -8,7 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { eventStore } from '../../src/store/events.js';
 import { EVENTS_DESIGN_ID } from '../../src/store/eventsDesign.js';
-import { indexSpecs, retiredIndexes } from '../../src/store/indexes.js';
+import { ensureIndexes, indexSpecs, retiredIndexes } from '../../src/store/indexes.js';
+import { PouchDB } from '../../src/store/pouch.js';
 import { withdrawal } from '../../src/store/quorumWrites.js';
 import { DATABASE_NAMES, openStore, type Store, type StoreLocation } from '../../src/store/store.js';
 import {
@@ -17,6 +18,7 @@ import {
   couchServerLabel,
   onRealCouch,
   startCouchServer,
+  untilTestCouchCopiesAgree,
 } from '../support/couchServer.js';
 import { pipelineReading } from '../support/pipelineReading.js';
 import { statusOf } from '../support/pouchStatus.js';
@@ -114,6 +116,8 @@ for (const makeBackend of [embedded, couch]) {
       await store.db.events.createIndex({
         index: { name: 'by-docType', ddoc: 'idx-by-docType', fields: ['docType'] },
       });
+      // The start lists the design documents by a range read (one copy of each shard on a cluster).
+      await untilTestCouchCopiesAgree();
       await store.close();
       store = await openStore(location);
       // The list is a range read of the design documents (one copy of each shard on a cluster).
@@ -125,6 +129,39 @@ for (const makeBackend of [embedded, couch]) {
       for (const spec of indexSpecs.events) expect(listed).to.include(`_design/idx-${spec.name}`);
       expect(retiredIndexes.events).to.include('by-docType');
     });
+
+    // Two instances of one deployment start together on CouchDB (the embedded store is one process's).
+    if (makeBackend === couch)
+      it('leaves every index in place when two instances create them at once', async () => {
+        if (location.kind !== 'couchdb') throw new Error('a CouchDB backend was expected');
+        // Two instances' handles on fresh databases, each creating every database's indexes at once,
+        // as a start does: CouchDB refuses the later of two writes of one design document.
+        const prefix = `${location.url.replace(/\/$/, '')}/twice_${randomUUID().slice(0, 8)}_`;
+        const pairs = DATABASE_NAMES.map((name) => {
+          const address = `${prefix}${name}`;
+          return { name, a: new PouchDB(address), b: new PouchDB(address) };
+        });
+        try {
+          await Promise.all(pairs.map((p) => p.a.info()));
+          await Promise.all(
+            pairs.flatMap((p) => [p.a, p.b].map((db) => ensureIndexes(db, indexSpecs[p.name]))),
+          );
+          await untilTestCouchCopiesAgree();
+          for (const p of pairs) {
+            const listed = (await p.b.getIndexes()).indexes;
+            for (const spec of indexSpecs[p.name])
+              expect(
+                listed.filter((i) => i.name === spec.name).map((i) => i.ddoc),
+                `${p.name} ${spec.name}`,
+              ).to.deep.equal([`_design/idx-${spec.name}`]);
+          }
+        } finally {
+          for (const p of pairs) {
+            await p.a.destroy();
+            await p.b.close().catch(() => undefined);
+          }
+        }
+      });
 
     it('answers a find through its index', async () => {
       await store.db.roster.bulkDocs([
