@@ -652,19 +652,28 @@ export const projectionStore = (
       // record before it again, page after page (page 9 of 1,800 records of one instant took 24 times
       // the first on CouchDB). Its ids are read from the index alone (on CouchDB the index covers the
       // query: no document is read), then the page's documents by key.
-      const tieIds = (
-        await db.find({
-          selector: { docType: 'conflict', detectedAt: at, _id: { $gt: afterId }, ...bySubject },
-          fields: ['_id', 'docType', 'detectedAt'],
-          sort,
-          limit: want,
-          use_index,
-        })
-      ).docs.map((d) => d._id);
-      // A record removed meanwhile (retention) is left out: the page is shorter, never wrong.
-      const ties = await getDocs(db, ConflictDoc, tieIds);
+      const ties: ConflictDoc[] = [];
+      let lastId = afterId;
+      let instantDone = false;
+      while (!instantDone && ties.length < want) {
+        const asked = want - ties.length;
+        const ids = (
+          await db.find({
+            selector: { docType: 'conflict', detectedAt: at, _id: { $gt: lastId }, ...bySubject },
+            fields: ['_id', 'docType', 'detectedAt'],
+            sort,
+            limit: asked,
+            use_index,
+          })
+        ).docs.map((d) => d._id);
+        // A record removed since the ids were read (retention) is left out, and the next ids read in
+        // its place: the page stays full while the report goes on.
+        ties.push(...(await getDocs(db, ConflictDoc, ids)));
+        instantDone = ids.length < asked;
+        lastId = ids.at(-1) ?? lastId;
+      }
       const later =
-        tieIds.length < want ? await inRange({ ...laterThan(at), ...until }, want - tieIds.length) : [];
+        ties.length < want ? await inRange({ ...laterThan(at), ...until }, want - ties.length) : [];
       return [...ties, ...later];
     },
 

@@ -132,5 +132,40 @@ for (const [name, host] of storeBackends('admission-records')) {
         { numRuns: 12 },
       );
     });
+
+    it('keeps a page full when a record of its instant is removed between reading its id and its document', async () => {
+      await ensureIndexes(per.db(), indexSpecs.projections);
+      const db = per.db();
+      const at = '2026-11-29T09:10:00.000Z';
+      const records = Array.from({ length: 8 }, (_, i) => anAdmissionException(`child-${i}`, at, 2));
+      await projectionStore(db).recordAdmissionExceptions(records);
+      await per.server().copiesAgree();
+      const order = (
+        await readUntil(
+          () => projectionStore(db).conflicts({ limit: 100 }),
+          (l) => l.length === records.length,
+        )
+      ).map((c) => c._id);
+      // Retention removes the first record after the cursor once the page has read its id.
+      const removed = order[3] ?? '';
+      let removing = true;
+      const racing = new Proxy(db, {
+        get(target, key, receiver) {
+          if (key !== 'find') return Reflect.get(target, key, receiver);
+          return async (request: PouchDB.Find.FindRequest<object>) => {
+            const found = await target.find(request);
+            if (removing && found.docs.some((d) => d._id === removed)) {
+              removing = false;
+              await target.remove(await target.get(removed));
+            }
+            return found;
+          };
+        },
+      });
+      const page = await projectionStore(racing).conflicts({ limit: 2, after: [at, order[2] ?? ''] });
+      expect(removing, 'the record was removed during the page').to.equal(false);
+      // Two records and the one that says the report goes on, none of them the removed one.
+      expect(page.map((c) => c._id)).to.deep.equal([order[4], order[5], order[6]]);
+    });
   });
 }
