@@ -136,11 +136,20 @@ describe('roster: the admission facts reach a tablet as the records change, by t
         'studentId',
       );
       const session = async () => (await tablet.docs('rosterSession')).get(`session:${sessionId}`);
-      await pullUntil(tablet, async () => (await session())?.volunteers === 0);
+      // The class, the session and the student reach the roster by separate passes (a pass writes
+      // what has changed since the last): wait for all three, not for whichever lands first.
+      const student = async () => (await tablet.docs('rosterStudent')).get(`student:${studentId}`);
+      await pullUntil(
+        tablet,
+        async () =>
+          (await session())?.volunteers === 0 &&
+          (await student()) !== undefined &&
+          (await tablet.docs('rosterClass')).has(`class:${classId}`),
+      );
       expect((await tablet.docs('rosterClass')).get(`class:${classId}`)).to.deep.include({
         ageRange: { minMonths: 36, maxMonths: 71 },
       });
-      const ana = (await tablet.docs('rosterStudent')).get(`student:${studentId}`);
+      const ana = await student();
       expect(ana).to.have.nested.property('admission.birthMonth', '2021-04');
       expect(JSON.stringify(ana)).not.to.contain('2021-04-17');
 
