@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import MemoryAdapter from 'pouchdb-adapter-memory';
+import { runWithin, startDeadline } from '../../src/lib/deadline.js';
+import { boundedFetch } from '../../src/store/boundedFetch.js';
 import { type Database, PouchDB } from '../../src/store/pouch.js';
 import { sortsAbove, WITHDRAWN, withQuorumWrites } from '../../src/store/quorumWrites.js';
 import { QuorumNotMetError } from '../../src/store/storeErrors.js';
@@ -117,6 +120,20 @@ describe('quorum writes: the copy a refused write left behind', () => {
     });
   };
   const refusal = (e: unknown): unknown => Reflect.get(Object(e), 'status');
+  /** Each of `ids` left with one live leaf, the other writer's, and its own copy withdrawn. */
+  const expectEachWithdrawnOnce = async (db: Database, ids: ReadonlyArray<string>) => {
+    for (const id of ids) {
+      const after = await leaves(db, id);
+      expect(
+        after.filter((l) => !l.deleted),
+        id,
+      ).to.have.length(1);
+      expect(
+        after.filter((l) => l.deleted && l.withdrawn),
+        id,
+      ).to.have.length(1);
+    }
+  };
 
   it('withdraws the copy it left beside the write that won, and still answers 409', async () => {
     const { db: raw, rev } = await clusterShaped(3, new Set(['claim:k']), { _id: 'claim:k', owner: 'B' });
@@ -140,7 +157,11 @@ describe('quorum writes: the copy a refused write left behind', () => {
    * write while one copy takes it; the leaves read through `_bulk_get`, each request's documents kept
    * in `asked`, a document in `failing` answered with a copy's error instead of its leaves.
    */
-  const refusedBatch = async (ids: ReadonlyArray<string>, failing: ReadonlySet<string> = new Set()) => {
+  const refusedBatch = async (
+    ids: ReadonlyArray<string>,
+    failing: ReadonlySet<string> = new Set(),
+    reads: { readonly delayMs: number; readonly deadlineMs: number } | undefined = undefined,
+  ) => {
     const raw: Database = new PouchDB(`qw-${randomUUID()}`, { adapter: 'memory' });
     for (const id of ids) await raw.put({ _id: id, owner: 'B' });
     const get = raw.get.bind(raw);
@@ -152,21 +173,34 @@ describe('quorum writes: the copy a refused write left behind', () => {
       await store([{ ...doc, _id: id, _rev: '1-0000000000000000000000000000000f' }], { new_edits: false });
       return { id, error: 'conflict', reason: 'Document update conflict.' };
     });
+    const answer = async (path: string, init: RequestInit = {}) => {
+      expect(path).to.equal('_bulk_get?revs=true&r=3');
+      // As a cluster under load answers: after a while, unless the caller stopped waiting.
+      if (reads !== undefined)
+        await sleep(reads.delayMs, undefined, init.signal ? { signal: init.signal } : {});
+      const batch: string[] = [];
+      asked.push(batch);
+      return bulkGetAnswer(init, async (id) => {
+        batch.push(id);
+        return failing.has(id)
+          ? [{ error: { id, rev: 'undefined', error: 'internal_fabric_error', reason: 'timeout' } }]
+          : get(id, { open_revs: 'all', revs: true });
+      });
+    };
+    // The store's own fetch around it, which stops a read in flight at its caller's deadline.
+    const ADDRESS = 'http://couchdb.invalid/events/';
+    const bounded = boundedFetch(5_000, (input, init) => answer(String(input).slice(ADDRESS.length), init));
     Object.assign(shaped, {
-      fetch: async (path: string, init: RequestInit = {}) => {
-        expect(path).to.equal('_bulk_get?revs=true&r=3');
-        const batch: string[] = [];
-        asked.push(batch);
-        return bulkGetAnswer(init, async (id) => {
-          batch.push(id);
-          return failing.has(id)
-            ? [{ error: { id, rev: 'undefined', error: 'internal_fabric_error', reason: 'timeout' } }]
-            : get(id, { open_revs: 'all', revs: true });
-        });
-      },
+      fetch: (path: string, init?: RequestInit) => bounded(`${ADDRESS}${path}`, init),
     });
-    const results = await withQuorumWrites(shaped).bulkDocs(ids.map((id) => ({ _id: id, owner: 'A' })));
-    return { db: shaped, asked, results };
+    const write = () => withQuorumWrites(shaped).bulkDocs(ids.map((id) => ({ _id: id, owner: 'A' })));
+    if (reads === undefined) return { db: shaped, asked, results: await write() };
+    const deadline = startDeadline(reads.deadlineMs);
+    try {
+      return { db: shaped, asked, results: await runWithin(deadline, write), fired: deadline.fired() };
+    } finally {
+      deadline.end();
+    }
   };
 
   it('reads the leaves of every refused write of a batch in one request, and withdraws each copy left', async () => {
@@ -178,17 +212,17 @@ describe('quorum writes: the copy a refused write left behind', () => {
       'conflict',
     ]);
     expect(asked.map((batch) => [...batch].sort())).to.deep.equal([ids]);
-    for (const id of ids) {
-      const after = await leaves(db, id);
-      expect(
-        after.filter((l) => !l.deleted),
-        id,
-      ).to.have.length(1);
-      expect(
-        after.filter((l) => l.deleted && l.withdrawn),
-        id,
-      ).to.have.length(1);
-    }
+    await expectEachWithdrawnOnce(db, ids);
+  });
+
+  it("withdraws the copies left behind when the request's deadline passes while their leaves are read", async () => {
+    const ids = ['event:a', 'event:b'];
+    // The read outlasts the deadline: cut there, it withdrew nothing, and each event held the pipeline
+    // of every instance for its grace (the two-instance row on three nodes, under load).
+    const out = await refusedBatch(ids, new Set(), { delayMs: 300, deadlineMs: 100 });
+    expect(out.fired, 'the deadline passed while the write was judged').to.equal(true);
+    expect(out.results.map((r) => ('error' in r ? r.error : 'ok'))).to.deep.equal(['conflict', 'conflict']);
+    await expectEachWithdrawnOnce(out.db, ids);
   });
 
   it('a document whose leaves a copy could not read is left as it is, and the others of the batch withdrawn', async () => {

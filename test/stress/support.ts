@@ -68,6 +68,8 @@ export interface ChildService {
    * ×N, last HH:MM:SS`): what a failed row says about a service that kept failing after its first lines.
    */
   readonly logSummary: () => string;
+  /** How many warnings and errors so far had a message that starts with `msg`. */
+  readonly loggedCount: (msg: string) => number;
   start(timeoutMs?: number): Promise<string>;
   kill(): Promise<void>;
   stop(): Promise<void>;
@@ -169,6 +171,8 @@ export const childService = async (options: ChildServiceOptions): Promise<ChildS
     keptLines: () => kept.lines,
     logSummary: () =>
       [...tally].map(([msg, { count, last }]) => `${msg} ×${count}, last ${last}`).join('; ') || 'none',
+    loggedCount: (msg) =>
+      [...tally].reduce((sum, [key, { count }]) => sum + (key.startsWith(msg) ? count : 0), 0),
     logTail: (chars = 3000) => `${stderr().slice(-chars)}\n${stdout().slice(-chars)}`,
     async start(timeoutMs = 60_000) {
       if (running()) throw new Error(`${options.label} is already running`);

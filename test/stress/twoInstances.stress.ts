@@ -458,6 +458,7 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
         .join(' | ');
     })();
 
+    const both = (msg: string) => `${a.loggedCount(msg)}/${b.loggedCount(msg)}`;
     figure(
       'two instances',
       `${ROUNDS} rounds × (100 ADMIN via A ∥ 100 CHAMADOR via B ∥ 100 to both)` +
@@ -476,7 +477,11 @@ describe('two instances on one CouchDB-protocol server, written to concurrently'
         `${outOfLine.length} check-in records out of line; ${conflictAudits.length} CONFLICT_RESOLVED audit entries ` +
         `(${repeatedConflictAudits} exact repeats; a single instance writes none twice${repeatedExamples === '' ? '' : `: ${repeatedExamples}`}); ` +
         `${quarantineAudits.length} QUARANTINE audit entries for ${ROUNDS} unreadable documents; ` +
-        `${forksSettled} forked aspects settled` +
+        `${forksSettled} forked aspects settled; ` +
+        // What held the pipelines (decision 0023): each hold is up to the grace, 15 s.
+        `pipelines A/B held for a document's copies ${both('event pipeline waits for the copies of a document')}, ` +
+        `withdrew copies left behind ${both('event pipeline withdrew copies of events their writers left behind')}, ` +
+        `requests answered at their deadline ${both('request answered 503 at its deadline')}` +
         // What each pipeline was doing when the projections still differed: behind, or idle.
         (settledMs < 0
           ? `; pipelines: A ${await pipelineGauges(urlA)}, B ${await pipelineGauges(urlB)}; ` +
