@@ -42,6 +42,7 @@ import {
 import { type BatchingOptions, batchWriter, type ItemResult } from '../lib/batchWriter.js';
 import { decodeDoc } from './docs.js';
 import { sentAgainAfterSilence } from './docWrites.js';
+import { indexIn } from './indexes.js';
 import type { Database } from './pouch.js';
 import { liveLeaves, withdrawal } from './quorumWrites.js';
 import { isConflict, isShortOfQuorum, isStored } from './storeErrors.js';
@@ -130,7 +131,6 @@ const AUDIT_ID_RE =
   /^audit:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const BASE64URL_RE = /^[A-Za-z0-9_-]+$/;
 const SCAN_BATCH = 250;
-const SUBJECT_INDEX = 'idx-by-subject_id';
 
 export const encodeAuditCursor = (id: string): string => Buffer.from(id, 'utf8').toString('base64url');
 
@@ -432,7 +432,7 @@ export const auditLog = (db: Database, options: AuditLogOptions): AuditLog => {
         },
         sort: [{ subject_id: 'desc' }, { _id: 'desc' }],
         limit: batchSize + 1,
-        use_index: SUBJECT_INDEX,
+        use_index: indexIn(db, 'by-subject_id'),
       });
       return res.docs.map((d) => ({ id: d._id, doc: d }));
     };

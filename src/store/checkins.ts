@@ -24,6 +24,7 @@ import { putBatched } from './batchedPut.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc } from './docs.js';
 import { conflictAs, createOnce, retryOnConflict, stayedContended } from './docWrites.js';
+import { indexIn } from './indexes.js';
 import type { Database } from './pouch.js';
 import { removeEach, rewriteEach } from './rewrites.js';
 
@@ -247,7 +248,7 @@ export const checkinStore = (db: Database, caches: CheckinCaches = noCheckinCach
         selector: { docType: 'checkin', sessionId: { $in: [...sessionIds] } },
         fields: ['sessionId'],
         limit: 100_000,
-        use_index: 'idx-by-docType',
+        use_index: indexIn(db, 'by-docType'),
       });
       return new Set(
         found.docs.flatMap((d) => ('sessionId' in d && typeof d.sessionId === 'string' ? [d.sessionId] : [])),

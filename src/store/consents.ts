@@ -3,6 +3,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { ConsentDoc } from '../domain/consent.js';
 import { decodeDoc, getDoc, listDocs } from './docs.js';
 import { putDoc } from './docWrites.js';
+import { indexIn } from './indexes.js';
 import type { Database } from './pouch.js';
 import { rewriteEach } from './rewrites.js';
 
@@ -40,7 +41,7 @@ export const consentStore = (db: Database): ConsentStore => ({
     const found = await db.find({
       selector: { docType: 'imageConsent', subject_id: subjectId },
       limit: 10_000,
-      use_index: 'idx-by-docType-subject_id',
+      use_index: indexIn(db, 'by-docType-subject_id'),
     });
     return found.docs
       .map((d) => decodeDoc(ConsentDoc, d._id, d))

@@ -10,6 +10,7 @@ import { EventDoc, eventDocId, isRetiredEvent, type NewEvent, RETIRED, toEventDo
 import { putBatched } from './batchedPut.js';
 import { decodeDoc, getDoc, getDocs } from './docs.js';
 import { sentAgainAfterSilence } from './docWrites.js';
+import { indexIn } from './indexes.js';
 import type { Database } from './pouch.js';
 import { liveLeaves } from './quorumWrites.js';
 import { removeEach, rewriteEach } from './rewrites.js';
@@ -148,7 +149,11 @@ export const eventStore = (db: Database): EventStore => {
       return new Map(docs.map((d) => [d.eventId, d]));
     },
     async ofAspect(aspect) {
-      const found = await db.find({ selector: { aspect }, limit: 100_000, use_index: 'idx-by-aspect' });
+      const found = await db.find({
+        selector: { aspect },
+        limit: 100_000,
+        use_index: indexIn(db, 'by-aspect'),
+      });
       return found.docs.map((d) => decodeDoc(EventDoc, d._id, d));
     },
     anonymise: (eventIds, anonymise, at) =>

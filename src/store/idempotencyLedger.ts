@@ -28,6 +28,7 @@ import {
 import { detached } from '../lib/deadline.js';
 import { waitAtMost } from '../lib/timeouts.js';
 import { putBatched } from './batchedPut.js';
+import { indexIn } from './indexes.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound, isShortOfQuorum } from './storeErrors.js';
 
@@ -90,7 +91,7 @@ const purgeExpired = async (
       selector: { docType: 'idempotency', expiresAt: { $lte: now } },
       fields: ['_id', '_rev'],
       limit: batchSize,
-      use_index: 'idx-by-docType-expiresAt',
+      use_index: indexIn(db, 'by-docType-expiresAt'),
     });
     if (found.docs.length === 0) return purged.size;
     const results = await db.bulkDocs(found.docs.map((d) => ({ _id: d._id, _rev: d._rev, _deleted: true })));

@@ -8,6 +8,7 @@
 import { PageDoc } from '../domain/pages.js';
 import { decodeDoc } from './docs.js';
 import { putDoc, removeDoc } from './docWrites.js';
+import { indexIn } from './indexes.js';
 import type { Database } from './pouch.js';
 import { removeEach } from './rewrites.js';
 
@@ -65,7 +66,7 @@ export const pageStore = (db: Database): PageStore => {
       const found = await db.find({
         selector: { docType: 'page', studentId },
         limit: 100_000,
-        use_index: 'idx-by-docType-studentId',
+        use_index: indexIn(db, 'by-docType-studentId'),
       });
       return found.docs.map((d) => decodeDoc(PageDoc, d._id, d));
     },

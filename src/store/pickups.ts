@@ -2,6 +2,7 @@
 import { GrantDoc, PickupEntryDoc } from '../domain/pickup.js';
 import { decodeDoc, getDoc, listDocs } from './docs.js';
 import { putDoc } from './docWrites.js';
+import { indexIn } from './indexes.js';
 import type { Database } from './pouch.js';
 import { removeEach } from './rewrites.js';
 
@@ -31,8 +32,13 @@ export interface PickupStore {
 }
 
 const byStudent = async (db: Database, docType: string, studentId: string) =>
-  (await db.find({ selector: { docType, studentId }, limit: 10_000, use_index: 'idx-by-docType-studentId' }))
-    .docs;
+  (
+    await db.find({
+      selector: { docType, studentId },
+      limit: 10_000,
+      use_index: indexIn(db, 'by-docType-studentId'),
+    })
+  ).docs;
 
 export const pickupStore = (db: Database): PickupStore => {
   const put = async <D extends { _id: string }>(doc: D): Promise<D & { _rev: string }> => ({

@@ -10,6 +10,7 @@
 import { PRINT_JOB_KEEP_MS, PrintJobDoc } from '../domain/printing.js';
 import { decodeDoc, getDoc } from './docs.js';
 import { conflictAs } from './docWrites.js';
+import { indexIn } from './indexes.js';
 import type { Database } from './pouch.js';
 
 export type PrintJobFields = Omit<PrintJobDoc, '_id' | '_rev' | 'docType'>;
@@ -51,7 +52,7 @@ export const printJobStore = (db: Database): PrintJobStore => ({
   async unfinished() {
     const found = await db.find({
       selector: { docType: 'printJob', status: { $in: ['queued', 'printing'] } },
-      use_index: 'idx-by-docType-status',
+      use_index: indexIn(db, 'by-docType-status'),
       limit: MAX_UNFINISHED,
     });
     return found.docs.map((d) => decodeDoc(PrintJobDoc, d._id, d));
@@ -59,7 +60,7 @@ export const printJobStore = (db: Database): PrintJobStore => ({
   async purgeExpired(now) {
     const found = await db.find({
       selector: { docType: 'printJob', expiresAt: { $lte: now.getTime() } },
-      use_index: 'idx-by-docType-expiresAt',
+      use_index: indexIn(db, 'by-docType-expiresAt'),
       fields: ['_id', '_rev'],
       limit: PURGE_BATCH,
     });

@@ -29,6 +29,7 @@ import {
 } from '../rules/projections.js';
 import { type DocCache, forgetChanged, noDocCache, weighedCache } from './docCache.js';
 import { decodeDoc, getDocs, UndecodableDocument } from './docs.js';
+import { indexIn } from './indexes.js';
 import type { Database } from './pouch.js';
 import { removeEach, rewriteEach } from './rewrites.js';
 import { isConflict, isNotFound, isStored } from './storeErrors.js';
@@ -542,7 +543,7 @@ export const projectionStore = (
           selector: { docType: 'aspect', kind, day: { $gte: fromDay, $lte: toDay } },
           limit: AspectPage,
           skip,
-          use_index: 'idx-by-docType-kind-day',
+          use_index: indexIn(db, 'by-docType-kind-day'),
         });
         for (const d of found.docs) {
           if (seen.has(d._id)) continue;
@@ -629,7 +630,7 @@ export const projectionStore = (
       const bySubject = query.subjectId === undefined ? {} : { subjectId: query.subjectId };
       const until: Record<string, string> = query.to === undefined ? {} : { $lt: query.to };
       const sort: Array<Record<string, 'asc'>> = [{ docType: 'asc' }, { detectedAt: 'asc' }];
-      const use_index = 'idx-by-docType-detectedAt';
+      const use_index = indexIn(db, 'by-docType-detectedAt');
       /** The records of a range of times, with their documents, in index order (time, then id). */
       const inRange = async (detectedAt: Record<string, string>, limit: number): Promise<ConflictDoc[]> => {
         if (limit <= 0) return [];

@@ -18,6 +18,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { decideRateLimit, type RateLimitDecision, type RateLimitPolicy } from '../rules/rateLimit.js';
 import { putBatched } from './batchedPut.js';
+import { indexIn } from './indexes.js';
 import type { Database } from './pouch.js';
 
 export interface RateLimiterOptions {
@@ -76,7 +77,7 @@ export const rateLimiter = (db: Database, options: RateLimiterOptions): RateLimi
       selector: { docType: 'rateHit', at: { $lt: cutoff } },
       fields: ['_id', '_rev'],
       limit: CLEANUP_BATCH,
-      use_index: 'idx-by-docType-at',
+      use_index: indexIn(db, 'by-docType-at'),
     });
     if (found.docs.length === 0) return;
     await db.bulkDocs(found.docs.map((d) => ({ _id: d._id, _rev: d._rev, _deleted: true })));

@@ -7,6 +7,7 @@ import { type RevokeReason, SessionDoc } from '../domain/session.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { decodeDoc, getDoc } from './docs.js';
 import { conflictAs } from './docWrites.js';
+import { indexIn } from './indexes.js';
 import type { Database } from './pouch.js';
 import { isConflict } from './storeErrors.js';
 
@@ -38,7 +39,7 @@ export const sessionStore = (db: Database, cache: DocCache<SessionDoc> = noDocCa
       const found = await db.find({
         selector: { docType: 'session', refreshTokenHash: hash },
         limit: 2,
-        use_index: 'idx-by-docType-refreshTokenHash',
+        use_index: indexIn(db, 'by-docType-refreshTokenHash'),
       });
       const [doc] = found.docs;
       return doc === undefined ? undefined : decodeDoc(SessionDoc, doc._id, doc);
@@ -86,7 +87,7 @@ export const sessionStore = (db: Database, cache: DocCache<SessionDoc> = noDocCa
       const found = await db.find({
         selector: { docType: 'session', userId },
         limit: 100_000,
-        use_index: 'idx-by-docType-userId',
+        use_index: indexIn(db, 'by-docType-userId'),
       });
       const live = found.docs
         .map((raw) => decodeDoc(SessionDoc, raw._id, raw))

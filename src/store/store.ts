@@ -23,7 +23,7 @@ import {
   type LevelDownFactory,
   unhealthyDatabases,
 } from './guardedLevel.js';
-import { ensureIndexes, indexSpecs, retiredIndexes, settledAll } from './indexes.js';
+import { ensureIndexes, indexGroupOf, indexSpecs, retiredIndexes, settledAll } from './indexes.js';
 import { closeIndexDatabases, type Database, PouchDB, withIndexGate } from './pouch.js';
 import { withQuorumWrites } from './quorumWrites.js';
 
@@ -152,7 +152,9 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
     // The events database's guard and `_security` come after, as before: set at once beside its
     // creation on a cluster, the `_security` of a fresh database was read back empty.
     await settledAll(
-      DATABASE_NAMES.map((name) => ensureIndexes(db[name], indexSpecs[name], retiredIndexes[name])),
+      DATABASE_NAMES.map((name) =>
+        ensureIndexes(db[name], indexSpecs[name], retiredIndexes[name], indexGroupOf(name)),
+      ),
     );
     if (location.kind === 'couchdb')
       opening = {

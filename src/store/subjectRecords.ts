@@ -8,6 +8,7 @@ import { CheckinDoc } from '../domain/checkin.js';
 import { EventDoc } from '../domain/event.js';
 import { GrantDoc, PickupEntryDoc } from '../domain/pickup.js';
 import { decodeDoc } from './docs.js';
+import { indexIn } from './indexes.js';
 import type { Database } from './pouch.js';
 
 /** More than any one student gathers; the export must not stop short of what is held. */
@@ -30,7 +31,7 @@ export const subjectRecords = (dbs: {
       await dbs.private.find({
         selector: { docType, studentId },
         limit: EVERYTHING,
-        use_index: 'idx-by-docType-studentId',
+        use_index: indexIn(dbs.private, 'by-docType-studentId'),
       })
     ).docs.map((d): t.TypeOf<C> => decodeDoc(codec, d._id, d));
   return {
@@ -38,7 +39,7 @@ export const subjectRecords = (dbs: {
       const found = await dbs.events.find({
         selector: { subjectId: studentId },
         limit: EVERYTHING,
-        use_index: 'idx-by-subject-and-time',
+        use_index: indexIn(dbs.events, 'by-subject-and-time'),
       });
       return found.docs.map((d) => decodeDoc(EventDoc, d._id, d));
     },

@@ -11,6 +11,7 @@ import { nextActiveAdmins } from '../rules/sessions.js';
 import { type DocCache, noDocCache, writingThrough } from './docCache.js';
 import { getDoc, listDocs } from './docs.js';
 import { retryOnConflict, stayedContended, takeClaim } from './docWrites.js';
+import { indexIn } from './indexes.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound } from './storeErrors.js';
 
@@ -90,7 +91,7 @@ export const userStore = (db: Database, cache: DocCache<UserDoc> = noDocCache())
         selector: { docType: 'user' },
         fields: ['_id'],
         limit: 1,
-        use_index: 'idx-by-docType',
+        use_index: indexIn(db, 'by-docType'),
       });
       return found.docs.length;
     },

@@ -384,8 +384,8 @@ for (const [name, setUp, propertyRuns] of backends) {
         [1],
       ]);
       expect(pages.flatMap((p) => p.items).every((i) => i.subject_id === 's-9')).to.equal(true);
-      const indexes = (await store.db.audit.getIndexes()).indexes.map((i) => i.ddoc);
-      expect(indexes).to.include('_design/idx-by-subject_id');
+      const indexes = (await store.db.audit.getIndexes()).indexes.map((i) => i.name);
+      expect(indexes).to.include('by-subject_id');
     });
 
     it('filters by an inclusive time range, to the millisecond', async () => {

@@ -8,10 +8,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { eventStore } from '../../src/store/events.js';
 import { EVENTS_DESIGN_ID } from '../../src/store/eventsDesign.js';
-import { ensureIndexes, indexSpecs, retiredIndexes } from '../../src/store/indexes.js';
+import { ensureIndexes, indexGroupOf, indexIn, indexSpecs, retiredIndexes } from '../../src/store/indexes.js';
 import { PouchDB } from '../../src/store/pouch.js';
 import { withdrawal } from '../../src/store/quorumWrites.js';
-import { DATABASE_NAMES, openStore, type Store, type StoreLocation } from '../../src/store/store.js';
+import {
+  DATABASE_NAMES,
+  type DatabaseName,
+  openStore,
+  type Store,
+  type StoreLocation,
+} from '../../src/store/store.js';
 import {
   type CouchServer,
   couchFetch,
@@ -58,6 +64,13 @@ const couch = (): Backend => {
     breakIt: async () => server?.stop(),
   };
 };
+
+/**
+ * The design document of an index as a fresh store lays it out: on CouchDB a database's indexes share
+ * one, unless it has a single index; on the embedded store each has its own.
+ */
+const expectedDesign = (database: DatabaseName, index: string, onCouch: boolean): string =>
+  onCouch && indexSpecs[database].length > 1 ? indexGroupOf(database) : `idx-${index}`;
 
 for (const makeBackend of [embedded, couch]) {
   const backend = makeBackend();
@@ -126,7 +139,8 @@ for (const makeBackend of [embedded, couch]) {
         (ddocs) => !ddocs.includes('_design/idx-by-docType'),
       );
       expect(listed).to.not.include('_design/idx-by-docType');
-      for (const spec of indexSpecs.events) expect(listed).to.include(`_design/idx-${spec.name}`);
+      const names = (await store.db.events.getIndexes()).indexes.map((i) => i.name);
+      for (const spec of indexSpecs.events) expect(names).to.include(spec.name);
       expect(retiredIndexes.events).to.include('by-docType');
     });
 
@@ -144,7 +158,9 @@ for (const makeBackend of [embedded, couch]) {
         try {
           await Promise.all(pairs.map((p) => p.a.info()));
           await Promise.all(
-            pairs.flatMap((p) => [p.a, p.b].map((db) => ensureIndexes(db, indexSpecs[p.name]))),
+            pairs.flatMap((p) =>
+              [p.a, p.b].map((db) => ensureIndexes(db, indexSpecs[p.name], [], indexGroupOf(p.name))),
+            ),
           );
           await untilTestCouchCopiesAgree();
           for (const p of pairs) {
@@ -153,7 +169,7 @@ for (const makeBackend of [embedded, couch]) {
               expect(
                 listed.filter((i) => i.name === spec.name).map((i) => i.ddoc),
                 `${p.name} ${spec.name}`,
-              ).to.deep.equal([`_design/idx-${spec.name}`]);
+              ).to.deep.equal([`_design/${expectedDesign(p.name, spec.name, true)}`]);
           }
         } finally {
           for (const p of pairs) {
@@ -162,6 +178,94 @@ for (const makeBackend of [embedded, couch]) {
           }
         }
       });
+
+    it("keeps a database's indexes in one design document on CouchDB, one each on the embedded store", async () => {
+      const onCouch = location.kind === 'couchdb';
+      for (const name of DATABASE_NAMES) {
+        // The list is a range read of the design documents (one copy of each shard on a cluster).
+        const listed = await readUntil(
+          async () => (await store.db[name].getIndexes()).indexes.filter((i) => i.ddoc !== null),
+          (l) => indexSpecs[name].every((spec) => l.some((i) => i.name === spec.name)),
+        );
+        for (const spec of indexSpecs[name]) {
+          const ddoc = expectedDesign(name, spec.name, onCouch);
+          expect(
+            listed.filter((i) => i.name === spec.name).map((i) => i.ddoc),
+            `${name} ${spec.name}`,
+          ).to.deep.equal([`_design/${ddoc}`]);
+          // What the store's queries name is where the index is.
+          expect(indexIn(store.db[name], spec.name), `${name} ${spec.name}`).to.deep.equal(
+            ddoc === `idx-${spec.name}` ? ddoc : [ddoc, spec.name],
+          );
+        }
+      }
+      // A query through one of the shared document's indexes answers from it.
+      await store.db.private.bulkDocs([
+        { _id: 'pickup:1', docType: 'pickup', studentId: 's-1' },
+        { _id: 'pickup:2', docType: 'pickup', studentId: 's-2' },
+      ]);
+      const found = await readUntil(
+        () =>
+          store.db.private.find({
+            selector: { docType: 'pickup', studentId: 's-2' },
+            use_index: indexIn(store.db.private, 'by-docType-studentId'),
+          }),
+        (r) => r.docs.length === 1,
+      );
+      expect(found.docs.map((d) => d._id)).to.deep.equal(['pickup:2']);
+    });
+
+    it('adds a new index to the shared design document at the next start, and drops a retired one', async () => {
+      // A start of a later version: one more index of the requests, one of its indexes retired.
+      const [kept, retiredOne] = indexSpecs.requests;
+      if (kept === undefined || retiredOne === undefined) throw new Error('two indexes of the requests');
+      const later = [kept, { name: 'by-docType-later', fields: ['docType', 'later'] }];
+      await ensureIndexes(store.db.requests, later, [retiredOne.name], indexGroupOf('requests'));
+      await untilTestCouchCopiesAgree();
+      const names = await readUntil(
+        async () => (await store.db.requests.getIndexes()).indexes.map((i) => i.name),
+        (l) => l.includes('by-docType-later'),
+      );
+      expect(names).to.include.members([kept.name, 'by-docType-later']);
+      expect(names).to.not.include(retiredOne.name);
+      // And again: nothing to change, nothing written.
+      if (location.kind === 'couchdb') {
+        const before = (await store.db.requests.get(`_design/${indexGroupOf('requests')}`))._rev;
+        await ensureIndexes(store.db.requests, later, [retiredOne.name], indexGroupOf('requests'));
+        const after = (await store.db.requests.get(`_design/${indexGroupOf('requests')}`))._rev;
+        expect(after).to.equal(before);
+      }
+    });
+
+    it('keeps the indexes of a database laid out one a design document as they are, and queries them there', async () => {
+      // A database from before the shared design documents: its indexes each in their own.
+      await store.close();
+      const fresh = { ...location, prefix: `legacy${randomUUID().slice(0, 6)}_` };
+      store = await openStore(fresh);
+      const legacy = store.db.requests;
+      // On CouchDB the store made the shared design document: gone, as it never was.
+      if (location.kind === 'couchdb') {
+        const group = await legacy.get(`_design/${indexGroupOf('requests')}`);
+        await legacy.put({ _id: group._id, _rev: group._rev, _deleted: true });
+      }
+      for (const spec of indexSpecs.requests)
+        await legacy.createIndex({
+          index: { name: spec.name, ddoc: `idx-${spec.name}`, fields: [...spec.fields] },
+        });
+      // The start lists the design documents by a range read, one copy of each shard on a cluster:
+      // a deployment's own documents are long agreed on; these were written a moment ago.
+      await untilTestCouchCopiesAgree();
+      await store.close();
+      store = await openStore(fresh);
+      await untilTestCouchCopiesAgree();
+      const ddocs = await readUntil(
+        async () => (await store.db.requests.getIndexes()).indexes.map((i) => i.ddoc),
+        (l) => indexSpecs.requests.every((spec) => l.includes(`_design/idx-${spec.name}`)),
+      );
+      expect(ddocs).to.not.include(`_design/${indexGroupOf('requests')}`);
+      for (const spec of indexSpecs.requests)
+        expect(indexIn(store.db.requests, spec.name)).to.equal(`idx-${spec.name}`);
+    });
 
     it('answers a find through its index', async () => {
       await store.db.roster.bulkDocs([
