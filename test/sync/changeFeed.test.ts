@@ -39,6 +39,26 @@ const until = async (seen: ReadonlyArray<Change>, count: number, db?: Database):
   );
 };
 
+/** The documents `untilListening` writes, kept apart from what a test compares. */
+const isProbe = (c: Change): boolean => c.id.startsWith('listening-');
+
+/**
+ * Waits until a feed started `since: 'now'` is listening: `now` is fixed when its request reaches the
+ * server, and a write made before then is never told (a CI run on three nodes under load: the first
+ * 20 of a burst written 100 ms after the subscription, those of one shard, missing). So a probe
+ * document is written, and another every second, until the feed tells one: everything written after
+ * that probe is after `now`. A change may lag on a cluster, hence the bound of the other waits.
+ */
+const untilListening = async (probes: ReadonlyArray<Change>, db: Database): Promise<void> => {
+  const started = Date.now();
+  for (let k = 0; probes.length === 0; k += 1) {
+    if (Date.now() - started > FEED_WAIT_MS) expect.fail(`the feed told none of ${k} probes`);
+    await db.put({ _id: `listening-${k}` });
+    const wrote = Date.now();
+    while (probes.length === 0 && Date.now() - wrote < 1_000) await sleep(25);
+  }
+};
+
 for (const [label, host] of storeBackends('feed')) {
   describe(`change feed observable (${label})`, () => {
     let store: StoreHost;
@@ -130,8 +150,11 @@ for (const [label, host] of storeBackends('feed')) {
 
     it('stops the live feed when unsubscribed, so nothing arrives after teardown', async () => {
       const seen: Change[] = [];
-      const subscription = changes$(db, { since: 'now' }).subscribe((c) => seen.push(c));
-      await sleep(100);
+      const probes: Change[] = [];
+      const subscription = changes$(db, { since: 'now' }).subscribe((c) =>
+        (isProbe(c) ? probes : seen).push(c),
+      );
+      await untilListening(probes, db);
       await db.put({ _id: 'during' });
       await until(seen, 1);
       subscription.unsubscribe();
@@ -142,9 +165,12 @@ for (const [label, host] of storeBackends('feed')) {
 
     it('tells a burst of writes in order, each once', async () => {
       const seen: Change[] = [];
-      const subscription = followChanges$(db, { since: 'now' }).subscribe((c) => seen.push(c));
+      const probes: Change[] = [];
+      const subscription = followChanges$(db, { since: 'now' }).subscribe((c) =>
+        (isProbe(c) ? probes : seen).push(c),
+      );
       try {
-        await sleep(100);
+        await untilListening(probes, db);
         const ids = Array.from({ length: 60 }, (_, i) => `doc-${String(i).padStart(3, '0')}`);
         for (let i = 0; i < ids.length; i += 20)
           await db.bulkDocs(ids.slice(i, i + 20).map((_id) => ({ _id })));
@@ -163,14 +189,15 @@ describe('a change feed over HTTP across a server restart (express-pouchdb)', ()
     const server = await startExpressPouchDB();
     const db = new PouchDB(`${server.url}/restarted`);
     const seen: Change[] = [];
+    const probes: Change[] = [];
     const retries: unknown[] = [];
     const subscription = followChanges$(db, {
       since: 'now',
       maxBackoffMs: 200,
       onRetry: (_attempt, error) => retries.push(error),
-    }).subscribe((c) => seen.push(c));
+    }).subscribe((c) => (isProbe(c) ? probes : seen).push(c));
     try {
-      await sleep(100);
+      await untilListening(probes, db);
       await db.put({ _id: 'before' });
       await until(seen, 1);
       await server.stop();
