@@ -78,9 +78,10 @@ const fieldNames = (fields: ReadonlyArray<Record<string, string>>): string[] =>
 /** How often creating the indexes is tried, another instance writing their design documents too. */
 const DESIGN_TRIES = 5;
 
-/** CouchDB's answer to an index creation whose design document another writer changed meanwhile. */
+/** A design document's write withdrawn short of its quorum (decision 0023): read again and retried. */
 const isQuorumNotMet = (e: unknown): boolean => e instanceof QuorumNotMetError;
 
+/** CouchDB's answer to an index creation whose design document another writer changed meanwhile. */
 const refusedDesignWrite = (e: unknown): boolean =>
   isConflict(e) || (typeof e === 'object' && e !== null && 'error' in e && e.error === 'error_saving_ddoc');
 
@@ -115,7 +116,7 @@ export const indexGroupOf = (database: string): string => `idx-${database}`;
  * fields ascending, no partial filter, `_count`). Written so by hand, the query planner lists and
  * uses it as one it made.
  */
-export const mangoView = (fields: ReadonlyArray<string>) => ({
+const mangoView = (fields: ReadonlyArray<string>) => ({
   map: { fields: Object.fromEntries(fields.map((f) => [f, 'asc'])), partial_filter_selector: {} },
   reduce: '_count',
   options: { def: { fields: [...fields] } },
