@@ -494,9 +494,10 @@ export const withQuorumWrites = (db: Database, options: QuorumWriteOptions = {})
    * (decision 0046: a write is followed to its end). The reads after it, of its document's leaves, are
    * part of that end: cut at the deadline, a refused write's copy left behind was never withdrawn
    * (`leftBehind` read nothing), nor one below the copy on top (`judge` kept it), and each such event
-   * held every instance's pipeline for its grace, 15 s. The two-instance row on three nodes, under
-   * load: 178 requests answered at their deadline, 8 such holds in a row, both pipelines 149 s behind
-   * and a keyed check-in unanswered. The caller has been answered at its deadline all the same.
+   * held every instance's pipeline for its grace, 15 s (a likely source of the holds in the
+   * two-instance row on three nodes, under load: 178 requests answered at their deadline, 8 holds,
+   * both pipelines 149 s behind; reliability.md). The caller has been answered at its deadline all
+   * the same.
    */
   const judgedToTheEnd = (docs: NewDoc[], options: PouchDB.Core.BulkDocsOptions) =>
     detached(() => judged(docs, options));
