@@ -77,6 +77,10 @@ export interface IdempotencyLedger {
    * duplicate looks again at once rather than on its next poll. The shared ledger cannot know; it waits.
    */
   changed(key: string, principalId: string, ms: number): Promise<void>;
-  /** Removes entries whose retention ended; returns how many. */
+  /**
+   * Removes entries whose retention ended; returns how many. On a CouchDB cluster a later run may count
+   * an entry again when the first deletion reached one copy only (it is deleted again where it had not
+   * arrived, the same revision): the figure is the deletions that succeeded, not distinct entries.
+   */
   purgeExpired(now: number, batchSize?: number): Promise<number>;
 }

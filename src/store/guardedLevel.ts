@@ -78,8 +78,6 @@ const listeners = new Set<(event: DatabaseEvent) => void>();
 const indexCalls = new Map<string, number>();
 /** How many times an index database of a source has failed, by source location. */
 const indexFailures = new Map<string, number>();
-/** Who waits for a source's index calls to end (`indexCallsSettled`). */
-const indexIdle = new Map<string, Array<() => void>>();
 
 const emit = (event: DatabaseEvent): void => {
   for (const listener of listeners) listener(event);
@@ -141,35 +139,9 @@ export const enterIndexCall = (source: string): IndexCall => {
       left = true;
       const remaining = (indexCalls.get(source) ?? 1) - 1;
       if (remaining > 0) indexCalls.set(source, remaining);
-      else {
-        indexCalls.delete(source);
-        for (const wake of indexIdle.get(source)?.splice(0) ?? []) wake();
-      }
+      else indexCalls.delete(source);
     },
   };
-};
-
-/**
- * Resolves once no index call of `source` is under way, or after `timeoutMs`. A database closed under
- * a running index update makes the save that pouchdb-find does not await reject ("database is
- * closed") with nothing to catch it, which ends the process: the store waits for this before closing.
- */
-export const indexCallsSettled = async (source: string, timeoutMs: number): Promise<void> => {
-  if ((indexCalls.get(source) ?? 0) === 0) return;
-  const waiters = indexIdle.get(source) ?? [];
-  indexIdle.set(source, waiters);
-  let wake: () => void = () => undefined;
-  const idle = new Promise<void>((resolve) => {
-    wake = resolve;
-  });
-  waiters.push(wake);
-  try {
-    await waitAtMost(idle, timeoutMs);
-  } finally {
-    // Gone already when it was woken; still there when the wait timed out.
-    const at = waiters.indexOf(wake);
-    if (at >= 0) waiters.splice(at, 1);
-  }
 };
 
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));

@@ -17,14 +17,9 @@ import { join } from 'node:path';
 import { withTimeout } from '../lib/timeouts.js';
 import { boundedFetch } from './boundedFetch.js';
 import { type EventsSecurity, ensureEventsSecurity, removeEventsGuard } from './eventsDesign.js';
-import {
-  defaultGuardedLevelDown,
-  indexCallsSettled,
-  type LevelDownFactory,
-  unhealthyDatabases,
-} from './guardedLevel.js';
+import { defaultGuardedLevelDown, type LevelDownFactory, unhealthyDatabases } from './guardedLevel.js';
 import { ensureIndexes, indexGroupOf, indexSpecs, retiredIndexes, settledAll } from './indexes.js';
-import { closeIndexDatabases, type Database, PouchDB, withIndexGate } from './pouch.js';
+import { type ClosingGate, closeIndexDatabases, type Database, PouchDB, withClosingGate } from './pouch.js';
 import { withQuorumWrites } from './quorumWrites.js';
 
 export const DATABASE_NAMES = ['roster', 'events', 'private', 'requests', 'audit', 'projections'] as const;
@@ -83,6 +78,8 @@ export interface StoreOptions {
 
 // The configuration's default too (STORE_TIMEOUT_MS); tests that open a store directly get the same.
 const DEFAULT_STORE_TIMEOUT_MS = 5000;
+/** How long `close` waits for the embedded store's calls under way before it closes the databases. */
+const CLOSE_DRAIN_MS = 10_000;
 
 export const openStore = async (location: StoreLocation, options: StoreOptions = {}): Promise<Store> => {
   if (location.kind === 'embedded') await mkdir(location.dataDir, { recursive: true });
@@ -110,9 +107,14 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
     auto_compaction: true,
   };
   const remote = { fetch: boundedFetch(options.requestTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS) };
+  const gates: ClosingGate[] = [];
+  const gated = (database: Database): Database => {
+    gates.push(withClosingGate(database, () => closed));
+    return database;
+  };
   const open = (name: DatabaseName): Database =>
     location.kind === 'embedded'
-      ? withIndexGate(new PouchDB(databaseAddress(location, name), embedded), () => closed)
+      ? gated(new PouchDB(databaseAddress(location, name), embedded))
       : name === 'audit'
         ? // Append-only, and a keyed entry is the same bytes whoever writes it (quorumWrites.ts).
           new PouchDB(databaseAddress(location, name), remote)
@@ -183,10 +185,10 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
     async close() {
       if (closed) return;
       closed = true;
-      // An index update still running would meet a closed database in a save nothing awaits, and
-      // end the process (decision 0010): let the calls under way finish first.
-      if (location.kind === 'embedded')
-        await Promise.all(addresses.map(({ address }) => indexCallsSettled(address, 10_000)));
+      // The calls under way finish first: a write still queued in PouchDB's leveldb adapter when its
+      // database closes never settles, and an index update still running would meet a closed
+      // database in a save nothing awaits, and end the process (decision 0010). New calls are refused.
+      await Promise.all(gates.map((g) => g.callsSettled(CLOSE_DRAIN_MS)));
       await Promise.all(DATABASE_NAMES.map((n) => closeIndexDatabases(db[n])));
       await Promise.all(DATABASE_NAMES.map((n) => db[n].close()));
     },

@@ -189,13 +189,17 @@ for (const [name, setUp, ledgerOf] of backends) {
       }
       // On a cluster the index a purge queries is read from one copy of each shard, which may not
       // have every write yet: an entry it misses goes at the next purge (the job runs every minute).
+      // Each entry is counted by the purge that removed it; an entry whose deletion reached one copy
+      // only may be counted again by a later purge, which finds it on a copy the deletion has not
+      // reached and deletes it there too (the same revision: CouchDB answers ok), so the runs' sum
+      // may pass four (five in one CI run on three nodes).
       let purged = 0;
       for (let round = 0; round < 50 && !isDeepStrictEqual(await left(), expected); round += 1) {
         purged += await ledger.purgeExpired(DAY, 3);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(await left()).to.deep.equal(expected);
-      expect(purged).to.be.within(1, 4);
+      expect(purged).to.be.at.least(4);
     });
   });
 }

@@ -18,6 +18,7 @@ import {
   type Store,
   type StoreLocation,
 } from '../../src/store/store.js';
+import { isStoreUnavailable } from '../../src/store/storeErrors.js';
 import {
   type CouchServer,
   couchFetch,
@@ -481,6 +482,49 @@ describe('closing the embedded store', () => {
     }
     // Each store left about sixty descriptors open (its index databases) before they were closed.
     expect(await openFiles()).to.be.at.most(before + 2);
+  });
+
+  it('answers every write under way when it closes, keeps those it acknowledged, and refuses later calls', async () => {
+    const dir = await makeTempDir('close-writes');
+    try {
+      const acknowledged: string[] = [];
+      for (let round = 0; round < 3; round += 1) {
+        const store = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'c_' });
+        // A burst the adapter queues (it writes one at a time), then the close, as a stop under load.
+        const writes = Array.from({ length: 30 }, (_, i) => {
+          const id = `entry-${round}-${i}`;
+          return store.db.audit.put({ _id: id, body: 'x'.repeat(500) }).then(
+            () => ({ id, outcome: 'stored' }),
+            (e: unknown) => ({ id, outcome: isStoreUnavailable(e) ? 'refused' : String(e) }),
+          );
+        });
+        const closed = store.close();
+        // Before the store waited for them, a write still queued when its database closed never
+        // settled (most of the burst, in most rounds): each is given far longer than it takes.
+        const outcomes = await Promise.all(
+          writes.map((w) =>
+            Promise.race([w, sleep(10_000).then(() => ({ id: '', outcome: 'never answered' }))]),
+          ),
+        );
+        await closed;
+        expect(outcomes.filter((o) => o.outcome !== 'stored' && o.outcome !== 'refused')).to.deep.equal([]);
+        acknowledged.push(...outcomes.filter((o) => o.outcome === 'stored').map((o) => o.id));
+        const late = await store.db.audit.put({ _id: `late-${round}`, body: '' }).then(
+          () => 'stored',
+          (e: unknown) => (isStoreUnavailable(e) ? 'refused' : String(e)),
+        );
+        expect(late).to.equal('refused');
+      }
+      const reopened = await openStore({ kind: 'embedded', dataDir: dir, prefix: 'c_' });
+      try {
+        const stored = await reopened.db.audit.allDocs({ keys: acknowledged });
+        expect(stored.rows.filter((r) => !('value' in r)).map((r) => r.key)).to.deep.equal([]);
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      await removeDir(dir);
+    }
   });
 });
 
