@@ -383,7 +383,7 @@ const probe = async (
       .slice(logFrom)
       .split('\n')
       .filter((l) => /"level":(4|5|6)\d/.test(l));
-    for (const w of warnings.slice(0, 12)) process.stdout.write(`  log: ${w.slice(0, 400)}\n`);
+    for (const w of warnings.slice(0, 12)) process.stdout.write(`  log: ${w.slice(0, 3000)}\n`);
     if (proxy !== undefined) {
       const byKind = new Map<string, number[]>();
       for (const t of proxy.timed) byKind.set(t.kind, [...(byKind.get(t.kind) ?? []), t.ms]);

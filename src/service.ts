@@ -60,7 +60,14 @@ import { replicationCheckpoints } from './store/replicationCheckpoints.js';
 import { retentionConfigStore } from './store/retentionConfig.js';
 import { rosterStore } from './store/roster.js';
 import { scheduleStore } from './store/schedules.js';
-import { databaseAddress, openStore, type Store, type StoreOpening, storeLocation } from './store/store.js';
+import {
+  databaseAddress,
+  type IndexMove,
+  openStore,
+  type Store,
+  type StoreOpening,
+  storeLocation,
+} from './store/store.js';
 import type { StudentStore } from './store/students.js';
 import { subjectRecords } from './store/subjectRecords.js';
 import type { UserStore } from './store/users.js';
@@ -192,6 +199,24 @@ const logStoreOpening = (opening: StoreOpening, logger: Logger): void => {
     );
 };
 
+/** The indexes an earlier version laid out one a design document, moved into one while the service runs. */
+const logIndexMoves = (moves: Promise<ReadonlyArray<IndexMove>>, logger: Logger): void => {
+  void moves.then((settled) => {
+    for (const move of settled) {
+      if (move.outcome === 'moved')
+        logger.info(
+          { database: move.database },
+          "moved the database's indexes into one design document (built, then the old ones removed)",
+        );
+      else if (move.outcome === 'failed')
+        logger.warn(
+          { database: move.database, errorName: errorNameOf(move.error) },
+          "moving the database's indexes into one design document failed; the old ones serve, and the next start tries again",
+        );
+    }
+  });
+};
+
 const wire = async (
   config: Config & { readonly jwtSecret: string },
   options: ServiceOptions,
@@ -201,6 +226,7 @@ const wire = async (
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? (() => new Date());
   logStoreOpening(store.opening, logger);
+  logIndexMoves(store.indexMoves, logger);
   const backupSource = liveSource(store, storeLocation(config));
   // Recorded only when someone may read them (0021).
   const metrics: Metrics = config.metrics === undefined ? noMetrics : prometheusMetrics({ clock });

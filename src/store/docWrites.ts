@@ -6,6 +6,7 @@
  * The embedded store and CouchDB report the conflict differently; `isConflict` reads both.
  */
 import type * as t from 'io-ts';
+import { patiently } from './boundedFetch.js';
 import { getDoc } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound, isStoreTimeout } from './storeErrors.js';
@@ -135,20 +136,21 @@ export const SENDS_AFTER_SILENCE = 3;
 
 /**
  * Sends a bulk write of create-once documents (ids that name their content: an event, an imported
- * student) again when the store's silence limit cut its answer, up to `SENDS_AFTER_SILENCE` sends in
- * all. A cut answer says nothing of the write: CouchDB may have stored all of it, part or none. Sent
- * again, what was stored answers a conflict, which the caller reads as "stored before" once it knows
- * the content is its own (`again`); the rest is stored. Beside load average 12 to 24 a 500-document
- * write sat silent past the 5 s limit behind the other writes of its database, and the whole file
- * answered 503 for it; a limit met once is not the store gone, and a longer limit would hold the
- * door's requests as long.
+ * student) again when the silence limit cut its answer, up to `SENDS_AFTER_SILENCE` sends in all. A
+ * cut answer says nothing of the write: CouchDB may have stored all of it, part or none. Sent again,
+ * what was stored answers a conflict, which the caller reads as "stored before" once it knows the
+ * content is its own (`again`); the rest is stored. Beside load average 12 to 24 a 500-document write
+ * sat silent past the 5 s limit behind the other writes of its database, and the whole file answered
+ * 503 for it; a limit met once is not the store gone. Each send waits `patiently` (four times the
+ * store's limit), which only these writes do: a longer limit for every call would hold the door's
+ * requests as long when a node stops answering.
  */
 export const sentAgainAfterSilence = async <T>(
   write: () => Promise<T>,
 ): Promise<{ readonly result: T; readonly again: boolean }> => {
   for (let send = 1; ; send += 1) {
     try {
-      return { result: await write(), again: send > 1 };
+      return { result: await patiently(write), again: send > 1 };
     } catch (e) {
       if (!isStoreTimeout(e) || send >= SENDS_AFTER_SILENCE) throw e;
     }

@@ -8,10 +8,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import canonicalize from 'canonicalize';
 import * as t from 'io-ts';
+import { patiently } from './boundedFetch.js';
 import { isRemote } from './docs.js';
 import type { Database } from './pouch.js';
 import type { DatabaseName } from './store.js';
-import { isConflict, isNotFound, QuorumNotMetError } from './storeErrors.js';
+import { isConflict, isNotFound, isStoreTimeout, QuorumNotMetError } from './storeErrors.js';
 
 export interface IndexSpec {
   readonly name: string;
@@ -177,11 +178,12 @@ export const ensureIndexes = async (
    * document's indexes in one pass, reading each written document once: five indexes of the private
    * database in five design documents cost 4 times the CPU of the same five in one (0.82–1.00 against
    * 0.19–0.24 ms a document, 10,000 students, `bench/indexGroupProbe.ts`, decision 0064). A database
-   * that already has its indexes one a design document keeps them so: moving them rebuilds them over
-   * every record (not done). The embedded store keeps one design document an index.
+   * that already has its indexes one a design document keeps them so at the start, and answers true:
+   * `moveIntoSharedDesign` moves them while the service runs (it rebuilds them over every record). The
+   * embedded store keeps one design document an index.
    */
   group?: string,
-): Promise<void> => {
+): Promise<boolean> => {
   const listed = (await db.getIndexes()).indexes;
   const existing = byDesign(listed);
   // Another instance starting at the same moment may remove it first: gone is what was asked.
@@ -195,11 +197,13 @@ export const ensureIndexes = async (
       ),
   );
   const ownDocuments = specs.some((spec) => existing.has(`_design/idx-${spec.name}`));
-  const shared = isRemote(db) && specs.length > 1 && !ownDocuments ? group : undefined;
+  const sharing = isRemote(db) && specs.length > 1 && group !== undefined;
+  const shared = sharing && !ownDocuments ? group : undefined;
   if (shared === undefined) groupedIndexes.delete(db.name);
   else {
     groupedIndexes.set(db.name, shared);
-    return writeSharedDesign(db, `_design/${shared}`, specs, retired);
+    await writeSharedDesign(db, `_design/${shared}`, specs, retired);
+    return false;
   }
   // Another instance starting at the same moment writes the same design documents, and CouchDB
   // refuses the later of two writes of one (`error_saving_ddoc`, or a conflict; seen with two
@@ -219,12 +223,74 @@ export const ensureIndexes = async (
           db.createIndex({ index: { name: spec.name, ddoc: `idx-${spec.name}`, fields: [...spec.fields] } }),
         ),
       );
-      return;
+      return sharing;
     } catch (e: unknown) {
       if (!refusedDesignWrite(e) || attempt === DESIGN_TRIES) throw e;
       await sleep(20 + Math.random() * 200);
     }
   }
+};
+
+/** Tries of a step of a move that failed otherwise than by the silence limit (a copy still behind). */
+const MOVE_TRIES = 5;
+
+/**
+ * Moves the indexes of a CouchDB database laid out one a design document (a deployment made before
+ * the shared design documents) into its shared one, while the service runs on the old ones:
+ * 1. writes the shared document with every index (`writeSharedDesign`);
+ * 2. waits until CouchDB has built it: a query through one of its indexes answers only once the
+ *    index holds every write, silent meanwhile, so it waits `patiently` and is sent again while the
+ *    silence limit cuts it (CouchDB builds on; a roll of 250,000 takes minutes);
+ * 3. points this instance's queries at it (`indexIn`), then removes the old design documents.
+ * Another instance still naming an old one meanwhile is answered by CouchDB through the shared one,
+ * which has the same fields (CouchDB 3.4 falls back to an index that fits, with a warning). A move cut
+ * short (a stop, a failure) leaves both layouts; the next start sees the old documents, keeps them,
+ * and moves again. True when this call moved the database; false when there was nothing to move or
+ * `signal` stopped it first.
+ */
+export const moveIntoSharedDesign = async (
+  db: Database,
+  specs: ReadonlyArray<IndexSpec>,
+  retired: ReadonlyArray<string>,
+  group: string,
+  signal: AbortSignal,
+): Promise<boolean> => {
+  if (!isRemote(db) || specs.length < 2) return false;
+  const own = (await db.getIndexes()).indexes.filter(
+    (i): i is ListedIndex & { ddoc: string } =>
+      i.ddoc !== null && specs.some((spec) => i.ddoc === `_design/idx-${spec.name}`),
+  );
+  if (own.length === 0 || signal.aborted) return false;
+  const id = `_design/${group}`;
+  await writeSharedDesign(db, id, specs, retired);
+  const [probe] = specs;
+  const [field] = probe?.fields ?? [];
+  if (probe === undefined || field === undefined) return false;
+  // Every index of a design document is built in the same pass: one query waits for all of them.
+  for (let failures = 0; !signal.aborted; ) {
+    try {
+      await patiently(() =>
+        db.find({ selector: { [field]: { $gt: null } }, use_index: [group, probe.name], limit: 1 }),
+      );
+      break;
+    } catch (e) {
+      if (isStoreTimeout(e)) continue;
+      failures += 1;
+      if (failures >= MOVE_TRIES) throw e;
+      await sleep(200 * failures, undefined, { signal }).catch(() => undefined);
+    }
+  }
+  if (signal.aborted) return false;
+  groupedIndexes.set(db.name, group);
+  // Another instance moving the same database may remove one first: gone is what was asked.
+  await settledAll(
+    own.map((i) =>
+      db.deleteIndex({ ddoc: i.ddoc, name: i.name, type: i.type }).catch((e: unknown) => {
+        if (!isNotFound(e)) throw e;
+      }),
+    ),
+  );
+  return true;
 };
 
 /**

@@ -18,7 +18,14 @@ import { withTimeout } from '../lib/timeouts.js';
 import { boundedFetch } from './boundedFetch.js';
 import { type EventsSecurity, ensureEventsSecurity, removeEventsGuard } from './eventsDesign.js';
 import { defaultGuardedLevelDown, type LevelDownFactory, unhealthyDatabases } from './guardedLevel.js';
-import { ensureIndexes, indexGroupOf, indexSpecs, retiredIndexes, settledAll } from './indexes.js';
+import {
+  ensureIndexes,
+  indexGroupOf,
+  indexSpecs,
+  moveIntoSharedDesign,
+  retiredIndexes,
+  settledAll,
+} from './indexes.js';
 import { type ClosingGate, closeIndexDatabases, type Database, PouchDB, withClosingGate } from './pouch.js';
 import { withQuorumWrites } from './quorumWrites.js';
 
@@ -41,8 +48,18 @@ export interface Store {
   failedDatabases(): ReadonlyArray<string>;
   /** What opening did to the events database on CouchDB (decision 0063), for the start to log. */
   readonly opening: StoreOpening;
+  /**
+   * On CouchDB, the databases whose indexes, laid out one a design document by an earlier version,
+   * this start moves into their shared one (`moveIntoSharedDesign`), in the background: settles with
+   * each one's outcome once the moves have ended (at once when there is none; never rejects).
+   */
+  readonly indexMoves: Promise<ReadonlyArray<IndexMove>>;
   close(): Promise<void>;
 }
+
+export type IndexMove =
+  | { readonly database: DatabaseName; readonly outcome: 'moved' | 'stopped' }
+  | { readonly database: DatabaseName; readonly outcome: 'failed'; readonly error: unknown };
 
 export interface StoreOpening {
   /** This start removed the `validate_doc_update` guard an earlier version installed. */
@@ -148,16 +165,18 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
     projections: open('projections'),
   };
   let opening: StoreOpening = { eventsGuardRemoved: false, eventsSecurity: undefined };
+  let movable: ReadonlyArray<DatabaseName> = [];
   try {
     // The databases are opened at once, each with its indexes: on a CouchDB cluster every step is a
     // round trip or a quorum write, and one after the other they took 1.4 s of a start (three nodes).
     // The events database's guard and `_security` come after, as before: set at once beside its
     // creation on a cluster, the `_security` of a fresh database was read back empty.
-    await settledAll(
+    const laidOut = await settledAll(
       DATABASE_NAMES.map((name) =>
         ensureIndexes(db[name], indexSpecs[name], retiredIndexes[name], indexGroupOf(name)),
       ),
     );
+    movable = DATABASE_NAMES.filter((_, i) => laidOut[i] === true);
     if (location.kind === 'couchdb')
       opening = {
         eventsGuardRemoved: await removeEventsGuard(db.events),
@@ -168,11 +187,27 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
     await Promise.allSettled(DATABASE_NAMES.map((n) => db[n].close()));
     throw e;
   }
+  const moving = new AbortController();
+  const indexMoves = Promise.all(
+    movable.map((name) =>
+      moveIntoSharedDesign(
+        db[name],
+        indexSpecs[name],
+        retiredIndexes[name],
+        indexGroupOf(name),
+        moving.signal,
+      ).then(
+        (moved): IndexMove => ({ database: name, outcome: moved ? 'moved' : 'stopped' }),
+        (error: unknown): IndexMove => ({ database: name, outcome: 'failed', error }),
+      ),
+    ),
+  );
   return {
     backend: location.kind,
     db,
     failedDatabases,
     opening,
+    indexMoves,
     async ping(timeoutMs = 2000) {
       if (closed || failedDatabases().length > 0) return false;
       try {
@@ -185,6 +220,9 @@ export const openStore = async (location: StoreLocation, options: StoreOptions =
     async close() {
       if (closed) return;
       closed = true;
+      // A move under way stops at its next step; its call in flight is not waited for (a CouchDB
+      // handle holds nothing to close).
+      moving.abort();
       // The calls under way finish first: a write still queued in PouchDB's leveldb adapter when its
       // database closes never settles, and an index update still running would meet a closed
       // database in a save nothing awaits, and end the process (decision 0010). New calls are refused.

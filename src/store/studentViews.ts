@@ -27,6 +27,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as t from 'io-ts';
 import { StudentDoc } from '../domain/student.js';
+import { patiently } from './boundedFetch.js';
 import { getDoc } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isStoreTimeout } from './storeErrors.js';
@@ -365,15 +366,18 @@ export const studentViews = (db: Database): StudentViews => {
 const INDEX_ATTEMPTS = 6;
 
 /**
- * A query that waits for CouchDB's index to hold every write, sent again when the store's silence
- * limit cut it: CouchDB goes on indexing after the query is dropped (the index's updater is a process
- * of its own), so each try waits for less. An import right after another file finds that file's
- * writes still being indexed. The request's deadline still bounds the whole (decision 0046).
+ * A query that waits for CouchDB's index to hold every write, sent again when the silence limit cut
+ * it: CouchDB goes on indexing after the query is dropped (the index's updater is a process of its
+ * own), so each try waits for less. An import right after another file finds that file's writes still
+ * being indexed: the query is silent until the index holds them, so it waits `patiently` (four times
+ * the store's limit). At the store's own limit, five of six tries were cut once (a second file of
+ * 10,000 rows on 10,000, one node): one more and the file answered 503. The request's deadline still
+ * bounds the whole (decision 0046).
  */
 const whenIndexed = async <A>(query: () => Promise<A>): Promise<A> => {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await query();
+      return await patiently(query);
     } catch (e) {
       if (!isStoreTimeout(e) || attempt >= INDEX_ATTEMPTS) throw e;
     }

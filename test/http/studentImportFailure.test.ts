@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import { ImportReport } from '../../src/domain/studentImport.js';
+import { BULK_WRITE_PATIENCE } from '../../src/store/boundedFetch.js';
 import { PouchDB } from '../../src/store/pouch.js';
 import { type CouchServer, couchServerLabel, startCouchServer } from '../support/couchServer.js';
 import { type FailingProxy, failingProxy } from '../support/failingProxy.js';
@@ -151,14 +152,18 @@ describe(`student import on ${couchServerLabel()}, a write whose answer outlasts
     const { couch, proxy, svc } = current();
     await createClass(svc.url);
     // The third write of events and the second of students reach the server; their answers come
-    // after the service's limit, which cuts them (decision 0064).
+    // after the limit these writes wait (BULK_WRITE_PATIENCE times the service's), which cuts them
+    // (decision 0064).
     const seen = { events: 0, students: 0 };
-    proxy.holdAnswers((method, path) => {
-      if (method !== 'POST') return false;
-      if (path.startsWith(`/${prefix}events/_bulk_docs`)) return ++seen.events === 3;
-      if (path.startsWith(`/${prefix}private/_bulk_docs`)) return ++seen.students === 2;
-      return false;
-    }, LIMIT_MS + 1_500);
+    proxy.holdAnswers(
+      (method, path) => {
+        if (method !== 'POST') return false;
+        if (path.startsWith(`/${prefix}events/_bulk_docs`)) return ++seen.events === 3;
+        if (path.startsWith(`/${prefix}private/_bulk_docs`)) return ++seen.students === 2;
+        return false;
+      },
+      LIMIT_MS * BULK_WRITE_PATIENCE + 1_500,
+    );
     const r = await upload(svc.url);
     proxy.holdNone();
     expect(proxy.held(), 'answers held').to.equal(2);

@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { DeadlinePassed, runWithin, startDeadline } from '../../src/lib/deadline.js';
-import { boundedFetch, isReadCall } from '../../src/store/boundedFetch.js';
+import { boundedFetch, isReadCall, patiently } from '../../src/store/boundedFetch.js';
 import { isStoreUnavailable, StoreTimeoutError } from '../../src/store/storeErrors.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -68,6 +69,27 @@ describe('bounded fetch (CouchDB calls never wait for ever)', () => {
     const e = await failure(response.text());
     expect(e).to.be.instanceOf(StoreTimeoutError);
     expect(isStoreUnavailable(e)).to.equal(true);
+  });
+
+  it('waits four times the limit for a bulk write sent patiently, and only for it', async () => {
+    handlers.set('/db/_bulk_docs', (_req, res) => {
+      setTimeout(() => res.writeHead(201, { 'Content-Type': 'application/json' }).end('[]'), 400);
+    });
+    const fetch200 = boundedFetch(200);
+    const post = () => fetch200(`${base}/db/_bulk_docs`, { method: 'POST', body: '{"docs":[]}' });
+    // Silent 400 ms: past the limit, within four times it.
+    expect((await patiently(post)).status).to.equal(201);
+    expect(await failure(post())).to.be.instanceOf(StoreTimeoutError);
+    // A call started from the patient write's continuation, after it, keeps the limit.
+    const after = await patiently(async () => {
+      await post();
+      return 'answered';
+    }).then(() => failure(post()));
+    expect(after).to.be.instanceOf(StoreTimeoutError);
+    // Still a limit: an answer that never starts fails, at four times it.
+    const started = performance.now();
+    expect(await failure(patiently(() => fetch200(`${base}/silent`)))).to.be.instanceOf(StoreTimeoutError);
+    expect(performance.now() - started).to.be.at.least(4 * 200 - 20);
   });
 
   it('lets an answer that keeps flowing run longer than the limit in total', async () => {

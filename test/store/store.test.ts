@@ -238,14 +238,15 @@ for (const makeBackend of [embedded, couch]) {
       }
     });
 
-    it('keeps the indexes of a database laid out one a design document as they are, and queries them there', async () => {
+    it('moves the indexes of a database laid out one a design document into its shared one, and queries them there', async () => {
       // A database from before the shared design documents: its indexes each in their own.
       await store.close();
       const fresh = { ...location, prefix: `legacy${randomUUID().slice(0, 6)}_` };
       store = await openStore(fresh);
+      const onCouch = location.kind === 'couchdb';
       const legacy = store.db.requests;
       // On CouchDB the store made the shared design document: gone, as it never was.
-      if (location.kind === 'couchdb') {
+      if (onCouch) {
         const group = await legacy.get(`_design/${indexGroupOf('requests')}`);
         await legacy.put({ _id: group._id, _rev: group._rev, _deleted: true });
       }
@@ -253,19 +254,48 @@ for (const makeBackend of [embedded, couch]) {
         await legacy.createIndex({
           index: { name: spec.name, ddoc: `idx-${spec.name}`, fields: [...spec.fields] },
         });
+      await legacy.bulkDocs([
+        { _id: 'idempotency:a', docType: 'idempotency', expiresAt: 1 },
+        { _id: 'idempotency:b', docType: 'idempotency', expiresAt: 2 },
+      ]);
       // The start lists the design documents by a range read, one copy of each shard on a cluster:
       // a deployment's own documents are long agreed on; these were written a moment ago.
       await untilTestCouchCopiesAgree();
       await store.close();
       store = await openStore(fresh);
+      // The start keeps the old layout and moves it in the background, on CouchDB only.
+      const moves = await store.indexMoves;
+      expect(moves).to.deep.equal(onCouch ? [{ database: 'requests', outcome: 'moved' }] : []);
       await untilTestCouchCopiesAgree();
-      const ddocs = await readUntil(
-        async () => (await store.db.requests.getIndexes()).indexes.map((i) => i.ddoc),
-        (l) => indexSpecs.requests.every((spec) => l.includes(`_design/idx-${spec.name}`)),
+      const listed = await readUntil(
+        async () => (await store.db.requests.getIndexes()).indexes.filter((i) => i.ddoc !== null),
+        (l) => !onCouch || l.every((i) => i.ddoc === `_design/${indexGroupOf('requests')}`),
       );
-      expect(ddocs).to.not.include(`_design/${indexGroupOf('requests')}`);
-      for (const spec of indexSpecs.requests)
-        expect(indexIn(store.db.requests, spec.name)).to.equal(`idx-${spec.name}`);
+      for (const spec of indexSpecs.requests) {
+        const ddoc = expectedDesign('requests', spec.name, onCouch);
+        expect(
+          listed.filter((i) => i.name === spec.name).map((i) => i.ddoc),
+          spec.name,
+        ).to.deep.equal([`_design/${ddoc}`]);
+        expect(indexIn(store.db.requests, spec.name)).to.deep.equal(
+          onCouch ? [ddoc, spec.name] : `idx-${spec.name}`,
+        );
+      }
+      expect(new Set(listed.map((i) => i.ddoc)).size).to.equal(onCouch ? 1 : indexSpecs.requests.length);
+      // The queries answer through where the indexes are now, with what was written before.
+      const found = await readUntil(
+        () =>
+          store.db.requests.find({
+            selector: { docType: 'idempotency', expiresAt: { $lte: 1 } },
+            use_index: indexIn(store.db.requests, 'by-docType-expiresAt'),
+          }),
+        (r) => r.docs.length === 1,
+      );
+      expect(found.docs.map((d) => d._id)).to.deep.equal(['idempotency:a']);
+      // And the next start finds nothing left to move.
+      await store.close();
+      store = await openStore(fresh);
+      expect(await store.indexMoves).to.deep.equal([]);
     });
 
     it('answers a find through its index', async () => {
