@@ -23,6 +23,7 @@ import {
   openKiosk,
   PASSWORD,
   signIn,
+  tabletDate,
   waitForStatus,
 } from './kioskHarness.js';
 
@@ -335,12 +336,10 @@ describe('kiosk (e2e): two tablets offline on the same child, an ADMIN and a CHA
 
     // The day is a dd/mm/aaaa field, as in the office (0043), not the browser's date picker.
     const day = page.getByRole('textbox', { name: 'Dia' });
-    // The tablet's clock is UTC (openKiosk).
-    const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
     const ddmmyyyy = (isoDay: string) => isoDay.split('-').reverse().join('/');
-    const today = iso(Date.now());
+    const today = tabletDate();
     expect(await day.inputValue()).to.equal(ddmmyyyy(today));
-    const weekAgo = iso(Date.now() - 7 * 86_400_000);
+    const weekAgo = tabletDate(new Date(Date.now() - 7 * 86_400_000));
     await day.fill(ddmmyyyy(weekAgo));
     await page.getByText('Nenhuma presença registrada neste dia.').waitFor();
     expect(await page.locator('table.attendance').count()).to.equal(0);

@@ -16,6 +16,7 @@ import {
   chromium,
   type Page,
 } from 'playwright-core';
+import { localDate } from '../../src/rules/schedules.js';
 import { call, decodeAs } from '../support/http.js';
 import { type ServiceProcess, serviceProcess } from '../support/mainProcess.js';
 import { uploadTestPhoto } from '../support/photo.js';
@@ -37,6 +38,25 @@ export const PASSWORD = 'kiosk-e2e-password-0123';
 /** The development seed's ADMIN (`POST /api/v1/_seed`). */
 export const ADMIN = { email: 'admin@chamada.local', password: 'chamada-dev-password' };
 const API_DEVICE = randomUUID();
+
+/**
+ * A fixed-offset zone (`Etc/GMT…`, whose sign is reversed) where it is about midday at `now`: the
+ * local date there is `now`'s UTC date, and the tablets' midnight is some eleven hours away.
+ */
+export const middayZone = (now: Date): string => {
+  const east = 12 - now.getUTCHours();
+  return east === 0 ? 'Etc/UTC' : east > 0 ? `Etc/GMT-${east}` : `Etc/GMT+${-east}`;
+};
+
+/**
+ * The tablets' time zone in these tests, chosen when the run starts. A session belongs to its date and
+ * the harness dates it "today"; in UTC, a file that set up before midnight and ran after found no
+ * session (a CI run at 23:53 UTC). Here no file of a run reaches the tablets' midnight.
+ */
+export const TABLET_ZONE = middayZone(new Date());
+
+/** The tablets' calendar date at `at` (`YYYY-MM-DD`). */
+export const tabletDate = (at: Date = new Date()): string => localDate(at, TABLET_ZONE);
 
 /** `env` adds to the service's environment (a notifier's webhook, say). */
 export const startKioskService = async (
@@ -126,9 +146,9 @@ export const CHILDREN = [
   { displayName: 'Pedro Henrique Lima', guardianName: 'Jorge Lima', allergies: null },
 ] as const;
 
-/** One class with a session today (UTC, the kiosk runs in UTC here), five children and a CHAMADOR. */
+/** One class with a session today (the tablets' today, `TABLET_ZONE`), five children and a CHAMADOR. */
 export const seedMinistry = async (api: Api): Promise<Ministry> => {
-  const today = new Date().toISOString().slice(0, 10);
+  const today = tabletDate();
   const classId = await api.create('/api/v1/classes', { name: 'Turma Arco-Íris' }, 'classId');
   const sessionId = await api.create(
     '/api/v1/sessions',
@@ -161,11 +181,11 @@ export interface KioskPage {
   shot(name: string): Promise<void>;
 }
 
-/** A tablet: its own browser profile (storage, service worker), 10-inch landscape, pt-BR, UTC. */
+/** A tablet: its own browser profile (storage, service worker), 10-inch landscape, pt-BR, `TABLET_ZONE`. */
 export const openKiosk = async (browser: Browser, url: string, label: string): Promise<KioskPage> => {
   const context = await browser.newContext({
     locale: 'pt-BR',
-    timezoneId: 'UTC',
+    timezoneId: TABLET_ZONE,
     viewport: { width: 1280, height: 800 },
     hasTouch: true,
     serviceWorkers: 'allow',

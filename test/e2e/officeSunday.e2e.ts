@@ -26,6 +26,7 @@ import {
   PASSWORD,
   signIn,
   signInToOffice,
+  TABLET_ZONE,
   waitForStatus,
 } from './kioskHarness.js';
 
@@ -126,10 +127,10 @@ describe('office (e2e): from a spreadsheet to a first Sunday, with a photo under
   it('schedules the class weekly, so today has its session', async () => {
     await page.getByRole('link', { name: 'Horários' }).click();
     await page.locator('body[data-page="schedules"]').waitFor();
-    // The ministry's today (São Paulo) and the tablet's (UTC here) differ around midnight: both weekly.
+    // The ministry's today (São Paulo) and the tablet's (`TABLET_ZONE`) may differ: both weekly.
     await page.getByLabel('Turma', { exact: true }).selectOption({ label: 'Turma Sol' });
     const now = new Date();
-    for (const day of new Set([weekdayIn('America/Sao_Paulo', now), weekdayIn('UTC', now)]))
+    for (const day of new Set([weekdayIn('America/Sao_Paulo', now), weekdayIn(TABLET_ZONE, now)]))
       await page.getByLabel(day, { exact: true }).check();
     await page.getByLabel('Título').fill('Culto infantil');
     await page.getByRole('button', { name: 'Criar horário' }).click();
