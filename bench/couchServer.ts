@@ -12,6 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { parse as parseIni } from 'ini';
 
 const run = promisify(execFile);
 
@@ -21,6 +22,8 @@ export interface BenchCouch {
   readonly where: string;
   /** The CouchDB process, when the bench started it: its CPU time is read around a row. */
   readonly pid: number | undefined;
+  /** The deployment's compaction schedule as set on it, or why not (decision 0066). */
+  readonly compaction: string;
   dispose(): Promise<void>;
 }
 
@@ -46,9 +49,27 @@ const freePort = (): Promise<number> =>
   });
 
 export const benchCouch = async (): Promise<BenchCouch | undefined> => {
+  const couch = await reachCouch();
+  if (couch !== undefined)
+    process.stderr.write(
+      `bench: CouchDB (${couch.where}), compaction: ${couch.compaction} (UTC now ${new Date().toISOString().slice(11, 16)})\n`,
+    );
+  return couch;
+};
+
+const reachCouch = async (): Promise<BenchCouch | undefined> => {
   const given = process.env.BENCH_COUCHDB_URL;
   if (given !== undefined && given !== '')
-    return { url: given, where: 'BENCH_COUCHDB_URL', pid: undefined, dispose: async () => undefined };
+    return {
+      url: given,
+      where: 'BENCH_COUCHDB_URL',
+      pid: undefined,
+      compaction:
+        process.env.BENCH_COUCHDB_CONFIG === 'keep'
+          ? "the node's own (BENCH_COUCHDB_CONFIG=keep)"
+          : await applyDeployedCompaction(given),
+      dispose: async () => undefined,
+    };
   const script = launcher();
   if (script === undefined) return undefined;
   const dir = await mkdtemp(join(tmpdir(), 'chamada-bench-couch-'));
@@ -82,6 +103,7 @@ export const benchCouch = async (): Promise<BenchCouch | undefined> => {
       url,
       where: 'a single node started from shared/couchdb',
       pid: Number.isSafeInteger(pid) && pid > 0 ? pid : undefined,
+      compaction: await applyDeployedCompaction(url),
       dispose: stop,
     };
   } catch (e) {
@@ -97,4 +119,52 @@ export const basicAuth = (url: string): { base: string; authorization: string } 
   u.username = '';
   u.password = '';
   return { base: u.toString().replace(/\/$/, ''), authorization };
+};
+
+/** The deployment's CouchDB settings, mounted into every node by docker-compose.yml. */
+const DEPLOYED_INI = resolve('deploy', 'couchdb', 'chamada.ini');
+
+export interface Setting {
+  readonly section: string;
+  readonly key: string;
+  readonly value: string;
+}
+
+/**
+ * The compaction schedule the deployment gives CouchDB (`[smoosh.*]` of `deploy/couchdb/chamada.ini`,
+ * decision 0066). Only these: the file's other settings are a container's (a single node, required
+ * sign-in), which a running node of the launcher's must not take.
+ */
+export const deployedCompaction = async (file = DEPLOYED_INI): Promise<ReadonlyArray<Setting>> => {
+  const parsed: unknown = parseIni(await readFile(file, 'utf8'));
+  const smoosh = typeof parsed === 'object' && parsed !== null ? Reflect.get(parsed, 'smoosh') : undefined;
+  if (typeof smoosh !== 'object' || smoosh === null) return [];
+  const settings: Setting[] = [];
+  for (const [channel, values] of Object.entries(smoosh)) {
+    if (typeof values !== 'object' || values === null) continue;
+    for (const [key, value] of Object.entries(values))
+      if (typeof value === 'string' || typeof value === 'boolean' || typeof value === 'number')
+        settings.push({ section: `smoosh.${channel}`, key, value: String(value) });
+  }
+  return settings;
+};
+
+/**
+ * Gives a running CouchDB node the deployment's compaction schedule through its configuration API
+ * (`_node/_local`: the node `url` reaches; each node of a cluster is its own), and says what it set.
+ * The bench measures Chamada as deployed, and a node the launcher starts has CouchDB's defaults.
+ */
+export const applyDeployedCompaction = async (url: string): Promise<string> => {
+  const { base, authorization } = basicAuth(url);
+  const settings = await deployedCompaction();
+  for (const s of settings) {
+    const res = await fetch(`${base}/_node/_local/_config/${s.section}/${s.key}`, {
+      method: 'PUT',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: JSON.stringify(s.value),
+    });
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`CouchDB refused [${s.section}] ${s.key}: ${res.status}`);
+  }
+  return settings.map((s) => `[${s.section}] ${s.key} = ${s.value}`).join('; ');
 };

@@ -10,6 +10,8 @@
  *     npx tsx bench/importProbe.ts [rows=10000] [runs=1]
  *   PROBE_EMBEDDED=1 npx tsx bench/importProbe.ts [rows] [runs]   (the embedded store)
  *   PROBE_PRELOAD=<rows>: that many other rows imported first (files of 10,000), the file joining them
+ *   PROBE_COUCHDB_CONFIG=keep: the node's own compaction schedule, not the deployment's (0066)
+ *   PROBE_SIZES=1: at the end, each database's and index's file against its live data
  *
  * The service runs from the bundle (`dist/server/main.js`, rebuilt when a source is newer), each run
  * on databases of its own prefix (`PROBE_ENTRY=<another bundle>`: that one, for a pair in one session).
@@ -24,6 +26,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { collect, listeningUrl, startMain, waitHealthy } from '../test/support/mainProcess.js';
 import { serviceEntry } from '../test/support/serviceBundle.js';
+import { applyDeployedCompaction } from './couchServer.js';
 import { kindOf } from './countingProxy.js';
 import { cpuMs, quiet, signedInAdmin } from './scenarios/serviceLoad.js';
 
@@ -149,6 +152,49 @@ const dropDatabases = async (couch: URL, prefix: string): Promise<void> => {
       await fetch(new URL(`/${name}`, base), { method: 'DELETE', headers: { authorization: auth } });
 };
 
+const sizesOf = (body: unknown): { file: number; active: number } => {
+  const sizes: unknown = typeof body === 'object' && body !== null ? Reflect.get(body, 'sizes') : undefined;
+  const n = (k: string): number => {
+    const v: unknown = typeof sizes === 'object' && sizes !== null ? Reflect.get(sizes, k) : undefined;
+    return typeof v === 'number' ? v : 0;
+  };
+  return { file: n('file'), active: n('active') };
+};
+
+/**
+ * What the run's databases and their indexes hold on disk (`sizes.file`) against their live data
+ * (`sizes.active`), in MB: what compaction would give back (`PROBE_SIZES=1`, decision 0066).
+ */
+const diskOf = async (couch: URL, prefix: string): Promise<string> => {
+  const auth = `Basic ${Buffer.from(`${decodeURIComponent(couch.username)}:${decodeURIComponent(couch.password)}`).toString('base64')}`;
+  const base = new URL(couch.href);
+  base.username = '';
+  base.password = '';
+  const get = (path: string): Promise<unknown> =>
+    fetch(new URL(path, base), { headers: { authorization: auth } }).then((r) => r.json());
+  const names: unknown = await get('/_all_dbs');
+  const mb = (b: number) => (b / 1e6).toFixed(1);
+  const lines: string[] = [];
+  for (const name of Array.isArray(names) ? names : []) {
+    if (typeof name !== 'string' || !name.startsWith(prefix)) continue;
+    const db = sizesOf(await get(`/${name}`));
+    const parts = [`${name.slice(prefix.length)} ${mb(db.file)}/${mb(db.active)}`];
+    const ddocs: unknown = await get(`/${name}/_design_docs`);
+    const rows: unknown = typeof ddocs === 'object' && ddocs !== null ? Reflect.get(ddocs, 'rows') : [];
+    for (const row of Array.isArray(rows) ? rows : []) {
+      const id: unknown = typeof row === 'object' && row !== null ? Reflect.get(row, 'id') : undefined;
+      if (typeof id !== 'string') continue;
+      const info: unknown = await get(`/${name}/${id}/_info`);
+      const index: unknown =
+        typeof info === 'object' && info !== null ? Reflect.get(info, 'view_index') : undefined;
+      const ix = sizesOf(index);
+      parts.push(`${id.slice('_design/'.length)} ${mb(ix.file)}/${mb(ix.active)}`);
+    }
+    lines.push(`  disk (file/live MB): ${parts.join(', ')}`);
+  }
+  return lines.join('\n');
+};
+
 const taskList = async (couch: URL): Promise<unknown[]> => {
   const url = new URL('/_active_tasks', couch);
   const auth = `Basic ${Buffer.from(`${decodeURIComponent(couch.username)}:${decodeURIComponent(couch.password)}`).toString('base64')}`;
@@ -158,8 +204,20 @@ const taskList = async (couch: URL): Promise<unknown[]> => {
   return Array.isArray(tasks) ? tasks : [];
 };
 
-const activeTasks = async (couch: URL, prefix: string): Promise<boolean> =>
-  (await taskList(couch)).some((t) => JSON.stringify(t).includes(prefix));
+/**
+ * Waits until CouchDB's tasks of databases named with `prefix` ('' for every database) have been none,
+ * or have not moved, for `forS` seconds on end (at most `maxS`): smoosh suspends a compaction outside
+ * its window (0066) and `_active_tasks` still lists it, unchanged, until the window opens.
+ */
+const untilTasksSettle = async (couch: URL, prefix: string, forS: number, maxS: number): Promise<void> => {
+  let before = '';
+  for (let i = 0, still = 0; i < maxS && still < forS; i += 1) {
+    const now = JSON.stringify((await taskList(couch)).filter((t) => JSON.stringify(t).includes(prefix)));
+    still = now === '[]' || now === before ? still + 1 : 0;
+    before = now;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+};
 
 /** A task as `kind database design-document` (the shard's range and the prefix left out). */
 const taskName = (task: unknown, prefix: string): string => {
@@ -246,9 +304,10 @@ const probe = async (
       );
     }
     await quiet(child.pid, 60_000);
-    // CouchDB idle (every database's indexing and compaction, not only this run's) before the file.
-    for (let i = 0; couch !== undefined && i < 240 && (await activeTasks(couch, '')); i += 1)
-      await new Promise((r) => setTimeout(r, 500));
+    // CouchDB idle (every database's indexing and compaction, not only this run's) before the file,
+    // for five seconds on end: the views' refresh of the roll before can start a moment after one
+    // idle sample, and its indexing then ran into the file (a third of the runs, decision 0066).
+    if (couch !== undefined) await untilTasksSettle(couch, '', 5, 240);
     // The door before the file: the same check-ins on the idle service, the baseline of those during it.
     const idle: number[] = [];
     for (let k = pairs.length - 1; k >= pairs.length - 8; k -= 1) {
@@ -340,8 +399,7 @@ const probe = async (
       searches.push(performance.now() - a);
     }
     const i0 = performance.now();
-    while (couch !== undefined && (await activeTasks(couch, prefix)) && performance.now() - i0 < 300_000)
-      await new Promise((r) => setTimeout(r, 500));
+    if (couch !== undefined) await untilTasksSettle(couch, prefix, 1, 300);
     const indexedS = (performance.now() - i0) / 1000;
     const couch2 = await couchCpu(beam);
     const svcMs = svc1 - svc0;
@@ -397,6 +455,8 @@ const probe = async (
   } finally {
     child.kill('SIGKILL');
     await proxy?.close();
+    if (couch !== undefined && process.env.PROBE_SIZES === '1')
+      process.stdout.write(`${await diskOf(couch, prefix).catch((e: unknown) => `  disk: ${String(e)}`)}\n`);
     if (couch !== undefined) await dropDatabases(couch, prefix).catch(() => undefined);
     await rm(dataDir, { recursive: true, force: true });
   }
@@ -410,6 +470,11 @@ if (!embedded && (couchUrl === undefined || !Number.isInteger(beamPid))) {
   process.stderr.write('PROBE_COUCHDB_URL and PROBE_COUCH_PID are needed (or PROBE_EMBEDDED=1)\n');
   process.exit(2);
 }
+// The deployment's compaction schedule (decision 0066), unless `PROBE_COUCHDB_CONFIG=keep`.
+if (!embedded && couchUrl !== undefined && process.env.PROBE_COUCHDB_CONFIG !== 'keep')
+  process.stdout.write(
+    `compaction: ${await applyDeployedCompaction(couchUrl)} (UTC now ${new Date().toISOString().slice(11, 16)})\n`,
+  );
 const rows = Number(process.argv[2] ?? 10_000);
 const runs = Number(process.argv[3] ?? 1);
 const preload = Number(process.env.PROBE_PRELOAD ?? 0);

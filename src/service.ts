@@ -455,7 +455,14 @@ const wire = async (
         clock,
         // Derived from the JWT secret, so every instance derives the same id for the same row.
         idKey: new Uint8Array(hkdfSync('sha256', config.jwtSecret, 'chamada', 'imported student ids', 32)),
-        holdRoster: () => rosterReconciler.holdFullPasses(),
+        holdBackgroundWork: () => {
+          const roster = rosterReconciler.holdFullPasses();
+          const views = records.holdViewRefreshes?.();
+          return () => {
+            roster();
+            views?.();
+          };
+        },
         // On the embedded store the file and the pipeline share the service's one thread: without a
         // pause the pipeline fell 9,000 events behind a 10,000-row file, and check-ins with it (0065).
         ...(isRemote(store.db.events)

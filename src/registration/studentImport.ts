@@ -87,10 +87,13 @@ export interface StudentImportDeps {
   /** Keys the ids of imported students (`crypto/importIds.ts`); the same on every instance. */
   readonly idKey: Uint8Array;
   /**
-   * Puts off the roster's full passes while a file is written (`RosterReconciler.holdFullPasses`):
-   * one pass after the file instead of one per batch, each reading the whole roll.
+   * Puts off background work that each batch's writes would set off, until the file is written: the
+   * roster's full passes (`RosterReconciler.holdFullPasses`: one pass after the file instead of one
+   * per batch, each reading the whole roll, decision 0057) and, on CouchDB, the student views'
+   * indexing (`ViewRefresher.hold`: once after the file instead of in steps beside its writes,
+   * decision 0066). Answers the release.
    */
-  readonly holdRoster?: () => () => void;
+  readonly holdBackgroundWork?: () => () => void;
   /**
    * Waits, between batches, for the event pipeline to come near the end of the log (bounded): a
    * door's check-in then waits behind at most the batches in flight, not the whole file (0065).
@@ -240,7 +243,7 @@ export const studentImportService = (deps: StudentImportDeps): StudentImportServ
       r.classRef?.classId ?? newClassIds.get(r.classKey) ?? `new class ${r.classKey}`;
     const plan = planImport(rows, existing, idFor, classIdOf);
     const applyHeld = async (): Promise<PlannedRow[]> => {
-      const release = deps.holdRoster?.();
+      const release = deps.holdBackgroundWork?.();
       try {
         return await apply(deps, actor, plan.planned, classIdOf, errors, options.correlationId);
       } finally {

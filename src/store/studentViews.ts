@@ -88,7 +88,8 @@ export const BY_NAME_AND_BIRTH_MAP = `function (doc) {
   emit([doc.nameFolded, typeof doc.birthDate === 'string' ? doc.birthDate : ''], null);
 }`;
 
-const designs = {
+/** The design documents' views, by document id. */
+export const STUDENT_DESIGNS = {
   [STUDENT_VIEWS_ID]: {
     'by-name': { map: BY_NAME_MAP },
     'by-trigram': { map: BY_TRIGRAM_MAP, reduce: '_count' },
@@ -97,18 +98,36 @@ const designs = {
   [MATCH_VIEWS_ID]: { 'by-name-and-birth': { map: BY_NAME_AND_BIRTH_MAP } },
 };
 
-const ViewsDoc = t.type({ _id: t.string, _rev: t.string, views: t.unknown });
+const ViewsDoc = t.intersection([
+  t.type({ _id: t.string, _rev: t.string, views: t.unknown }),
+  t.partial({ autoupdate: t.unknown }),
+]);
 
-/** Installs or updates the design documents; concurrent starts of several instances are harmless. */
+/**
+ * Installs or updates the design documents; concurrent starts of several instances are harmless.
+ *
+ * `autoupdate: false` keeps CouchDB's background indexer (ken) off these views (decision 0066): it
+ * indexed them beside an import's writes, a few hundred students at a time, and took CouchDB's CPU a
+ * row from about 3 to about 7 ms. The views' refresher (`viewRefresher`) sets their indexing going
+ * once student writes pause, and a query that must be current waits for it, as before. CouchDB 3.4
+ * reads the field at the top of the document (not under `options`, which is part of the views'
+ * signature and would rebuild them); it is not part of the signature, so adding it rebuilds nothing.
+ */
 export const ensureStudentViews = async (db: Database): Promise<void> => {
-  for (const [id, views] of Object.entries(designs)) {
+  for (const [id, views] of Object.entries(STUDENT_DESIGNS)) {
     const current = await getDoc(db, ViewsDoc, id).catch(() => undefined);
-    if (current !== undefined && JSON.stringify(current.views) === JSON.stringify(views)) continue;
+    if (
+      current !== undefined &&
+      current.autoupdate === false &&
+      JSON.stringify(current.views) === JSON.stringify(views)
+    )
+      continue;
     try {
       await db.put({
         _id: id,
         ...(current === undefined ? {} : { _rev: current._rev }),
         language: 'javascript',
+        autoupdate: false,
         views,
       });
     } catch (e) {

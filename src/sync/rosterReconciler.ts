@@ -23,6 +23,7 @@ import {
   timer,
 } from 'rxjs';
 import type { RosterDoc } from '../domain/roster.js';
+import { heldWork } from '../lib/heldWork.js';
 import { debounceWithMaxWait, exhaustMapWithTrailing } from '../lib/operators.js';
 
 /**
@@ -152,10 +153,9 @@ export const startRosterReconciler = (options: {
   let pendingFull = true;
   const pendingAspects = new Set<string>();
   let context: RosterContext | undefined;
-  let holds = 0;
-  /** A change of the records came while passes were held: its pass runs at the release. */
-  let heldChange = false;
   const released$ = new Subject<void>();
+  /** A change of the records that comes while passes are held has its pass at the release. */
+  const held = heldWork(() => released$.next());
   const pass = async (full: boolean, aspects: ReadonlyArray<string>) => {
     if (full || context === undefined) {
       const { written, deleted, context: held } = await options.full();
@@ -169,8 +169,7 @@ export const startRosterReconciler = (options: {
     triggers$: merge(
       options.fullTriggers$.pipe(
         tap(() => {
-          if (holds > 0) heldChange = true;
-          else {
+          if (!held.putOff()) {
             pendingFull = true;
             lookAfter = true;
           }
@@ -234,18 +233,7 @@ export const startRosterReconciler = (options: {
         manual$.next();
       });
     },
-    holdFullPasses() {
-      holds += 1;
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        holds -= 1;
-        if (holds > 0 || !heldChange) return;
-        heldChange = false;
-        released$.next();
-      };
-    },
+    holdFullPasses: () => held.hold(),
     stop() {
       stop$.next();
       subscription.unsubscribe();

@@ -25,6 +25,7 @@ import {
   type SchedulerLike,
   Subject,
 } from 'rxjs';
+import { heldWork } from '../lib/heldWork.js';
 import { debounceWithMaxWait, exhaustMapWithTrailing } from '../lib/operators.js';
 
 export interface RefreshTiming {
@@ -57,6 +58,12 @@ export const viewRefreshes$ = (
 
 export interface ViewRefresher {
   poke(): void;
+  /**
+   * Puts the refreshes off until the returned release (the last, when several hold): pokes meanwhile
+   * are one refresh after it. An import holds it while its file is written, so CouchDB indexes the
+   * file once it is stored rather than in steps beside its writes (decision 0066).
+   */
+  hold(): () => void;
   /** Drops a refresh not yet due and waits for the one under way, if any (a stop). */
   stop(): Promise<void>;
 }
@@ -73,8 +80,12 @@ export const viewRefresher = (refresh: () => Promise<void>, timing: RefreshTimin
     },
     timing,
   ).subscribe();
+  const held = heldWork(() => pokes.next());
   return {
-    poke: () => pokes.next(),
+    poke: () => {
+      if (!held.putOff()) pokes.next();
+    },
+    hold: () => held.hold(),
     async stop() {
       subscription.unsubscribe();
       await running;

@@ -44,5 +44,5 @@ export const wireCouchDirectory = async (
   if (anyStudent) refresher.poke();
   const visitors: StudentDoc[] = anyStudent ? await views.visitors() : [];
   const port = couchStudentDirectory({ views, held, onStudentWrite: () => refresher.poke() });
-  return { views, port, visitors };
+  return { views, port, visitors, holdRefreshes: () => refresher.hold() };
 };

@@ -150,12 +150,15 @@ export const wireRecords = async (wiring: RecordsWiring) => {
   let heldTo: string | number;
   // CouchDB's index of active students by name and birth date, for the import's matching (0064).
   let matching: ReturnType<typeof activeMatching> | undefined;
+  // On CouchDB, puts off the student views' refreshes (an import holds it while its file is written).
+  let holdViewRefreshes: (() => () => void) | undefined;
   if (store.backend === 'couchdb') {
     // CouchDB serves the roll from its views (decision 0056): nothing of it is read here but the
     // visitors; the consents are held as before.
     const couch = await wireCouchDirectory(store.db.private, directory, clock, logger, opened);
     directory.load(couch.visitors, await consents.listAll());
     port = couch.port;
+    holdViewRefreshes = couch.holdRefreshes;
     heldTo = privateSeq;
     matching = activeMatching(store.db.private);
   } else {
@@ -267,6 +270,7 @@ export const wireRecords = async (wiring: RecordsWiring) => {
     familyPasses,
     rosterListings,
     directory: port,
+    holdViewRefreshes,
     activeMatching: matching,
     privateFeed: feed,
     projectionFeed,

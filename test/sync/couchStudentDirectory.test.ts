@@ -20,6 +20,7 @@ import {
   ensureStudentViews,
   type MatchQuery,
   type NameAndBirth,
+  STUDENT_DESIGNS,
   type StudentViews,
   sortKeyOfViewKey,
   studentViews,
@@ -440,6 +441,33 @@ for (const [label, host] of storeBackends('couchdirectory'))
       const wired = await start();
       expect(wired.visitors.map((v) => v.studentId)).to.deep.equal([visitor.studentId]);
       expect(queried).to.include.members(['student-visitors/all', 'student-directory/by-name']);
+    });
+
+    it("keeps CouchDB's background indexer off its views; a database set up before takes that without a rebuild", async () => {
+      const db = withQuorumWrites(per.db());
+      // As the version before installed them: the same views, without the field.
+      for (const [id, views] of Object.entries(STUDENT_DESIGNS))
+        await db.put({ _id: id, language: 'javascript', views });
+      const students = studentStore(db);
+      for (const displayName of ['Ana Lima', 'Bia Costa', 'Caio Reis'])
+        await students.create(aStudentRecord({ displayName, classId: CLASS_A }));
+      const rows = async (stale: boolean) =>
+        (await db.query('student-directory/by-name', stale ? { stale: 'ok' } : {})).rows.length;
+      expect(await rows(false)).to.equal(3);
+
+      await ensureStudentViews(db);
+      for (const id of Object.keys(STUDENT_DESIGNS)) {
+        const stored: unknown = await db.get(id);
+        expect(stored, id).to.have.property('autoupdate', false);
+      }
+      // The index built before still answers, without being asked to catch up: not rebuilt.
+      expect(await rows(true)).to.equal(3);
+      // Installed already: a later start writes nothing.
+      const revs = await Promise.all(Object.keys(STUDENT_DESIGNS).map(async (id) => (await db.get(id))._rev));
+      await ensureStudentViews(db);
+      expect(
+        await Promise.all(Object.keys(STUDENT_DESIGNS).map(async (id) => (await db.get(id))._rev)),
+      ).to.deep.equal(revs);
     });
 
     it('holds only visitors: other students are read from the store by whoever needs them', async () => {

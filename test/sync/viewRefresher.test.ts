@@ -93,3 +93,57 @@ describe('the views refresher (its stop)', () => {
     expect(calls).to.equal(1);
   });
 });
+
+describe('the views refresher (held while an import writes its file)', () => {
+  const counting = () => {
+    let calls = 0;
+    const r = viewRefresher(
+      async () => {
+        calls += 1;
+      },
+      { quietMs: 0, maxWaitMs: 0, onError: () => {} },
+    );
+    return { r, calls: () => calls };
+  };
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  it('refreshes for no write while held, and once after the release for all of them', async () => {
+    const { r, calls } = counting();
+    const release = r.hold();
+    r.poke();
+    r.poke();
+    r.poke();
+    await settle();
+    expect(calls()).to.equal(0);
+    release();
+    await settle();
+    expect(calls()).to.equal(1);
+    await r.stop();
+  });
+
+  it('refreshes at the last of several releases; a release called twice counts once', async () => {
+    const { r, calls } = counting();
+    const first = r.hold();
+    const second = r.hold();
+    r.poke();
+    first();
+    first();
+    await settle();
+    expect(calls()).to.equal(0);
+    second();
+    await settle();
+    expect(calls()).to.equal(1);
+    await r.stop();
+  });
+
+  it('a release with no write meanwhile refreshes nothing, and pokes after it refresh as before', async () => {
+    const { r, calls } = counting();
+    r.hold()();
+    await settle();
+    expect(calls()).to.equal(0);
+    r.poke();
+    await settle();
+    expect(calls()).to.equal(1);
+    await r.stop();
+  });
+});
