@@ -459,8 +459,11 @@ const wire = async (
           const roster = rosterReconciler.holdFullPasses();
           const views = records.holdViewRefreshes?.();
           return () => {
-            roster();
-            views?.();
+            try {
+              roster();
+            } finally {
+              views?.();
+            }
           };
         },
         // On the embedded store the file and the pipeline share the service's one thread: without a

@@ -89,9 +89,10 @@ export interface StudentImportDeps {
   /**
    * Puts off background work that each batch's writes would set off, until the file is written: the
    * roster's full passes (`RosterReconciler.holdFullPasses`: one pass after the file instead of one
-   * per batch, each reading the whole roll, decision 0057) and, on CouchDB, the student views'
-   * indexing (`ViewRefresher.hold`: once after the file instead of in steps beside its writes,
-   * decision 0066). Answers the release.
+   * per batch, each reading the whole roll, decision 0057) and, on CouchDB, this instance's refreshes
+   * of the student views (`ViewRefresher.hold`: once after the file instead of in steps beside its
+   * writes, decision 0066; other instances, and a page that must be current, still ask for them).
+   * Answers the release.
    */
   readonly holdBackgroundWork?: () => () => void;
   /**

@@ -158,8 +158,8 @@ export const startRosterReconciler = (options: {
   const held = heldWork(() => released$.next());
   const pass = async (full: boolean, aspects: ReadonlyArray<string>) => {
     if (full || context === undefined) {
-      const { written, deleted, context: held } = await options.full();
-      context = held;
+      const { written, deleted, context: passContext } = await options.full();
+      context = passContext;
       return { written, deleted };
     }
     if (aspects.length === 0) return { written: 0, deleted: 0 };

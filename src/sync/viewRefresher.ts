@@ -11,6 +11,8 @@
  * runs mostly after an import's writes, not beside them (in a bench run that refreshed once a second
  * during the import, a 2,000-row file answered 503; the import is near the store's silence limit on
  * the loaded machine anyway, decision 0055), and a long stream of writes is still indexed in steps.
+ * An import on this instance holds the refresher while it writes its file (`hold`): its writes are
+ * one refresh after the file, not one at each pause between its batches (decision 0066).
  * One refresh runs at a time; pokes during one are one more refresh after it.
  */
 import {
