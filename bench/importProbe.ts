@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { collect, listeningUrl, startMain, waitHealthy } from '../test/support/mainProcess.js';
 import { serviceEntry } from '../test/support/serviceBundle.js';
-import { applyDeployedCompaction } from './couchServer.js';
+import { applyDeployedCompaction, basicAuth } from './couchServer.js';
 import { kindOf } from './countingProxy.js';
 import { cpuMs, quiet, signedInAdmin } from './scenarios/serviceLoad.js';
 
@@ -67,7 +67,7 @@ interface Timed {
 /** A proxy that times every request by kind; bodies stream through untouched. */
 const timingProxy = async (target: URL, prefix: string) => {
   const timed: Timed[] = [];
-  const auth = `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}`;
+  const auth = basicAuth(target.href).authorization;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const t0 = performance.now();
     const kind = kindOf(req.method ?? 'GET', req.url ?? '/', prefix);
@@ -138,18 +138,17 @@ const pct = (xs: number[], p: number): number => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
 };
 
+/** CouchDB's JSON answer to a request, sent with the URL's credentials. */
+const couchJson = async (couch: URL, path: string, method = 'GET'): Promise<unknown> => {
+  const { base, authorization } = basicAuth(couch.href);
+  return fetch(`${base}${path}`, { method, headers: { authorization } }).then((r) => r.json());
+};
+
 /** Removes the run's databases: CouchDB indexes what a run left, which the next run's CPU would count. */
 const dropDatabases = async (couch: URL, prefix: string): Promise<void> => {
-  const auth = `Basic ${Buffer.from(`${decodeURIComponent(couch.username)}:${decodeURIComponent(couch.password)}`).toString('base64')}`;
-  const base = new URL(couch.href);
-  base.username = '';
-  base.password = '';
-  const names: unknown = await fetch(new URL('/_all_dbs', base), { headers: { authorization: auth } }).then(
-    (r) => r.json(),
-  );
+  const names = await couchJson(couch, '/_all_dbs');
   for (const name of Array.isArray(names) ? names : [])
-    if (typeof name === 'string' && name.startsWith(prefix))
-      await fetch(new URL(`/${name}`, base), { method: 'DELETE', headers: { authorization: auth } });
+    if (typeof name === 'string' && name.startsWith(prefix)) await couchJson(couch, `/${name}`, 'DELETE');
 };
 
 const sizesOf = (body: unknown): { file: number; active: number } => {
@@ -166,12 +165,7 @@ const sizesOf = (body: unknown): { file: number; active: number } => {
  * (`sizes.active`), in MB: what compaction would give back (`PROBE_SIZES=1`, decision 0066).
  */
 const diskOf = async (couch: URL, prefix: string): Promise<string> => {
-  const auth = `Basic ${Buffer.from(`${decodeURIComponent(couch.username)}:${decodeURIComponent(couch.password)}`).toString('base64')}`;
-  const base = new URL(couch.href);
-  base.username = '';
-  base.password = '';
-  const get = (path: string): Promise<unknown> =>
-    fetch(new URL(path, base), { headers: { authorization: auth } }).then((r) => r.json());
+  const get = (path: string): Promise<unknown> => couchJson(couch, path);
   const names: unknown = await get('/_all_dbs');
   const mb = (b: number) => (b / 1e6).toFixed(1);
   const lines: string[] = [];
@@ -196,11 +190,7 @@ const diskOf = async (couch: URL, prefix: string): Promise<string> => {
 };
 
 const taskList = async (couch: URL): Promise<unknown[]> => {
-  const url = new URL('/_active_tasks', couch);
-  const auth = `Basic ${Buffer.from(`${decodeURIComponent(couch.username)}:${decodeURIComponent(couch.password)}`).toString('base64')}`;
-  url.username = '';
-  url.password = '';
-  const tasks: unknown = await fetch(url, { headers: { authorization: auth } }).then((r) => r.json());
+  const tasks = await couchJson(couch, '/_active_tasks');
   return Array.isArray(tasks) ? tasks : [];
 };
 
