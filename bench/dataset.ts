@@ -5,7 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { PouchDB } from '../src/store/pouch.js';
+import type { StudentRecord } from '../src/domain/student.js';
+import { type Database, PouchDB } from '../src/store/pouch.js';
+import { studentStore } from '../src/store/students.js';
 
 export interface Dataset {
   readonly classId: string;
@@ -129,4 +131,20 @@ export const writeDataset = async (
   } finally {
     await store.close();
   }
+};
+
+/**
+ * Writes `count` students straight into a database (the probes' rolls: the import's records, not
+ * through the service), a thousand at a time, the `i`th as `recordOf(i)` makes it.
+ */
+export const writeStudents = async (
+  db: Database,
+  count: number,
+  recordOf: (i: number) => StudentRecord,
+): Promise<void> => {
+  const store = studentStore(db);
+  for (let from = 0; from < count; from += 1_000)
+    await store.createMany(
+      Array.from({ length: Math.min(1_000, count - from) }, (_, k) => recordOf(from + k)),
+    );
 };

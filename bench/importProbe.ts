@@ -18,7 +18,7 @@
  * Linux only (it reads `/proc`).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
@@ -26,37 +26,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { collect, listeningUrl, startMain, waitHealthy } from '../test/support/mainProcess.js';
 import { serviceEntry } from '../test/support/serviceBundle.js';
-import { applyDeployedCompaction, basicAuth } from './couchServer.js';
+import { applyDeployedCompaction, basicAuth, couchCpu } from './couchServer.js';
 import { kindOf } from './countingProxy.js';
 import { cpuMs, quiet, signedInAdmin } from './scenarios/serviceLoad.js';
-
-const TICKS_PER_SECOND = 100;
-
-const statOf = async (pid: number): Promise<{ ppid: number; name: string; own: number; reaped: number }> => {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const n = (i: number) => Number(f[i] ?? 0);
-  return {
-    ppid: n(1),
-    name,
-    own: ((n(11) + n(12)) * 1000) / TICKS_PER_SECOND,
-    reaped: ((n(13) + n(14)) * 1000) / TICKS_PER_SECOND,
-  };
-};
-
-/** The Erlang VM's own CPU, and its JavaScript processes' (children of its `erl_child_setup`). */
-const couchCpu = async (beam: number): Promise<{ erlang: number; couchjs: number }> => {
-  if (beam === 0) return { erlang: 0, couchjs: 0 };
-  const pids = (await readdir('/proc')).filter((p) => /^\d+$/.test(p)).map(Number);
-  const stats = await Promise.all(pids.map(async (pid) => ({ pid, ...(await statOf(pid)) })));
-  const setups = stats.filter((s) => s.ppid === beam && s.name === 'erl_child_setup');
-  const js = stats.filter((s) => setups.some((p) => p.pid === s.ppid));
-  return {
-    erlang: (await statOf(beam)).own,
-    couchjs: setups.reduce((n, s) => n + s.reaped, 0) + js.reduce((n, s) => n + s.own, 0),
-  };
-};
 
 interface Timed {
   readonly kind: string;

@@ -8,12 +8,12 @@
  *     npx tsx bench/indexGroupProbe.ts [documents=10000] [rounds=2]
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { boundedFetch } from '../src/store/boundedFetch.js';
 import { indexSpecs } from '../src/store/indexes.js';
 import { PouchDB } from '../src/store/pouch.js';
 import { aStudentRecord } from '../test/support/fixtures.js';
+import { cpuMs } from './scenarios/serviceLoad.js';
 
 const url = process.env.PROBE_COUCHDB_URL;
 if (url === undefined) throw new Error('PROBE_COUCHDB_URL names the CouchDB to probe');
@@ -21,12 +21,8 @@ const beam = Number(process.env.PROBE_COUCH_PID ?? 0);
 const documents = Number(process.argv[2] ?? 10_000);
 const rounds = Number(process.argv[3] ?? 2);
 
-const erlangMs = async (): Promise<number> => {
-  if (beam === 0) return 0;
-  const stat = await readFile(`/proc/${beam}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-};
+/** CouchDB's Erlang VM's CPU so far (0 without its pid). */
+const erlangMs = async (): Promise<number> => (beam === 0 ? 0 : ((await cpuMs(beam)) ?? 0));
 
 const probe = async (layout: 'one each' | 'shared'): Promise<string> => {
   const db = new PouchDB(`${url.replace(/\/$/, '')}/indexprobe_${randomUUID().slice(0, 8)}`, {

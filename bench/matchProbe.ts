@@ -11,13 +11,14 @@
  * service), and the file is 10,000 new rows: what a late file of a growing roll asks.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { boundedFetch } from '../src/store/boundedFetch.js';
 import { PouchDB } from '../src/store/pouch.js';
 import { studentStore } from '../src/store/students.js';
 import { activeMatching, ensureStudentViews, type NameAndBirth } from '../src/store/studentViews.js';
 import { aStudentRecord } from '../test/support/fixtures.js';
+import { writeStudents } from './dataset.js';
+import { cpuMs } from './scenarios/serviceLoad.js';
 
 const url = process.env.PROBE_COUCHDB_URL;
 if (url === undefined) throw new Error('PROBE_COUCHDB_URL names the CouchDB to probe');
@@ -26,12 +27,8 @@ const students = Number(process.argv[2] ?? 50_000);
 const rounds = Number(process.argv[3] ?? 3);
 const FILE_ROWS = 10_000;
 
-const erlangMs = async (): Promise<number> => {
-  if (beam === 0) return 0;
-  const stat = await readFile(`/proc/${beam}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-};
+/** CouchDB's Erlang VM's CPU so far (0 without its pid). */
+const erlangMs = async (): Promise<number> => (beam === 0 ? 0 : ((await cpuMs(beam)) ?? 0));
 
 const nameOf = (i: number) => `${['maria', 'ana', 'joao', 'pedro', 'sofia'][i % 5]} costa ${i}`;
 const birthOf = (i: number) => `2019-0${(i % 9) + 1}-${String((i % 28) + 1).padStart(2, '0')}`;
@@ -43,12 +40,7 @@ try {
   await ensureStudentViews(db);
   const store = studentStore(db);
   const t0 = performance.now();
-  for (let from = 0; from < students; from += 1_000)
-    await store.createMany(
-      Array.from({ length: Math.min(1_000, students - from) }, (_, k) =>
-        aStudentRecord({ displayName: nameOf(from + k), birthDate: birthOf(from + k) }),
-      ),
-    );
+  await writeStudents(db, students, (i) => aStudentRecord({ displayName: nameOf(i), birthDate: birthOf(i) }));
   const t1 = performance.now();
   await db.query('student-matches/by-name-and-birth', { limit: 0 });
   process.stderr.write(

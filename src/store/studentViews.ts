@@ -35,11 +35,12 @@ import { isConflict, isStoreTimeout } from './storeErrors.js';
 export const STUDENT_VIEWS_ID = '_design/student-directory';
 export const VISITOR_VIEWS_ID = '_design/student-visitors';
 export const MATCH_VIEWS_ID = '_design/student-matches';
+export const SEARCH_VIEWS_ID = '_design/student-search';
 
 // Runs inside CouchDB's JavaScript engine (and PouchDB's, in tests): plain ES5, self-contained. The
-// same code as `viewKeyOf` below.
-const VIEW_KEY = `var s = doc.nameFolded + String.fromCharCode(0) + doc.studentId;
-  var A = '0123456789abcdefghijklmnopqrstuvwxyz';
+// same code as `viewKeyOf` below: `s` coded into `key`. A view's signature is its functions' text, so
+// the text of the name and trigram views must not change (CouchDB would rebuild them).
+const CODE_OF_S = `var A = '0123456789abcdefghijklmnopqrstuvwxyz';
   var b36 = function (n, w) { var o = ''; for (var d = 0; d < w; d++) { o = A.charAt(n % 36) + o; n = Math.floor(n / 36); } return o; };
   var key = '';
   for (var i = 0; i < s.length; i++) {
@@ -51,9 +52,12 @@ const VIEW_KEY = `var s = doc.nameFolded + String.fromCharCode(0) + doc.studentI
     else if (u <= 0x60) key += '3' + A.charAt(u - 0x45);
     else if (u <= 0x58a) key += 'u' + b36(u - 0x7b, 2);
     else key += 'v' + b36(u - 0x58b, 4);
-  }
-  var entry = [doc.classId, doc.displayName, doc.photoRef, doc.updatedAt];
+  }`;
+const ENTRY = `var entry = [doc.classId, doc.displayName, doc.photoRef, doc.updatedAt];
   if (doc.visitor === true) entry.push(doc.createdAt);`;
+const VIEW_KEY = `var s = doc.nameFolded + String.fromCharCode(0) + doc.studentId;
+  ${CODE_OF_S}
+  ${ENTRY}`;
 
 export const BY_NAME_MAP = `function (doc) {
   if (doc.docType !== 'student' || typeof doc.nameFolded !== 'string') return;
@@ -71,6 +75,39 @@ export const BY_TRIGRAM_MAP = `function (doc) {
     if (g.indexOf(' ') >= 0 || Object.prototype.hasOwnProperty.call(seen, g)) continue;
     seen[g] = true;
     emit([doc.status, g, key], entry);
+  }
+}`;
+
+/**
+ * Units of a name word a `by-suffix` key holds at most (`SUFFIX_UNITS`, below): a longer query word is
+ * looked up by its first ones and every row read is checked against the whole query.
+ */
+export const SUFFIX_UNITS = 16;
+
+/**
+ * `by-suffix` (decision 0067): a row per place in the folded name where three characters without a
+ * space begin, keyed `[status, code]`, `code` the rest of that word from there (at most
+ * `SUFFIX_UNITS` units) in the view keys' codes (`viewKeyOf`), so the rows of the students whose name
+ * holds a query word are one range of keys: those starting with the word's codes. The value is the
+ * folded name and what a list item shows. A word few students hold (`043210`) is then one read of as
+ * many rows as students hold it, where the trigram view's rows of its rarest trigram (`043`: some
+ * thousand at 250,000 students) must all be read to find them. In a design document of its own, so
+ * adding it rebuilt neither the directory's views nor the import's.
+ */
+export const BY_SUFFIX_MAP = `function (doc) {
+  if (doc.docType !== 'student' || typeof doc.nameFolded !== 'string') return;
+  var code = function (s) {
+  ${CODE_OF_S}
+  return key;
+  };
+  var f = doc.nameFolded;
+  ${ENTRY}
+  var value = [f, entry];
+  for (var j = 0; j + 3 <= f.length; j++) {
+    if (f.substr(j, 3).indexOf(' ') >= 0) continue;
+    var end = f.indexOf(' ', j);
+    var word = f.substring(j, end < 0 ? f.length : end);
+    emit([doc.status, code(word.substr(0, ${SUFFIX_UNITS}))], value);
   }
 }`;
 
@@ -96,6 +133,7 @@ export const STUDENT_DESIGNS = {
   },
   [VISITOR_VIEWS_ID]: { all: { map: VISITORS_MAP } },
   [MATCH_VIEWS_ID]: { 'by-name-and-birth': { map: BY_NAME_AND_BIRTH_MAP } },
+  [SEARCH_VIEWS_ID]: { 'by-suffix': { map: BY_SUFFIX_MAP } },
 };
 
 const ViewsDoc = t.intersection([
@@ -219,6 +257,23 @@ export interface ViewRow {
   readonly entry: NameEntry;
 }
 
+/** One student a `by-suffix` read found, with its folded name (the row's key is the word's rest). */
+export interface SuffixRow {
+  readonly studentId: string;
+  readonly folded: string;
+  readonly classId: string;
+  readonly entry: NameEntry;
+}
+
+/**
+ * A `by-suffix` read: a row per place the word begins in a name (a student may come twice), in the
+ * keys' order, not the list's; `complete` when the range held no more rows than were read.
+ */
+export interface SuffixBatch {
+  readonly rows: SuffixRow[];
+  readonly complete: boolean;
+}
+
 /** A batch of a view's rows: `next` is where the next batch starts, undefined when none follows. */
 export interface ViewBatch {
   readonly rows: ViewRow[];
@@ -240,6 +295,12 @@ export interface StudentViews {
     limit: number,
     fresh: boolean,
   ): Promise<ViewBatch>;
+  /**
+   * At most `limit` rows of the students of `status` whose folded name holds `word` (three units or
+   * more, no space) at the start of a word's rest (`by-suffix`: a word longer than `SUFFIX_UNITS` is
+   * looked up by its first ones).
+   */
+  bySuffix(status: string, word: string, limit: number, fresh: boolean): Promise<SuffixBatch>;
   /** How many students of `status` have `trigram` in their folded name. */
   trigramCount(status: string, trigram: string, fresh: boolean): Promise<number>;
   /** Every trigram's count among the students of `status` (one grouped read). */
@@ -273,6 +334,8 @@ const EntryValue = t.union([
   t.tuple([t.string, t.string, t.union([t.string, t.null]), t.string, t.string]),
   t.tuple([t.string, t.string, t.union([t.string, t.null]), t.string]),
 ]);
+/** A `by-suffix` row's value: the folded name and an entry as above. */
+const SuffixValue = t.tuple([t.string, EntryValue]);
 const TrigramKey = t.tuple([t.string, t.string, t.string]);
 const CountKey = t.tuple([t.string, t.string]);
 const STUDENT_PREFIX = 'student:';
@@ -340,6 +403,32 @@ export const studentViews = (db: Database): StudentViews => {
         return E.isRight(k) ? { viewKey: k.right[2], wanted: k.right[1] === trigram } : undefined;
       });
     },
+    async bySuffix(status, word, limit, fresh) {
+      const code = viewKeyOf(word.slice(0, SUFFIX_UNITS));
+      const res = await db.query('student-search/by-suffix', {
+        startkey: [status, code],
+        // Past every key that starts with the code: keys are of 0-9 and a-z alone.
+        endkey: [status, `${code}\ufff0`],
+        limit,
+        ...staleness(fresh),
+      });
+      const rows: SuffixRow[] = [];
+      for (const row of res.rows) {
+        const k = NameKey.decode(row.key);
+        const v = SuffixValue.decode(row.value);
+        // ICU may collate distinct strings alike: a row of another word is not this one's.
+        if (E.isLeft(k) || k.right[0] !== status || !k.right[1].startsWith(code) || E.isLeft(v)) continue;
+        if (!row.id.startsWith(STUDENT_PREFIX)) continue;
+        const [folded, [classId, displayName, photoRef, updatedAt, visitorSince]] = v.right;
+        rows.push({
+          studentId: row.id.slice(STUDENT_PREFIX.length),
+          folded,
+          classId,
+          entry: { displayName, photoRef, updatedAt, visitorSince: visitorSince ?? null },
+        });
+      }
+      return { rows, complete: res.rows.length < limit };
+    },
     async trigramCount(status, trigram, fresh) {
       const res = await db.query(`${name}/by-trigram`, {
         startkey: [status, trigram],
@@ -377,6 +466,7 @@ export const studentViews = (db: Database): StudentViews => {
       await db.query(`${name}/by-name`, { limit: 0, stale: 'update_after' });
       await db.query('student-visitors/all', { limit: 0, stale: 'update_after' });
       await db.query('student-matches/by-name-and-birth', { limit: 0, stale: 'update_after' });
+      await db.query('student-search/by-suffix', { limit: 0, stale: 'update_after' });
     },
   };
 };

@@ -20,6 +20,7 @@ import { type StudentDoc, StudentDoc as StudentDocC, type StudentStatus } from '
 import { foldName, photosAllowed, queryMatcher } from '../rules/students.js';
 import {
   type StudentViews,
+  type SuffixRow,
   sortKeyOfViewKey,
   type ViewBatch,
   type ViewRow,
@@ -36,6 +37,19 @@ import type { DirectoryEntry, StudentDirectory } from './studentDirectory.js';
 const MAX_BATCH = 2_000;
 /** How long the trigrams' counts read at once are reused. */
 const COUNTS_FOR_MS = 60_000;
+/**
+ * A search whose rarest trigram more students hold than this reads its most selective word's range
+ * of `by-suffix` first (decision 0067); at or under it, the trigram's rows are few and in list order.
+ */
+const SUFFIX_ABOVE = 100;
+/**
+ * The rows a `by-suffix` read takes at most: past them the word is common, its rows are not in list
+ * order, and the trigram's serve (a page of 50 of a tenth of the roll). A read cut at the cap is the
+ * price of finding that out: the word is then not tried again while the counts are held.
+ */
+const SUFFIX_CAP = 100;
+/** Common words remembered at most (a kiosk's typing makes many): past it, they are forgotten at once. */
+const COMMON_WORDS_HELD = 1_000;
 
 export interface CouchDirectoryDeps {
   readonly views: StudentViews;
@@ -48,6 +62,10 @@ export interface CouchDirectoryDeps {
   /** How long a trigram's count is reused (tests set 0); the clock it is timed by. */
   readonly countsForMs?: number;
   readonly now?: () => number;
+  /** The rarest trigram's count above which a search tries `by-suffix` (tests set 0 or a large one). */
+  readonly suffixAbove?: number;
+  /** The rows a `by-suffix` read takes at most (tests set a small one to see the trigrams take over). */
+  readonly suffixCap?: number;
   /** How long a page's first query waits for the index to catch up before the page reads it as it stands. */
   readonly freshWaitMs?: number;
 }
@@ -56,7 +74,7 @@ export interface CouchDirectoryDeps {
 const FRESH_WAIT_MS = 2_000;
 const LATE: unique symbol = Symbol('late');
 
-type View = 'name' | 'trigram';
+type View = 'name' | 'trigram' | 'suffix';
 
 /** The distinct trigrams of the query's words of three letters or more. */
 export const queryTrigrams = (foldedQuery: string): string[] => {
@@ -107,7 +125,23 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
     return ask('trigram', (f) => views.trigramCount(status, trigram, f));
   };
 
-  const entryOf = (row: ViewRow, status: StudentStatus, sortKey: string): DirectoryEntry => ({
+  // Words whose `by-suffix` range held more rows than a read takes, and when: not tried again for
+  // `countsForMs`. A word taken for common wrongly (students renamed since) costs the trigram's read,
+  // which answers the same page.
+  const commonWords = new Map<string, number>();
+  const isCommon = (key: string): boolean => {
+    const at = commonWords.get(key);
+    if (at === undefined) return false;
+    if (now() - at < countsForMs) return true;
+    commonWords.delete(key);
+    return false;
+  };
+
+  const entryOf = (
+    row: Pick<ViewRow, 'studentId' | 'classId' | 'entry'>,
+    status: StudentStatus,
+    sortKey: string,
+  ): DirectoryEntry => ({
     studentId: row.studentId,
     displayName: row.entry.displayName,
     folded: sortKey.slice(0, sortKey.length - row.studentId.length - 1),
@@ -129,7 +163,7 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
   let writesSeen = 0;
   // Per view: CouchDB indexes a design document's views together, PouchDB (the tests' embedded
   // variant) each on its own.
-  const indexHolds: Record<View, number> = { name: -1, trigram: -1 };
+  const indexHolds: Record<View, number> = { name: -1, trigram: -1, suffix: -1 };
 
   // Only a visitor (or one that was) is held: the report reads them, a check-in finds them at once.
   const upsertStudent = (doc: StudentDoc) => {
@@ -176,18 +210,46 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
       const folded = foldName(q);
       const matches = queryMatcher(folded);
       const trigrams = queryTrigrams(folded);
+      // Rows at or before `seen` were answered already (the cursor's, or the last batch's end).
+      let seen = afterKey === undefined ? undefined : viewKeyOf(afterKey);
       let read: (fromKey: string, n: number) => Promise<ViewBatch>;
       if (trigrams.length > 0) {
         const counts = await Promise.all(trigrams.map((g) => countOf(status, g, ask)));
         let rarest = 0;
         for (let i = 1; i < counts.length; i += 1) if ((counts[i] ?? 0) < (counts[rarest] ?? 0)) rarest = i;
         const trigram = trigrams[rarest];
-        if (trigram === undefined || (counts[rarest] ?? 0) === 0) return { items: [], lastKey: undefined };
+        const fewest = counts[rarest] ?? 0;
+        if (trigram === undefined || fewest === 0) return { items: [], lastKey: undefined };
+        // The word that holds the rarest trigram: every match holds it whole, and its range of
+        // `by-suffix` holds no more students than that trigram's rows.
+        const word = folded.split(' ').find((w) => w.includes(trigram)) ?? trigram;
+        const wordKey = `${status}\u0000${word}`;
+        if (fewest > (deps.suffixAbove ?? SUFFIX_ABOVE) && !isCommon(wordKey)) {
+          const cap = deps.suffixCap ?? SUFFIX_CAP;
+          const batch = await ask('suffix', (f) => views.bySuffix(status, word, cap + 1, f));
+          if (!batch.complete) {
+            if (commonWords.size >= COMMON_WORDS_HELD) commonWords.clear();
+            commonWords.set(wordKey, now());
+          } else {
+            const found = new Map<string, { readonly row: SuffixRow; readonly sortKey: string }>();
+            for (const row of batch.rows) {
+              if (found.has(row.studentId) || !matches(row.folded)) continue;
+              if (classId !== undefined && row.classId !== classId) continue;
+              const sortKey = `${row.folded}\u0000${row.studentId}`;
+              if (afterKey !== undefined && sortKey <= afterKey) continue;
+              found.set(row.studentId, { row, sortKey });
+            }
+            const sorted = [...found.values()].sort((a, b) => (a.sortKey < b.sortKey ? -1 : 1));
+            const page = sorted.slice(0, limit);
+            return {
+              items: page.map((f) => entryOf(f.row, status, f.sortKey)),
+              lastKey: sorted.length > limit ? page[page.length - 1]?.sortKey : undefined,
+            };
+          }
+        }
         read = (fromKey, n) => ask('trigram', (f) => views.byTrigram(status, trigram, fromKey, n, f));
       } else read = (fromKey, n) => ask('name', (f) => views.byName(status, fromKey, n, f));
 
-      // Rows at or before `seen` were answered already (the cursor's, or the last batch's end).
-      let seen = afterKey === undefined ? undefined : viewKeyOf(afterKey);
       let from = seen ?? '';
       let n = deps.firstBatch ?? limit + 1;
       const found: Array<{ readonly row: ViewRow; readonly sortKey: string }> = [];

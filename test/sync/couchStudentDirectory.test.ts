@@ -4,7 +4,7 @@
  * and page size, on the embedded PouchDB (which runs the same views) and over the CouchDB protocol.
  * Also: every write stores the folded name, and the start's pass gives it to records written before.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { pino } from 'pino';
@@ -26,7 +26,11 @@ import {
   studentViews,
   viewKeyOf,
 } from '../../src/store/studentViews.js';
-import { couchStudentDirectory, queryTrigrams } from '../../src/sync/couchStudentDirectory.js';
+import {
+  type CouchDirectoryDeps,
+  couchStudentDirectory,
+  queryTrigrams,
+} from '../../src/sync/couchStudentDirectory.js';
 import type { DirectoryPort } from '../../src/sync/directoryPort.js';
 import { type StudentDirectory, studentDirectory } from '../../src/sync/studentDirectory.js';
 import { wireCouchDirectory } from '../../src/wiring/couchDirectory.js';
@@ -63,6 +67,10 @@ const NAMES = [
   'Ana-Maria',
   'Øyvind Lia',
   '李 Ana',
+  // A name holding a word twice (its suffix rows name the student twice), a word longer than a
+  // suffix key holds.
+  'Ana Santana',
+  'Maximiliano Bartholomeuszinho',
 ];
 
 /** Every page of `query` read through `port`, following its cursors. */
@@ -88,6 +96,25 @@ const allPages = async (
   }
   throw new Error('the pages never ended');
 };
+
+describe("the views' text", () => {
+  // CouchDB keys an index by its design document's functions: a change of their text rebuilds the
+  // views of every deployed roll at the next start (minutes at 250,000 students, the search meanwhile
+  // answering from a part of it). Changing them is a decision with an upgrade plan, not an edit.
+  it('of the directory, the visitors and the matches stays what deployed rolls were indexed by', () => {
+    const digest = (id: keyof typeof STUDENT_DESIGNS) =>
+      createHash('sha256').update(JSON.stringify(STUDENT_DESIGNS[id])).digest('hex');
+    expect(digest('_design/student-directory')).to.equal(
+      'ffc82a5d7804a2dcf90969a0f6d97fa9d3495a2bfe42c0f65737c2cb9bc3a369',
+    );
+    expect(digest('_design/student-visitors')).to.equal(
+      '11de989f2a7de062d95314d7b6f5fc95eac6e3cdf4f3a3f33c085845128fe544',
+    );
+    expect(digest('_design/student-matches')).to.equal(
+      '8b5288554f07bc1b4b060654eea1c6d76d3678ff2549a49ec287470718adbddc',
+    );
+  });
+});
 
 describe("the views' keys", () => {
   it('spell the sort key in characters that order as the sort keys do, and back', () => {
@@ -139,6 +166,18 @@ describe("the views' keys", () => {
   });
 });
 
+/** Views that hold nothing, but for what a test gives them. */
+const viewsWith = (over: Partial<StudentViews>): StudentViews => ({
+  byName: async () => ({ rows: [], next: undefined }),
+  byTrigram: async () => ({ rows: [], next: undefined }),
+  bySuffix: async () => ({ rows: [], complete: true }),
+  trigramCount: async () => 0,
+  trigramCounts: async () => new Map(),
+  visitors: async () => [],
+  refresh: async () => undefined,
+  ...over,
+});
+
 describe('a page while the views are behind', () => {
   it('waits for the index at most its bound, then answers from the index as it stands', async () => {
     const student = aStudentRecord({ displayName: 'Ana Souza' });
@@ -155,8 +194,7 @@ describe('a page while the views are behind', () => {
     };
     const asked: boolean[] = [];
     const never = new Promise<never>(() => undefined);
-    const views: StudentViews = {
-      byName: async () => ({ rows: [], next: undefined }),
+    const views = viewsWith({
       byTrigram: (_s, _g, _from, _n, fresh) => {
         asked.push(fresh);
         return fresh ? never : Promise.resolve({ rows: [row], next: undefined });
@@ -176,9 +214,7 @@ describe('a page while the views are behind', () => {
               ]),
             );
       },
-      visitors: async () => [],
-      refresh: async () => undefined,
-    };
+    });
     const couch = couchStudentDirectory({
       views,
       held: studentDirectory(),
@@ -194,17 +230,12 @@ describe('a page while the views are behind', () => {
 describe('a page and the writes this instance has seen', () => {
   it('reads the index as it stands while no write was seen since it was known current, else waits for it', async () => {
     const asked: boolean[] = [];
-    const views: StudentViews = {
+    const views = viewsWith({
       byName: async (_s, _from, _n, fresh) => {
         asked.push(fresh);
         return { rows: [], next: undefined };
       },
-      byTrigram: async () => ({ rows: [], next: undefined }),
-      trigramCount: async () => 0,
-      trigramCounts: async () => new Map(),
-      visitors: async () => [],
-      refresh: async () => undefined,
-    };
+    });
     const couch = couchStudentDirectory({ views, held: studentDirectory() });
     const list = () => couch.page({ status: 'ACTIVE', q: '', afterKey: undefined, limit: 10 });
     await list();
@@ -229,10 +260,7 @@ describe('the trigram counts a search chooses by', () => {
   it('are read all at once and reused for their time; a trigram they lack is asked alone, each time', async () => {
     const asked: string[] = [];
     let clock = 0;
-    const none = async () => ({ rows: [], next: undefined });
-    const views: StudentViews = {
-      byName: none,
-      byTrigram: none,
+    const views = viewsWith({
       trigramCount: async (_s, g) => {
         asked.push(g);
         return g === 'abd' ? 2 : 0;
@@ -244,9 +272,7 @@ describe('the trigram counts a search chooses by', () => {
           ['bcd', 3],
         ]);
       },
-      visitors: async () => [],
-      refresh: async () => undefined,
-    };
+    });
     const couch = couchStudentDirectory({
       views,
       held: studentDirectory(),
@@ -268,12 +294,68 @@ describe('the trigram counts a search chooses by', () => {
   });
 });
 
+describe("a search by its word's suffixes", () => {
+  it('reads the rarest word whole where few students hold it; a word too common for it is left to the trigrams while the counts are held', async () => {
+    const asked: string[] = [];
+    let clock = 0;
+    const entry = {
+      displayName: 'Maria Lima 043210',
+      photoRef: null,
+      updatedAt: '2026-01-01',
+      visitorSince: null,
+    };
+    const views = viewsWith({
+      byTrigram: async (_s, g) => {
+        asked.push(`trigram ${g}`);
+        return { rows: [], next: undefined };
+      },
+      bySuffix: async (_s, word, limit) => {
+        asked.push(`suffix ${word} ${limit}`);
+        // `maria` is everyone's (more rows than a read takes); `043210` one child's, twice in its name.
+        if (word === 'maria') return { rows: [], complete: false };
+        const row = { studentId: 's1', folded: 'maria lima 043210', classId: CLASS_A, entry };
+        return { rows: [row, row], complete: true };
+      },
+      trigramCount: async () => 0,
+      trigramCounts: async () =>
+        new Map([
+          ['mar', 5_000],
+          ['ari', 5_000],
+          ['ria', 5_000],
+          ['043', 900],
+          ['432', 900],
+          ['321', 900],
+          ['210', 900],
+        ]),
+    });
+    const couch = couchStudentDirectory({
+      views,
+      held: studentDirectory(),
+      countsForMs: 1_000,
+      suffixCap: 100,
+      now: () => clock,
+    });
+    const search = (q: string) => couch.page({ status: 'ACTIVE', q, afterKey: undefined, limit: 50 });
+    const one = await search('maria 043210');
+    expect(one.items.map((e) => e.studentId)).to.deep.equal(['s1']);
+    expect(one.lastKey).to.equal(undefined);
+    await search('maria');
+    await search('maria');
+    expect(asked).to.deep.equal(['suffix 043210 101', 'suffix maria 101', 'trigram mar', 'trigram mar']);
+    clock = 1_000;
+    await search('maria');
+    expect(asked.slice(4)).to.deep.equal(['suffix maria 101', 'trigram mar']);
+  });
+});
+
 for (const [label, host] of storeBackends('couchdirectory'))
   describe(`the roll served by the views on ${label}`, function () {
     this.timeout(120_000);
     const per = databasePerTest(host, 'couchdirectory');
 
-    const seed = async (firstBatch?: number): Promise<{ memory: StudentDirectory; couch: DirectoryPort }> => {
+    const seed = async (
+      tuning: Pick<CouchDirectoryDeps, 'firstBatch' | 'suffixAbove' | 'suffixCap'> = {},
+    ): Promise<{ memory: StudentDirectory; couch: DirectoryPort }> => {
       const db = withQuorumWrites(per.db());
       await ensureStudentViews(db);
       const students = studentStore(db);
@@ -295,14 +377,24 @@ for (const [label, host] of storeBackends('couchdirectory'))
       const couch = couchStudentDirectory({
         views: studentViews(db),
         held: studentDirectory(),
-        ...(firstBatch === undefined ? {} : { firstBatch }),
+        ...tuning,
       });
       return { memory, couch };
     };
 
-    for (const firstBatch of [undefined, 2])
-      it(`answers every query, class, status and page size as the in-memory directory does (first batch ${firstBatch ?? 'as served'})`, async () => {
-        const { memory, couch } = await seed(firstBatch);
+    // The roll is small: the served thresholds read the trigrams alone, so the suffix's reads are
+    // asked for by name too, whole and cut short (where the trigrams take over).
+    const tunings: ReadonlyArray<
+      readonly [string, Pick<CouchDirectoryDeps, 'firstBatch' | 'suffixAbove' | 'suffixCap'>]
+    > = [
+      ['as served', {}],
+      ['a first batch of 2', { firstBatch: 2 }],
+      ["every search by its word's suffixes", { suffixAbove: 0 }],
+      ['suffix reads of 2 rows at most', { suffixAbove: 0, suffixCap: 2 }],
+    ];
+    for (const [tuned, tuning] of tunings)
+      it(`answers every query, class, status and page size as the in-memory directory does (${tuned})`, async () => {
+        const { memory, couch } = await seed(tuning);
         const inMemory: Pick<DirectoryPort, 'page'> = { page: async (q) => memory.page(q) };
         const queries = [
           '',
@@ -319,6 +411,15 @@ for (const [label, host] of storeBackends('couchdirectory'))
           'xyz',
           'a z',
           'luis',
+          'ana lia',
+          'maria 0123',
+          'santana',
+          'neil-s',
+          'øyv',
+          'bartholomeuszinh',
+          'bartholomeuszinho',
+          'tholomeuszinho',
+          'zinho ana',
         ];
         let compared = 0;
         for (const q of queries)
