@@ -48,6 +48,8 @@ const SUFFIX_ABOVE = 100;
  * price of finding that out: the word is then not tried again while the counts are held.
  */
 const SUFFIX_CAP = 100;
+/** How long a suffix index found behind is left to its build before a search waits for it again. */
+const SUFFIX_BEHIND_MS = 30_000;
 /** Common words remembered at most (a kiosk's typing makes many): past it, they are forgotten at once. */
 const COMMON_WORDS_HELD = 1_000;
 
@@ -129,6 +131,8 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
   // `countsForMs`. A word taken for common wrongly (students renamed since) costs the trigram's read,
   // which answers the same page.
   const commonWords = new Map<string, number>();
+  // Until when the suffix view is taken for behind (its index being built): see `askSuffix`.
+  let suffixBehindUntil = Number.NEGATIVE_INFINITY;
   const isCommon = (key: string): boolean => {
     const at = commonWords.get(key);
     if (at === undefined) return false;
@@ -185,8 +189,9 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
       // `freshWaitMs`; past that (the index behind a bulk write: an import), the page reads the index
       // as it stands, so it answers, without the last students indexing has not reached.
       let waited = true;
-      const ask = async <A>(view: View, run: (fresh: boolean) => Promise<A>): Promise<A> => {
-        if (!waited || writesSeen === indexHolds[view]) return run(false);
+      // The answer of a query that waits for the index, or LATE past `freshWaitMs`: the page then
+      // reads every view as it stands, without waiting again.
+      const fresh = async <A>(view: View, run: (fresh: boolean) => Promise<A>): Promise<A | typeof LATE> => {
         const seenBefore = writesSeen;
         const waiting = run(true).then((answer) => {
           indexHolds[view] = Math.max(indexHolds[view], seenBefore);
@@ -205,7 +210,26 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
         // Its answer, or the store's silence limit, comes later; nobody waits for it.
         waiting.catch(() => undefined);
         waited = false;
-        return run(false);
+        return LATE;
+      };
+      const ask = async <A>(view: View, run: (fresh: boolean) => Promise<A>): Promise<A> => {
+        if (!waited || writesSeen === indexHolds[view]) return run(false);
+        const answer = await fresh(view, run);
+        return answer === LATE ? run(false) : answer;
+      };
+      // The suffix view's answer, or none where the page should read the trigrams instead: while
+      // its index is being built (a roll's first start of this version: the whole roll missing from
+      // it for minutes, where the trigram view holds it), its rows as they stand would find nobody.
+      // It is read as it stands only once it was known to hold this instance's writes; behind, it is
+      // not asked again for `SUFFIX_BEHIND_MS`.
+      const askSuffix = async <A>(run: (fresh: boolean) => Promise<A>): Promise<A | undefined> => {
+        if (now() < suffixBehindUntil) return undefined;
+        if (writesSeen === indexHolds.suffix) return run(false);
+        if (!waited) return indexHolds.suffix >= 0 ? run(false) : undefined;
+        const answer = await fresh('suffix', run);
+        if (answer !== LATE) return answer;
+        suffixBehindUntil = now() + SUFFIX_BEHIND_MS;
+        return undefined;
       };
       const folded = foldName(q);
       const matches = queryMatcher(folded);
@@ -226,11 +250,12 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
         const wordKey = `${status}\u0000${word}`;
         if (fewest > (deps.suffixAbove ?? SUFFIX_ABOVE) && !isCommon(wordKey)) {
           const cap = deps.suffixCap ?? SUFFIX_CAP;
-          const batch = await ask('suffix', (f) => views.bySuffix(status, word, cap + 1, f));
-          if (!batch.complete) {
+          const batch = await askSuffix((f) => views.bySuffix(status, word, cap + 1, f));
+          // None: its index is behind, and the trigram's rows serve.
+          if (batch !== undefined && !batch.complete) {
             if (commonWords.size >= COMMON_WORDS_HELD) commonWords.clear();
             commonWords.set(wordKey, now());
-          } else {
+          } else if (batch !== undefined) {
             const found = new Map<string, { readonly row: SuffixRow; readonly sortKey: string }>();
             for (const row of batch.rows) {
               if (found.has(row.studentId) || !matches(row.folded)) continue;

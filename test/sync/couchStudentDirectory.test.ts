@@ -294,6 +294,13 @@ describe('the trigram counts a search chooses by', () => {
   });
 });
 
+/** The held counts of the door's query `maria 043210` on a large roll: the digits' trigrams rarest. */
+const doorCounts = () =>
+  new Map([
+    ...['mar', 'ari', 'ria'].map((g) => [g, 5_000] as const),
+    ...['043', '432', '321', '210'].map((g) => [g, 900] as const),
+  ]);
+
 describe("a search by its word's suffixes", () => {
   it('reads the rarest word whole where few students hold it; a word too common for it is left to the trigrams while the counts are held', async () => {
     const asked: string[] = [];
@@ -317,16 +324,7 @@ describe("a search by its word's suffixes", () => {
         return { rows: [row, row], complete: true };
       },
       trigramCount: async () => 0,
-      trigramCounts: async () =>
-        new Map([
-          ['mar', 5_000],
-          ['ari', 5_000],
-          ['ria', 5_000],
-          ['043', 900],
-          ['432', 900],
-          ['321', 900],
-          ['210', 900],
-        ]),
+      trigramCounts: async () => doorCounts(),
     });
     const couch = couchStudentDirectory({
       views,
@@ -345,6 +343,54 @@ describe("a search by its word's suffixes", () => {
     clock = 1_000;
     await search('maria');
     expect(asked.slice(4)).to.deep.equal(['suffix maria 101', 'trigram mar']);
+  });
+});
+
+describe('a search while the suffix index is being built (the first start of a version that adds it)', () => {
+  it("reads the trigram's rows rather than the suffix index as it stands, and waits for that index again only after a while", async () => {
+    const asked: string[] = [];
+    let clock = 0;
+    let built = false;
+    const never = new Promise<never>(() => undefined);
+    const entry = {
+      displayName: 'Maria Lima 043210',
+      photoRef: null,
+      updatedAt: '2026-01-01',
+      visitorSince: null,
+    };
+    const viewKey = viewKeyOf('maria lima 043210\u0000s1');
+    const views = viewsWith({
+      trigramCounts: async () => doorCounts(),
+      byTrigram: async (_s, g) => {
+        asked.push(`trigram ${g}`);
+        return { rows: [{ studentId: 's1', viewKey, classId: CLASS_A, entry }], next: undefined };
+      },
+      // Being built: a query that waits does not answer in time, and the index as it stands is empty.
+      bySuffix: (_s, word, _n, fresh) => {
+        asked.push(`suffix ${word} ${fresh ? 'fresh' : 'as it stands'}`);
+        if (!built) return fresh ? never : Promise.resolve({ rows: [], complete: true });
+        const row = { studentId: 's1', folded: 'maria lima 043210', classId: CLASS_A, entry };
+        return Promise.resolve({ rows: [row], complete: true });
+      },
+    });
+    const couch = couchStudentDirectory({
+      views,
+      held: studentDirectory(),
+      freshWaitMs: 20,
+      now: () => clock,
+    });
+    const search = async () =>
+      (await couch.page({ status: 'ACTIVE', q: 'maria 043210', afterKey: undefined, limit: 50 })).items.map(
+        (e) => e.studentId,
+      );
+    expect(await search()).to.deep.equal(['s1']);
+    expect(await search()).to.deep.equal(['s1']);
+    expect(asked).to.deep.equal(['suffix 043210 fresh', 'trigram 043', 'trigram 043']);
+    built = true;
+    clock = 30_000;
+    expect(await search()).to.deep.equal(['s1']);
+    expect(await search()).to.deep.equal(['s1']);
+    expect(asked.slice(3)).to.deep.equal(['suffix 043210 fresh', 'suffix 043210 as it stands']);
   });
 });
 
