@@ -31,14 +31,22 @@ const csv = (from: number, to: number) =>
     }),
   ].join('\r\n');
 
-/** Resident kB by mapping kind, from /proc/<pid>/smaps. */
-const residentByKind = async (pid: number): Promise<Record<string, number>> => {
+/**
+ * Resident kB by mapping kind, from /proc/<pid>/smaps, and LevelDB's mapped tables by database (the
+ * folder that holds them, its path under the data directory).
+ */
+const residentByKind = async (
+  pid: number,
+): Promise<{ kinds: Record<string, number>; tables: Record<string, number> }> => {
   const out: Record<string, number> = {};
+  const tables: Record<string, number> = {};
   let kind = 'other';
+  let database = '';
   for (const line of (await readFile(`/proc/${pid}/smaps`, 'utf8')).split('\n')) {
     const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
     if (head !== null) {
       const name = head[1] ?? '';
+      database = name.endsWith('.ldb') ? name.split('/').slice(-3, -1).join('/') : '';
       kind =
         name === ''
           ? 'anonymous'
@@ -52,9 +60,11 @@ const residentByKind = async (pid: number): Promise<Record<string, number>> => {
       continue;
     }
     const rss = /^Rss:\s+(\d+) kB/.exec(line);
-    if (rss !== null) out[kind] = (out[kind] ?? 0) + Number(rss[1]);
+    if (rss === null) continue;
+    out[kind] = (out[kind] ?? 0) + Number(rss[1]);
+    if (database !== '') tables[database] = (tables[database] ?? 0) + Number(rss[1]);
   }
-  return out;
+  return { kinds: out, tables };
 };
 
 const main = async () => {
@@ -103,13 +113,15 @@ const main = async () => {
     process.stdout.write(`search: ${JSON.stringify(load)}\n`);
     const pid = svc.pid();
     if (pid === undefined) throw new Error('the service ended');
-    const kinds = await residentByKind(pid);
+    const { kinds, tables } = await residentByKind(pid);
     const total = Object.values(kinds).reduce((a, b) => a + b, 0);
-    process.stdout.write(
-      `resident ${(total / 1024).toFixed(1)} MB: ${Object.entries(kinds)
+    const mb = (entries: Record<string, number>) =>
+      Object.entries(entries)
+        .sort((a, b) => b[1] - a[1])
         .map(([k, v]) => `${k} ${(v / 1024).toFixed(1)}`)
-        .join(', ')}\n`,
-    );
+        .join(', ');
+    process.stdout.write(`resident ${(total / 1024).toFixed(1)} MB: ${mb(kinds)}\n`);
+    process.stdout.write(`leveldb tables by database, MB: ${mb(tables)}\n`);
     const metrics = await fetch(`${url}/metrics`).then((r) => r.text());
     for (const line of metrics.split('\n'))
       if (

@@ -448,7 +448,7 @@ const wire = async (
       }),
       imports: studentImportService({
         students,
-        ...(records.activeMatching === undefined ? {} : { activeMatching: records.activeMatching }),
+        activeMatching: records.activeMatching,
         studentService: studentSvc,
         classes,
         audit: records.auditTrail,

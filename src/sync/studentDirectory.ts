@@ -21,6 +21,7 @@ import { ConsentDoc } from '../domain/consent.js';
 import { type StudentDoc, StudentDoc as StudentDocC, type StudentStatus } from '../domain/student.js';
 import { trigramIndex } from '../lib/trigramIndex.js';
 import { foldName, photosAllowed, queryMatcher, sortKeyOf } from '../rules/students.js';
+import type { MatchQuery } from '../store/studentViews.js';
 import type { Change } from './changeFeed.js';
 
 export interface DirectoryEntry {
@@ -89,6 +90,11 @@ export interface StudentDirectory {
     afterKey: string | undefined;
     limit: number;
   }): DirectoryPage;
+  /**
+   * The ids of the students of `status` whose folded name is `folded`, whole (the import's matching
+   * by name: one range of the name-ordered list).
+   */
+  named(status: StudentStatus, folded: string): string[];
   size(): number;
   /** The visitors held, in no particular order. */
   visitors(): DirectoryEntry[];
@@ -199,12 +205,24 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
   const addAll = (page: ReadonlyArray<StudentDoc>) => {
     for (const doc of page) directory.upsertStudent(doc);
   };
-  // Feeds deliver a document after our own write already applied it: keep the newest.
+  // Feeds deliver a document after our own write already applied it: keep the newest, and leave an
+  // entry that already says what the summary says where it is. Placing it again moved two slices of a
+  // list as long as the roll for every student an import wrote, when the feed told each one back
+  // (decision 0068).
   const upsert = (summary: StudentSummary) => {
     const known = entries.get(summary.studentId);
     if (known !== undefined && known.updatedAt > summary.updatedAt) return;
+    if (known !== undefined && holds(known, summary)) return;
     project(summary);
   };
+  const holds = (known: DirectoryEntry, s: StudentSummary): boolean =>
+    known.updatedAt === s.updatedAt &&
+    known.displayName === s.displayName &&
+    known.status === s.status &&
+    known.classId === s.classId &&
+    known.visitor === s.visitor &&
+    known.visitorSince === s.visitorSince &&
+    (photoRefs.get(s.studentId) ?? null) === s.photoRef;
 
   const shownPhoto = (studentId: string): string | null =>
     photosAllowed(activeBySubject.get(studentId) ?? 0) ? (photoRefs.get(studentId) ?? null) : null;
@@ -311,6 +329,19 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
       return { items, lastKey: undefined };
     },
 
+    named(status, folded) {
+      const list = sorted[status];
+      const out: string[] = [];
+      // A sort key is the folded name, a NUL and the id: the name's students follow every key that
+      // sorts at or before the name alone, together.
+      for (let i = upperBound(list, folded); i < list.length; i += 1) {
+        const entry = list[i];
+        if (entry === undefined || entry.folded !== folded) break;
+        out.push(entry.studentId);
+      }
+      return out;
+    },
+
     size: () => entries.size,
 
     visitors: () => [...visitorIds].flatMap((id) => entries.get(id) ?? []),
@@ -333,3 +364,20 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
   };
   return directory;
 };
+
+/**
+ * The import's matching (`StudentImportDeps.activeMatching`) on the embedded store, from the
+ * directory: the active students named as a row, whatever their birth date, and the rows' own ids as
+ * asked. A superset, as CouchDB's index answers: the import reads those records and compares them.
+ * Reading the whole roll's records for every file instead took most of a late file's time (decision
+ * 0068). Sound where the directory holds every acknowledged write, as the embedded store's does: this
+ * process makes every write to its student records and projects each before answering it.
+ */
+export const directoryMatching =
+  (directory: Pick<StudentDirectory, 'named'>) =>
+  async (query: MatchQuery): Promise<string[]> => {
+    const found = new Set(query.ids);
+    for (const name of new Set(query.keys.map(([folded]) => folded)))
+      for (const id of directory.named('ACTIVE', name)) found.add(id);
+    return [...found];
+  };

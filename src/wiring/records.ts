@@ -34,7 +34,7 @@ import { userStore } from '../store/users.js';
 import { followChanges$ } from '../sync/changeFeed.js';
 import { type DirectoryPort, inMemoryDirectory } from '../sync/directoryPort.js';
 import { takeDirectorySnapshot, writeDirectorySnapshot } from '../sync/directorySnapshot.js';
-import { type StudentDirectory, studentDirectory } from '../sync/studentDirectory.js';
+import { directoryMatching, type StudentDirectory, studentDirectory } from '../sync/studentDirectory.js';
 import { wireCouchDirectory } from './couchDirectory.js';
 
 /** The full student records held (about 1.5 KB of heap each). */
@@ -148,8 +148,9 @@ export const wireRecords = async (wiring: RecordsWiring) => {
   const privateSeq = (await store.db.private.info()).update_seq;
   let port: DirectoryPort;
   let heldTo: string | number;
-  // CouchDB's index of active students by name and birth date, for the import's matching (0064).
-  let matching: ReturnType<typeof activeMatching> | undefined;
+  // The import's matching: CouchDB's index of active students by name and birth date (0064), or the
+  // directory on the embedded store (0068).
+  let matching: ReturnType<typeof activeMatching>;
   // On CouchDB, puts off the student views' refreshes (an import holds it while its file is written).
   let holdViewRefreshes: (() => () => void) | undefined;
   if (store.backend === 'couchdb') {
@@ -173,6 +174,7 @@ export const wireRecords = async (wiring: RecordsWiring) => {
       logger,
     );
     port = inMemoryDirectory(directory);
+    matching = directoryMatching(directory);
   }
   // One live feed of the private database serves the directory and the roster's triggers: every feed
   // re-reads the database after each write, and the private database is written on every mutation.

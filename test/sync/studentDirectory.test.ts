@@ -6,7 +6,7 @@ import type { ConsentDoc } from '../../src/domain/consent.js';
 import type { StudentDoc } from '../../src/domain/student.js';
 import { foldName, queryMatcher, sortKeyOf } from '../../src/rules/students.js';
 import type { Change } from '../../src/sync/changeFeed.js';
-import { studentDirectory } from '../../src/sync/studentDirectory.js';
+import { directoryMatching, studentDirectory } from '../../src/sync/studentDirectory.js';
 import { aStudentRecord } from '../support/fixtures.js';
 
 let tick = 0;
@@ -88,6 +88,36 @@ describe('student directory (in-memory projection)', () => {
     d.upsertStudent({ ...s, displayName: 'Ana Nova', updatedAt: '2027-01-01T00:00:00.000Z' });
     d.upsertStudent(s);
     expect(allPages(d, 10)).to.deep.equal(['Ana Nova']);
+  });
+
+  it("leaves in place a student the feed tells back as it is held (our own write's echo), and applies one that differs in any field, at the same time too", () => {
+    const d = studentDirectory();
+    const s = student('Ana');
+    d.load([student('Bia'), student('Caio')], []);
+    d.upsertStudent(s);
+    const held = d.get(s.studentId);
+    d.upsertStudent({ ...s, _rev: '2-b' });
+    expect(d.get(s.studentId)).to.equal(held);
+    const changes: ReadonlyArray<Partial<StudentDoc>> = [
+      { displayName: 'Ana Maria' },
+      { classId: randomUUID() },
+      { photoRef: null },
+      { visitor: true },
+      { status: 'DELETED' },
+    ];
+    let last = s;
+    for (const change of changes) {
+      last = { ...last, ...change };
+      d.upsertStudent(last);
+      const now = d.get(s.studentId);
+      expect(now, JSON.stringify(change)).to.not.equal(held);
+      expect(now?.displayName).to.equal(last.displayName);
+      expect(now?.classId).to.equal(last.classId);
+      expect(now?.status).to.equal(last.status);
+      expect(now?.visitor).to.equal(last.visitor);
+    }
+    expect(allPages(d, 10)).to.deep.equal(['Bia', 'Caio']);
+    expect(d.named('DELETED', 'ana maria')).to.deep.equal([s.studentId]);
   });
 
   it('serves photo references only while an unrevoked consent exists', () => {
@@ -340,5 +370,80 @@ describe('student directory search: the name index answers what a scan of the ro
     expect(allPages(d, 50, 'queiroz')).to.deep.equal(['Ana Queiroz Lima', 'Bruno Queiroz']);
     expect(allPages(d, 50, 'silva')).to.have.length(400);
     expect(allPages(d, 50, 'xyz')).to.deep.equal([]);
+  });
+});
+
+describe("the import's matching from the directory (the embedded store)", () => {
+  // Names that fold alike, names that are another's prefix, and spacing: what a range of the
+  // name-ordered list must take or leave.
+  const NAMES = [
+    'Ana',
+    'ANA',
+    'Aná',
+    'Ana Lima',
+    'ana  lima',
+    'Ana Lima Souza',
+    'Analima',
+    'Ana Li',
+    'Bia',
+    'Zé',
+  ];
+  const foldedNames = [...new Set(NAMES.map(foldName))];
+
+  it("property: names exactly the students of a status whose folded name is asked, across renames, deletions and a load; the import's query gets them with the ids asked", async () => {
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant('add' as const), name: fc.constantFrom(...NAMES) }),
+      fc.record({ kind: fc.constant('rename' as const), which: fc.nat(), name: fc.constantFrom(...NAMES) }),
+      fc.record({ kind: fc.constant('delete' as const), which: fc.nat() }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 40 }), fc.nat(), async (steps, cut) => {
+        const told = studentDirectory();
+        const loaded = studentDirectory();
+        const docs = new Map<string, StudentDoc>();
+        const at = steps.length === 0 ? 0 : cut % steps.length;
+        for (const [i, s] of steps.entries()) {
+          if (i === at) loaded.load([...docs.values()], []);
+          const ids = [...docs.keys()];
+          const target =
+            s.kind === 'add' ? undefined : docs.get(ids[s.which % Math.max(1, ids.length)] ?? '');
+          const doc =
+            s.kind === 'add'
+              ? student(s.name)
+              : target === undefined
+                ? undefined
+                : s.kind === 'rename'
+                  ? student(s.name, { studentId: target.studentId })
+                  : student(target.displayName, { studentId: target.studentId, status: 'DELETED' });
+          if (doc === undefined) continue;
+          docs.set(doc.studentId, doc);
+          told.upsertStudent(doc);
+          if (i >= at) loaded.upsertStudent(doc);
+        }
+        if (steps.length === 0) loaded.load([], []);
+        for (const status of ['ACTIVE', 'DELETED'] as const)
+          for (const folded of foldedNames) {
+            const want = [...docs.values()]
+              .filter((d) => d.status === status && foldName(d.displayName) === folded)
+              .map((d) => d.studentId)
+              .sort();
+            expect(told.named(status, folded).sort(), `${status} ${folded}`).to.deep.equal(want);
+            expect(loaded.named(status, folded).sort(), `loaded: ${status} ${folded}`).to.deep.equal(want);
+          }
+        const asked = [...docs.keys()].slice(0, 2);
+        const matched = await directoryMatching(told)({
+          keys: [
+            [foldName('Ana Lima'), '2019-03-05'],
+            [foldName('ANA LIMA'), ''],
+          ],
+          ids: [...asked, 'not-held'],
+        });
+        const named = [...docs.values()]
+          .filter((d) => d.status === 'ACTIVE' && foldName(d.displayName) === 'ana lima')
+          .map((d) => d.studentId);
+        expect(matched.sort()).to.deep.equal([...new Set([...named, ...asked, 'not-held'])].sort());
+      }),
+      { numRuns: 300 },
+    );
   });
 });
