@@ -19,6 +19,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import type { Observable, Subscription } from 'rxjs';
 import { ConsentDoc } from '../domain/consent.js';
 import { type StudentDoc, StudentDoc as StudentDocC, type StudentStatus } from '../domain/student.js';
+import { type OrderedList, orderedList } from '../lib/orderedList.js';
 import { trigramIndex } from '../lib/trigramIndex.js';
 import { foldName, photosAllowed, queryMatcher, sortKeyOf } from '../rules/students.js';
 import type { MatchQuery } from '../store/studentViews.js';
@@ -104,25 +105,9 @@ export interface StudentDirectory {
   follow(changes: Observable<Change>, onUndecodable: (id: string) => void): Subscription;
 }
 
-/** First index whose key is greater than `key` in an array sorted by key. */
-const upperBound = (entries: ReadonlyArray<DirectoryEntry>, key: string): number => {
-  let lo = 0;
-  let hi = entries.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((entries[mid]?.sortKey ?? '') <= key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-};
-
-/** The entries of `list` from `start` on, without copying them. */
-function* from(list: ReadonlyArray<DirectoryEntry>, start: number): Generator<DirectoryEntry> {
-  for (let i = start; i < list.length; i += 1) {
-    const entry = list[i];
-    if (entry !== undefined) yield entry;
-  }
-}
+/** The students of a status in name order, by sort key. */
+const nameOrder = (sorted: ReadonlyArray<DirectoryEntry> = []): OrderedList<DirectoryEntry> =>
+  orderedList((entry) => entry.sortKey, sorted);
 
 export interface StudentDirectoryOptions {
   /**
@@ -135,7 +120,14 @@ export interface StudentDirectoryOptions {
 
 export const studentDirectory = (options: StudentDirectoryOptions = {}): StudentDirectory => {
   const indexedShare = options.indexedShare ?? 1;
-  const sorted: Record<StudentStatus, DirectoryEntry[]> = { ACTIVE: [], DELETED: [] };
+  // Each status's students in name order, in chunks, so placing a student costs about the same
+  // whatever the roll (a sorted array moved half of itself at each write, decision 0068).
+  const sorted: Record<StudentStatus, OrderedList<DirectoryEntry>> = {
+    ACTIVE: nameOrder(),
+    DELETED: nameOrder(),
+  };
+  // While a load runs, its entries (and those held before it) wait here, and are sorted at its end.
+  const loaded: Record<StudentStatus, DirectoryEntry[]> = { ACTIVE: [], DELETED: [] };
   const entries = new Map<string, DirectoryEntry>();
   // consentId → (studentId, active), so a revocation can be applied without reading the store.
   const consents = new Map<string, { readonly subjectId: string; readonly active: boolean }>();
@@ -160,46 +152,45 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
   };
   const visitorIds = new Set<string>();
 
-  const remove = (entry: DirectoryEntry) => {
-    const list = sorted[entry.status];
-    const at = upperBound(list, entry.sortKey) - 1;
-    if (at >= 0 && list[at]?.studentId === entry.studentId) list.splice(at, 1);
-  };
-
-  // While a load runs, entries are appended and sorted at its end.
   let loading = false;
-  /** Places `entry` (replacing what was held for its student) in the sorted list and the name index. */
+  /** Places `entry` (replacing what was held for its student) in the name order and the name index. */
   const place = (entry: DirectoryEntry) => {
     const old = entries.get(entry.studentId);
     if (old !== undefined) {
-      if (!loading) remove(old);
+      if (!loading) sorted[old.status].delete(old.sortKey);
       else {
-        const list = sorted[old.status];
+        const list = loaded[old.status];
         list.splice(list.indexOf(old), 1);
       }
     }
     entries.set(entry.studentId, entry);
-    const list = sorted[entry.status];
     if (loading) {
-      list.push(entry);
+      loaded[entry.status].push(entry);
       return;
     }
     if (old !== undefined && old.status !== entry.status) names[old.status].delete(old.studentId);
     names[entry.status].set(entry.studentId, entry.folded, entry);
-    list.splice(upperBound(list, entry.sortKey), 0, entry);
+    sorted[entry.status].set(entry.sortKey, entry);
   };
   const bySortKey = (a: DirectoryEntry, b: DirectoryEntry) =>
     a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0;
   const beginLoad = () => {
     loading = true;
+    for (const status of ['ACTIVE', 'DELETED'] as const) {
+      loaded[status] = sorted[status].values();
+      sorted[status] = nameOrder();
+    }
   };
-  // The name indexes are made again from the sorted lists: in order, each posting is an append.
+  // The name order and the name indexes are made again from the sorted lists: in order, each
+  // posting is an append.
   const endLoad = () => {
     loading = false;
     for (const status of ['ACTIVE', 'DELETED'] as const) {
-      sorted[status].sort(bySortKey);
+      const list = loaded[status].sort(bySortKey);
+      loaded[status] = [];
+      sorted[status] = nameOrder(list);
       names[status] = nameIndex();
-      for (const entry of sorted[status]) names[status].set(entry.studentId, entry.folded, entry);
+      for (const entry of list) names[status].set(entry.studentId, entry.folded, entry);
     }
   };
   const addAll = (page: ReadonlyArray<StudentDoc>) => {
@@ -280,7 +271,7 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
     // In the lists' order: a load of them (a snapshot's, at the next start) finds them sorted, and its
     // sort and its name index's appends cost one pass (decision 0062).
     summaries: () =>
-      [...sorted.ACTIVE, ...sorted.DELETED].map((e) => ({
+      [...sorted.ACTIVE.values(), ...sorted.DELETED.values()].map((e) => ({
         studentId: e.studentId,
         displayName: e.displayName,
         status: e.status,
@@ -317,9 +308,9 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
       const indexed = names[status].candidates(folded, afterKey);
       // Either way, students of the status in name order after `afterKey`.
       const inOrder: Iterable<DirectoryEntry> =
-        indexed !== undefined && indexed.count <= list.length * indexedShare
+        indexed !== undefined && indexed.count <= list.size * indexedShare
           ? indexed.values
-          : from(list, afterKey === undefined ? 0 : upperBound(list, afterKey));
+          : list.after(afterKey);
       const items: DirectoryEntry[] = [];
       for (const entry of inOrder) {
         if (!matches(entry.folded) || (classId !== undefined && entry.classId !== classId)) continue;
@@ -330,13 +321,11 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
     },
 
     named(status, folded) {
-      const list = sorted[status];
       const out: string[] = [];
-      // A sort key is the folded name, a NUL and the id: the name's students follow every key that
-      // sorts at or before the name alone, together.
-      for (let i = upperBound(list, folded); i < list.length; i += 1) {
-        const entry = list[i];
-        if (entry === undefined || entry.folded !== folded) break;
+      // A sort key is the folded name, a NUL and the id: the name's students come together, first
+      // among the keys from the name alone on.
+      for (const entry of sorted[status].after(folded)) {
+        if (entry.folded !== folded) break;
         out.push(entry.studentId);
       }
       return out;
