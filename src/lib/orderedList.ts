@@ -10,7 +10,7 @@
  * Keys are unique: `set` replaces the value of a key it holds. Iterating while the list changes is
  * not supported (the directory reads a page synchronously).
  */
-export interface OrderedList<V> {
+export interface OrderedList<V extends object> {
   readonly size: number;
   /** Puts `value` under `key`, replacing the value the key had. */
   set(key: string, value: V): void;
@@ -25,18 +25,13 @@ export interface OrderedList<V> {
 /** Values a chunk holds at most before it is split in two. */
 const CHUNK_MAX = 512;
 
-/** First position in `chunk` whose key is not less than `key` (`strict`: greater than). */
-const boundIn = <V>(
-  chunk: ReadonlyArray<V>,
-  keyOf: (v: V) => string,
-  key: string,
-  strict: boolean,
-): number => {
+/** First of `length` positions whose key (`keyAt`) is not less than `key` (`strict`: greater than). */
+const bound = (length: number, keyAt: (i: number) => string, key: string, strict: boolean): number => {
   let lo = 0;
-  let hi = chunk.length;
+  let hi = length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    const at = keyOf(chunk[mid] as V);
+    const at = keyAt(mid);
     if (at < key || (strict && at === key)) lo = mid + 1;
     else hi = mid;
   }
@@ -47,7 +42,7 @@ const boundIn = <V>(
  * A list of `sorted` (already in key order, keys unique), whose values name their key with `keyOf`.
  * `chunkMax` is for tests, to cross chunks with few values.
  */
-export const orderedList = <V>(
+export const orderedList = <V extends object>(
   keyOf: (value: V) => string,
   sorted: ReadonlyArray<V> = [],
   chunkMax: number = CHUNK_MAX,
@@ -55,22 +50,21 @@ export const orderedList = <V>(
   const half = Math.max(1, Math.floor(chunkMax / 2));
   const chunks: V[][] = [];
   for (let i = 0; i < sorted.length; i += half) chunks.push(sorted.slice(i, i + half));
+  const keyIn = (chunk: ReadonlyArray<V>, i: number): string => {
+    const value = chunk[i];
+    return value === undefined ? '' : keyOf(value);
+  };
+  const lastKeyOf = (chunk: ReadonlyArray<V>): string => keyIn(chunk, chunk.length - 1);
   // The last key of each chunk: the chunk a key belongs to is the first whose last key is not less.
-  const lasts: string[] = chunks.map((c) => keyOf(c[c.length - 1] as V));
+  const lasts: string[] = chunks.map(lastKeyOf);
   let size = sorted.length;
 
   /** First chunk whose last key is not less than `key` (`strict`: greater than); chunks.length if none. */
-  const chunkOf = (key: string, strict: boolean): number => {
-    let lo = 0;
-    let hi = lasts.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const at = lasts[mid] as string;
-      if (at < key || (strict && at === key)) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
+  const chunkOf = (key: string, strict: boolean): number =>
+    bound(lasts.length, (i) => lasts[i] ?? '', key, strict);
+  /** First position in `chunk` whose key is not less than `key` (`strict`: greater than). */
+  const boundIn = (chunk: ReadonlyArray<V>, key: string, strict: boolean): number =>
+    bound(chunk.length, (i) => keyIn(chunk, i), key, strict);
 
   return {
     get size() {
@@ -78,17 +72,17 @@ export const orderedList = <V>(
     },
 
     set(key, value) {
-      if (chunks.length === 0) {
+      // Past every chunk's last key: the value ends the last chunk.
+      const c = Math.min(chunkOf(key, false), chunks.length - 1);
+      const chunk = chunks[c];
+      if (chunk === undefined) {
         chunks.push([value]);
         lasts.push(key);
         size = 1;
         return;
       }
-      // Past every chunk's last key: the value ends the last chunk.
-      const c = Math.min(chunkOf(key, false), chunks.length - 1);
-      const chunk = chunks[c] as V[];
-      const at = boundIn(chunk, keyOf, key, false);
-      if (at < chunk.length && keyOf(chunk[at] as V) === key) {
+      const at = boundIn(chunk, key, false);
+      if (at < chunk.length && keyIn(chunk, at) === key) {
         chunk[at] = value;
         return;
       }
@@ -98,7 +92,7 @@ export const orderedList = <V>(
       if (chunk.length > chunkMax) {
         const tail = chunk.splice(half);
         chunks.splice(c + 1, 0, tail);
-        lasts.splice(c, 1, keyOf(chunk[chunk.length - 1] as V), keyOf(tail[tail.length - 1] as V));
+        lasts.splice(c, 1, lastKeyOf(chunk), lastKeyOf(tail));
       }
     },
 
@@ -106,24 +100,22 @@ export const orderedList = <V>(
       const c = chunkOf(key, false);
       const chunk = chunks[c];
       if (chunk === undefined) return false;
-      const at = boundIn(chunk, keyOf, key, false);
-      if (at === chunk.length || keyOf(chunk[at] as V) !== key) return false;
+      const at = boundIn(chunk, key, false);
+      if (at === chunk.length || keyIn(chunk, at) !== key) return false;
       chunk.splice(at, 1);
       size -= 1;
       if (chunk.length === 0) {
         chunks.splice(c, 1);
         lasts.splice(c, 1);
-      } else if (at === chunk.length) lasts[c] = keyOf(chunk[at - 1] as V);
+      } else if (at === chunk.length) lasts[c] = lastKeyOf(chunk);
       return true;
     },
 
     *after(key) {
       let c = key === undefined ? 0 : chunkOf(key, true);
-      let at = key === undefined ? 0 : boundIn(chunks[c] ?? [], keyOf, key, true);
-      for (; c < chunks.length; c += 1, at = 0) {
-        const chunk = chunks[c] as V[];
-        for (; at < chunk.length; at += 1) yield chunk[at] as V;
-      }
+      let at = key === undefined ? 0 : boundIn(chunks[c] ?? [], key, true);
+      for (let chunk = chunks[c]; chunk !== undefined; c += 1, at = 0, chunk = chunks[c])
+        for (let value = chunk[at]; value !== undefined; at += 1, value = chunk[at]) yield value;
     },
 
     values: () => chunks.flat(),

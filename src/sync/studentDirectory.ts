@@ -196,6 +196,15 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
   const addAll = (page: ReadonlyArray<StudentDoc>) => {
     for (const doc of page) directory.upsertStudent(doc);
   };
+  // Whether the entry held already says what the summary says (the photo key as stored).
+  const holds = (known: DirectoryEntry, s: StudentSummary): boolean =>
+    known.updatedAt === s.updatedAt &&
+    known.displayName === s.displayName &&
+    known.status === s.status &&
+    known.classId === s.classId &&
+    known.visitor === s.visitor &&
+    known.visitorSince === s.visitorSince &&
+    (photoRefs.get(s.studentId) ?? null) === s.photoRef;
   // Feeds deliver a document after our own write already applied it: keep the newest, and leave an
   // entry that already says what the summary says where it is. Placing it again moved two slices of a
   // list as long as the roll for every student an import wrote, when the feed told each one back
@@ -206,14 +215,6 @@ export const studentDirectory = (options: StudentDirectoryOptions = {}): Student
     if (known !== undefined && holds(known, summary)) return;
     project(summary);
   };
-  const holds = (known: DirectoryEntry, s: StudentSummary): boolean =>
-    known.updatedAt === s.updatedAt &&
-    known.displayName === s.displayName &&
-    known.status === s.status &&
-    known.classId === s.classId &&
-    known.visitor === s.visitor &&
-    known.visitorSince === s.visitorSince &&
-    (photoRefs.get(s.studentId) ?? null) === s.photoRef;
 
   const shownPhoto = (studentId: string): string | null =>
     photosAllowed(activeBySubject.get(studentId) ?? 0) ? (photoRefs.get(studentId) ?? null) : null;
