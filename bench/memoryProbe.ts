@@ -88,11 +88,15 @@ const main = async () => {
     await waitHealthy(url);
     const auth = await signedInAdmin(url);
     const h = { ...auth, 'content-type': 'application/json', 'idempotency-key': randomUUID() };
-    await fetch(`${url}/api/v1/classes`, {
+    const maternal: unknown = await fetch(`${url}/api/v1/classes`, {
       method: 'POST',
       headers: h,
       body: JSON.stringify({ name: 'Maternal' }),
-    });
+    }).then((r) => r.json());
+    const classId =
+      typeof maternal === 'object' && maternal !== null && 'classId' in maternal
+        ? String(maternal.classId)
+        : '';
     for (let from = 0; from < students; from += 10_000) {
       const t0 = Date.now();
       const r = await fetch(`${url}/api/v1/imports/students?dryRun=false`, {
@@ -111,6 +115,42 @@ const main = async () => {
       svc.pid(),
     );
     process.stdout.write(`search: ${JSON.stringify(load)}\n`);
+    // A child registered at the office, until a tablet's pull of the roster lists it (decision 0069):
+    // the roster's changes since now, as a tablet's live pull reads them.
+    const device = randomUUID();
+    const tablet = { ...auth, 'x-device-id': device };
+    const info: unknown = await fetch(`${url}/api/v1/replication/roster/`, { headers: tablet }).then((r) =>
+      r.json(),
+    );
+    const since =
+      typeof info === 'object' && info !== null && 'update_seq' in info ? String(info.update_seq) : '0';
+    const t0 = Date.now();
+    const registered: unknown = await fetch(`${url}/api/v1/students`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+      body: JSON.stringify({
+        displayName: 'Criança Nova',
+        guardianName: 'Responsável Nova',
+        phones: [{ number: '(11) 98888-7777', qualifier: 'mãe' }],
+        classId,
+      }),
+    }).then((r) => r.json());
+    const answeredMs = Date.now() - t0;
+    const studentId =
+      typeof registered === 'object' && registered !== null && 'studentId' in registered
+        ? String(registered.studentId)
+        : '';
+    const pulled = `${url}/api/v1/replication/roster/_changes?since=${encodeURIComponent(since)}`;
+    for (let tries = 0; tries < 600; tries += 1) {
+      const feed = await fetch(pulled, { headers: tablet }).then((r) => r.text());
+      if (studentId !== '' && feed.includes(`student:${studentId}`)) {
+        process.stdout.write(
+          `a child registered: answered in ${(answeredMs / 1000).toFixed(2)} s, on the tablets' roster after ${((Date.now() - t0) / 1000).toFixed(2)} s\n`,
+        );
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const pid = svc.pid();
     if (pid === undefined) throw new Error('the service ended');
     const { kinds, tables } = await residentByKind(pid);

@@ -5,7 +5,7 @@
  */
 import canonicalize from 'canonicalize';
 import * as E from 'fp-ts/lib/Either.js';
-import { type RosterDoc, RosterFamily } from '../domain/roster.js';
+import { type RosterDoc, RosterDoc as RosterDocC, RosterFamily } from '../domain/roster.js';
 import { isRemote } from './docs.js';
 import type { Database } from './pouch.js';
 import { isConflict, isNotFound, isStored } from './storeErrors.js';
@@ -30,13 +30,43 @@ export interface RosterStore {
     range: RosterRange,
     desired: ReadonlyArray<RosterDoc>,
   ): Promise<{ written: number; deleted: number }>;
-  /** The same, limited to `ids`: each is written as `desired` has it, or deleted when it has none. */
+  /**
+   * The same, limited to `ids`: each is written as `desired` has it, or deleted when it has none.
+   * `read`: what a `stored` of some of the ids gave (an id it found absent maps to undefined), taken
+   * for them in place of a first read; a write over a revision since replaced reads again.
+   */
   reconcileSome(
     ids: ReadonlyArray<string>,
     desired: ReadonlyArray<RosterDoc>,
+    read?: ReadonlyMap<string, StoredRosterDoc | undefined>,
   ): Promise<{ written: number; deleted: number }>;
   /** The family document of `familyKey` as tablets have it (0049); undefined when there is none. */
   family(familyKey: string): Promise<RosterFamily | undefined>;
+  /**
+   * The stored documents among `ids` and their revisions (absent or deleted: left out; one that is
+   * not a roster document: its revision alone, so a `replaceAsRead` of it still replaces it).
+   */
+  stored(ids: ReadonlyArray<string>): Promise<Map<string, StoredRosterDoc>>;
+  /**
+   * Writes each document as wanted (`doc` undefined: deleted) over the revision it was read at
+   * (`rev` undefined: read absent). `CONFLICT` when any was written meanwhile: whoever wrote it may
+   * have read what this writer has not, so what was computed from the read no longer stands.
+   */
+  replaceAsRead(
+    writes: ReadonlyArray<{
+      readonly id: string;
+      readonly read: StoredRosterDoc | undefined;
+      readonly doc: RosterDoc | undefined;
+    }>,
+  ): Promise<{ written: number; deleted: number } | 'CONFLICT'>;
+}
+
+export interface StoredRosterDoc {
+  readonly rev: string;
+  /** Undefined when what is stored is not a roster document. */
+  readonly doc: RosterDoc | undefined;
+  /** The stored content without its revision, canonical: what a write compares with. */
+  readonly content: string | undefined;
 }
 
 const CHUNK = 500;
@@ -49,6 +79,7 @@ const contentOf = (doc: { readonly _rev?: string }): string | undefined => {
 interface Current {
   readonly rev: string;
   readonly content: string | undefined;
+  readonly doc: object;
 }
 
 /**
@@ -66,9 +97,8 @@ const currentOf = async (
   if (isRemote(db)) {
     const res = await db.allDocs({ keys: [...ids], include_docs: true });
     for (const row of res.rows) {
-      const live =
-        !('error' in row) && row.value.deleted !== true && row.doc !== undefined && row.doc !== null;
-      out.set(row.key, live ? { rev: row.value.rev, content: contentOf(row.doc ?? {}) } : undefined);
+      if ('error' in row || row.value.deleted === true || row.doc === undefined || row.doc === null) continue;
+      out.set(row.key, { rev: row.value.rev, content: contentOf(row.doc), doc: row.doc });
     }
     return out;
   }
@@ -76,7 +106,7 @@ const currentOf = async (
     ids.map(async (id) => {
       try {
         const doc = await db.get(id);
-        out.set(id, { rev: doc._rev, content: contentOf(doc) });
+        out.set(id, { rev: doc._rev, content: contentOf(doc), doc });
       } catch (e) {
         if (!isNotFound(e)) throw e;
       }
@@ -137,10 +167,17 @@ const reconcileRange = async (
 };
 
 export const rosterStore = (db: Database): RosterStore => ({
-  async reconcileSome(ids, desired) {
+  async reconcileSome(ids, desired, read) {
     const wanted = new Map(desired.map((d) => [d._id, d]));
     for (let attempt = 0; attempt < 5; attempt += 1) {
-      const current = await currentOf(db, [...new Set(ids)]);
+      const unique = [...new Set(ids)];
+      const known = attempt === 0 ? read : undefined;
+      // Only the revision and the content are compared: what `stored` gave serves as a read.
+      const current: Map<string, Pick<Current, 'rev' | 'content'> | undefined> = await currentOf(
+        db,
+        known === undefined ? unique : unique.filter((id) => !known.has(id)),
+      );
+      if (known !== undefined) for (const id of unique) if (known.has(id)) current.set(id, known.get(id));
       const writes: Array<Record<string, unknown>> = [];
       let deleted = 0;
       for (const [id, have] of current) {
@@ -177,6 +214,40 @@ export const rosterStore = (db: Database): RosterStore => ({
       if (isNotFound(e)) return undefined;
       throw e;
     }
+  },
+  async stored(ids) {
+    const out = new Map<string, StoredRosterDoc>();
+    for (const [id, have] of await currentOf(db, [...new Set(ids)])) {
+      if (have === undefined) continue;
+      const decoded = RosterDocC.decode(have.doc);
+      out.set(id, {
+        rev: have.rev,
+        doc: E.isRight(decoded) ? decoded.right : undefined,
+        content: have.content,
+      });
+    }
+    return out;
+  },
+  async replaceAsRead(writes) {
+    const docs: Array<Record<string, unknown>> = [];
+    let deleted = 0;
+    for (const { read, doc, id } of writes) {
+      if (doc === undefined) {
+        if (read === undefined) continue;
+        docs.push({ _id: id, _rev: read.rev, _deleted: true });
+        deleted += 1;
+      } else if (read === undefined) docs.push({ ...doc });
+      else if (read.content !== canonicalize(doc)) docs.push({ ...doc, _rev: read.rev });
+    }
+    if (docs.length === 0) return { written: 0, deleted: 0 };
+    const results = await db.bulkDocs(docs);
+    let conflicted = false;
+    for (const r of results) {
+      if (isStored(r)) continue;
+      if (isConflict(r)) conflicted = true;
+      else throw new Error(`roster write failed: ${r.name ?? 'unknown'}`);
+    }
+    return conflicted ? 'CONFLICT' : { written: docs.length - deleted, deleted };
   },
   reconcile: (desired) => reconcileRange(db, { from: '', to: undefined }, desired),
   reconcileRange: (range, desired) => reconcileRange(db, range, desired),

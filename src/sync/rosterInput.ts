@@ -22,7 +22,7 @@ import { photosAllowed } from '../rules/students.js';
 import type { CheckinStore } from '../store/checkins.js';
 import type { ClassStore } from '../store/classes.js';
 import { type ProjectionStore, projectionOfDoc } from '../store/projections.js';
-import { inRosterRange, type RosterRange, type RosterStore } from '../store/roster.js';
+import { inRosterRange, type RosterRange, type RosterStore, type StoredRosterDoc } from '../store/roster.js';
 import type { StudentStore } from '../store/students.js';
 import type { RosterContext } from './rosterReconciler.js';
 import type { StudentDirectory } from './studentDirectory.js';
@@ -222,6 +222,42 @@ export const familyPages = (
   return pages;
 };
 
+/** The roster documents of some students (their thumbnails and pickup adults read), and the adults. */
+const studentDocsOf = async (
+  deps: {
+    readonly directory: Pick<StudentDirectory, 'consentsRecorded'>;
+    readonly pickups: {
+      allowedAdultsOfAll(students: ReadonlyArray<StudentDoc>): Promise<Map<string, AllowedAdult[]>>;
+    };
+    readonly thumbnail?: (studentId: string, photoRef: string) => Promise<string | undefined>;
+  },
+  students: ReadonlyArray<StudentDoc>,
+  allowed: (studentId: string) => boolean,
+  familyKey: (phoneDigits: string) => string,
+): Promise<{ docs: RosterDoc[]; adults: Map<string, AllowedAdult[]> }> => {
+  const active = students.filter((s) => s.status === 'ACTIVE');
+  const thumbnails = new Map<string, { photoRef: string; data: string }>();
+  const thumbnail = deps.thumbnail;
+  if (thumbnail !== undefined) {
+    for (const s of active) {
+      const photoRef = s.photoRef;
+      if (photoRef === null || !allowed(s.studentId)) continue;
+      const data = await thumbnail(s.studentId, photoRef);
+      if (data !== undefined) thumbnails.set(s.studentId, { photoRef, data });
+    }
+  }
+  const adults = await deps.pickups.allowedAdultsOfAll(active);
+  const docs = rosterStudentDocs({
+    students,
+    photosAllowed: allowed,
+    consentsRecorded: deps.directory.consentsRecorded,
+    thumbnails,
+    familyKey,
+    adults,
+  });
+  return { docs, adults };
+};
+
 export interface RosterPassResult {
   readonly written: number;
   readonly deleted: number;
@@ -292,25 +328,7 @@ export const rosterFullPass = (deps: {
       const active = page.filter((s) => s.status === 'ACTIVE');
       // The directory's copy of each id: the context holds one string per student, not one per pass.
       for (const s of active) activeIds.add(deps.directory.get(s.studentId)?.studentId ?? s.studentId);
-      const thumbnails = new Map<string, { photoRef: string; data: string }>();
-      const thumbnail = deps.thumbnail;
-      if (thumbnail !== undefined) {
-        for (const s of active) {
-          const photoRef = s.photoRef;
-          if (photoRef === null || !allowed(s.studentId)) continue;
-          const data = await thumbnail(s.studentId, photoRef);
-          if (data !== undefined) thumbnails.set(s.studentId, { photoRef, data });
-        }
-      }
-      const adults = await deps.pickups.allowedAdultsOfAll(active);
-      const docs = rosterStudentDocs({
-        students: page,
-        photosAllowed: allowed,
-        consentsRecorded: deps.directory.consentsRecorded,
-        thumbnails,
-        familyKey,
-        adults,
-      });
+      const { docs, adults } = await studentDocsOf(deps, page, allowed, familyKey);
       if (deps.familyPassGenerations !== undefined)
         // The directory's copy of the id, as above: the page's records are let go.
         for (const m of familyMembersOf({ students: active, adults }, familyKey))
@@ -413,3 +431,188 @@ export const rosterForAspects =
       return doc === undefined ? [] : [doc];
     });
   };
+
+/** The full pass's dependencies that a students' pass reads too. */
+type SharedPassDeps = Omit<
+  Parameters<typeof rosterFullPass>[0],
+  'students' | 'roster' | 'pageSize' | 'familyPageSize'
+>;
+
+/**
+ * Students at a time in a students' pass: a file's worth of children is read and reconciled a page
+ * at a time, as the full pass does.
+ */
+export const STUDENTS_PASS_PAGE = ROSTER_PAGE;
+
+/**
+ * The roster documents of some students whose records changed, and of the families they were or are
+ * in, reconciled without reading the roll (issue #41: a full pass after each creation, or each
+ * imported file, read every student; at 100,000 that is the import's cost past its file, and on
+ * CouchDB the work that runs into the next file). What it leaves is what a full pass would, for:
+ * - the students' own documents (`student:` and `photo:`);
+ * - every family a student was in (its stored document's `families`) or is in now: its members are
+ *   the stored family's others, read again (a member that left it since is left out), and the
+ *   students of the pass that name it;
+ * - the check-in and attendance documents of a student who becomes one of the roster's active
+ *   students (a visitor registered at a tablet offline may have been checked in before the server
+ *   knew the child).
+ * A student that is not active, or not found, changes what other documents hold (its aspects go,
+ * its families lose it): undefined, and the caller runs a full pass instead (its page writes nothing;
+ * the pages before it wrote what the full pass writes too). Pages are read and written one after the
+ * other, a page of records held at a time, so a family two pages name is read back as the page before
+ * left it.
+ */
+export const rosterStudentsPass = (
+  deps: SharedPassDeps & {
+    readonly students: Pick<StudentStore, 'getMany'>;
+    readonly roster: Pick<RosterStore, 'reconcileSome' | 'stored' | 'replaceAsRead'>;
+    /** Students a page (tests make it small to cross pages). */
+    readonly pageSize?: number;
+  },
+) => {
+  return async (
+    studentIds: ReadonlyArray<string>,
+    context: RosterContext,
+  ): Promise<RosterPassResult | undefined> => {
+    const now = deps.clock();
+    const ids = [...new Set(studentIds)];
+    const size = Math.max(1, deps.pageSize ?? STUDENTS_PASS_PAGE);
+    const secret = await deps.checkins.secret(now.toISOString());
+    const familyKey = familyKeysOfPass(secret);
+    const allowed = (id: string) => photosAllowed(deps.directory.activeConsents(id));
+    const generations = await deps.familyPassGenerations?.();
+    const passes =
+      generations === undefined
+        ? undefined
+        : familyPassesOf(secret, generations, passHashCache(PASS_HASHES_HELD));
+    const entering = ids.filter((id) => !context.activeIds.has(id));
+    const activeIds =
+      entering.length === 0 ? context.activeIds : new Set([...context.activeIds, ...entering]);
+    let written = 0;
+    let deleted = 0;
+    for (let i = 0; i < ids.length; i += size) {
+      const page = ids.slice(i, i + size);
+      const found = await deps.students.getMany(page);
+      const students: StudentDoc[] = [];
+      for (const id of page) {
+        const s = found.get(id);
+        // What the pages before wrote is what the full pass writes too.
+        if (s === undefined || s.status !== 'ACTIVE') return undefined;
+        students.push(s);
+      }
+      const { docs, adults } = await studentDocsOf(deps, students, allowed, familyKey);
+      // The students' documents as stored, when the families read them (a second read spared).
+      let studentsRead: ReadonlyMap<string, StoredRosterDoc | undefined> | undefined;
+      if (passes !== undefined) {
+        // Read before the students' documents are written: a family's members come from them.
+        const families = await familiesAround(deps, students, adults, familyKey);
+        studentsRead = families.students;
+        const wanted = new Map(
+          rosterFamilyDocs(families.members, passes)
+            .filter((d) => d.docType === 'rosterFamily')
+            .map((d) => [d._id, d]),
+        );
+        const r = await deps.roster.replaceAsRead(
+          [...families.read].map(([id, read]) => ({ id, read, doc: wanted.get(id) })),
+        );
+        // Another writer (an instance on the same CouchDB) changed a family since it was read, maybe
+        // from a member this pass did not read: only a full pass knows all its members.
+        if (r === 'CONFLICT') return undefined;
+        written += r.written;
+        deleted += r.deleted;
+      }
+      const r = await deps.roster.reconcileSome(
+        students.flatMap((s) => [`student:${s.studentId}`, `photo:${s.studentId}`]),
+        docs,
+        studentsRead,
+      );
+      written += r.written;
+      deleted += r.deleted;
+    }
+    if (entering.length > 0) {
+      const aspects = await aspectDocsOf(
+        deps,
+        rosterWindow(now),
+        new Set(entering),
+        context.sessionIds,
+        activeIds,
+      );
+      // Only what the aspects give: another student's aspect is not this pass's to remove.
+      const r = await deps.roster.reconcileSome(
+        aspects.map((d) => d._id),
+        aspects,
+      );
+      written += r.written;
+      deleted += r.deleted;
+    }
+    return { written, deleted, context: { sessionIds: context.sessionIds, activeIds } };
+  };
+};
+
+/**
+ * The families `students` were in (their stored roster documents say) or are in now, with all their
+ * members as the records are now: the students' own, and the others each stored family names, read
+ * again.
+ */
+const familiesAround = async (
+  deps: Pick<SharedPassDeps, 'pickups'> & {
+    readonly students: Pick<StudentStore, 'getMany'>;
+    readonly roster: Pick<RosterStore, 'stored'>;
+  },
+  students: ReadonlyArray<StudentDoc>,
+  adults: Map<string, AllowedAdult[]>,
+  familyKey: (phoneDigits: string) => string,
+): Promise<{
+  read: Map<string, StoredRosterDoc | undefined>;
+  members: FamilyMember[];
+  students: Map<string, StoredRosterDoc | undefined>;
+}> => {
+  const own = familyMembersOf({ students, adults }, familyKey);
+  const keys = new Set(own.map((m) => m.familyKey));
+  const studentIds = students.map((s) => `student:${s.studentId}`);
+  const storedStudents = await deps.roster.stored(studentIds);
+  for (const { doc } of storedStudents.values())
+    if (doc?.docType === 'rosterStudent') for (const k of doc.families ?? []) keys.add(k);
+  const ids = [...keys].map((k) => `family:${k}`);
+  const storedFamilies = await deps.roster.stored(ids);
+  const mine = new Set(students.map((s) => s.studentId));
+  const others = new Set<string>();
+  for (const { doc } of storedFamilies.values())
+    if (doc?.docType === 'rosterFamily') for (const id of doc.studentIds) if (!mine.has(id)) others.add(id);
+  const otherStudents = [...(await deps.students.getMany([...others])).values()].filter(
+    (s) => s.status === 'ACTIVE',
+  );
+  const otherAdults = await deps.pickups.allowedAdultsOfAll(otherStudents);
+  const theirs = familyMembersOf({ students: otherStudents, adults: otherAdults }, familyKey).filter((m) =>
+    keys.has(m.familyKey),
+  );
+  // In student id order within each family, as the full pass gathers them.
+  const members = [...own, ...theirs].sort((a, b) =>
+    a.studentId < b.studentId ? -1 : a.studentId > b.studentId ? 1 : 0,
+  );
+  return {
+    read: new Map(ids.map((id) => [id, storedFamilies.get(id)])),
+    members,
+    students: new Map(studentIds.map((id) => [id, storedStudents.get(id)])),
+  };
+};
+
+/** The check-in and attendance documents of the students `of`, in the roster's window. */
+const aspectDocsOf = async (
+  deps: Pick<SharedPassDeps, 'projections'>,
+  days: RosterWindow,
+  of: ReadonlySet<string>,
+  sessionIds: ReadonlySet<string>,
+  activeIds: ReadonlySet<string>,
+): Promise<RosterDoc[]> => {
+  const docs: RosterDoc[] = [];
+  const keep = (doc: AspectDoc) => {
+    const p = projectionOfDoc(doc);
+    if (p?.state === undefined || p.state === null || !of.has(p.state.studentId)) return;
+    const made = aspectRosterDoc({ version: p.version, state: p.state }, sessionIds, activeIds);
+    if (made !== undefined) docs.push(made);
+  };
+  await deps.projections.eachAspectByDay('checkin', days.aspectFrom, days.aspectTo, keep);
+  await deps.projections.eachAspectByDay('attendance', days.aspectFrom, days.aspectTo, keep);
+  return docs;
+};

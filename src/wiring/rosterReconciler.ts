@@ -1,7 +1,8 @@
 /**
- * The roster the tablets replicate, kept in line with the records and the projections: a full
- * reconcile on changes of the private database (and every ten minutes, as sessions and day keys roll
- * over), and one of the aspects each commit names.
+ * The roster the tablets replicate, kept in line with the records and the projections: a pass of
+ * the students whose records changed (decision 0069), a full reconcile on other changes of the
+ * private database (and every ten minutes, as sessions and day keys roll over), and one of the
+ * aspects each commit names.
  */
 import type { Logger } from 'pino';
 import { filter, interval, map, mergeMap, type Observable } from 'rxjs';
@@ -12,9 +13,10 @@ import { copiesOf } from '../store/copies.js';
 import type { ProjectionStore } from '../store/projections.js';
 import { rosterStore } from '../store/roster.js';
 import type { Store } from '../store/store.js';
+import type { StudentStore } from '../store/students.js';
 import { type Change, followChanges$ } from '../sync/changeFeed.js';
 import type { EventPipeline } from '../sync/pipelineRuntime.js';
-import { rosterForAspects, rosterFullPass } from '../sync/rosterInput.js';
+import { rosterForAspects, rosterFullPass, rosterStudentsPass } from '../sync/rosterInput.js';
 import {
   feedsRoster,
   projectionFeedsRoster,
@@ -26,7 +28,9 @@ export interface RosterReconcilerWiring {
   readonly store: Store;
   readonly profile: BackendProfile;
   /** What the roster should hold (`rosterFullPass`'s dependencies, but the roster). */
-  readonly wanted: Omit<Parameters<typeof rosterFullPass>[0], 'roster'>;
+  readonly wanted: Omit<Parameters<typeof rosterFullPass>[0], 'roster' | 'students'> & {
+    readonly students: Pick<StudentStore, 'eachPage' | 'getMany'>;
+  };
   readonly projections: ProjectionStore;
   readonly pipeline: EventPipeline;
   /** The private database's live feed, shared with the student directory. */
@@ -37,6 +41,16 @@ export interface RosterReconcilerWiring {
   readonly metrics: Metrics;
   readonly opened: Disposers;
 }
+
+const STUDENT_PREFIX = 'student:';
+
+/**
+ * A students' pass reads each student's documents by id, a full pass the roll by ranges: past a
+ * share of the roll the full pass costs less (`bench/rosterPassProbe.ts`, decision 0069: by id some
+ * 0.45 ms of the service's CPU a student embedded, against 0.3 ms a student of the roll; on CouchDB
+ * some 7.6 ms of its CPU a student, against 1.5 ms). A page of students always goes by id.
+ */
+const STUDENTS_PASS_FLOOR = 2_500;
 
 /** How long after a pass a change set off the roster looks again, where copies may lag (a cluster). */
 export const SECOND_LOOK_MS = 2_000;
@@ -65,13 +79,21 @@ export const wireRosterReconciler = (w: RosterReconcilerWiring): RosterReconcile
   learnCopies();
   const reconciler = startRosterReconciler({
     full: rosterFullPass({ ...w.wanted, roster }),
+    students: rosterStudentsPass({ ...w.wanted, roster }),
+    studentsPassAtMost: (active) =>
+      Math.max(STUDENTS_PASS_FLOOR, active * (w.store.backend === 'embedded' ? 0.5 : 0.25)),
     forAspects: rosterForAspects({ projections: w.projections }),
     writeSome: (ids, docs) => roster.reconcileSome(ids, docs),
     secondLookMs: () => {
       learnCopies();
       return copies === 1 ? undefined : SECOND_LOOK_MS;
     },
-    fullTriggers$: w.privateFeed.pipe(filter((c) => feedsRoster(c.id))),
+    // A student's own record: that student's pass; anything else the roster is made of: a full one.
+    fullTriggers$: w.privateFeed.pipe(filter((c) => feedsRoster(c.id) && !c.id.startsWith(STUDENT_PREFIX))),
+    studentTriggers$: w.privateFeed.pipe(
+      filter((c) => c.id.startsWith(STUDENT_PREFIX)),
+      map((c) => c.id.slice(STUDENT_PREFIX.length)),
+    ),
     // Sessions and day keys roll over with the UTC day.
     clockTriggers$: interval(10 * 60_000),
     // Where this process's pipeline is the projections' one writer it names every aspect it commits:

@@ -100,5 +100,44 @@ for (const [backend, setUp] of backends) {
       const c = changes.results.find((r) => r.id === 'class:c');
       expect(c?.deleted ?? false).to.equal(false);
     });
+
+    it('replaceAsRead: writes over the revisions read, refuses when one was written meanwhile; reconcileSome takes a read', async () => {
+      const roster = rosterStore(db);
+      await roster.reconcile([cls('a', 'A'), cls('b', 'B')]);
+      await per.server().copiesAgree();
+      const read = await roster.stored(['class:a', 'class:b', 'class:new']);
+      expect([...read.keys()].sort(), 'an absent id is left out').to.deep.equal(['class:a', 'class:b']);
+      expect(read.get('class:a')?.doc).to.deep.include({ name: 'A' });
+      // Equal: nothing written; changed, deleted and created over what was read.
+      expect(
+        await roster.replaceAsRead([
+          { id: 'class:a', read: read.get('class:a'), doc: cls('a', 'A') },
+          { id: 'class:b', read: read.get('class:b'), doc: undefined },
+          { id: 'class:new', read: undefined, doc: cls('new', 'N') },
+        ]),
+      ).to.deep.equal({ written: 1, deleted: 1 });
+      await per.server().copiesAgree();
+      expect(await names()).to.deep.equal({ 'class:a': 'A', 'class:new': 'N' });
+      // Another writer changes `a` and creates `late` after this writer read them.
+      const again = await roster.stored(['class:a', 'class:late']);
+      await roster.reconcileSome(['class:a', 'class:late'], [cls('a', 'A by another'), cls('late', 'L')]);
+      expect(
+        await roster.replaceAsRead([{ id: 'class:a', read: again.get('class:a'), doc: cls('a', 'A2') }]),
+      ).to.equal('CONFLICT');
+      expect(
+        await roster.replaceAsRead([
+          { id: 'class:late', read: again.get('class:late'), doc: cls('late', 'L2') },
+        ]),
+      ).to.equal('CONFLICT');
+      await per.server().copiesAgree();
+      expect(await names()).to.deep.equal({ 'class:a': 'A by another', 'class:late': 'L', 'class:new': 'N' });
+      // reconcileSome over a stale read writes all the same: it reads again after the conflict.
+      expect(await roster.reconcileSome(['class:a'], [cls('a', 'A3')], again)).to.deep.equal({
+        written: 1,
+        deleted: 0,
+      });
+      await per.server().copiesAgree();
+      expect(await names()).to.deep.include({ 'class:a': 'A3' });
+    });
   });
 }

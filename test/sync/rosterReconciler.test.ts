@@ -4,6 +4,7 @@ import { TestScheduler } from 'rxjs/testing';
 import {
   feedsRoster,
   projectionFeedsRoster,
+  type RosterContext,
   rosterReconciles$,
   startRosterReconciler,
 } from '../../src/sync/rosterReconciler.js';
@@ -129,9 +130,13 @@ const until = async (done: () => boolean) => {
  * A reconciler over stores that answer at once, its full passes timed; `look` is its second look's
  * delay (none where reads cannot lag).
  */
-const counting = (look: number | undefined) => {
+const counting = (look: number | undefined, ownPasses = false, atMost?: number) => {
   const fullAt: number[] = [];
   const partial: string[][] = [];
+  /** The students' passes, each with its students; a student in `needsFull` makes its pass ask for a full one. */
+  const studentPasses: string[][] = [];
+  const needsFull = new Set<string>();
+  const students$ = new Subject<string>();
   const changes$ = new Subject<unknown>();
   const clock$ = new Subject<unknown>();
   const aspects$ = new Subject<string>();
@@ -152,6 +157,16 @@ const counting = (look: number | undefined) => {
       return { written: 0, deleted: 0 };
     },
     fullTriggers$: changes$,
+    ...(ownPasses
+      ? {
+          students: async (ids: ReadonlyArray<string>, context: RosterContext) => {
+            studentPasses.push([...ids].sort());
+            return ids.some((id) => needsFull.has(id)) ? undefined : { written: 0, deleted: 0, context };
+          },
+          studentTriggers$: students$,
+        }
+      : {}),
+    ...(atMost === undefined ? {} : { studentsPassAtMost: () => atMost }),
     clockTriggers$: clock$,
     aspectTriggers$: aspects$,
     debounceMs: 10,
@@ -162,7 +177,19 @@ const counting = (look: number | undefined) => {
     failures = n;
   };
   const fullPasses = () => fullAt.length;
-  return { fullAt, fullPasses, partial, changes$, clock$, aspects$, reconciler, failNext };
+  return {
+    fullAt,
+    fullPasses,
+    partial,
+    changes$,
+    clock$,
+    aspects$,
+    reconciler,
+    failNext,
+    studentPasses,
+    needsFull,
+    students$,
+  };
 };
 
 describe('roster reconciler where a range read may lag its feed (a cluster)', () => {
@@ -321,6 +348,112 @@ describe('roster reconciler held while a file is imported', () => {
       await reconciler.refresh();
       expect(fullPasses() - before).to.equal(1);
       release();
+    } finally {
+      reconciler.stop();
+    }
+  });
+});
+
+describe("roster reconciler: a student's record changed, that student's own pass", () => {
+  it('reconciles the students of a burst in one pass of their own, with no full pass', async () => {
+    const { fullPasses, studentPasses, students$, reconciler } = counting(undefined, true);
+    try {
+      await reconciler.refresh();
+      const before = fullPasses();
+      students$.next('a');
+      students$.next('b');
+      students$.next('a');
+      await until(() => studentPasses.length > 0);
+      await sleep(100);
+      expect(studentPasses).to.deep.equal([['a', 'b']]);
+      expect(fullPasses() - before).to.equal(0);
+    } finally {
+      reconciler.stop();
+    }
+  });
+
+  it('runs the full pass when the students’ pass asks for it (a student deleted), and on a change of any other record', async () => {
+    const { fullPasses, studentPasses, needsFull, students$, changes$, reconciler } = counting(
+      undefined,
+      true,
+    );
+    try {
+      await reconciler.refresh();
+      const before = fullPasses();
+      needsFull.add('gone');
+      students$.next('gone');
+      await until(() => fullPasses() > before);
+      expect(studentPasses).to.deep.equal([['gone']]);
+      changes$.next('class:1');
+      students$.next('c');
+      await until(() => fullPasses() > before + 1);
+      await sleep(100);
+      expect(fullPasses() - before).to.equal(2);
+      expect(studentPasses, 'the full pass covers the student changed beside it').to.deep.equal([['gone']]);
+    } finally {
+      reconciler.stop();
+    }
+  });
+
+  it('held while a file is imported: one pass of the file’s students at the release, or a full one if another record changed', async () => {
+    const { fullPasses, studentPasses, students$, changes$, reconciler } = counting(undefined, true);
+    try {
+      await reconciler.refresh();
+      const before = fullPasses();
+      let release = reconciler.holdFullPasses();
+      for (let i = 0; i < 10; i += 1) {
+        students$.next(`s${i}`);
+        await sleep(20);
+      }
+      await sleep(100);
+      expect(studentPasses, 'nothing while held').to.deep.equal([]);
+      release();
+      await until(() => studentPasses.length > 0);
+      expect(studentPasses).to.deep.equal([Array.from({ length: 10 }, (_, i) => `s${i}`)]);
+      release = reconciler.holdFullPasses();
+      students$.next('t');
+      changes$.next('pickupGrant:1');
+      await sleep(100);
+      release();
+      await until(() => fullPasses() > before);
+      await sleep(100);
+      expect(fullPasses() - before).to.equal(1);
+      expect(studentPasses).to.have.length(1);
+    } finally {
+      reconciler.stop();
+    }
+  });
+
+  it('where reads may lag (a cluster), looks at the same students once more, and not again', async () => {
+    const { fullPasses, studentPasses, students$, reconciler } = counting(150, true);
+    try {
+      await reconciler.refresh();
+      const before = fullPasses();
+      students$.next('a');
+      await until(() => studentPasses.length >= 2);
+      await sleep(400);
+      expect(studentPasses).to.deep.equal([['a'], ['a']]);
+      expect(fullPasses() - before).to.equal(0);
+    } finally {
+      reconciler.stop();
+    }
+  });
+
+  it('runs the full pass for more students than a students’ pass takes', async () => {
+    const { fullPasses, studentPasses, students$, reconciler } = counting(undefined, true, 2);
+    try {
+      await reconciler.refresh();
+      const before = fullPasses();
+      students$.next('a');
+      students$.next('b');
+      await until(() => studentPasses.length > 0);
+      students$.next('c');
+      students$.next('d');
+      students$.next('e');
+      await until(() => fullPasses() > before);
+      await sleep(100);
+      expect(studentPasses).to.deep.equal([['a', 'b']]);
+      expect(fullPasses() - before).to.equal(1);
     } finally {
       reconciler.stop();
     }
