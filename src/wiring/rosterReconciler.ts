@@ -48,7 +48,7 @@ const STUDENT_PREFIX = 'student:';
  * A students' pass reads each student's documents by id, a full pass the roll by ranges: past a
  * share of the roll the full pass costs less (`bench/rosterPassProbe.ts`, decision 0069: by id some
  * 0.45 ms of the service's CPU a student embedded, against 0.3 ms a student of the roll; on CouchDB
- * some 7.6 ms of its CPU a student, against 1.5 ms). A page of students always goes by id.
+ * 7.6–9.1 ms of its CPU a student, against 1.1–1.5 ms). A page of students always goes by id.
  */
 const STUDENTS_PASS_FLOOR = 2_500;
 
@@ -81,7 +81,7 @@ export const wireRosterReconciler = (w: RosterReconcilerWiring): RosterReconcile
     full: rosterFullPass({ ...w.wanted, roster }),
     students: rosterStudentsPass({ ...w.wanted, roster }),
     studentsPassAtMost: (active) =>
-      Math.max(STUDENTS_PASS_FLOOR, active * (w.store.backend === 'embedded' ? 0.5 : 0.25)),
+      Math.max(STUDENTS_PASS_FLOOR, active * (w.store.backend === 'embedded' ? 0.5 : 0.125)),
     forAspects: rosterForAspects({ projections: w.projections }),
     writeSome: (ids, docs) => roster.reconcileSome(ids, docs),
     secondLookMs: () => {
