@@ -49,7 +49,7 @@ export interface RosterStore {
   stored(ids: ReadonlyArray<string>): Promise<Map<string, StoredRosterDoc>>;
   /**
    * Writes each document as wanted (`doc` undefined: deleted) over the revision it was read at
-   * (`rev` undefined: read absent). `CONFLICT` when any was written meanwhile: whoever wrote it may
+   * (`read` undefined: it was read absent). `CONFLICT` when any was written meanwhile: whoever wrote it may
    * have read what this writer has not, so what was computed from the read no longer stands.
    */
   replaceAsRead(
