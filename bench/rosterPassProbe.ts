@@ -2,8 +2,9 @@
  * What the roster's passes cost after a file of students arrives on a large roll (decision 0069):
  * the full pass (every student, the roster by ranges, every family) against the students' pass of
  * the file alone (its students by id, the families they are in), one after the other in one run so
- * the ratio holds on the shared machine; and both for a single student's change, as an office edit.
- * Wall time and this process's CPU of each.
+ * the ratio holds on the shared machine; both for a single student's change, as an office edit; and
+ * the full pass once more with nothing changed, as the clock runs it (decision 0070: the roster's
+ * ranges checked by their revisions). Wall time and this process's CPU of each.
  *
  *   npx tsx bench/rosterPassProbe.ts [students=100000] [file=10000]
  *   PROBE_COUCHDB_URL=<CouchDB with credentials> PROBE_COUCH_PID=<its beam.smp pid> \
@@ -103,6 +104,7 @@ try {
   await timed("one student's change: the students' pass", () => own([edited], context));
   await aFile(1);
   await timed("another student's change: the full pass", () => full());
+  await timed('the full pass again, nothing changed (the clock, every ten minutes)', () => full());
 } finally {
   await store.close();
   await removeDir(dir);

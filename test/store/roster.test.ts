@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import type { RosterDoc } from '../../src/domain/roster.js';
 import type { Database } from '../../src/store/pouch.js';
 import { rosterStore } from '../../src/store/roster.js';
+import { countingBodyReads } from '../support/bodyReads.js';
 import { databasePerTest, storeBackends } from '../support/storeBackends.js';
 
 const backends = storeBackends('roster');
@@ -99,6 +100,73 @@ for (const [backend, setUp] of backends) {
       const changes = await db.changes({ since: 0 });
       const c = changes.results.find((r) => r.id === 'class:c');
       expect(c?.deleted ?? false).to.equal(false);
+    });
+
+    it('reconcileRange: a range wanted as at its last reconcile and not written since is checked by its revisions alone; a write since, by anyone, is read and mended', async () => {
+      const bodies = countingBodyReads(db);
+      const roster = rosterStore(bodies.db);
+      const range = { from: 'class:', to: 'class;' };
+      const reconciled = async (desired: RosterDoc[]) => {
+        await per.server().copiesAgree();
+        bodies.count = 0;
+        const r = await roster.reconcileRange(range, desired);
+        return { ...r, bodyReads: bodies.count };
+      };
+      expect(await reconciled([cls('a', 'A'), cls('b', 'B')])).to.deep.equal({
+        written: 2,
+        deleted: 0,
+        bodyReads: 1,
+      });
+      expect(await reconciled([cls('a', 'A'), cls('b', 'B')]), 'unchanged').to.deep.equal({
+        written: 0,
+        deleted: 0,
+        bodyReads: 0,
+      });
+      // A write by another writer in the range: changed, then created.
+      await per.server().copiesAgree();
+      const b = await db.get('class:b');
+      await db.put({ ...b, name: 'B by hand' });
+      expect(await reconciled([cls('a', 'A'), cls('b', 'B')])).to.deep.equal({
+        written: 1,
+        deleted: 0,
+        bodyReads: 1,
+      });
+      await db.put(cls('x', 'X'));
+      expect(await reconciled([cls('a', 'A'), cls('b', 'B')])).to.deep.equal({
+        written: 0,
+        deleted: 1,
+        bodyReads: 1,
+      });
+      expect(await reconciled([cls('a', 'A'), cls('b', 'B')])).to.deep.equal({
+        written: 0,
+        deleted: 0,
+        bodyReads: 0,
+      });
+      // Wanted otherwise: read whole.
+      expect(await reconciled([cls('a', 'A'), cls('b', 'B2')])).to.deep.equal({
+        written: 1,
+        deleted: 0,
+        bodyReads: 1,
+      });
+      // Another instance reconciles the range its own way; this one's memo does not vouch for it.
+      await per.server().copiesAgree();
+      await rosterStore(db).reconcileRange(range, [cls('a', 'A'), cls('b', 'B3')]);
+      expect(await reconciled([cls('a', 'A'), cls('b', 'B2')])).to.deep.equal({
+        written: 1,
+        deleted: 0,
+        bodyReads: 1,
+      });
+      // A memo is of its range: another range over the same documents is read whole.
+      await per.server().copiesAgree();
+      bodies.count = 0;
+      expect(
+        await roster.reconcileRange({ from: 'class:', to: 'class:c' }, [cls('a', 'A'), cls('b', 'B2')]),
+      ).to.deep.equal({
+        written: 0,
+        deleted: 0,
+      });
+      expect(bodies.count).to.equal(1);
+      expect(await names()).to.deep.equal({ 'class:a': 'A', 'class:b': 'B2' });
     });
 
     it('replaceAsRead: writes over the revisions read, refuses when one was written meanwhile; reconcileSome takes a read', async () => {
