@@ -14,7 +14,21 @@ import { StudentStatus } from './student.js';
 /** Raised with every change of what the directory holds: a snapshot of another version is not read. */
 export const DIRECTORY_SNAPSHOT_VERSION = 1;
 
-const Column = <C extends t.Mixed>(codec: C) => t.readonlyArray(codec);
+/**
+ * A column of values that decode as themselves (strings, booleans, literals, null): checked with the
+ * element codec's `is`, which allocates nothing, and decoded element by element (for the errors) only
+ * when a check fails. `t.readonlyArray` made a result object per element: 800,000 of them for a
+ * snapshot of 100,000 students, as long as parsing the file (decision 0071).
+ */
+const Column = <A>(codec: t.Type<A, A, unknown>) => {
+  const array = t.readonlyArray(codec);
+  return new t.Type<ReadonlyArray<A>, ReadonlyArray<A>, unknown>(
+    `Column<${codec.name}>`,
+    array.is,
+    (u, context) => (Array.isArray(u) && u.every(codec.is) ? t.success(u) : array.validate(u, context)),
+    array.encode,
+  );
+};
 
 export const DirectorySnapshot = t.type({
   version: t.literal(DIRECTORY_SNAPSHOT_VERSION),

@@ -77,6 +77,12 @@ describe('the student directory snapshot file', () => {
       (j) => ({ ...j, status: ['ACTIVE', 'GONE'] }),
       'another version or shape',
     ],
+    ['with a column that is not a list', (j) => ({ ...j, visitor: 'false' }), 'another version or shape'],
+    [
+      'with a null where a column holds strings',
+      (j) => ({ ...j, classId: [null, 'class-a'] }),
+      'another version or shape',
+    ],
     [
       'with columns of different lengths',
       (j) => ({ ...j, displayName: ['Ana Souza'] }),
