@@ -3,8 +3,9 @@
  * the full pass (every student, the roster by ranges, every family) against the students' pass of
  * the file alone (its students by id, the families they are in), one after the other in one run so
  * the ratio holds on the shared machine; both for a single student's change, as an office edit; and
- * the full pass once more with nothing changed, as the clock runs it (decision 0070: the roster's
- * ranges checked by their revisions). Wall time and this process's CPU of each.
+ * the full pass once more with nothing changed, as the clock runs it, and as a restart's first pass
+ * runs it (decision 0070: the roster's ranges checked by their revisions, with the memos the passes
+ * before kept in the database). Wall time and this process's CPU of each.
  *
  *   npx tsx bench/rosterPassProbe.ts [students=100000] [file=10000]
  *   PROBE_COUCHDB_URL=<CouchDB with credentials> PROBE_COUCH_PID=<its beam.smp pid> \
@@ -105,6 +106,10 @@ try {
   await aFile(1);
   await timed("another student's change: the full pass", () => full());
   await timed('the full pass again, nothing changed (the clock, every ten minutes)', () => full());
+  // A new store over the same database, as at a restart or in another instance: the memos it reads
+  // are the ones the passes above kept.
+  const afterStart = rosterFullPass({ ...deps, roster: rosterStore(store.db.roster) });
+  await timed("a restart's first full pass, nothing changed (the kept memos)", () => afterStart());
 } finally {
   await store.close();
   await removeDir(dir);

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import * as E from 'fp-ts/lib/Either.js';
+import * as t from 'io-ts';
 import { type RosterDoc, RosterDoc as RosterDocC, RosterFamily } from '../domain/roster.js';
 import { type BoundedCache, boundedCache } from '../lib/boundedCache.js';
 import { isRemote } from './docs.js';
@@ -61,6 +62,11 @@ export interface RosterStore {
       readonly doc: RosterDoc | undefined;
     }>,
   ): Promise<{ written: number; deleted: number } | 'CONFLICT'>;
+  /**
+   * Keeps, in the database, what `reconcileRange` knows of `ranges` (a full pass's), so the first pass
+   * of the next start, or of another instance on the same CouchDB, checks them by their revisions too.
+   */
+  keepRangeMemos(ranges: ReadonlyArray<RosterRange>): Promise<void>;
 }
 
 export interface StoredRosterDoc {
@@ -122,10 +128,17 @@ const currentOf = async (
  * (each id and its document as built) and a digest of the revisions it was left at (each id and its
  * revision).
  */
-interface RangeMemo {
-  readonly wanted: string;
-  readonly revisions: string;
-}
+const RangeMemo = t.type({ wanted: t.string, revisions: t.string });
+type RangeMemo = t.TypeOf<typeof RangeMemo>;
+
+/**
+ * The memos of the last full pass's ranges, by range key: a local document (never replicated, not in
+ * the feed, so tablets never see it), shared by every instance on the database. A memo only says
+ * which revisions hold which wanted documents, so one written by another instance, or before a
+ * restart, is as good as one's own: a range whose revisions differ is read whole all the same.
+ */
+const MEMOS_DOC = '_local/roster-range-memos';
+const StoredMemos = t.type({ ranges: t.record(t.string, RangeMemo) });
 
 /**
  * Ranges remembered per roster database: a full pass reconciles about two per 2,500 students and one
@@ -235,6 +248,32 @@ const reconcileRange = async (
 
 export const rosterStore = (db: Database): RosterStore => {
   const memos = boundedCache<RangeMemo>({ maxEntries: RANGE_MEMOS_HELD });
+  /** The kept memos and their document's revision; none kept: undefined (undecodable: none held). */
+  const storedMemos = async () => {
+    try {
+      const doc = await db.get(MEMOS_DOC);
+      const decoded = StoredMemos.decode(doc);
+      return { rev: doc._rev, memos: E.isRight(decoded) ? decoded.right.ranges : {} };
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  };
+  /** Read once, before the first reconcile of a range (again after a failed read). */
+  let loaded: Promise<void> | undefined;
+  const loadMemos = () => {
+    loaded ??= storedMemos().then(
+      (stored) => {
+        for (const [key, memo] of Object.entries(stored?.memos ?? {}))
+          if (!memos.has(key)) memos.set(key, memo);
+      },
+      () => {
+        // Without them every range is read whole, as on a first start; the next reconcile asks again.
+        loaded = undefined;
+      },
+    );
+    return loaded;
+  };
   return {
     async reconcileSome(ids, desired, read) {
       const wanted = new Map(desired.map((d) => [d._id, d]));
@@ -318,7 +357,29 @@ export const rosterStore = (db: Database): RosterStore => {
       }
       return conflicted ? 'CONFLICT' : { written: docs.length - deleted, deleted };
     },
-    reconcile: (desired) => reconcileRange(db, memos, { from: '', to: undefined }, desired),
-    reconcileRange: (range, desired) => reconcileRange(db, memos, range, desired),
+    async reconcile(desired) {
+      await loadMemos();
+      return reconcileRange(db, memos, { from: '', to: undefined }, desired);
+    },
+    async reconcileRange(range, desired) {
+      await loadMemos();
+      return reconcileRange(db, memos, range, desired);
+    },
+    async keepRangeMemos(ranges) {
+      const kept: Record<string, RangeMemo> = {};
+      for (const range of ranges) {
+        const key = rangeKey(range);
+        const memo = memos.get(key);
+        if (memo !== undefined) kept[key] = memo;
+      }
+      const stored = await storedMemos();
+      if (stored !== undefined && canonicalize(stored.memos) === canonicalize(kept)) return;
+      try {
+        await db.put({ _id: MEMOS_DOC, ...(stored === undefined ? {} : { _rev: stored.rev }), ranges: kept });
+      } catch (e) {
+        // Another instance kept its own meanwhile: as good as these.
+        if (!isConflict(e)) throw e;
+      }
+    },
   };
 };

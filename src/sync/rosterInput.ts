@@ -287,7 +287,8 @@ export const rosterFullPass = (deps: {
    */
   readonly volunteersInRoom?: (sessionId: string) => Promise<number>;
   readonly projections: Pick<ProjectionStore, 'eachAspectByDay'>;
-  readonly roster: Pick<RosterStore, 'reconcileRange'>;
+  /** `keepRangeMemos` absent: the pass's memos are not kept for the next start (0070). */
+  readonly roster: Pick<RosterStore, 'reconcileRange'> & Partial<Pick<RosterStore, 'keepRangeMemos'>>;
   readonly clock: () => Date;
   /**
    * Each family's pass generation above 0 (0049); absent: the roster carries no family documents
@@ -313,7 +314,9 @@ export const rosterFullPass = (deps: {
     const members: FamilyMember[] = [];
     let written = 0;
     let deleted = 0;
+    const ranges: RosterRange[] = [];
     const reconcile = async (range: RosterRange, docs: ReadonlyArray<RosterDoc>) => {
+      ranges.push(range);
       const r = await deps.roster.reconcileRange(range, docs);
       written += r.written;
       deleted += r.deleted;
@@ -393,6 +396,7 @@ export const rosterFullPass = (deps: {
         );
     }
     passHashes.passEnded();
+    await deps.roster.keepRangeMemos?.(ranges);
     return {
       written,
       deleted,

@@ -169,6 +169,46 @@ for (const [backend, setUp] of backends) {
       expect(await names()).to.deep.equal({ 'class:a': 'A', 'class:b': 'B2' });
     });
 
+    it('keepRangeMemos: the next start, or another instance, checks the kept ranges by their revisions; what is not a memo is not trusted', async () => {
+      const range = { from: 'class:', to: 'class;' };
+      const other = { from: 'session:', to: 'session;' };
+      const wanted = [cls('a', 'A'), cls('b', 'B')];
+      const first = rosterStore(db);
+      await first.reconcileRange(range, wanted);
+      await first.reconcileRange(other, []);
+      await first.keepRangeMemos([range, other]);
+      await per.server().copiesAgree();
+      // A new store over the same database: a restart, or another instance.
+      const again = countingBodyReads(db);
+      expect(await rosterStore(again.db).reconcileRange(range, wanted)).to.deep.equal({
+        written: 0,
+        deleted: 0,
+      });
+      expect(again.count, 'a kept range checked by its revisions').to.equal(0);
+      // A document changed since the memo was kept: read whole and mended.
+      const b = await db.get('class:b');
+      await db.put({ ...b, name: 'B by hand' });
+      await per.server().copiesAgree();
+      const afterChange = countingBodyReads(db);
+      expect(await rosterStore(afterChange.db).reconcileRange(range, wanted)).to.deep.equal({
+        written: 1,
+        deleted: 0,
+      });
+      expect(afterChange.count).to.equal(1);
+      // Kept memos are what the store tells: a memo document of another shape holds none.
+      const kept = await db.get('_local/roster-range-memos');
+      await db.put({ ...kept, ranges: { 'class:\u0000class;': { wanted: 1 } } });
+      const garbled = countingBodyReads(db);
+      expect(await rosterStore(garbled.db).reconcileRange(range, wanted)).to.deep.equal({
+        written: 0,
+        deleted: 0,
+      });
+      expect(garbled.count).to.equal(1);
+      // The memo document is local: not among the roster's documents, not in its feed.
+      expect((await db.allDocs()).rows.map((r) => r.id)).to.not.include('_local/roster-range-memos');
+      expect((await db.changes()).results.map((r) => r.id)).to.not.include('_local/roster-range-memos');
+    });
+
     it('replaceAsRead: writes over the revisions read, refuses when one was written meanwhile; reconcileSome takes a read', async () => {
       const roster = rosterStore(db);
       await roster.reconcile([cls('a', 'A'), cls('b', 'B')]);

@@ -92,14 +92,15 @@ for (const [backend, setUp] of storeBackends('roster-pass')) {
             const bodies = countingBodyReads(rosterDb);
             const roster = rosterStore(bodies.db);
             let mostFamilies = 0;
-            const countingRoster: Pick<typeof roster, 'reconcileRange'> = {
+            const countingRoster: Pick<typeof roster, 'reconcileRange' | 'keepRangeMemos'> = {
               reconcileRange: (range, desired) => {
                 const families = desired.filter((d) => d.docType === 'rosterFamily').length;
                 mostFamilies = Math.max(mostFamilies, families);
                 return roster.reconcileRange(range, desired);
               },
+              keepRangeMemos: (ranges) => roster.keepRangeMemos(ranges),
             };
-            const pass = rosterFullPass({
+            const deps = {
               ...settingsDeps,
               students,
               directory: { get: directory.get, activeConsents, consentsRecorded },
@@ -109,7 +110,8 @@ for (const [backend, setUp] of storeBackends('roster-pass')) {
               thumbnail,
               pageSize,
               familyPageSize,
-            });
+            };
+            const pass = rosterFullPass(deps);
             const result = await pass();
 
             const whole = await wholeRoster(docs, { activeConsents, consentsRecorded, thumbnail });
@@ -137,6 +139,12 @@ for (const [backend, setUp] of storeBackends('roster-pass')) {
             await host.copiesAgree();
             expect(await pass()).to.deep.include({ written: changed === undefined ? 0 : 1, deleted: 1 });
             expect(await rosterOf(rosterDb)).to.deep.equal(whole);
+            // After a restart (a new store over the same database), the kept memos serve its first pass.
+            await host.copiesAgree();
+            const restarted = countingBodyReads(rosterDb);
+            const firstAfterStart = rosterFullPass({ ...deps, roster: rosterStore(restarted.db) });
+            expect(await firstAfterStart()).to.deep.include({ written: 0, deleted: 0 });
+            expect(restarted.count, 'roster documents read after a restart').to.equal(0);
           },
         ),
         { seed: 20261127, numRuns: 20 },
