@@ -89,6 +89,8 @@ const seconds = async (work: () => Promise<unknown>): Promise<number> => {
 };
 
 const Created = t.type({ classId: t.string });
+/** What the wait for CouchDB's indexing reads of a task: its kind and its shard's database. */
+const IndexerTask = t.type({ type: t.string, database: t.string });
 const Report = t.type({ created: t.number, unchanged: t.number });
 
 const postJson = (url: string, auth: Record<string, string>, path: string, body: unknown) =>
@@ -203,8 +205,11 @@ const measureLoads = async (
   const list = '/api/v1/students?limit=50';
   const search = searchPath(students);
   // The search must find its child, else its rate says nothing.
-  const found = await fetch(`${url}${search}`, { headers: auth }).then((r) => r.text());
-  if (!found.includes(`"studentId"`)) throw new Error(`the search ${search} found nobody`);
+  const answer = await fetch(`${url}${search}`, { headers: auth });
+  const found = await answer.text();
+  // What it answered (an empty page, or an error's code and message) says why.
+  if (!found.includes(`"studentId"`))
+    throw new Error(`the search ${search} found nobody: ${answer.status} ${found.slice(0, 300)}`);
   await load(list);
   const lists = [await load(list), await load(list)];
   await load(search);
@@ -319,9 +324,11 @@ const embeddedAtSize = async (students: number, quick: boolean): Promise<Scenari
 };
 
 /**
- * Until CouchDB indexes none of the databases named with `prefix` (its `_active_tasks`), at most
- * `atMostMs`: on CouchDB the list and the search read views that the import's writes leave CouchDB
- * indexing for a while after the service is idle (decision 0056); the loads are about the steady state.
+ * Until CouchDB indexes none of the databases named with `prefix` (its `_active_tasks` of type
+ * `indexer`), at most `atMostMs`: on CouchDB the list and the search read views that the import's
+ * writes leave CouchDB indexing for a while after the service is idle (decision 0056); the loads are
+ * about the steady state. A compaction is not waited for: outside the night's window smoosh suspends
+ * the one under way (decision 0066) and it stays listed, at the same progress, until the next night.
  */
 const indexed = async (couchUrl: string, prefix: string, atMostMs: number): Promise<void> => {
   const deadline = Date.now() + atMostMs;
@@ -331,7 +338,9 @@ const indexed = async (couchUrl: string, prefix: string, atMostMs: number): Prom
   url.password = '';
   while (Date.now() < deadline) {
     const tasks: unknown = await fetch(url, { headers: { Authorization: auth } }).then((r) => r.json());
-    const busy = Array.isArray(tasks) && tasks.some((task) => JSON.stringify(task).includes(prefix));
+    const busy =
+      Array.isArray(tasks) &&
+      tasks.some((task) => IndexerTask.is(task) && task.type === 'indexer' && task.database.includes(prefix));
     if (!busy) return;
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -397,9 +406,11 @@ const couchAtSize = async (couchUrl: string, students: number, quick: boolean): 
 /** A size that could not be measured is a row of the table, not the end of the run. */
 const orUnserved =
   (label: string) =>
-  (e: unknown): ScenarioResult[] => [
-    single(`growth, ${label}: not served (${String(e).slice(0, 160)})`, '', Number.NaN, undefined),
-  ];
+  (e: unknown): ScenarioResult[] => {
+    // The row holds the start of it; the whole of it is for the run's log.
+    process.stderr.write(`bench: growth, ${label}: ${String(e)}\n`);
+    return [single(`growth, ${label}: not served (${String(e).slice(0, 160)})`, '', Number.NaN, undefined)];
+  };
 
 /**
  * Sizes from the environment (`BENCH_GROWTH_SIZES`, `BENCH_GROWTH_COUCHDB_SIZES`: comma-separated
