@@ -38,6 +38,12 @@ const MAX_BATCH = 2_000;
 /** How long the trigrams' counts read at once are reused. */
 const COUNTS_FOR_MS = 60_000;
 /**
+ * How long a search waits for the grouped read of every trigram's count before it asks its own
+ * trigrams' counts alone (decision 0072): that read took 5.4–5.9 s beside an import at 50,000
+ * students, past the store's silence limit, where one trigram's count took 20–60 ms.
+ */
+const COUNTS_WAIT_MS = 500;
+/**
  * A search whose rarest trigram more students hold than this reads its most selective word's range
  * of `by-suffix` first (decision 0067); at or under it, the trigram's rows are few and in list order.
  */
@@ -63,6 +69,8 @@ export interface CouchDirectoryDeps {
   readonly firstBatch?: number;
   /** How long a trigram's count is reused (tests set 0); the clock it is timed by. */
   readonly countsForMs?: number;
+  /** How long a search waits for every trigram's count before it asks its own alone. */
+  readonly countsWaitMs?: number;
   readonly now?: () => number;
   /** The rarest trigram's count above which a search tries `by-suffix` (tests set 0 or a large one). */
   readonly suffixAbove?: number;
@@ -98,31 +106,57 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
   // 043210`; decision 0061). A trigram the held counts lack is asked alone, each time: a count of
   // none ends the search with no match, so it is never from a moment ago, or a student written since
   // would not be found.
-  const heldCounts = new Map<
-    StudentStatus,
-    { readonly at: number; readonly counts: Promise<ReadonlyMap<string, number>> }
-  >();
-  const countsOf = (
+  interface HeldCounts {
+    readonly at: number;
+    readonly counts: Promise<ReadonlyMap<string, number>>;
+    /** The counts once read. */
+    read: ReadonlyMap<string, number> | undefined;
+  }
+  const heldCounts = new Map<StudentStatus, HeldCounts>();
+  // The held counts of `status` once read; a read under way is waited for at most `countsWaitMs`
+  // (undefined past it, or when it failed): the grouped read grows with the roll and with CouchDB's
+  // load, and a search does not wait on it when its own trigrams can be asked alone (decision 0072).
+  // A read started here goes on behind the search and serves the next ones.
+  const countsOf = async (
     status: StudentStatus,
     ask: <A>(view: View, run: (fresh: boolean) => Promise<A>) => Promise<A>,
-  ): Promise<ReadonlyMap<string, number>> => {
-    const known = heldCounts.get(status);
-    if (known !== undefined && now() - known.at < countsForMs) return known.counts;
-    // One read for the searches that ask meanwhile; a failed one is not kept.
-    const counts = ask('trigram', (f) => views.trigramCounts(status, f));
-    const entry = { at: now(), counts };
-    heldCounts.set(status, entry);
-    counts.catch(() => {
-      if (heldCounts.get(status) === entry) heldCounts.delete(status);
+  ): Promise<ReadonlyMap<string, number> | undefined> => {
+    let held = heldCounts.get(status);
+    if (held === undefined || now() - held.at >= countsForMs) {
+      // One read for the searches that ask meanwhile; a failed one is not kept.
+      const entry: HeldCounts = {
+        at: now(),
+        counts: ask('trigram', (f) => views.trigramCounts(status, f)),
+        read: undefined,
+      };
+      heldCounts.set(status, entry);
+      entry.counts.then(
+        (counts) => {
+          entry.read = counts;
+        },
+        () => {
+          if (heldCounts.get(status) === entry) heldCounts.delete(status);
+        },
+      );
+      held = entry;
+    }
+    if (held.read !== undefined) return held.read;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), deps.countsWaitMs ?? COUNTS_WAIT_MS);
     });
-    return counts;
+    try {
+      return await Promise.race([held.counts.catch(() => undefined), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   };
   const countOf = async (
     status: StudentStatus,
     trigram: string,
     ask: <A>(view: View, run: (fresh: boolean) => Promise<A>) => Promise<A>,
   ): Promise<number> => {
-    const n = (await countsOf(status, ask)).get(trigram);
+    const n = (await countsOf(status, ask))?.get(trigram);
     if (n !== undefined && n > 0) return n;
     return ask('trigram', (f) => views.trigramCount(status, trigram, f));
   };

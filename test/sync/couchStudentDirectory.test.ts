@@ -8,7 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { pino } from 'pino';
-import type { StudentDoc, StudentStatus } from '../../src/domain/student.js';
+import type { StudentDoc, StudentRecord, StudentStatus } from '../../src/domain/student.js';
 import { disposers } from '../../src/lib/disposers.js';
 import { foldName } from '../../src/rules/students.js';
 import { withQuorumWrites } from '../../src/store/quorumWrites.js';
@@ -24,6 +24,7 @@ import {
   type StudentViews,
   sortKeyOfViewKey,
   studentViews,
+  type ViewRow,
   viewKeyOf,
 } from '../../src/store/studentViews.js';
 import {
@@ -178,20 +179,23 @@ const viewsWith = (over: Partial<StudentViews>): StudentViews => ({
   ...over,
 });
 
+/** A student's row in the name or trigram view, its folded name given. */
+const nameRowOf = (student: StudentRecord, folded: string): ViewRow => ({
+  studentId: student.studentId,
+  viewKey: viewKeyOf(`${folded}\u0000${student.studentId}`),
+  classId: student.classId,
+  entry: {
+    displayName: student.displayName,
+    photoRef: null,
+    updatedAt: student.updatedAt,
+    visitorSince: null,
+  },
+});
+
 describe('a page while the views are behind', () => {
   it('waits for the index at most its bound, then answers from the index as it stands', async () => {
     const student = aStudentRecord({ displayName: 'Ana Souza' });
-    const row = {
-      studentId: student.studentId,
-      viewKey: viewKeyOf(`ana souza\u0000${student.studentId}`),
-      classId: student.classId,
-      entry: {
-        displayName: student.displayName,
-        photoRef: null,
-        updatedAt: student.updatedAt,
-        visitorSince: null,
-      },
-    };
+    const row = nameRowOf(student, 'ana souza');
     const asked: boolean[] = [];
     const never = new Promise<never>(() => undefined);
     const views = viewsWith({
@@ -291,6 +295,52 @@ describe('the trigram counts a search chooses by', () => {
     await search('zzz');
     await search('zzz');
     expect(asked).to.deep.equal(['all', 'all', 'abd', 'zzz', 'zzz']);
+  });
+
+  it('a search waits for the read of every count at most its bound, then asks its own trigrams alone; the read, once answered, serves the next ones', async () => {
+    const student = aStudentRecord({ displayName: 'Ana Souza' });
+    const row = nameRowOf(student, 'ana souza');
+    const asked: string[] = [];
+    let answerAll: (counts: ReadonlyMap<string, number>) => void = () => undefined;
+    let failAll: (e: Error) => void = () => undefined;
+    const views = viewsWith({
+      trigramCount: async (_s, g) => {
+        asked.push(g);
+        return g === 'sou' ? 1 : 7;
+      },
+      // The grouped read beside an import: answered long after the search (decision 0072).
+      trigramCounts: () => {
+        asked.push('all');
+        return new Promise((resolve, reject) => {
+          answerAll = resolve;
+          failAll = reject;
+        });
+      },
+      byTrigram: async (_s, g) => ({ rows: g === 'sou' ? [row] : [], next: undefined }),
+    });
+    const couch = couchStudentDirectory({ views, held: studentDirectory(), countsWaitMs: 20 });
+    const search = async (q: string) =>
+      (await couch.page({ status: 'ACTIVE', q, afterKey: undefined, limit: 10 })).items.map(
+        (i) => i.studentId,
+      );
+    expect(await search('souza')).to.deep.equal([student.studentId]);
+    expect(asked).to.deep.equal(['all', 'sou', 'ouz', 'uza']);
+    answerAll(
+      new Map([
+        ['sou', 1],
+        ['ouz', 3],
+        ['uza', 3],
+      ]),
+    );
+    await new Promise((r) => setImmediate(r));
+    expect(await search('souza')).to.deep.equal([student.studentId]);
+    expect(asked).to.deep.equal(['all', 'sou', 'ouz', 'uza']);
+    // A read that fails is not kept, and the search that started it still answers.
+    const failing = couchStudentDirectory({ views, held: studentDirectory(), countsWaitMs: 1_000 });
+    const answer = failing.page({ status: 'ACTIVE', q: 'souza', afterKey: undefined, limit: 10 });
+    failAll(new Error('the store did not answer'));
+    expect((await answer).items.map((i) => i.studentId)).to.deep.equal([student.studentId]);
+    expect(asked.slice(4)).to.deep.equal(['all', 'sou', 'ouz', 'uza']);
   });
 });
 
