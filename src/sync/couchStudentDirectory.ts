@@ -17,6 +17,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import type { Subscription } from 'rxjs';
 import { ConsentDoc } from '../domain/consent.js';
 import { type StudentDoc, StudentDoc as StudentDocC, type StudentStatus } from '../domain/student.js';
+import { waitAtMost } from '../lib/timeouts.js';
 import { foldName, photosAllowed, queryMatcher } from '../rules/students.js';
 import {
   type StudentViews,
@@ -140,16 +141,13 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
       );
       held = entry;
     }
-    if (held.read !== undefined) return held.read;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), deps.countsWaitMs ?? COUNTS_WAIT_MS);
-    });
-    try {
-      return await Promise.race([held.counts.catch(() => undefined), late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    // The handler that keeps the counts was attached first, so it has run once the wait is over.
+    if (held.read === undefined)
+      await waitAtMost(
+        held.counts.catch(() => undefined),
+        deps.countsWaitMs ?? COUNTS_WAIT_MS,
+      );
+    return held.read;
   };
   const countOf = async (
     status: StudentStatus,
