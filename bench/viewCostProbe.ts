@@ -22,6 +22,7 @@ import {
   BY_NAME_MAP,
   BY_SUFFIX_MAP,
   BY_TRIGRAM_MAP,
+  BY_WORD_MAP,
   VISITORS_MAP,
 } from '../src/store/studentViews.js';
 import { aStudentRecord } from '../test/support/fixtures.js';
@@ -59,6 +60,14 @@ const variants: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
   'name, raw collation': { ...raw, views: { v: { map: BY_NAME_MAP } } },
   'trigram, raw collation': { ...raw, views: { v: { map: BY_TRIGRAM_MAP, reduce: '_count' } } },
   'suffix, raw collation': { ...raw, views: { v: { map: BY_SUFFIX_MAP } } },
+  // Whole design documents as deployed (decision 0073): a query of `v` indexes every view of one.
+  'suffix with its count (by-word)': { views: { v: { map: BY_SUFFIX_MAP, reduce: '_count' } } },
+  'student-directory (name and trigram)': {
+    views: { v: { map: BY_NAME_MAP }, t: { map: BY_TRIGRAM_MAP, reduce: '_count' } },
+  },
+  'student-list (name and word)': {
+    views: { v: { map: BY_NAME_MAP }, w: { map: BY_WORD_MAP, reduce: '_count' } },
+  },
 };
 
 const db = new PouchDB(`${url.replace(/\/$/, '')}/viewcost_${randomUUID().slice(0, 8)}`, {

@@ -1,20 +1,25 @@
 /**
- * The student list and search as CouchDB answers them (decision 0056): two JavaScript views of the
- * private database's student documents, and a third, in a design document of its own, of the visitors.
+ * The student list and search as CouchDB answers them (decision 0056): JavaScript views of the private
+ * database's student documents. `student-list` (decision 0073) is what a page reads:
  *
  * - `by-name`: one row a student, keyed `[status, key]`, where `key` is the student's sort key
  *   (`sortKeyOf`: folded name, NUL, id) written with `viewKeyOf` (decision 0061). CouchDB orders
  *   strings by ICU collation, not by code unit as the service's list does; the view key is made of
  *   characters that collate as their code units compare, in codes that order as the units do, so the
  *   view's order is the list's order and a cursor's sort key is a view key.
- * - `by-trigram`: a row per distinct trigram (three characters, no space) of the folded name, keyed
- *   `[status, trigram, key]`, with `_count`: the counts choose a query's rarest trigram, and its rows,
- *   in list order, hold every student a query word contains.
+ * - `by-word`: a row per place in the folded name where three characters without a space begin, keyed
+ *   by the rest of that word (`BY_SUFFIX_MAP`, decision 0067), with `_count`: a word's count chooses
+ *   which word a search reads, and its range holds every student whose name holds the word.
+ *
+ * The design documents before it stay installed and are read only while `student-list` is first
+ * built (`student-directory`: `by-name` and `by-trigram`, a row per distinct trigram with `_count`;
+ * `student-search`: `by-suffix`). The visitors and the import's matches have design documents of
+ * their own.
+ *
  * Each row's value is the class and what a list item shows (name, photo key, last change, and the
- * creation of a visitor), so a class filter reads no document, and neither does a page: a search is
- * one read of the trigram view (decision 0061; it read its items from the name view by key after,
- * a second query a page), a list one of the name view. Whole records, 50 at once, took about 0.9 s at
- * 10 concurrent pages on the loaded machine, a name view's 51 rows 0.16 s (0056).
+ * creation of a visitor), so a class filter reads no document, and neither does a page (decision
+ * 0061). Whole records, 50 at once, took about 0.9 s at 10 concurrent pages on the loaded machine, a
+ * name view's 51 rows 0.16 s (0056).
  *
  * The views read the folded name the service stores (`nameFolded`): CouchDB 3.4.3's QuickJS has no
  * `String.prototype.normalize`, so a view cannot fold as `foldName` does.
@@ -36,6 +41,13 @@ export const STUDENT_VIEWS_ID = '_design/student-directory';
 export const VISITOR_VIEWS_ID = '_design/student-visitors';
 export const MATCH_VIEWS_ID = '_design/student-matches';
 export const SEARCH_VIEWS_ID = '_design/student-search';
+/**
+ * The list and the search since decision 0073: the name view and the words' view (`by-word`, the
+ * suffix view's rows with a `_count` reduction) in one design document, indexed together, without the
+ * trigram view. `student-directory` and `student-search` stay installed, read only while this one's
+ * index is being built (a roll's first start of the version that adds it).
+ */
+export const LIST_VIEWS_ID = '_design/student-list';
 
 // Runs inside CouchDB's JavaScript engine (and PouchDB's, in tests): plain ES5, self-contained. The
 // same code as `viewKeyOf` below: `s` coded into `key`. A view's signature is its functions' text, so
@@ -111,6 +123,31 @@ export const BY_SUFFIX_MAP = `function (doc) {
   }
 }`;
 
+/**
+ * `by-word` (decision 0073): the suffix view's rows keyed `[status, code, key]`, `code` as in
+ * `by-suffix` and `key` the student's view key as `by-name` keys it, with `_count`. The rows of the
+ * students whose name holds a query word are one range (the codes that start with the word's); within
+ * it, the rows of each code are in list order, so a page of a common word merges the few codes' rows
+ * in list order, as the trigram view's rows were read, and a word's codes and their counts are one
+ * grouped read. The value is what a list item shows; the folded name is the key's.
+ */
+export const BY_WORD_MAP = `function (doc) {
+  if (doc.docType !== 'student' || typeof doc.nameFolded !== 'string') return;
+  var code = function (s) {
+  ${CODE_OF_S}
+  return key;
+  };
+  var f = doc.nameFolded;
+  ${ENTRY}
+  var listKey = code(f + String.fromCharCode(0) + doc.studentId);
+  for (var j = 0; j + 3 <= f.length; j++) {
+    if (f.substr(j, 3).indexOf(' ') >= 0) continue;
+    var end = f.indexOf(' ', j);
+    var word = f.substring(j, end < 0 ? f.length : end);
+    emit([doc.status, code(word.substr(0, ${SUFFIX_UNITS})), listKey], entry);
+  }
+}`;
+
 export const VISITORS_MAP = `function (doc) {
   if (doc.docType === 'student' && doc.visitor === true) emit(doc.studentId, null);
 }`;
@@ -134,6 +171,10 @@ export const STUDENT_DESIGNS = {
   [VISITOR_VIEWS_ID]: { all: { map: VISITORS_MAP } },
   [MATCH_VIEWS_ID]: { 'by-name-and-birth': { map: BY_NAME_AND_BIRTH_MAP } },
   [SEARCH_VIEWS_ID]: { 'by-suffix': { map: BY_SUFFIX_MAP } },
+  [LIST_VIEWS_ID]: {
+    'by-name': { map: BY_NAME_MAP },
+    'by-word': { map: BY_WORD_MAP, reduce: '_count' },
+  },
 };
 
 const ViewsDoc = t.intersection([
@@ -274,6 +315,12 @@ export interface SuffixBatch {
   readonly complete: boolean;
 }
 
+/** A code of `by-word` (the rest of a word from a place in a name, in view-key codes) and its rows. */
+export interface WordCode {
+  readonly code: string;
+  readonly count: number;
+}
+
 /** A batch of a view's rows: `next` is where the next batch starts, undefined when none follows. */
 export interface ViewBatch {
   readonly rows: ViewRow[];
@@ -281,10 +328,13 @@ export interface ViewBatch {
 }
 
 /**
+ * The views of decisions 0061 and 0067 (`student-directory`: `by-name`, `by-trigram`; `student-search`:
+ * `by-suffix`): what a search reads while `student-list` is being built (decision 0073).
+ *
  * `fresh`: the answer waits for the index to hold every write (CouchDB's `update=true`); otherwise
  * it is the index as it stands (`stale=ok`), without waiting.
  */
-export interface StudentViews {
+export interface TrigramViews {
   /** Up to `limit` students of `status` whose view key is at or after `fromKey`, in list order. */
   byName(status: string, fromKey: string, limit: number, fresh: boolean): Promise<ViewBatch>;
   /** Up to `limit` students of `status` whose folded name holds `trigram`, from `fromKey` on. */
@@ -305,14 +355,46 @@ export interface StudentViews {
   trigramCount(status: string, trigram: string, fresh: boolean): Promise<number>;
   /** Every trigram's count among the students of `status` (one grouped read). */
   trigramCounts(status: string, fresh: boolean): Promise<ReadonlyMap<string, number>>;
+}
+
+/**
+ * The list and the search (`student-list`, decision 0073), the visitors, and the views before it.
+ * `fresh` as above.
+ */
+export interface StudentViews {
+  /** Up to `limit` students of `status` whose view key is at or after `fromKey`, in list order. */
+  byName(status: string, fromKey: string, limit: number, fresh: boolean): Promise<ViewBatch>;
+  /**
+   * At most `limit` rows of `by-word`: a row per place a word of a student's folded name holds `word`
+   * at the start of its rest (as `by-suffix`; a word longer than `SUFFIX_UNITS` looked up by its
+   * first ones), in the codes' order.
+   */
+  byWord(status: string, word: string, limit: number, fresh: boolean): Promise<SuffixBatch>;
+  /**
+   * The codes of `by-word` that start with `word`'s, each with its rows (places, not students: a name
+   * may hold a word twice): one grouped read.
+   */
+  wordCodes(status: string, word: string, fresh: boolean): Promise<ReadonlyArray<WordCode>>;
+  /** Up to `limit` students of `status` with a row of `code` in `by-word`, from `fromKey` on, in list order. */
+  byWordCode(
+    status: string,
+    code: string,
+    fromKey: string,
+    limit: number,
+    fresh: boolean,
+  ): Promise<ViewBatch>;
+  /** Answers once `student-list`'s index holds every write acknowledged before the call. */
+  listIndexed(): Promise<void>;
   /** Every visitor's record. */
   visitors(): Promise<StudentDoc[]>;
-
   /**
    * Sets CouchDB indexing what was written since (a query of no rows with `stale=update_after`: it
-   * answers at once and the index is brought up to date behind it, however long that takes).
+   * answers at once and the index is brought up to date behind it, however long that takes); the
+   * views before `student-list` only when `trigrams` (while a search reads them).
    */
-  refresh(): Promise<void>;
+  refresh(options?: { readonly trigrams?: boolean }): Promise<void>;
+  /** The views before `student-list`. */
+  readonly trigrams: TrigramViews;
 }
 
 /** A folded name and a birth date (`''` for none). */
@@ -336,6 +418,7 @@ const EntryValue = t.union([
 ]);
 /** A `by-suffix` row's value: the folded name and an entry as above. */
 const SuffixValue = t.tuple([t.string, EntryValue]);
+/** `by-trigram`'s and `by-word`'s keys: status, trigram or code, view key. */
 const TrigramKey = t.tuple([t.string, t.string, t.string]);
 const CountKey = t.tuple([t.string, t.string]);
 const STUDENT_PREFIX = 'student:';
@@ -374,21 +457,66 @@ const batchOf = (
   return { rows: out, next: rows.length === limit ? last : undefined };
 };
 
-export const studentViews = (db: Database): StudentViews => {
+/** A `by-name` read of `design`'s view. */
+const nameRows = async (
+  db: Database,
+  design: string,
+  status: string,
+  fromKey: string,
+  limit: number,
+  fresh: boolean,
+): Promise<ViewBatch> => {
+  const res = await db.query(`${design}/by-name`, {
+    startkey: [status, fromKey],
+    endkey: [status, {}],
+    limit,
+    ...staleness(fresh),
+  });
+  return batchOf(res.rows, limit, (key) => {
+    const k = NameKey.decode(key);
+    return E.isRight(k) ? { viewKey: k.right[1], wanted: true } : undefined;
+  });
+};
+
+/** The keys of a suffix view whose code starts with `word`'s (`by-word`'s: past them, their list keys). */
+const wordRange = (status: string, word: string) => {
+  const code = viewKeyOf(word.slice(0, SUFFIX_UNITS));
+  // Past every key that starts with the code: keys are of 0-9 and a-z alone.
+  return { code, startkey: [status, code], endkey: [status, `${code}\ufff0`] };
+};
+
+/** A read of `by-suffix`. */
+const suffixRows = async (
+  db: Database,
+  status: string,
+  word: string,
+  limit: number,
+  fresh: boolean,
+): Promise<SuffixBatch> => {
+  const { code, startkey, endkey } = wordRange(status, word);
+  const res = await db.query('student-search/by-suffix', { startkey, endkey, limit, ...staleness(fresh) });
+  const rows: SuffixRow[] = [];
+  for (const row of res.rows) {
+    const k = NameKey.decode(row.key);
+    const v = SuffixValue.decode(row.value);
+    // ICU may collate distinct strings alike: a row of another word is not this one's.
+    if (E.isLeft(k) || k.right[0] !== status || !k.right[1].startsWith(code) || E.isLeft(v)) continue;
+    if (!row.id.startsWith(STUDENT_PREFIX)) continue;
+    const [folded, [classId, displayName, photoRef, updatedAt, visitorSince]] = v.right;
+    rows.push({
+      studentId: row.id.slice(STUDENT_PREFIX.length),
+      folded,
+      classId,
+      entry: { displayName, photoRef, updatedAt, visitorSince: visitorSince ?? null },
+    });
+  }
+  return { rows, complete: res.rows.length < limit };
+};
+
+const trigramViews = (db: Database): TrigramViews => {
   const name = 'student-directory';
   return {
-    async byName(status, fromKey, limit, fresh) {
-      const res = await db.query(`${name}/by-name`, {
-        startkey: [status, fromKey],
-        endkey: [status, {}],
-        limit,
-        ...staleness(fresh),
-      });
-      return batchOf(res.rows, limit, (key) => {
-        const k = NameKey.decode(key);
-        return E.isRight(k) ? { viewKey: k.right[1], wanted: true } : undefined;
-      });
-    },
+    byName: (status, fromKey, limit, fresh) => nameRows(db, name, status, fromKey, limit, fresh),
     async byTrigram(status, trigram, fromKey, limit, fresh) {
       const res = await db.query(`${name}/by-trigram`, {
         startkey: [status, trigram, fromKey],
@@ -403,32 +531,7 @@ export const studentViews = (db: Database): StudentViews => {
         return E.isRight(k) ? { viewKey: k.right[2], wanted: k.right[1] === trigram } : undefined;
       });
     },
-    async bySuffix(status, word, limit, fresh) {
-      const code = viewKeyOf(word.slice(0, SUFFIX_UNITS));
-      const res = await db.query('student-search/by-suffix', {
-        startkey: [status, code],
-        // Past every key that starts with the code: keys are of 0-9 and a-z alone.
-        endkey: [status, `${code}\ufff0`],
-        limit,
-        ...staleness(fresh),
-      });
-      const rows: SuffixRow[] = [];
-      for (const row of res.rows) {
-        const k = NameKey.decode(row.key);
-        const v = SuffixValue.decode(row.value);
-        // ICU may collate distinct strings alike: a row of another word is not this one's.
-        if (E.isLeft(k) || k.right[0] !== status || !k.right[1].startsWith(code) || E.isLeft(v)) continue;
-        if (!row.id.startsWith(STUDENT_PREFIX)) continue;
-        const [folded, [classId, displayName, photoRef, updatedAt, visitorSince]] = v.right;
-        rows.push({
-          studentId: row.id.slice(STUDENT_PREFIX.length),
-          folded,
-          classId,
-          entry: { displayName, photoRef, updatedAt, visitorSince: visitorSince ?? null },
-        });
-      }
-      return { rows, complete: res.rows.length < limit };
-    },
+    bySuffix: (status, word, limit, fresh) => suffixRows(db, status, word, limit, fresh),
     async trigramCount(status, trigram, fresh) {
       const res = await db.query(`${name}/by-trigram`, {
         startkey: [status, trigram],
@@ -455,6 +558,82 @@ export const studentViews = (db: Database): StudentViews => {
       }
       return counts;
     },
+  };
+};
+
+export const studentViews = (db: Database): StudentViews => {
+  const list = 'student-list';
+  return {
+    byName: (status, fromKey, limit, fresh) => nameRows(db, list, status, fromKey, limit, fresh),
+    async byWord(status, word, limit, fresh) {
+      const { code, startkey, endkey } = wordRange(status, word);
+      const res = await db.query(`${list}/by-word`, {
+        startkey,
+        endkey: [...endkey, {}],
+        limit,
+        reduce: false,
+        ...staleness(fresh),
+      });
+      const rows: SuffixRow[] = [];
+      for (const row of res.rows) {
+        const k = TrigramKey.decode(row.key);
+        const v = EntryValue.decode(row.value);
+        // ICU may collate distinct strings alike: a row of another word is not this one's.
+        if (E.isLeft(k) || k.right[0] !== status || !k.right[1].startsWith(code) || E.isLeft(v)) continue;
+        if (!row.id.startsWith(STUDENT_PREFIX)) continue;
+        const studentId = row.id.slice(STUDENT_PREFIX.length);
+        const sortKey = sortKeyOfViewKey(k.right[2]);
+        const [classId, displayName, photoRef, updatedAt, visitorSince] = v.right;
+        rows.push({
+          studentId,
+          folded: sortKey.slice(0, sortKey.length - studentId.length - 1),
+          classId,
+          entry: { displayName, photoRef, updatedAt, visitorSince: visitorSince ?? null },
+        });
+      }
+      return { rows, complete: res.rows.length < limit };
+    },
+    async wordCodes(status, word, fresh) {
+      const { code, startkey, endkey } = wordRange(status, word);
+      const res = await db.query(`${list}/by-word`, {
+        startkey,
+        endkey: [...endkey, {}],
+        reduce: true,
+        group_level: 2,
+        ...staleness(fresh),
+      });
+      const codes: WordCode[] = [];
+      for (const row of res.rows) {
+        const k = CountKey.decode(row.key);
+        if (
+          E.isRight(k) &&
+          k.right[0] === status &&
+          k.right[1].startsWith(code) &&
+          typeof row.value === 'number'
+        )
+          codes.push({ code: k.right[1], count: row.value });
+      }
+      return codes;
+    },
+    async byWordCode(status, code, fromKey, limit, fresh) {
+      const res = await db.query(`${list}/by-word`, {
+        startkey: [status, code, fromKey],
+        endkey: [status, code, {}],
+        reduce: false,
+        limit,
+        ...staleness(fresh),
+      });
+      return batchOf(res.rows, limit, (key) => {
+        const k = TrigramKey.decode(key);
+        // ICU may collate distinct strings alike: a row of another code is not this one's.
+        return E.isRight(k) ? { viewKey: k.right[2], wanted: k.right[1] === code } : undefined;
+      });
+    },
+    async listIndexed() {
+      // CouchDB indexes a design document's views together; PouchDB each on its own.
+      await db.query(`${list}/by-name`, { limit: 0 });
+      await db.query(`${list}/by-word`, { limit: 0, reduce: false });
+    },
     async visitors() {
       const res = await db.query('student-visitors/all', { include_docs: true });
       return res.rows.flatMap((row) => {
@@ -462,12 +641,15 @@ export const studentViews = (db: Database): StudentViews => {
         return E.isRight(d) ? [d.right] : [];
       });
     },
-    async refresh() {
-      await db.query(`${name}/by-name`, { limit: 0, stale: 'update_after' });
+    async refresh(options = {}) {
+      await db.query(`${list}/by-name`, { limit: 0, stale: 'update_after' });
       await db.query('student-visitors/all', { limit: 0, stale: 'update_after' });
       await db.query('student-matches/by-name-and-birth', { limit: 0, stale: 'update_after' });
+      if (options.trigrams !== true) return;
+      await db.query('student-directory/by-name', { limit: 0, stale: 'update_after' });
       await db.query('student-search/by-suffix', { limit: 0, stale: 'update_after' });
     },
+    trigrams: trigramViews(db),
   };
 };
 

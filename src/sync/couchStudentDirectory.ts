@@ -6,29 +6,39 @@
  * directory keeps them, by this process's writes and by the private change feed.
  *
  * A page answers what the in-memory directory's does: the students of a status whose folded name
- * holds every word of the query, after the cursor's sort key, in sort-key order. Where a query word
- * has three letters or more, the rows of its rarest trigram (the view's counts choose it) hold every
- * match, in list order; otherwise the name view is read in order. Either is read in batches until a
- * page and one more match are found, each row checked against the query with the folded name its key
- * spells; the items are the rows read (each row carries what its item shows), so no record is read
- * and a page of either kind is usually one query (decision 0061).
+ * holds every word of the query, after the cursor's sort key, in sort-key order. It reads
+ * `student-list` (decision 0073): a list is the name view read in order; a search counts its words of
+ * three letters or more in `by-word` (one grouped read each: the word's codes, the rests of the
+ * words that start with it, and their rows) and takes the rarest. A rare word's rows are read whole
+ * (they hold every match); a common word's few codes are read in list order, merged, each row
+ * checked against the query until a page is found, as the trigram view's rows were read (0061). A
+ * common word of many codes (three letters) reads the name view in list order for at most as many
+ * rows as it has, then, where that did not fill the page, its range whole. The items are the rows
+ * read (each row carries what its item shows).
+ *
+ * While `student-list` is being built (a roll's first start of the version that adds it), a page is
+ * answered from the views before it (`trigramSearch.ts`).
  */
 import * as E from 'fp-ts/lib/Either.js';
 import type { Subscription } from 'rxjs';
 import { ConsentDoc } from '../domain/consent.js';
 import { type StudentDoc, StudentDoc as StudentDocC, type StudentStatus } from '../domain/student.js';
 import { waitAtMost } from '../lib/timeouts.js';
-import { foldName, photosAllowed, queryMatcher } from '../rules/students.js';
+import { foldName, queryMatcher } from '../rules/students.js';
 import {
   type StudentViews,
+  SUFFIX_UNITS,
+  type SuffixBatch,
   type SuffixRow,
   sortKeyOfViewKey,
-  type ViewBatch,
   type ViewRow,
   viewKeyOf,
+  type WordCode,
 } from '../store/studentViews.js';
 import type { DirectoryPort } from './directoryPort.js';
-import type { DirectoryEntry, StudentDirectory } from './studentDirectory.js';
+import type { DirectoryEntry, DirectoryPage, StudentDirectory } from './studentDirectory.js';
+import { type TrigramSearchDeps, trigramSearch } from './trigramSearch.js';
+import { entryOfRow, pageOfWordRows } from './viewPages.js';
 
 /**
  * A page's first batch is its size and one (a list's rows all match; 200 rows of long keys took 0.9 s
@@ -36,29 +46,34 @@ import type { DirectoryEntry, StudentDirectory } from './studentDirectory.js';
  * `MAX_BATCH`.
  */
 const MAX_BATCH = 2_000;
-/** How long the trigrams' counts read at once are reused. */
+/**
+ * A word with at most this many rows in `by-word` is read whole (one query, some hundred kilobytes):
+ * a page of a common word in list order costs about `limit × roll ÷ count` rows of the name view,
+ * fewer than the word's own rows past a few thousand at 250,000 students (decision 0073).
+ */
+const WHOLE_UP_TO = 1_000;
+/**
+ * A common word of at most this many codes (the rests of words that start with it: `maria`, `mariana`,
+ * … a handful) is read as its codes' rows merged in list order, one query a code at once.
+ */
+const MERGE_AT_MOST = 16;
+/**
+ * A common word of more codes (a query of three letters: `mar`) reads the name view first; its range
+ * is read whole, after the name view did not fill the page, only up to this many rows (some
+ * megabytes); past it the name view is read on to the page's end.
+ */
+const WHOLE_AT_MOST = 50_000;
+/** How long a word's count is reused to choose the rarest word (a count of none never is). */
 const COUNTS_FOR_MS = 60_000;
-/**
- * How long a search waits for the grouped read of every trigram's count before it asks its own
- * trigrams' counts alone (decision 0072): that read took 5.4–5.9 s beside an import at 50,000
- * students, past the store's silence limit, where one trigram's count took 20–60 ms.
- */
-const COUNTS_WAIT_MS = 500;
-/**
- * A search whose rarest trigram more students hold than this reads its most selective word's range
- * of `by-suffix` first (decision 0067); at or under it, the trigram's rows are few and in list order.
- */
-const SUFFIX_ABOVE = 100;
-/**
- * The rows a `by-suffix` read takes at most: past them the word is common, its rows are not in list
- * order, and the trigram's serve (a page of 50 of a tenth of the roll). A read cut at the cap is the
- * price of finding that out: the word is then not tried again while the counts are held.
- */
-const SUFFIX_CAP = 100;
-/** How long a suffix index found behind is left to its build before a search waits for it again. */
-const SUFFIX_BEHIND_MS = 30_000;
-/** Common words remembered at most (a kiosk's typing makes many): past it, they are forgotten at once. */
-const COMMON_WORDS_HELD = 1_000;
+/** Words' counts held at most (a kiosk's typing makes many): past it, they are forgotten at once. */
+const COUNTS_HELD = 2_000;
+/** See `freshWaitMs`: well inside the request's 6 s deadline and the store's 5 s silence limit. */
+const FRESH_WAIT_MS = 2_000;
+/** How long after `student-list` was found being built it is asked again (its build goes on meanwhile). */
+const BUILD_ASKED_EVERY_MS = 30_000;
+const LATE: unique symbol = Symbol('late');
+
+type View = 'name' | 'word';
 
 export interface CouchDirectoryDeps {
   readonly views: StudentViews;
@@ -68,146 +83,282 @@ export interface CouchDirectoryDeps {
   readonly onStudentWrite?: () => void;
   /** Rows read in a page's first batch (tests set a small one to page through several). */
   readonly firstBatch?: number;
-  /** How long a trigram's count is reused (tests set 0); the clock it is timed by. */
+  /** A word read whole at or under this count (tests set 0, or a large one). */
+  readonly wholeUpTo?: number;
+  /** A common word of at most this many codes is read as their rows merged (tests set 0, or a large one). */
+  readonly mergeAtMost?: number;
+  /** A common word's range read whole up to this many rows (tests set a small one). */
+  readonly wholeAtMost?: number;
+  /** How long a word's count is reused (tests set 0); the clock it is timed by. */
   readonly countsForMs?: number;
-  /** How long a search waits for every trigram's count before it asks its own alone. */
-  readonly countsWaitMs?: number;
   readonly now?: () => number;
-  /** The rarest trigram's count above which a search tries `by-suffix` (tests set 0 or a large one). */
-  readonly suffixAbove?: number;
-  /** The rows a `by-suffix` read takes at most (tests set a small one to see the trigrams take over). */
-  readonly suffixCap?: number;
   /** How long a page's first query waits for the index to catch up before the page reads it as it stands. */
   readonly freshWaitMs?: number;
+  /** The search of the views before `student-list`, tuned (tests). */
+  readonly trigrams?: Omit<TrigramSearchDeps, 'views' | 'held'>;
 }
 
-/** See `freshWaitMs`: well inside the request's 6 s deadline and the store's 5 s silence limit. */
-const FRESH_WAIT_MS = 2_000;
-const LATE: unique symbol = Symbol('late');
+/** The port, and whether its pages read the views before `student-list` (their refresh is then due). */
+export interface CouchDirectory extends DirectoryPort {
+  readsTrigrams(): boolean;
+}
 
-type View = 'name' | 'trigram' | 'suffix';
+/** The distinct words of a folded query a `by-word` key can hold: three units or more, cut to its length. */
+export const queryWords = (foldedQuery: string): string[] => [
+  ...new Set(
+    foldedQuery
+      .split(' ')
+      .filter((w) => w.length >= 3)
+      .map((w) => w.slice(0, SUFFIX_UNITS)),
+  ),
+];
 
-/** The distinct trigrams of the query's words of three letters or more. */
-export const queryTrigrams = (foldedQuery: string): string[] => {
-  const out = new Set<string>();
-  for (const word of foldedQuery.split(' '))
-    for (let i = 0; i + 3 <= word.length; i += 1) out.add(word.slice(i, i + 3));
-  return [...out];
-};
-
-export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort => {
+export const couchStudentDirectory = (deps: CouchDirectoryDeps): CouchDirectory => {
   const { views, held } = deps;
-  const countsForMs = deps.countsForMs ?? COUNTS_FOR_MS;
   const now = deps.now ?? (() => Date.now());
-  // A count (above none) only chooses which trigram's rows a search reads: every row read is checked
-  // against the query, so a count from a moment ago costs at most a longer read, never a wrong
-  // answer. Every trigram's count of a status is read at once (one grouped read of the view, some
-  // thousands of rows) and reused for `countsForMs`, so a search asks CouchDB for its rows alone,
-  // whichever names it holds, instead of one count a trigram not asked for lately (seven for `maria
-  // 043210`; decision 0061). A trigram the held counts lack is asked alone, each time: a count of
-  // none ends the search with no match, so it is never from a moment ago, or a student written since
-  // would not be found.
-  interface HeldCounts {
-    readonly at: number;
-    readonly counts: Promise<ReadonlyMap<string, number>>;
-    /** The counts once read. */
-    read: ReadonlyMap<string, number> | undefined;
-  }
-  const heldCounts = new Map<StudentStatus, HeldCounts>();
-  // The held counts of `status` once read; a read under way is waited for at most `countsWaitMs`
-  // (undefined past it, or when it failed): the grouped read grows with the roll and with CouchDB's
-  // load, and a search does not wait on it when its own trigrams can be asked alone (decision 0072).
-  // A read started here goes on behind the search and serves the next ones.
-  const countsOf = async (
-    status: StudentStatus,
-    ask: <A>(view: View, run: (fresh: boolean) => Promise<A>) => Promise<A>,
-  ): Promise<ReadonlyMap<string, number> | undefined> => {
-    let held = heldCounts.get(status);
-    if (held === undefined || now() - held.at >= countsForMs) {
-      // One read for the searches that ask meanwhile; a failed one is not kept.
-      const entry: HeldCounts = {
-        at: now(),
-        counts: ask('trigram', (f) => views.trigramCounts(status, f)),
-        read: undefined,
-      };
-      heldCounts.set(status, entry);
-      entry.counts.then(
-        (counts) => {
-          entry.read = counts;
-        },
+  const countsForMs = deps.countsForMs ?? COUNTS_FOR_MS;
+  const freshWaitMs = deps.freshWaitMs ?? FRESH_WAIT_MS;
+  const trigrams = trigramSearch({ ...deps.trigrams, views: views.trigrams, held });
+
+  // Student writes this instance has seen (its own, as it makes them; others', as its private feed
+  // tells them), and how many of them each view's index was known to hold: as many as were seen when a
+  // waiting (`update=true`) query began that then answered. While none was seen since, a page reads
+  // the index as it stands (`stale=ok`, about half the time at 10 concurrent pages, decision 0056):
+  // it holds every write this instance made, and others' once the feed told them, as the in-memory
+  // directory did. Per view: CouchDB indexes a design document's views together, PouchDB (the tests'
+  // embedded variant) each on its own.
+  let writesSeen = 0;
+  const indexHolds: Record<View, number> = { name: -1, word: -1 };
+
+  // Whether `student-list`'s index was once found holding every write (then for good: behind an
+  // import, pages read it as it stands), or is being asked; until then pages read the views before it.
+  let listBuilt = false;
+  let listAsked: Promise<void> | undefined;
+  let listFoundBehind = false;
+  let listAskedAgainAt = Number.NEGATIVE_INFINITY;
+  const listReady = async (): Promise<boolean> => {
+    if (listBuilt) return true;
+    if (listAsked === undefined && now() >= listAskedAgainAt) {
+      const seenBefore = writesSeen;
+      const asked = views.listIndexed().then(
         () => {
-          if (heldCounts.get(status) === entry) heldCounts.delete(status);
+          listBuilt = true;
+          indexHolds.name = Math.max(indexHolds.name, seenBefore);
+          indexHolds.word = Math.max(indexHolds.word, seenBefore);
+        },
+        // The store's silence limit cut the wait: CouchDB goes on building it.
+        () => {
+          listFoundBehind = true;
+          listAskedAgainAt = now() + BUILD_ASKED_EVERY_MS;
         },
       );
-      held = entry;
+      listAsked = asked.finally(() => {
+        listAsked = undefined;
+      });
     }
-    // The handler that keeps the counts was attached first, so it has run once the wait is over.
-    if (held.read === undefined)
-      await waitAtMost(
-        held.counts.catch(() => undefined),
-        deps.countsWaitMs ?? COUNTS_WAIT_MS,
-      );
-    return held.read;
-  };
-  const countOf = async (
-    status: StudentStatus,
-    trigram: string,
-    ask: <A>(view: View, run: (fresh: boolean) => Promise<A>) => Promise<A>,
-  ): Promise<number> => {
-    const n = (await countsOf(status, ask))?.get(trigram);
-    if (n !== undefined && n > 0) return n;
-    return ask('trigram', (f) => views.trigramCount(status, trigram, f));
+    // Once it was found behind, a page does not wait for it: the views before it answer at once.
+    if (listAsked !== undefined && !listFoundBehind) {
+      await waitAtMost(listAsked, freshWaitMs);
+      if (!listBuilt) listFoundBehind = true;
+    }
+    return listBuilt;
   };
 
-  // Words whose `by-suffix` range held more rows than a read takes, and when: not tried again for
-  // `countsForMs`. A word taken for common wrongly (students renamed since) costs the trigram's read,
-  // which answers the same page.
-  const commonWords = new Map<string, number>();
-  // Until when the suffix view is taken for behind (its index being built): see `askSuffix`.
-  let suffixBehindUntil = Number.NEGATIVE_INFINITY;
-  const isCommon = (key: string): boolean => {
-    const at = commonWords.get(key);
-    if (at === undefined) return false;
-    if (now() - at < countsForMs) return true;
-    commonWords.delete(key);
-    return false;
-  };
+  // Words' counts (their codes' rows, above none), and when read: a count only chooses which word's
+  // rows a search reads and how, and every row read is checked against the query, so a count from a
+  // moment ago costs at most a longer read, never a wrong answer. A count of none ends a search, so
+  // it is never reused (a student written since would not be found); nor are the codes a merge reads
+  // (a code written since would be missed).
+  const heldCounts = new Map<string, { readonly at: number; readonly count: number }>();
 
   const entryOf = (
     row: Pick<ViewRow, 'studentId' | 'classId' | 'entry'>,
     status: StudentStatus,
     sortKey: string,
-  ): DirectoryEntry => ({
-    studentId: row.studentId,
-    displayName: row.entry.displayName,
-    folded: sortKey.slice(0, sortKey.length - row.studentId.length - 1),
-    sortKey,
-    status,
-    photoRef: photosAllowed(held.activeConsents(row.studentId)) ? row.entry.photoRef : null,
-    updatedAt: row.entry.updatedAt,
-    classId: row.classId,
-    visitor: row.entry.visitorSince !== null,
-    visitorSince: row.entry.visitorSince,
-  });
-
-  // Student writes this instance has seen (its own, as it makes them; others', as its private feed
-  // tells them), and how many of them the index was known to hold: as many as were seen when a
-  // waiting (`update=true`) query began that then answered. While none was seen since, a page reads
-  // the index as it stands (`stale=ok`, about half the time at 10 concurrent pages, decision 0056):
-  // it holds every write this instance made, and others' once the feed told them, as the in-memory
-  // directory did.
-  let writesSeen = 0;
-  // Per view: CouchDB indexes a design document's views together, PouchDB (the tests' embedded
-  // variant) each on its own.
-  const indexHolds: Record<View, number> = { name: -1, trigram: -1, suffix: -1 };
+  ): DirectoryEntry => entryOfRow(held, row, status, sortKey);
 
   // Only a visitor (or one that was) is held: the report reads them, a check-in finds them at once.
   const upsertStudent = (doc: StudentDoc) => {
     writesSeen += 1;
+    trigrams.sawWrite();
     if (doc.visitor || held.get(doc.studentId) !== undefined) held.upsertStudent(doc);
   };
 
-  const port: DirectoryPort = {
+  const listPage = async ({
+    status,
+    q,
+    classId,
+    afterKey,
+    limit,
+  }: Parameters<DirectoryPort['page']>[0]): Promise<DirectoryPage> => {
+    // A query of a view behind the writes seen waits for the index to hold them for at most
+    // `freshWaitMs`; past that (the index behind a bulk write: an import), the page reads the index
+    // as it stands, so it answers, without the last students indexing has not reached.
+    let waited = true;
+    const ask = async <A>(view: View, run: (fresh: boolean) => Promise<A>): Promise<A> => {
+      if (!waited || writesSeen === indexHolds[view]) return run(false);
+      const seenBefore = writesSeen;
+      const waiting = run(true).then((answer) => {
+        indexHolds[view] = Math.max(indexHolds[view], seenBefore);
+        return answer;
+      });
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<typeof LATE>((resolve) => {
+        timer = setTimeout(() => resolve(LATE), freshWaitMs);
+      });
+      try {
+        const first = await Promise.race([waiting, late]);
+        if (first !== LATE) return first;
+      } finally {
+        clearTimeout(timer);
+      }
+      // Its answer, or the store's silence limit, comes later; nobody waits for it.
+      waiting.catch(() => undefined);
+      waited = false;
+      return run(false);
+    };
+    // A word's codes read by this page, to merge them without reading them again.
+    const readNow = new Map<string, ReadonlyArray<WordCode>>();
+    const codesOf = async (word: string): Promise<ReadonlyArray<WordCode>> => {
+      const codes = await ask('word', (f) => views.wordCodes(status, word, f));
+      readNow.set(word, codes);
+      const count = codes.reduce((sum, c) => sum + c.count, 0);
+      const key = `${status}\u0000${word}`;
+      if (count > 0) {
+        if (heldCounts.size >= COUNTS_HELD) heldCounts.clear();
+        heldCounts.set(key, { at: now(), count });
+      } else heldCounts.delete(key);
+      return codes;
+    };
+    const countOf = async (word: string): Promise<number> => {
+      const kept = heldCounts.get(`${status}\u0000${word}`);
+      if (kept !== undefined && now() - kept.at < countsForMs) return kept.count;
+      return (await codesOf(word)).reduce((sum, c) => sum + c.count, 0);
+    };
+
+    const folded = foldName(q);
+    const matches = queryMatcher(folded);
+    const rangeRead = (word: string, cap: number): Promise<SuffixBatch> =>
+      ask('word', (f) => views.byWord(status, word, cap + 1, f));
+    const pageOfRange = (rows: readonly SuffixRow[]): DirectoryPage =>
+      pageOfWordRows(rows, { matches, classId, afterKey, limit }, (row, sortKey) =>
+        entryOf(row, status, sortKey),
+      );
+
+    // The name view in list order from the cursor, resumable: `scan(budget)` reads at most `budget`
+    // more rows and answers whether the page is decided (filled, or the view ended).
+    let seen = afterKey === undefined ? undefined : viewKeyOf(afterKey);
+    let from = seen ?? '';
+    let n = deps.firstBatch ?? limit + 1;
+    let ended = false;
+    const found: Array<{ readonly row: ViewRow; readonly sortKey: string }> = [];
+    const scan = async (budget: number): Promise<boolean> => {
+      let left = budget;
+      while (!ended && found.length <= limit && left > 0) {
+        const take = Math.min(n, left);
+        const batch = await ask('name', (f) => views.byName(status, from, take, f));
+        left -= take;
+        for (const row of batch.rows) {
+          if (seen !== undefined && row.viewKey <= seen) continue;
+          const sortKey = sortKeyOfViewKey(row.viewKey);
+          const name = sortKey.slice(0, sortKey.length - row.studentId.length - 1);
+          if (!matches(name) || (classId !== undefined && row.classId !== classId)) continue;
+          found.push({ row, sortKey });
+          if (found.length > limit) break;
+        }
+        if (batch.next === undefined) ended = true;
+        else {
+          seen = batch.next;
+          from = batch.next;
+          n = Math.min(n * 2, MAX_BATCH);
+        }
+      }
+      return ended || found.length > limit;
+    };
+    const pageOfScan = (): DirectoryPage => {
+      const page = found.slice(0, limit);
+      return {
+        items: page.map((f) => entryOf(f.row, status, f.sortKey)),
+        lastKey: found.length > limit ? page[page.length - 1]?.sortKey : undefined,
+      };
+    };
+
+    // The rows of `codes` in list order, merged, each checked, until a page and one more match (or
+    // their end): each code's rows are in list order in `by-word`, as a trigram's were.
+    const merge = async (codes: ReadonlyArray<WordCode>): Promise<DirectoryPage> => {
+      const readers = codes.map((c) => ({
+        code: c.code,
+        rows: [] as ViewRow[],
+        at: 0,
+        // Rows at or before it were read (the cursor's, or the last batch's end).
+        after: seen,
+        n: deps.firstBatch ?? limit + 1,
+        done: false,
+      }));
+      // Until the reader has a row not read before, or its code's rows end: a batch may hold only
+      // rows read already (a name holding the word twice is two rows of one key).
+      const fill = async (r: (typeof readers)[number]) => {
+        while (r.at >= r.rows.length && !r.done) {
+          const batch = await ask('word', (f) => views.byWordCode(status, r.code, r.after ?? '', r.n, f));
+          const after = r.after;
+          r.rows = batch.rows.filter((row) => after === undefined || row.viewKey > after);
+          r.at = 0;
+          r.done = batch.next === undefined;
+          if (batch.next !== undefined) r.after = batch.next;
+          r.n = Math.min(r.n * 2, MAX_BATCH);
+        }
+      };
+      const ids = new Set<string>();
+      for (;;) {
+        await Promise.all(readers.map(fill));
+        let next: (typeof readers)[number] | undefined;
+        for (const r of readers) {
+          const row = r.rows[r.at];
+          if (row !== undefined && (next === undefined || row.viewKey < (next.rows[next.at]?.viewKey ?? '')))
+            next = r;
+        }
+        const row = next?.rows[next.at];
+        if (next === undefined || row === undefined) break;
+        next.at += 1;
+        // A name may hold the word in two places (two rows, one code or two).
+        if (ids.has(row.studentId)) continue;
+        ids.add(row.studentId);
+        const sortKey = sortKeyOfViewKey(row.viewKey);
+        const name = sortKey.slice(0, sortKey.length - row.studentId.length - 1);
+        if (!matches(name) || (classId !== undefined && row.classId !== classId)) continue;
+        found.push({ row, sortKey });
+        if (found.length > limit) break;
+      }
+      return pageOfScan();
+    };
+
+    const words = queryWords(folded);
+    if (words.length === 0) {
+      await scan(Number.POSITIVE_INFINITY);
+      return pageOfScan();
+    }
+    const counts = await Promise.all(words.map(countOf));
+    let rarest = 0;
+    for (let i = 1; i < counts.length; i += 1) if ((counts[i] ?? 0) < (counts[rarest] ?? 0)) rarest = i;
+    const word = words[rarest];
+    const fewest = counts[rarest] ?? 0;
+    if (word === undefined || fewest === 0) return { items: [], lastKey: undefined };
+    const wholeUpTo = deps.wholeUpTo ?? WHOLE_UP_TO;
+    if (fewest <= wholeUpTo) {
+      // Read with room: the count may be from a moment ago.
+      const batch = await rangeRead(word, 2 * wholeUpTo);
+      if (batch.complete) return pageOfRange(batch.rows);
+    }
+    const current = readNow.get(word) ?? (await codesOf(word));
+    if (current.length <= (deps.mergeAtMost ?? MERGE_AT_MOST)) return merge(current);
+    if (await scan(fewest)) return pageOfScan();
+    const batch = await rangeRead(word, deps.wholeAtMost ?? WHOLE_AT_MOST);
+    if (batch.complete) return pageOfRange(batch.rows);
+    await scan(Number.POSITIVE_INFINITY);
+    return pageOfScan();
+  };
+
+  return {
     upsertStudent,
     upsertConsent: (doc) => held.upsertConsent(doc),
     activeConsents: (id) => held.activeConsents(id),
@@ -215,119 +366,10 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
     visitors: () => held.visitors(),
     // Visitors only: every other caller reads the record from the store when it is not held here.
     get: (id) => held.get(id),
+    readsTrigrams: () => !listBuilt && listFoundBehind,
 
-    async page({ status, q, classId, afterKey, limit }) {
-      // A query of a view behind the writes seen waits for the index to hold them for at most
-      // `freshWaitMs`; past that (the index behind a bulk write: an import), the page reads the index
-      // as it stands, so it answers, without the last students indexing has not reached.
-      let waited = true;
-      // The answer of a query that waits for the index, or LATE past `freshWaitMs`: the page then
-      // reads every view as it stands, without waiting again.
-      const fresh = async <A>(view: View, run: (fresh: boolean) => Promise<A>): Promise<A | typeof LATE> => {
-        const seenBefore = writesSeen;
-        const waiting = run(true).then((answer) => {
-          indexHolds[view] = Math.max(indexHolds[view], seenBefore);
-          return answer;
-        });
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<typeof LATE>((resolve) => {
-          timer = setTimeout(() => resolve(LATE), deps.freshWaitMs ?? FRESH_WAIT_MS);
-        });
-        try {
-          const first = await Promise.race([waiting, late]);
-          if (first !== LATE) return first;
-        } finally {
-          clearTimeout(timer);
-        }
-        // Its answer, or the store's silence limit, comes later; nobody waits for it.
-        waiting.catch(() => undefined);
-        waited = false;
-        return LATE;
-      };
-      const ask = async <A>(view: View, run: (fresh: boolean) => Promise<A>): Promise<A> => {
-        if (!waited || writesSeen === indexHolds[view]) return run(false);
-        const answer = await fresh(view, run);
-        return answer === LATE ? run(false) : answer;
-      };
-      // The suffix view's answer, or none where the page should read the trigrams instead: while
-      // its index is being built (a roll's first start of this version: the whole roll missing from
-      // it for minutes, where the trigram view holds it), its rows as they stand would find nobody.
-      // It is read as it stands only once it was known to hold this instance's writes; behind, it is
-      // not asked again for `SUFFIX_BEHIND_MS`.
-      const askSuffix = async <A>(run: (fresh: boolean) => Promise<A>): Promise<A | undefined> => {
-        if (now() < suffixBehindUntil) return undefined;
-        if (writesSeen === indexHolds.suffix) return run(false);
-        if (!waited) return indexHolds.suffix >= 0 ? run(false) : undefined;
-        const answer = await fresh('suffix', run);
-        if (answer !== LATE) return answer;
-        suffixBehindUntil = now() + SUFFIX_BEHIND_MS;
-        return undefined;
-      };
-      const folded = foldName(q);
-      const matches = queryMatcher(folded);
-      const trigrams = queryTrigrams(folded);
-      // Rows at or before `seen` were answered already (the cursor's, or the last batch's end).
-      let seen = afterKey === undefined ? undefined : viewKeyOf(afterKey);
-      let read: (fromKey: string, n: number) => Promise<ViewBatch>;
-      if (trigrams.length > 0) {
-        const counts = await Promise.all(trigrams.map((g) => countOf(status, g, ask)));
-        let rarest = 0;
-        for (let i = 1; i < counts.length; i += 1) if ((counts[i] ?? 0) < (counts[rarest] ?? 0)) rarest = i;
-        const trigram = trigrams[rarest];
-        const fewest = counts[rarest] ?? 0;
-        if (trigram === undefined || fewest === 0) return { items: [], lastKey: undefined };
-        // The word that holds the rarest trigram: every match holds it whole, and its range of
-        // `by-suffix` holds no more students than that trigram's rows.
-        const word = folded.split(' ').find((w) => w.includes(trigram)) ?? trigram;
-        const wordKey = `${status}\u0000${word}`;
-        if (fewest > (deps.suffixAbove ?? SUFFIX_ABOVE) && !isCommon(wordKey)) {
-          const cap = deps.suffixCap ?? SUFFIX_CAP;
-          const batch = await askSuffix((f) => views.bySuffix(status, word, cap + 1, f));
-          // None: its index is behind, and the trigram's rows serve.
-          if (batch !== undefined && !batch.complete) {
-            if (commonWords.size >= COMMON_WORDS_HELD) commonWords.clear();
-            commonWords.set(wordKey, now());
-          } else if (batch !== undefined) {
-            const found = new Map<string, { readonly row: SuffixRow; readonly sortKey: string }>();
-            for (const row of batch.rows) {
-              if (found.has(row.studentId) || !matches(row.folded)) continue;
-              if (classId !== undefined && row.classId !== classId) continue;
-              const sortKey = `${row.folded}\u0000${row.studentId}`;
-              if (afterKey !== undefined && sortKey <= afterKey) continue;
-              found.set(row.studentId, { row, sortKey });
-            }
-            const sorted = [...found.values()].sort((a, b) => (a.sortKey < b.sortKey ? -1 : 1));
-            const page = sorted.slice(0, limit);
-            return {
-              items: page.map((f) => entryOf(f.row, status, f.sortKey)),
-              lastKey: sorted.length > limit ? page[page.length - 1]?.sortKey : undefined,
-            };
-          }
-        }
-        read = (fromKey, n) => ask('trigram', (f) => views.byTrigram(status, trigram, fromKey, n, f));
-      } else read = (fromKey, n) => ask('name', (f) => views.byName(status, fromKey, n, f));
-
-      let from = seen ?? '';
-      let n = deps.firstBatch ?? limit + 1;
-      const found: Array<{ readonly row: ViewRow; readonly sortKey: string }> = [];
-      scan: for (;;) {
-        const batch = await read(from, n);
-        for (const row of batch.rows) {
-          if (seen !== undefined && row.viewKey <= seen) continue;
-          const sortKey = sortKeyOfViewKey(row.viewKey);
-          const name = sortKey.slice(0, sortKey.length - row.studentId.length - 1);
-          if (!matches(name) || (classId !== undefined && row.classId !== classId)) continue;
-          found.push({ row, sortKey });
-          if (found.length > limit) break scan;
-        }
-        if (batch.next === undefined) break;
-        seen = batch.next;
-        from = batch.next;
-        n = Math.min(n * 2, MAX_BATCH);
-      }
-      const page = found.slice(0, limit);
-      const items = page.map((f) => entryOf(f.row, status, f.sortKey));
-      return { items, lastKey: found.length > limit ? page[page.length - 1]?.sortKey : undefined };
+    async page(query) {
+      return (await listReady()) ? listPage(query) : trigrams.page(query);
     },
 
     follow(changes, onUndecodable): Subscription {
@@ -338,6 +380,7 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
           if (E.isRight(d)) upsertStudent(d.right);
           else {
             writesSeen += 1;
+            trigrams.sawWrite();
             onUndecodable(change.id);
           }
           deps.onStudentWrite?.();
@@ -349,5 +392,4 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): DirectoryPort =
       });
     },
   };
-  return port;
 };

@@ -28,7 +28,9 @@ export const wireCouchDirectory = async (
   if (!pass.alreadyDone)
     logger.info({ written: pass.written }, 'student records given their folded name (decision 0056)');
   const views = studentViews(db);
-  const refresher = viewRefresher(() => views.refresh(), {
+  // The views before `student-list` are kept current only while pages read them (decision 0073).
+  let readsTrigrams = () => false;
+  const refresher = viewRefresher(() => views.refresh({ trigrams: readsTrigrams() }), {
     quietMs: REFRESH_QUIET_MS,
     maxWaitMs: REFRESH_MAX_WAIT_MS,
     onError: (e) =>
@@ -44,5 +46,6 @@ export const wireCouchDirectory = async (
   if (anyStudent) refresher.poke();
   const visitors: StudentDoc[] = anyStudent ? await views.visitors() : [];
   const port = couchStudentDirectory({ views, held, onStudentWrite: () => refresher.poke() });
+  readsTrigrams = () => port.readsTrigrams();
   return { views, port, visitors, holdRefreshes: () => refresher.hold() };
 };

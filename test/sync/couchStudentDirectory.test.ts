@@ -24,16 +24,18 @@ import {
   type StudentViews,
   sortKeyOfViewKey,
   studentViews,
+  type TrigramViews,
   type ViewRow,
   viewKeyOf,
 } from '../../src/store/studentViews.js';
 import {
   type CouchDirectoryDeps,
   couchStudentDirectory,
-  queryTrigrams,
+  queryWords,
 } from '../../src/sync/couchStudentDirectory.js';
 import type { DirectoryPort } from '../../src/sync/directoryPort.js';
 import { type StudentDirectory, studentDirectory } from '../../src/sync/studentDirectory.js';
+import { queryTrigrams, type TrigramSearchDeps, trigramSearch } from '../../src/sync/trigramSearch.js';
 import { wireCouchDirectory } from '../../src/wiring/couchDirectory.js';
 import { aStudentRecord } from '../support/fixtures.js';
 import { databasePerTest, storeBackends } from '../support/storeBackends.js';
@@ -114,6 +116,18 @@ describe("the views' text", () => {
     expect(digest('_design/student-matches')).to.equal(
       '8b5288554f07bc1b4b060654eea1c6d76d3678ff2549a49ec287470718adbddc',
     );
+    expect(digest('_design/student-search')).to.equal(
+      '845e301d293c7abfcb5fa478c34ea60b28e83a723515de7605bd18fffd8427b6',
+    );
+    expect(digest('_design/student-list')).to.equal(
+      'de169f79814ef7f8d8474cd47165e8c44a930105b06be6625d45d5ebdcf48dc1',
+    );
+  });
+
+  it("of the list's design document: the name view's, which deployed rolls were indexed by, and the words' with their counts", () => {
+    const list = STUDENT_DESIGNS['_design/student-list'];
+    expect(list['by-name']).to.deep.equal(STUDENT_DESIGNS['_design/student-directory']['by-name']);
+    expect(list['by-word'].reduce).to.equal('_count');
   });
 });
 
@@ -159,6 +173,13 @@ describe("the views' keys", () => {
     expect(viewKeyOf('ana souza')).to.have.length(9);
   });
 
+  it("a query's words are those of three letters or more, once each, cut to what a key holds", () => {
+    expect(queryWords('')).to.deep.equal([]);
+    expect(queryWords('zé an')).to.deep.equal([]);
+    expect(queryWords('ana anab ana')).to.deep.equal(['ana', 'anab']);
+    expect(queryWords('bartholomeuszinho bartholomeuszinhos')).to.deep.equal(['bartholomeuszinh']);
+  });
+
   it("a query's trigrams are those of its words of three letters or more, once each", () => {
     expect(queryTrigrams('')).to.deep.equal([]);
     expect(queryTrigrams('zé an')).to.deep.equal([]);
@@ -167,15 +188,26 @@ describe("the views' keys", () => {
   });
 });
 
-/** Views that hold nothing, but for what a test gives them. */
-const viewsWith = (over: Partial<StudentViews>): StudentViews => ({
+/** The views before `student-list`, holding nothing but for what a test gives them. */
+const viewsWith = (over: Partial<TrigramViews>): TrigramViews => ({
   byName: async () => ({ rows: [], next: undefined }),
   byTrigram: async () => ({ rows: [], next: undefined }),
   bySuffix: async () => ({ rows: [], complete: true }),
   trigramCount: async () => 0,
   trigramCounts: async () => new Map(),
+  ...over,
+});
+
+/** `student-list` (built) and the views before it, holding nothing but for what a test gives them. */
+const listViewsWith = (over: Partial<StudentViews>): StudentViews => ({
+  byName: async () => ({ rows: [], next: undefined }),
+  byWord: async () => ({ rows: [], complete: true }),
+  wordCodes: async () => [],
+  byWordCode: async () => ({ rows: [], next: undefined }),
+  listIndexed: async () => undefined,
   visitors: async () => [],
   refresh: async () => undefined,
+  trigrams: viewsWith({}),
   ...over,
 });
 
@@ -219,11 +251,7 @@ describe('a page while the views are behind', () => {
             );
       },
     });
-    const couch = couchStudentDirectory({
-      views,
-      held: studentDirectory(),
-      freshWaitMs: 20,
-    });
+    const couch = trigramSearch({ views, held: studentDirectory(), freshWaitMs: 20 });
     const page = await couch.page({ status: 'ACTIVE', q: 'souza', afterKey: undefined, limit: 10 });
     expect(page.items.map((e) => e.displayName)).to.deep.equal(['Ana Souza']);
     // The counts' read waited its bound, then the counts and the page's rows read the index as it stands.
@@ -234,7 +262,7 @@ describe('a page while the views are behind', () => {
 describe('a page and the writes this instance has seen', () => {
   it('reads the index as it stands while no write was seen since it was known current, else waits for it', async () => {
     const asked: boolean[] = [];
-    const views = viewsWith({
+    const views = listViewsWith({
       byName: async (_s, _from, _n, fresh) => {
         asked.push(fresh);
         return { rows: [], next: undefined };
@@ -255,8 +283,9 @@ describe('a page and the writes this instance has seen', () => {
     couch.upsertStudent(doc);
     await list();
     await list();
-    // The first page (nothing known yet) waits; then none until a write is seen; then one waits again.
-    expect(asked).to.deep.equal([true, false, true, false]);
+    // The first page found the index current (the start's wait for `student-list`), so no page waits
+    // until a write is seen; then one waits again.
+    expect(asked).to.deep.equal([false, false, true, false]);
   });
 });
 
@@ -277,7 +306,7 @@ describe('the trigram counts a search chooses by', () => {
         ]);
       },
     });
-    const couch = couchStudentDirectory({
+    const couch = trigramSearch({
       views,
       held: studentDirectory(),
       countsForMs: 1_000,
@@ -318,7 +347,7 @@ describe('the trigram counts a search chooses by', () => {
       },
       byTrigram: async (_s, g) => ({ rows: g === 'sou' ? [row] : [], next: undefined }),
     });
-    const couch = couchStudentDirectory({ views, held: studentDirectory(), countsWaitMs: 20 });
+    const couch = trigramSearch({ views, held: studentDirectory(), countsWaitMs: 20 });
     const search = async (q: string) =>
       (await couch.page({ status: 'ACTIVE', q, afterKey: undefined, limit: 10 })).items.map(
         (i) => i.studentId,
@@ -336,11 +365,246 @@ describe('the trigram counts a search chooses by', () => {
     expect(await search('souza')).to.deep.equal([student.studentId]);
     expect(asked).to.deep.equal(['all', 'sou', 'ouz', 'uza']);
     // A read that fails is not kept, and the search that started it still answers.
-    const failing = couchStudentDirectory({ views, held: studentDirectory(), countsWaitMs: 1_000 });
+    const failing = trigramSearch({ views, held: studentDirectory(), countsWaitMs: 1_000 });
     const answer = failing.page({ status: 'ACTIVE', q: 'souza', afterKey: undefined, limit: 10 });
     failAll(new Error('the store did not answer'));
     expect((await answer).items.map((i) => i.studentId)).to.deep.equal([student.studentId]);
     expect(asked.slice(4)).to.deep.equal(['all', 'sou', 'ouz', 'uza']);
+  });
+});
+
+/** A row of `by-word` of a student of `folded` name. */
+const wordRowOf = (studentId: string, folded: string, classId = CLASS_A) => ({
+  studentId,
+  folded,
+  classId,
+  entry: { displayName: folded, photoRef: null, updatedAt: '2026-01-01', visitorSince: null },
+});
+
+/** A name view of `names` (folded), ids `s0`, `s1`, … in list order, read as CouchDB reads it. */
+const nameViewOf = (names: readonly string[], reads: number[]): StudentViews['byName'] => {
+  const rows = names
+    .map((folded, i) => ({
+      studentId: `s${String(i).padStart(4, '0')}`,
+      viewKey: viewKeyOf(`${folded}\u0000s${String(i).padStart(4, '0')}`),
+      classId: CLASS_A,
+      entry: { displayName: folded, photoRef: null, updatedAt: '2026-01-01', visitorSince: null },
+    }))
+    .sort((a, b) => (a.viewKey < b.viewKey ? -1 : 1));
+  return async (_s, fromKey, limit) => {
+    const batch = rows.filter((r) => r.viewKey >= fromKey).slice(0, limit);
+    reads.push(batch.length);
+    return { rows: batch, next: batch.length === limit ? batch[batch.length - 1]?.viewKey : undefined };
+  };
+};
+
+describe("a search by its words' counts (decision 0073)", () => {
+  it('reads a rare word whole, and no name view', async () => {
+    const asked: string[] = [];
+    const views = listViewsWith({
+      wordCodes: async (_s, word) => {
+        asked.push(`codes ${word}`);
+        return [{ code: viewKeyOf(word), count: word === 'maria' ? 25_000 : 2 }];
+      },
+      byWord: async (_s, word, limit) => {
+        asked.push(`word ${word} ${limit}`);
+        // One child, whose name holds the word twice.
+        const row = wordRowOf('s1', 'maria lima 043210 043210');
+        return { rows: [row, row], complete: true };
+      },
+      byName: async () => {
+        throw new Error('a rare word is read whole');
+      },
+    });
+    const couch = couchStudentDirectory({ views, held: studentDirectory() });
+    const page = await couch.page({ status: 'ACTIVE', q: 'maria 043210', afterKey: undefined, limit: 50 });
+    expect(page.items.map((e) => e.studentId)).to.deep.equal(['s1']);
+    expect(page.lastKey).to.equal(undefined);
+    expect(asked).to.deep.equal(['codes maria', 'codes 043210', 'word 043210 2001']);
+  });
+
+  it("where every word is common, merges its codes' rows in list order: no name view, no range read whole", async () => {
+    const rowsOf = (names: readonly string[]) =>
+      names.map((folded) =>
+        nameRowOf(aStudentRecord({ studentId: folded.replaceAll(' ', '-'), displayName: folded }), folded),
+      );
+    // `maria mariana 7` holds both codes, `maria maria 8` one code twice: each found once.
+    const byCode = new Map([
+      [
+        viewKeyOf('maria'),
+        rowsOf([
+          'ana maria 1',
+          'bia maria 2',
+          'maria 3',
+          'maria maria 8',
+          'maria maria 8',
+          'maria mariana 7',
+          'zoe maria 9',
+        ]),
+      ],
+      [viewKeyOf('mariana'), rowsOf(['ana mariana 5', 'maria mariana 7', 'mariana 6'])],
+    ]);
+    let read = 0;
+    const views = listViewsWith({
+      wordCodes: async () => [...byCode].map(([code, rows]) => ({ code, count: rows.length })),
+      byWordCode: async (_s, code, fromKey, limit) => {
+        const batch = (byCode.get(code) ?? []).filter((r) => r.viewKey >= fromKey).slice(0, limit);
+        read += batch.length;
+        return { rows: batch, next: batch.length === limit ? batch[batch.length - 1]?.viewKey : undefined };
+      },
+      byWord: async () => {
+        throw new Error('the codes are merged');
+      },
+      byName: async () => {
+        throw new Error('the codes are merged');
+      },
+    });
+    for (const firstBatch of [undefined, 1, 2])
+      for (const limit of [1, 3]) {
+        const couch = couchStudentDirectory({ views, held: studentDirectory(), wholeUpTo: 2, firstBatch });
+        const names: string[] = [];
+        let afterKey: string | undefined;
+        for (let i = 0; i < 20; i += 1) {
+          const page = await couch.page({ status: 'ACTIVE', q: 'maria', afterKey, limit });
+          expect(page.items.length).to.be.at.most(limit);
+          names.push(...page.items.map((e) => e.displayName));
+          afterKey = page.lastKey;
+          if (afterKey === undefined) break;
+        }
+        expect(names, `first batch ${firstBatch}, pages of ${limit}`).to.deep.equal([
+          'ana maria 1',
+          'ana mariana 5',
+          'bia maria 2',
+          'maria 3',
+          'maria maria 8',
+          'maria mariana 7',
+          'mariana 6',
+          'zoe maria 9',
+        ]);
+      }
+    expect(read).to.be.greaterThan(0);
+  });
+
+  it('where the common word has more codes than are merged, reads the name view for at most its rows, then its range whole', async () => {
+    // Two common words, seldom together: the name view does not fill the page within 150 rows.
+    const names = Array.from({ length: 1_000 }, (_, i) => (i % 4 === 0 ? `ana ${i}` : `lima ${i}`));
+    names.push('ana lima 1', 'ana lima 2');
+    const reads: number[] = [];
+    const asked: string[] = [];
+    const views = listViewsWith({
+      wordCodes: async (_s, word) => [{ code: viewKeyOf(word), count: word === 'lima' ? 150 : 250 }],
+      byWord: async (_s, word, limit) => {
+        asked.push(`word ${word} ${limit}`);
+        return {
+          rows: [
+            wordRowOf('s1001', 'ana lima 2'),
+            wordRowOf('s1000', 'ana lima 1'),
+            wordRowOf('x', 'lima 4'),
+          ],
+          complete: true,
+        };
+      },
+      byName: nameViewOf(names, reads),
+    });
+    const couch = couchStudentDirectory({
+      views,
+      held: studentDirectory(),
+      wholeUpTo: 100,
+      mergeAtMost: 0,
+      wholeAtMost: 5_000,
+      firstBatch: 11,
+    });
+    const page = await couch.page({ status: 'ACTIVE', q: 'lima ana', afterKey: undefined, limit: 10 });
+    expect(page.items.map((e) => e.displayName)).to.deep.equal(['ana lima 1', 'ana lima 2']);
+    expect(reads.reduce((a, b) => a + b, 0)).to.equal(150);
+    expect(asked).to.deep.equal(['word lima 5001']);
+  });
+
+  it("reuses a word's count for its time; a count of none is asked again each time", async () => {
+    const asked: string[] = [];
+    let clock = 0;
+    const views = listViewsWith({
+      wordCodes: async (_s, word) => {
+        asked.push(word);
+        return word === 'zzz' ? [] : [{ code: viewKeyOf(word), count: 3 }];
+      },
+    });
+    const couch = couchStudentDirectory({
+      views,
+      held: studentDirectory(),
+      countsForMs: 1_000,
+      now: () => clock,
+    });
+    const search = (q: string) => couch.page({ status: 'ACTIVE', q, afterKey: undefined, limit: 10 });
+    await search('abc');
+    await search('abc bcd');
+    await search('zzz');
+    await search('zzz');
+    expect(asked).to.deep.equal(['abc', 'bcd', 'zzz', 'zzz']);
+    clock = 1_000;
+    await search('abc');
+    expect(asked.slice(4)).to.deep.equal(['abc']);
+  });
+});
+
+describe('a page while student-list is being built (the first start of the version that adds it)', () => {
+  it('the first waits for it at most its bound, then the views before it answer at once; it is asked again after a while', async () => {
+    let clock = 0;
+    let built = false;
+    let asked = 0;
+    let silenceLimit: (e: Error) => void = () => undefined;
+    const answered: string[] = [];
+    const views = listViewsWith({
+      // Being built: the wait for it outlasts the page's bound, until the store's silence limit ends it.
+      listIndexed: () => {
+        asked += 1;
+        return built
+          ? Promise.resolve()
+          : new Promise<void>((_resolve, reject) => {
+              silenceLimit = reject;
+            });
+      },
+      wordCodes: async () => [{ code: viewKeyOf('souza'), count: 1 }],
+      byWord: async () => {
+        answered.push('student-list');
+        return { rows: [wordRowOf('s1', 'ana souza')], complete: true };
+      },
+      trigrams: viewsWith({
+        trigramCounts: async () => new Map([['sou', 1]]),
+        trigramCount: async () => 1,
+        byTrigram: async () => {
+          answered.push('trigrams');
+          return { rows: [nameRowOf(aStudentRecord({ studentId: 's1' }), 'ana souza')], next: undefined };
+        },
+      }),
+    });
+    const couch = couchStudentDirectory({
+      views,
+      held: studentDirectory(),
+      freshWaitMs: 20,
+      now: () => clock,
+    });
+    const search = async () =>
+      (await couch.page({ status: 'ACTIVE', q: 'souza', afterKey: undefined, limit: 10 })).items.length;
+    expect(await search()).to.equal(1);
+    expect(couch.readsTrigrams()).to.equal(true);
+    expect(await search()).to.equal(1);
+    expect(answered).to.deep.equal(['trigrams', 'trigrams']);
+    expect(asked).to.equal(1);
+    silenceLimit(new StoreTimeoutError(5_000));
+    await new Promise((r) => setImmediate(r));
+    await search();
+    expect(asked).to.equal(1);
+    built = true;
+    clock = 30_000;
+    // Asked again behind the page that found the while over (no page waits for it once found behind):
+    // built now, and read from the next page on.
+    await search();
+    await search();
+    await search();
+    expect(asked).to.equal(2);
+    expect(answered.slice(3)).to.deep.equal(['trigrams', 'student-list', 'student-list']);
+    expect(couch.readsTrigrams()).to.equal(false);
   });
 });
 
@@ -376,7 +640,7 @@ describe("a search by its word's suffixes", () => {
       trigramCount: async () => 0,
       trigramCounts: async () => doorCounts(),
     });
-    const couch = couchStudentDirectory({
+    const couch = trigramSearch({
       views,
       held: studentDirectory(),
       countsForMs: 1_000,
@@ -423,7 +687,7 @@ describe('a search while the suffix index is being built (the first start of a v
         return Promise.resolve({ rows: [row], complete: true });
       },
     });
-    const couch = couchStudentDirectory({
+    const couch = trigramSearch({
       views,
       held: studentDirectory(),
       freshWaitMs: 20,
@@ -450,8 +714,8 @@ for (const [label, host] of storeBackends('couchdirectory'))
     const per = databasePerTest(host, 'couchdirectory');
 
     const seed = async (
-      tuning: Pick<CouchDirectoryDeps, 'firstBatch' | 'suffixAbove' | 'suffixCap'> = {},
-    ): Promise<{ memory: StudentDirectory; couch: DirectoryPort }> => {
+      portOf: (views: StudentViews) => Pick<DirectoryPort, 'page'>,
+    ): Promise<{ memory: StudentDirectory; couch: Pick<DirectoryPort, 'page'> }> => {
       const db = withQuorumWrites(per.db());
       await ensureStudentViews(db);
       const students = studentStore(db);
@@ -470,27 +734,51 @@ for (const [label, host] of storeBackends('couchdirectory'))
           );
           memory.upsertStudent(created);
         }
-      const couch = couchStudentDirectory({
-        views: studentViews(db),
-        held: studentDirectory(),
-        ...tuning,
-      });
-      return { memory, couch };
+      return { memory, couch: portOf(studentViews(db)) };
     };
+    const served =
+      (tuning: Omit<CouchDirectoryDeps, 'views' | 'held'>) =>
+      (views: StudentViews): Pick<DirectoryPort, 'page'> =>
+        couchStudentDirectory({ views, held: studentDirectory(), ...tuning });
+    const trigrams =
+      (tuning: Omit<TrigramSearchDeps, 'views' | 'held'>) =>
+      (views: StudentViews): Pick<DirectoryPort, 'page'> =>
+        trigramSearch({ views: views.trigrams, held: studentDirectory(), ...tuning });
 
-    // The roll is small: the served thresholds read the trigrams alone, so the suffix's reads are
-    // asked for by name too, whole and cut short (where the trigrams take over).
-    const tunings: ReadonlyArray<
-      readonly [string, Pick<CouchDirectoryDeps, 'firstBatch' | 'suffixAbove' | 'suffixCap'>]
-    > = [
-      ['as served', {}],
-      ['a first batch of 2', { firstBatch: 2 }],
-      ["every search by its word's suffixes", { suffixAbove: 0 }],
-      ['suffix reads of 2 rows at most', { suffixAbove: 0, suffixCap: 2 }],
+    // The roll is small: as served, every word is read whole, so the other paths are asked for by
+    // name: the word's codes merged, and, for a word of more codes than are merged, the name view
+    // first (for at most the word's rows) then the word's range, and that range cut short (the name
+    // view read on to the page's end). The views before `student-list` answer
+    // the same, tuned as they were served, and through the port while `student-list` is being built.
+    const tunings: ReadonlyArray<readonly [string, (views: StudentViews) => Pick<DirectoryPort, 'page'>]> = [
+      ['as served', served({})],
+      ['a first batch of 2', served({ firstBatch: 2 })],
+      ["no word read whole: its codes' rows merged", served({ wholeUpTo: 0 })],
+      ["no word read whole: its codes' rows merged, batches of 1", served({ wholeUpTo: 0, firstBatch: 1 })],
+      [
+        'no word read whole nor merged: the name view, then the range',
+        served({ wholeUpTo: 0, mergeAtMost: 0 }),
+      ],
+      [
+        'no word read whole nor merged, a range read whole of 2 rows at most',
+        served({ wholeUpTo: 0, mergeAtMost: 0, wholeAtMost: 2, firstBatch: 2 }),
+      ],
+      ['the views before it, as served', trigrams({})],
+      ['the views before it, a first batch of 2', trigrams({ firstBatch: 2 })],
+      ["the views before it, every search by its word's suffixes", trigrams({ suffixAbove: 0 })],
+      ['the views before it, suffix reads of 2 rows at most', trigrams({ suffixAbove: 0, suffixCap: 2 })],
+      [
+        'the port while student-list is being built',
+        (views) =>
+          couchStudentDirectory({
+            views: { ...views, listIndexed: () => Promise.reject(new StoreTimeoutError(5_000)) },
+            held: studentDirectory(),
+          }),
+      ],
     ];
-    for (const [tuned, tuning] of tunings)
+    for (const [tuned, portOf] of tunings)
       it(`answers every query, class, status and page size as the in-memory directory does (${tuned})`, async () => {
-        const { memory, couch } = await seed(tuning);
+        const { memory, couch } = await seed(portOf);
         const inMemory: Pick<DirectoryPort, 'page'> = { page: async (q) => memory.page(q) };
         const queries = [
           '',
@@ -637,7 +925,7 @@ for (const [label, host] of storeBackends('couchdirectory'))
       const visitor = await studentStore(db).create(aStudentRecord({ displayName: 'Vera', visitor: true }));
       const wired = await start();
       expect(wired.visitors.map((v) => v.studentId)).to.deep.equal([visitor.studentId]);
-      expect(queried).to.include.members(['student-visitors/all', 'student-directory/by-name']);
+      expect(queried).to.include.members(['student-visitors/all', 'student-list/by-name']);
     });
 
     it("keeps CouchDB's background indexer off its views; a database set up before takes that without a rebuild", async () => {
