@@ -385,6 +385,12 @@ export interface StudentViews {
   ): Promise<ViewBatch>;
   /** Answers once `student-list`'s index holds every write acknowledged before the call. */
   listIndexed(): Promise<void>;
+  /**
+   * Whether an instance found `student-list` built once (`markListBuilt`): from then on it is only
+   * ever behind the last writes (an import), never missing the roll, and pages read it.
+   */
+  listMarkedBuilt(): Promise<boolean>;
+  markListBuilt(): Promise<void>;
   /** Every visitor's record. */
   visitors(): Promise<StudentDoc[]>;
   /**
@@ -561,6 +567,10 @@ const trigramViews = (db: Database): TrigramViews => {
   };
 };
 
+/** Where an instance notes that `student-list` was built (a `_local` document: not replicated, nor backed up). */
+const LIST_BUILT_ID = '_local/student-list-built';
+const ListBuiltDoc = t.type({ _id: t.string });
+
 export const studentViews = (db: Database): StudentViews => {
   const list = 'student-list';
   return {
@@ -628,6 +638,17 @@ export const studentViews = (db: Database): StudentViews => {
         // ICU may collate distinct strings alike: a row of another code is not this one's.
         return E.isRight(k) ? { viewKey: k.right[2], wanted: k.right[1] === code } : undefined;
       });
+    },
+    async listMarkedBuilt() {
+      return (await getDoc(db, ListBuiltDoc, LIST_BUILT_ID)) !== undefined;
+    },
+    async markListBuilt() {
+      try {
+        await db.put({ _id: LIST_BUILT_ID, at: new Date().toISOString() });
+      } catch (e) {
+        // Another instance marked it first.
+        if (!isConflict(e)) throw e;
+      }
     },
     async listIndexed() {
       // CouchDB indexes a design document's views together; PouchDB each on its own.

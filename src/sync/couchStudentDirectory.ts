@@ -130,21 +130,32 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): CouchDirectory 
   let writesSeen = 0;
   const indexHolds: Record<View, number> = { name: -1, word: -1 };
 
-  // Whether `student-list`'s index was once found holding every write (then for good: behind an
-  // import, pages read it as it stands), or is being asked; until then pages read the views before it.
+  // Whether `student-list` was once found holding every write, by this instance or another (the
+  // database's mark): then it is read for good — behind an import, as it stands. Until then it may be
+  // being built (the roll's first start of the version that adds it: the views before it hold the
+  // roll, it holds a part), and pages read the views before it while it is asked again now and then.
   let listBuilt = false;
+  let markRead: Promise<boolean> | undefined;
   let listAsked: Promise<void> | undefined;
   let listFoundBehind = false;
   let listAskedAgainAt = Number.NEGATIVE_INFINITY;
   const listReady = async (): Promise<boolean> => {
     if (listBuilt) return true;
+    // Read once; a failed read is taken for no mark (the wait below decides).
+    markRead ??= views.listMarkedBuilt().catch(() => false);
+    if (await markRead) {
+      listBuilt = true;
+      return true;
+    }
     if (listAsked === undefined && now() >= listAskedAgainAt) {
       const seenBefore = writesSeen;
       const asked = views.listIndexed().then(
-        () => {
+        async () => {
           listBuilt = true;
           indexHolds.name = Math.max(indexHolds.name, seenBefore);
           indexHolds.word = Math.max(indexHolds.word, seenBefore);
+          // For the next starts and the other instances: a failed mark is made by a later start.
+          await views.markListBuilt().catch(() => undefined);
         },
         // The store's silence limit cut the wait: CouchDB goes on building it.
         () => {

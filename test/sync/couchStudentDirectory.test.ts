@@ -205,6 +205,8 @@ const listViewsWith = (over: Partial<StudentViews>): StudentViews => ({
   wordCodes: async () => [],
   byWordCode: async () => ({ rows: [], next: undefined }),
   listIndexed: async () => undefined,
+  listMarkedBuilt: async () => false,
+  markListBuilt: async () => undefined,
   visitors: async () => [],
   refresh: async () => undefined,
   trigrams: viewsWith({}),
@@ -548,6 +550,43 @@ describe("a search by its words' counts (decision 0073)", () => {
 });
 
 describe('a page while student-list is being built (the first start of the version that adds it)', () => {
+  it('where an instance found it built once (the mark), reads it even while its index answers late, never the views before it', async () => {
+    const never = new Promise<never>(() => undefined);
+    const answered: string[] = [];
+    const views = listViewsWith({
+      listMarkedBuilt: async () => true,
+      // Behind an import: a query that waits does not answer in time.
+      listIndexed: () => never,
+      wordCodes: async () => [{ code: viewKeyOf('souza'), count: 1 }],
+      byWord: async (_s, _w, _n, fresh) => {
+        answered.push(fresh ? 'student-list, waiting' : 'student-list, as it stands');
+        return fresh ? never : { rows: [wordRowOf('s1', 'ana souza')], complete: true };
+      },
+      trigrams: viewsWith({
+        byTrigram: async () => {
+          throw new Error('student-list was built');
+        },
+      }),
+    });
+    const couch = couchStudentDirectory({ views, held: studentDirectory(), freshWaitMs: 20 });
+    const page = await couch.page({ status: 'ACTIVE', q: 'souza', afterKey: undefined, limit: 10 });
+    expect(page.items.map((e) => e.studentId)).to.deep.equal(['s1']);
+    expect(couch.readsTrigrams()).to.equal(false);
+  });
+
+  it('the instance that finds it built marks it, for the next starts and the other instances', async () => {
+    let marked = 0;
+    const views = listViewsWith({
+      markListBuilt: async () => {
+        marked += 1;
+      },
+    });
+    const couch = couchStudentDirectory({ views, held: studentDirectory() });
+    await couch.page({ status: 'ACTIVE', q: '', afterKey: undefined, limit: 10 });
+    await couch.page({ status: 'ACTIVE', q: 'ana', afterKey: undefined, limit: 10 });
+    expect(marked).to.equal(1);
+  });
+
   it('the first waits for it at most its bound, then the views before it answer at once; it is asked again after a while', async () => {
     let clock = 0;
     let built = false;
@@ -819,6 +858,25 @@ for (const [label, host] of storeBackends('couchdirectory'))
         // The table found students, not only empty pages.
         expect(compared).to.be.greaterThan(500);
       });
+
+    it('marks student-list built in the database once found so, and an instance started after reads it though its index answers late', async () => {
+      const db = withQuorumWrites(per.db());
+      await ensureStudentViews(db);
+      await studentStore(db).create(aStudentRecord({ displayName: 'Ana Souza' }));
+      const views = studentViews(db);
+      expect(await views.listMarkedBuilt()).to.equal(false);
+      const first = couchStudentDirectory({ views, held: studentDirectory() });
+      await first.page({ status: 'ACTIVE', q: 'souza', afterKey: undefined, limit: 10 });
+      expect(await views.listMarkedBuilt()).to.equal(true);
+      const later = couchStudentDirectory({
+        views: { ...views, listIndexed: () => new Promise<never>(() => undefined) },
+        held: studentDirectory(),
+        freshWaitMs: 20,
+      });
+      const page = await later.page({ status: 'ACTIVE', q: 'souza', afterKey: undefined, limit: 10 });
+      expect(page.items.map((e) => e.displayName)).to.deep.equal(['Ana Souza']);
+      expect(later.readsTrigrams()).to.equal(false);
+    });
 
     it('a rename moves the student in the list and the search; a deletion moves it to DELETED', async () => {
       const db = withQuorumWrites(per.db());
