@@ -178,9 +178,19 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): CouchDirectory 
   // Words' counts (their codes' rows, above none), and when read: a count only chooses which word's
   // rows a search reads and how, and every row read is checked against the query, so a count from a
   // moment ago costs at most a longer read, never a wrong answer. A count of none ends a search, so
-  // it is never reused (a student written since would not be found); nor are the codes a merge reads
-  // (a code written since would be missed).
-  const heldCounts = new Map<string, { readonly at: number; readonly count: number }>();
+  // it is never reused (a student written since would not be found). The codes a merge reads are
+  // reused only while no student write was seen since they were read from an index that held every
+  // write seen (a code written since would be missed), as a page reads the index as it stands: a
+  // first name's page then reads its rows alone (its codes took 5.9 ms of CouchDB's CPU at 50,000).
+  const heldCounts = new Map<
+    string,
+    {
+      readonly at: number;
+      readonly count: number;
+      /** The word's codes, and the writes seen when they were read, where the index held them all. */
+      readonly codes: { readonly seen: number; readonly codes: ReadonlyArray<WordCode> } | undefined;
+    }
+  >();
 
   const entryOf = (
     row: Pick<ViewRow, 'studentId' | 'classId' | 'entry'>,
@@ -231,15 +241,23 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): CouchDirectory 
     // A word's codes read by this page, to merge them without reading them again.
     const readNow = new Map<string, ReadonlyArray<WordCode>>();
     const codesOf = async (word: string): Promise<ReadonlyArray<WordCode>> => {
+      const seenBefore = writesSeen;
       const codes = await ask('word', (f) => views.wordCodes(status, word, f));
       readNow.set(word, codes);
       const count = codes.reduce((sum, c) => sum + c.count, 0);
       const key = `${status}\u0000${word}`;
       if (count > 0) {
         if (heldCounts.size >= COUNTS_HELD) heldCounts.clear();
-        heldCounts.set(key, { at: now(), count });
+        const current = indexHolds.word >= seenBefore;
+        heldCounts.set(key, { at: now(), count, codes: current ? { seen: seenBefore, codes } : undefined });
       } else heldCounts.delete(key);
       return codes;
+    };
+    // The word's codes held, where no student write was seen since they were read.
+    const heldCodesOf = (word: string): ReadonlyArray<WordCode> | undefined => {
+      const kept = heldCounts.get(`${status}\u0000${word}`);
+      if (kept?.codes === undefined || now() - kept.at >= countsForMs) return undefined;
+      return kept.codes.seen === writesSeen ? kept.codes.codes : undefined;
     };
     const countOf = async (word: string): Promise<number> => {
       const kept = heldCounts.get(`${status}\u0000${word}`);
@@ -360,7 +378,7 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): CouchDirectory 
       const batch = await rangeRead(word, 2 * wholeUpTo);
       if (batch.complete) return pageOfRange(batch.rows);
     }
-    const current = readNow.get(word) ?? (await codesOf(word));
+    const current = readNow.get(word) ?? heldCodesOf(word) ?? (await codesOf(word));
     if (current.length <= (deps.mergeAtMost ?? MERGE_AT_MOST)) return merge(current);
     if (await scan(fewest)) return pageOfScan();
     const batch = await rangeRead(word, deps.wholeAtMost ?? WHOLE_AT_MOST);

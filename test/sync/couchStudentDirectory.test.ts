@@ -522,6 +522,48 @@ describe("a search by its words' counts (decision 0073)", () => {
     expect(asked).to.deep.equal(['word lima 5001']);
   });
 
+  it("merges a common word's codes held while no student write was seen since they were read; a write seen, they are read again", async () => {
+    let codesRead = 0;
+    let clock = 0;
+    const code = viewKeyOf('maria');
+    const views = listViewsWith({
+      wordCodes: async () => {
+        codesRead += 1;
+        return [{ code, count: 5_000 }];
+      },
+      byWordCode: async () => ({
+        rows: [nameRowOf(aStudentRecord({ studentId: 's1' }), 'maria lima')],
+        next: undefined,
+      }),
+    });
+    const couch = couchStudentDirectory({
+      views,
+      held: studentDirectory(),
+      countsForMs: 1_000,
+      now: () => clock,
+    });
+    const search = async () =>
+      (await couch.page({ status: 'ACTIVE', q: 'maria', afterKey: undefined, limit: 10 })).items.length;
+    expect(await search()).to.equal(1);
+    expect(await search()).to.equal(1);
+    expect(codesRead).to.equal(1);
+    // Another instance's student, told by the private feed: a code of it could be new.
+    couch.upsertStudent({
+      _id: 'student:x',
+      _rev: '1-a',
+      docType: 'student' as const,
+      ...aStudentRecord({ displayName: 'Mariazinha' }),
+      photo_refs: [],
+      phones: [],
+    });
+    expect(await search()).to.equal(1);
+    expect(await search()).to.equal(1);
+    expect(codesRead).to.equal(2);
+    clock = 1_000;
+    expect(await search()).to.equal(1);
+    expect(codesRead).to.equal(3);
+  });
+
   it("reuses a word's count for its time; a count of none is asked again each time", async () => {
     const asked: string[] = [];
     let clock = 0;
