@@ -38,14 +38,8 @@ import {
 import type { DirectoryPort } from './directoryPort.js';
 import type { DirectoryEntry, DirectoryPage, StudentDirectory } from './studentDirectory.js';
 import { type TrigramSearchDeps, trigramSearch } from './trigramSearch.js';
-import { entryOfRow, pageOfWordRows } from './viewPages.js';
+import { answerWithin, entryOfRow, FRESH_WAIT_MS, LATE, MAX_BATCH, pageOfWordRows } from './viewPages.js';
 
-/**
- * A page's first batch is its size and one (a list's rows all match; 200 rows of long keys took 0.9 s
- * at 10 concurrent pages on the loaded machine, 51 rows 0.16 s); each further batch doubles, to at most
- * `MAX_BATCH`.
- */
-const MAX_BATCH = 2_000;
 /**
  * A word with at most this many rows in `by-word` is read whole (one query, some hundred kilobytes):
  * a page of a common word in list order costs about `limit × roll ÷ count` rows of the name view,
@@ -67,11 +61,8 @@ const WHOLE_AT_MOST = 50_000;
 const COUNTS_FOR_MS = 60_000;
 /** Words' counts held at most (a kiosk's typing makes many): past it, they are forgotten at once. */
 const COUNTS_HELD = 2_000;
-/** See `freshWaitMs`: well inside the request's 6 s deadline and the store's 5 s silence limit. */
-const FRESH_WAIT_MS = 2_000;
 /** How long after `student-list` was found being built it is asked again (its build goes on meanwhile). */
 const BUILD_ASKED_EVERY_MS = 30_000;
-const LATE: unique symbol = Symbol('late');
 
 type View = 'name' | 'word';
 
@@ -223,18 +214,8 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): CouchDirectory 
         indexHolds[view] = Math.max(indexHolds[view], seenBefore);
         return answer;
       });
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<typeof LATE>((resolve) => {
-        timer = setTimeout(() => resolve(LATE), freshWaitMs);
-      });
-      try {
-        const first = await Promise.race([waiting, late]);
-        if (first !== LATE) return first;
-      } finally {
-        clearTimeout(timer);
-      }
-      // Its answer, or the store's silence limit, comes later; nobody waits for it.
-      waiting.catch(() => undefined);
+      const first = await answerWithin(waiting, freshWaitMs);
+      if (first !== LATE) return first;
       waited = false;
       return run(false);
     };

@@ -24,14 +24,8 @@ import {
 } from '../store/studentViews.js';
 import type { PageQuery } from './directoryPort.js';
 import type { DirectoryEntry, DirectoryPage, StudentDirectory } from './studentDirectory.js';
-import { entryOfRow, pageOfWordRows } from './viewPages.js';
+import { answerWithin, entryOfRow, FRESH_WAIT_MS, LATE, MAX_BATCH, pageOfWordRows } from './viewPages.js';
 
-/**
- * A page's first batch is its size and one (a list's rows all match; 200 rows of long keys took 0.9 s
- * at 10 concurrent pages on the loaded machine, 51 rows 0.16 s); each further batch doubles, to at most
- * `MAX_BATCH`.
- */
-const MAX_BATCH = 2_000;
 /** How long the trigrams' counts read at once are reused. */
 const COUNTS_FOR_MS = 60_000;
 /**
@@ -74,10 +68,6 @@ export interface TrigramSearchDeps {
   /** How long a page's first query waits for the index to catch up before the page reads it as it stands. */
   readonly freshWaitMs?: number;
 }
-
-/** See `freshWaitMs`: well inside the request's 6 s deadline and the store's 5 s silence limit. */
-const FRESH_WAIT_MS = 2_000;
-const LATE: unique symbol = Symbol('late');
 
 type View = 'name' | 'trigram' | 'suffix';
 
@@ -209,18 +199,8 @@ export const trigramSearch = (deps: TrigramSearchDeps): TrigramSearch => {
           indexHolds[view] = Math.max(indexHolds[view], seenBefore);
           return answer;
         });
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<typeof LATE>((resolve) => {
-          timer = setTimeout(() => resolve(LATE), deps.freshWaitMs ?? FRESH_WAIT_MS);
-        });
-        try {
-          const first = await Promise.race([waiting, late]);
-          if (first !== LATE) return first;
-        } finally {
-          clearTimeout(timer);
-        }
-        // Its answer, or the store's silence limit, comes later; nobody waits for it.
-        waiting.catch(() => undefined);
+        const first = await answerWithin(waiting, deps.freshWaitMs ?? FRESH_WAIT_MS);
+        if (first !== LATE) return first;
         waited = false;
         return LATE;
       };
