@@ -8,8 +8,9 @@
  *   characters that collate as their code units compare, in codes that order as the units do, so the
  *   view's order is the list's order and a cursor's sort key is a view key.
  * - `by-word`: a row per place in the folded name where three characters without a space begin, keyed
- *   by the rest of that word (`BY_SUFFIX_MAP`, decision 0067), with `_count`: a word's count chooses
- *   which word a search reads, and its range holds every student whose name holds the word.
+ *   by the rest of that word (as `by-suffix`, decision 0067) and then the list key (`BY_WORD_MAP`),
+ *   with `_count`: a word's codes and counts choose how a search reads it, its range holds every
+ *   student whose name holds the word, and each code's rows are in list order.
  *
  * The design documents before it stay installed and are read only while `student-list` is first
  * built (`student-directory`: `by-name` and `by-trigram`, a row per distinct trigram with `_count`;
@@ -43,8 +44,8 @@ export const MATCH_VIEWS_ID = '_design/student-matches';
 export const SEARCH_VIEWS_ID = '_design/student-search';
 /**
  * The list and the search since decision 0073: the name view and the words' view (`by-word`, the
- * suffix view's rows with a `_count` reduction) in one design document, indexed together, without the
- * trigram view. `student-directory` and `student-search` stay installed, read only while this one's
+ * suffix view's rows keyed with the list key too, with a `_count` reduction) in one design document,
+ * indexed together, without the trigram view. `student-directory` and `student-search` stay installed, read only while this one's
  * index is being built (a roll's first start of the version that adds it).
  */
 export const LIST_VIEWS_ID = '_design/student-list';

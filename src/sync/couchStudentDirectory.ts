@@ -41,9 +41,9 @@ import { type TrigramSearchDeps, trigramSearch } from './trigramSearch.js';
 import { answerWithin, entryOfRow, FRESH_WAIT_MS, LATE, MAX_BATCH, pageOfWordRows } from './viewPages.js';
 
 /**
- * A word with at most this many rows in `by-word` is read whole (one query, some hundred kilobytes):
- * a page of a common word in list order costs about `limit × roll ÷ count` rows of the name view,
- * fewer than the word's own rows past a few thousand at 250,000 students (decision 0073).
+ * A word with at most this many rows in `by-word` is read whole (one query, some hundred kilobytes);
+ * past it, a page of the word read in list order (its codes merged) reads about the page's worth of
+ * rows a code where its matches are spread, fewer than the word's own rows (decision 0073).
  */
 const WHOLE_UP_TO = 1_000;
 /**
