@@ -45,6 +45,15 @@ export const FEED_HEARTBEAT_MS = 10_000;
 const urlOf = (input: string | URL | Request): string =>
   typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
 
+/** A URL's path alone: its query may hold keys of personal data, its authority the credentials. */
+const pathOf = (url: string): string => {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return '(a URL that does not parse)';
+  }
+};
+
 /** The CouchDB endpoints that take a POST to read (a body of keys, ids or a selector), not to write. */
 const READ_POSTS = new Set(['_all_docs', '_bulk_get', '_changes', '_revs_diff', '_find', '_explain']);
 
@@ -64,8 +73,9 @@ export const boundedFetch =
     const url = urlOf(input);
     const silence = silenceMs * (patience.getStore() ?? 1);
     const limit = /[?&]feed=(longpoll|continuous)\b/.test(url) ? silence + FEED_HEARTBEAT_MS : silence;
+    const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
     const timer = new AbortController();
-    const timeout = () => new StoreTimeoutError(limit);
+    const timeout = () => new StoreTimeoutError(limit, `${method.toUpperCase()} ${pathOf(url)}`);
     let pending: NodeJS.Timeout | undefined;
     const arm = () => {
       clearTimeout(pending);
@@ -74,7 +84,6 @@ export const boundedFetch =
     };
     const disarm = () => clearTimeout(pending);
     // Read when the call starts: a deadline that fired already leaves this call to its own limit.
-    const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
     const deadline = isReadCall(method, url) ? deadlineSignal() : undefined;
     const signals = [init?.signal, timer.signal, deadline].filter((x): x is AbortSignal => x != null);
     const signal = signals.length === 1 ? timer.signal : AbortSignal.any(signals);

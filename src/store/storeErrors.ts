@@ -48,8 +48,14 @@ export class StoreClosingError extends Error {
 export class StoreTimeoutError extends Error {
   override readonly name = 'StoreTimeoutError';
   readonly code = 'ESTORETIMEOUT';
-  constructor(readonly silentMs: number) {
-    super(`the store did not answer for ${silentMs} ms`);
+  /** `call`: the request that went silent (method and path, never its query or credentials). */
+  constructor(
+    readonly silentMs: number,
+    readonly call?: string,
+  ) {
+    // The call in the message: a start that fails on it prints only the message, and which database
+    // and endpoint went silent is what says whether an index build, a compaction or a node is behind.
+    super(`the store did not answer${call === undefined ? '' : ` ${call}`} for ${silentMs} ms`);
   }
 }
 

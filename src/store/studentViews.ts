@@ -392,8 +392,11 @@ export interface StudentViews {
    */
   listMarkedBuilt(): Promise<boolean>;
   markListBuilt(): Promise<void>;
-  /** Every visitor's record. */
-  visitors(): Promise<StudentDoc[]>;
+  /**
+   * Every visitor's record: once the index holds every write acknowledged before the call, or
+   * `asIndexed`, as the index stands (at once, even while CouchDB indexes an import's students).
+   */
+  visitors(options?: { readonly asIndexed?: boolean }): Promise<StudentDoc[]>;
   /**
    * Sets CouchDB indexing what was written since (a query of no rows with `stale=update_after`: it
    * answers at once and the index is brought up to date behind it, however long that takes); the
@@ -656,8 +659,11 @@ export const studentViews = (db: Database): StudentViews => {
       await db.query(`${list}/by-name`, { limit: 0 });
       await db.query(`${list}/by-word`, { limit: 0, reduce: false });
     },
-    async visitors() {
-      const res = await db.query('student-visitors/all', { include_docs: true });
+    async visitors(options = {}) {
+      const res = await db.query('student-visitors/all', {
+        include_docs: true,
+        ...(options.asIndexed === true ? { stale: 'ok' as const } : {}),
+      });
       return res.rows.flatMap((row) => {
         const d = StudentDoc.decode(row.doc);
         return E.isRight(d) ? [d.right] : [];

@@ -70,6 +70,11 @@ export interface CouchDirectoryDeps {
   readonly views: StudentViews;
   /** Holds the consents and the visitors (loaded by the caller), never the rest of the roll. */
   readonly held: StudentDirectory;
+  /**
+   * Settles once `held` holds every visitor stored before the start (read from an index that may lag
+   * an import at the start); the visitors' report waits for it. Already, when not given.
+   */
+  readonly visitorsHeld?: Promise<unknown>;
   /** Told of each student write the private feed brings (to keep the views current). */
   readonly onStudentWrite?: () => void;
   /** Rows read in a page's first batch (tests set a small one to page through several). */
@@ -373,7 +378,10 @@ export const couchStudentDirectory = (deps: CouchDirectoryDeps): CouchDirectory 
     upsertConsent: (doc) => held.upsertConsent(doc),
     activeConsents: (id) => held.activeConsents(id),
     consentsRecorded: (id) => held.consentsRecorded(id),
-    visitors: () => held.visitors(),
+    async visitors() {
+      await deps.visitorsHeld;
+      return held.visitors();
+    },
     // Visitors only: every other caller reads the record from the store when it is not held here.
     get: (id) => held.get(id),
     readsTrigrams: () => !listBuilt && listFoundBehind,

@@ -5,15 +5,17 @@
  */
 import type { Observable, Subscription } from 'rxjs';
 import type { Change } from './changeFeed.js';
-import type { DirectoryPage, StudentDirectory } from './studentDirectory.js';
+import type { DirectoryEntry, DirectoryPage, StudentDirectory } from './studentDirectory.js';
 
 export type PageQuery = Parameters<StudentDirectory['page']>[0];
 
 export interface DirectoryPort
   extends Pick<
     StudentDirectory,
-    'upsertStudent' | 'upsertConsent' | 'activeConsents' | 'consentsRecorded' | 'visitors' | 'get'
+    'upsertStudent' | 'upsertConsent' | 'activeConsents' | 'consentsRecorded' | 'get'
   > {
+  /** The visitors (the visitors' report): on CouchDB, once every visitor stored before the start is held. */
+  visitors(): Promise<DirectoryEntry[]>;
   /**
    * The students of `status` matching `q` (and `classId`), after `afterKey` in list order, at most
    * `limit`; `lastKey` when more follow. Same order, cursors and matches on every implementation.
@@ -29,7 +31,7 @@ export const inMemoryDirectory = (d: StudentDirectory): DirectoryPort => ({
   upsertConsent: (doc) => d.upsertConsent(doc),
   activeConsents: (id) => d.activeConsents(id),
   consentsRecorded: (id) => d.consentsRecorded(id),
-  visitors: () => d.visitors(),
+  visitors: async () => d.visitors(),
   get: (id) => d.get(id),
   page: async (query) => d.page(query),
   follow: (changes, onUndecodable) => d.follow(changes, onUndecodable),

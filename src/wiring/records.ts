@@ -156,8 +156,14 @@ export const wireRecords = async (wiring: RecordsWiring) => {
   if (store.backend === 'couchdb') {
     // CouchDB serves the roll from its views (decision 0056): nothing of it is read here but the
     // visitors; the consents are held as before.
-    const couch = await wireCouchDirectory(store.db.private, directory, clock, logger, opened);
-    directory.load(couch.visitors, await consents.listAll());
+    const couch = await wireCouchDirectory(
+      store.db.private,
+      directory,
+      await consents.listAll(),
+      clock,
+      logger,
+      opened,
+    );
     port = couch.port;
     holdViewRefreshes = couch.holdRefreshes;
     heldTo = privateSeq;

@@ -63,6 +63,13 @@ describe('bounded fetch (CouchDB calls never wait for ever)', () => {
     expect(isStoreUnavailable(e)).to.equal(true);
   });
 
+  it('names the call that went silent, without its query (keys may be personal data)', async () => {
+    const e = await failure(boundedFetch(200)(`${base}/silent?key=%22student%3Aana%22`, { method: 'post' }));
+    expect(e).to.be.instanceOf(StoreTimeoutError);
+    expect(String(e)).to.include('the store did not answer POST /silent for 200 ms');
+    expect(String(e)).not.to.include('ana');
+  });
+
   it('fails a call whose body stops half-way', async () => {
     const response = await boundedFetch(200)(`${base}/stalls-mid-body`);
     expect(response.status).to.equal(200);

@@ -1010,6 +1010,7 @@ for (const [label, host] of storeBackends('couchdirectory'))
         const wired = await wireCouchDirectory(
           watched,
           studentDirectory(),
+          [],
           () => new Date(),
           pino({ level: 'silent' }),
           opened,
@@ -1024,8 +1025,103 @@ for (const [label, host] of storeBackends('couchdirectory'))
       expect(queried).to.deep.equal([]);
       const visitor = await studentStore(db).create(aStudentRecord({ displayName: 'Vera', visitor: true }));
       const wired = await start();
-      expect(wired.visitors.map((v) => v.studentId)).to.deep.equal([visitor.studentId]);
+      // The index never built: the start held none of them, and read it behind the start.
+      expect(wired.visitors).to.deep.equal([]);
+      expect((await wired.port.visitors()).map((v) => v.studentId)).to.deep.equal([visitor.studentId]);
       expect(queried).to.include.members(['student-visitors/all', 'student-list/by-name']);
+    });
+
+    it("starts at once while the visitors' index is behind (another instance's import); the visitors' report waits for the ones it does not hold yet", async function () {
+      this.timeout(30_000);
+      const db = withQuorumWrites(per.db());
+      await ensureStudentViews(db);
+      const students = studentStore(db);
+      const indexed = await students.create(aStudentRecord({ displayName: 'Vera', visitor: true }));
+      expect((await studentViews(db).visitors()).map((v) => v.studentId)).to.deep.equal([indexed.studentId]);
+      // Written since: the index holds it only once asked to catch up, which is what goes silent.
+      const late = await students.create(aStudentRecord({ displayName: 'Vitor', visitor: true }));
+      let silent = 2;
+      const caughtUpAsked: Array<'cut' | 'answered'> = [];
+      const behind = new Proxy(db, {
+        get(target, prop) {
+          if (prop === 'query')
+            return (view: string, options?: PouchDB.Query.Options<object, object>) => {
+              if (view === 'student-visitors/all' && options?.stale === undefined) {
+                caughtUpAsked.push(silent > 0 ? 'cut' : 'answered');
+                if (silent > 0) {
+                  silent -= 1;
+                  return Promise.reject(
+                    new StoreTimeoutError(5_000, 'GET /db/_design/student-visitors/_view/all'),
+                  );
+                }
+              }
+              return target.query(view, options);
+            };
+          const value: unknown = Reflect.get(target, prop);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const opened = disposers();
+      try {
+        const held = studentDirectory();
+        const t0 = Date.now();
+        const wired = await wireCouchDirectory(
+          behind,
+          held,
+          [],
+          () => new Date(),
+          pino({ level: 'silent' }),
+          opened,
+        );
+        // Started on what the index held, before any read that waits for it answered.
+        expect(caughtUpAsked).to.deep.equal(['cut']);
+        expect(held.visitors().map((v) => v.studentId)).to.deep.equal([indexed.studentId]);
+        const report = await wired.port.visitors();
+        expect(report.map((v) => v.displayName).sort()).to.deep.equal(['Vera', 'Vitor']);
+        expect(held.get(late.studentId)?.displayName).to.equal('Vitor');
+        expect(caughtUpAsked).to.deep.equal(['cut', 'cut', 'answered']);
+        // Read again after a second, then two.
+        expect(Date.now() - t0).to.be.at.least(2_900);
+      } finally {
+        await opened.disposeAll();
+      }
+    });
+
+    it('stops reading the visitors again when the service stops', async function () {
+      this.timeout(30_000);
+      const db = withQuorumWrites(per.db());
+      await ensureStudentViews(db);
+      await studentStore(db).create(aStudentRecord({ displayName: 'Vera', visitor: true }));
+      let asked = 0;
+      const silentForEver = new Proxy(db, {
+        get(target, prop) {
+          if (prop === 'query')
+            return (view: string, options?: PouchDB.Query.Options<object, object>) => {
+              if (view !== 'student-visitors/all' || options?.stale !== undefined)
+                return target.query(view, options);
+              asked += 1;
+              return Promise.reject(new StoreTimeoutError(5_000));
+            };
+          const value: unknown = Reflect.get(target, prop);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const opened = disposers();
+      const wired = await wireCouchDirectory(
+        silentForEver,
+        studentDirectory(),
+        [],
+        () => new Date(),
+        pino({ level: 'silent' }),
+        opened,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await opened.disposeAll();
+      // Settles at the stop, in the pause before the third read: the loop asks no more.
+      await wired.visitorsHeld;
+      expect(asked).to.equal(2);
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(asked).to.equal(2);
     });
 
     it("keeps CouchDB's background indexer off its views; a database set up before takes that without a rebuild", async () => {
@@ -1067,7 +1163,7 @@ for (const [label, host] of storeBackends('couchdirectory'))
       couch.upsertStudent(visitor);
       expect(couch.get(regular.studentId)).to.equal(undefined);
       expect(couch.get(visitor.studentId)?.displayName).to.equal('Vera');
-      expect(couch.visitors().map((v) => v.studentId)).to.deep.equal([visitor.studentId]);
+      expect((await couch.visitors()).map((v) => v.studentId)).to.deep.equal([visitor.studentId]);
       expect((await studentViews(db).visitors()).map((v) => v.studentId)).to.deep.equal([visitor.studentId]);
     });
   });

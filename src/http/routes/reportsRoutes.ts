@@ -161,8 +161,7 @@ export const visitorsReportRoute = defineRoute({
     if (to < from) return E.left(invalid('query.to', 'must not be before `from`'));
     if ((Date.parse(to) - Date.parse(from)) / DAY_MS + 1 > MAX_REPORT_DAYS)
       return E.left(invalid('query.to', `at most ${MAX_REPORT_DAYS} days from \`from\``));
-    const found = deps.registration.directory
-      .visitors()
+    const found = (await deps.registration.directory.visitors())
       .flatMap((s) => (s.visitorSince === null ? [] : [{ ...s, createdAt: s.visitorSince }]))
       .filter(
         (s) =>
