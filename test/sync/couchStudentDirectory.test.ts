@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import type { StudentDoc, StudentRecord, StudentStatus } from '../../src/domain/student.js';
 import { disposers } from '../../src/lib/disposers.js';
 import { foldName } from '../../src/rules/students.js';
+import type { Database } from '../../src/store/pouch.js';
 import { withQuorumWrites } from '../../src/store/quorumWrites.js';
 import { StoreTimeoutError } from '../../src/store/storeErrors.js';
 import { foldStoredNames } from '../../src/store/studentNameFold.js';
@@ -189,6 +190,30 @@ describe("the views' keys", () => {
 });
 
 /** The views before `student-list`, holding nothing but for what a test gives them. */
+type QueryOptions = PouchDB.Query.Options<object, object>;
+
+/**
+ * `db` with its view queries answered by `answer` (which may ask the real query, `asked`): how a test
+ * sees, delays or cuts the queries a start or a page makes, on a real store.
+ */
+const withQueries = (
+  db: Database,
+  answer: (
+    view: string,
+    options: QueryOptions | undefined,
+    asked: () => Promise<unknown>,
+  ) => Promise<unknown>,
+): Database =>
+  new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'query')
+        return (view: string, options?: QueryOptions) =>
+          answer(view, options, () => target.query(view, options));
+      const value: unknown = Reflect.get(target, prop);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+
 const viewsWith = (over: Partial<TrigramViews>): TrigramViews => ({
   byName: async () => ({ rows: [], next: undefined }),
   byTrigram: async () => ({ rows: [], next: undefined }),
@@ -994,16 +1019,9 @@ for (const [label, host] of storeBackends('couchdirectory'))
       const db = withQuorumWrites(per.db());
       // Every view query the start makes (a query is what makes CouchDB build a view's index).
       const queried: string[] = [];
-      const watched = new Proxy(db, {
-        get(target, prop) {
-          if (prop === 'query')
-            return (view: string, options?: object) => {
-              queried.push(view);
-              return target.query(view, options);
-            };
-          const value: unknown = Reflect.get(target, prop);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
+      const watched = withQueries(db, (view, _options, asked) => {
+        queried.push(view);
+        return asked();
       });
       const start = async () => {
         const opened = disposers();
@@ -1042,24 +1060,15 @@ for (const [label, host] of storeBackends('couchdirectory'))
       const late = await students.create(aStudentRecord({ displayName: 'Vitor', visitor: true }));
       let silent = 2;
       const caughtUpAsked: Array<'cut' | 'answered'> = [];
-      const behind = new Proxy(db, {
-        get(target, prop) {
-          if (prop === 'query')
-            return (view: string, options?: PouchDB.Query.Options<object, object>) => {
-              if (view === 'student-visitors/all' && options?.stale === undefined) {
-                caughtUpAsked.push(silent > 0 ? 'cut' : 'answered');
-                if (silent > 0) {
-                  silent -= 1;
-                  return Promise.reject(
-                    new StoreTimeoutError(5_000, 'GET /db/_design/student-visitors/_view/all'),
-                  );
-                }
-              }
-              return target.query(view, options);
-            };
-          const value: unknown = Reflect.get(target, prop);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
+      const behind = withQueries(db, (view, options, asked) => {
+        if (view === 'student-visitors/all' && options?.stale === undefined) {
+          caughtUpAsked.push(silent > 0 ? 'cut' : 'answered');
+          if (silent > 0) {
+            silent -= 1;
+            return Promise.reject(new StoreTimeoutError(5_000, 'GET /db/_design/student-visitors/_view/all'));
+          }
+        }
+        return asked();
       });
       const opened = disposers();
       try {
@@ -1092,19 +1101,11 @@ for (const [label, host] of storeBackends('couchdirectory'))
       const db = withQuorumWrites(per.db());
       await ensureStudentViews(db);
       await studentStore(db).create(aStudentRecord({ displayName: 'Vera', visitor: true }));
-      let asked = 0;
-      const silentForEver = new Proxy(db, {
-        get(target, prop) {
-          if (prop === 'query')
-            return (view: string, options?: PouchDB.Query.Options<object, object>) => {
-              if (view !== 'student-visitors/all' || options?.stale !== undefined)
-                return target.query(view, options);
-              asked += 1;
-              return Promise.reject(new StoreTimeoutError(5_000));
-            };
-          const value: unknown = Reflect.get(target, prop);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
+      let countedAsks = 0;
+      const silentForEver = withQueries(db, (view, options, asked) => {
+        if (view !== 'student-visitors/all' || options?.stale !== undefined) return asked();
+        countedAsks += 1;
+        return Promise.reject(new StoreTimeoutError(5_000));
       });
       const opened = disposers();
       const wired = await wireCouchDirectory(
@@ -1119,9 +1120,9 @@ for (const [label, host] of storeBackends('couchdirectory'))
       await opened.disposeAll();
       // Settles at the stop, in the pause before the third read: the loop asks no more.
       await wired.visitorsHeld;
-      expect(asked).to.equal(2);
+      expect(countedAsks).to.equal(2);
       await new Promise((resolve) => setTimeout(resolve, 2_500));
-      expect(asked).to.equal(2);
+      expect(countedAsks).to.equal(2);
     });
 
     it("keeps CouchDB's background indexer off its views; a database set up before takes that without a rebuild", async () => {
@@ -1253,17 +1254,12 @@ for (const [label, host] of storeBackends('couchmatches'))
       );
       let cut = 0;
       const slow = (times: number) =>
-        new Proxy(db, {
-          get(target, prop, receiver) {
-            if (prop !== 'query') return Reflect.get(target, prop, receiver);
-            return async (...args: Parameters<typeof db.query>) => {
-              if (cut < times) {
-                cut += 1;
-                throw new StoreTimeoutError(5_000);
-              }
-              return target.query(...args);
-            };
-          },
+        withQueries(db, async (_view, _options, asked) => {
+          if (cut < times) {
+            cut += 1;
+            throw new StoreTimeoutError(5_000);
+          }
+          return asked();
         });
       const q: MatchQuery = { keys: [['lia', '2020-01-01']], ids: [] };
       expect(await activeMatching(slow(3))(q)).to.deep.equal([child.studentId]);
