@@ -7,8 +7,9 @@
  * 10 connections, resident memory, a graceful stop (SIGTERM) right after a burst of one-by-one
  * creations and whether it left the directory snapshot (decision 0040), and a restart to healthy.
  * On a real CouchDB (`bench/couchServer.ts`; left out without one), at 10,000 and 250,000: the import
- * of the first 10,000-row file, the list and the search, the first instance's resident memory, and a
- * second instance's start to healthy and its resident memory.
+ * of the first 10,000-row file, the list and the search, the first instance's resident memory, a
+ * second instance's start to healthy and its resident memory, and (from four files on) the start to
+ * healthy of an instance started while the first imports.
  *
  * A quick run (`--only growth` runs it in a quick run too) measures 1,000 and 10,000 embedded and
  * 10,000 on CouchDB; the full run's large sizes take minutes, most of them the import.
@@ -145,6 +146,8 @@ const importRoll = async (
   students: number,
   /** The service's output so far (its log lines), printed in part when a file fails. */
   output: () => string = () => '',
+  /** Run while the file after the first `afterFiles` is sent (awaited with it). */
+  beside?: { readonly afterFiles: number; readonly run: () => Promise<void> },
 ): Promise<{ firstFile: { status: number; seconds: number; rows: number } }> => {
   const made = Created.decode(
     await (await postJson(url, auth, '/api/v1/classes', { name: 'Maternal' })).json(),
@@ -153,7 +156,10 @@ const importRoll = async (
   let firstFile: { status: number; seconds: number; rows: number } | undefined;
   for (let from = 0; from < students; from += FILE_ROWS) {
     const to = Math.min(students, from + FILE_ROWS);
+    const alongside =
+      beside !== undefined && from === beside.afterFiles * FILE_ROWS ? beside.run() : undefined;
     const done = await importFile(url, auth, from, to);
+    await alongside;
     firstFile ??= { status: done.status, seconds: done.seconds, rows: to - from };
     // Each file's time on the roll it joins: how the import's cost grows with the roll.
     if (students > FILE_ROWS)
@@ -346,6 +352,12 @@ const indexed = async (couchUrl: string, prefix: string, atMostMs: number): Prom
   }
 };
 
+/**
+ * Files A has imported when C starts beside the next (decision 0074: before it, an instance started
+ * there waited for an index minutes behind and failed). A roll of fewer files has no such row.
+ */
+const BESIDE_AFTER_FILES = 3;
+
 const couchAtSize = async (couchUrl: string, students: number, quick: boolean): Promise<ScenarioResult[]> => {
   const env = {
     AUTH_MODE: 'jwt',
@@ -358,12 +370,25 @@ const couchAtSize = async (couchUrl: string, students: number, quick: boolean): 
   const built = { kind: 'built', path: 'dist/server/main.js' } as const;
   const a = await serviceProcess(`bench-growth-couch-a-${students}`, env, built);
   const b = await serviceProcess(`bench-growth-couch-b-${students}`, env, built);
+  // Started while A imports (decision 0074), stopped once healthy: the rows after are A's and B's.
+  const c = await serviceProcess(`bench-growth-couch-c-${students}`, env, built);
   try {
     const url = await a.start(60_000);
     await waitHealthy(url);
     const auth = await signedInAdmin(url);
     const label = `CouchDB, ${students.toLocaleString('en')} students`;
-    const { firstFile } = await importRoll(url, auth, students, () => a.output());
+    let besideS: number | undefined;
+    const { firstFile } = await importRoll(url, auth, students, () => a.output(), {
+      afterFiles: BESIDE_AFTER_FILES,
+      run: async () => {
+        // A start that fails is this row's figure, not the end of A's import.
+        besideS = await seconds(async () => waitHealthy(await c.start(180_000))).catch((e: unknown) => {
+          process.stderr.write(`bench: ${label}, an instance started during the import: ${String(e)}\n`);
+          return Number.NaN;
+        });
+        await c.dispose();
+      },
+    });
     await quiet(a.pid(), 180_000);
     // At 250,000 CouchDB indexes the last files' students for minutes after the answers (on this
     // machine; a search meanwhile reads the index as it stands and may not find them yet): the loads
@@ -390,6 +415,16 @@ const couchAtSize = async (couchUrl: string, students: number, quick: boolean): 
         '≤ 200 MB, flat',
       ),
       single(`growth, ${label}: an added instance, start to healthy`, 's', addedS, '≤ 2 s, flat'),
+      ...(besideS === undefined
+        ? []
+        : [
+            single(
+              `growth, ${label}: an instance started during the import (file ${BESIDE_AFTER_FILES + 1}), start to healthy`,
+              's',
+              besideS,
+              undefined,
+            ),
+          ]),
       single(
         `growth, ${label}: an added instance's resident memory when healthy`,
         'MB',
@@ -398,6 +433,7 @@ const couchAtSize = async (couchUrl: string, students: number, quick: boolean): 
       ),
     ];
   } finally {
+    await c.dispose();
     await b.dispose();
     await a.dispose();
   }

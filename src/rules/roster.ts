@@ -193,7 +193,7 @@ export const rosterFamilyDocs = (members: Iterable<FamilyMember>, passes: Family
 export const aspectRosterDoc = (
   { version, state }: RosterInput['aspects'][number],
   sessionIds: ReadonlySet<string>,
-  activeIds: ReadonlySet<string>,
+  activeIds: Pick<ReadonlySet<string>, 'has'>,
 ): RosterDoc | undefined => {
   if (state?.kind === 'checkin' && sessionIds.has(state.sessionId) && activeIds.has(state.studentId)) {
     return {
@@ -285,7 +285,7 @@ export const rosterStudentDocs = (
  */
 export const rosterOtherDocs = (
   input: Pick<RosterInput, 'classes' | 'sessions' | 'volunteers' | 'requiredFields' | 'dayKeys' | 'aspects'>,
-  activeIds: ReadonlySet<string>,
+  activeIds: Pick<ReadonlySet<string>, 'has'>,
 ): RosterDoc[] => {
   const sessionIds = new Set(input.sessions.map((s) => s.sessionId));
   const docs: RosterDoc[] = [];

@@ -7,6 +7,7 @@ import type { AllowedAdult } from '../domain/pickup.js';
 import type { AspectDoc } from '../domain/projection.js';
 import type { RosterDoc } from '../domain/roster.js';
 import type { StudentDoc } from '../domain/student.js';
+import { idSetBuilder, idSetWith } from '../lib/idSet.js';
 import { utcDay } from '../rules/checkin.js';
 import type { AspectProjection } from '../rules/projections.js';
 import {
@@ -54,75 +55,18 @@ const familyKeysOfPass = (secret: Uint8Array): ((phoneDigits: string) => string)
 };
 
 /**
- * Families whose pass hashes are held from one full pass to the next: some 300 bytes each, so about
- * 15 MB when full, which a roll of 100,000 children in families of two or more does not fill.
- */
-export const PASS_HASHES_HELD = 50_000;
-
-type PassHashes = ReturnType<FamilyPasses['hashesOf']>;
-
-/** Pass hashes held from one full pass to the next (`passHashCache`). */
-export interface PassHashCache {
-  get(name: string): PassHashes | undefined;
-  set(name: string, hashes: PassHashes): void;
-  /** A full pass ended: what it did not ask for (a family gone, a generation replaced) goes. */
-  passEnded(): void;
-  size(): number;
-}
-
-/**
- * At most `maxEntries` families' hashes, kept from the pass that asked for them to the next. A pass
- * asks for the families in the same order each time, so a least-recently-used cache smaller than
- * their number evicted each family just before the next pass asked for it: past 50,000 families not
- * one lookup hit, some 14 s of hashing a pass at 100,000 (decision 0058). Here what is held stays
- * while the passes ask for it, and a family finds room only while there is some: at twice as many
- * families as it holds, half the lookups hit.
- */
-export const passHashCache = (maxEntries: number): PassHashCache => {
-  // What the last pass asked for; what this one asked for (moved over as it asks).
-  let before = new Map<string, PassHashes>();
-  let now = new Map<string, PassHashes>();
-  return {
-    get(name) {
-      const held = now.get(name);
-      if (held !== undefined) return held;
-      const kept = before.get(name);
-      if (kept === undefined) return undefined;
-      before.delete(name);
-      now.set(name, kept);
-      return kept;
-    },
-    set(name, hashes) {
-      if (now.size + before.size < maxEntries) now.set(name, hashes);
-    },
-    passEnded() {
-      before = now;
-      now = new Map();
-    },
-    size: () => before.size + now.size,
-  };
-};
-
-/**
- * The roster's family passes under `secret` at the stored generations, the hashes of a family kept
- * in `held` from one pass to the next: they change only with its generation (a part of the entry's
- * name) or its key (which a new secret or phone changes).
+ * The roster's family passes under `secret` at the stored generations, hashed again each pass: 9–12
+ * µs of CPU a family (an HMAC and a SHA-256 at generation 0), half a second a pass at 40,000
+ * families (`bench/familyPasses.ts`). Hashes were once held from one pass to the next, about 280
+ * bytes a family (14 MB at 50,000) in every instance, to spare a cost measured then at 137 µs a
+ * family (decision 0058); measured again, that did not pay for the memory (0075).
  */
 export const familyPassesOf = (
   secret: Uint8Array,
   generations: ReadonlyMap<string, number>,
-  held: Pick<PassHashCache, 'get' | 'set'>,
 ): FamilyPasses => ({
   issuer: passIssuer(secret),
-  hashesOf: (familyKey) => {
-    const generation = generations.get(familyKey) ?? 0;
-    const name = `${familyKey} ${generation}`;
-    const known = held.get(name);
-    if (known !== undefined) return known;
-    const made = rosterPassHashes(secret, familyKey, generation);
-    held.set(name, made);
-    return made;
-  },
+  hashesOf: (familyKey) => rosterPassHashes(secret, familyKey, generations.get(familyKey) ?? 0),
 });
 
 /** Today and the next two UTC days: the days a tablet may check children in offline for. */
@@ -302,14 +246,13 @@ export const rosterFullPass = (deps: {
   /** Families a page (tests make it small to cross pages). */
   readonly familyPageSize?: number;
 }) => {
-  const passHashes = passHashCache(PASS_HASHES_HELD);
   return async (): Promise<RosterPassResult> => {
     const now = deps.clock();
     const days = rosterWindow(now);
     const secret = await deps.checkins.secret(now.toISOString());
     const familyKey = familyKeysOfPass(secret);
     const allowed = (id: string) => photosAllowed(deps.directory.activeConsents(id));
-    const activeIds = new Set<string>();
+    const activeBuilt = idSetBuilder();
     // Gathered across the pages: a family's children may be on any of them.
     const members: FamilyMember[] = [];
     let written = 0;
@@ -329,11 +272,10 @@ export const rosterFullPass = (deps: {
     let whole: RosterDoc[] | undefined;
     await deps.students.eachPage(deps.pageSize ?? ROSTER_PAGE, async (page, last) => {
       const active = page.filter((s) => s.status === 'ACTIVE');
-      // The directory's copy of each id: the context holds one string per student, not one per pass.
-      for (const s of active) activeIds.add(deps.directory.get(s.studentId)?.studentId ?? s.studentId);
+      for (const s of active) activeBuilt.add(s.studentId);
       const { docs, adults } = await studentDocsOf(deps, page, allowed, familyKey);
       if (deps.familyPassGenerations !== undefined)
-        // The directory's copy of the id, as above: the page's records are let go.
+        // The directory's copy of the id: the page's records are let go.
         for (const m of familyMembersOf({ students: active, adults }, familyKey))
           members.push({ ...m, studentId: deps.directory.get(m.studentId)?.studentId ?? m.studentId });
       if (first && last) {
@@ -351,6 +293,7 @@ export const rosterFullPass = (deps: {
         );
       if (to !== undefined) from = to;
     });
+    const activeIds = activeBuilt.build();
     // Only version and state of each aspect are kept, a page at a time.
     const aspects: Array<{ version: string | null; state: AspectProjection['state'] }> = [];
     const keep = (doc: AspectDoc) => {
@@ -362,7 +305,7 @@ export const rosterFullPass = (deps: {
     const sessions = (await deps.classes.listSessions()).filter((s) => days.sessionDays.includes(s.date));
     const classes = await deps.classes.listClasses();
     const generations = await deps.familyPassGenerations?.();
-    const passes = generations === undefined ? undefined : familyPassesOf(secret, generations, passHashes);
+    const passes = generations === undefined ? undefined : familyPassesOf(secret, generations);
     // The issuer's document alone; the families follow, a page at a time, unless the roll is one page.
     const families = passes === undefined ? [] : rosterFamilyDocs(whole === undefined ? [] : members, passes);
     const others = rosterOtherDocs(
@@ -395,7 +338,6 @@ export const rosterFullPass = (deps: {
             : rosterFamilyDocs(page.members, passes).filter((d) => inRosterRange(d._id, page.range)),
         );
     }
-    passHashes.passEnded();
     await deps.roster.keepRangeMemos?.(ranges);
     return {
       written,
@@ -485,13 +427,9 @@ export const rosterStudentsPass = (
     const familyKey = familyKeysOfPass(secret);
     const allowed = (id: string) => photosAllowed(deps.directory.activeConsents(id));
     const generations = await deps.familyPassGenerations?.();
-    const passes =
-      generations === undefined
-        ? undefined
-        : familyPassesOf(secret, generations, passHashCache(PASS_HASHES_HELD));
+    const passes = generations === undefined ? undefined : familyPassesOf(secret, generations);
     const entering = ids.filter((id) => !context.activeIds.has(id));
-    const activeIds =
-      entering.length === 0 ? context.activeIds : new Set([...context.activeIds, ...entering]);
+    const activeIds = entering.length === 0 ? context.activeIds : idSetWith(context.activeIds, entering);
     let written = 0;
     let deleted = 0;
     for (let i = 0; i < ids.length; i += size) {
@@ -607,7 +545,7 @@ const aspectDocsOf = async (
   days: RosterWindow,
   of: ReadonlySet<string>,
   sessionIds: ReadonlySet<string>,
-  activeIds: ReadonlySet<string>,
+  activeIds: Pick<ReadonlySet<string>, 'has'>,
 ): Promise<RosterDoc[]> => {
   const docs: RosterDoc[] = [];
   const keep = (doc: AspectDoc) => {

@@ -6,6 +6,7 @@
  * debounce has a maximum wait: during a rush, when check-ins come closer together than the debounce,
  * tablets still see the roster change at least that often.
  */
+
 import {
   asyncScheduler,
   defer,
@@ -24,6 +25,7 @@ import {
 } from 'rxjs';
 import type { RosterDoc } from '../domain/roster.js';
 import { heldWork } from '../lib/heldWork.js';
+import type { IdSet } from '../lib/idSet.js';
 import { debounceWithMaxWait, exhaustMapWithTrailing } from '../lib/operators.js';
 
 /**
@@ -97,7 +99,8 @@ export interface RosterReconciler {
 /** What a partial reconcile needs from the last full one: which sessions and students are in. */
 export interface RosterContext {
   readonly sessionIds: ReadonlySet<string>;
-  readonly activeIds: ReadonlySet<string>;
+  /** Packed (`idSet.ts`): on CouchDB it is the one thing an instance holds per student. */
+  readonly activeIds: IdSet;
 }
 
 /**

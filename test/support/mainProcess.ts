@@ -120,9 +120,13 @@ export const serviceProcess = async (
   };
 };
 
-/** Resolves once the service at `url` answers its health check with 200 (polling every `everyMs`). */
-export const waitHealthy = async (url: string, everyMs = 10): Promise<void> => {
-  for (;;) {
+/**
+ * Resolves once the service at `url` answers its health check with 200 (polling every `everyMs`);
+ * rejects after `atMostMs`, so a service that never becomes healthy (or has exited) ends the wait.
+ */
+export const waitHealthy = async (url: string, everyMs = 10, atMostMs = 180_000): Promise<void> => {
+  const deadline = Date.now() + atMostMs;
+  while (Date.now() < deadline) {
     const ok = await fetch(`${url}/api/v1/health`).then(
       (r) => r.status === 200,
       () => false,
@@ -130,4 +134,5 @@ export const waitHealthy = async (url: string, everyMs = 10): Promise<void> => {
     if (ok) return;
     await new Promise((r) => setTimeout(r, everyMs));
   }
+  throw new Error(`${url} was not healthy within ${atMostMs} ms`);
 };

@@ -15,7 +15,7 @@ import { type RosterInput, rosterDocs } from '../../src/rules/roster.js';
 import { photosAllowed } from '../../src/rules/students.js';
 import type { Database } from '../../src/store/pouch.js';
 import { studentStore } from '../../src/store/students.js';
-import { familyKeyOf, familyPassesOf, passHashCache, rosterWindow } from '../../src/sync/rosterInput.js';
+import { familyKeyOf, familyPassesOf, rosterWindow } from '../../src/sync/rosterInput.js';
 import { studentDirectory } from '../../src/sync/studentDirectory.js';
 import { aStudentRecord } from './fixtures.js';
 
@@ -204,6 +204,6 @@ export const wholeRoster = async (
       key: Buffer.from(dayKey(SECRET, day)).toString('base64url'),
     })),
     aspects: roll.aspects ?? [],
-    familyPasses: familyPassesOf(SECRET, GENERATIONS, passHashCache(10)),
+    familyPasses: familyPassesOf(SECRET, GENERATIONS),
   });
 };
