@@ -6,7 +6,6 @@
  * debounce has a maximum wait: during a rush, when check-ins come closer together than the debounce,
  * tablets still see the roster change at least that often.
  */
-
 import {
   asyncScheduler,
   defer,
