@@ -5,7 +5,7 @@
  * the ratio holds on the shared machine; both for a single student's change, as an office edit; and
  * the full pass once more with nothing changed, as the clock runs it, and as a restart's first pass
  * runs it (decision 0070: the roster's ranges checked by their revisions, with the memos the passes
- * before kept in the database). Wall time and this process's CPU of each.
+ * before kept in the database). Wall time, this process's CPU, and the most heap and memory it held, of each.
  *
  *   npx tsx bench/rosterPassProbe.ts [students=100000] [file=10000]
  *   PROBE_COUCHDB_URL=<CouchDB with credentials> PROBE_COUCH_PID=<its beam.smp pid> \
@@ -47,16 +47,28 @@ const recordOf = (i: number): StudentRecord =>
     classId: CLASS_A,
   });
 
+const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
+
 const timed = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
   const cpu0 = process.cpuUsage();
   const erlang0 = await erlangMs();
+  // The most the heap and the process held while it ran, sampled (the full pass's members of every
+  // family are held until its families' pages: decision 0076).
+  const peak = { heap: 0, rss: 0 };
+  const sample = () => {
+    const m = process.memoryUsage();
+    peak.heap = Math.max(peak.heap, m.heapUsed);
+    peak.rss = Math.max(peak.rss, m.rss);
+  };
+  const sampler = setInterval(sample, 20);
   const t0 = performance.now();
-  const out = await run();
+  const out = await run().finally(() => clearInterval(sampler));
+  sample();
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const erlang = beam === 0 ? '' : `, CouchDB's Erlang CPU ${((await erlangMs()) - erlang0) / 1000} s`;
   process.stdout.write(
-    `${what}: ${(ms / 1000).toFixed(2)} s, this process's CPU ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s${erlang}\n`,
+    `${what}: ${(ms / 1000).toFixed(2)} s, this process's CPU ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s${erlang}; at most ${mb(peak.heap)} MB of heap used, ${mb(peak.rss)} MB resident\n`,
   );
   return out;
 };

@@ -133,33 +133,55 @@ const OTHER_RANGES: ReadonlyArray<RosterRange> = [
   { from: 'photo;', to: 'student:' },
 ];
 
-const byFamilyKey = (a: FamilyMember, b: FamilyMember): number =>
-  a.familyKey < b.familyKey ? -1 : a.familyKey > b.familyKey ? 1 : 0;
+/**
+ * A family member as the full pass holds it until the families' pages: one string, its fields
+ * joined by NUL, the family key first (keys are all 22 characters, so the strings sort by family).
+ * Held for every child of the roll at once (about 100 bytes each, where the member's object with the
+ * strings it kept alive took some 270: 67.5 MB at 250,000 students; decision 0076), and copied
+ * through JSON so that it holds only its own characters: V8 keeps the parts of a string built by
+ * concatenation, and the whole of a string a slice was cut from, alive behind it.
+ */
+export type PackedMember = string;
+
+export const packMember = (m: FamilyMember): PackedMember =>
+  JSON.parse(
+    JSON.stringify(`${m.familyKey}\u0000${m.phoneSuffix}\u0000${m.studentId}\u0000${m.guardianName}`),
+  );
+
+export const unpackMember = (packed: PackedMember): FamilyMember => {
+  const [familyKey = '', phoneSuffix = '', studentId = '', ...guardian] = packed.split('\u0000');
+  return { familyKey, phoneSuffix, studentId, guardianName: guardian.join('\u0000') };
+};
+
+const familyKeyOfPacked = (packed: PackedMember): string => packed.slice(0, packed.indexOf('\u0000'));
 
 /**
- * `members` (sorted by family key) split into runs of at most `familyPage` families, each with the
- * range of family ids it covers: together the ranges cover every family id, so a stored family no
- * member names any more is in one of them and goes. No members: one range, to delete what is there.
+ * `members` (packed, sorted) split into runs of at most `familyPage` families, each with the range of
+ * family ids it covers: together the ranges cover every family id, so a stored family no member
+ * names any more is in one of them and goes. No members: one range, to delete what is there.
  */
 export const familyPages = (
-  members: ReadonlyArray<FamilyMember>,
+  members: ReadonlyArray<PackedMember>,
   familyPage: number,
 ): Array<{ readonly range: RosterRange; readonly members: ReadonlyArray<FamilyMember> }> => {
   const pages: Array<{ range: RosterRange; members: ReadonlyArray<FamilyMember> }> = [];
   let from = FAMILIES_FROM;
   let start = 0;
   do {
+    const page: FamilyMember[] = [];
     let end = start;
     let families = 0;
     for (; end < members.length; end += 1) {
-      const key = members[end]?.familyKey;
-      if (end > start && key === members[end - 1]?.familyKey) continue;
-      if (families >= Math.max(1, familyPage)) break;
-      families += 1;
+      const member = unpackMember(members[end] ?? '');
+      if (page.at(-1)?.familyKey !== member.familyKey) {
+        if (families >= Math.max(1, familyPage)) break;
+        families += 1;
+      }
+      page.push(member);
     }
-    const next = members[end]?.familyKey;
-    const to = next === undefined ? FAMILIES_TO : `${FAMILIES_FROM}${next}`;
-    pages.push({ range: { from, to }, members: members.slice(start, end) });
+    const next = members[end];
+    const to = next === undefined ? FAMILIES_TO : `${FAMILIES_FROM}${familyKeyOfPacked(next)}`;
+    pages.push({ range: { from, to }, members: page });
     from = to;
     start = end;
   } while (start < members.length);
@@ -217,7 +239,7 @@ export interface RosterPassResult {
  */
 export const rosterFullPass = (deps: {
   readonly students: Pick<StudentStore, 'eachPage'>;
-  readonly directory: Pick<StudentDirectory, 'activeConsents' | 'consentsRecorded' | 'get'>;
+  readonly directory: Pick<StudentDirectory, 'activeConsents' | 'consentsRecorded'>;
   /** Who may collect each child: the pickup service answers it (the tablets' gate checks it offline). */
   readonly pickups: {
     allowedAdultsOfAll(students: ReadonlyArray<StudentDoc>): Promise<Map<string, AllowedAdult[]>>;
@@ -250,11 +272,10 @@ export const rosterFullPass = (deps: {
     const now = deps.clock();
     const days = rosterWindow(now);
     const secret = await deps.checkins.secret(now.toISOString());
-    const familyKey = familyKeysOfPass(secret);
     const allowed = (id: string) => photosAllowed(deps.directory.activeConsents(id));
     const activeBuilt = idSetBuilder();
     // Gathered across the pages: a family's children may be on any of them.
-    const members: FamilyMember[] = [];
+    const members: PackedMember[] = [];
     let written = 0;
     let deleted = 0;
     const ranges: RosterRange[] = [];
@@ -273,11 +294,12 @@ export const rosterFullPass = (deps: {
     await deps.students.eachPage(deps.pageSize ?? ROSTER_PAGE, async (page, last) => {
       const active = page.filter((s) => s.status === 'ACTIVE');
       for (const s of active) activeBuilt.add(s.studentId);
+      // A page's keys held for the page alone: its student and family documents ask for the same
+      // phones, and a pass-wide map held every phone of the roll (15 MB at 250,000; 0076).
+      const familyKey = familyKeysOfPass(secret);
       const { docs, adults } = await studentDocsOf(deps, page, allowed, familyKey);
       if (deps.familyPassGenerations !== undefined)
-        // The directory's copy of the id: the page's records are let go.
-        for (const m of familyMembersOf({ students: active, adults }, familyKey))
-          members.push({ ...m, studentId: deps.directory.get(m.studentId)?.studentId ?? m.studentId });
+        for (const m of familyMembersOf({ students: active, adults }, familyKey)) members.push(packMember(m));
       if (first && last) {
         whole = docs;
         return;
@@ -307,7 +329,10 @@ export const rosterFullPass = (deps: {
     const generations = await deps.familyPassGenerations?.();
     const passes = generations === undefined ? undefined : familyPassesOf(secret, generations);
     // The issuer's document alone; the families follow, a page at a time, unless the roll is one page.
-    const families = passes === undefined ? [] : rosterFamilyDocs(whole === undefined ? [] : members, passes);
+    const families =
+      passes === undefined
+        ? []
+        : rosterFamilyDocs(whole === undefined ? [] : members.map(unpackMember), passes);
     const others = rosterOtherDocs(
       {
         classes,
@@ -329,7 +354,7 @@ export const rosterFullPass = (deps: {
           range,
           others.filter((d) => inRosterRange(d._id, range)),
         );
-      members.sort(byFamilyKey);
+      members.sort();
       for (const page of familyPages(members, deps.familyPageSize ?? FAMILY_PAGE))
         await reconcile(
           page.range,

@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { RosterDoc } from '../../src/domain/roster.js';
 import { rosterStore } from '../../src/store/roster.js';
-import { rosterFullPass } from '../../src/sync/rosterInput.js';
+import { familyPages, packMember, rosterFullPass, unpackMember } from '../../src/sync/rosterInput.js';
 import { countingBodyReads } from '../support/bodyReads.js';
 import {
   adultsOf,
@@ -152,3 +152,66 @@ for (const [backend, setUp] of storeBackends('roster-pass')) {
     });
   });
 }
+
+describe("roster full pass: the family members held packed until the families' pages", () => {
+  // Family keys are 22 characters (a slice of an HMAC in base64url); the rest is any text a record holds.
+  const aKey = fc.stringMatching(/^[A-Za-z0-9_-]{22}$/);
+  const aMember = fc.record({
+    familyKey: aKey,
+    phoneSuffix: fc.stringMatching(/^[0-9]{4}$/),
+    studentId: fc.oneof(fc.uuid(), fc.string({ unit: 'grapheme-ascii', minLength: 1 })),
+    // Lone surrogates and NULs included: a guardian's name is whatever the record was given.
+    guardianName: fc.string({ unit: 'binary' }),
+  });
+
+  it('gives back each member exactly as it was packed', () => {
+    fc.assert(
+      fc.property(aMember, (m) => {
+        expect(unpackMember(packMember(m))).to.deep.equal(m);
+      }),
+      { seed: 20261201, numRuns: 500 },
+    );
+  });
+
+  it('pages the packed members in family key order, a family never split, every family id covered', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat({ max: 6 }), aMember), { maxLength: 30 }),
+        fc.integer({ min: 1, max: 4 }),
+        (drawn, familyPage) => {
+          // A few families of several members each: keys drawn from a small set.
+          const keys = [...new Set(drawn.map(([, m]) => m.familyKey))];
+          const members = drawn.map(([k, m]) => ({ ...m, familyKey: keys[k % keys.length] ?? m.familyKey }));
+          const pages = familyPages(members.map(packMember).sort(), familyPage);
+          const paged = pages.flatMap((p) => p.members);
+          expect(paged.map((m) => m.familyKey)).to.deep.equal(members.map((m) => m.familyKey).sort());
+          expect([...paged].sort(byAll)).to.deep.equal([...members].sort(byAll));
+          const pageOfFamily = new Map<string, number>();
+          for (const [i, page] of pages.entries()) {
+            expect(new Set(page.members.map((m) => m.familyKey)).size).to.be.at.most(familyPage);
+            for (const m of page.members) {
+              expect(pageOfFamily.get(m.familyKey) ?? i, 'a family on one page').to.equal(i);
+              pageOfFamily.set(m.familyKey, i);
+              const id = `family:${m.familyKey}`;
+              expect(id >= page.range.from && (page.range.to === undefined || id < page.range.to)).to.equal(
+                true,
+              );
+            }
+          }
+          // The ranges follow one another from the first family id to past the last.
+          expect(pages[0]?.range.from).to.equal('family:');
+          expect(pages.at(-1)?.range.to).to.equal('family;');
+          for (let i = 1; i < pages.length; i += 1)
+            expect(pages[i]?.range.from).to.equal(pages[i - 1]?.range.to);
+        },
+      ),
+      { seed: 20261201, numRuns: 300 },
+    );
+  });
+});
+
+const byAll = (a: object, b: object): number => {
+  const x = JSON.stringify(a);
+  const y = JSON.stringify(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+};
