@@ -21,6 +21,9 @@ export const BACKUP_BUNDLE = 'dist/server/backup.js';
 /** The print agent (0054), run from the same image: `node dist/server/printAgent.js --server URL`. */
 export const PRINT_AGENT_BUNDLE = 'dist/server/printAgent.js';
 
+/** The heap limit for the container's memory limit, which the image's command reads (0077). */
+export const HEAP_LIMIT_BUNDLE = 'dist/server/heapLimit.js';
+
 /**
  * Each output file is written beside its final name and renamed over it: tests start the bundle while
  * another test process (a parallel worker, `test/support/serviceBundle.ts`) may be building it again,
@@ -76,10 +79,14 @@ export const bundleBackupCommand = (outfile: string = BACKUP_BUNDLE): Promise<vo
 export const bundlePrintAgent = (outfile: string = PRINT_AGENT_BUNDLE): Promise<void> =>
   bundle('src/printAgent/main.ts', outfile);
 
+export const bundleHeapLimit = (outfile: string = HEAP_LIMIT_BUNDLE): Promise<void> =>
+  bundle('src/config/heapLimitMain.ts', outfile);
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   await bundleServer(process.argv[2]);
   if (process.argv[2] === undefined) {
     await bundleBackupCommand();
     await bundlePrintAgent();
+    await bundleHeapLimit();
   }
 }

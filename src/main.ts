@@ -1,7 +1,10 @@
 /** The process entry point: configuration from the environment, the service, and a graceful stop. */
+import { totalmem } from 'node:os';
+import { getHeapStatistics } from 'node:v8';
 import * as E from 'fp-ts/lib/Either.js';
 import type { Logger } from 'pino';
 import { decodeConfig } from './config/config.js';
+import { BESIDE_HEAP_MB, memoryShortfall } from './config/runtime.js';
 import { createLogger } from './log/logger.js';
 import { startService } from './service.js';
 import { onDatabaseState } from './store/guardedLevel.js';
@@ -68,6 +71,12 @@ const main = async (): Promise<void> => {
     { url: service.url, store: service.store.backend, authMode: config.authMode, nodeEnv: config.nodeEnv },
     'chamada listening',
   );
+  const short = memoryShortfall(getHeapStatistics().heap_size_limit, process.constrainedMemory(), totalmem());
+  if (short !== undefined)
+    logger.warn(
+      { ...short, besideHeapMb: BESIDE_HEAP_MB },
+      'the memory limit leaves too little beside the heap limit: under a large import the process may be killed; raise the limit or lower --max-old-space-size (decision 0077)',
+    );
   let signalled = false;
   const stop = (signal: NodeJS.Signals) => {
     if (signalled) return;

@@ -140,7 +140,7 @@ const warnings = (output: string, n = 12): string =>
     .map((line) => `  log: ${line.slice(0, 400)}\n`)
     .join('');
 
-const importRoll = async (
+export const importRoll = async (
   url: string,
   auth: Record<string, string>,
   students: number,
@@ -195,7 +195,7 @@ interface Loads {
   readonly searches: Array<{ rps: number; p99: number }>;
 }
 
-const measureLoads = async (
+export const measureLoads = async (
   url: string,
   auth: Record<string, string>,
   pid: number | undefined,
@@ -254,7 +254,11 @@ const importRow = (
   );
 
 /** `count` one-by-one creations at 10 at a time: the burst a stop may come right after. */
-const burstOfCreations = async (url: string, auth: Record<string, string>, count: number): Promise<void> => {
+export const burstOfCreations = async (
+  url: string,
+  auth: Record<string, string>,
+  count: number,
+): Promise<void> => {
   const classes = await fetch(`${url}/api/v1/classes`, { headers: auth }).then((r) => r.json());
   const classId = t.type({ items: t.array(t.type({ classId: t.string })) }).decode(classes);
   const id = classId._tag === 'Right' ? classId.right.items[0]?.classId : undefined;
@@ -275,7 +279,7 @@ const burstOfCreations = async (url: string, auth: Record<string, string>, count
   await Promise.all(Array.from({ length: 10 }, worker));
 };
 
-const hasSnapshot = async (svc: ServiceProcess): Promise<boolean> =>
+export const hasSnapshot = async (svc: ServiceProcess): Promise<boolean> =>
   (await readdir(svc.dataDir, { recursive: true })).some((f) => String(f).endsWith('.directory.json'));
 
 /**

@@ -37,3 +37,48 @@ export const SERVICE_NODE_FLAGS: ReadonlyArray<string> = [
  * node is started with; the image sets it with `ENV`, where a deployment can change it.
  */
 export const SERVICE_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
+/**
+ * What the service holds beside V8's heap, in MB: malloc's arenas (LevelDB's blocks and leveldown's
+ * buffers), V8's young generation and code, and room for the pages of the node binary and LevelDB's
+ * tables a limit counts. At 100,000 students imported into a container limited to 256 MB, the heap
+ * limit the image used to ship (256 MB) let the process be killed at the eighth file with 254 MB of
+ * anonymous memory; 96 MB less heap (160 MB) ran the import, the loads, the stop and the restart
+ * (decision 0077).
+ */
+export const BESIDE_HEAP_MB = 96;
+
+/** Below this a heap holds too little of a roll to be worth starting with (a small club's, 0077). */
+export const MIN_HEAP_LIMIT_MB = 64;
+
+/**
+ * The heap limit for a process the OS limits to `limitBytes` of memory (`process.constrainedMemory()`:
+ * 0 when it knows of no limit, and a cgroup's "no limit" reads as more than the machine has): the
+ * service's budget, less when the container's limit would not also hold what sits beside the heap.
+ */
+export const heapLimitMbFor = (limitBytes: number, machineBytes: number): number => {
+  if (!(limitBytes > 0) || limitBytes >= machineBytes) return HEAP_LIMIT_MB;
+  const fits = Math.floor(limitBytes / 2 ** 20) - BESIDE_HEAP_MB;
+  return Math.max(MIN_HEAP_LIMIT_MB, Math.min(HEAP_LIMIT_MB, fits));
+};
+
+/** What V8 adds to the old space's limit in `heap_size_limit`: its young generation, three semi-spaces. */
+const YOUNG_GENERATION_MB = 3 * YOUNG_SEMI_SPACE_MB;
+
+/**
+ * Whether a running process's old-space limit (`heap_size_limit` less the young generation, which
+ * `BESIDE_HEAP_MB` counts) leaves `BESIDE_HEAP_MB` under its memory limit: a deployment that set
+ * `--max-old-space-size` itself (or `npm start` in a container) is told at start, not by the kernel's
+ * killer in the middle of an import.
+ */
+export const memoryShortfall = (
+  heapSizeLimitBytes: number,
+  limitBytes: number,
+  machineBytes: number,
+): { readonly heapLimitMb: number; readonly memoryLimitMb: number; readonly shortMb: number } | undefined => {
+  if (!(limitBytes > 0) || limitBytes >= machineBytes) return undefined;
+  const heapLimitMb = Math.round(heapSizeLimitBytes / 2 ** 20) - YOUNG_GENERATION_MB;
+  const memoryLimitMb = Math.floor(limitBytes / 2 ** 20);
+  const shortMb = heapLimitMb + BESIDE_HEAP_MB - memoryLimitMb;
+  return shortMb > 0 ? { heapLimitMb, memoryLimitMb, shortMb } : undefined;
+};

@@ -8,12 +8,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import {
-  bundleBackupCommand,
-  bundleServer,
-  latin1Comments,
-  SERVER_BUNDLE,
-} from '../../scripts/buildServer.js';
+import { bundleBackupCommand, bundleServer, latin1Comments } from '../../scripts/buildServer.js';
 import { call } from '../support/http.js';
 import { type ServiceProcess, serviceProcess } from '../support/mainProcess.js';
 import { parseExposition, sampleSum } from '../support/prometheus.js';
@@ -110,11 +105,5 @@ describe('the bundled service (what the image runs)', function () {
       await removeDir(source.deps.config.dataDir);
       await removeDir(dir);
     }
-  });
-
-  it('is the file the container image runs', async () => {
-    const dockerfile = await readFile('Dockerfile', 'utf8');
-    const cmd = /^CMD\s+(\[.*\])\s*$/m.exec(dockerfile.slice(dockerfile.lastIndexOf('\nFROM ')))?.[1];
-    expect(cmd === undefined ? undefined : JSON.parse(cmd)).to.deep.equal(['node', SERVER_BUNDLE]);
   });
 });

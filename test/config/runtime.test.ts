@@ -4,7 +4,11 @@ import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import * as t from 'io-ts';
 import {
+  BESIDE_HEAP_MB,
   HEAP_LIMIT_MB,
+  heapLimitMbFor,
+  MIN_HEAP_LIMIT_MB,
+  memoryShortfall,
   SERVICE_ENV,
   SERVICE_NODE_FLAGS,
   YOUNG_SEMI_SPACE_MB,
@@ -57,12 +61,16 @@ describe('the Node.js flags and environment the service runs with', () => {
     for (const [name, value] of Object.entries(SERVICE_ENV)) expect(env.get(name), name).to.equal(value);
   });
 
-  it('the container image sets every flag in NODE_OPTIONS, where a deployment can change them', async () => {
+  it('the container image sets every flag but the heap limit in NODE_OPTIONS, where a deployment can change them', async () => {
     const options =
       imageEnv(await runtimeStage())
         .get('NODE_OPTIONS')
         ?.split(/\s+/) ?? [];
-    for (const flag of SERVICE_NODE_FLAGS) expect(options, flag).to.include(flag);
+    // The image's command sizes the heap to the container (test/config/containerStart.test.ts); one in
+    // NODE_OPTIONS would be taken for the deployment's own and left there.
+    expect(options.filter((o) => o.startsWith('--max-old-space-size'))).to.deep.equal([]);
+    for (const flag of SERVICE_NODE_FLAGS.filter((f) => !f.startsWith('--max-old-space-size')))
+      expect(options, flag).to.include(flag);
   });
 
   it('the container image sets every variable of the environment with ENV', async () => {
@@ -92,5 +100,76 @@ describe('the Node.js flags and environment the service runs with', () => {
       env: { PATH: process.env.PATH ?? '' },
     });
     expect(Number(out.stdout.trim()) / 2 ** 20).to.be.within(1, 2 * YOUNG_SEMI_SPACE_MB);
+  });
+});
+
+const MB = 2 ** 20;
+const MACHINE = 24 * 1024 * MB;
+
+describe('the heap limit for a memory limit (decision 0077)', () => {
+  const cases: ReadonlyArray<readonly [string, number, number]> = [
+    ['no limit known (0)', 0, HEAP_LIMIT_MB],
+    ["a cgroup's 'no limit' (more than the machine)", 2 ** 64, HEAP_LIMIT_MB],
+    ['a limit as large as the machine', MACHINE, HEAP_LIMIT_MB],
+    ['1 GiB', 1024 * MB, HEAP_LIMIT_MB],
+    ['exactly the budget and what sits beside it', (HEAP_LIMIT_MB + BESIDE_HEAP_MB) * MB, HEAP_LIMIT_MB],
+    ['one MB less', (HEAP_LIMIT_MB + BESIDE_HEAP_MB - 1) * MB, HEAP_LIMIT_MB - 1],
+    ['256 MB (docker run -m 256m)', 256 * MB, 256 - BESIDE_HEAP_MB],
+    ['320 MB', 320 * MB, 320 - BESIDE_HEAP_MB],
+    ['a part of a MB is not counted', 256 * MB + 512 * 1024, 256 - BESIDE_HEAP_MB],
+    ['128 MB: the smallest heap', 128 * MB, MIN_HEAP_LIMIT_MB],
+    ['64 MB: the smallest heap still', 64 * MB, MIN_HEAP_LIMIT_MB],
+    ['not a number', Number.NaN, HEAP_LIMIT_MB],
+  ];
+  for (const [what, limitBytes, heapMb] of cases)
+    it(`${what}: ${heapMb} MB`, () => {
+      expect(heapLimitMbFor(limitBytes, MACHINE)).to.equal(heapMb);
+    });
+});
+
+describe('a memory limit too small for the heap limit, told at start (decision 0077)', () => {
+  /** The `heap_size_limit` V8 gives a process started with the service's flags and `oldSpaceMb`. */
+  const heapSizeLimit = (oldSpaceMb: number): number =>
+    Number(
+      spawnSync(
+        process.execPath,
+        [
+          ...SERVICE_NODE_FLAGS,
+          `--max-old-space-size=${oldSpaceMb}`,
+          '-p',
+          'require("node:v8").getHeapStatistics().heap_size_limit',
+        ],
+        { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } },
+      ).stdout.trim(),
+    );
+  let budget = 0;
+  let sizedTo256 = 0;
+  let onePast = 0;
+  before(() => {
+    budget = heapSizeLimit(HEAP_LIMIT_MB);
+    sizedTo256 = heapSizeLimit(heapLimitMbFor(256 * MB, MACHINE));
+    onePast = heapSizeLimit(heapLimitMbFor(256 * MB, MACHINE) + 1);
+  });
+  const cases: ReadonlyArray<readonly [string, () => number, number, number | undefined]> = [
+    ['the budget, no limit known', () => budget, 0, undefined],
+    ["the budget, a cgroup's 'no limit'", () => budget, 2 ** 64, undefined],
+    ['the budget, room beside it', () => budget, 512 * MB, undefined],
+    ['the budget, just room', () => budget, (HEAP_LIMIT_MB + BESIDE_HEAP_MB) * MB, undefined],
+    ['the budget, 1 MB short', () => budget, (HEAP_LIMIT_MB + BESIDE_HEAP_MB - 1) * MB, 1],
+    ['the budget in a 256 MB container', () => budget, 256 * MB, HEAP_LIMIT_MB + BESIDE_HEAP_MB - 256],
+    ["the image's heap for a 256 MB container", () => sizedTo256, 256 * MB, undefined],
+    ['1 MB more heap than that', () => onePast, 256 * MB, 1],
+  ];
+  for (const [what, heapBytes, limitBytes, shortMb] of cases)
+    it(`${what}: ${shortMb === undefined ? 'nothing said' : `${shortMb} MB short`}`, () => {
+      expect(memoryShortfall(heapBytes(), limitBytes, MACHINE)?.shortMb).to.equal(shortMb);
+    });
+
+  it('says the limits it compared, the old space without the young generation', () => {
+    expect(memoryShortfall(budget, 256 * MB, MACHINE)).to.deep.equal({
+      heapLimitMb: HEAP_LIMIT_MB,
+      memoryLimitMb: 256,
+      shortMb: HEAP_LIMIT_MB + BESIDE_HEAP_MB - 256,
+    });
   });
 });

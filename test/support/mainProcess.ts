@@ -10,14 +10,31 @@ import { makeTempDir, removeDir } from './tempDir.js';
  * tests start by default, `serviceEntry`; and the benchmarks), with the Node.js flags the service
  * ships with.
  */
-export type Entry = { readonly kind: 'source' } | { readonly kind: 'built'; readonly path: string };
+export type NodeEntry = { readonly kind: 'source' } | { readonly kind: 'built'; readonly path: string };
+
+/** Or the container image's command (`scripts/container-start.sh`), which sets the heap limit itself. */
+export type Entry = NodeEntry | { readonly kind: 'image' };
 
 export const startMain = (env: Record<string, string>, entry: Entry = { kind: 'source' }): ChildProcess =>
-  spawn(
-    process.execPath,
-    [...SERVICE_NODE_FLAGS, ...(entry.kind === 'source' ? ['--import', 'tsx', 'src/main.ts'] : [entry.path])],
-    { env: { PATH: process.env.PATH ?? '', ...SERVICE_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  entry.kind === 'image'
+    ? spawn('sh', ['scripts/container-start.sh'], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          ...SERVICE_ENV,
+          // As the image's ENV sets it: every flag but the heap limit.
+          NODE_OPTIONS: SERVICE_NODE_FLAGS.filter((f) => !f.startsWith('--max-old-space-size')).join(' '),
+          ...env,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+    : spawn(
+        process.execPath,
+        [
+          ...SERVICE_NODE_FLAGS,
+          ...(entry.kind === 'source' ? ['--import', 'tsx', 'src/main.ts'] : [entry.path]),
+        ],
+        { env: { PATH: process.env.PATH ?? '', ...SERVICE_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
 
 /** Everything a stream has written so far. */
 export const collect = (stream: NodeJS.ReadableStream | null): (() => string) => {

@@ -7,17 +7,17 @@
  */
 import { upToDate } from '../../scripts/buildFreshness.js';
 import { bundleServer, SERVER_BUNDLE } from '../../scripts/buildServer.js';
-import type { Entry } from './mainProcess.js';
+import type { NodeEntry } from './mainProcess.js';
 
-let fresh: Promise<Entry> | undefined;
+let fresh: Promise<NodeEntry> | undefined;
 
-const ensureFresh = async (): Promise<Entry> => {
+const ensureFresh = async (): Promise<NodeEntry> => {
   if (!(await upToDate([SERVER_BUNDLE]))) await bundleServer();
   return { kind: 'built', path: SERVER_BUNDLE };
 };
 
 /** The entry a test's child service runs: the up-to-date bundle, built at most once per test process. */
-export const serviceEntry = (): Promise<Entry> => {
+export const serviceEntry = (): Promise<NodeEntry> => {
   if (process.env.TEST_SERVICE_ENTRY === 'source') return Promise.resolve({ kind: 'source' });
   fresh ??= ensureFresh().catch((e: unknown) => {
     // A failed build is not remembered: the next start tries again (and says why, if it fails again).
