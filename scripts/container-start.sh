@@ -4,8 +4,9 @@
 # fit in it, unless NODE_OPTIONS sets a heap limit of its own. `exec`: node takes the shell's place,
 # gets `docker stop`'s SIGTERM as PID 1, and drains (src/main.ts).
 set -eu
+# V8 reads its flags with dashes or underscores alike.
 case " ${NODE_OPTIONS:-} " in
-  *" --max-old-space-size="*) exec node dist/server/main.js ;;
+  *" --max-old-space-size="* | *" --max_old_space_size="*) exec node dist/server/main.js ;;
 esac
 heap_mb=$(node dist/server/heapLimit.js)
 exec node --max-old-space-size="$heap_mb" dist/server/main.js

@@ -67,10 +67,9 @@ describe("the container image's command", function () {
     expect(argv).to.deep.equal(['node', `--max-old-space-size=${heapMb}`, SERVER_BUNDLE]);
   });
 
-  it('leaves the heap limit to NODE_OPTIONS when a deployment sets one there', async () => {
-    const argv = await argumentsOfStarted({
-      NODE_OPTIONS: '--max-semi-space-size=4 --max-old-space-size=300',
+  for (const flag of ['--max-old-space-size=300', '--max_old_space_size=300'])
+    it(`leaves the heap limit to NODE_OPTIONS when a deployment sets one there (${flag})`, async () => {
+      const argv = await argumentsOfStarted({ NODE_OPTIONS: `--max-semi-space-size=4 ${flag}` });
+      expect(argv).to.deep.equal(['node', SERVER_BUNDLE]);
     });
-    expect(argv).to.deep.equal(['node', SERVER_BUNDLE]);
-  });
 });
