@@ -16,6 +16,11 @@
  * `BENCH_GROWTH_SIZES` and `BENCH_GROWTH_COUCHDB_SIZES` (comma-separated, empty for none) measure
  * other sizes, such as 100,000 embedded alone in a quick run.
  *
+ * In a container: the embedded sizes from 100,000 (`BENCH_GROWTH_CONTAINER_SIZES` for others) are
+ * measured again inside a 256 MB memory limit (`BENCH_GROWTH_CONTAINER_MB`), started as the image
+ * starts the service (`memoryLimit.ts`, decision 0077); where no cgroup can be made (it takes root),
+ * those rows are left out and the run says why.
+ *
  * Names: each of ten common first names is a tenth of the roll, and a surname and the row number make
  * each child one. The search is for one child by first name and number (`q=maria 043210`), the door's
  * usual query: its first name alone matches a tenth of the roll.
@@ -28,6 +33,7 @@ import { type ServiceProcess, serviceProcess, waitHealthy } from '../../test/sup
 import { benchCouch } from '../couchServer.js';
 import type { BenchOptions } from '../options.js';
 import { median, spread } from '../stats.js';
+import { makeCgroup, runInLimit } from './memoryLimit.js';
 import { drive, quiet, rssMb, signedInAdmin } from './serviceLoad.js';
 import type { ScenarioResult } from './types.js';
 
@@ -443,6 +449,53 @@ const couchAtSize = async (couchUrl: string, students: number, quick: boolean): 
   }
 };
 
+/**
+ * The embedded steps again inside a memory limit of `limitMb`, the service started by the image's
+ * command (decision 0077, `memoryLimit.ts`): whether it runs in a container of that size, and how.
+ * Left out, with the reason, where no cgroup can be made (not root, no writable cgroup file system).
+ */
+const inContainer = async (students: number, limitMb: number): Promise<ScenarioResult[]> => {
+  const made = await makeCgroup(`chamada-bench-${process.pid}`, limitMb);
+  if ('why' in made) {
+    process.stderr.write(`bench: growth in a ${limitMb} MB container left out: ${made.why}\n`);
+    return [];
+  }
+  const label = `${students.toLocaleString('en')} students in a ${limitMb} MB container`;
+  try {
+    const run = await runInLimit(made.cgroup, students, undefined).catch(async (e: unknown) => {
+      const { killed } = await made.cgroup.figures();
+      if (killed === 0) throw e;
+      return killed;
+    });
+    if (typeof run === 'number')
+      return [single(`growth, ${label}: killed by the out-of-memory killer`, 'kills', run, '0')];
+    const heap = /--max-old-space-size=(\d+)/.exec(run.argv)?.[1] ?? '?';
+    const what = `${label} (a ${heap} MB heap${run.warned ? ', warned at start' : ''})`;
+    const after = run.afterLoads;
+    return [
+      single(`growth, ${what}: the roll's import`, 'rows/s', students / run.importS, undefined),
+      httpRow(what, 'GET /students?limit=50&q=<one child>', run.searches, undefined),
+      single(
+        `growth, ${what}: memory the container held after the loads (anonymous ${after.anonMb.toFixed(0)} MB, ` +
+          `resident ${after.residentMb?.toFixed(0) ?? '?'} MB)`,
+        'MB',
+        after.usageMb,
+        `runs in ${limitMb} MB`,
+      ),
+      single(`growth, ${what}: killed by the out-of-memory killer`, 'kills', run.afterRestart.killed, '0'),
+      single(
+        `growth, ${what}: graceful stop right after a burst of creations (${run.snapshot ? 'snapshot written' : 'NO snapshot'})`,
+        's',
+        run.stopS,
+        undefined,
+      ),
+      single(`growth, ${what}: restart to healthy`, 's', run.restartS, undefined),
+    ];
+  } finally {
+    await made.dispose();
+  }
+};
+
 /** A size that could not be measured is a row of the table, not the end of the run. */
 const orUnserved =
   (label: string) =>
@@ -482,6 +535,16 @@ export const growth = async (options: BenchOptions): Promise<ScenarioResult[]> =
     rows.push(
       ...(await embeddedAtSize(students, options.quick).catch(
         orUnserved(`${students.toLocaleString('en')} students`),
+      )),
+    );
+  const containerMb = Number(process.env.BENCH_GROWTH_CONTAINER_MB ?? 256);
+  for (const students of sizesFrom(
+    'BENCH_GROWTH_CONTAINER_SIZES',
+    embeddedSizes.filter((n) => n >= 100_000),
+  ))
+    rows.push(
+      ...(await inContainer(students, containerMb).catch(
+        orUnserved(`${students.toLocaleString('en')} students in a ${containerMb} MB container`),
       )),
     );
   if (couchSizes.length === 0) return rows;
