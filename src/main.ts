@@ -4,7 +4,7 @@ import { getHeapStatistics } from 'node:v8';
 import * as E from 'fp-ts/lib/Either.js';
 import type { Logger } from 'pino';
 import { decodeConfig } from './config/config.js';
-import { BESIDE_HEAP_MB, memoryShortfall } from './config/runtime.js';
+import { BESIDE_HEAP_MB, memoryShortfall, semiSpaceMbOf } from './config/runtime.js';
 import { createLogger } from './log/logger.js';
 import { startService } from './service.js';
 import { onDatabaseState } from './store/guardedLevel.js';
@@ -71,7 +71,13 @@ const main = async (): Promise<void> => {
     { url: service.url, store: service.store.backend, authMode: config.authMode, nodeEnv: config.nodeEnv },
     'chamada listening',
   );
-  const short = memoryShortfall(getHeapStatistics().heap_size_limit, process.constrainedMemory(), totalmem());
+  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  const short = memoryShortfall(
+    getHeapStatistics().heap_size_limit,
+    semiSpaceMbOf(flags),
+    process.constrainedMemory(),
+    totalmem(),
+  );
   if (short !== undefined)
     logger.warn(
       { ...short, besideHeapMb: BESIDE_HEAP_MB },

@@ -16,6 +16,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { serviceProcess, waitHealthy } from '../../test/support/mainProcess.js';
 import { burstOfCreations, hasSnapshot, importRoll, measureLoads } from './growth.js';
@@ -58,7 +59,9 @@ export const openCgroup = async (dir: string): Promise<Cgroup> => {
     Number(new RegExp(`^${key} (\\d+)$`, 'm').exec(await read(file))?.[1] ?? Number.NaN);
   const bytes = async (file: string): Promise<number> => Number((await read(file)).trim());
   const limitMb = (await bytes(v1 ? 'memory.limit_in_bytes' : 'memory.max')) / MB;
-  if (!Number.isFinite(limitMb)) throw new Error(`the cgroup ${dir} has no memory limit`);
+  // v2 says "max"; v1 a number near 2^63.
+  if (!Number.isFinite(limitMb) || limitMb * MB >= totalmem())
+    throw new Error(`the cgroup ${dir} has no memory limit`);
   const oomKills = () => (v1 ? field('memory.oom_control', 'oom_kill') : field('memory.events', 'oom_kill'));
   const killsBefore = await oomKills();
   // This process's own cgroup of the same hierarchy, to step back into once the child is spawned.
@@ -69,6 +72,10 @@ export const openCgroup = async (dir: string): Promise<Cgroup> => {
   const path = mine?.slice(mine.lastIndexOf(':') + 1);
   if (path === undefined) throw new Error('this process is in no memory cgroup of its own');
   const own = `${v1 ? V1_ROOT : V2_ROOT}${path}`;
+  // Inside a container without a cgroup namespace the path is the host's, not found here: stepping
+  // back would fail and leave this process (the load generator) inside the limit.
+  if (!existsSync(`${own}/cgroup.procs`))
+    throw new Error(`this process's cgroup (${own}) is not under the mount`);
   return {
     dir,
     limitMb,
@@ -83,6 +90,7 @@ export const openCgroup = async (dir: string): Promise<Cgroup> => {
         fileMb: (await field('memory.stat', v1 ? 'total_cache' : 'file')) / MB,
         mappedMb: (await field('memory.stat', v1 ? 'total_mapped_file' : 'file_mapped')) / MB,
         reached: v1 ? await bytes('memory.failcnt') : await field('memory.events', 'max'),
+        // Kernels before 4.13 (v1) have no oom_kill count: NaN, which no caller takes for a kill.
         killed: (await oomKills()) - killsBefore,
       };
     },
@@ -120,12 +128,22 @@ export const makeCgroup = async (
   try {
     await mkdir(dir, { recursive: true });
     const limit = String(limitMb * MB);
-    if (v1) await writeFile(`${dir}/memory.limit_in_bytes`, limit);
-    else {
+    if (v1) {
+      await writeFile(`${dir}/memory.limit_in_bytes`, limit);
+      // Memory and swap together held to the same limit: no swap, where the host has any.
+      if (existsSync(`${dir}/memory.memsw.limit_in_bytes`))
+        await writeFile(`${dir}/memory.memsw.limit_in_bytes`, limit);
+    } else {
       await writeFile(`${dir}/memory.max`, limit);
       await writeFile(`${dir}/memory.swap.max`, '0').catch(() => undefined);
     }
-    return { cgroup: await openCgroup(dir), dispose: () => rmdir(dir).catch(() => undefined) };
+    return {
+      cgroup: await openCgroup(dir),
+      dispose: () =>
+        rmdir(dir).catch((e: unknown) => {
+          process.stderr.write(`bench: the cgroup ${dir} could not be removed: ${String(e)}\n`);
+        }),
+    };
   } catch (e) {
     await rmdir(dir).catch(() => undefined);
     return { why: `no cgroup could be made (${e instanceof Error ? e.message : String(e)}): it takes root` };

@@ -62,22 +62,38 @@ export const heapLimitMbFor = (limitBytes: number, machineBytes: number): number
   return Math.max(MIN_HEAP_LIMIT_MB, Math.min(HEAP_LIMIT_MB, fits));
 };
 
-/** What V8 adds to the old space's limit in `heap_size_limit`: its young generation, three semi-spaces. */
-const YOUNG_GENERATION_MB = 3 * YOUNG_SEMI_SPACE_MB;
+/** V8's largest semi-space on a 64-bit machine when no flag sets it (Node 20 and 22). */
+const V8_DEFAULT_SEMI_SPACE_MB = 16;
 
 /**
- * Whether a running process's old-space limit (`heap_size_limit` less the young generation, which
- * `BESIDE_HEAP_MB` counts) leaves `BESIDE_HEAP_MB` under its memory limit: a deployment that set
+ * The semi-space the process runs with, from its flags (`process.execArgv` and `NODE_OPTIONS`'s words;
+ * the last one given wins, as V8 reads them): a deployment's `NODE_OPTIONS` replaces the image's, and
+ * may leave `--max-semi-space-size` out.
+ */
+export const semiSpaceMbOf = (flags: ReadonlyArray<string>): number => {
+  let mb = V8_DEFAULT_SEMI_SPACE_MB;
+  for (const flag of flags) {
+    const value = /^--max[-_]semi[-_]space[-_]size=(\d+)$/.exec(flag)?.[1];
+    if (value !== undefined) mb = Number(value);
+  }
+  return mb;
+};
+
+/**
+ * Whether a running process's old-space limit (`heap_size_limit` less the young generation of
+ * `semiSpaceMb` semi-spaces, which `BESIDE_HEAP_MB` counts) leaves `BESIDE_HEAP_MB` under its memory limit: a deployment that set
  * `--max-old-space-size` itself (or `npm start` in a container) is told at start, not by the kernel's
  * killer in the middle of an import.
  */
 export const memoryShortfall = (
   heapSizeLimitBytes: number,
+  semiSpaceMb: number,
   limitBytes: number,
   machineBytes: number,
 ): { readonly heapLimitMb: number; readonly memoryLimitMb: number; readonly shortMb: number } | undefined => {
   if (!(limitBytes > 0) || limitBytes >= machineBytes) return undefined;
-  const heapLimitMb = Math.round(heapSizeLimitBytes / 2 ** 20) - YOUNG_GENERATION_MB;
+  // heap_size_limit adds the young generation, three semi-spaces; BESIDE_HEAP_MB counts it already.
+  const heapLimitMb = Math.round(heapSizeLimitBytes / 2 ** 20) - 3 * semiSpaceMb;
   const memoryLimitMb = Math.floor(limitBytes / 2 ** 20);
   const shortMb = heapLimitMb + BESIDE_HEAP_MB - memoryLimitMb;
   return shortMb > 0 ? { heapLimitMb, memoryLimitMb, shortMb } : undefined;

@@ -3,15 +3,20 @@
  * it, from the repository's root as from the image's `/app`: the process it leaves is node running the
  * bundle, with the heap limit for this machine's memory limit, or the one NODE_OPTIONS sets.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
 import { totalmem } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { upToDate } from '../../scripts/buildFreshness.js';
-import { bundleHeapLimit, HEAP_LIMIT_BUNDLE, SERVER_BUNDLE } from '../../scripts/buildServer.js';
+import {
+  bundleHeapLimit,
+  bundleServer,
+  HEAP_LIMIT_BUNDLE,
+  SERVER_BUNDLE,
+} from '../../scripts/buildServer.js';
 import { heapLimitMbFor } from '../../src/config/runtime.js';
 import { childControl, collect, listeningUrl } from '../support/mainProcess.js';
-import { serviceEntry } from '../support/serviceBundle.js';
 import { makeTempDir, removeDir } from '../support/tempDir.js';
 
 /** The runtime stage's `CMD`, as the JSON array the Dockerfile writes it in. */
@@ -57,7 +62,8 @@ describe("the container image's command", function () {
   this.timeout(120_000);
 
   before(async () => {
-    await serviceEntry();
+    // The bundles themselves, whatever entry the other tests start (TEST_SERVICE_ENTRY=source).
+    if (!(await upToDate([SERVER_BUNDLE]))) await bundleServer();
     if (!(await upToDate([HEAP_LIMIT_BUNDLE]))) await bundleHeapLimit();
   });
 
@@ -72,4 +78,27 @@ describe("the container image's command", function () {
       const argv = await argumentsOfStarted({ NODE_OPTIONS: `--max-semi-space-size=4 ${flag}` });
       expect(argv).to.deep.equal(['node', SERVER_BUNDLE]);
     });
+
+  it('runs another bundle named first, with the arguments after it, under the same heap limit', async () => {
+    const dir = await makeTempDir('container-start-bundle');
+    try {
+      const script = join(dir, 'show.js');
+      await writeFile(
+        script,
+        'console.log(JSON.stringify({ flags: process.execArgv, args: process.argv.slice(2) }))',
+      );
+      const [command = '', ...args] = await imageCommand();
+      const run = spawnSync(command, [...args, script, 'backup', '--out', 'a file'], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '' },
+      });
+      const heapMb = heapLimitMbFor(process.constrainedMemory(), totalmem());
+      expect(JSON.parse(run.stdout)).to.deep.equal({
+        flags: [`--max-old-space-size=${heapMb}`],
+        args: ['backup', '--out', 'a file'],
+      });
+    } finally {
+      await removeDir(dir);
+    }
+  });
 });

@@ -11,6 +11,7 @@ import {
   memoryShortfall,
   SERVICE_ENV,
   SERVICE_NODE_FLAGS,
+  semiSpaceMbOf,
   YOUNG_SEMI_SPACE_MB,
 } from '../../src/config/runtime.js';
 import { decodeAs } from '../support/http.js';
@@ -162,14 +163,44 @@ describe('a memory limit too small for the heap limit, told at start (decision 0
   ];
   for (const [what, heapBytes, limitBytes, shortMb] of cases)
     it(`${what}: ${shortMb === undefined ? 'nothing said' : `${shortMb} MB short`}`, () => {
-      expect(memoryShortfall(heapBytes(), limitBytes, MACHINE)?.shortMb).to.equal(shortMb);
+      expect(memoryShortfall(heapBytes(), YOUNG_SEMI_SPACE_MB, limitBytes, MACHINE)?.shortMb).to.equal(
+        shortMb,
+      );
     });
 
+  it("counts V8's own young generation when the flags leave the semi-space out", () => {
+    const heapMb = heapLimitMbFor(256 * MB, MACHINE);
+    const out = spawnSync(
+      process.execPath,
+      [`--max-old-space-size=${heapMb}`, '-p', 'require("node:v8").getHeapStatistics().heap_size_limit'],
+      { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } },
+    );
+    const heapBytes = Number(out.stdout.trim());
+    expect(memoryShortfall(heapBytes, semiSpaceMbOf([]), 256 * MB, MACHINE)).to.equal(undefined);
+    // Taken for the image's 4 MB semi-spaces, the larger young generation would read as old space.
+    expect(memoryShortfall(heapBytes, YOUNG_SEMI_SPACE_MB, 256 * MB, MACHINE)?.shortMb).to.be.above(0);
+  });
+
   it('says the limits it compared, the old space without the young generation', () => {
-    expect(memoryShortfall(budget, 256 * MB, MACHINE)).to.deep.equal({
+    expect(memoryShortfall(budget, YOUNG_SEMI_SPACE_MB, 256 * MB, MACHINE)).to.deep.equal({
       heapLimitMb: HEAP_LIMIT_MB,
       memoryLimitMb: 256,
       shortMb: HEAP_LIMIT_MB + BESIDE_HEAP_MB - 256,
     });
   });
+});
+
+describe('the semi-space a process runs with, from its flags', () => {
+  const cases: ReadonlyArray<readonly [ReadonlyArray<string>, number]> = [
+    [[], 16],
+    [['--max-semi-space-size=4'], 4],
+    [['--max_semi_space_size=8'], 8],
+    [['--max-semi-space-size=4', '--max-old-space-size=512', '--max-semi-space-size=2'], 2],
+    [['--max-old-space-size=512', ''], 16],
+    [['--max-semi-space-size='], 16],
+  ];
+  for (const [flags, mb] of cases)
+    it(`${JSON.stringify(flags)}: ${mb} MB`, () => {
+      expect(semiSpaceMbOf(flags)).to.equal(mb);
+    });
 });
