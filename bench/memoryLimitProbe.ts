@@ -11,6 +11,7 @@
  * Making one takes root: v1 `mkdir /sys/fs/cgroup/memory/chamada-probe` and the limit written to its
  * `memory.limit_in_bytes`; v2 a directory under `/sys/fs/cgroup` and `memory.max`.
  */
+import { IMAGE_NODE_OPTIONS_FLAGS } from '../src/config/runtime.js';
 import { describeFigures, openCgroup, runInLimit } from './scenarios/memoryLimit.js';
 
 const dir = process.env.PROBE_CGROUP;
@@ -25,7 +26,9 @@ try {
   const run = await runInLimit(
     cgroup,
     students,
-    heapMb === undefined ? undefined : `--max-semi-space-size=4 --max-old-space-size=${heapMb}`,
+    heapMb === undefined
+      ? undefined
+      : [...IMAGE_NODE_OPTIONS_FLAGS, `--max-old-space-size=${heapMb}`].join(' '),
     say,
   );
   const rounds = (xs: ReadonlyArray<{ rps: number; p99: number }>) =>

@@ -28,6 +28,15 @@ export const SERVICE_NODE_FLAGS: ReadonlyArray<string> = [
 ];
 
 /**
+ * The flags the container image's `NODE_OPTIONS` carries: all but the heap limit, which its command
+ * sizes to the container (decision 0077) and which, found in `NODE_OPTIONS`, it takes for a
+ * deployment's own.
+ */
+export const IMAGE_NODE_OPTIONS_FLAGS: ReadonlyArray<string> = SERVICE_NODE_FLAGS.filter(
+  (f) => !f.startsWith('--max-old-space-size'),
+);
+
+/**
  * glibc gives each thread that allocates an arena of its own, up to eight per core, and keeps what is
  * freed in an arena for that arena's later use. LevelDB's reads and compactions and leveldown's work
  * run on the libuv pool's and LevelDB's threads, and much of what they allocate is freed on the main
@@ -56,8 +65,11 @@ export const MIN_HEAP_LIMIT_MB = 64;
  * 0 when it knows of no limit, and a cgroup's "no limit" reads as more than the machine has): the
  * service's budget, less when the container's limit would not also hold what sits beside the heap.
  */
+const noLimit = (limitBytes: number, machineBytes: number): boolean =>
+  !(limitBytes > 0) || limitBytes >= machineBytes;
+
 export const heapLimitMbFor = (limitBytes: number, machineBytes: number): number => {
-  if (!(limitBytes > 0) || limitBytes >= machineBytes) return HEAP_LIMIT_MB;
+  if (noLimit(limitBytes, machineBytes)) return HEAP_LIMIT_MB;
   const fits = Math.floor(limitBytes / 2 ** 20) - BESIDE_HEAP_MB;
   return Math.max(MIN_HEAP_LIMIT_MB, Math.min(HEAP_LIMIT_MB, fits));
 };
@@ -81,9 +93,9 @@ export const semiSpaceMbOf = (flags: ReadonlyArray<string>): number => {
 
 /**
  * Whether a running process's old-space limit (`heap_size_limit` less the young generation of
- * `semiSpaceMb` semi-spaces, which `BESIDE_HEAP_MB` counts) leaves `BESIDE_HEAP_MB` under its memory limit: a deployment that set
- * `--max-old-space-size` itself (or `npm start` in a container) is told at start, not by the kernel's
- * killer in the middle of an import.
+ * `semiSpaceMb` semi-spaces, which `BESIDE_HEAP_MB` counts) leaves `BESIDE_HEAP_MB` under its memory
+ * limit: a deployment that set `--max-old-space-size` itself (or `npm start` in a container) is told
+ * at start, not by the kernel's killer in the middle of an import.
  */
 export const memoryShortfall = (
   heapSizeLimitBytes: number,
@@ -91,7 +103,7 @@ export const memoryShortfall = (
   limitBytes: number,
   machineBytes: number,
 ): { readonly heapLimitMb: number; readonly memoryLimitMb: number; readonly shortMb: number } | undefined => {
-  if (!(limitBytes > 0) || limitBytes >= machineBytes) return undefined;
+  if (noLimit(limitBytes, machineBytes)) return undefined;
   // heap_size_limit adds the young generation, three semi-spaces; BESIDE_HEAP_MB counts it already.
   const heapLimitMb = Math.round(heapSizeLimitBytes / 2 ** 20) - 3 * semiSpaceMb;
   const memoryLimitMb = Math.floor(limitBytes / 2 ** 20);

@@ -136,10 +136,11 @@ const OTHER_RANGES: ReadonlyArray<RosterRange> = [
 /**
  * A family member as the full pass holds it until the families' pages: one string, its fields
  * joined by NUL, the family key first (keys are all 22 characters, so the strings sort by family).
- * Held for every child of the roll at once (about 114 bytes each in `bench/familyPasses.ts`, where the member's object with the
- * strings it kept alive took some 270: 67.5 MB at 250,000 students; decision 0076), and copied
- * through JSON so that it holds only its own characters: V8 keeps the parts of a string built by
- * concatenation, and the whole of a string a slice was cut from, alive behind it.
+ * Held for every child of the roll at once (about 114 bytes each in `bench/familyPasses.ts`, where
+ * the member's object with the strings it kept alive took some 270: 67.5 MB at 250,000 students;
+ * decision 0076), and copied through JSON so that it holds only its own characters: V8 keeps the
+ * parts of a string built by concatenation, and the whole of a string a slice was cut from, alive
+ * behind it.
  */
 export type PackedMember = string;
 

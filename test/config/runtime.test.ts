@@ -7,6 +7,7 @@ import {
   BESIDE_HEAP_MB,
   HEAP_LIMIT_MB,
   heapLimitMbFor,
+  IMAGE_NODE_OPTIONS_FLAGS,
   MIN_HEAP_LIMIT_MB,
   memoryShortfall,
   SERVICE_ENV,
@@ -70,8 +71,9 @@ describe('the Node.js flags and environment the service runs with', () => {
     // The image's command sizes the heap to the container (test/config/containerStart.test.ts); one in
     // NODE_OPTIONS would be taken for the deployment's own and left there.
     expect(options.filter((o) => o.startsWith('--max-old-space-size'))).to.deep.equal([]);
-    for (const flag of SERVICE_NODE_FLAGS.filter((f) => !f.startsWith('--max-old-space-size')))
-      expect(options, flag).to.include(flag);
+    for (const flag of IMAGE_NODE_OPTIONS_FLAGS) expect(options, flag).to.include(flag);
+    // Every flag but the heap limit's.
+    expect(IMAGE_NODE_OPTIONS_FLAGS).to.have.length(SERVICE_NODE_FLAGS.length - 1);
   });
 
   it('the container image sets every variable of the environment with ENV', async () => {

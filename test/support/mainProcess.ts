@@ -1,7 +1,7 @@
 /** The real process (`src/main.ts`) as a child, for tests that stop it the hard way. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { SERVICE_ENV, SERVICE_NODE_FLAGS } from '../../src/config/runtime.js';
+import { IMAGE_NODE_OPTIONS_FLAGS, SERVICE_ENV, SERVICE_NODE_FLAGS } from '../../src/config/runtime.js';
 import { serviceEntry } from './serviceBundle.js';
 import { makeTempDir, removeDir } from './tempDir.js';
 
@@ -21,8 +21,7 @@ export const startMain = (env: Record<string, string>, entry: Entry = { kind: 's
         env: {
           PATH: process.env.PATH ?? '',
           ...SERVICE_ENV,
-          // As the image's ENV sets it: every flag but the heap limit.
-          NODE_OPTIONS: SERVICE_NODE_FLAGS.filter((f) => !f.startsWith('--max-old-space-size')).join(' '),
+          NODE_OPTIONS: IMAGE_NODE_OPTIONS_FLAGS.join(' '),
           ...env,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
