@@ -9,11 +9,14 @@
  *   PROBE_COUCHDB_URL=<CouchDB with credentials> PROBE_COUCH_PID=<its beam.smp pid> \
  *     npx tsx bench/serviceSearchProbe.ts [students=50000] [seconds=10] [rounds=2]
  *
- * `PROBE_PREFIX` names the databases (default `searchsvc_`): a second run on the same prefix imports
+ * `PROBE_CPU_PROF_DIR=<dir>` has the service write a V8 CPU profile of the whole run there when it
+ * stops (`bench/cpuProfile.mjs`). `PROBE_PREFIX` names the databases (default `searchsvc_`): a second run on the same prefix imports
  * nothing (`PROBE_IMPORT=0`), so the rounds can be repeated on one roll. The proxy runs in this
  * process, beside the load generator: rates are lower than the growth bench's, the split is not.
  */
 import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { foldName } from '../src/rules/students.js';
 import { PouchDB } from '../src/store/pouch.js';
 import { studentViews } from '../src/store/studentViews.js';
@@ -30,6 +33,7 @@ const students = Number(process.argv[2] ?? 50_000);
 const seconds = Number(process.argv[3] ?? 10);
 const rounds = Number(process.argv[4] ?? 2);
 const prefix = process.env.PROBE_PREFIX ?? 'searchsvc_';
+const profileDir = process.env.PROBE_CPU_PROF_DIR;
 const FILE_ROWS = 10_000;
 const CONNECTIONS = 10;
 
@@ -118,6 +122,13 @@ const svc = await serviceProcess(
     RATE_LIMIT_REQUESTS: '1000000',
     // The same secret every run: a second run on the prefix signs in as the first one's ADMIN.
     JWT_SECRET: 'service-search-probe-secret-service-search-probe-secret-0123',
+    // The service's own CPU profile, written when it stops (`bench/cpuProfile.mjs`).
+    ...(profileDir === undefined
+      ? {}
+      : {
+          NODE_OPTIONS: `--import=${pathToFileURL(resolve('bench/cpuProfile.mjs')).href}`,
+          BENCH_CPU_PROF_DIR: resolve(profileDir),
+        }),
   },
   { kind: 'built', path: 'dist/server/main.js' },
 );
@@ -222,6 +233,8 @@ try {
     process.stdout.write(`alone, ${kind}: ${cpuMs.toFixed(2)} ms of CouchDB's CPU, ${perS.toFixed(0)}/s\n`);
   }
 } finally {
+  // Stopped gracefully first: a profile is written at the process's exit, which a kill skips.
+  await svc.stop();
   await svc.dispose();
   await proxy.close();
 }

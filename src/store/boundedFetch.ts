@@ -18,6 +18,8 @@
  * silence limit, and the request has been answered at its deadline all the same.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { DeadlinePassed, deadlineSignal } from '../lib/deadline.js';
 import { StoreTimeoutError } from './storeErrors.js';
 
@@ -67,15 +69,142 @@ export const isReadCall = (method: string, url: string): boolean => {
   return READ_POSTS.has(last) || path[path.length - 2] === '_view';
 };
 
+/** A live feed (`feed=longpoll` or `feed=continuous`): silent between heartbeats, read as it flows. */
+const isFeed = (url: string): boolean => /[?&]feed=(longpoll|continuous)\b/.test(url);
+
+/** The bodies the direct transport sends as they are; anything else (a Blob, a stream) goes by fetch. */
+const sendableBody = (body: RequestInit['body']): string | Uint8Array | undefined =>
+  body === undefined || body === null
+    ? undefined
+    : typeof body === 'string' || body instanceof Uint8Array
+      ? body
+      : body instanceof ArrayBuffer
+        ? new Uint8Array(body)
+        : undefined;
+
+const hasSendableBody = (init: RequestInit | undefined): boolean =>
+  init?.body === undefined || init.body === null || sendableBody(init.body) !== undefined;
+
+const headersOf = (raw: IncomingMessage['headers']): Headers => {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    if (Array.isArray(value)) for (const one of value) headers.append(name, one);
+    else if (value !== undefined) headers.append(name, value);
+  }
+  return headers;
+};
+
+/**
+ * Kept-alive connections for the process's CouchDB calls, as fetch kept them. A free socket is closed
+ * after 4 s (undici's default, which fetch had), or a second before a server's `Keep-Alive: timeout`
+ * hint, so a call rarely meets a socket the server has just closed; free sockets never hold the
+ * process open (Node unrefs them).
+ */
+const FREE_SOCKET_MS = 4_000;
+const httpAgent = new HttpAgent({ keepAlive: true, timeout: FREE_SOCKET_MS });
+const httpsAgent = new HttpsAgent({ keepAlive: true, timeout: FREE_SOCKET_MS });
+
+/** The code of a connection's failure (`ECONNRESET` for a socket hung up), if it carries one. */
+const codeOf = (e: unknown): unknown =>
+  typeof e === 'object' && e !== null && 'code' in e ? e.code : undefined;
+
+/**
+ * Sends a read by Node's own HTTP client; resolves with the answer once its headers have come. A read
+ * sent on a kept-alive socket that the server had closed before the client noticed (a CouchDB node
+ * restarted, an idle socket closed as the call went out) fails before any answer, reset; it is sent
+ * once more on a new connection, as Node's documentation advises (`request.reusedSocket`). A read only:
+ * a write whose socket failed may have landed, and only its caller can tell.
+ */
+const sendRead = (
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: string | Uint8Array | undefined,
+  signal: AbortSignal,
+  again = true,
+): Promise<IncomingMessage> =>
+  new Promise((resolve, reject) => {
+    let answered = false;
+    const onAnswer = (answer: IncomingMessage) => {
+      answered = true;
+      resolve(answer);
+    };
+    const options = { method, headers, signal };
+    // Sent again, on a connection of its own: the pool may hold more sockets the server has closed.
+    const call =
+      url.protocol === 'https:'
+        ? httpsRequest(url, { ...options, agent: again ? httpsAgent : false }, onAnswer)
+        : httpRequest(url, { ...options, agent: again ? httpAgent : false }, onAnswer);
+    // Before the answer, the call's failure; after it, the answer's stream fails too, for its reader.
+    call.on('error', (e) => {
+      if (again && !answered && call.reusedSocket && codeOf(e) === 'ECONNRESET' && !signal.aborted)
+        resolve(sendRead(url, method, headers, body, signal, false));
+      else reject(e);
+    });
+    call.end(body);
+  });
+
+/**
+ * A CouchDB answer read whole by the direct transport: its body served from memory. PouchDB reads every
+ * answer whole at once (`json()`, or `blob()` for an attachment), so nothing is lost by reading it
+ * before returning; what is saved is fetch's own machinery and the WHATWG streams a `Response` wraps a
+ * body in, and the one a watched body was piped through: about a third of the service's CPU for a
+ * one-child search on CouchDB (decision 0078).
+ */
+class ReadAnswer extends Response {
+  readonly #bytes: Buffer;
+  #used = false;
+  constructor(bytes: Buffer, init: ResponseInit) {
+    super(null, init);
+    this.#bytes = bytes;
+  }
+  #take(): Buffer {
+    if (this.#used) throw new TypeError('Body is unusable: Body has already been read');
+    this.#used = true;
+    return this.#bytes;
+  }
+  override get bodyUsed(): boolean {
+    return this.#used;
+  }
+  override async text(): Promise<string> {
+    return this.#take().toString('utf8');
+  }
+  override async json(): Promise<unknown> {
+    return JSON.parse(this.#take().toString('utf8'));
+  }
+  override async arrayBuffer(): Promise<ArrayBuffer> {
+    return new Uint8Array(this.#take()).buffer;
+  }
+  override async blob(): Promise<Blob> {
+    return new Blob([new Uint8Array(this.#take())], { type: this.headers.get('content-type') ?? '' });
+  }
+  override clone(): Response {
+    if (this.#used) throw new TypeError('Response.clone: Body has already been consumed.');
+    return new ReadAnswer(this.#bytes, {
+      status: this.status,
+      statusText: this.statusText,
+      headers: this.headers,
+    });
+  }
+}
+
+/**
+ * `base`: the fetch to call instead of the direct transport (a test's CouchDB shaped by hand). Without
+ * it, a read (`isReadCall`) whose body is text or bytes goes straight through Node's HTTP client and is
+ * read whole under the silence limit; a write, a live feed, or a call with a body of another kind goes
+ * through fetch, its body watched as it flows. Writes stay with fetch: how it meets a connection the
+ * server closed is what the store's handling of a write's unknown outcome was built and tested on.
+ */
 export const boundedFetch =
-  (silenceMs: number, base: typeof fetch = fetch): typeof fetch =>
+  (silenceMs: number, base?: typeof fetch): typeof fetch =>
   async (input, init) => {
     const url = urlOf(input);
     const silence = silenceMs * (patience.getStore() ?? 1);
-    const limit = /[?&]feed=(longpoll|continuous)\b/.test(url) ? silence + FEED_HEARTBEAT_MS : silence;
-    const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
+    const feed = isFeed(url);
+    const limit = feed ? silence + FEED_HEARTBEAT_MS : silence;
+    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
     const timer = new AbortController();
-    const timeout = () => new StoreTimeoutError(limit, `${method.toUpperCase()} ${pathOf(url)}`);
+    const timeout = () => new StoreTimeoutError(limit, `${method} ${pathOf(url)}`);
     let pending: NodeJS.Timeout | undefined;
     const arm = () => {
       clearTimeout(pending);
@@ -84,7 +213,8 @@ export const boundedFetch =
     };
     const disarm = () => clearTimeout(pending);
     // Read when the call starts: a deadline that fired already leaves this call to its own limit.
-    const deadline = isReadCall(method, url) ? deadlineSignal() : undefined;
+    const read = isReadCall(method, url);
+    const deadline = read ? deadlineSignal() : undefined;
     const signals = [init?.signal, timer.signal, deadline].filter((x): x is AbortSignal => x != null);
     const signal = signals.length === 1 ? timer.signal : AbortSignal.any(signals);
     const stopped = (e: unknown): unknown =>
@@ -94,9 +224,36 @@ export const boundedFetch =
           ? timeout()
           : e;
     arm();
+    if (base === undefined && read && !feed && !(input instanceof Request) && hasSendableBody(init)) {
+      const chunks: Uint8Array[] = [];
+      try {
+        const answer = await sendRead(
+          new URL(url),
+          method,
+          Object.fromEntries(new Headers(init?.headers)),
+          sendableBody(init?.body),
+          signal,
+        );
+        arm();
+        for await (const chunk of answer) {
+          arm();
+          if (chunk instanceof Uint8Array) chunks.push(chunk);
+        }
+        return new ReadAnswer(Buffer.concat(chunks), {
+          status: answer.statusCode ?? 0,
+          statusText: answer.statusMessage ?? '',
+          headers: headersOf(answer.headers),
+        });
+      } catch (e) {
+        // Node's client fails an aborted call with its own AbortError: the caller's reason is the answer.
+        throw init?.signal?.aborted === true && !timer.signal.aborted ? init.signal.reason : stopped(e);
+      } finally {
+        disarm();
+      }
+    }
     let response: Response;
     try {
-      response = await base(input, { ...init, signal });
+      response = await (base ?? fetch)(input, { ...init, signal });
     } catch (e) {
       disarm();
       throw stopped(e);

@@ -71,9 +71,8 @@ describe('bounded fetch (CouchDB calls never wait for ever)', () => {
   });
 
   it('fails a call whose body stops half-way', async () => {
-    const response = await boundedFetch(200)(`${base}/stalls-mid-body`);
-    expect(response.status).to.equal(200);
-    const e = await failure(response.text());
+    // Read as PouchDB reads an answer: the call, then its body (read whole by the call itself, 0078).
+    const e = await failure(boundedFetch(200)(`${base}/stalls-mid-body`).then((r) => r.text()));
     expect(e).to.be.instanceOf(StoreTimeoutError);
     expect(isStoreUnavailable(e)).to.equal(true);
   });
@@ -120,6 +119,101 @@ describe('bounded fetch (CouchDB calls never wait for ever)', () => {
     const e = await pending;
     expect(e).not.to.be.instanceOf(StoreTimeoutError);
     expect(String(e)).to.include('cancelled by the feed');
+  });
+
+  describe("reads by the direct transport (Node's HTTP client, the answer read whole; decision 0078)", () => {
+    // What the server saw of the last call to an echoing path.
+    let seen: { method: string; headers: IncomingMessage['headers']; body: string } | undefined;
+    const echo: Handler = (req, res) => {
+      const parts: Uint8Array[] = [];
+      req.on('data', (chunk: Uint8Array) => parts.push(chunk));
+      req.on('end', () => {
+        seen = {
+          method: req.method ?? '',
+          headers: req.headers,
+          body: Buffer.concat(parts).toString('utf8'),
+        };
+        const answer = Buffer.from(JSON.stringify({ name: 'João Ünal', echoed: seen.body }), 'utf8');
+        // Split inside a two-byte character: the answer is decoded whole, never chunk by chunk.
+        const cut = answer.indexOf(Buffer.from('ã', 'utf8')) + 1;
+        res.writeHead(201, { 'Content-Type': 'application/json', 'X-Couch-Request-ID': 'abc' });
+        res.write(answer.subarray(0, cut));
+        setTimeout(() => res.end(answer.subarray(cut)), 20);
+      });
+    };
+    before(() => {
+      handlers.set('/db/_all_docs', echo);
+      handlers.set('/db/doc', echo);
+      handlers.set('/db/_design/d/_view/v', (_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.write('{"rows":[');
+        setTimeout(() => res.socket?.destroy(), 20);
+      });
+    });
+
+    it("sends the adapter's method, headers and body, and answers its status, headers and body", async () => {
+      // PouchDB's http adapter passes node-fetch's Headers, and a lower-case method at times.
+      const headers = new Headers({ Authorization: 'Basic YTpi', 'Content-Type': 'application/json' });
+      const response = await boundedFetch(1_000)(`${base}/db/_all_docs?include_docs=true`, {
+        method: 'post',
+        headers,
+        body: '{"keys":["a"]}',
+      });
+      expect(seen?.method).to.equal('POST');
+      expect(seen?.headers.authorization).to.equal('Basic YTpi');
+      expect(seen?.body).to.equal('{"keys":["a"]}');
+      expect(response.status).to.equal(201);
+      expect(response.ok).to.equal(true);
+      expect(response.headers.get('x-couch-request-id')).to.equal('abc');
+      expect(response.bodyUsed).to.equal(false);
+      expect(await response.json()).to.deep.equal({ name: 'João Ünal', echoed: '{"keys":["a"]}' });
+      expect(response.bodyUsed).to.equal(true);
+      // Read once, as any Response.
+      expect(await failure(response.text())).to.be.instanceOf(TypeError);
+    });
+
+    it('answers a Blob of the content type and the bytes (an attachment), and a clone of its own', async () => {
+      const response = await boundedFetch(1_000)(`${base}/db/_all_docs`);
+      expect(seen?.method).to.equal('GET');
+      const blob = await response.clone().blob();
+      expect(blob.type).to.equal('application/json');
+      expect(JSON.parse(await blob.text())).to.deep.equal({ name: 'João Ünal', echoed: '' });
+      expect(JSON.parse(Buffer.from(await response.arrayBuffer()).toString('utf8')).name).to.equal(
+        'João Ünal',
+      );
+    });
+
+    it('sends a write by fetch, as before, with the same answer', async () => {
+      const response = await boundedFetch(1_000)(`${base}/db/doc`, {
+        method: 'PUT',
+        body: new TextEncoder().encode('ação'),
+      });
+      expect(seen?.method).to.equal('PUT');
+      expect(seen?.body).to.equal('ação');
+      expect(response.status).to.equal(201);
+      expect(await response.json()).to.deep.equal({ name: 'João Ünal', echoed: 'ação' });
+    });
+
+    it('sends a read again once when its kept-alive socket was closed by the server as it went out', async () => {
+      const read = () => boundedFetch(1_000)(`${base}/db/_all_docs`).then((r) => r.json());
+      // Two reads at once leave two kept-alive sockets; the server closes them, and the next read goes
+      // out before the client has seen that.
+      await Promise.all([read(), read()]);
+      server.closeAllConnections();
+      expect(await read()).to.deep.equal({ name: 'João Ünal', echoed: '' });
+    });
+
+    it('a refused connection and a connection reset mid-answer count as the store unavailable', async () => {
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const port = (closed.address() as AddressInfo).port;
+      await new Promise<void>((resolve) => closed.close(() => resolve()));
+      const refused = await failure(boundedFetch(1_000)(`http://127.0.0.1:${port}/db/_all_docs`));
+      expect(isStoreUnavailable(refused)).to.equal(true);
+      const reset = await failure(boundedFetch(1_000)(`${base}/db/_design/d/_view/v`));
+      expect(reset).not.to.be.instanceOf(StoreTimeoutError);
+      expect(isStoreUnavailable(reset)).to.equal(true);
+    });
   });
 
   describe("within a request's deadline (decision 0046)", () => {
