@@ -148,7 +148,7 @@ const sendRead = (
  * A CouchDB answer read whole by the direct transport: its body served from memory. PouchDB reads every
  * answer whole at once (`json()`, or `blob()` for an attachment), so nothing is lost by reading it
  * before returning; what is saved is fetch's own machinery and the WHATWG streams a `Response` wraps a
- * body in, and the one a watched body was piped through: about a third of the service's CPU for a
+ * body in, and the one a watched body was piped through: a quarter to a third of the service's CPU for a
  * one-child search on CouchDB (decision 0078).
  */
 class ReadAnswer extends Response {
