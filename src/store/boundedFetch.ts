@@ -21,7 +21,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { DeadlinePassed, deadlineSignal } from '../lib/deadline.js';
-import { StoreTimeoutError } from './storeErrors.js';
+import { codeOf, StoreTimeoutError } from './storeErrors.js';
 
 /** How many times the silence limit a call made `patiently` waits. */
 export const BULK_WRITE_PATIENCE = 4;
@@ -103,10 +103,6 @@ const headersOf = (raw: IncomingMessage['headers']): Headers => {
 const FREE_SOCKET_MS = 4_000;
 const httpAgent = new HttpAgent({ keepAlive: true, timeout: FREE_SOCKET_MS });
 const httpsAgent = new HttpsAgent({ keepAlive: true, timeout: FREE_SOCKET_MS });
-
-/** The code of a connection's failure (`ECONNRESET` for a socket hung up), if it carries one. */
-const codeOf = (e: unknown): unknown =>
-  typeof e === 'object' && e !== null && 'code' in e ? e.code : undefined;
 
 /**
  * Sends a read by Node's own HTTP client; resolves with the answer once its headers have come. A read

@@ -134,7 +134,7 @@ const UNREACHABLE_CODES = new Set([
 ]);
 
 /** The system error code an error carries (`ECONNREFUSED`, `ENOSPC`, …), if any. */
-const codeOf = (e: unknown): string | undefined =>
+export const codeOf = (e: unknown): string | undefined =>
   typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
 
 /**
