@@ -1,5 +1,5 @@
 /**
- * The one way a test starts, signs in to and seeds the service in-process (design-docs/testing.md).
+ * The one way a test starts, signs in to and seeds the service in-process (design-docs/architecture.md, "Tests: what a new test file calls").
  *
  *   const h = useService();                      // started before the file's tests, stopped after them
  *   const h = useService({ env }, 'test');       // a fresh service for every test
